@@ -1,0 +1,36 @@
+"""aclnn_py: call Huawei Ascend CANN aclnn operators from Python.
+
+Backends: ``npu`` (real CANN through cffi), ``sim`` (the same cffi path on the project's
+CANN-compatible CPU simulator), ``numpy`` (pure NumPy; the default where there is no NPU).
+"""
+
+from . import _errors as errors
+from ._backend import BACKENDS, get_backend, set_backend, use_backend
+from ._dtypes import aclDataType, aclFormat, bfloat16
+from ._errors import AclnnError
+from .ops import (
+    avg_pool2d_backward,
+    convolution_backward,
+    im2col_backward,
+    max_unpool2d_backward,
+    reflection_pad2d_backward,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BACKENDS",
+    "AclnnError",
+    "aclDataType",
+    "aclFormat",
+    "avg_pool2d_backward",
+    "bfloat16",
+    "convolution_backward",
+    "errors",
+    "get_backend",
+    "im2col_backward",
+    "max_unpool2d_backward",
+    "reflection_pad2d_backward",
+    "set_backend",
+    "use_backend",
+]

@@ -1,0 +1,74 @@
+"""Backend selection: ``npu`` (real CANN), ``sim`` (the C simulator), ``numpy`` (pure NumPy).
+
+Precedence, highest first: the ``backend=`` keyword of an op call, the innermost
+``use_backend(...)`` block of the current thread/task, ``set_backend(...)``, the
+``ACLNN_PY_BACKEND`` environment variable, and finally the automatic default (``npu`` where
+CANN and a device are found, else ``numpy``). ``sim`` is never chosen automatically.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import os
+from collections.abc import Iterator
+
+BACKENDS = ("npu", "sim", "numpy")
+ENV_VAR = "ACLNN_PY_BACKEND"
+
+_chosen: str | None = None
+_scoped: contextvars.ContextVar[str | None] = contextvars.ContextVar("aclnn_py_backend", default=None)
+_auto: str | None = None
+
+
+def _check_name(name: object, where: str) -> str:
+    if not isinstance(name, str):
+        raise TypeError(f"{where}: backend must be a str, one of {BACKENDS}, got {type(name).__name__}")
+    if name not in BACKENDS:
+        raise ValueError(f"{where}: unknown backend {name!r}; expected one of {BACKENDS}")
+    return name
+
+
+def _automatic() -> str:
+    global _auto
+    if _auto is None:
+        from . import _ffi
+
+        _auto = "npu" if _ffi.npu_present() else "numpy"
+    return _auto
+
+
+def get_backend() -> str:
+    """The backend an op call without ``backend=`` runs on in this thread/task."""
+    scoped = _scoped.get()
+    if scoped is not None:
+        return scoped
+    if _chosen is not None:
+        return _chosen
+    env = os.environ.get(ENV_VAR)
+    if env:
+        return _check_name(env, f"environment variable {ENV_VAR}")
+    return _automatic()
+
+
+def set_backend(name: str) -> None:
+    """Make ``name`` the process-wide default backend (``use_backend`` blocks still win)."""
+    global _chosen
+    _chosen = _check_name(name, "set_backend")
+
+
+@contextlib.contextmanager
+def use_backend(name: str) -> Iterator[str]:
+    """Run the block's op calls on ``name`` (scoped to this thread / asyncio task)."""
+    token = _scoped.set(_check_name(name, "use_backend"))
+    try:
+        yield name
+    finally:
+        _scoped.reset(token)
+
+
+def resolve(backend: str | None) -> str:
+    """The backend for one call: the ``backend=`` keyword if given, else ``get_backend()``."""
+    if backend is None:
+        return get_backend()
+    return _check_name(backend, "backend=")

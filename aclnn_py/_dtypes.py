@@ -1,0 +1,138 @@
+"""NumPy dtype <-> aclDataType, in one table (bfloat16 through ml_dtypes)."""
+
+from __future__ import annotations
+
+import enum
+
+import ml_dtypes
+import numpy as np
+
+
+class aclDataType(enum.IntEnum):
+    """Values of ``aclDataType`` (acl/acl_base_rt.h)."""
+
+    ACL_DT_UNDEFINED = -1
+    ACL_FLOAT = 0
+    ACL_FLOAT16 = 1
+    ACL_INT8 = 2
+    ACL_INT32 = 3
+    ACL_UINT8 = 4
+    ACL_INT16 = 6
+    ACL_UINT16 = 7
+    ACL_UINT32 = 8
+    ACL_INT64 = 9
+    ACL_UINT64 = 10
+    ACL_DOUBLE = 11
+    ACL_BOOL = 12
+    ACL_STRING = 13
+    ACL_COMPLEX64 = 16
+    ACL_COMPLEX128 = 17
+    ACL_BF16 = 27
+    ACL_INT4 = 29
+    ACL_UINT1 = 30
+    ACL_COMPLEX32 = 33
+    ACL_HIFLOAT8 = 34
+    ACL_FLOAT8_E5M2 = 35
+    ACL_FLOAT8_E4M3FN = 36
+    ACL_FLOAT8_E8M0 = 37
+
+
+class aclFormat(enum.IntEnum):
+    """Values of ``aclFormat`` (acl/acl_base_rt.h) that a binding passes."""
+
+    ACL_FORMAT_UNDEFINED = -1
+    ACL_FORMAT_NCHW = 0
+    ACL_FORMAT_NHWC = 1
+    ACL_FORMAT_ND = 2
+    ACL_FORMAT_NC1HWC0 = 3
+    ACL_FORMAT_FRACTAL_Z = 4
+    ACL_FORMAT_HWCN = 16
+    ACL_FORMAT_NDHWC = 27
+    ACL_FORMAT_FRACTAL_NZ = 29
+    ACL_FORMAT_NCDHW = 30
+    ACL_FORMAT_NC = 35
+    ACL_FORMAT_NCL = 47
+
+
+bfloat16 = np.dtype(ml_dtypes.bfloat16)
+
+_NUMPY_TO_ACL: dict[np.dtype, aclDataType] = {
+    np.dtype(np.float32): aclDataType.ACL_FLOAT,
+    np.dtype(np.float16): aclDataType.ACL_FLOAT16,
+    np.dtype(np.int8): aclDataType.ACL_INT8,
+    np.dtype(np.int32): aclDataType.ACL_INT32,
+    np.dtype(np.uint8): aclDataType.ACL_UINT8,
+    np.dtype(np.int16): aclDataType.ACL_INT16,
+    np.dtype(np.uint16): aclDataType.ACL_UINT16,
+    np.dtype(np.uint32): aclDataType.ACL_UINT32,
+    np.dtype(np.int64): aclDataType.ACL_INT64,
+    np.dtype(np.uint64): aclDataType.ACL_UINT64,
+    np.dtype(np.float64): aclDataType.ACL_DOUBLE,
+    np.dtype(np.bool_): aclDataType.ACL_BOOL,
+    np.dtype(np.complex64): aclDataType.ACL_COMPLEX64,
+    np.dtype(np.complex128): aclDataType.ACL_COMPLEX128,
+    bfloat16: aclDataType.ACL_BF16,
+    np.dtype(ml_dtypes.float8_e5m2): aclDataType.ACL_FLOAT8_E5M2,
+    np.dtype(ml_dtypes.float8_e4m3fn): aclDataType.ACL_FLOAT8_E4M3FN,
+}
+_ACL_TO_NUMPY: dict[aclDataType, np.dtype] = {v: k for k, v in _NUMPY_TO_ACL.items()}
+
+# The names the aclnn documentation uses in its dtype lists.
+_DOC_NAMES = {
+    aclDataType.ACL_FLOAT: "FLOAT",
+    aclDataType.ACL_FLOAT16: "FLOAT16",
+    aclDataType.ACL_BF16: "BFLOAT16",
+    aclDataType.ACL_DOUBLE: "DOUBLE",
+    aclDataType.ACL_BOOL: "BOOL",
+}
+
+
+def to_acl(dtype) -> aclDataType:
+    """The aclDataType of a NumPy dtype; TypeError if CANN has no such type."""
+    dt = np.dtype(dtype)
+    try:
+        return _NUMPY_TO_ACL[dt]
+    except KeyError:
+        raise TypeError(f"NumPy dtype {dt} has no aclDataType counterpart") from None
+
+
+def to_numpy(acl_dtype: int) -> np.dtype:
+    """The NumPy dtype of an aclDataType value; TypeError if NumPy cannot hold it."""
+    try:
+        return _ACL_TO_NUMPY[aclDataType(acl_dtype)]
+    except (KeyError, ValueError):
+        raise TypeError(f"aclDataType {acl_dtype} has no NumPy counterpart") from None
+
+
+def dtype_name(dtype) -> str:
+    """The aclnn documentation's name for a dtype (FLOAT, FLOAT16, BFLOAT16, INT64, ...)."""
+    dt = np.dtype(dtype)
+    acl = _NUMPY_TO_ACL.get(dt)
+    if acl is None:
+        return str(dt)
+    return _DOC_NAMES.get(acl, acl.name.removeprefix("ACL_"))
+
+
+def itemsize(acl_dtype: int) -> int:
+    """Bytes per element, as aclDataTypeSize() reports it for the types NumPy can hold."""
+    return to_numpy(acl_dtype).itemsize
+
+
+def is_low_precision_float(dtype) -> bool:
+    """float16 and bfloat16: computed in float32 and cast back by the numpy kernels."""
+    dt = np.dtype(dtype)
+    return dt == np.float16 or dt == bfloat16
+
+
+def compute_dtype(dtype) -> np.dtype:
+    """The dtype a NumPy kernel accumulates in for results of ``dtype``."""
+    return np.dtype(np.float32) if is_low_precision_float(dtype) else np.dtype(dtype)
+
+
+def format_for_rank(ndim: int) -> aclFormat:
+    """The view format torch_npu (and this binding) gives a tensor of this rank."""
+    return {
+        3: aclFormat.ACL_FORMAT_NCL,
+        4: aclFormat.ACL_FORMAT_NCHW,
+        5: aclFormat.ACL_FORMAT_NCDHW,
+    }.get(ndim, aclFormat.ACL_FORMAT_ND)

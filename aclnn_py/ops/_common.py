@@ -1,0 +1,119 @@
+"""What every operator file shares: argument coercion, checks that raise CANN's status codes,
+and dispatch to a backend.
+
+Each ``ops/<op>.py`` validates its arguments with these helpers *before* computing anything,
+in the order CANN checks them, so that the numpy backend fails exactly where the NPU would.
+Python-level misuse (a list where a tensor belongs, a float where an int belongs) is a
+``TypeError``; a value CANN would reject is ``AclnnError`` 161002; a missing required
+argument (``None``) is ``AclnnError`` 161001.
+"""
+
+from __future__ import annotations
+
+import numbers
+import operator
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from .. import _backend
+from .._dtypes import dtype_name
+from .._errors import param_invalid, param_nullptr
+
+INT64_MIN = -(2**63)
+INT64_MAX = 2**63 - 1
+
+FLOAT32 = np.dtype(np.float32)
+FLOAT16 = np.dtype(np.float16)
+
+
+def tensor_arg(api: str, name: str, value: object) -> np.ndarray:
+    """A required tensor argument as an ndarray (not copied)."""
+    if value is None:
+        raise param_nullptr(api, f"{name} is a required tensor, got None")
+    if not isinstance(value, np.ndarray):
+        raise TypeError(f"{api}: {name} must be a numpy.ndarray, got {type(value).__name__}")
+    return value
+
+
+def int_arg(api: str, name: str, value: object) -> int:
+    """An int64 scalar argument (Python or NumPy integer; bool is rejected)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{api}: {name} must be an int, got {type(value).__name__}")
+    v = operator.index(value)
+    if not INT64_MIN <= v <= INT64_MAX:
+        raise param_invalid(api, f"{name} = {v} does not fit in int64")
+    return v
+
+
+def bool_arg(api: str, name: str, value: object) -> bool:
+    """A bool argument (Python or NumPy bool)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{api}: {name} must be a bool, got {type(value).__name__}")
+    return bool(value)
+
+
+def int_array_arg(api: str, name: str, value: object, *, required: bool = True) -> tuple[int, ...] | None:
+    """An aclIntArray argument: a sequence of int64 values (``None`` -> 161001 if required)."""
+    if value is None:
+        if required:
+            raise param_nullptr(api, f"{name} is a required int array, got None")
+        return None
+    if isinstance(value, np.ndarray):
+        if value.ndim != 1 or not (np.issubdtype(value.dtype, np.integer)):
+            raise TypeError(f"{api}: {name} must be a 1-D sequence of ints, got array {value.dtype}{list(value.shape)}")
+        value = value.tolist()
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+        raise TypeError(f"{api}: {name} must be a sequence of ints, got {type(value).__name__}")
+    return tuple(int_arg(api, f"{name}[{i}]", v) for i, v in enumerate(value))
+
+
+def bool_array_arg(api: str, name: str, value: object) -> tuple[bool, ...]:
+    """A required aclBoolArray argument: a sequence of bools."""
+    if value is None:
+        raise param_nullptr(api, f"{name} is a required bool array, got None")
+    if isinstance(value, np.ndarray):
+        if value.ndim != 1 or value.dtype != np.bool_:
+            raise TypeError(f"{api}: {name} must be a 1-D sequence of bools, got array {value.dtype}{list(value.shape)}")
+        value = value.tolist()
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+        raise TypeError(f"{api}: {name} must be a sequence of bools, got {type(value).__name__}")
+    return tuple(bool_arg(api, f"{name}[{i}]", v) for i, v in enumerate(value))
+
+
+def check(api: str, condition: bool, message: str) -> None:
+    """Raise 161002 with ``message`` unless ``condition`` holds."""
+    if not condition:
+        raise param_invalid(api, message)
+
+
+def check_dtype(api: str, name: str, array: np.ndarray, allowed: Sequence[np.dtype]) -> None:
+    """161002 unless ``array.dtype`` is one of ``allowed`` (named as the aclnn docs name them)."""
+    if array.dtype not in allowed:
+        names = ", ".join(dtype_name(d) for d in allowed)
+        raise param_invalid(api, f"{name} dtype must be one of [{names}], got {dtype_name(array.dtype)}")
+
+
+def check_int64(api: str, what: str, value: int) -> int:
+    """161002 if a size computed from the parameters leaves the int64 range."""
+    if not INT64_MIN <= value <= INT64_MAX:
+        raise param_invalid(api, f"{what} = {value} overflows int64")
+    return value
+
+
+def shape_str(shape: Sequence[int]) -> str:
+    return "[" + ", ".join(str(int(d)) for d in shape) + "]"
+
+
+def dispatch(backend: str | None, numpy_impl: Callable, aclnn_impl: Callable | None, *args):
+    """Run one op call on the backend it resolves to.
+
+    ``numpy_impl(*args)`` runs on the numpy backend; ``aclnn_impl(backend_name, *args)`` runs
+    the two-phase aclnn call through the cffi layer on ``npu`` / ``sim``.
+    """
+    name = _backend.resolve(backend)
+    if name == "numpy":
+        return numpy_impl(*args)
+    from .. import _ffi
+
+    return aclnn_impl(_ffi.library(name), *args)
