@@ -7,9 +7,24 @@ import os
 import pytest
 
 
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+def sim_available() -> bool:
+    """True when the simulator toolkit is built and loads (required in CI)."""
+    try:
+        from aclnn_py import _ffi
+
+        _ffi.library("sim")
+    except Exception as exc:
+        if IN_CI:
+            raise RuntimeError(f"the simulator must be available in CI: {exc}") from exc
+        return False
+    return True
+
+
 def _backends_under_test() -> list[str]:
-    names = ["numpy"]
-    return names
+    return ["numpy", "sim"] if sim_available() else ["numpy"]
 
 
 @pytest.fixture(params=_backends_under_test())
@@ -24,8 +39,18 @@ def torch():
     try:
         import torch as _torch
     except ImportError:
-        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+        if IN_CI:
             pytest.fail("PyTorch is the test oracle and must be installed in CI (pip install torch==2.13.0)")
         pytest.skip("PyTorch not installed")
     _torch.set_num_threads(2)
     return _torch
+
+
+@pytest.fixture
+def sim_lib():
+    """The loaded simulator libraries (skipped where the toolkit is not built; never in CI)."""
+    if not sim_available():
+        pytest.skip("simulator toolkit not built (pip install -e . builds it)")
+    from aclnn_py import _ffi
+
+    return _ffi.library("sim")

@@ -1,16 +1,88 @@
-"""The cffi layer (ABI mode): declarations read from include/, library discovery, loading."""
+"""The cffi layer (ABI mode): declarations read from include/, library discovery, loading.
+
+``library("npu")`` loads CANN found by ``discovery.find_cann()``; ``library("sim")`` loads the
+simulator toolkit built from the project's C sources. Both go through the same ``Library``
+class and the same declarations. The two cannot share a process: their libraries carry the
+same names (``libascendcl.so``...), and the dynamic loader would bind one's dependencies to
+the other's.
+"""
 
 from __future__ import annotations
 
-from .._errors import AclnnError, ACL_ERROR_API_NOT_SUPPORT
+import functools
+import threading
+
+from .declarations import read_cdef
+from .discovery import BackendUnavailable, Toolkit, find_cann, toolkit_at
+from .library import Library
+
+_lock = threading.Lock()
+_loaded: dict[str, Library] = {}
 
 
+@functools.lru_cache(maxsize=1)
+def ffi():
+    """The one ``cffi.FFI`` holding every declaration of include/."""
+    import cffi
+
+    from .. import sim
+
+    f = cffi.FFI()
+    f.cdef(read_cdef(sim.include_dir()))
+    return f
+
+
+def _toolkit(name: str) -> Toolkit:
+    if name == "npu":
+        return find_cann()
+    if name == "sim":
+        from .. import sim
+
+        try:
+            home = sim.home()
+        except Exception as exc:
+            raise BackendUnavailable(f"backend 'sim': {exc}") from exc
+        toolkit, reason = toolkit_at(home, "aclnn_py.sim.home()")
+        if toolkit is None:
+            raise BackendUnavailable(f"backend 'sim': the simulator toolkit at {home} is incomplete: {reason}; "
+                                     "rebuild it with `python -m aclnn_py.sim build`")
+        return toolkit
+    raise ValueError(f"backend {name!r} has no C libraries")
+
+
+def library(name: str) -> Library:
+    """The loaded libraries of backend ``name`` (``"npu"`` or ``"sim"``), loaded once."""
+    lib = _loaded.get(name)
+    if lib is not None:
+        return lib
+    with _lock:
+        lib = _loaded.get(name)
+        if lib is not None:
+            return lib
+        other = next(iter(_loaded), None)
+        if other is not None:
+            raise BackendUnavailable(
+                f"backend {name!r} cannot be loaded: this process already loaded backend {other!r}, "
+                "and both provide libascendcl.so/libnnopbase.so/libopapi.so; use one of them per process")
+        toolkit = _toolkit(name)
+        try:
+            lib = Library(name, toolkit, ffi())
+        except OSError as exc:
+            raise BackendUnavailable(f"backend {name!r}: loading {toolkit.home} failed: {exc}") from exc
+        _loaded[name] = lib
+        return lib
+
+
+@functools.lru_cache(maxsize=1)
 def npu_present() -> bool:
-    """True where real CANN libraries and at least one device are found."""
-    return False
+    """True where CANN is found, loads, and reports at least one device."""
+    try:
+        find_cann()
+        lib = library("npu")
+        count = lib.ffi.new("uint32_t *")
+        return lib.fn("aclrtGetDeviceCount")(count) == 0 and count[0] > 0
+    except Exception:
+        return False
 
 
-def library(name: str):
-    """The loaded libraries of backend ``name`` (``"npu"`` or ``"sim"``)."""
-    raise AclnnError(ACL_ERROR_API_NOT_SUPPORT, f"backend {name!r}",
-                     "the cffi layer is not built yet; use backend='numpy'")
+__all__ = ["BackendUnavailable", "Library", "ffi", "library", "npu_present"]

@@ -1,0 +1,170 @@
+"""One backend's loaded libraries (``npu``: CANN; ``sim``: the simulator toolkit) and the
+process state the binding keeps on them: ``aclInit`` once, a device per thread, a stream per
+thread, and work whose resources must outlive the stream's queue.
+
+Symbols are looked up when first called, in the runtime, nnopbase and operator libraries in
+turn (``libopapi.so`` first, then ``libopapi_<pkg>.so``), so an operator missing from the
+installed CANN is an error naming it at call time, not an import failure.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import threading
+from collections.abc import Callable
+
+from .._errors import (
+    ACL_ERROR_API_NOT_SUPPORT,
+    ACL_ERROR_REPEAT_INITIALIZE,
+    ACL_ERROR_UNINITIALIZE,
+    AclnnError,
+)
+from .discovery import Toolkit
+
+DEVICE_VAR = "ACLNN_PY_DEVICE"
+
+
+class Library:
+    """The dlopen'ed libraries of one toolkit, with lazily resolved functions."""
+
+    def __init__(self, backend: str, toolkit: Toolkit, ffi) -> None:
+        self.backend = backend
+        self.toolkit = toolkit
+        self.ffi = ffi
+        paths = (toolkit.runtime, toolkit.base, *toolkit.ops)
+        self._handles = [(p, ffi.dlopen(str(p))) for p in paths]
+        self._functions: dict[str, Callable] = {}
+        self._lock = threading.RLock()
+        self._local = threading.local()
+        self._initialized = False
+        self._finalized = False
+        self._streams: list = []          # every stream the binding created, for teardown
+        self._devices: set[int] = set()
+        self.device_id = int(os.environ.get(DEVICE_VAR, "0"))
+        atexit.register(self.teardown)
+
+    # -- symbols -----------------------------------------------------------------------------
+
+    def has(self, name: str) -> bool:
+        try:
+            self.fn(name)
+        except AclnnError:
+            return False
+        return True
+
+    def fn(self, name: str) -> Callable:
+        """The C function ``name``; ``AclnnError`` (200001) naming it if no library exports it."""
+        f = self._functions.get(name)
+        if f is not None:
+            return f
+        for _, handle in self._handles:
+            try:
+                f = getattr(handle, name)
+            except AttributeError:
+                continue
+            self._functions[name] = f
+            return f
+        searched = ", ".join(str(p) for p, _ in self._handles)
+        raise AclnnError(
+            ACL_ERROR_API_NOT_SUPPORT, name,
+            f"no loaded {self.backend} library exports {name} (searched {searched}); "
+            "the installed CANN may predate this operator")
+
+    def recent_error(self) -> str:
+        """``aclGetRecentErrMsg()`` of this thread (obtained and cleared), or ``""``."""
+        try:
+            p = self.fn("aclGetRecentErrMsg")()
+        except AclnnError:
+            return ""
+        return self.ffi.string(p).decode("utf-8", "replace").strip() if p != self.ffi.NULL else ""
+
+    def check(self, status: int, api: str) -> None:
+        """Raise ``AclnnError`` with the library's recent error text when ``status`` != 0."""
+        if status != 0:
+            raise AclnnError(status, api, self.recent_error())
+
+    def call(self, name: str, *args) -> None:
+        """Call a function that returns a status, raising on failure."""
+        self.check(self.fn(name)(*args), name)
+
+    # -- process state -----------------------------------------------------------------------
+
+    @property
+    def finalized(self) -> bool:
+        return self._finalized
+
+    def ensure_initialized(self) -> None:
+        if self._initialized:
+            return
+        with self._lock:
+            if self._initialized:
+                return
+            if self._finalized:
+                raise AclnnError(ACL_ERROR_UNINITIALIZE, "aclInit",
+                                 "aclFinalize was already called in this process; CANN cannot be re-initialised")
+            status = self.fn("aclInit")(self.ffi.NULL)
+            if status not in (0, ACL_ERROR_REPEAT_INITIALIZE):
+                self.check(status, "aclInit")
+            self._initialized = True
+
+    def note_external_init(self) -> None:
+        """The user called aclInit through the C-API mirror."""
+        self._initialized = True
+
+    def note_external_finalize(self) -> None:
+        """The user called aclFinalize through the C-API mirror: nothing is left to tear down."""
+        with self._lock:
+            self._finalized = True
+            self._streams.clear()
+            self._devices.clear()
+
+    def stream(self):
+        """This thread's stream on the binding's device (device set and stream created once)."""
+        local = self._local
+        s = getattr(local, "stream", None)
+        if s is not None:
+            return s
+        self.ensure_initialized()
+        self.call("aclrtSetDevice", self.device_id)
+        p = self.ffi.new("aclrtStream *")
+        self.call("aclrtCreateStream", p)
+        local.stream = p[0]
+        local.pending = []
+        with self._lock:
+            self._devices.add(self.device_id)
+            self._streams.append(p[0])
+        return p[0]
+
+    def defer(self, release: Callable[[], None]) -> None:
+        """Run ``release`` after this thread's stream has completed its queued work."""
+        self.stream()
+        self._local.pending.append(release)
+
+    def synchronize(self) -> None:
+        """Wait for this thread's stream, then release what was waiting on it."""
+        s = self.stream()
+        pending, self._local.pending = self._local.pending, []
+        try:
+            self.call("aclrtSynchronizeStream", s)
+        finally:
+            for release in reversed(pending):
+                release()
+
+    def teardown(self) -> None:
+        """At exit: finish queued work, destroy streams, reset devices, aclFinalize."""
+        with self._lock:
+            if self._finalized or not self._initialized:
+                self._finalized = True
+                return
+            self._finalized = True
+            try:
+                for s in self._streams:
+                    self.fn("aclrtSynchronizeStream")(s)
+                    self.fn("aclrtDestroyStream")(s)
+                for d in sorted(self._devices):
+                    self.fn("aclrtResetDevice")(d)
+                self.fn("aclFinalize")()
+            except Exception:  # never raise at interpreter exit
+                pass
+            self._streams.clear()

@@ -1,0 +1,100 @@
+"""Library discovery for the npu backend: a fake toolkit home, and none at all."""
+
+from __future__ import annotations
+
+import pytest
+
+from aclnn_py._ffi import discovery
+from aclnn_py._ffi.discovery import BackendUnavailable, find_cann, toolkit_at
+
+
+@pytest.fixture(autouse=True)
+def clean_env(monkeypatch, tmp_path):
+    for var in (discovery.OVERRIDE_VAR, "ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME", "LD_LIBRARY_PATH"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setattr(discovery, "DEFAULT_HOMES", (str(tmp_path / "no-ascend-toolkit"), str(tmp_path / "no-cann")))
+    find_cann.cache_clear()
+    yield
+    find_cann.cache_clear()
+
+
+def make_home(root, *names):
+    lib64 = root / "lib64"
+    lib64.mkdir(parents=True)
+    for n in names:
+        (lib64 / n).write_bytes(b"")
+    return root
+
+
+def test_nothing_found_lists_every_place_tried(tmp_path, monkeypatch):
+    monkeypatch.setenv("ASCEND_HOME_PATH", str(tmp_path / "missing"))
+    with pytest.raises(BackendUnavailable) as info:
+        find_cann()
+    text = str(info.value)
+    assert str(tmp_path / "missing") in text and "$ASCEND_HOME_PATH" in text
+    assert "no-ascend-toolkit" in text and "no-cann" in text
+    assert "set_env.sh" in text and discovery.OVERRIDE_VAR in text
+
+
+def test_classic_home(tmp_path, monkeypatch):
+    home = make_home(tmp_path / "latest", "libascendcl.so", "libnnopbase.so", "libopapi.so")
+    monkeypatch.setenv("ASCEND_HOME_PATH", str(home))
+    tk = find_cann()
+    assert tk.home == home and tk.runtime.name == "libascendcl.so"
+    assert [p.name for p in tk.ops] == ["libopapi.so"] and tk.source == "$ASCEND_HOME_PATH"
+
+
+def test_split_op_libraries_and_acl_rt(tmp_path, monkeypatch):
+    home = make_home(tmp_path / "cann", "libacl_rt.so", "libnnopbase.so", "libopapi_nn.so", "libopapi_math.so")
+    monkeypatch.setenv("ASCEND_TOOLKIT_HOME", str(home))
+    tk = find_cann()
+    assert tk.runtime.name == "libacl_rt.so"
+    assert [p.name for p in tk.ops] == ["libopapi_math.so", "libopapi_nn.so"]
+
+
+def test_override_wins(tmp_path, monkeypatch):
+    a = make_home(tmp_path / "a", "libascendcl.so", "libnnopbase.so", "libopapi.so")
+    b = make_home(tmp_path / "b", "libascendcl.so", "libnnopbase.so", "libopapi.so")
+    monkeypatch.setenv("ASCEND_HOME_PATH", str(a))
+    monkeypatch.setenv(discovery.OVERRIDE_VAR, str(b))
+    assert find_cann().home == b
+
+
+def test_loader_path(tmp_path, monkeypatch):
+    home = make_home(tmp_path / "t", "libascendcl.so", "libnnopbase.so", "libopapi.so")
+    monkeypatch.setenv("LD_LIBRARY_PATH", f"/nonexistent:{home / 'lib64'}")
+    assert find_cann().source == "$LD_LIBRARY_PATH"
+
+
+@pytest.mark.parametrize("names, reason", [
+    (("libnnopbase.so", "libopapi.so"), "neither libascendcl.so nor libacl_rt.so"),
+    (("libascendcl.so", "libopapi.so"), "no libnnopbase.so"),
+    (("libascendcl.so", "libnnopbase.so"), "no libopapi.so and no libopapi_*.so"),
+])
+def test_incomplete_home_says_why(tmp_path, names, reason):
+    home = make_home(tmp_path / "h", *names)
+    tk, why = toolkit_at(home)
+    assert tk is None and reason in why
+
+
+def test_npu_backend_without_cann_raises_and_does_not_fall_back(monkeypatch):
+    import numpy as np
+
+    import aclnn_py
+
+    from aclnn_py import _ffi
+
+    monkeypatch.setattr(_ffi, "_loaded", {})
+    with pytest.raises(BackendUnavailable, match="no CANN toolkit found"):
+        aclnn_py.reflection_pad2d_backward(np.zeros((1, 4, 4), np.float32), np.zeros((1, 2, 2), np.float32),
+                                           [1, 1, 1, 1], backend="npu")
+
+
+def test_npu_backend_with_unloadable_libraries(tmp_path, monkeypatch):
+    from aclnn_py import _ffi
+
+    home = make_home(tmp_path / "fake", "libascendcl.so", "libnnopbase.so", "libopapi.so")
+    monkeypatch.setenv("ASCEND_HOME_PATH", str(home))
+    monkeypatch.setattr(_ffi, "_loaded", {})
+    with pytest.raises(BackendUnavailable, match="loading .*fake.* failed"):
+        _ffi.library("npu")

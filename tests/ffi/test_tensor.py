@@ -1,0 +1,92 @@
+"""Device tensors and arrays on the simulator: round trips, views, ownership."""
+
+from __future__ import annotations
+
+import gc
+
+import numpy as np
+import pytest
+
+import aclnn_py
+from aclnn_py import Tensor
+from aclnn_py.tensor import BoolArray, IntArray, Scalar, Transaction
+
+
+def counters(lib) -> dict[str, int]:
+    c = lib.ffi.new("aclsimCounters *")
+    lib.call("aclsimGetCounters", c)
+    return {f: getattr(c, f) for f, _ in lib.ffi.typeof("aclsimCounters").fields}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, aclnn_py.bfloat16, np.float64, np.int64, np.int8,
+                                   np.bool_, np.complex64, np.complex128])
+def test_round_trip(sim_lib, dtype):
+    a = (np.arange(24).reshape(2, 3, 4) % 5).astype(dtype)
+    with Tensor.from_numpy(a, backend="sim") as t:
+        assert t.shape == (2, 3, 4) and t.dtype == np.dtype(dtype) and t.strides == (12, 4, 1)
+        np.testing.assert_array_equal(t.numpy(), a)
+
+
+def test_strided_view_keeps_strides(sim_lib):
+    base = np.arange(60, dtype=np.float32).reshape(3, 4, 5)
+    v = base[:, ::2, 1:4].transpose(0, 2, 1)
+    with Tensor.from_numpy(v, backend="sim") as t:
+        assert t.strides == tuple(s // 4 for s in v.strides)
+        np.testing.assert_array_equal(t.numpy(), v)
+
+
+def test_negative_strides_are_copied(sim_lib):
+    v = np.arange(12, dtype=np.float32).reshape(3, 4)[::-1, ::-1]
+    with Tensor.from_numpy(v, backend="sim") as t:
+        assert all(s > 0 for s in t.strides)
+        np.testing.assert_array_equal(t.numpy(), v)
+
+
+def test_empty_tensor(sim_lib):
+    with Tensor.from_numpy(np.zeros((0, 3), np.float32), backend="sim") as t:
+        assert t.numpy().shape == (0, 3)
+
+
+def test_wrong_types(sim_lib):
+    with pytest.raises(TypeError):
+        Tensor.from_numpy([1.0, 2.0], backend="sim")
+    with pytest.raises(TypeError):
+        Tensor.from_numpy(np.array(["a"]), backend="sim")
+
+
+def test_numpy_backend_has_no_device_tensors():
+    with pytest.raises(aclnn_py.AclnnError, match="backend 'npu' or 'sim'"):
+        Tensor.from_numpy(np.zeros(3, np.float32), backend="numpy")
+
+
+def test_every_handle_released_once(sim_lib):
+    gc.collect()
+    sim_lib.synchronize()
+    before = counters(sim_lib)
+    t = Tensor.from_numpy(np.ones((4, 4), np.float32), backend="sim")
+    v = t.view((2, 2), (8, 1), 1)
+    arrays = [IntArray([1, 2, 3], backend="sim"), BoolArray([True, False], backend="sim"),
+              Scalar(1.5, np.float32, backend="sim")]
+    during = counters(sim_lib)
+    assert during["tensors"] == before["tensors"] + 2 and during["device_blocks"] == before["device_blocks"] + 1
+    np.testing.assert_array_equal(v.numpy(), [[1, 2], [9, 10]])
+    t.close()
+    t.close()  # idempotent
+    assert counters(sim_lib)["device_blocks"] == during["device_blocks"]  # the view still holds it
+    del v, arrays
+    gc.collect()
+    assert counters(sim_lib) == before
+
+
+def test_transaction_releases_in_reverse_on_error():
+    order = []
+    with pytest.raises(ValueError):
+        with Transaction() as tx:
+            tx.add(lambda: order.append(1))
+            tx.add(lambda: order.append(2))
+            raise ValueError
+    assert order == [2, 1]
+    with Transaction() as tx:
+        tx.add(lambda: order.append(3))
+        tx.keep()
+    assert order == [2, 1]
