@@ -8,6 +8,8 @@ from . import _errors as errors
 from ._backend import BACKENDS, get_backend, set_backend, use_backend
 from ._dtypes import aclDataType, aclFormat, bfloat16
 from ._errors import AclnnError
+from ._ffi.discovery import BackendUnavailable
+from .tensor import BoolArray, FloatArray, IntArray, Scalar, Tensor
 from .ops import (
     avg_pool2d_backward,
     convolution_backward,
@@ -18,9 +20,24 @@ from .ops import (
 
 __version__ = "0.1.0"
 
+
+def get_include() -> str:
+    """The directory of the C headers (acl/, aclnn/, aclnnop/) the binding is built from."""
+    from . import sim
+
+    return str(sim.include_dir())
+
+
 __all__ = [
     "BACKENDS",
     "AclnnError",
+    "BackendUnavailable",
+    "BoolArray",
+    "FloatArray",
+    "IntArray",
+    "Scalar",
+    "Tensor",
+    "get_include",
     "aclDataType",
     "aclFormat",
     "avg_pool2d_backward",

@@ -85,12 +85,15 @@ class Call:
         self._arrays.append(arr)
         return arr.handle
 
-    def output(self, shape: Sequence[int] | None, dtype) -> Tensor | None:
-        """A new device tensor for an output (None -> NULL output)."""
+    def output(self, shape: Sequence[int] | None, dtype, *, zero: bool = False) -> Tensor | None:
+        """A new device tensor for an output (None -> NULL output); ``zero`` fills it with 0
+        for operators that leave parts of their output unwritten."""
         if shape is None:
             return None
-        t = Tensor.empty(shape, dtype, backend=self.lib.backend)
+        t = Tensor.empty(safe_shape(shape), dtype, backend=self.lib.backend)
         self.tx.add(t.close)
+        if zero and t.buffer.nbytes:
+            self.lib.call("aclrtMemset", t.buffer.ptr, t.buffer.nbytes, 0, t.buffer.nbytes)
         return t
 
     def handle(self, t: Tensor | None):
@@ -138,6 +141,31 @@ class Call:
             for t in outputs:
                 if t is not None:
                     t.close()
+
+
+# Outputs whose shape the arguments make impossible (negative, or too large to allocate) get a
+# stand-in of the same rank: the library then reports the argument at fault, as it would on
+# the NPU for a caller who passed such an output.
+_MAX_OUTPUT_ELEMENTS = 2**36
+
+
+def safe_shape(shape: Sequence[int]) -> tuple[int, ...]:
+    dims = tuple(int(d) for d in shape)
+    total = 1
+    for d in dims:
+        total *= max(d, 1)
+    if any(d < 0 for d in dims) or total > _MAX_OUTPUT_ELEMENTS:
+        return tuple(1 for _ in dims)
+    return dims
+
+
+def dtype_of(value, default=np.float32) -> np.dtype:
+    """The dtype of a tensor argument (ndarray or Tensor), or ``default`` for None."""
+    return np.dtype(getattr(value, "dtype", default))
+
+
+def shape_of(value) -> tuple[int, ...]:
+    return tuple(getattr(value, "shape", ()))
 
 
 def _ints(api: str, name: str, values) -> list[int]:

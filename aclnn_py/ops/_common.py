@@ -105,7 +105,7 @@ def shape_str(shape: Sequence[int]) -> str:
     return "[" + ", ".join(str(int(d)) for d in shape) + "]"
 
 
-def dispatch(backend: str | None, numpy_impl: Callable, aclnn_impl: Callable | None, *args):
+def dispatch(backend: str | None, numpy_impl: Callable, aclnn_impl: Callable, *args):
     """Run one op call on the backend it resolves to.
 
     ``numpy_impl(*args)`` runs on the numpy backend; ``aclnn_impl(backend_name, *args)`` runs

@@ -1,0 +1,204 @@
+"""aclnnIm2colBackwardGetWorkspaceSize / aclnnIm2colBackward: col2im, the gradient of im2col.
+
+C header ``aclnnop/aclnn_im2col_backward.h``::
+
+    aclnnStatus aclnnIm2colBackwardGetWorkspaceSize(
+        const aclTensor *gradOutput, const aclIntArray *inputSize, const aclIntArray *kernelSize,
+        const aclIntArray *dilation, const aclIntArray *padding, const aclIntArray *stride,
+        aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor);
+    aclnnStatus aclnnIm2colBackward(void *workspace, uint64_t workspaceSize,
+                                    aclOpExecutor *executor, aclrtStream stream);
+
+Computes ``torch.nn.functional.fold(gradOutput, inputSize, kernelSize, dilation, padding,
+stride)``.  gradOutput is ``(N, C*kH*kW, L)`` or unbatched ``(C*kH*kW, L)``; the result is
+``(N, C, H, W)`` / ``(C, H, W)`` with ``(H, W) = inputSize``.  Column ``l = bh*L1 + bw`` at
+kernel offset ``(i, j)`` adds ``gradOutput[n, c*kH*kW + i*kW + j, l]`` into
+``out[n, c, bh*sH - pH + i*dH, bw*sW - pW + j*dW]`` when that position lies inside the image;
+overlapping blocks accumulate and positions in the padding are dropped.
+
+Constraints, in the order CANN checks them (each violation is 161002 unless noted):
+
+1. gradOutput, inputSize, kernelSize, dilation, padding, stride are required (None: 161001).
+2. gradOutput dtype is FLOAT, FLOAT16 or BFLOAT16 (A2/A3).  The result has gradOutput's dtype
+   (CANN would also cast into an ``out`` of another of these dtypes).
+3. gradOutput has rank 2 or 3 (out, built here, has rank + 1).
+4. inputSize, kernelSize, dilation, padding, stride each have exactly 2 elements.
+5. kernelSize > 0, stride > 0, dilation > 0, padding >= 0; and inputSize > 0 as the aclnn
+   documentation states (CANN's code does not check inputSize; see below).
+6. gradOutput.shape[-2] is divisible by kH*kW.
+7. gradOutput.shape[-1] == L0*L1 with ``Ld = (inputSize[d] + 2*padding[d] - dilation[d]*
+   (kernelSize[d] - 1) - 1 + stride[d]) / stride[d]`` (C division, truncating toward zero).
+8. An empty gradOutput succeeds: CANN leaves ``out`` untouched; the freshly made result here is
+   zeros.
+
+Deliberate deviations of the numpy backend, each rejecting what CANN would accept only to
+compute garbage: arithmetic that leaves int64 is 161002 (CANN's C arithmetic would wrap), and so
+is a negative ``Ld`` (CANN compares ``L0*L1`` as size_t, so two negative factors could match).
+An inputSize of 0 is rejected as documented although CANN's code would accept it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from .._dtypes import bfloat16, compute_dtype
+from ._aclnn import Call, dtype_of, shape_of
+from ._common import (
+    FLOAT16,
+    FLOAT32,
+    check,
+    check_dtype,
+    check_int64,
+    dispatch,
+    int_array_arg,
+    shape_str,
+    tensor_arg,
+)
+
+API = "aclnnIm2colBackwardGetWorkspaceSize"
+
+DTYPES = (FLOAT32, FLOAT16, bfloat16)
+
+
+def _c_div(numerator: int, denominator: int) -> int:
+    """int64 division as C does it: truncating toward zero (denominator > 0)."""
+    quotient = abs(numerator) // denominator
+    return quotient if numerator >= 0 else -quotient
+
+
+def _validate(grad_output, input_size, kernel_size, dilation, padding, stride):
+    """Coerce and check the arguments in CANN's order.
+
+    Returns ``(grad_output, input_size, kernel_size, dilation, padding, stride, grid)`` with the
+    int arrays as tuples of two ints and ``grid = (L0, L1)``, the block grid.
+    """
+    grad_output = tensor_arg(API, "gradOutput", grad_output)
+    input_size = int_array_arg(API, "inputSize", input_size)
+    kernel_size = int_array_arg(API, "kernelSize", kernel_size)
+    dilation = int_array_arg(API, "dilation", dilation)
+    padding = int_array_arg(API, "padding", padding)
+    stride = int_array_arg(API, "stride", stride)
+
+    check_dtype(API, "gradOutput", grad_output, DTYPES)
+    check(API, grad_output.ndim in (2, 3),
+          f"gradOutput must be 2-D or 3-D, got {grad_output.ndim}-D shape {shape_str(grad_output.shape)}")
+
+    arrays = {"inputSize": input_size, "kernelSize": kernel_size, "dilation": dilation,
+              "padding": padding, "stride": stride}
+    for name, values in arrays.items():
+        check(API, len(values) == 2, f"{name} must have 2 elements, got {shape_str(values)}")
+    for name, values in (("kernelSize", kernel_size), ("stride", stride), ("dilation", dilation)):
+        check(API, min(values) > 0, f"{name} must be > 0, got {shape_str(values)}")
+    check(API, min(padding) >= 0, f"padding must be >= 0, got {shape_str(padding)}")
+    check(API, min(input_size) > 0, f"inputSize must be > 0, got {shape_str(input_size)}")
+
+    kernel_area = check_int64(API, "kernelSize[0] * kernelSize[1]", kernel_size[0] * kernel_size[1])
+    rows = grad_output.shape[-2]
+    check(API, rows % kernel_area == 0,
+          f"gradOutput.shape[-2] = {rows} must be divisible by kernelSize[0] * kernelSize[1] = "
+          f"{kernel_area} (kernelSize = {shape_str(kernel_size)})")
+
+    grid = []
+    for d in range(2):
+        numerator = check_int64(
+            API, f"inputSize[{d}] + 2 * padding[{d}] - dilation[{d}] * (kernelSize[{d}] - 1) - 1 + stride[{d}]",
+            input_size[d] + 2 * padding[d] - dilation[d] * (kernel_size[d] - 1) - 1 + stride[d])
+        blocks = _c_div(numerator, stride[d])
+        check(API, blocks >= 0,
+              f"the kernel does not fit along dim {d}: inputSize = {shape_str(input_size)}, "
+              f"padding = {shape_str(padding)}, kernelSize = {shape_str(kernel_size)}, "
+              f"dilation = {shape_str(dilation)} give {blocks} blocks")
+        grid.append(blocks)
+    length = grad_output.shape[-1]
+    check(API, length == grid[0] * grid[1],
+          f"gradOutput.shape[-1] = {length} must equal the number of blocks {grid[0]} * {grid[1]} = "
+          f"{grid[0] * grid[1]} (inputSize = {shape_str(input_size)}, kernelSize = {shape_str(kernel_size)}, "
+          f"dilation = {shape_str(dilation)}, padding = {shape_str(padding)}, stride = {shape_str(stride)})")
+
+    batch = grad_output.shape[0] if grad_output.ndim == 3 else 1
+    check_int64(API, "the number of out elements",
+                batch * (rows // kernel_area) * input_size[0] * input_size[1])
+    return grad_output, input_size, kernel_size, dilation, padding, stride, tuple(grid)
+
+
+def _hits(blocks: int, size: int, offset: int, stride: int) -> tuple[int, int, int]:
+    """The blocks ``[first, last)`` whose position ``b*stride + offset`` lies in ``[0, size)``,
+    and the position of ``first``.  ``offset`` is ``i*dilation - padding``."""
+    first = (stride - 1 - offset) // stride if offset < 0 else 0
+    last = min(blocks, (size - offset + stride - 1) // stride) if size > offset else 0
+    return first, max(first, last), first * stride + offset
+
+
+def _numpy(grad_output, input_size, kernel_size, dilation, padding, stride):
+    """The numpy path: validate, then one strided slice-add per kernel offset."""
+    grad_output, (height, width), (kh, kw), (dh, dw), (ph, pw), (sh, sw), (l0, l1) = _validate(
+        grad_output, input_size, kernel_size, dilation, padding, stride)
+
+    batched = grad_output.ndim == 3
+    cols = grad_output if batched else grad_output[np.newaxis]
+    batch = cols.shape[0]
+    channels = cols.shape[1] // (kh * kw)
+    accumulate = compute_dtype(grad_output.dtype)
+    out = np.zeros((batch, channels, height, width), dtype=accumulate)
+
+    if cols.size:
+        # A view wherever the strides allow it (always for contiguous data).
+        cols = cols.reshape(batch, channels, kh, kw, l0, l1)
+        for i in range(kh):
+            row_first, row_last, row_start = _hits(l0, height, i * dh - ph, sh)
+            if row_first == row_last:
+                continue
+            rows = slice(row_start, row_start + (row_last - row_first - 1) * sh + 1, sh)
+            for j in range(kw):
+                col_first, col_last, col_start = _hits(l1, width, j * dw - pw, sw)
+                if col_first == col_last:
+                    continue
+                target = out[:, :, rows, col_start:col_start + (col_last - col_first - 1) * sw + 1:sw]
+                np.add(target, cols[:, :, i, j, row_first:row_last, col_first:col_last], out=target)
+
+    if out.dtype != grad_output.dtype:
+        out = out.astype(grad_output.dtype)
+    return out if batched else out[0]
+
+
+def _aclnn(lib, grad_output, input_size, kernel_size, dilation, padding, stride):
+    """The npu/sim path: the two-phase C call; the library checks the arguments."""
+    with Call(lib, API) as call:
+        g = call.tensor("gradOutput", grad_output)
+        arrays = [call.int_array(name, value) for name, value in (
+            ("inputSize", input_size), ("kernelSize", kernel_size), ("dilation", dilation),
+            ("padding", padding), ("stride", stride))]
+        # CANN writes nothing for an empty gradOutput: the output starts as zeros.
+        out = call.output(_out_shape(shape_of(grad_output), input_size, kernel_size), dtype_of(grad_output),
+                          zero=True)
+        call.run("aclnnIm2colBackward", g, *arrays, out.handle)
+        return call.results([out])[0]
+
+
+def _out_shape(shape, input_size, kernel_size) -> tuple[int, ...]:
+    """``[N,] C, H, W`` as far as the arguments allow; rank gradOutput + 1 always, so that a
+    bad argument is reported for itself, not as an out-rank mismatch."""
+    if len(shape) < 2:
+        return (1,) * (len(shape) + 1)
+    kernel = [] if kernel_size is None else [int(k) for k in kernel_size]
+    area = kernel[0] * kernel[1] if len(kernel) == 2 and min(kernel) > 0 else 1
+    size = [] if input_size is None else [int(v) for v in input_size]
+    height, width = size if len(size) == 2 else (1, 1)
+    return (*shape[:-2], shape[-2] // area, height, width)
+
+
+def im2col_backward(grad_output: np.ndarray, input_size: Sequence[int], kernel_size: Sequence[int],
+                    dilation: Sequence[int], padding: Sequence[int], stride: Sequence[int], *,
+                    backend: str | None = None) -> np.ndarray:
+    """col2im (``F.fold``): sum the sliding-block columns of ``grad_output`` back into an image.
+
+    Mirrors ``aclnnIm2colBackwardGetWorkspaceSize`` + ``aclnnIm2colBackward``.  Returns a new
+    array of ``grad_output``'s dtype with shape ``[N,] C, inputSize[0], inputSize[1]``.
+
+    Raises:
+        AclnnError: 161001 for a None argument, 161002 for a violated constraint (module doc).
+        TypeError: an argument of the wrong Python type.
+    """
+    return dispatch(backend, _numpy, _aclnn, grad_output, input_size, kernel_size, dilation, padding, stride)

@@ -1,0 +1,145 @@
+"""aclnnMaxUnpool2dBackwardGetWorkspaceSize / aclnnMaxUnpool2dBackward: gradient of max_unpool2d.
+
+C header ``aclnnop/aclnn_max_unpool2d_backward.h``::
+
+    aclnnStatus aclnnMaxUnpool2dBackwardGetWorkspaceSize(
+        const aclTensor *gradOutput, const aclTensor *self, const aclTensor *indices,
+        const aclIntArray *outputSize, aclTensor *out, uint64_t *workspaceSize,
+        aclOpExecutor **executor);
+    aclnnStatus aclnnMaxUnpool2dBackward(void *workspace, uint64_t workspaceSize,
+                                         aclOpExecutor *executor, aclrtStream stream);
+
+Computes the gradient of ``F.max_unpool2d(self, indices, ..., output_size=outputSize)`` with
+respect to ``self``: with H*W and oH*oW flattened,
+``out[n, c, i] = gradOutput[n, c, indices[n, c, i]]`` — a gather, i.e.
+``gradOutput.flatten(-2).gather(-1, indices.flatten(-2)).view(self.shape)``.  ``self``
+contributes only its shape and dtype; a 3-D ``(C, H, W)`` input is one image.
+
+Constraints, in the order CANN checks them (each violation is 161002 unless noted):
+
+1. gradOutput, self, indices, outputSize are required (None: 161001).
+2. gradOutput and self dtypes are each FLOAT, FLOAT16, INT8, UINT8, INT16, INT32, INT64 or BOOL;
+   gradOutput's dtype can be cast to out's (which is self's here); gradOutput dtype == self dtype;
+   indices dtype is INT64 or INT32.
+3. self has rank 3 or 4; gradOutput has self's rank; their C (and, 4-D, N) agree; indices has
+   self's shape; outputSize has 2 elements and equals gradOutput's last two dims ``(oH, oW)``.
+4. An empty gradOutput with a non-empty self is rejected; an empty self succeeds (empty result).
+
+Deliberate deviation: CANN does not check the index values (the NPU's result is undefined for
+one outside ``[0, oH*oW)``).  The numpy backend never reads out of bounds: such an index is
+161002 here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from .._dtypes import dtype_name
+from .._errors import param_invalid
+from ._aclnn import Call, dtype_of, shape_of
+from ._common import FLOAT16, FLOAT32, check, check_dtype, dispatch, int_array_arg, shape_str, tensor_arg
+
+API = "aclnnMaxUnpool2dBackwardGetWorkspaceSize"
+
+DTYPES = tuple(np.dtype(t) for t in (FLOAT32, FLOAT16, np.int8, np.uint8, np.int16, np.int32, np.int64, np.bool_))
+INDEX_DTYPES = (np.dtype(np.int64), np.dtype(np.int32))
+
+
+def _can_cast(source: np.dtype, target: np.dtype) -> bool:
+    """CANN's CanCast restricted to DTYPES: no floating -> integral, nothing but BOOL -> BOOL."""
+    if target == np.bool_:
+        return source == np.bool_
+    return not (source.kind == "f" and target.kind in "iu")
+
+
+def _validate(grad_output, self, indices, output_size):
+    """Coerce and check the arguments in CANN's order.
+
+    Returns ``(grad_output, self, indices, output_size)`` with ``output_size`` a tuple of 2 ints.
+    """
+    grad_output = tensor_arg(API, "gradOutput", grad_output)
+    self = tensor_arg(API, "self", self)
+    indices = tensor_arg(API, "indices", indices)
+    output_size = int_array_arg(API, "outputSize", output_size)
+
+    check_dtype(API, "gradOutput", grad_output, DTYPES)
+    check_dtype(API, "self", self, DTYPES)
+    # out is made with self's dtype, so CANN's gradOutput -> out cast rule is checked against it.
+    check(API, _can_cast(grad_output.dtype, self.dtype),
+          f"gradOutput dtype {dtype_name(grad_output.dtype)} cannot be cast to out dtype {dtype_name(self.dtype)}")
+    check(API, grad_output.dtype == self.dtype,
+          f"gradOutput dtype must equal self dtype, got {dtype_name(grad_output.dtype)} and {dtype_name(self.dtype)}")
+    check_dtype(API, "indices", indices, INDEX_DTYPES)
+
+    check(API, self.ndim in (3, 4), f"self must be 3-D or 4-D, got {self.ndim}-D shape {shape_str(self.shape)}")
+    check(API, grad_output.ndim == self.ndim,
+          f"gradOutput must have self's rank {self.ndim}, got {grad_output.ndim}-D shape "
+          f"{shape_str(grad_output.shape)}")
+    leading = 1 if self.ndim == 3 else 2
+    check(API, grad_output.shape[:leading] == self.shape[:leading],
+          f"gradOutput and self must agree in {'C' if leading == 1 else 'N and C'}, got gradOutput "
+          f"{shape_str(grad_output.shape)} and self {shape_str(self.shape)}")
+    check(API, indices.shape == self.shape,
+          f"indices shape must equal self shape {shape_str(self.shape)}, got {shape_str(indices.shape)}")
+    check(API, len(output_size) == 2, f"outputSize must have 2 elements, got {shape_str(output_size)}")
+    check(API, output_size == grad_output.shape[-2:],
+          f"outputSize must equal gradOutput's last two dims {shape_str(grad_output.shape[-2:])}, "
+          f"got {shape_str(output_size)}")
+
+    check(API, grad_output.size > 0 or self.size == 0,
+          f"gradOutput is empty ({shape_str(grad_output.shape)}) but self is not ({shape_str(self.shape)})")
+
+    if self.size:
+        plane = output_size[0] * output_size[1]
+        # Viewed as unsigned, a negative index is huge: one pass catches both ends.
+        unsigned = indices.view(np.uint64 if indices.dtype == np.int64 else np.uint32)
+        if int(unsigned.max()) >= plane:
+            raise param_invalid(
+                API, f"indices must lie in [0, outputSize[0] * outputSize[1]) = [0, {plane}), got values in "
+                f"[{int(indices.min())}, {int(indices.max())}] (not checked by CANN; undefined on the NPU)")
+    return grad_output, self, indices, output_size
+
+
+def _numpy(grad_output, self, indices, output_size):
+    """The numpy path: validate, then one gather at ``plane start + index``.
+
+    (A single np.take over flat offsets is faster than take_along_axis or a take per plane.)
+    """
+    grad_output, self, indices, output_size = _validate(grad_output, self, indices, output_size)
+    if self.size == 0:
+        return np.empty(self.shape, dtype=self.dtype)
+    flat_grad = grad_output.reshape(-1)
+    starts = np.arange(0, flat_grad.size, output_size[0] * output_size[1], dtype=np.int64)
+    flat_indices = np.add(indices.reshape(starts.size, -1), starts[:, np.newaxis], dtype=np.int64)
+    return np.take(flat_grad, flat_indices).reshape(self.shape)
+
+
+def _aclnn(lib, grad_output, self, indices, output_size):
+    """The npu/sim path: the two-phase C call; the library checks the arguments."""
+    with Call(lib, API) as call:
+        args = (
+            call.tensor("gradOutput", grad_output),
+            call.tensor("self", self),
+            call.tensor("indices", indices),
+            call.int_array("outputSize", output_size),
+        )
+        # The result (out) has self's shape and dtype.
+        out = call.output(shape_of(self if self is not None else grad_output), dtype_of(self))
+        call.run("aclnnMaxUnpool2dBackward", *args, out.handle)
+        return call.results([out])[0]
+
+
+def max_unpool2d_backward(grad_output: np.ndarray, self: np.ndarray, indices: np.ndarray,
+                          output_size: Sequence[int], *, backend: str | None = None) -> np.ndarray:
+    """Gradient of max_unpool2d with respect to ``self``: ``grad_output`` gathered at ``indices``.
+
+    Mirrors ``aclnnMaxUnpool2dBackwardGetWorkspaceSize`` + ``aclnnMaxUnpool2dBackward``.
+    Returns a new array of ``self``'s shape and dtype.
+
+    Raises:
+        AclnnError: 161001 for a None argument, 161002 for a violated constraint (module doc).
+        TypeError: an argument of the wrong Python type.
+    """
+    return dispatch(backend, _numpy, _aclnn, grad_output, self, indices, output_size)

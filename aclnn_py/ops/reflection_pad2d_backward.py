@@ -1,0 +1,198 @@
+"""aclnnReflectionPad2dBackwardGetWorkspaceSize / aclnnReflectionPad2dBackward: gradient of
+reflection padding.
+
+C header ``aclnnop/aclnn_pad2d_backward.h`` (shared with ReplicationPad2dBackward)::
+
+    aclnnStatus aclnnReflectionPad2dBackwardGetWorkspaceSize(
+        const aclTensor *gradOutput, const aclTensor *self, const aclIntArray *padding,
+        aclTensor *gradInput, uint64_t *workspaceSize, aclOpExecutor **executor);
+    aclnnStatus aclnnReflectionPad2dBackward(void *workspace, uint64_t workspaceSize,
+                                             aclOpExecutor *executor, const aclrtStream stream);
+
+Computes ``torch.ops.aten.reflection_pad2d_backward(gradOutput, self, padding)``, the gradient
+of ``F.pad(self, padding, mode="reflect")``.  ``padding = [left, right, top, bottom]``.  Every
+gradOutput element at padded position ``(y, x)`` is added to gradInput at its reflected source
+``(r(y - top, H), r(x - left, W))`` with ``r(t, n) = -t if t < 0, 2*(n-1) - t if t >= n, else t``.
+Doc example: gradOutput ``[[[1,1,1,1,1,1,1]]]``, self ``[[[1,1,1,1,1]]]``, padding
+``[1,1,0,0]`` give ``[[[1,2,1,2,1]]]``.  FLOAT16 and BFLOAT16 are computed in FLOAT.
+
+Constraints, in the order CANN checks them (each violation is 161002 unless noted):
+
+1. gradOutput, self, padding are required (None: 161001).
+2. gradOutput and self dtypes are each FLOAT, FLOAT16, BFLOAT16 (A2/A3), DOUBLE, COMPLEX64 or
+   COMPLEX128, and equal (gradInput, made here, has self's dtype).  The formats are ND.
+3. self has rank 3 or 4; gradOutput has self's rank; padding has 4 elements, all >= 0 (the
+   documented rule; CANN's current code only enforces it for BFLOAT16); ``left, right < W`` and
+   ``top, bottom < H``; for BFLOAT16, ``top == bottom == 0`` or every pad <= 7;
+   ``gradOutput.shape[-2:] == (H + top + bottom, W + left + right)``.
+4. Empty tensors: 3-D self with H or W == 0, or 4-D self with C, H or W == 0, is rejected; an
+   empty leading dim succeeds (empty result).
+
+Deliberate deviation: CANN compares only gradOutput's last two dims with self's; the numpy
+backend also requires the leading dims to agree (161002), as there is no other way to read them.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+
+import numpy as np
+
+from .._dtypes import bfloat16, compute_dtype, dtype_name
+from ._aclnn import Call, dtype_of, shape_of
+from ._common import FLOAT16, FLOAT32, check, check_dtype, dispatch, int_array_arg, shape_str, tensor_arg
+
+API = "aclnnReflectionPad2dBackwardGetWorkspaceSize"
+
+DTYPES = (FLOAT32, FLOAT16, bfloat16, np.dtype(np.float64), np.dtype(np.complex64), np.dtype(np.complex128))
+
+_BF16_MAX_PAD = 7
+
+
+def _validate(grad_output, self, padding):
+    """Coerce and check the arguments in CANN's order.
+
+    Returns ``(grad_output, self, padding)`` with ``padding`` a tuple of 4 ints.
+    """
+    grad_output = tensor_arg(API, "gradOutput", grad_output)
+    self = tensor_arg(API, "self", self)
+    padding = int_array_arg(API, "padding", padding)
+
+    check_dtype(API, "gradOutput", grad_output, DTYPES)
+    check_dtype(API, "self", self, DTYPES)
+    check(API, grad_output.dtype == self.dtype,
+          f"gradOutput dtype must equal self dtype, got {dtype_name(grad_output.dtype)} and "
+          f"{dtype_name(self.dtype)}")
+
+    check(API, self.ndim in (3, 4), f"self must be 3-D or 4-D, got {self.ndim}-D shape {shape_str(self.shape)}")
+    check(API, grad_output.ndim == self.ndim,
+          f"gradOutput must have self's rank {self.ndim}, got {grad_output.ndim}-D shape "
+          f"{shape_str(grad_output.shape)}")
+    check(API, len(padding) == 4, f"padding must have 4 elements, got {shape_str(padding)}")
+    check(API, min(padding) >= 0, f"padding must be >= 0, got {shape_str(padding)}")
+    left, right, top, bottom = padding
+    height, width = self.shape[-2:]
+    check(API, left < width and right < width,
+          f"padding left and right must be < self width {width}, got padding = {shape_str(padding)}")
+    check(API, top < height and bottom < height,
+          f"padding top and bottom must be < self height {height}, got padding = {shape_str(padding)}")
+    if self.dtype == bfloat16:
+        check(API, top == bottom == 0 or max(padding) <= _BF16_MAX_PAD,
+              f"for BFLOAT16, padding top and bottom must be 0 or every pad must be <= {_BF16_MAX_PAD}, "
+              f"got padding = {shape_str(padding)}")
+    expected = (height + top + bottom, width + left + right)
+    check(API, grad_output.shape[-2:] == expected,
+          f"gradOutput's last two dims must be self's plus padding {shape_str(expected)}, got gradOutput "
+          f"{shape_str(grad_output.shape)} for self {shape_str(self.shape)} and padding {shape_str(padding)}")
+    check(API, grad_output.shape[:-2] == self.shape[:-2],
+          f"gradOutput's leading dims must equal self's {shape_str(self.shape[:-2])}, got gradOutput "
+          f"{shape_str(grad_output.shape)} (not checked by CANN)")
+
+    if self.size == 0:
+        required = "H and W" if self.ndim == 3 else "C, H and W"
+        check(API, min(self.shape[-3 if self.ndim == 4 else -2:]) > 0,
+              f"self may be empty only in its leading dim; {required} must be > 0, got {shape_str(self.shape)}")
+    return grad_output, self, padding
+
+
+def _axis_parts(pad_before: int, size: int, pad_after: int) -> list[tuple[slice, slice, bool]]:
+    """How one padded axis folds back onto ``size`` input positions.
+
+    Each part is ``(gradOutput slice, gradInput slice, reversed)``: the interior first, then each
+    border strip, which lands mirrored one step inside the edge it was reflected at.
+    """
+    parts = [(slice(pad_before, pad_before + size), slice(0, size), False)]
+    if pad_before:
+        parts.append((slice(0, pad_before), slice(1, pad_before + 1), True))
+    if pad_after:
+        parts.append((slice(pad_before + size, pad_before + size + pad_after),
+                      slice(size - 1 - pad_after, size - 1), True))
+    return parts
+
+
+def _core(pad_before: int, size: int, pad_after: int) -> tuple[int, int]:
+    """The input positions ``[lo, hi)`` of one axis that no border strip reaches (maybe none)."""
+    lo = min(size, pad_before + 1) if pad_before else 0
+    hi = size - 1 - pad_after if pad_after else size
+    return lo, max(lo, hi)
+
+
+def _clip(part: tuple[slice, slice, bool], lo: int, hi: int) -> tuple[slice, slice, bool] | None:
+    """``part`` restricted to the gradInput positions ``[lo, hi)``, its target relative to ``lo``."""
+    source, target, flipped = part
+    start, stop = max(target.start, lo), min(target.stop, hi)
+    if start >= stop:
+        return None
+    if flipped:
+        source = slice(source.stop - (stop - target.start), source.stop - (start - target.start))
+    else:
+        source = slice(source.start + (start - target.start), source.start + (stop - target.start))
+    return source, slice(start - lo, stop - lo), flipped
+
+
+def _numpy(grad_output, self, padding):
+    """The numpy path: validate, copy the interior, then add the mirrored border strips.
+
+    Only the bands along the edges that the strips reach need sums; the core between them is a
+    plain copy, so FLOAT16/BFLOAT16 are widened to FLOAT in the bands alone.
+    """
+    grad_output, self, (left, right, top, bottom) = _validate(grad_output, self, padding)
+    height, width = self.shape[-2:]
+    grad_input = np.empty(self.shape, dtype=self.dtype)
+    if grad_input.size == 0:
+        return grad_input
+    rows, cols = _axis_parts(top, height, bottom), _axis_parts(left, width, right)
+    np.copyto(grad_input, grad_output[..., rows[0][0], cols[0][0]])
+
+    (row_lo, row_hi), (col_lo, col_hi) = _core(top, height, bottom), _core(left, width, right)
+    # Top and bottom bands span the full width; left and right ones fill the core rows.
+    bands = [((0, row_lo), (0, width)), ((row_hi, height), (0, width)),
+             ((row_lo, row_hi), (0, col_lo)), ((row_lo, row_hi), (col_hi, width))]
+    accumulate = compute_dtype(self.dtype)
+    for (r0, r1), (c0, c1) in bands:
+        if r0 == r1 or c0 == c1:
+            continue
+        band = grad_input[..., r0:r1, c0:c1]
+        sums = band if accumulate == self.dtype else band.astype(accumulate)
+        # Every piece but the first, the interior, which the band already holds.
+        for row_part, col_part in itertools.islice(itertools.product(rows, cols), 1, None):
+            row_clip, col_clip = _clip(row_part, r0, r1), _clip(col_part, c0, c1)
+            if row_clip is None or col_clip is None:
+                continue
+            (rows_from, rows_to, rows_flip), (cols_from, cols_to, cols_flip) = row_clip, col_clip
+            source = grad_output[..., rows_from, cols_from]
+            source = source[..., ::-1 if rows_flip else 1, ::-1 if cols_flip else 1]
+            target = sums[..., rows_to, cols_to]
+            np.add(target, source, out=target)
+        if sums is not band:
+            band[...] = sums
+    return grad_input
+
+
+def _aclnn(lib, grad_output, self, padding):
+    """The npu/sim path: the two-phase C call; the library checks the arguments."""
+    with Call(lib, API) as call:
+        args = (
+            call.tensor("gradOutput", grad_output),
+            call.tensor("self", self),
+            call.int_array("padding", padding),
+        )
+        # The result (gradInput) has self's shape and dtype.
+        out = call.output(shape_of(self if self is not None else grad_output), dtype_of(self))
+        call.run("aclnnReflectionPad2dBackward", *args, out.handle)
+        return call.results([out])[0]
+
+
+def reflection_pad2d_backward(grad_output: np.ndarray, self: np.ndarray, padding: Sequence[int], *,
+                              backend: str | None = None) -> np.ndarray:
+    """Gradient of reflection padding: fold each mirrored border of ``grad_output`` back inside.
+
+    Mirrors ``aclnnReflectionPad2dBackwardGetWorkspaceSize`` + ``aclnnReflectionPad2dBackward``.
+    Returns a new array of ``self``'s shape and dtype.
+
+    Raises:
+        AclnnError: 161001 for a None argument, 161002 for a violated constraint (module doc).
+        TypeError: an argument of the wrong Python type.
+    """
+    return dispatch(backend, _numpy, _aclnn, grad_output, self, padding)

@@ -1,0 +1,224 @@
+"""max_unpool2d_backward (aclnnMaxUnpool2dBackward): gather values, dtypes, errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import aclnn_py
+from aclnn_py import AclnnError, bfloat16
+from helpers import assert_close, random_array
+from reference.max_unpool2d_backward import max_unpool2d_backward as reference
+
+API = "aclnnMaxUnpool2dBackwardGetWorkspaceSize"
+
+DTYPES = [np.dtype(t) for t in (np.float32, np.float16, np.int8, np.uint8, np.int16, np.int32, np.int64, np.bool_)]
+INDEX_DTYPES = [np.dtype(np.int64), np.dtype(np.int32)]
+
+
+def _problem(rng, self_shape, output_size, dtype, index_dtype=np.int64):
+    """(gradOutput, self, indices) with random in-range indices (any gather is legal)."""
+    grad_output = random_array(rng, self_shape[:-2] + tuple(output_size), dtype)
+    self = random_array(rng, self_shape, dtype)
+    indices = rng.integers(0, output_size[0] * output_size[1], size=self_shape).astype(index_dtype)
+    return grad_output, self, indices
+
+
+@pytest.mark.parametrize("index_dtype", INDEX_DTYPES, ids=str)
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("self_shape, output_size", [((2, 3, 3, 4), (5, 7)), ((3, 2, 2), (4, 5))])
+def test_matches_reference(backend, self_shape, output_size, dtype, index_dtype):
+    rng = np.random.default_rng(0)
+    grad_output, self, indices = _problem(rng, self_shape, output_size, dtype, index_dtype)
+    result = aclnn_py.max_unpool2d_backward(grad_output, self, indices, list(output_size), backend=backend)
+    assert result.dtype == dtype and result.shape == self_shape
+    assert_close(result, reference(grad_output, self, indices, output_size), dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("self_shape, output_size", [
+    ((2, 3, 5, 6), (10, 12)),
+    ((4, 3, 3), (6, 6)),
+    ((1, 2, 32, 40), (64, 80)),    # large planes: one gather call per plane
+])
+def test_matches_torch_gather(backend, torch, self_shape, output_size, dtype):
+    rng = np.random.default_rng(1)
+    grad_output, self, indices = _problem(rng, self_shape, output_size, dtype)
+    result = aclnn_py.max_unpool2d_backward(grad_output, self, indices, output_size, backend=backend)
+    expected = torch.from_numpy(grad_output).flatten(-2).gather(-1, torch.from_numpy(indices).flatten(-2))
+    assert_close(result, expected.view(self_shape).numpy(), dtype)
+
+
+@pytest.mark.parametrize("self_shape", [(2, 3, 4, 5), (3, 8, 6), (1, 1, 20, 64)])
+def test_matches_torch_autograd_of_max_unpool2d(backend, torch, self_shape):
+    # Indices as a real 2x2 max pool produces them; grad of F.max_unpool2d w.r.t. its input.
+    rng = np.random.default_rng(2)
+    image = torch.from_numpy(random_array(rng, self_shape[:-2] + (2 * self_shape[-2], 2 * self_shape[-1]), np.float32))
+    pooled, indices = torch.nn.functional.max_pool2d(image, 2, return_indices=True)
+    pooled.requires_grad_(True)
+    output_size = tuple(image.shape[-2:])
+    unpooled = torch.nn.functional.max_unpool2d(pooled, indices, 2, output_size=output_size)
+    grad_output = torch.from_numpy(random_array(rng, tuple(unpooled.shape), np.float32))
+    (expected,) = torch.autograd.grad(unpooled, pooled, grad_output)
+    result = aclnn_py.max_unpool2d_backward(grad_output.numpy(), pooled.detach().numpy(), indices.numpy(),
+                                            list(output_size), backend=backend)
+    assert_close(result, expected.numpy(), np.float32)
+
+
+@pytest.mark.parametrize("index_dtype", INDEX_DTYPES, ids=str)
+def test_non_contiguous_and_negative_strides(backend, index_dtype):
+    rng = np.random.default_rng(3)
+    grad_output, self, indices = _problem(rng, (2, 3, 4, 5), (6, 8), np.float32, index_dtype)
+    views = [
+        np.ascontiguousarray(grad_output.swapaxes(-1, -2)).swapaxes(-1, -2),
+        np.ascontiguousarray(grad_output[:, ::-1, ::-1])[:, ::-1, ::-1],
+    ]
+    index_views = [
+        np.repeat(indices, 2, axis=-1)[..., ::2],
+        np.ascontiguousarray(indices[..., ::-1, ::-1])[..., ::-1, ::-1],
+    ]
+    expected = reference(grad_output, self, indices, (6, 8))
+    for g in views:
+        for idx in index_views:
+            before = (g.copy(), idx.copy())
+            result = aclnn_py.max_unpool2d_backward(g, self[:, :, ::-1], idx, (6, 8), backend=backend)
+            assert_close(result, expected, np.float32)
+            np.testing.assert_array_equal(g, before[0])
+            np.testing.assert_array_equal(idx, before[1])
+    flipped = grad_output[..., ::-1]
+    assert_close(aclnn_py.max_unpool2d_backward(flipped, self, indices, (6, 8), backend=backend),
+                 reference(flipped, self, indices, (6, 8)), np.float32)
+
+
+def test_result_is_a_new_array(backend):
+    grad_output = np.arange(4, dtype=np.float32).reshape(1, 2, 2)
+    indices = np.array([[[0, 1], [2, 3]]])
+    result = aclnn_py.max_unpool2d_backward(grad_output, np.zeros((1, 2, 2), np.float32), indices, [2, 2],
+                                            backend=backend)
+    np.testing.assert_array_equal(result, grad_output)
+    assert not np.shares_memory(result, grad_output)
+
+
+@pytest.mark.parametrize("self_shape, grad_shape", [
+    ((0, 3, 2, 2), (0, 3, 4, 4)),
+    ((2, 0, 2, 2), (2, 0, 4, 4)),
+    ((2, 3, 0, 2), (2, 3, 4, 4)),
+    ((0, 2, 2), (0, 4, 4)),
+    ((2, 2, 0), (2, 4, 4)),
+    ((2, 3, 0, 2), (2, 3, 0, 4)),
+])
+def test_empty_self_gives_empty_result(backend, self_shape, grad_shape):
+    for dtype in (np.float32, np.bool_):
+        result = aclnn_py.max_unpool2d_backward(np.zeros(grad_shape, dtype), np.zeros(self_shape, dtype),
+                                                np.zeros(self_shape, np.int64), grad_shape[-2:], backend=backend)
+        assert result.shape == self_shape and result.dtype == dtype
+
+
+# --- errors ------------------------------------------------------------------------------
+
+VALID = dict(grad_output=np.zeros((2, 3, 4, 6), np.float32), self=np.zeros((2, 3, 2, 3), np.float32),
+             indices=np.zeros((2, 3, 2, 3), np.int64), output_size=[4, 6])
+ARG_NAMES = {"grad_output": "gradOutput", "self": "self", "indices": "indices", "output_size": "outputSize"}
+
+
+def _call(backend, **changes):
+    args = dict(VALID, **changes)
+    return aclnn_py.max_unpool2d_backward(*args.values(), backend=backend)
+
+
+def test_valid_baseline(backend):
+    assert _call(backend).shape == (2, 3, 2, 3)
+
+
+@pytest.mark.parametrize("arg", list(ARG_NAMES))
+def test_none_is_nullptr(backend, arg):
+    with pytest.raises(AclnnError) as info:
+        _call(backend, **{arg: None})
+    assert info.value.status == 161001
+    assert info.value.api == API
+    assert ARG_NAMES[arg] in info.value.message
+
+
+def _f32(*shape):
+    return np.zeros(shape, np.float32)
+
+
+@pytest.mark.parametrize("changes, param", [
+    (dict(grad_output=np.zeros((2, 3, 4, 6), np.float64)), "gradOutput"),
+    (dict(grad_output=np.zeros((2, 3, 4, 6), bfloat16)), "gradOutput"),
+    (dict(grad_output=np.zeros((2, 3, 4, 6), np.complex64)), "gradOutput"),
+    (dict(grad_output=np.zeros((2, 3, 4, 6), np.uint16)), "gradOutput"),
+    (dict(self=np.zeros((2, 3, 2, 3), np.float64)), "self"),
+    (dict(self=np.zeros((2, 3, 2, 3), np.int32)), "gradOutput"),          # FLOAT cannot cast to INT32
+    (dict(grad_output=np.zeros((2, 3, 4, 6), np.int32), self=np.zeros((2, 3, 2, 3), np.bool_)), "gradOutput"),
+    (dict(grad_output=np.zeros((2, 3, 4, 6), np.int32)), "gradOutput"),   # castable but not equal
+    (dict(grad_output=np.zeros((2, 3, 4, 6), np.float16)), "gradOutput"),
+    (dict(indices=np.zeros((2, 3, 2, 3), np.int16)), "indices"),
+    (dict(indices=np.zeros((2, 3, 2, 3), np.uint8)), "indices"),
+    (dict(indices=np.zeros((2, 3, 2, 3), np.float32)), "indices"),
+    (dict(self=_f32(6, 6), indices=np.zeros((6, 6), np.int64)), "self"),
+    (dict(self=_f32(1, 2, 3, 2, 3), indices=np.zeros((1, 2, 3, 2, 3), np.int64)), "self"),
+    (dict(grad_output=_f32(3, 4, 6)), "gradOutput"),
+    (dict(grad_output=_f32(1, 3, 4, 6)), "gradOutput"),                   # N differs
+    (dict(grad_output=_f32(2, 2, 4, 6)), "gradOutput"),                   # C differs
+    (dict(grad_output=_f32(2, 4, 6), self=_f32(3, 2, 3), indices=np.zeros((3, 2, 3), np.int64)),
+     "gradOutput"),                                                       # 3-D C differs
+    (dict(indices=np.zeros((2, 3, 3, 2), np.int64)), "indices"),
+    (dict(indices=np.zeros((2, 3, 2, 3, 1), np.int64)), "indices"),
+    (dict(output_size=[4]), "outputSize"),
+    (dict(output_size=[1, 4, 6]), "outputSize"),
+    (dict(output_size=[6, 4]), "outputSize"),
+    (dict(output_size=[4, 7]), "outputSize"),
+    (dict(grad_output=_f32(2, 3, 0, 6), output_size=[0, 6]), "gradOutput"),   # empty gradOutput, self not
+])
+def test_invalid_parameters(backend, changes, param):
+    with pytest.raises(AclnnError) as info:
+        _call(backend, **changes)
+    assert info.value.status == 161002
+    assert info.value.api == API
+    assert param in info.value.message
+
+
+@pytest.mark.parametrize("bad, index_dtype", [
+    (-1, np.int64), (24, np.int64), (2**40, np.int64), (-(2**31), np.int32), (24, np.int32)])
+def test_out_of_range_index_is_an_error(backend, bad, index_dtype):
+    # CANN does not check index values (undefined on the NPU).  The numpy backend rejects them
+    # as a parameter error; the simulator faults in phase 2, as a device would.  Neither writes.
+    if backend == "npu":
+        pytest.skip("an out-of-range index is undefined behaviour on the NPU")
+    indices = np.zeros((2, 3, 2, 3), index_dtype)
+    indices[1, 2, 1, 0] = bad
+    with pytest.raises(AclnnError) as info:
+        _call(backend, indices=indices)
+    assert "indices" in info.value.message
+    if backend == "numpy":
+        assert info.value.status == 161002 and info.value.api == API
+        assert "[0, 24)" in info.value.message and str(bad) in info.value.message
+
+
+@pytest.mark.parametrize("changes, first", [
+    (dict(grad_output=np.zeros((2, 4, 6), np.float64), output_size=[1]), "gradOutput"),
+    (dict(self=np.zeros((2, 3, 2, 3), np.int64), indices=np.zeros((2, 3, 2, 3), np.int16)), "cast"),
+    (dict(indices=np.zeros((5,), np.int16), self=_f32(2, 3)), "indices"),
+    (dict(self=_f32(2, 3), grad_output=_f32(2, 3, 4), output_size=[3, 4, 5]), "self"),
+    (dict(indices=np.zeros((2, 3), np.int64), output_size=[1]), "indices"),
+    (dict(output_size=[4, 7], grad_output=_f32(2, 3, 0, 7)), "outputSize"),
+])
+def test_check_order(backend, changes, first):
+    with pytest.raises(AclnnError) as info:
+        _call(backend, **changes)
+    assert info.value.status == 161002
+    assert first in info.value.message
+
+
+@pytest.mark.parametrize("changes", [
+    dict(grad_output=[[0.0]]),
+    dict(self=(1, 2)),
+    dict(indices=[[0]]),
+    dict(output_size=4),
+    dict(output_size="46"),
+    dict(output_size=[4.0, 6]),
+])
+def test_wrong_python_types(backend, changes):
+    with pytest.raises(TypeError):
+        _call(backend, **changes)
