@@ -129,10 +129,9 @@ def compute_dtype(dtype) -> np.dtype:
     return np.dtype(np.float32) if is_low_precision_float(dtype) else np.dtype(dtype)
 
 
+_FORMAT_BY_RANK = {3: aclFormat.ACL_FORMAT_NCL, 4: aclFormat.ACL_FORMAT_NCHW, 5: aclFormat.ACL_FORMAT_NCDHW}
+
+
 def format_for_rank(ndim: int) -> aclFormat:
     """The view format torch_npu (and this binding) gives a tensor of this rank."""
-    return {
-        3: aclFormat.ACL_FORMAT_NCL,
-        4: aclFormat.ACL_FORMAT_NCHW,
-        5: aclFormat.ACL_FORMAT_NCDHW,
-    }.get(ndim, aclFormat.ACL_FORMAT_ND)
+    return _FORMAT_BY_RANK.get(ndim, aclFormat.ACL_FORMAT_ND)

@@ -15,9 +15,13 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 from dataclasses import dataclass
 from typing import Callable
 
@@ -209,6 +213,48 @@ def run(cases, backends, repeats, warmup, torch) -> dict[str, list[float]]:
     return ratios
 
 
+def overhead(rounds: int = 5, calls: int = 3000) -> None:
+    """Per-call host overhead of the binding on tiny tensors vs scripts/overhead.c doing the
+    same sequence (device buffers, copies, descriptors, both phases, sync, copy back, release)
+    on the simulator, alternating the two, round after round."""
+    try:
+        from aclnn_py import _ffi, sim
+
+        _ffi.library("sim")
+        home = Path(sim.home())
+    except Exception as exc:
+        print(f"overhead: simulator not available ({exc})")
+        return
+    source = Path(__file__).with_name("overhead.c")
+    cc = os.environ.get("CC", "cc")
+    with tempfile.TemporaryDirectory() as tmp:
+        exe = Path(tmp) / "overhead"
+        subprocess.run([cc, "-O2", "-std=c11", f"-I{home / 'include'}", f"-I{home / 'include' / 'aclnn'}",
+                        str(source), f"-L{home / 'lib64'}", "-lopapi", "-lnnopbase", "-lascendcl",
+                        f"-Wl,-rpath,{home / 'lib64'}", "-o", str(exe)], check=True)
+        g = np.ones((1, 1, 6, 6), np.float32)
+        x = np.ones((1, 1, 4, 4), np.float32)
+
+        def python_us() -> float:
+            t0 = time.perf_counter()
+            for _ in range(calls):
+                aclnn_py.reflection_pad2d_backward(g, x, [1, 1, 1, 1], backend="sim")
+            return (time.perf_counter() - t0) / calls * 1e6
+
+        def c_us() -> float:
+            out = subprocess.run([str(exe), str(calls)], check=True, capture_output=True, text=True).stdout
+            return float(out.split()[-1])
+
+        python_us()  # warm-up
+        py, c = [], []
+        for _ in range(rounds):
+            py.append(python_us())
+            c.append(c_us())
+    py_med, c_med = statistics.median(py), statistics.median(c)
+    print(f"per-call host overhead, ReflectionPad2dBackward (1,1,6,6) on sim: binding {py_med:.1f} us, "
+          f"C program {c_med:.1f} us, ratio {py_med / c_med:.1f}x")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--op", default="", help="only cases whose name contains this text")
@@ -216,6 +262,7 @@ def main(argv=None) -> int:
     ap.add_argument("--repeats", type=int, default=9)
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--threads", type=int, default=2, help="PyTorch CPU threads")
+    ap.add_argument("--no-overhead", action="store_true", help="skip the binding-vs-C per-call overhead")
     opts = ap.parse_args(argv)
     try:
         import torch
@@ -228,6 +275,9 @@ def main(argv=None) -> int:
     print(f"PyTorch {torch.__version__} ({opts.threads} threads), NumPy {np.__version__}, "
           f"backends {backends}, {opts.repeats} repeats, median")
     run(cases, backends, opts.repeats, opts.warmup, torch)
+    if not opts.no_overhead:
+        print()
+        overhead()
     return 0
 
 

@@ -7,19 +7,37 @@ An op file marshals its arguments through a ``Call`` (NumPy arrays are copied to
 stream. Parameter checking is the library's: the same C code path as on the NPU.
 
 Results: if any tensor argument was a device ``Tensor``, the outputs are returned as
-``Tensor``s without waiting (the chain stays on the device; workspace and temporaries are
-released when the stream is next synchronised). Otherwise the stream is synchronised and the
-outputs come back as NumPy arrays. Every handle is released exactly once, on errors too.
+``Tensor``s without waiting (the chain stays on the device; the workspace and the device
+copies of NumPy inputs are freed when the stream is next synchronised). Otherwise the stream
+is synchronised and the outputs come back as NumPy arrays.
+
+Temporaries are raw handles owned by the call (no wrapper objects: this is the per-call hot
+path). Each release is registered the moment its handle exists, and every one runs exactly
+once: in reverse order on an error, after the stream has finished on success.
 """
 
 from __future__ import annotations
 
 import numbers
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from ..tensor import BoolArray, DeviceBuffer, IntArray, Tensor, Transaction
+from .._dtypes import _NUMPY_TO_ACL, format_for_rank, to_acl
+from .._errors import ACLNN_ERR_PARAM_INVALID, AclnnError, param_invalid
+from ..tensor import Tensor, _byte_bounds, _quietly
+
+ACL_MEM_MALLOC_HUGE_FIRST = 0
+ACL_MEMCPY_HOST_TO_DEVICE = 1
+ACL_MEMCPY_DEVICE_TO_HOST = 2
+
+
+_ACL_DTYPE = {dt: int(acl) for dt, acl in _NUMPY_TO_ACL.items()}
+_FORMATS = {r: int(format_for_rank(r)) for r in range(9)}
+
+
+def _format(ndim: int) -> int:
+    return _FORMATS.get(ndim) or int(format_for_rank(ndim))
 
 
 class Call:
@@ -27,17 +45,53 @@ class Call:
         self.lib = lib
         self.api = api
         self.ffi = lib.ffi
+        self.fn = lib.fn
+        self.stream = lib.stream()  # also sets up runtime and device for this thread
         self.device_io = False
-        self.tx = Transaction()
-        self._temps: list[Tensor] = []          # inputs copied from NumPy: read by queued work
-        self._arrays: list = []                 # int/bool arrays: CANN copies them in phase 1
+        # (release, frees device memory that queued work may still use)
+        self._releases: list[tuple[Callable[[], None], bool]] = []
+        self._outputs: list[tuple[object, tuple, np.dtype, int] | Tensor] = []
 
     def __enter__(self) -> "Call":
-        self.tx.__enter__()
         return self
 
-    def __exit__(self, *exc) -> None:
-        self.tx.__exit__(*exc)
+    def __exit__(self, exc_type, exc, tb) -> None:
+        releases, self._releases = self._releases, []
+        if exc_type is not None:
+            for release, _ in reversed(releases):
+                _quietly(release)
+            return
+        if self.device_io:
+            for release, after_stream in reversed(releases):
+                self.lib.defer(release) if after_stream else release()
+        else:
+            for release, _ in reversed(releases):
+                release()
+
+    # -- raw handles ----------------------------------------------------------------------
+
+    def _malloc(self, nbytes: int):
+        if nbytes == 0:
+            return self.ffi.NULL
+        p = self.ffi.new("void **")
+        self.lib.check(self.fn("aclrtMalloc")(p, nbytes, ACL_MEM_MALLOC_HUGE_FIRST), "aclrtMalloc")
+        ptr = p[0]
+        free = self.fn("aclrtFree")
+        self._releases.append((lambda: free(ptr), True))
+        return ptr
+
+    def _descriptor(self, shape: tuple, dtype: np.dtype, strides: Sequence[int], storage: int, ptr):
+        ffi = self.ffi
+        # (cffi turns a list argument for a ``T *`` parameter into a temporary C array.)
+        handle = self.fn("aclCreateTensor")(
+            list(shape), len(shape), _ACL_DTYPE[dtype], list(strides), 0, _format(len(shape)),
+            [storage], 1, ptr)
+        if handle == ffi.NULL:
+            raise AclnnError(ACLNN_ERR_PARAM_INVALID, "aclCreateTensor",
+                             self.lib.recent_error() or f"could not create a tensor of shape {list(shape)}")
+        destroy = self.fn("aclDestroyTensor")
+        self._releases.append((lambda: destroy(handle), False))
+        return handle
 
     # -- arguments ----------------------------------------------------------------------
 
@@ -56,21 +110,37 @@ class Call:
         if not isinstance(value, np.ndarray):
             raise TypeError(f"{self.api}: {name} must be a numpy.ndarray or aclnn_py.Tensor, "
                             f"got {type(value).__name__}")
-        t = Tensor.from_numpy(value, backend=self.lib.backend)
-        self.tx.add(t.close)
-        self._temps.append(t)
-        return t.handle
+        to_acl(value.dtype)  # TypeError for dtypes CANN has no name for
+        item = value.itemsize
+        if value.size == 0:
+            return self._descriptor(value.shape, value.dtype, _contiguous(value.shape), 0, self.ffi.NULL)
+        if value.flags.c_contiguous:
+            low, nbytes = value.ctypes.data, value.nbytes
+        else:
+            if any(s < 0 or s % item for s in value.strides):
+                value = np.ascontiguousarray(value)
+            # A strided view is copied as the bytes it spans and described by its strides.
+            low, high = _byte_bounds(value)
+            nbytes = high - low
+        ptr = self._malloc(nbytes)
+        self.lib.check(self.fn("aclrtMemcpy")(ptr, nbytes, self.ffi.cast("void *", low), nbytes,
+                                              ACL_MEMCPY_HOST_TO_DEVICE), "aclrtMemcpy")
+        return self._descriptor(value.shape, value.dtype, [s // item for s in value.strides], nbytes // item, ptr)
 
     def int_array(self, name: str, values) -> object:
         """The aclIntArray* for a sequence of ints (NULL for None)."""
         if values is None:
             return self.ffi.NULL
-        arr = IntArray(_ints(self.api, name, values), backend=self.lib.backend)
-        self.tx.add(arr.close)
-        self._arrays.append(arr)
-        return arr.handle
+        ints = _ints(self.api, name, values)
+        handle = self.fn("aclCreateIntArray")(ints, len(ints))
+        if handle == self.ffi.NULL:
+            raise AclnnError(ACLNN_ERR_PARAM_INVALID, "aclCreateIntArray", self.lib.recent_error())
+        destroy = self.fn("aclDestroyIntArray")
+        self._releases.append((lambda: destroy(handle), False))
+        return handle
 
     def bool_array(self, name: str, values) -> object:
+        """The aclBoolArray* for a sequence of bools (NULL for None)."""
         if values is None:
             return self.ffi.NULL
         if isinstance(values, (str, bytes)) or not isinstance(values, (Sequence, np.ndarray)):
@@ -80,67 +150,87 @@ class Call:
             if not isinstance(v, (bool, np.bool_)):
                 raise TypeError(f"{self.api}: {name}[{i}] must be a bool, got {type(v).__name__}")
             flags.append(bool(v))
-        arr = BoolArray(flags, backend=self.lib.backend)
-        self.tx.add(arr.close)
-        self._arrays.append(arr)
-        return arr.handle
+        handle = self.fn("aclCreateBoolArray")(flags, len(flags))
+        if handle == self.ffi.NULL:
+            raise AclnnError(ACLNN_ERR_PARAM_INVALID, "aclCreateBoolArray", self.lib.recent_error())
+        destroy = self.fn("aclDestroyBoolArray")
+        self._releases.append((lambda: destroy(handle), False))
+        return handle
 
-    def output(self, shape: Sequence[int] | None, dtype, *, zero: bool = False) -> Tensor | None:
-        """A new device tensor for an output (None -> NULL output); ``zero`` fills it with 0
-        for operators that leave parts of their output unwritten."""
+    def output(self, shape: Sequence[int] | None, dtype, *, zero: bool = False) -> object:
+        """The aclTensor* of a new output (NULL for None). ``zero`` fills it with 0 for
+        operators that leave parts of their output unwritten. Marshal the inputs first: an
+        output is a device ``Tensor`` handed to the caller when an input was one."""
         if shape is None:
-            return None
-        t = Tensor.empty(safe_shape(shape), dtype, backend=self.lib.backend)
-        self.tx.add(t.close)
-        if zero and t.buffer.nbytes:
-            self.lib.call("aclrtMemset", t.buffer.ptr, t.buffer.nbytes, 0, t.buffer.nbytes)
-        return t
-
-    def handle(self, t: Tensor | None):
-        return self.ffi.NULL if t is None else t.handle
+            self._outputs.append(None)
+            return self.ffi.NULL
+        shape, dtype = safe_shape(shape), np.dtype(dtype)
+        if self.device_io:
+            t = Tensor.empty(shape, dtype, backend=self.lib.backend)
+            self._releases.append((t.close, False))
+            self._outputs.append(t)
+            ptr, nbytes, handle = t.buffer.ptr, t.buffer.nbytes, t.handle
+        else:
+            nbytes = dtype.itemsize
+            for d in shape:
+                nbytes *= d
+            ptr = self._malloc(nbytes)
+            handle = self._descriptor(shape, dtype, _contiguous(shape), nbytes // dtype.itemsize, ptr)
+            self._outputs.append((ptr, shape, dtype, nbytes))
+        if zero and nbytes:
+            self.lib.check(self.fn("aclrtMemset")(ptr, nbytes, 0, nbytes), "aclrtMemset")
+        return handle
 
     # -- the two phases -------------------------------------------------------------------
 
     def run(self, op: str, *args) -> None:
         """``{op}GetWorkspaceSize(*args, &size, &executor)`` then ``{op}(ws, size, executor, stream)``."""
         lib, ffi = self.lib, self.ffi
-        stream = lib.stream()
         size_p = ffi.new("uint64_t *")
         executor_p = ffi.new("aclOpExecutor **")
-        lib.call(f"{op}GetWorkspaceSize", *args, size_p, executor_p)
+        lib.check(self.fn(f"{op}GetWorkspaceSize")(*args, size_p, executor_p), f"{op}GetWorkspaceSize")
         size = int(size_p[0])
-        workspace = None
         try:
-            if size > 0:
-                workspace = DeviceBuffer(lib, size)
-            lib.call(op, workspace.ptr if workspace else ffi.NULL, size, executor_p[0], stream)
+            workspace = self._malloc(size)
+            status = self.fn(op)(workspace, size, executor_p[0], self.stream)
         except BaseException:
+            status = None
+        if status != 0:
             # Phase 2 did not take the executor: destroy it here, or nothing ever will.
-            lib.fn("aclDestroyAclOpExecutor")(executor_p[0])
-            if workspace is not None:
-                workspace.free()
-            raise
-        # The workspace and the device copies of NumPy inputs live until the kernel has run.
-        if workspace is not None:
-            lib.defer(workspace.free)
-        for t in self._temps:
-            lib.defer(t.close)
-        for arr in self._arrays:
-            arr.close()
+            self.fn("aclDestroyAclOpExecutor")(executor_p[0])
+            if status is None:
+                raise
+            lib.check(status, op)
 
-    def results(self, outputs: Sequence[Tensor | None]) -> list:
-        """The outputs: device ``Tensor``s when any input was one (no waiting), else NumPy
-        arrays after the stream has been synchronised (the device outputs are then freed)."""
-        self.tx.keep()  # from here on every handle has its owner
+    def results(self) -> list:
+        """The outputs, in the order they were made: device ``Tensor``s when any input was
+        one (no waiting), else NumPy arrays after the stream has been synchronised."""
         if self.device_io:
-            return list(outputs)
-        try:
-            self.lib.synchronize()
-            return [None if t is None else t.numpy() for t in outputs]
-        finally:
-            for t in outputs:
-                if t is not None:
-                    t.close()
+            # The caller owns the outputs now.
+            self._releases = [(r, d) for r, d in self._releases
+                              if not any(isinstance(o, Tensor) and r == o.close for o in self._outputs)]
+            return list(self._outputs)
+        self.lib.synchronize()
+        out = []
+        for o in self._outputs:
+            if o is None:
+                out.append(None)
+                continue
+            ptr, shape, dtype, nbytes = o
+            host = np.empty(shape, dtype)
+            if nbytes:
+                self.lib.check(self.fn("aclrtMemcpy")(self.ffi.cast("void *", host.ctypes.data), nbytes, ptr,
+                                                      nbytes, ACL_MEMCPY_DEVICE_TO_HOST), "aclrtMemcpy")
+            out.append(host)
+        return out
+
+
+def _contiguous(shape: Sequence[int]) -> list[int]:
+    strides, acc = [], 1
+    for d in reversed(shape):
+        strides.append(acc)
+        acc *= max(int(d), 1)
+    return strides[::-1]
 
 
 # Outputs whose shape the arguments make impossible (negative, or too large to allocate) get a
@@ -179,8 +269,6 @@ def _ints(api: str, name: str, values) -> list[int]:
             raise TypeError(f"{api}: {name}[{i}] must be an int, got {type(v).__name__}")
         v = int(v)
         if not -(2**63) <= v < 2**63:
-            from .._errors import param_invalid
-
             raise param_invalid(api, f"{name}[{i}] = {v} does not fit in int64")
         out.append(v)
     return out

@@ -173,8 +173,8 @@ def _aclnn(lib, grad_output, input_size, kernel_size, dilation, padding, stride)
         # CANN writes nothing for an empty gradOutput: the output starts as zeros.
         out = call.output(_out_shape(shape_of(grad_output), input_size, kernel_size), dtype_of(grad_output),
                           zero=True)
-        call.run("aclnnIm2colBackward", g, *arrays, out.handle)
-        return call.results([out])[0]
+        call.run("aclnnIm2colBackward", g, *arrays, out)
+        return call.results()[0]
 
 
 def _out_shape(shape, input_size, kernel_size) -> tuple[int, ...]:

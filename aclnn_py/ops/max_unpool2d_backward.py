@@ -127,8 +127,8 @@ def _aclnn(lib, grad_output, self, indices, output_size):
         )
         # The result (out) has self's shape and dtype.
         out = call.output(shape_of(self if self is not None else grad_output), dtype_of(self))
-        call.run("aclnnMaxUnpool2dBackward", *args, out.handle)
-        return call.results([out])[0]
+        call.run("aclnnMaxUnpool2dBackward", *args, out)
+        return call.results()[0]
 
 
 def max_unpool2d_backward(grad_output: np.ndarray, self: np.ndarray, indices: np.ndarray,

@@ -180,8 +180,8 @@ def _aclnn(lib, grad_output, self, padding):
         )
         # The result (gradInput) has self's shape and dtype.
         out = call.output(shape_of(self if self is not None else grad_output), dtype_of(self))
-        call.run("aclnnReflectionPad2dBackward", *args, out.handle)
-        return call.results([out])[0]
+        call.run("aclnnReflectionPad2dBackward", *args, out)
+        return call.results()[0]
 
 
 def reflection_pad2d_backward(grad_output: np.ndarray, self: np.ndarray, padding: Sequence[int], *,
