@@ -192,15 +192,12 @@ class Call:
         size = int(size_p[0])
         try:
             workspace = self._malloc(size)
-            status = self.fn(op)(workspace, size, executor_p[0], self.stream)
         except BaseException:
-            status = None
-        if status != 0:
-            # Phase 2 did not take the executor: destroy it here, or nothing ever will.
+            # Phase 2 never ran, so it never took the executor: destroy it, or nothing will.
             self.fn("aclDestroyAclOpExecutor")(executor_p[0])
-            if status is None:
-                raise
-            lib.check(status, op)
+            raise
+        # Phase 2 consumes the executor whatever its outcome (single use).
+        lib.check(self.fn(op)(workspace, size, executor_p[0], self.stream), op)
 
     def results(self) -> list:
         """The outputs, in the order they were made: device ``Tensor``s when any input was

@@ -63,13 +63,13 @@ def test_every_handle_released_once(sim_lib):
     gc.collect()
     sim_lib.synchronize()
     before = counters(sim_lib)
-    t = Tensor.from_numpy(np.ones((4, 4), np.float32), backend="sim")
+    t = Tensor.from_numpy(np.arange(16, dtype=np.float32).reshape(4, 4), backend="sim")
     v = t.view((2, 2), (8, 1), 1)
     arrays = [IntArray([1, 2, 3], backend="sim"), BoolArray([True, False], backend="sim"),
               Scalar(1.5, np.float32, backend="sim")]
     during = counters(sim_lib)
     assert during["tensors"] == before["tensors"] + 2 and during["device_blocks"] == before["device_blocks"] + 1
-    np.testing.assert_array_equal(v.numpy(), [[1, 2], [9, 10]])
+    np.testing.assert_array_equal(v.numpy(), [[1, 2], [9, 10]])  # offset 1, strides (8, 1)
     t.close()
     t.close()  # idempotent
     assert counters(sim_lib)["device_blocks"] == during["device_blocks"]  # the view still holds it

@@ -1,0 +1,479 @@
+/*
+ * Executors and the phase-2 launch shared by every aclnnXxx, plus aclnnInit/aclnnFinalize
+ * and the tensor memory check.
+ *
+ * An executor holds copies of the descriptors its operator needs (so the caller may destroy
+ * its own descriptors right after phase 1), a parameter blob, the kernel and the workspace
+ * size.  Phase 2 queues a task on the stream; the task runs the kernel when the stream is
+ * synchronised and then frees a normal executor.  A repeatable executor may be launched any
+ * number of times and lives until aclDestroyAclOpExecutor (deferred while runs are queued).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../sim_internal.h"
+#include "registry.h"
+
+struct slots {
+    aclTensor *items;
+    unsigned char *present;
+    int count, capacity;
+};
+
+struct aclOpExecutor {
+    char op_name[64];
+    aclsim_kernel_fn kernel;
+    uint64_t workspace_size;
+    void *params;
+    size_t params_size;
+    struct slots inputs, outputs;
+    int repeatable;
+    int launched;
+    int destroyed; /* aclDestroyAclOpExecutor came while runs were queued */
+    int pending;   /* queued runs */
+};
+
+/* ---- tensors ------------------------------------------------------------------------- */
+
+int aclsim_tensor_memory_ok(const aclTensor *t)
+{
+    if (t == NULL || t->ndim > ACLSIM_MAX_DIMS) {
+        return 0;
+    }
+    int64_t lo = t->offset, hi = t->offset;
+    for (uint64_t i = 0; i < t->ndim; i++) {
+        if (t->view_dims[i] < 0) {
+            return 0;
+        }
+        if (t->view_dims[i] == 0) {
+            return 1; /* no element is ever touched */
+        }
+    }
+    for (uint64_t i = 0; i < t->ndim; i++) {
+        int64_t span;
+        if (__builtin_mul_overflow(t->view_dims[i] - 1, t->strides[i], &span)) {
+            return 0;
+        }
+        if (__builtin_add_overflow(span < 0 ? lo : hi, span, span < 0 ? &lo : &hi)) {
+            return 0;
+        }
+    }
+    int64_t elem = (int64_t)aclDataTypeSize(t->dtype);
+    int64_t first, count, bytes;
+    if (elem <= 0 || lo < 0 || __builtin_mul_overflow(lo, elem, &first) ||
+        __builtin_add_overflow(hi - lo, 1, &count) || __builtin_mul_overflow(count, elem, &bytes)) {
+        return 0;
+    }
+    if (t->data == NULL) {
+        return 0;
+    }
+    return aclsim_device_range_ok((const char *)t->data + first, (uint64_t)bytes);
+}
+
+/* ---- executor construction (used by the operators' phase 1) ---------------------------- */
+
+aclOpExecutor *aclsim_executor_new(const char *op_name, aclsim_kernel_fn run, uint64_t workspace_size)
+{
+    aclOpExecutor *ex = calloc(1, sizeof *ex);
+    if (ex == NULL) {
+        aclsim_set_error("%s: out of host memory creating the executor", op_name != NULL ? op_name : "aclnn");
+        return NULL;
+    }
+    if (op_name != NULL) {
+        strncpy(ex->op_name, op_name, sizeof ex->op_name - 1);
+    }
+    ex->kernel = run;
+    ex->workspace_size = workspace_size;
+    pthread_mutex_lock(&nn_lock);
+    int rc = nn_add_locked(ex, NN_EXECUTOR);
+    pthread_mutex_unlock(&nn_lock);
+    if (rc != 0) {
+        free(ex);
+        aclsim_set_error("%s: out of host memory creating the executor", op_name != NULL ? op_name : "aclnn");
+        return NULL;
+    }
+    aclsim_counter_add(ACLSIM_CNT_EXECUTORS, 1);
+    return ex;
+}
+
+static int add_slot(struct slots *s, const aclTensor *t, const char *op_name)
+{
+    if (s->count == s->capacity) {
+        int cap = s->capacity != 0 ? s->capacity * 2 : 4;
+        aclTensor *items = realloc(s->items, (size_t)cap * sizeof *items);
+        if (items == NULL) {
+            aclsim_set_error("%s: out of host memory", op_name);
+            return -1;
+        }
+        s->items = items;
+        unsigned char *present = realloc(s->present, (size_t)cap);
+        if (present == NULL) {
+            aclsim_set_error("%s: out of host memory", op_name);
+            return -1;
+        }
+        s->present = present;
+        s->capacity = cap;
+    }
+    if (t != NULL) {
+        s->items[s->count] = *t;
+    } else {
+        memset(&s->items[s->count], 0, sizeof s->items[s->count]);
+    }
+    s->present[s->count] = t != NULL;
+    return s->count++;
+}
+
+int aclsim_executor_add_input(aclOpExecutor *ex, const aclTensor *t)
+{
+    return ex != NULL ? add_slot(&ex->inputs, t, ex->op_name) : -1;
+}
+
+int aclsim_executor_add_output(aclOpExecutor *ex, const aclTensor *t)
+{
+    return ex != NULL ? add_slot(&ex->outputs, t, ex->op_name) : -1;
+}
+
+static aclTensor *slot(const struct slots *s, int index)
+{
+    return (index >= 0 && index < s->count && s->present[index]) ? &s->items[index] : NULL;
+}
+
+const aclTensor *aclsim_executor_input(const aclOpExecutor *ex, int index)
+{
+    return ex != NULL ? slot(&ex->inputs, index) : NULL;
+}
+
+aclTensor *aclsim_executor_output(const aclOpExecutor *ex, int index)
+{
+    return ex != NULL ? slot(&ex->outputs, index) : NULL;
+}
+
+void *aclsim_executor_params(aclOpExecutor *ex, size_t size)
+{
+    if (ex == NULL) {
+        return NULL;
+    }
+    if (ex->params != NULL && size <= ex->params_size) {
+        return ex->params;
+    }
+    if (ex->params != NULL) {
+        aclsim_set_error("%s: parameter block requested with %zu bytes after %zu", ex->op_name, size,
+                         ex->params_size);
+        return NULL;
+    }
+    ex->params = calloc(1, size > 0 ? size : 1);
+    if (ex->params == NULL) {
+        aclsim_set_error("%s: out of host memory", ex->op_name);
+        return NULL;
+    }
+    ex->params_size = size;
+    return ex->params;
+}
+
+uint64_t aclsim_executor_workspace_size(const aclOpExecutor *ex)
+{
+    return ex != NULL ? ex->workspace_size : 0;
+}
+
+/* Free an executor that is no longer registered. */
+static void executor_free(aclOpExecutor *ex)
+{
+    free(ex->inputs.items);
+    free(ex->inputs.present);
+    free(ex->outputs.items);
+    free(ex->outputs.present);
+    free(ex->params);
+    free(ex);
+    aclsim_counter_add(ACLSIM_CNT_EXECUTORS, -1);
+}
+
+void aclsim_executor_discard(aclOpExecutor *ex)
+{
+    if (ex == NULL) {
+        return;
+    }
+    pthread_mutex_lock(&nn_lock);
+    int live = nn_kind_locked(ex) == NN_EXECUTOR;
+    if (live) {
+        nn_remove_locked(ex);
+    }
+    pthread_mutex_unlock(&nn_lock);
+    if (live) {
+        executor_free(ex);
+    }
+}
+
+/* ---- public executor API ------------------------------------------------------------- */
+
+/* With nn_lock held: the executor if it is live and not destroyed. */
+static aclOpExecutor *live_executor_locked(aclOpExecutor *ex)
+{
+    return (ex != NULL && nn_kind_locked(ex) == NN_EXECUTOR && !ex->destroyed) ? ex : NULL;
+}
+
+aclnnStatus aclSetAclOpExecutorRepeatable(aclOpExecutor *executor)
+{
+    if (executor == NULL) {
+        aclsim_set_error("aclSetAclOpExecutorRepeatable: executor must not be NULL");
+        return ACLNN_ERR_INNER_NULLPTR;
+    }
+    pthread_mutex_lock(&nn_lock);
+    aclOpExecutor *ex = live_executor_locked(executor);
+    int late = ex != NULL && ex->launched && !ex->repeatable;
+    if (ex != NULL && !late) {
+        ex->repeatable = 1;
+    }
+    pthread_mutex_unlock(&nn_lock);
+    if (ex == NULL) {
+        aclsim_set_error("aclSetAclOpExecutorRepeatable: %p is not a live executor", (void *)executor);
+        return ACLNN_ERR_INNER_NULLPTR;
+    }
+    if (late) {
+        aclsim_set_error("aclSetAclOpExecutorRepeatable: executor %p of %s was already launched; call it right "
+                         "after phase 1",
+                         (void *)executor, ex->op_name);
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    return ACLNN_SUCCESS;
+}
+
+aclnnStatus aclDestroyAclOpExecutor(aclOpExecutor *executor)
+{
+    if (executor == NULL) {
+        aclsim_set_error("aclDestroyAclOpExecutor: executor must not be NULL");
+        return ACLNN_ERR_INNER_NULLPTR;
+    }
+    pthread_mutex_lock(&nn_lock);
+    aclOpExecutor *ex = live_executor_locked(executor);
+    int free_now = 0;
+    if (ex != NULL) {
+        if (ex->pending > 0) {
+            ex->destroyed = 1; /* the last queued run frees it */
+        } else {
+            nn_remove_locked(ex);
+            free_now = 1;
+        }
+    }
+    pthread_mutex_unlock(&nn_lock);
+    if (ex == NULL) {
+        aclsim_set_error("aclDestroyAclOpExecutor: %p is not a live executor (already run or destroyed?)",
+                         (void *)executor);
+        return ACLNN_ERR_INNER_NULLPTR;
+    }
+    if (free_now) {
+        executor_free(ex);
+    }
+    return ACLNN_SUCCESS;
+}
+
+static aclnnStatus set_tensor_addr(aclOpExecutor *executor, size_t index, aclTensor *tensor, void *addr, int output,
+                                   const char *api)
+{
+    if (executor == NULL) {
+        aclsim_set_error("%s: executor must not be NULL", api);
+        return ACLNN_ERR_INNER_NULLPTR;
+    }
+    pthread_mutex_lock(&nn_lock);
+    aclOpExecutor *ex = live_executor_locked(executor);
+    aclTensor *t = NULL;
+    if (ex != NULL && index <= (size_t)INT32_MAX) {
+        t = slot(output ? &ex->outputs : &ex->inputs, (int)index);
+        if (t != NULL) {
+            t->data = addr;
+        }
+    }
+    pthread_mutex_unlock(&nn_lock);
+    if (ex == NULL) {
+        aclsim_set_error("%s: %p is not a live executor", api, (void *)executor);
+        return ACLNN_ERR_INNER_NULLPTR;
+    }
+    if (t == NULL) {
+        aclsim_set_error("%s: %s has no %s tensor %zu", api, ex->op_name, output ? "output" : "input", index);
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    if (tensor != NULL && aclsim_is_live_tensor(tensor)) {
+        tensor->data = addr;
+    }
+    return ACLNN_SUCCESS;
+}
+
+aclnnStatus aclSetInputTensorAddr(aclOpExecutor *executor, const size_t index, aclTensor *tensor, void *addr)
+{
+    return set_tensor_addr(executor, index, tensor, addr, 0, "aclSetInputTensorAddr");
+}
+
+aclnnStatus aclSetOutputTensorAddr(aclOpExecutor *executor, const size_t index, aclTensor *tensor, void *addr)
+{
+    return set_tensor_addr(executor, index, tensor, addr, 1, "aclSetOutputTensorAddr");
+}
+
+aclnnStatus aclnnInit(const char *configPath)
+{
+    (void)configPath;
+    return ACLNN_SUCCESS;
+}
+
+aclnnStatus aclnnFinalize(void)
+{
+    return ACLNN_SUCCESS;
+}
+
+/* ---- phase 2 ------------------------------------------------------------------------- */
+
+/* One queued run: the executor plus the addresses its tensors had at launch time (a
+ * repeatable executor's addresses may be changed before the run happens). */
+struct run {
+    aclOpExecutor *ex;
+    void *workspace;
+    char api[64];
+    int n_in, n_out;
+    void **addrs; /* n_in input addresses, then n_out output addresses */
+};
+
+static int check_memory(const aclOpExecutor *ex, void *workspace, const char *api, int at_run)
+{
+    const char *when = at_run ? "when the kernel ran, " : "";
+    if (ex->workspace_size > 0 && !aclsim_device_range_ok(workspace, ex->workspace_size)) {
+        aclsim_set_error("%s: %sthe workspace %p does not hold the %llu bytes phase 1 asked for in one device "
+                         "allocation",
+                         api, when, workspace, (unsigned long long)ex->workspace_size);
+        return 0;
+    }
+    for (int i = 0; i < ex->inputs.count + ex->outputs.count; i++) {
+        int is_out = i >= ex->inputs.count;
+        int k = is_out ? i - ex->inputs.count : i;
+        const aclTensor *t = slot(is_out ? &ex->outputs : &ex->inputs, k);
+        if (t != NULL && !aclsim_tensor_memory_ok(t)) {
+            aclsim_set_error("%s: %sthe data of %s tensor %d (address %p) is not inside one device allocation "
+                             "from aclrtMalloc",
+                             api, when, is_out ? "output" : "input", k, t->data);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static aclError run_kernel(void *ctx)
+{
+    struct run *r = ctx;
+    aclOpExecutor *ex = r->ex;
+    pthread_mutex_lock(&nn_lock);
+    for (int i = 0; i < r->n_in; i++) {
+        ex->inputs.items[i].data = r->addrs[i];
+    }
+    for (int i = 0; i < r->n_out; i++) {
+        ex->outputs.items[i].data = r->addrs[r->n_in + i];
+    }
+    pthread_mutex_unlock(&nn_lock);
+    if (!check_memory(ex, r->workspace, r->api, 1)) {
+        return ACL_ERROR_RT_AICORE_EXCEPTION;
+    }
+    if (ex->kernel == NULL) {
+        return ACL_SUCCESS;
+    }
+    aclnnStatus st = ex->kernel(ex, r->workspace);
+    return st == ACLNN_SUCCESS ? ACL_SUCCESS : ACL_ERROR_RT_AICORE_EXCEPTION;
+}
+
+static void release_run(void *ctx)
+{
+    struct run *r = ctx;
+    aclOpExecutor *ex = r->ex;
+    pthread_mutex_lock(&nn_lock);
+    int free_now = --ex->pending == 0 && (!ex->repeatable || ex->destroyed);
+    if (free_now) {
+        nn_remove_locked(ex);
+    }
+    pthread_mutex_unlock(&nn_lock);
+    if (free_now) {
+        executor_free(ex);
+    }
+    free(r->addrs);
+    free(r);
+}
+
+aclnnStatus aclsim_launch(const char *api, void *workspace, uint64_t workspace_size, aclOpExecutor *executor,
+                          aclrtStream stream)
+{
+    if (api == NULL) {
+        api = "aclnn";
+    }
+    if (executor == NULL) {
+        aclsim_set_error("%s: executor must not be NULL (pass the executor phase 1 returned)", api);
+        return ACLNN_ERR_PARAM_NULLPTR;
+    }
+    pthread_mutex_lock(&nn_lock);
+    aclOpExecutor *ex = live_executor_locked(executor);
+    int again = ex != NULL && ex->launched && !ex->repeatable;
+    pthread_mutex_unlock(&nn_lock);
+    if (ex == NULL) {
+        aclsim_set_error("%s: %p is not a live executor; an executor runs once unless "
+                         "aclSetAclOpExecutorRepeatable was called (it is freed after it ran)",
+                         api, (void *)executor);
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    if (again) {
+        aclsim_set_error("%s: executor %p was already launched; phase 2 may be called once per phase 1", api,
+                         (void *)executor);
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+
+    aclnnStatus st = ACLNN_SUCCESS;
+    if (workspace_size < ex->workspace_size) {
+        aclsim_set_error("%s: workspaceSize %llu is smaller than the %llu bytes phase 1 asked for", api,
+                         (unsigned long long)workspace_size, (unsigned long long)ex->workspace_size);
+        st = ACLNN_ERR_PARAM_INVALID;
+    } else if (ex->workspace_size > 0 && workspace == NULL) {
+        aclsim_set_error("%s: workspace is NULL but phase 1 asked for %llu bytes", api,
+                         (unsigned long long)ex->workspace_size);
+        st = ACLNN_ERR_PARAM_INVALID;
+    } else if (!check_memory(ex, workspace, api, 0)) {
+        st = ACLNN_ERR_PARAM_INVALID;
+    }
+
+    struct run *r = NULL;
+    if (st == ACLNN_SUCCESS) {
+        r = calloc(1, sizeof *r);
+        int n = ex->inputs.count + ex->outputs.count;
+        void **addrs = calloc(n > 0 ? (size_t)n : 1, sizeof *addrs);
+        if (r == NULL || addrs == NULL) {
+            free(r);
+            free(addrs);
+            r = NULL;
+            aclsim_set_error("%s: out of host memory", api);
+            st = ACLNN_ERR_INNER;
+        } else {
+            r->ex = ex;
+            r->workspace = workspace;
+            strncpy(r->api, api, sizeof r->api - 1);
+            r->n_in = ex->inputs.count;
+            r->n_out = ex->outputs.count;
+            r->addrs = addrs;
+            for (int i = 0; i < r->n_in; i++) {
+                addrs[i] = ex->inputs.items[i].data;
+            }
+            for (int i = 0; i < r->n_out; i++) {
+                addrs[r->n_in + i] = ex->outputs.items[i].data;
+            }
+        }
+    }
+
+    if (st != ACLNN_SUCCESS) {
+        /* A normal executor is single-use: consume it so nothing leaks. */
+        if (!ex->repeatable) {
+            aclsim_executor_discard(ex);
+        }
+        return st;
+    }
+
+    pthread_mutex_lock(&nn_lock);
+    ex->launched = 1;
+    ex->pending++;
+    pthread_mutex_unlock(&nn_lock);
+    /* On failure the runtime calls release_run, which frees a normal executor. */
+    aclError err = aclsim_stream_enqueue(stream, run_kernel, release_run, r);
+    if (err != ACL_SUCCESS) {
+        return ACLNN_ERR_RUNTIME_ERROR;
+    }
+    return ACLNN_SUCCESS;
+}

@@ -1,0 +1,751 @@
+/*
+ * aclnnConvolutionBackward: aten::convolution_backward for 1-D, 2-D and 3-D convolutions,
+ * plain or transposed, grouped, with outputMask selecting which of gradInput, gradWeight and
+ * gradBias are computed.  2-D padding may have 4 elements [top, bottom, left, right].
+ *
+ * One formulation serves both directions.  Call S the tensor on the "few positions" side of
+ * the convolution (gradOutput normally, input when transposed) and B the other one (input
+ * normally, gradOutput when transposed).  weight is (S channels, B channels / groups, k...)
+ * in both cases, and tap k links S position o to B position o*stride - padFront + k*dilation.
+ *   normal:     gradInput  = scatter of gradOutput (S) through the taps into B's shape
+ *   transposed: gradInput  = gather of gradOutput (B) through the taps into S's shape
+ *   both:       gradWeight[a, bl, k] = sum over n, o of S[n, a, o] * B[n, b, pos(o, k)]
+ *               gradBias[c] = sum of gradOutput over n and space
+ *
+ * Workspace (float32): gradOutput, and input / weight where needed, converted to contiguous
+ * buffers, plus the gradInput / gradWeight / gradBias results before they are cast into the
+ * (possibly strided) outputs.  Reductions accumulate in double.
+ */
+#include <string.h>
+
+#include "aclnnop/aclnn_convolution_backward.h"
+#include "ops_common.h"
+
+static const char API[] = "aclnnConvolutionBackwardGetWorkspaceSize";
+static const char KERNEL[] = "aclnnConvolutionBackward";
+
+enum { GRAD_OUTPUT, INPUT, WEIGHT };
+enum { GRAD_INPUT, GRAD_WEIGHT, GRAD_BIAS };
+
+typedef struct {
+    bool transposed;
+    bool empty;                 /* empty-tensor path: only zero-fill the requested grads */
+    bool mask[3];
+    int64_t n, cs, cb, groups;  /* batch, S channels, B channels, groups */
+    int64_t ss[3], bs[3], ks[3];
+    int64_t stride[3], dilation[3], pad[3];
+    /* workspace regions, in bytes from the start */
+    uint64_t at_grad_output, at_input, at_weight, at_grad_input, at_grad_weight, at_grad_bias;
+} conv_params;
+
+/* ceil(a / b) for a >= 0, b > 0, without forming a + b - 1. */
+static int64_t ceil_div(int64_t a, int64_t b)
+{
+    return a / b + (a % b != 0);
+}
+
+/* The S positions o in [*lo, *hi) whose B position o*s + off lies in [0, size_b). */
+static void tap_range(int64_t size_s, int64_t size_b, int64_t s, int64_t off, int64_t *lo, int64_t *hi)
+{
+    int64_t first = off >= 0 ? 0 : ceil_div(-off, s);
+    int64_t last = size_b - off > 0 ? ceil_div(size_b - off, s) : 0;
+    *lo = first;
+    *hi = last < size_s ? last : size_s;
+}
+
+static void axpy(float *restrict y, int64_t ystep, const float *restrict x, int64_t count, float a)
+{
+    if (ystep == 1) {
+        /* Eight independent lanes per step: gcc -O2 turns them into vector instructions. */
+        int64_t i = 0;
+        for (; i + 8 <= count; i += 8) {
+            for (int j = 0; j < 8; ++j) {
+                y[i + j] += a * x[i + j];
+            }
+        }
+        for (; i < count; ++i) {
+            y[i] += a * x[i];
+        }
+    } else {
+        for (int64_t i = 0; i < count; ++i) {
+            y[i * ystep] += a * x[i];
+        }
+    }
+}
+
+static void gather_axpy(float *restrict y, const float *restrict x, int64_t xstep, int64_t count, float a)
+{
+    int64_t i = 0;
+    if (xstep == 1) {
+        for (; i + 8 <= count; i += 8) {
+            for (int j = 0; j < 8; ++j) {
+                y[i + j] += a * x[i + j];
+            }
+        }
+    }
+    for (; i < count; ++i) {
+        y[i] += a * x[i * xstep];
+    }
+}
+
+/* sum of x[i] * y[i * ystep] in double, in eight interleaved partial sums. */
+static double dot(const float *restrict x, const float *restrict y, int64_t ystep, int64_t count)
+{
+    double lanes[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+    int64_t i = 0;
+    if (ystep == 1) {
+        for (; i + 8 <= count; i += 8) {
+            for (int j = 0; j < 8; ++j) {
+                lanes[j] += (double)x[i + j] * (double)y[i + j];
+            }
+        }
+    }
+    for (; i < count; ++i) {
+        lanes[i & 7] += (double)x[i] * (double)y[i * ystep];
+    }
+    return ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
+}
+
+/* gradInput through every tap: scatter S -> B (normal) or gather B -> S (transposed). */
+static void grad_input_pass(const conv_params *p, float *sbuf, float *bbuf, const float *w, bool into_b)
+{
+    const int64_t *ss = p->ss, *bs = p->bs, *ks = p->ks, *st = p->stride;
+    int64_t s_plane = ss[0] * ss[1] * ss[2], b_plane = bs[0] * bs[1] * bs[2], k_size = ks[0] * ks[1] * ks[2];
+    int64_t cs_group = p->cs / p->groups, cb_group = p->cb / p->groups;
+    for (int64_t n = 0; n < p->n; ++n) {
+        for (int64_t a = 0; a < p->cs; ++a) {
+            int64_t g = a / cs_group;
+            float *s_img = sbuf + (n * p->cs + a) * s_plane;
+            for (int64_t bl = 0; bl < cb_group; ++bl) {
+                float *b_img = bbuf + (n * p->cb + g * cb_group + bl) * b_plane;
+                const float *taps = w + (a * cb_group + bl) * k_size;
+                for (int64_t kd = 0; kd < ks[0]; ++kd) {
+                    int64_t off_d = kd * p->dilation[0] - p->pad[0], d_lo, d_hi;
+                    tap_range(ss[0], bs[0], st[0], off_d, &d_lo, &d_hi);
+                    for (int64_t kh = 0; kh < ks[1]; ++kh) {
+                        int64_t off_h = kh * p->dilation[1] - p->pad[1], h_lo, h_hi;
+                        tap_range(ss[1], bs[1], st[1], off_h, &h_lo, &h_hi);
+                        for (int64_t kw = 0; kw < ks[2]; ++kw) {
+                            int64_t off_w = kw * p->dilation[2] - p->pad[2], w_lo, w_hi;
+                            tap_range(ss[2], bs[2], st[2], off_w, &w_lo, &w_hi);
+                            float tap = taps[(kd * ks[1] + kh) * ks[2] + kw];
+                            if (w_hi <= w_lo || tap == 0.0f) {
+                                continue;
+                            }
+                            for (int64_t od = d_lo; od < d_hi; ++od) {
+                                int64_t pd = od * st[0] + off_d;
+                                for (int64_t oh = h_lo; oh < h_hi; ++oh) {
+                                    int64_t ph = oh * st[1] + off_h;
+                                    float *s_row = s_img + (od * ss[1] + oh) * ss[2] + w_lo;
+                                    float *b_row = b_img + (pd * bs[1] + ph) * bs[2] + w_lo * st[2] + off_w;
+                                    if (into_b) {
+                                        axpy(b_row, st[2], s_row, w_hi - w_lo, tap);
+                                    } else {
+                                        gather_axpy(s_row, b_row, st[2], w_hi - w_lo, tap);
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+static void grad_weight_pass(const conv_params *p, const float *sbuf, const float *bbuf, float *gw)
+{
+    const int64_t *ss = p->ss, *bs = p->bs, *ks = p->ks, *st = p->stride;
+    int64_t s_plane = ss[0] * ss[1] * ss[2], b_plane = bs[0] * bs[1] * bs[2];
+    int64_t cs_group = p->cs / p->groups, cb_group = p->cb / p->groups;
+    for (int64_t a = 0; a < p->cs; ++a) {
+        int64_t g = a / cs_group;
+        for (int64_t bl = 0; bl < cb_group; ++bl) {
+            int64_t b = g * cb_group + bl;
+            for (int64_t kd = 0; kd < ks[0]; ++kd) {
+                int64_t off_d = kd * p->dilation[0] - p->pad[0], d_lo, d_hi;
+                tap_range(ss[0], bs[0], st[0], off_d, &d_lo, &d_hi);
+                for (int64_t kh = 0; kh < ks[1]; ++kh) {
+                    int64_t off_h = kh * p->dilation[1] - p->pad[1], h_lo, h_hi;
+                    tap_range(ss[1], bs[1], st[1], off_h, &h_lo, &h_hi);
+                    for (int64_t kw = 0; kw < ks[2]; ++kw) {
+                        int64_t off_w = kw * p->dilation[2] - p->pad[2], w_lo, w_hi;
+                        tap_range(ss[2], bs[2], st[2], off_w, &w_lo, &w_hi);
+                        double acc = 0.0;
+                        for (int64_t n = 0; n < p->n && w_hi > w_lo; ++n) {
+                            const float *s_img = sbuf + (n * p->cs + a) * s_plane;
+                            const float *b_img = bbuf + (n * p->cb + b) * b_plane;
+                            for (int64_t od = d_lo; od < d_hi; ++od) {
+                                int64_t pd = od * st[0] + off_d;
+                                for (int64_t oh = h_lo; oh < h_hi; ++oh) {
+                                    int64_t ph = oh * st[1] + off_h;
+                                    acc += dot(s_img + (od * ss[1] + oh) * ss[2] + w_lo,
+                                               b_img + (pd * bs[1] + ph) * bs[2] + w_lo * st[2] + off_w, st[2],
+                                               w_hi - w_lo);
+                                }
+                            }
+                        }
+                        gw[((a * cb_group + bl) * ks[0] + kd) * ks[1] * ks[2] + kh * ks[2] + kw] = (float)acc;
+                    }
+                }
+            }
+        }
+    }
+}
+
+static aclnnStatus conv_kernel(aclOpExecutor *ex, void *workspace)
+{
+    ACLSIM_OPS_TRY(aclsim_ops_kernel_check_memory(KERNEL, ex, 3, 3));
+    const conv_params *p = aclsim_executor_params(ex, sizeof *p);
+    aclTensor *grad_input = aclsim_executor_output(ex, GRAD_INPUT);
+    aclTensor *grad_weight = aclsim_executor_output(ex, GRAD_WEIGHT);
+    aclTensor *grad_bias = aclsim_executor_output(ex, GRAD_BIAS);
+    if (p->empty) {
+        if (p->mask[GRAD_WEIGHT] && grad_weight != NULL) {
+            aclsim_ops_fill_zero(grad_weight);
+        }
+        if (p->mask[GRAD_BIAS] && grad_bias != NULL) {
+            aclsim_ops_fill_zero(grad_bias);
+        }
+        return ACLNN_SUCCESS;
+    }
+
+    char *base = workspace;
+    const aclTensor *grad_output = aclsim_executor_input(ex, GRAD_OUTPUT);
+    float *go = (float *)(base + p->at_grad_output);
+    aclsim_ops_read_f32(grad_output, go);
+    float *in = NULL, *w = NULL;
+    if (p->mask[GRAD_WEIGHT]) {
+        in = (float *)(base + p->at_input);
+        aclsim_ops_read_f32(aclsim_executor_input(ex, INPUT), in);
+    }
+    if (p->mask[GRAD_INPUT]) {
+        w = (float *)(base + p->at_weight);
+        aclsim_ops_read_f32(aclsim_executor_input(ex, WEIGHT), w);
+    }
+
+    if (p->mask[GRAD_INPUT]) {
+        float *gi = (float *)(base + p->at_grad_input);
+        memset(gi, 0, (size_t)aclsim_ops_numel(grad_input) * sizeof(float));
+        if (p->transposed) {
+            grad_input_pass(p, gi, go, w, false);
+        } else {
+            grad_input_pass(p, go, gi, w, true);
+        }
+        aclsim_ops_write_f32(grad_input, gi);
+    }
+    if (p->mask[GRAD_WEIGHT]) {
+        float *gw = (float *)(base + p->at_grad_weight);
+        grad_weight_pass(p, p->transposed ? in : go, p->transposed ? go : in, gw);
+        aclsim_ops_write_f32(grad_weight, gw);
+    }
+    if (p->mask[GRAD_BIAS]) {
+        float *gb = (float *)(base + p->at_grad_bias);
+        int64_t channels = grad_output->view_dims[1];
+        int64_t plane = aclsim_ops_numel(grad_output) / (p->n * channels);
+        for (int64_t c = 0; c < channels; ++c) {
+            double acc = 0.0;
+            for (int64_t n = 0; n < p->n; ++n) {
+                const float *img = go + (n * channels + c) * plane;
+                for (int64_t i = 0; i < plane; ++i) {
+                    acc += img[i];
+                }
+            }
+            gb[c] = (float)acc;
+        }
+        aclsim_ops_write_f32(grad_bias, gb);
+    }
+    return ACLNN_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- phase 1 */
+
+typedef struct {
+    const aclTensor *grad_output, *input, *weight;
+    const aclIntArray *bias_sizes, *stride, *padding, *dilation, *output_padding;
+    bool transposed;
+    int64_t groups;
+    bool mask[3];
+    const aclTensor *grads[3];
+} conv_args;
+
+static const char *const GRAD_NAMES[3] = {"gradInput", "gradWeight", "gradBias"};
+
+static aclnnStatus check_format(const char *name, const aclTensor *t)
+{
+    aclFormat f = t->format;
+    switch (t->ndim) {
+    case 3:
+        if (f == ACL_FORMAT_ND || f == ACL_FORMAT_NCL) {
+            return ACLNN_SUCCESS;
+        }
+        return aclsim_ops_invalid(API, "%s is 3-D, its format must be ND or NCL, got %s", name,
+                                  aclsim_ops_format_name(f));
+    case 4:
+        if (f == ACL_FORMAT_NCHW) {
+            return ACLNN_SUCCESS;
+        }
+        return aclsim_ops_invalid(API, "%s is 4-D, its format must be NCHW, got %s", name, aclsim_ops_format_name(f));
+    case 5:
+        if (f == ACL_FORMAT_NCDHW) {
+            return ACLNN_SUCCESS;
+        }
+        return aclsim_ops_invalid(API, "%s is 5-D, its format must be NCDHW, got %s", name,
+                                  aclsim_ops_format_name(f));
+    default:
+        return aclsim_ops_invalid(API, "%s must be 3-D, 4-D or 5-D, got %llu-D shape %s", name,
+                                  (unsigned long long)t->ndim, aclsim_ops_shape(t).s);
+    }
+}
+
+/* Front and total padding of spatial dim d (a 4-element 2-D padding is [top, bottom, left, right]);
+ * a total beyond int64 saturates, so the size checks that use it fail. */
+static void spatial_padding(const aclIntArray *padding, int d, int64_t *front, int64_t *total)
+{
+    bool four = padding->size == 4;
+    *front = padding->values[four ? 2 * d : d];
+    if (!aclsim_ops_add(*front, padding->values[four ? 2 * d + 1 : d], total)) {
+        *total = INT64_MAX;
+    }
+}
+
+/*
+ * The output padding of spatial dim d (array lengths already checked).  CANN documents no
+ * meaning for a 4-element 2-D outputPadding; like the numpy backend, this simulator reads it as
+ * [top, bottom, left, right] where only bottom and right can extend a transposed convolution's
+ * output (top and left must be 0, checked in check_values).
+ */
+static int64_t spatial_output_padding(const aclIntArray *output_padding, int d)
+{
+    return output_padding->size == 4 ? output_padding->values[2 * d + 1] : output_padding->values[d];
+}
+
+/* Step 4 of CANN's checks (values), plus the documented groups and outputPadding limits. */
+static aclnnStatus check_values(const conv_args *a)
+{
+    ACLSIM_OPS_TRY(aclsim_ops_check_array_min(API, "stride", a->stride, 1, false));
+    ACLSIM_OPS_TRY(aclsim_ops_check_array_min(API, "padding", a->padding, 0, false));
+    ACLSIM_OPS_TRY(aclsim_ops_check_array_min(API, "dilation", a->dilation, 1, false));
+    const aclIntArray *op = a->output_padding;
+    if (a->transposed) {
+        ACLSIM_OPS_TRY(aclsim_ops_check_array_min(API, "outputPadding", op, 0, false));
+        bool four = op->size == 4 && a->stride->size == 2;
+        if (four && (op->values[0] != 0 || op->values[2] != 0)) {
+            return aclsim_ops_invalid(API, "outputPadding [top, bottom, left, right] may only extend the bottom and "
+                                      "right edges: top and left must be 0, got %s", aclsim_ops_ints(op).s);
+        }
+        /* Documented: outputPadding < stride (CANN's code checks it, or < dilation, for 3-D only).
+         * Arrays of the wrong length are reported with the shape checks. */
+        if (four || op->size == a->stride->size) {
+            for (uint64_t d = 0; d < a->stride->size; ++d) {
+                int64_t extra = four ? op->values[2 * d + 1] : op->values[d];
+                if (extra >= a->stride->values[d]) {
+                    return aclsim_ops_invalid(API, "when transposed, outputPadding must be < stride in every "
+                                              "dimension, got outputPadding = %s, stride = %s",
+                                              aclsim_ops_ints(op).s, aclsim_ops_ints(a->stride).s);
+                }
+            }
+        }
+    } else {
+        for (uint64_t i = 0; i < op->size; ++i) {
+            if (op->values[i] != 0) {
+                return aclsim_ops_invalid(API, "when not transposed, outputPadding must be all 0, got %s",
+                                          aclsim_ops_ints(op).s);
+            }
+        }
+    }
+    if (a->groups < 1 || a->groups > 65535) {
+        return aclsim_ops_invalid(API, "groups must be in [1, 65535], got %lld", (long long)a->groups);
+    }
+    return ACLNN_SUCCESS;
+}
+
+static aclnnStatus check_param_lengths(const conv_args *a)
+{
+    uint64_t rank = a->input->ndim, spatial = rank - 2;
+    const aclIntArray *arrays[] = {a->stride, a->dilation, a->padding, a->output_padding};
+    const char *names[] = {"stride", "dilation", "padding", "outputPadding"};
+    for (int i = 0; i < 4; ++i) {
+        uint64_t size = arrays[i]->size;
+        bool four = i >= 2 && rank == 4 && size == 4;
+        if (size != spatial && !four) {
+            return aclsim_ops_invalid(API, "%s must have %llu elements%s for a %llu-D input, got %s", names[i],
+                                      (unsigned long long)spatial, i >= 2 && rank == 4 ? " (or 4)" : "",
+                                      (unsigned long long)rank, aclsim_ops_ints(arrays[i]).s);
+        }
+    }
+    return ACLNN_SUCCESS;
+}
+
+static aclnnStatus check_ranks(const conv_args *a)
+{
+    if (a->grad_output->ndim != a->input->ndim || a->input->ndim != a->weight->ndim) {
+        return aclsim_ops_invalid(API, "gradOutput, input and weight must have the same rank, got %s, %s, %s",
+                                  aclsim_ops_shape(a->grad_output).s, aclsim_ops_shape(a->input).s,
+                                  aclsim_ops_shape(a->weight).s);
+    }
+    return ACLNN_SUCCESS;
+}
+
+/* Steps 7 and 8: shapes, lengths, channels and groups (non-empty input and weight). */
+static aclnnStatus check_shapes(const conv_args *a)
+{
+    ACLSIM_OPS_TRY(check_ranks(a));
+    if (aclsim_ops_is_empty(a->grad_output) || aclsim_ops_is_empty(a->weight)) {
+        return aclsim_ops_invalid(API, "gradOutput and weight must not be empty, got %s and %s",
+                                  aclsim_ops_shape(a->grad_output).s, aclsim_ops_shape(a->weight).s);
+    }
+    if (a->grads[GRAD_INPUT] != NULL) {
+        ACLSIM_OPS_TRY(aclsim_ops_check_same_shape(API, "gradInput", a->grads[GRAD_INPUT], "input", a->input));
+    }
+    if (a->grads[GRAD_WEIGHT] != NULL) {
+        ACLSIM_OPS_TRY(aclsim_ops_check_same_shape(API, "gradWeight", a->grads[GRAD_WEIGHT], "weight", a->weight));
+    }
+    const aclTensor *gb = a->grads[GRAD_BIAS];
+    int64_t cout = a->grad_output->view_dims[1];
+    if (gb != NULL && (gb->ndim != 1 || gb->view_dims[0] != cout)) {
+        return aclsim_ops_invalid(API, "gradBias must be 1-D of length gradOutput.shape[1] = %lld, got %s",
+                                  (long long)cout, aclsim_ops_shape(gb).s);
+    }
+    /* Not checked by CANN outside the empty path; the numpy backend, which has no gradBias
+     * tensor, checks biasSizes in its place, so both backends do. */
+    if (a->mask[GRAD_BIAS] && a->bias_sizes != NULL &&
+        (a->bias_sizes->size != 1 || a->bias_sizes->values[0] != cout)) {
+        return aclsim_ops_invalid(API, "biasSizes must be [gradOutput.shape[1]] = [%lld] (the shape of gradBias), "
+                                  "got %s", (long long)cout, aclsim_ops_ints(a->bias_sizes).s);
+    }
+    ACLSIM_OPS_TRY(check_param_lengths(a));
+
+    const aclTensor *x = a->transposed ? a->grad_output : a->input;
+    const aclTensor *y = a->transposed ? a->input : a->grad_output;
+    const char *x_name = a->transposed ? "gradOutput" : "input";
+    const char *y_name = a->transposed ? "input" : "gradOutput";
+    const int64_t *wd = a->weight->view_dims;
+    if (y->view_dims[1] != wd[0]) {
+        return aclsim_ops_invalid(API, "%s.shape[1] = %lld must equal weight.shape[0] = %lld", y_name,
+                                  (long long)y->view_dims[1], (long long)wd[0]);
+    }
+    if (wd[1] == 0 || x->view_dims[1] % wd[1] != 0 || x->view_dims[1] / wd[1] != a->groups) {
+        return aclsim_ops_invalid(API, "%s.shape[1] = %lld must equal weight.shape[1] * groups = %lld * %lld",
+                                  x_name, (long long)x->view_dims[1], (long long)wd[1], (long long)a->groups);
+    }
+    if (x->view_dims[1] == a->groups && (y->view_dims[1] < a->groups || y->view_dims[1] % a->groups != 0)) {
+        return aclsim_ops_invalid(API, "depthwise (%s.shape[1] == groups = %lld): %s.shape[1] = %lld must be a "
+                                  "multiple of groups", x_name, (long long)a->groups, y_name,
+                                  (long long)y->view_dims[1]);
+    }
+    /* Non-depthwise grouping needs weight.shape[0] divisible by groups as well. */
+    if (wd[0] % a->groups != 0) {
+        return aclsim_ops_invalid(API, "weight.shape[0] = %lld must be divisible by groups = %lld", (long long)wd[0],
+                                  (long long)a->groups);
+    }
+    return ACLNN_SUCCESS;
+}
+
+/* Step 9 for every rank: the output size of the forward convolution (CANN checks 3-D and
+ * transposed 1-D/2-D; the documentation states it for all). */
+static aclnnStatus check_spatial(const conv_args *a)
+{
+    if (a->grad_output->view_dims[0] != a->input->view_dims[0]) {
+        return aclsim_ops_invalid(API, "gradOutput.shape[0] = %lld must equal input.shape[0] = %lld",
+                                  (long long)a->grad_output->view_dims[0], (long long)a->input->view_dims[0]);
+    }
+    int spatial = (int)a->input->ndim - 2;
+    for (int d = 0; d < spatial; ++d) {
+        int64_t in = a->input->view_dims[d + 2], out = a->grad_output->view_dims[d + 2];
+        int64_t k = a->weight->view_dims[d + 2];
+        int64_t s = a->stride->values[d], dil = a->dilation->values[d];
+        int64_t front, total, span, expected;
+        spatial_padding(a->padding, d, &front, &total);
+        bool ok = aclsim_ops_mul(dil, k - 1, &span) && aclsim_ops_add(span, 1, &span);
+        if (a->transposed) {
+            /* CANN's form (3-D and transposed 1-D/2-D): with X = gradOutput, Y = input,
+             * room = X - outputPadding + padding - span >= 0 and Y == room / stride + 1.  It
+             * accepts a gradOutput up to stride - 1 longer than the transposed output size;
+             * those positions take part in nothing but gradBias. */
+            int64_t op = spatial_output_padding(a->output_padding, d), room;
+            ok = ok && aclsim_ops_add(out, -op, &room) && aclsim_ops_add(room, total, &room) &&
+                 aclsim_ops_add(room, -span, &room);
+            if (!ok || room < 0 || in != room / s + 1) {
+                ok = ok && aclsim_ops_mul(in - 1, s, &expected) && aclsim_ops_add(expected, -total, &expected) &&
+                     aclsim_ops_add(expected, span, &expected) && aclsim_ops_add(expected, op, &expected);
+                return aclsim_ops_invalid(API, "transposed: gradOutput spatial dim %d = %lld does not fit input "
+                                          "spatial dim %lld: gradOutput should be (input - 1) * stride - padding + "
+                                          "dilation * (kernel - 1) + outputPadding + 1 = %lld (input %s, weight %s, "
+                                          "stride = %s, padding = %s, dilation = %s, outputPadding = %s)", d,
+                                          (long long)out, (long long)in, ok ? (long long)expected : -1LL,
+                                          aclsim_ops_shape(a->input).s, aclsim_ops_shape(a->weight).s,
+                                          aclsim_ops_ints(a->stride).s, aclsim_ops_ints(a->padding).s,
+                                          aclsim_ops_ints(a->dilation).s, aclsim_ops_ints(a->output_padding).s);
+            }
+            continue;
+        }
+        int64_t room;
+        ok = ok && aclsim_ops_add(in, total, &room) && aclsim_ops_add(room, -span, &room);
+        if (!ok || room < 0) {
+            return aclsim_ops_invalid(API, "input spatial dim %d: (in + padding) = %lld + %lld must be >= "
+                                      "(kernel - 1) * dilation + 1 = %lld (weight %s, dilation = %s)", d,
+                                      (long long)in, (long long)total, (long long)span,
+                                      aclsim_ops_shape(a->weight).s, aclsim_ops_ints(a->dilation).s);
+        }
+        expected = room / s + 1;
+        if (out != expected) {
+            return aclsim_ops_invalid(API, "gradOutput spatial dim %d = %lld must be (in + padding - (kernel - 1) * "
+                                      "dilation - 1) / stride + 1 = %lld (input %s, weight %s, stride = %s, "
+                                      "padding = %s, dilation = %s)", d, (long long)out, (long long)expected,
+                                      aclsim_ops_shape(a->input).s, aclsim_ops_shape(a->weight).s,
+                                      aclsim_ops_ints(a->stride).s, aclsim_ops_ints(a->padding).s,
+                                      aclsim_ops_ints(a->dilation).s);
+        }
+    }
+    return ACLNN_SUCCESS;
+}
+
+/* Step 10: the rules for an empty input or weight (Atlas A2/A3). */
+static aclnnStatus check_empty(const conv_args *a)
+{
+    if (a->mask[GRAD_BIAS]) {
+        if (a->bias_sizes == NULL) {
+            return aclsim_ops_invalid(API, "biasSizes must not be NULL when an empty tensor meets outputMask[2]");
+        }
+        if (a->bias_sizes->size != 1) {
+            return aclsim_ops_invalid(API, "biasSizes must have 1 element, got %s", aclsim_ops_ints(a->bias_sizes).s);
+        }
+        int64_t expected = a->transposed ? a->weight->view_dims[1] * a->groups : a->grad_output->view_dims[1];
+        if (a->bias_sizes->values[0] != expected) {
+            return aclsim_ops_invalid(API, "biasSizes must be [%lld] (%s), got %s", (long long)expected,
+                                      a->transposed ? "weight.shape[1] * groups" : "gradOutput.shape[1]",
+                                      aclsim_ops_ints(a->bias_sizes).s);
+        }
+    }
+    if (a->mask[GRAD_INPUT] && a->input->view_dims[0] != 0 && a->input->view_dims[1] != 0) {
+        return aclsim_ops_invalid(API, "with an empty weight or input and outputMask[0], input N or C must be 0, "
+                                  "got input %s", aclsim_ops_shape(a->input).s);
+    }
+    /* Not checked by CANN on this path; the rules below compare dims across the three. */
+    ACLSIM_OPS_TRY(check_ranks(a));
+    ACLSIM_OPS_TRY(check_param_lengths(a));
+
+    const aclTensor *x = a->transposed ? a->grad_output : a->input;
+    const int64_t *wd = a->weight->view_dims;
+    if (wd[0] % a->groups != 0) {
+        return aclsim_ops_invalid(API, "weight.shape[0] = %lld must be divisible by groups = %lld", (long long)wd[0],
+                                  (long long)a->groups);
+    }
+    bool skip_channels = a->transposed && a->input->view_dims[0] == 0;
+    if (!skip_channels && (x->view_dims[1] != 0 || wd[1] != 0) &&
+        (wd[1] == 0 || x->view_dims[1] % wd[1] != 0 || x->view_dims[1] / wd[1] != a->groups)) {
+        return aclsim_ops_invalid(API, "%s.shape[1] = %lld must equal weight.shape[1] * groups = %lld * %lld",
+                                  a->transposed ? "gradOutput" : "input", (long long)x->view_dims[1],
+                                  (long long)wd[1], (long long)a->groups);
+    }
+    if (a->transposed) {
+        if (wd[0] <= 0 || wd[0] != a->input->view_dims[1]) {
+            return aclsim_ops_invalid(API, "transposed: weight.shape[0] = %lld must be > 0 and equal input.shape[1] "
+                                      "= %lld", (long long)wd[0], (long long)a->input->view_dims[1]);
+        }
+    } else {
+        int spatial = (int)a->input->ndim - 2;
+        for (int d = 0; d < spatial; ++d) {
+            int64_t in = a->input->view_dims[d + 2], k = wd[d + 2], front, total, span, room;
+            spatial_padding(a->padding, d, &front, &total);
+            bool ok = aclsim_ops_mul(a->dilation->values[d], k - 1, &span) && aclsim_ops_add(span, 1, &span) &&
+                      aclsim_ops_add(in, total, &room) && aclsim_ops_add(room, -span, &room);
+            if (!ok || room < 0) {
+                return aclsim_ops_invalid(API, "input spatial dim %d: (in + padding) = %lld + %lld must be >= "
+                                          "(kernel - 1) * dilation + 1 (weight %s, dilation = %s)", d,
+                                          (long long)in, (long long)total, aclsim_ops_shape(a->weight).s,
+                                          aclsim_ops_ints(a->dilation).s);
+            }
+        }
+    }
+    /* The outputs about to be zero-filled (or left alone) must have the shapes they stand for. */
+    if (a->mask[GRAD_INPUT]) {
+        ACLSIM_OPS_TRY(aclsim_ops_check_same_shape(API, "gradInput", a->grads[GRAD_INPUT], "input", a->input));
+    }
+    if (a->mask[GRAD_WEIGHT]) {
+        ACLSIM_OPS_TRY(aclsim_ops_check_same_shape(API, "gradWeight", a->grads[GRAD_WEIGHT], "weight", a->weight));
+    }
+    const aclTensor *gb = a->grads[GRAD_BIAS];
+    if (a->mask[GRAD_BIAS] && (gb->ndim != 1 || gb->view_dims[0] != a->bias_sizes->values[0])) {
+        return aclsim_ops_invalid(API, "gradBias must have shape %s (biasSizes), got %s",
+                                  aclsim_ops_ints(a->bias_sizes).s, aclsim_ops_shape(gb).s);
+    }
+    return ACLNN_SUCCESS;
+}
+
+static aclnnStatus check_params(conv_args *a, const aclBoolArray *outputMask, int8_t cubeMathType, bool *empty)
+{
+    static const aclDataType dtypes[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16};
+
+    ACLSIM_OPS_TRY(aclsim_ops_check_not_null(API, "gradOutput", a->grad_output));
+    ACLSIM_OPS_TRY(aclsim_ops_check_not_null(API, "input", a->input));
+    ACLSIM_OPS_TRY(aclsim_ops_check_not_null(API, "weight", a->weight));
+    ACLSIM_OPS_TRY(aclsim_ops_check_not_null(API, "stride", a->stride));
+    ACLSIM_OPS_TRY(aclsim_ops_check_not_null(API, "padding", a->padding));
+    ACLSIM_OPS_TRY(aclsim_ops_check_not_null(API, "dilation", a->dilation));
+    ACLSIM_OPS_TRY(aclsim_ops_check_not_null(API, "outputPadding", a->output_padding));
+    ACLSIM_OPS_TRY(aclsim_ops_check_not_null(API, "outputMask", outputMask));
+    if (outputMask->size != 3) {
+        return aclsim_ops_nullptr(API, "outputMask must have 3 elements, got %llu",
+                                  (unsigned long long)outputMask->size);
+    }
+    for (int i = 0; i < 3; ++i) {
+        a->mask[i] = outputMask->values[i];
+        if (a->mask[i] && a->grads[i] == NULL) {
+            return aclsim_ops_nullptr(API, "%s must not be NULL when outputMask[%d] is true", GRAD_NAMES[i], i);
+        }
+    }
+
+    ACLSIM_OPS_TRY(aclsim_ops_check_dtype(API, "gradOutput", a->grad_output, dtypes, 3));
+    ACLSIM_OPS_TRY(aclsim_ops_check_dtype(API, "input", a->input, dtypes, 3));
+    ACLSIM_OPS_TRY(aclsim_ops_check_dtype(API, "weight", a->weight, dtypes, 3));
+    /* The dtype each gradient must share (documented; CANN's code compares on Ascend 950). */
+    const aclTensor *sources[3] = {a->input, a->weight, a->grad_output};
+    const char *source_names[3] = {"input", "weight", "gradOutput"};
+    for (int i = 0; i < 3; ++i) {
+        if (a->grads[i] != NULL) {
+            ACLSIM_OPS_TRY(aclsim_ops_check_dtype(API, GRAD_NAMES[i], a->grads[i], dtypes, 3));
+            ACLSIM_OPS_TRY(aclsim_ops_check_same_dtype(API, GRAD_NAMES[i], a->grads[i], source_names[i], sources[i]));
+        }
+    }
+
+    ACLSIM_OPS_TRY(check_format("gradOutput", a->grad_output));
+    ACLSIM_OPS_TRY(check_format("input", a->input));
+    ACLSIM_OPS_TRY(check_format("weight", a->weight));
+    for (int i = 0; i < 2; ++i) {
+        if (a->grads[i] != NULL) {
+            ACLSIM_OPS_TRY(check_format(GRAD_NAMES[i], a->grads[i]));
+        }
+    }
+    if (!a->transposed && a->grads[GRAD_BIAS] != NULL && a->grads[GRAD_BIAS]->format != ACL_FORMAT_ND) {
+        return aclsim_ops_invalid(API, "gradBias format must be ND, got %s",
+                                  aclsim_ops_format_name(a->grads[GRAD_BIAS]->format));
+    }
+
+    ACLSIM_OPS_TRY(check_values(a));
+    if (cubeMathType < 0 || cubeMathType > 3) {
+        return aclsim_ops_invalid(API, "cubeMathType must be 0 (KEEP_DTYPE), 1 (ALLOW_FP32_DOWN_PRECISION), "
+                                  "2 (USE_FP16) or 3 (USE_HF32), got %d", (int)cubeMathType);
+    }
+
+    *empty = aclsim_ops_is_empty(a->input) || aclsim_ops_is_empty(a->weight);
+    if (*empty) {
+        return check_empty(a);
+    }
+    ACLSIM_OPS_TRY(check_shapes(a));
+    return check_spatial(a);
+}
+
+/* The S/B description of a validated, non-empty call (see the top of the file). */
+static void describe(const conv_args *a, conv_params *p)
+{
+    const aclTensor *s = a->transposed ? a->input : a->grad_output;
+    const aclTensor *b = a->transposed ? a->grad_output : a->input;
+    int spatial = (int)a->input->ndim - 2;
+    p->transposed = a->transposed;
+    p->n = a->input->view_dims[0];
+    p->cs = a->weight->view_dims[0];
+    p->cb = a->weight->view_dims[1] * a->groups;
+    p->groups = a->groups;
+    for (int d = 0; d < 3; ++d) {
+        p->ss[d] = p->bs[d] = p->ks[d] = p->stride[d] = p->dilation[d] = 1;
+        p->pad[d] = 0;
+    }
+    for (int j = 0; j < spatial; ++j) {
+        int d = 3 - spatial + j;
+        int64_t total;
+        p->ss[d] = s->view_dims[j + 2];
+        p->bs[d] = b->view_dims[j + 2];
+        p->ks[d] = a->weight->view_dims[j + 2];
+        p->stride[d] = a->stride->values[j];
+        p->dilation[d] = a->dilation->values[j];
+        spatial_padding(a->padding, j, &p->pad[d], &total);
+    }
+}
+
+aclnnStatus aclnnConvolutionBackwardGetWorkspaceSize(const aclTensor *gradOutput, const aclTensor *input,
+                                                     const aclTensor *weight, const aclIntArray *biasSizes,
+                                                     const aclIntArray *stride, const aclIntArray *padding,
+                                                     const aclIntArray *dilation, bool transposed,
+                                                     const aclIntArray *outputPadding, int groups,
+                                                     const aclBoolArray *outputMask, int8_t cubeMathType,
+                                                     aclTensor *gradInput, aclTensor *gradWeight, aclTensor *gradBias,
+                                                     uint64_t *workspaceSize, aclOpExecutor **executor)
+{
+    conv_args a = {
+        .grad_output = gradOutput, .input = input, .weight = weight, .bias_sizes = biasSizes, .stride = stride,
+        .padding = padding, .dilation = dilation, .output_padding = outputPadding, .transposed = transposed,
+        .groups = groups, .grads = {gradInput, gradWeight, gradBias},
+    };
+    bool empty = false;
+    ACLSIM_OPS_TRY(check_params(&a, outputMask, cubeMathType, &empty));
+    /* CANN does not check these two and would crash on NULL. */
+    if (workspaceSize == NULL || executor == NULL) {
+        return aclsim_ops_nullptr(API, "%s must not be NULL", workspaceSize == NULL ? "workspaceSize" : "executor");
+    }
+
+    conv_params p;
+    memset(&p, 0, sizeof p);
+    p.empty = empty;
+    for (int i = 0; i < 3; ++i) {
+        p.mask[i] = a.mask[i];
+    }
+    const aclTensor *inputs[3] = {NULL, NULL, NULL};
+    const aclTensor *outputs[3] = {NULL, NULL, NULL};
+
+    if (empty) {
+        /* Zeros into gradWeight and gradBias; gradInput is empty itself. */
+        bool work = false;
+        for (int i = GRAD_WEIGHT; i <= GRAD_BIAS; ++i) {
+            if (a.mask[i] && !aclsim_ops_is_empty(a.grads[i])) {
+                ACLSIM_OPS_TRY(aclsim_ops_check_memory(API, GRAD_NAMES[i], a.grads[i]));
+                outputs[i] = a.grads[i];
+                work = true;
+            }
+        }
+        return aclsim_ops_finish(KERNEL, work ? conv_kernel : aclsim_ops_noop_kernel, 0, &p, sizeof p, inputs, 3,
+                                 outputs, 3, workspaceSize, executor);
+    }
+    if (!a.mask[0] && !a.mask[1] && !a.mask[2]) {
+        return aclsim_ops_finish(KERNEL, aclsim_ops_noop_kernel, 0, NULL, 0, NULL, 0, NULL, 0, workspaceSize,
+                                 executor);
+    }
+
+    inputs[GRAD_OUTPUT] = gradOutput;
+    inputs[INPUT] = input;
+    inputs[WEIGHT] = weight;
+    ACLSIM_OPS_TRY(aclsim_ops_check_memory(API, "gradOutput", gradOutput));
+    ACLSIM_OPS_TRY(aclsim_ops_check_memory(API, "input", input));
+    ACLSIM_OPS_TRY(aclsim_ops_check_memory(API, "weight", weight));
+    for (int i = 0; i < 3; ++i) {
+        if (a.mask[i]) {
+            ACLSIM_OPS_TRY(aclsim_ops_check_memory(API, GRAD_NAMES[i], a.grads[i]));
+            outputs[i] = a.grads[i];
+        }
+    }
+
+    describe(&a, &p);
+    uint64_t go_n = (uint64_t)aclsim_ops_numel(gradOutput), in_n = (uint64_t)aclsim_ops_numel(input);
+    uint64_t w_n = (uint64_t)aclsim_ops_numel(weight);
+    uint64_t at = 0;
+    p.at_grad_output = at;
+    at += aclsim_ops_region(go_n, sizeof(float));
+    p.at_input = at;
+    at += a.mask[GRAD_WEIGHT] ? aclsim_ops_region(in_n, sizeof(float)) : 0;
+    p.at_weight = at;
+    at += a.mask[GRAD_INPUT] ? aclsim_ops_region(w_n, sizeof(float)) : 0;
+    p.at_grad_input = at;
+    at += a.mask[GRAD_INPUT] ? aclsim_ops_region(in_n, sizeof(float)) : 0;
+    p.at_grad_weight = at;
+    at += a.mask[GRAD_WEIGHT] ? aclsim_ops_region(w_n, sizeof(float)) : 0;
+    p.at_grad_bias = at;
+    at += a.mask[GRAD_BIAS] ? aclsim_ops_region((uint64_t)gradOutput->view_dims[1], sizeof(float)) : 0;
+    return aclsim_ops_finish(KERNEL, conv_kernel, at, &p, sizeof p, inputs, 3, outputs, 3, workspaceSize, executor);
+}
+
+aclnnStatus aclnnConvolutionBackward(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+                                     const aclrtStream stream)
+{
+    return aclsim_launch(KERNEL, workspace, workspaceSize, executor, stream);
+}

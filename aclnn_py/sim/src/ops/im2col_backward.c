@@ -1,0 +1,230 @@
+/*
+ * aclnnIm2colBackward: col2im, i.e. torch.nn.functional.fold.
+ *
+ * gradOutput (N, C*kH*kW, L) or (C*kH*kW, L); out (N, C, H, W) or (C, H, W), (H, W) = inputSize.
+ * Column l = bh*L1 + bw at kernel offset (i, j) adds gradOutput[n, c*kH*kW + i*kW + j, l] into
+ * out[n, c, bh*sH - pH + i*dH, bw*sW - pW + j*dW] when that lies inside the image.
+ *
+ * Workspace: a float32 accumulation image of out's size (CANN also works on a private
+ * NC1HWC0 copy and casts at the end) plus one float32 row of gradOutput (L values).
+ */
+#include <string.h>
+
+#include "aclnnop/aclnn_im2col_backward.h"
+#include "ops_common.h"
+
+static const char API[] = "aclnnIm2colBackwardGetWorkspaceSize";
+
+typedef struct {
+    int64_t n, c, h, w;           /* out as (N, C, H, W); N = 1 when unbatched */
+    int64_t kh, kw, dh, dw, ph, pw, sh, sw;
+    int64_t l0, l1;               /* block grid */
+} im2col_params;
+
+static aclnnStatus im2col_kernel(aclOpExecutor *ex, void *workspace)
+{
+    ACLSIM_OPS_TRY(aclsim_ops_kernel_check_memory("aclnnIm2colBackward", ex, 1, 1));
+    const im2col_params *p = aclsim_executor_params(ex, sizeof *p);
+    const aclTensor *grad = aclsim_executor_input(ex, 0);
+    aclTensor *out = aclsim_executor_output(ex, 0);
+
+    int64_t plane = p->h * p->w;
+    int64_t image = p->n * p->c * plane;
+    int64_t length = p->l0 * p->l1;
+    float *acc = workspace;
+    float *row = (float *)((char *)workspace + aclsim_ops_region((uint64_t)image, sizeof(float)));
+    memset(acc, 0, (size_t)image * sizeof(float));
+
+    int batched = grad->ndim == 3;
+    int64_t stride_n = batched ? grad->strides[0] : 0;
+    int64_t stride_r = grad->strides[batched ? 1 : 0];
+    int64_t stride_l = grad->strides[batched ? 2 : 1];
+
+    for (int64_t n = 0; n < p->n; ++n) {
+        for (int64_t c = 0; c < p->c; ++c) {
+            float *dst = acc + (n * p->c + c) * plane;
+            for (int64_t i = 0; i < p->kh; ++i) {
+                for (int64_t j = 0; j < p->kw; ++j) {
+                    int64_t r = (c * p->kh + i) * p->kw + j;
+                    aclsim_ops_gather_f32(grad->data, grad->dtype, grad->offset + n * stride_n + r * stride_r,
+                                          stride_l, length, row);
+                    for (int64_t bh = 0; bh < p->l0; ++bh) {
+                        int64_t y = bh * p->sh - p->ph + i * p->dh;
+                        if (y < 0 || y >= p->h) {
+                            continue;
+                        }
+                        const float *src = row + bh * p->l1;
+                        float *dst_row = dst + y * p->w;
+                        for (int64_t bw = 0; bw < p->l1; ++bw) {
+                            int64_t x = bw * p->sw - p->pw + j * p->dw;
+                            if (x >= 0 && x < p->w) {
+                                dst_row[x] += src[bw];
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    aclsim_ops_write_f32(out, acc);
+    return ACLNN_SUCCESS;
+}
+
+/* (inputSize[d] + 2*padding[d] - dilation[d]*(kernelSize[d] - 1) - 1 + stride[d]) / stride[d],
+ * in int64 with C's truncating division; false when an intermediate leaves int64. */
+static bool block_count(int64_t in, int64_t pad, int64_t dil, int64_t k, int64_t s, int64_t *blocks)
+{
+    int64_t twice_pad, span, numerator;
+    if (!aclsim_ops_mul(pad, 2, &twice_pad) || !aclsim_ops_mul(dil, k - 1, &span) ||
+        !aclsim_ops_add(in, twice_pad, &numerator) || !aclsim_ops_add(numerator, -span, &numerator) ||
+        !aclsim_ops_add(numerator, s - 1, &numerator)) {
+        return false;
+    }
+    *blocks = numerator / s;
+    return true;
+}
+
+static aclnnStatus check_params(const aclTensor *gradOutput, const aclIntArray *inputSize,
+                                const aclIntArray *kernelSize, const aclIntArray *dilation,
+                                const aclIntArray *padding, const aclIntArray *stride, const aclTensor *out,
+                                im2col_params *p)
+{
+    static const aclDataType dtypes[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16};
+
+    ACLSIM_OPS_TRY(aclsim_ops_check_not_null(API, "gradOutput", gradOutput));
+    ACLSIM_OPS_TRY(aclsim_ops_check_not_null(API, "inputSize", inputSize));
+    ACLSIM_OPS_TRY(aclsim_ops_check_not_null(API, "kernelSize", kernelSize));
+    ACLSIM_OPS_TRY(aclsim_ops_check_not_null(API, "dilation", dilation));
+    ACLSIM_OPS_TRY(aclsim_ops_check_not_null(API, "padding", padding));
+    ACLSIM_OPS_TRY(aclsim_ops_check_not_null(API, "stride", stride));
+    ACLSIM_OPS_TRY(aclsim_ops_check_not_null(API, "out", out));
+
+    ACLSIM_OPS_TRY(aclsim_ops_check_dtype(API, "gradOutput", gradOutput, dtypes, 3));
+    ACLSIM_OPS_TRY(aclsim_ops_check_dtype(API, "out", out, dtypes, 3));
+
+    if (gradOutput->ndim != 2 && gradOutput->ndim != 3) {
+        return aclsim_ops_invalid(API, "gradOutput must be 2-D or 3-D, got %llu-D shape %s",
+                                  (unsigned long long)gradOutput->ndim, aclsim_ops_shape(gradOutput).s);
+    }
+    if (out->ndim != gradOutput->ndim + 1) {
+        return aclsim_ops_invalid(API, "out must have rank gradOutput rank + 1 = %llu, got %llu-D shape %s",
+                                  (unsigned long long)gradOutput->ndim + 1, (unsigned long long)out->ndim,
+                                  aclsim_ops_shape(out).s);
+    }
+
+    ACLSIM_OPS_TRY(aclsim_ops_check_array_size(API, "inputSize", inputSize, 2));
+    ACLSIM_OPS_TRY(aclsim_ops_check_array_size(API, "kernelSize", kernelSize, 2));
+    ACLSIM_OPS_TRY(aclsim_ops_check_array_size(API, "dilation", dilation, 2));
+    ACLSIM_OPS_TRY(aclsim_ops_check_array_size(API, "padding", padding, 2));
+    ACLSIM_OPS_TRY(aclsim_ops_check_array_size(API, "stride", stride, 2));
+
+    ACLSIM_OPS_TRY(aclsim_ops_check_array_min(API, "kernelSize", kernelSize, 0, true));
+    ACLSIM_OPS_TRY(aclsim_ops_check_array_min(API, "stride", stride, 0, true));
+    ACLSIM_OPS_TRY(aclsim_ops_check_array_min(API, "dilation", dilation, 0, true));
+    ACLSIM_OPS_TRY(aclsim_ops_check_array_min(API, "padding", padding, 0, false));
+    /* Documented ("inputSize > 0") though CANN's code does not check it; the numpy backend does. */
+    ACLSIM_OPS_TRY(aclsim_ops_check_array_min(API, "inputSize", inputSize, 0, true));
+
+    const int64_t *in = inputSize->values, *k = kernelSize->values, *dil = dilation->values;
+    const int64_t *pad = padding->values, *s = stride->values;
+    int64_t kernel_area;
+    if (!aclsim_ops_mul(k[0], k[1], &kernel_area)) {
+        return aclsim_ops_invalid(API, "kernelSize[0] * kernelSize[1] overflows int64, kernelSize = %s",
+                                  aclsim_ops_ints(kernelSize).s);
+    }
+    int64_t rows = aclsim_ops_dim(gradOutput, -2);
+    if (rows % kernel_area != 0) {
+        return aclsim_ops_invalid(API,
+                                  "gradOutput.shape[-2] = %lld must be divisible by kernelSize[0] * kernelSize[1] "
+                                  "= %lld (kernelSize = %s)",
+                                  (long long)rows, (long long)kernel_area, aclsim_ops_ints(kernelSize).s);
+    }
+
+    int64_t grid[2];
+    for (int d = 0; d < 2; ++d) {
+        if (!block_count(in[d], pad[d], dil[d], k[d], s[d], &grid[d])) {
+            return aclsim_ops_invalid(API, "the block count along dim %d overflows int64 (inputSize = %s, "
+                                      "padding = %s, dilation = %s, kernelSize = %s)", d,
+                                      aclsim_ops_ints(inputSize).s, aclsim_ops_ints(padding).s,
+                                      aclsim_ops_ints(dilation).s, aclsim_ops_ints(kernelSize).s);
+        }
+        /* CANN would go on with a negative count converted to size_t; the numpy backend and
+         * this one reject it (the kernel does not fit the padded image). */
+        if (grid[d] < 0) {
+            return aclsim_ops_invalid(API, "the kernel does not fit along dim %d: inputSize = %s, padding = %s, "
+                                      "kernelSize = %s, dilation = %s give %lld blocks", d,
+                                      aclsim_ops_ints(inputSize).s, aclsim_ops_ints(padding).s,
+                                      aclsim_ops_ints(kernelSize).s, aclsim_ops_ints(dilation).s,
+                                      (long long)grid[d]);
+        }
+    }
+    int64_t length = aclsim_ops_dim(gradOutput, -1);
+    int64_t blocks;
+    if (!aclsim_ops_mul(grid[0], grid[1], &blocks) || length != blocks) {
+        return aclsim_ops_invalid(API,
+                                  "gradOutput.shape[-1] = %lld must equal the number of blocks %lld * %lld "
+                                  "(inputSize = %s, kernelSize = %s, dilation = %s, padding = %s, stride = %s)",
+                                  (long long)length, (long long)grid[0], (long long)grid[1],
+                                  aclsim_ops_ints(inputSize).s, aclsim_ops_ints(kernelSize).s,
+                                  aclsim_ops_ints(dilation).s, aclsim_ops_ints(padding).s,
+                                  aclsim_ops_ints(stride).s);
+    }
+
+    int batched = gradOutput->ndim == 3;
+    int64_t channels = rows / kernel_area;
+    int64_t expected[4];
+    int e = 0;
+    if (batched) {
+        expected[e++] = gradOutput->view_dims[0];
+    }
+    expected[e++] = channels;
+    expected[e++] = in[0];
+    expected[e++] = in[1];
+    for (int d = 0; d < e; ++d) {
+        if (out->view_dims[d] != expected[d]) {
+            return aclsim_ops_invalid(API, "out shape must be %s, got %s", aclsim_ops_int_list(expected, e).s,
+                                      aclsim_ops_shape(out).s);
+        }
+    }
+
+    *p = (im2col_params){
+        .n = batched ? gradOutput->view_dims[0] : 1, .c = channels, .h = in[0], .w = in[1],
+        .kh = k[0], .kw = k[1], .dh = dil[0], .dw = dil[1], .ph = pad[0], .pw = pad[1],
+        .sh = s[0], .sw = s[1], .l0 = grid[0], .l1 = grid[1],
+    };
+    return ACLNN_SUCCESS;
+}
+
+aclnnStatus aclnnIm2colBackwardGetWorkspaceSize(const aclTensor *gradOutput, const aclIntArray *inputSize,
+                                                const aclIntArray *kernelSize, const aclIntArray *dilation,
+                                                const aclIntArray *padding, const aclIntArray *stride,
+                                                aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor)
+{
+    if (workspaceSize == NULL || executor == NULL) {
+        return aclsim_ops_nullptr(API, "%s must not be NULL", workspaceSize == NULL ? "workspaceSize" : "executor");
+    }
+    im2col_params p;
+    ACLSIM_OPS_TRY(check_params(gradOutput, inputSize, kernelSize, dilation, padding, stride, out, &p));
+
+    if (aclsim_ops_is_empty(gradOutput)) {
+        /* CANN returns at once and leaves out untouched. */
+        return aclsim_ops_finish("aclnnIm2colBackward", aclsim_ops_noop_kernel, 0, NULL, 0, NULL, 0, NULL, 0,
+                                 workspaceSize, executor);
+    }
+    ACLSIM_OPS_TRY(aclsim_ops_check_memory(API, "gradOutput", gradOutput));
+    ACLSIM_OPS_TRY(aclsim_ops_check_memory(API, "out", out));
+
+    uint64_t image = (uint64_t)aclsim_ops_numel(out);
+    uint64_t workspace = aclsim_ops_region(image, sizeof(float)) +
+                         aclsim_ops_region((uint64_t)(p.l0 * p.l1), sizeof(float));
+    const aclTensor *inputs[] = {gradOutput};
+    const aclTensor *outputs[] = {out};
+    return aclsim_ops_finish("aclnnIm2colBackward", im2col_kernel, workspace, &p, sizeof p, inputs, 1, outputs, 1,
+                             workspaceSize, executor);
+}
+
+aclnnStatus aclnnIm2colBackward(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+                                aclrtStream stream)
+{
+    return aclsim_launch("aclnnIm2colBackward", workspace, workspaceSize, executor, stream);
+}

@@ -1,0 +1,73 @@
+/*
+ * Recent error text (per thread, obtain-and-clear like CANN's aclGetRecentErrMsg, which
+ * returns NULL when there is nothing to report) and the simulator's handle counters.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "runtime_internal.h"
+
+#define ERR_CAPACITY 2048
+
+static _Thread_local char tl_message[ERR_CAPACITY];
+static _Thread_local char tl_handed_out[ERR_CAPACITY];
+
+static int64_t counters[ACLSIM_CNT_COUNT];
+
+void aclsim_set_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(tl_message, sizeof tl_message, fmt, ap);
+    va_end(ap);
+}
+
+const char *aclGetRecentErrMsg(void)
+{
+    if (tl_message[0] == '\0') {
+        return NULL;
+    }
+    /* The returned text stays valid until this thread's next call. */
+    memcpy(tl_handed_out, tl_message, sizeof tl_handed_out);
+    tl_message[0] = '\0';
+    return tl_handed_out;
+}
+
+void aclsim_counter_add(enum aclsim_counter which, int64_t delta)
+{
+    if ((int)which < 0 || which >= ACLSIM_CNT_COUNT) {
+        return;
+    }
+    __atomic_add_fetch(&counters[which], delta, __ATOMIC_RELAXED);
+}
+
+static int64_t counter(enum aclsim_counter which)
+{
+    return __atomic_load_n(&counters[which], __ATOMIC_RELAXED);
+}
+
+aclError aclsimGetCounters(aclsimCounters *out)
+{
+    if (out == NULL) {
+        aclsim_set_error("aclsimGetCounters: out must not be NULL");
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    out->tensors = counter(ACLSIM_CNT_TENSORS);
+    out->int_arrays = counter(ACLSIM_CNT_INT_ARRAYS);
+    out->bool_arrays = counter(ACLSIM_CNT_BOOL_ARRAYS);
+    out->float_arrays = counter(ACLSIM_CNT_FLOAT_ARRAYS);
+    out->scalars = counter(ACLSIM_CNT_SCALARS);
+    out->executors = counter(ACLSIM_CNT_EXECUTORS);
+    out->streams = counter(ACLSIM_CNT_STREAMS);
+    out->events = counter(ACLSIM_CNT_EVENTS);
+    out->device_blocks = counter(ACLSIM_CNT_DEVICE_BLOCKS);
+    out->device_bytes = counter(ACLSIM_CNT_DEVICE_BYTES);
+    out->tensor_lists = counter(ACLSIM_CNT_TENSOR_LISTS);
+    out->scalar_lists = counter(ACLSIM_CNT_SCALAR_LISTS);
+    out->host_blocks = counter(ACLSIM_CNT_HOST_BLOCKS);
+    out->contexts = counter(ACLSIM_CNT_CONTEXTS);
+    return ACL_SUCCESS;
+}

@@ -1,0 +1,214 @@
+/*
+ * Process initialisation (aclInit / aclFinalize, ref-counted like CANN's runtime: a repeat
+ * aclInit counts up and returns ACL_ERROR_REPEAT_INITIALIZE; aclFinalize finalizes at once
+ * and a second one returns ACL_ERROR_REPEAT_FINALIZE; aclInit after aclFinalize starts
+ * over), data-type sizes, fp16 conversion and the SoC name.
+ *
+ * As on CANN, the aclrt* calls do not require aclInit; they need aclrtSetDevice.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime_internal.h"
+
+static uint64_t init_refcount;
+static int finalized;
+
+aclError aclInit(const char *configPath)
+{
+    pthread_mutex_lock(&rt_lock);
+    if (init_refcount > 0) {
+        init_refcount++;
+        pthread_mutex_unlock(&rt_lock);
+        aclsim_set_error("aclInit: repeatedly initialized (reference count is now %llu)",
+                         (unsigned long long)(init_refcount));
+        return ACL_ERROR_REPEAT_INITIALIZE;
+    }
+    if (configPath != NULL && configPath[0] != '\0') {
+        FILE *f = fopen(configPath, "r");
+        if (f == NULL) {
+            pthread_mutex_unlock(&rt_lock);
+            aclsim_set_error("aclInit: cannot open config file \"%s\"", configPath);
+            return ACL_ERROR_INVALID_FILE;
+        }
+        fclose(f);
+    }
+    init_refcount = 1;
+    finalized = 0;
+    pthread_mutex_unlock(&rt_lock);
+    return ACL_SUCCESS;
+}
+
+aclError aclFinalize(void)
+{
+    pthread_mutex_lock(&rt_lock);
+    if (finalized) {
+        pthread_mutex_unlock(&rt_lock);
+        aclsim_set_error("aclFinalize: repeatedly finalized");
+        return ACL_ERROR_REPEAT_FINALIZE;
+    }
+    finalized = 1;
+    init_refcount = 0;
+    pthread_mutex_unlock(&rt_lock);
+    return ACL_SUCCESS;
+}
+
+aclError aclFinalizeReference(uint64_t *refCount)
+{
+    pthread_mutex_lock(&rt_lock);
+    if (init_refcount > 1) {
+        init_refcount--;
+        if (refCount != NULL) {
+            *refCount = init_refcount;
+        }
+        pthread_mutex_unlock(&rt_lock);
+        return ACL_SUCCESS;
+    }
+    if (init_refcount == 0) {
+        if (refCount != NULL) {
+            *refCount = 0;
+        }
+        pthread_mutex_unlock(&rt_lock);
+        aclsim_set_error("aclFinalizeReference: called repeatedly or without aclInit");
+        return ACL_ERROR_REPEAT_FINALIZE;
+    }
+    init_refcount = 0;
+    finalized = 1;
+    if (refCount != NULL) {
+        *refCount = 0;
+    }
+    pthread_mutex_unlock(&rt_lock);
+    return ACL_SUCCESS;
+}
+
+aclError aclGetVersion(int32_t *majorVersion, int32_t *minorVersion, int32_t *patchVersion)
+{
+    if (majorVersion == NULL || minorVersion == NULL || patchVersion == NULL) {
+        aclsim_set_error("aclGetVersion: output pointers must not be NULL");
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    *majorVersion = ACL_MAJOR_VERSION;
+    *minorVersion = ACL_MINOR_VERSION;
+    *patchVersion = ACL_PATCH_VERSION;
+    return ACL_SUCCESS;
+}
+
+size_t aclDataTypeSize(aclDataType dataType)
+{
+    switch (dataType) {
+    case ACL_DT_UNDEFINED:
+    case ACL_STRING:
+        return 0;
+    case ACL_BOOL:
+    case ACL_INT8:
+    case ACL_UINT8:
+    case ACL_INT4:
+    case ACL_UINT1:
+    case ACL_HIFLOAT8:
+    case ACL_FLOAT8_E5M2:
+    case ACL_FLOAT8_E4M3FN:
+    case ACL_FLOAT8_E8M0:
+        return 1;
+    case ACL_FLOAT16:
+    case ACL_BF16:
+    case ACL_INT16:
+    case ACL_UINT16:
+        return 2;
+    case ACL_FLOAT:
+    case ACL_INT32:
+    case ACL_UINT32:
+    case ACL_COMPLEX32:
+        return 4;
+    case ACL_COMPLEX128:
+        return 16;
+    default:
+        /* CANN's table falls through to 8 for INT64/UINT64/DOUBLE/COMPLEX64 and for every
+         * type it does not list (the packed FP6/FP4 types included). */
+        return 8;
+    }
+}
+
+static uint32_t float_bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+static float bits_float(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+float aclFloat16ToFloat(aclFloat16 value)
+{
+    uint32_t sign = (uint32_t)(value & 0x8000u) << 16;
+    int32_t exp = (value >> 10) & 0x1f;
+    uint32_t mant = value & 0x3ffu;
+
+    if (exp == 0x1f) {
+        return bits_float(sign | 0x7f800000u | (mant << 13));
+    }
+    if (exp == 0) {
+        if (mant == 0) {
+            return bits_float(sign);
+        }
+        /* Subnormal: normalise the mantissa. */
+        exp = 1;
+        while ((mant & 0x400u) == 0) {
+            mant <<= 1;
+            exp--;
+        }
+        mant &= 0x3ffu;
+    }
+    return bits_float(sign | ((uint32_t)(exp - 15 + 127) << 23) | (mant << 13));
+}
+
+aclFloat16 aclFloatToFloat16(float value)
+{
+    uint32_t bits = float_bits(value);
+    uint16_t sign = (uint16_t)((bits >> 16) & 0x8000u);
+    int32_t exp = (int32_t)((bits >> 23) & 0xffu);
+    uint32_t mant = bits & 0x7fffffu;
+
+    if (exp == 0xff) {
+        return (aclFloat16)(sign | 0x7c00u | (mant != 0 ? (0x200u | (mant >> 13)) : 0u));
+    }
+    int32_t e = exp - 127 + 15;
+    if (e >= 0x1f) {
+        return (aclFloat16)(sign | 0x7c00u);
+    }
+    if (e <= 0) {
+        if (e < -10) {
+            return sign;
+        }
+        /* Subnormal half: shift in the implicit bit, round to nearest even. */
+        mant |= 0x800000u;
+        uint32_t shift = (uint32_t)(14 - e);
+        uint32_t half = mant >> shift;
+        uint32_t rest = mant & ((1u << shift) - 1u);
+        uint32_t halfway = 1u << (shift - 1u);
+        if (rest > halfway || (rest == halfway && (half & 1u))) {
+            half++;
+        }
+        return (aclFloat16)(sign | half);
+    }
+    uint32_t half = ((uint32_t)e << 10) | (mant >> 13);
+    uint32_t rest = mant & 0x1fffu;
+    if (rest > 0x1000u || (rest == 0x1000u && (half & 1u))) {
+        half++; /* may carry into the exponent, up to infinity: that is correct rounding */
+    }
+    return (aclFloat16)(sign | half);
+}
+
+const char *aclrtGetSocName(void)
+{
+    /* Starts like the 910B names so that prefix checks treat the simulator as one. */
+    const char *env = getenv("ACLSIM_SOC_NAME");
+    return (env != NULL && env[0] != '\0') ? env : "Ascend910B_sim";
+}

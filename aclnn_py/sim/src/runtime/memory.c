@@ -1,0 +1,492 @@
+/*
+ * Device and host memory.
+ *
+ * "Device" memory is host memory handed out by aclrtMalloc and remembered in a table of
+ * live blocks, so that copies, memsets, frees and the operators can check that an address
+ * range really is device memory (no crash on a bad pointer, an error instead).  As on CANN
+ * the size is rounded up to a multiple of 32 bytes plus 32 bytes of padding and the address
+ * is 32-byte aligned; range checks use the size that was asked for.  New blocks are filled
+ * with 0xFF bytes (NaN for floating types) so that output a kernel forgot to write shows.
+ *
+ * aclrtMemcpy / aclrtMemset are synchronous and do not wait for queued stream work;
+ * the Async variants are queued and re-check their device ranges when they run.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime_internal.h"
+
+struct block {
+    uintptr_t base;
+    size_t size;
+    int device;
+};
+
+/* Sorted by base address. */
+static struct block *blocks;
+static size_t block_count, block_capacity;
+static uint64_t device_bytes;
+
+struct host_block {
+    struct host_block *next;
+    void *ptr;
+};
+
+static struct host_block *host_blocks;
+
+uint64_t rt_device_memory_total(void)
+{
+    static uint64_t total;
+    if (total == 0) {
+        const char *env = getenv("ACLSIM_DEVICE_MEMORY");
+        unsigned long long v = 0;
+        if (env != NULL && env[0] != '\0') {
+            char *end = NULL;
+            v = strtoull(env, &end, 10);
+            if (end == env || *end != '\0') {
+                v = 0;
+            }
+        }
+        total = v != 0 ? (uint64_t)v : (uint64_t)32 << 30;
+    }
+    return total;
+}
+
+/* Index of the block containing p, or -1. */
+static long find_block_locked(uintptr_t p)
+{
+    size_t lo = 0, hi = block_count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (blocks[mid].base <= p) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    if (lo == 0) {
+        return -1;
+    }
+    const struct block *b = &blocks[lo - 1];
+    return (p - b->base < b->size) ? (long)(lo - 1) : -1;
+}
+
+int rt_device_range_ok_locked(const void *p, uint64_t n)
+{
+    uintptr_t a = (uintptr_t)p;
+    if (p == NULL) {
+        return 0;
+    }
+    long i = find_block_locked(a);
+    if (i < 0) {
+        return 0;
+    }
+    const struct block *b = &blocks[i];
+    return n <= b->size - (a - b->base);
+}
+
+int aclsim_device_range_ok(const void *ptr, uint64_t bytes)
+{
+    pthread_mutex_lock(&rt_lock);
+    int ok = rt_device_range_ok_locked(ptr, bytes);
+    pthread_mutex_unlock(&rt_lock);
+    return ok;
+}
+
+static int is_device_locked(const void *p)
+{
+    return p != NULL && find_block_locked((uintptr_t)p) >= 0;
+}
+
+static aclError device_malloc(void **devPtr, size_t size, const char *api)
+{
+    if (devPtr == NULL) {
+        aclsim_set_error("%s: devPtr must not be NULL", api);
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    if (size == 0) {
+        aclsim_set_error("%s: size must be greater than 0", api);
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    if (size > ((size_t)1 << 48)) {
+        aclsim_set_error("%s: cannot allocate %zu bytes of device memory", api, size);
+        return ACL_ERROR_RT_MEMORY_ALLOCATION;
+    }
+    size_t capacity = ((size + 31) & ~(size_t)31) + 32;
+
+    pthread_mutex_lock(&rt_lock);
+    int d = rt_current_device();
+    if (d < 0) {
+        pthread_mutex_unlock(&rt_lock);
+        aclsim_set_error("%s: no device is set on this thread (call aclrtSetDevice first)", api);
+        return ACL_ERROR_RT_CONTEXT_NULL;
+    }
+    if (device_bytes + size > rt_device_memory_total()) {
+        uint64_t used = device_bytes;
+        pthread_mutex_unlock(&rt_lock);
+        aclsim_set_error("%s: out of device memory: %zu bytes requested, %llu of %llu in use", api, size,
+                         (unsigned long long)used, (unsigned long long)rt_device_memory_total());
+        return ACL_ERROR_RT_MEMORY_ALLOCATION;
+    }
+    if (block_count == block_capacity) {
+        size_t cap = block_capacity != 0 ? block_capacity * 2 : 64;
+        struct block *grown = realloc(blocks, cap * sizeof *grown);
+        if (grown == NULL) {
+            pthread_mutex_unlock(&rt_lock);
+            aclsim_set_error("%s: out of host memory", api);
+            return ACL_ERROR_RT_MEMORY_ALLOCATION;
+        }
+        blocks = grown;
+        block_capacity = cap;
+    }
+    void *p = aligned_alloc(32, capacity);
+    if (p == NULL) {
+        pthread_mutex_unlock(&rt_lock);
+        aclsim_set_error("%s: out of memory allocating %zu bytes", api, size);
+        return ACL_ERROR_RT_MEMORY_ALLOCATION;
+    }
+    memset(p, 0xff, capacity);
+    size_t at = 0;
+    while (at < block_count && blocks[at].base < (uintptr_t)p) {
+        at++;
+    }
+    memmove(&blocks[at + 1], &blocks[at], (block_count - at) * sizeof *blocks);
+    blocks[at].base = (uintptr_t)p;
+    blocks[at].size = size;
+    blocks[at].device = d;
+    block_count++;
+    device_bytes += size;
+    pthread_mutex_unlock(&rt_lock);
+
+    aclsim_counter_add(ACLSIM_CNT_DEVICE_BLOCKS, 1);
+    aclsim_counter_add(ACLSIM_CNT_DEVICE_BYTES, (int64_t)size);
+    *devPtr = p;
+    return ACL_SUCCESS;
+}
+
+aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy)
+{
+    (void)policy;
+    return device_malloc(devPtr, size, "aclrtMalloc");
+}
+
+aclError aclrtMallocAlign32(void **devPtr, size_t size, aclrtMemMallocPolicy policy)
+{
+    (void)policy;
+    return device_malloc(devPtr, size, "aclrtMallocAlign32");
+}
+
+aclError aclrtFree(void *devPtr)
+{
+    if (devPtr == NULL) {
+        aclsim_set_error("aclrtFree: devPtr must not be NULL");
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    pthread_mutex_lock(&rt_lock);
+    long i = find_block_locked((uintptr_t)devPtr);
+    if (i < 0 || blocks[i].base != (uintptr_t)devPtr) {
+        pthread_mutex_unlock(&rt_lock);
+        aclsim_set_error("aclrtFree: %p is not an address returned by aclrtMalloc (or it was already freed)", devPtr);
+        return ACL_ERROR_RT_PARAM_INVALID;
+    }
+    size_t size = blocks[i].size;
+    memmove(&blocks[i], &blocks[i + 1], (block_count - (size_t)i - 1) * sizeof *blocks);
+    block_count--;
+    device_bytes -= size;
+    if (block_count == 0) {
+        free(blocks);
+        blocks = NULL;
+        block_capacity = 0;
+    }
+    pthread_mutex_unlock(&rt_lock);
+    free(devPtr);
+    aclsim_counter_add(ACLSIM_CNT_DEVICE_BLOCKS, -1);
+    aclsim_counter_add(ACLSIM_CNT_DEVICE_BYTES, -(int64_t)size);
+    return ACL_SUCCESS;
+}
+
+aclError aclrtMallocHost(void **hostPtr, size_t size)
+{
+    if (hostPtr == NULL || size == 0) {
+        aclsim_set_error("aclrtMallocHost: hostPtr must not be NULL and size must be greater than 0");
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    struct host_block *h = malloc(sizeof *h);
+    void *p = aligned_alloc(64, (size + 63) & ~(size_t)63);
+    if (h == NULL || p == NULL) {
+        free(h);
+        free(p);
+        aclsim_set_error("aclrtMallocHost: out of host memory allocating %zu bytes", size);
+        return ACL_ERROR_RT_MEMORY_ALLOCATION;
+    }
+    h->ptr = p;
+    pthread_mutex_lock(&rt_lock);
+    h->next = host_blocks;
+    host_blocks = h;
+    pthread_mutex_unlock(&rt_lock);
+    aclsim_counter_add(ACLSIM_CNT_HOST_BLOCKS, 1);
+    *hostPtr = p;
+    return ACL_SUCCESS;
+}
+
+aclError aclrtFreeHost(void *hostPtr)
+{
+    if (hostPtr == NULL) {
+        aclsim_set_error("aclrtFreeHost: hostPtr must not be NULL");
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    pthread_mutex_lock(&rt_lock);
+    struct host_block **link = &host_blocks;
+    while (*link != NULL && (*link)->ptr != hostPtr) {
+        link = &(*link)->next;
+    }
+    struct host_block *h = *link;
+    if (h != NULL) {
+        *link = h->next;
+    }
+    pthread_mutex_unlock(&rt_lock);
+    if (h == NULL) {
+        aclsim_set_error("aclrtFreeHost: %p is not an address returned by aclrtMallocHost (or it was already freed)",
+                         hostPtr);
+        return ACL_ERROR_RT_PARAM_INVALID;
+    }
+    free(h->ptr);
+    free(h);
+    aclsim_counter_add(ACLSIM_CNT_HOST_BLOCKS, -1);
+    return ACL_SUCCESS;
+}
+
+static const char *kind_name(aclrtMemcpyKind kind)
+{
+    switch (kind) {
+    case ACL_MEMCPY_HOST_TO_HOST:
+        return "ACL_MEMCPY_HOST_TO_HOST";
+    case ACL_MEMCPY_HOST_TO_DEVICE:
+        return "ACL_MEMCPY_HOST_TO_DEVICE";
+    case ACL_MEMCPY_DEVICE_TO_HOST:
+        return "ACL_MEMCPY_DEVICE_TO_HOST";
+    case ACL_MEMCPY_DEVICE_TO_DEVICE:
+        return "ACL_MEMCPY_DEVICE_TO_DEVICE";
+    case ACL_MEMCPY_DEFAULT:
+        return "ACL_MEMCPY_DEFAULT";
+    case ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE:
+        return "ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE";
+    case ACL_MEMCPY_INNER_DEVICE_TO_DEVICE:
+        return "ACL_MEMCPY_INNER_DEVICE_TO_DEVICE";
+    case ACL_MEMCPY_INTER_DEVICE_TO_DEVICE:
+        return "ACL_MEMCPY_INTER_DEVICE_TO_DEVICE";
+    }
+    return "an unknown kind";
+}
+
+/* With rt_lock held: check a copy; on success *dst_dev / *src_dev say which side is
+ * device memory. */
+static aclError check_copy_locked(const char *api, void *dst, size_t destMax, const void *src, size_t count,
+                                  aclrtMemcpyKind kind, int *dst_dev, int *src_dev)
+{
+    if (dst == NULL || src == NULL) {
+        aclsim_set_error("%s: dst and src must not be NULL", api);
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    if (count > destMax) {
+        aclsim_set_error("%s: count (%zu) is larger than destMax (%zu)", api, count, destMax);
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    int want_dst, want_src;
+    switch (kind) {
+    case ACL_MEMCPY_HOST_TO_HOST:
+        want_dst = 0;
+        want_src = 0;
+        break;
+    case ACL_MEMCPY_HOST_TO_DEVICE:
+    case ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE:
+        want_dst = 1;
+        want_src = 0;
+        break;
+    case ACL_MEMCPY_DEVICE_TO_HOST:
+        want_dst = 0;
+        want_src = 1;
+        break;
+    case ACL_MEMCPY_DEVICE_TO_DEVICE:
+    case ACL_MEMCPY_INNER_DEVICE_TO_DEVICE:
+    case ACL_MEMCPY_INTER_DEVICE_TO_DEVICE:
+        want_dst = 1;
+        want_src = 1;
+        break;
+    case ACL_MEMCPY_DEFAULT:
+        want_dst = is_device_locked(dst);
+        want_src = is_device_locked(src);
+        break;
+    default:
+        aclsim_set_error("%s: invalid memcpy kind %d", api, (int)kind);
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    if (want_dst != is_device_locked(dst) || want_src != is_device_locked(src)) {
+        aclsim_set_error("%s: %s needs a %s destination and a %s source, but dst %p is %s memory and src %p is %s "
+                         "memory",
+                         api, kind_name(kind), want_dst ? "device" : "host", want_src ? "device" : "host", dst,
+                         is_device_locked(dst) ? "device" : "host", src, is_device_locked(src) ? "device" : "host");
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    if (want_dst && !rt_device_range_ok_locked(dst, count)) {
+        aclsim_set_error("%s: the %zu bytes at dst %p run past the end of its device allocation", api, count, dst);
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    if (want_src && !rt_device_range_ok_locked(src, count)) {
+        aclsim_set_error("%s: the %zu bytes at src %p run past the end of its device allocation", api, count, src);
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    *dst_dev = want_dst;
+    *src_dev = want_src;
+    return ACL_SUCCESS;
+}
+
+aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count, aclrtMemcpyKind kind)
+{
+    int dd = 0, sd = 0;
+    pthread_mutex_lock(&rt_lock);
+    aclError err = check_copy_locked("aclrtMemcpy", dst, destMax, src, count, kind, &dd, &sd);
+    pthread_mutex_unlock(&rt_lock);
+    if (err == ACL_SUCCESS && count > 0) {
+        memmove(dst, src, count);
+    }
+    return err;
+}
+
+struct copy_task {
+    void *dst;
+    const void *src;
+    size_t count;
+    int dst_dev, src_dev;
+    int is_set;
+    unsigned char value;
+};
+
+static aclError run_copy(void *ctx)
+{
+    struct copy_task *c = ctx;
+    pthread_mutex_lock(&rt_lock);
+    int ok = (!c->dst_dev || rt_device_range_ok_locked(c->dst, c->count)) &&
+             (c->is_set || !c->src_dev || rt_device_range_ok_locked(c->src, c->count));
+    pthread_mutex_unlock(&rt_lock);
+    if (!ok) {
+        aclsim_set_error("%s: device memory was freed before the queued operation ran",
+                         c->is_set ? "aclrtMemsetAsync" : "aclrtMemcpyAsync");
+        return ACL_ERROR_RT_DEVICE_MEM_ERROR;
+    }
+    if (c->count > 0) {
+        if (c->is_set) {
+            memset(c->dst, c->value, c->count);
+        } else {
+            memmove(c->dst, c->src, c->count);
+        }
+    }
+    return ACL_SUCCESS;
+}
+
+static aclError enqueue_copy(const char *api, struct copy_task *c, aclrtStream stream)
+{
+    /* Called with rt_lock held; takes ownership of c. */
+    aclError err = ACL_SUCCESS;
+    struct rt_stream *s = rt_resolve_stream_locked(stream, api, &err);
+    if (s == NULL) {
+        free(c);
+        return err;
+    }
+    err = rt_enqueue_locked(s, run_copy, free, c);
+    if (err != ACL_SUCCESS) {
+        free(c);
+        aclsim_set_error("%s: out of host memory", api);
+    }
+    return err;
+}
+
+aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, size_t count, aclrtMemcpyKind kind,
+                          aclrtStream stream)
+{
+    struct copy_task *c = calloc(1, sizeof *c);
+    if (c == NULL) {
+        aclsim_set_error("aclrtMemcpyAsync: out of host memory");
+        return ACL_ERROR_RT_MEMORY_ALLOCATION;
+    }
+    pthread_mutex_lock(&rt_lock);
+    aclError err = check_copy_locked("aclrtMemcpyAsync", dst, destMax, src, count, kind, &c->dst_dev, &c->src_dev);
+    if (err != ACL_SUCCESS) {
+        free(c);
+    } else {
+        c->dst = dst;
+        c->src = src;
+        c->count = count;
+        err = enqueue_copy("aclrtMemcpyAsync", c, stream);
+    }
+    pthread_mutex_unlock(&rt_lock);
+    return err;
+}
+
+static aclError check_set_locked(const char *api, void *devPtr, size_t maxCount, size_t count)
+{
+    if (devPtr == NULL) {
+        aclsim_set_error("%s: devPtr must not be NULL", api);
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    if (count > maxCount) {
+        aclsim_set_error("%s: count (%zu) is larger than maxCount (%zu)", api, count, maxCount);
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    if (!rt_device_range_ok_locked(devPtr, count)) {
+        aclsim_set_error("%s: the %zu bytes at %p are not inside one device allocation", api, count, devPtr);
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    return ACL_SUCCESS;
+}
+
+aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count)
+{
+    pthread_mutex_lock(&rt_lock);
+    aclError err = check_set_locked("aclrtMemset", devPtr, maxCount, count);
+    pthread_mutex_unlock(&rt_lock);
+    if (err == ACL_SUCCESS && count > 0) {
+        memset(devPtr, (unsigned char)value, count);
+    }
+    return err;
+}
+
+aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value, size_t count, aclrtStream stream)
+{
+    struct copy_task *c = calloc(1, sizeof *c);
+    if (c == NULL) {
+        aclsim_set_error("aclrtMemsetAsync: out of host memory");
+        return ACL_ERROR_RT_MEMORY_ALLOCATION;
+    }
+    pthread_mutex_lock(&rt_lock);
+    aclError err = check_set_locked("aclrtMemsetAsync", devPtr, maxCount, count);
+    if (err != ACL_SUCCESS) {
+        free(c);
+    } else {
+        c->dst = devPtr;
+        c->count = count;
+        c->dst_dev = 1;
+        c->is_set = 1;
+        c->value = (unsigned char)value;
+        err = enqueue_copy("aclrtMemsetAsync", c, stream);
+    }
+    pthread_mutex_unlock(&rt_lock);
+    return err;
+}
+
+aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free_bytes, size_t *total)
+{
+    (void)attr;
+    if (free_bytes == NULL || total == NULL) {
+        aclsim_set_error("aclrtGetMemInfo: free and total must not be NULL");
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    pthread_mutex_lock(&rt_lock);
+    uint64_t t = rt_device_memory_total();
+    *total = (size_t)t;
+    *free_bytes = (size_t)(t - device_bytes);
+    pthread_mutex_unlock(&rt_lock);
+    return ACL_SUCCESS;
+}

@@ -1,0 +1,58 @@
+/*
+ * aclnn_py simulator runtime (libascendcl): state shared between the runtime's sources.
+ * Nothing here is exported.
+ */
+#ifndef ACLSIM_RUNTIME_INTERNAL_H
+#define ACLSIM_RUNTIME_INTERNAL_H
+
+#include <pthread.h>
+
+#include "../sim_internal.h"
+
+#define RT_HIDDEN __attribute__((visibility("hidden")))
+
+#define ACLSIM_MAX_DEVICES 64
+
+/* One lock for all runtime state.  Queued work never runs while it is held. */
+RT_HIDDEN extern pthread_mutex_t rt_lock;
+
+struct rt_task {
+    struct rt_task *next;
+    aclsim_task_run_fn run;
+    aclsim_task_release_fn release;
+    void *ctx;
+};
+
+struct rt_stream {
+    struct rt_stream *prev, *next; /* list of user streams (default streams are not in it) */
+    int device;
+    int is_default;
+    struct rt_task *head, *tail;
+    pthread_mutex_t drain_lock; /* serialises draining so FIFO order holds across threads */
+};
+
+/* Number of simulated devices (ACLSIM_DEVICE_COUNT, default 1, 0..64). */
+RT_HIDDEN int rt_device_count(void);
+
+/* The calling thread's current device if it is set and open, else -1. */
+RT_HIDDEN int rt_current_device(void);
+
+/* With rt_lock held: the stream `handle` names (NULL = current device's default stream),
+ * or NULL after setting the error in *err and the message. */
+RT_HIDDEN struct rt_stream *rt_resolve_stream_locked(aclrtStream handle, const char *api, aclError *err);
+
+/* Run the queued tasks of a stream in FIFO order (rt_lock must NOT be held).  Returns the
+ * first task error; the tasks queued behind a failed one are dropped. */
+RT_HIDDEN aclError rt_drain(struct rt_stream *s);
+
+/* Append a task with rt_lock held. 0 or ACL_ERROR_RT_MEMORY_ALLOCATION. */
+RT_HIDDEN aclError rt_enqueue_locked(struct rt_stream *s, aclsim_task_run_fn run, aclsim_task_release_fn release,
+                                     void *ctx);
+
+/* With rt_lock held: 1 if [p, p + n) lies in one live device block. */
+RT_HIDDEN int rt_device_range_ok_locked(const void *p, uint64_t n);
+
+/* Total simulated device memory (ACLSIM_DEVICE_MEMORY bytes, default 32 GiB). */
+RT_HIDDEN uint64_t rt_device_memory_total(void);
+
+#endif

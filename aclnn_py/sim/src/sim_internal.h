@@ -1,0 +1,189 @@
+/*
+ * aclnn_py simulator: internal interface shared by the runtime (libascendcl), nnopbase
+ * (libnnopbase) and the operators (libopapi).  Not installed, not part of CANN.
+ *
+ * Who provides what:
+ *   libascendcl  aclsim_set_error, aclsim_device_range_ok, aclsim_stream_enqueue,
+ *                aclsim_counter_add
+ *   libnnopbase  descriptors (struct aclTensor ...), aclsim_tensor_memory_ok, executors,
+ *                aclsim_launch
+ *   libopapi     the operators: phase 1 validates, builds an executor with the descriptor
+ *                copies and parameters it needs and a kernel; phase 2 is aclsim_launch.
+ *
+ * Error text: every failing call sets this thread's recent error message with
+ * aclsim_set_error before returning its status; aclGetRecentErrMsg() hands it out once.
+ */
+#ifndef ACLSIM_SIM_INTERNAL_H
+#define ACLSIM_SIM_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "acl/acl.h"
+#include "aclnn/aclnn_base.h"
+#include "aclsim/aclsim.h"
+
+#if defined(__GNUC__)
+#define ACLSIM_INTERNAL __attribute__((visibility("default")))
+#define ACLSIM_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define ACLSIM_INTERNAL
+#define ACLSIM_PRINTF(f, a)
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ACLSIM_MAX_DIMS 8
+
+/* ---- descriptors (created by aclCreateXxx in libnnopbase) ---------------------------- */
+
+struct aclTensor {
+    int64_t view_dims[ACLSIM_MAX_DIMS];
+    uint64_t ndim;
+    int64_t strides[ACLSIM_MAX_DIMS]; /* in elements; contiguous when NULL was passed */
+    int64_t offset;                   /* in elements */
+    aclDataType dtype;
+    aclFormat format;
+    int64_t storage_dims[ACLSIM_MAX_DIMS];
+    uint64_t storage_ndim;
+    void *data;                       /* device address of element 0 of the storage */
+};
+
+struct aclIntArray {
+    uint64_t size;
+    int64_t *values; /* NULL when size == 0 */
+};
+
+struct aclBoolArray {
+    uint64_t size;
+    bool *values;
+};
+
+struct aclFloatArray {
+    uint64_t size;
+    float *values;
+};
+
+struct aclScalar {
+    aclDataType dtype;
+    unsigned char value[16]; /* aclDataTypeSize(dtype) bytes, native byte order */
+};
+
+struct aclTensorList {
+    uint64_t size;
+    aclTensor **tensors; /* owned */
+};
+
+struct aclScalarList {
+    uint64_t size;
+    aclScalar **scalars; /* owned */
+};
+
+/* ---- runtime services (libascendcl) --------------------------------------------------- */
+
+/* printf-style; replaces this thread's recent error message. */
+ACLSIM_INTERNAL void aclsim_set_error(const char *fmt, ...) ACLSIM_PRINTF(1, 2);
+
+/* 1 if [ptr, ptr + bytes) lies inside one live aclrtMalloc block (its requested size). */
+ACLSIM_INTERNAL int aclsim_device_range_ok(const void *ptr, uint64_t bytes);
+
+/* A unit of queued stream work.  run() executes at stream synchronisation, in FIFO order,
+ * on the synchronising thread; a non-zero return is the aclError the synchronisation
+ * reports (the task sets the message).  release() (may be NULL) frees ctx; it is called
+ * exactly once, after run() or instead of it when the task is dropped. */
+typedef aclError (*aclsim_task_run_fn)(void *ctx);
+typedef void (*aclsim_task_release_fn)(void *ctx);
+
+/* Queue a task; stream NULL = the calling thread's current device's default stream.
+ * On failure (invalid stream, no device set, OOM) returns the error, sets the message
+ * and calls release(ctx). */
+ACLSIM_INTERNAL aclError aclsim_stream_enqueue(aclrtStream stream, aclsim_task_run_fn run,
+                                               aclsim_task_release_fn release, void *ctx);
+
+enum aclsim_counter {
+    ACLSIM_CNT_TENSORS,
+    ACLSIM_CNT_INT_ARRAYS,
+    ACLSIM_CNT_BOOL_ARRAYS,
+    ACLSIM_CNT_FLOAT_ARRAYS,
+    ACLSIM_CNT_SCALARS,
+    ACLSIM_CNT_EXECUTORS,
+    ACLSIM_CNT_STREAMS,
+    ACLSIM_CNT_EVENTS,
+    ACLSIM_CNT_DEVICE_BLOCKS,
+    ACLSIM_CNT_DEVICE_BYTES,
+    ACLSIM_CNT_TENSOR_LISTS,
+    ACLSIM_CNT_SCALAR_LISTS,
+    ACLSIM_CNT_HOST_BLOCKS,
+    ACLSIM_CNT_CONTEXTS,
+    ACLSIM_CNT_COUNT
+};
+
+/* Adds delta to one of the counters aclsimGetCounters reports (thread-safe). */
+ACLSIM_INTERNAL void aclsim_counter_add(enum aclsim_counter which, int64_t delta);
+
+/* ---- tensors and executors (libnnopbase) ---------------------------------------------- */
+
+/* 1 if every element the view can touch (offset + strides * (dims - 1), in bytes, negative
+ * strides included) lies in one live device block, or the view has no elements. */
+ACLSIM_INTERNAL int aclsim_tensor_memory_ok(const aclTensor *t);
+
+/* 1 if the pointer is a live descriptor of that type (created and not yet destroyed). */
+ACLSIM_INTERNAL int aclsim_is_live_tensor(const aclTensor *t);
+ACLSIM_INTERNAL int aclsim_is_live_int_array(const aclIntArray *a);
+ACLSIM_INTERNAL int aclsim_is_live_bool_array(const aclBoolArray *a);
+ACLSIM_INTERNAL int aclsim_is_live_float_array(const aclFloatArray *a);
+ACLSIM_INTERNAL int aclsim_is_live_scalar(const aclScalar *s);
+
+/* Runs at stream synchronisation.  Non-zero return => the stream reports
+ * ACL_ERROR_RT_AICORE_EXCEPTION (507015) at aclrtSynchronizeStream, with the text the
+ * kernel gave aclsim_set_error. */
+typedef aclnnStatus (*aclsim_kernel_fn)(aclOpExecutor *executor, void *workspace);
+
+/* NULL + error message on OOM.  op_name is copied (e.g. "aclnnIm2colBackward"). */
+ACLSIM_INTERNAL aclOpExecutor *aclsim_executor_new(const char *op_name, aclsim_kernel_fn run,
+                                                   uint64_t workspace_size);
+
+/* Store a copy of *t (t may be NULL: an empty slot), so callers may destroy their
+ * descriptors right after phase 1.  Returns the slot index, or -1 (+ message) on OOM.
+ * Add them in the order of the API's tensor arguments: the index is what
+ * aclSetInputTensorAddr / aclSetOutputTensorAddr take. */
+ACLSIM_INTERNAL int aclsim_executor_add_input(aclOpExecutor *ex, const aclTensor *t);
+ACLSIM_INTERNAL int aclsim_executor_add_output(aclOpExecutor *ex, const aclTensor *t);
+
+/* The stored copies; NULL for an empty slot or an index out of range. */
+ACLSIM_INTERNAL const aclTensor *aclsim_executor_input(const aclOpExecutor *ex, int index);
+ACLSIM_INTERNAL aclTensor *aclsim_executor_output(const aclOpExecutor *ex, int index);
+
+/* A zeroed blob of `size` bytes owned by the executor (operator parameters, copied int
+ * arrays ...); later calls with size <= the first one return the same pointer.
+ * NULL (+ message) on OOM. */
+ACLSIM_INTERNAL void *aclsim_executor_params(aclOpExecutor *ex, size_t size);
+
+ACLSIM_INTERNAL uint64_t aclsim_executor_workspace_size(const aclOpExecutor *ex);
+
+/* Free an executor whose phase 1 failed after it was created. */
+ACLSIM_INTERNAL void aclsim_executor_discard(aclOpExecutor *ex);
+
+/* The body of every phase-2 aclnnXxx(workspace, workspaceSize, executor, stream).
+ * Checks: executor is live (a freed or foreign pointer gives 161002 + message, never a
+ * crash; NULL gives 161001), not already launched unless repeatable; workspaceSize >= the
+ * required size and workspace non-NULL when that is > 0 (else 161002), workspace and
+ * every stored tensor lie in device memory (else 161002).  Then queues the kernel on
+ * `stream` (NULL = current device's default stream; failure => 361001).  A normal
+ * executor is freed after its kernel ran; a repeatable one lives until
+ * aclDestroyAclOpExecutor.  When phase 2 fails on a live, not yet launched, normal
+ * executor, that executor is freed too (it is single-use and the caller has no other way
+ * to release it).  Before the kernel runs, the tensors and workspace are checked again
+ * (memory freed meanwhile => 507015 at synchronisation).  `api` is the public function
+ * name used in messages. */
+ACLSIM_INTERNAL aclnnStatus aclsim_launch(const char *api, void *workspace, uint64_t workspace_size,
+                                          aclOpExecutor *executor, aclrtStream stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,40 @@
+/*
+ * aclnn_py simulator-only API (not part of CANN).  Exported by the simulator's
+ * libascendcl.so; the real CANN libraries do not have these symbols.
+ */
+#ifndef ACLSIM_ACLSIM_H
+#define ACLSIM_ACLSIM_H
+
+#include <stdint.h>
+#include "acl/acl_base_rt.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Live handles and device memory of the whole process.  device_bytes counts the sizes
+ * requested from aclrtMalloc (not the 32-byte rounding and padding). */
+typedef struct aclsimCounters {
+    int64_t tensors;
+    int64_t int_arrays;
+    int64_t bool_arrays;
+    int64_t float_arrays;
+    int64_t scalars;
+    int64_t executors;
+    int64_t streams;
+    int64_t events;
+    int64_t device_blocks;
+    int64_t device_bytes;
+    int64_t tensor_lists;
+    int64_t scalar_lists;
+    int64_t host_blocks;
+    int64_t contexts;
+} aclsimCounters;
+
+ACL_FUNC_VISIBILITY aclError aclsimGetCounters(aclsimCounters *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

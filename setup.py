@@ -1,0 +1,71 @@
+"""Build hook: compile the CANN simulator toolkit while building the package.
+
+All metadata lives in pyproject.toml; this file only adds a ``build_py`` step that runs
+``aclnn_py/sim/_build.py`` (loaded by path: the package itself is not importable in pip's
+isolated build environment).
+
+* ``pip install .`` / wheel builds: the C sources are copied into the build tree and the
+  toolkit is compiled into ``aclnn_py/sim/toolkit`` inside it (headers copied), so the
+  wheel carries a complete toolkit home and the sources to rebuild it.
+* ``pip install -e .``: the toolkit is compiled in the source tree
+  (``aclnn_py/sim/toolkit``, git-ignored) with ``include/`` symlinked to the repository's
+  headers; ``python -m aclnn_py.sim build`` rebuilds it after editing the C sources.
+
+Without a C compiler the build stops with an error that says what to install.  Set
+``ACLNN_PY_SKIP_SIM=1`` to install without the simulator (numpy and npu backends only).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+from pathlib import Path
+
+from setuptools import Distribution, setup
+from setuptools.command.build_py import build_py
+
+ROOT = Path(__file__).resolve().parent
+SIM = ROOT / "aclnn_py" / "sim"
+
+
+def _sim_builder():
+    spec = importlib.util.spec_from_file_location("_aclnn_py_sim_build", SIM / "_build.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class BuildPyWithSimulator(build_py):
+    """build_py, then compile the simulator toolkit."""
+
+    def run(self) -> None:
+        super().run()
+        if os.environ.get("ACLNN_PY_SKIP_SIM", "").strip() not in ("", "0"):
+            self.announce("ACLNN_PY_SKIP_SIM is set: not building the CANN simulator", level=2)
+            return
+        builder = _sim_builder()
+        try:
+            if getattr(self, "editable_mode", False):
+                home = builder.build(SIM / "toolkit", src_dir=SIM / "src", include_dir=ROOT / "include",
+                                     link_include=True)
+            else:
+                package = Path(self.build_lib) / "aclnn_py" / "sim"
+                sources = package / "src"
+                if sources.exists():
+                    shutil.rmtree(sources)
+                shutil.copytree(SIM / "src", sources, ignore=shutil.ignore_patterns("*.o", "*.so", "__pycache__"))
+                home = builder.build(package / "toolkit", src_dir=sources, include_dir=ROOT / "include", force=True)
+        except builder.SimBuildError as exc:
+            raise SystemExit(f"{exc}\n(Set ACLNN_PY_SKIP_SIM=1 to install aclnn_py without the simulator.)") from None
+        self.announce(f"built the CANN simulator toolkit at {home}", level=2)
+
+
+class PlatformDistribution(Distribution):
+    """The wheel carries native libraries, so it must not be tagged pure-Python."""
+
+    def has_ext_modules(self) -> bool:
+        return True
+
+
+setup(cmdclass={"build_py": BuildPyWithSimulator}, distclass=PlatformDistribution)
