@@ -81,10 +81,13 @@ def bool_array_arg(api: str, name: str, value: object) -> tuple[bool, ...]:
     return tuple(bool_arg(api, f"{name}[{i}]", v) for i, v in enumerate(value))
 
 
-def check(api: str, condition: bool, message: str) -> None:
-    """Raise 161002 with ``message`` unless ``condition`` holds."""
+def check(api: str, condition: bool, message: str | Callable[[], str]) -> None:
+    """Raise 161002 with ``message`` unless ``condition`` holds.
+
+    Pass the message as ``lambda: f"..."`` where formatting it costs more than the check:
+    it is then only built for a failing check (tiny calls are dominated by such costs)."""
     if not condition:
-        raise param_invalid(api, message)
+        raise param_invalid(api, message() if callable(message) else message)
 
 
 def check_dtype(api: str, name: str, array: np.ndarray, allowed: Sequence[np.dtype]) -> None:
@@ -102,7 +105,7 @@ def check_int64(api: str, what: str, value: int) -> int:
 
 
 def shape_str(shape: Sequence[int]) -> str:
-    return "[" + ", ".join(str(int(d)) for d in shape) + "]"
+    return "[" + ", ".join(map(str, map(int, shape))) + "]"
 
 
 def dispatch(backend: str | None, numpy_impl: Callable, aclnn_impl: Callable, *args):

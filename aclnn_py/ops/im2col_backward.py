@@ -83,21 +83,21 @@ def _validate(grad_output, input_size, kernel_size, dilation, padding, stride):
 
     check_dtype(API, "gradOutput", grad_output, DTYPES)
     check(API, grad_output.ndim in (2, 3),
-          f"gradOutput must be 2-D or 3-D, got {grad_output.ndim}-D shape {shape_str(grad_output.shape)}")
+          lambda: f"gradOutput must be 2-D or 3-D, got {grad_output.ndim}-D shape {shape_str(grad_output.shape)}")
 
     arrays = {"inputSize": input_size, "kernelSize": kernel_size, "dilation": dilation,
               "padding": padding, "stride": stride}
     for name, values in arrays.items():
-        check(API, len(values) == 2, f"{name} must have 2 elements, got {shape_str(values)}")
+        check(API, len(values) == 2, lambda: f"{name} must have 2 elements, got {shape_str(values)}")
     for name, values in (("kernelSize", kernel_size), ("stride", stride), ("dilation", dilation)):
-        check(API, min(values) > 0, f"{name} must be > 0, got {shape_str(values)}")
-    check(API, min(padding) >= 0, f"padding must be >= 0, got {shape_str(padding)}")
-    check(API, min(input_size) > 0, f"inputSize must be > 0, got {shape_str(input_size)}")
+        check(API, min(values) > 0, lambda: f"{name} must be > 0, got {shape_str(values)}")
+    check(API, min(padding) >= 0, lambda: f"padding must be >= 0, got {shape_str(padding)}")
+    check(API, min(input_size) > 0, lambda: f"inputSize must be > 0, got {shape_str(input_size)}")
 
     kernel_area = check_int64(API, "kernelSize[0] * kernelSize[1]", kernel_size[0] * kernel_size[1])
     rows = grad_output.shape[-2]
     check(API, rows % kernel_area == 0,
-          f"gradOutput.shape[-2] = {rows} must be divisible by kernelSize[0] * kernelSize[1] = "
+          lambda: f"gradOutput.shape[-2] = {rows} must be divisible by kernelSize[0] * kernelSize[1] = "
           f"{kernel_area} (kernelSize = {shape_str(kernel_size)})")
 
     grid = []
@@ -107,13 +107,13 @@ def _validate(grad_output, input_size, kernel_size, dilation, padding, stride):
             input_size[d] + 2 * padding[d] - dilation[d] * (kernel_size[d] - 1) - 1 + stride[d])
         blocks = _c_div(numerator, stride[d])
         check(API, blocks >= 0,
-              f"the kernel does not fit along dim {d}: inputSize = {shape_str(input_size)}, "
+              lambda: f"the kernel does not fit along dim {d}: inputSize = {shape_str(input_size)}, "
               f"padding = {shape_str(padding)}, kernelSize = {shape_str(kernel_size)}, "
               f"dilation = {shape_str(dilation)} give {blocks} blocks")
         grid.append(blocks)
     length = grad_output.shape[-1]
     check(API, length == grid[0] * grid[1],
-          f"gradOutput.shape[-1] = {length} must equal the number of blocks {grid[0]} * {grid[1]} = "
+          lambda: f"gradOutput.shape[-1] = {length} must equal the number of blocks {grid[0]} * {grid[1]} = "
           f"{grid[0] * grid[1]} (inputSize = {shape_str(input_size)}, kernelSize = {shape_str(kernel_size)}, "
           f"dilation = {shape_str(dilation)}, padding = {shape_str(padding)}, stride = {shape_str(stride)})")
 

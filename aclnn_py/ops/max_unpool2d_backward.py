@@ -68,28 +68,28 @@ def _validate(grad_output, self, indices, output_size):
     check_dtype(API, "self", self, DTYPES)
     # out is made with self's dtype, so CANN's gradOutput -> out cast rule is checked against it.
     check(API, _can_cast(grad_output.dtype, self.dtype),
-          f"gradOutput dtype {dtype_name(grad_output.dtype)} cannot be cast to out dtype {dtype_name(self.dtype)}")
+          lambda: f"gradOutput dtype {dtype_name(grad_output.dtype)} cannot be cast to out dtype {dtype_name(self.dtype)}")
     check(API, grad_output.dtype == self.dtype,
-          f"gradOutput dtype must equal self dtype, got {dtype_name(grad_output.dtype)} and {dtype_name(self.dtype)}")
+          lambda: f"gradOutput dtype must equal self dtype, got {dtype_name(grad_output.dtype)} and {dtype_name(self.dtype)}")
     check_dtype(API, "indices", indices, INDEX_DTYPES)
 
-    check(API, self.ndim in (3, 4), f"self must be 3-D or 4-D, got {self.ndim}-D shape {shape_str(self.shape)}")
+    check(API, self.ndim in (3, 4), lambda: f"self must be 3-D or 4-D, got {self.ndim}-D shape {shape_str(self.shape)}")
     check(API, grad_output.ndim == self.ndim,
-          f"gradOutput must have self's rank {self.ndim}, got {grad_output.ndim}-D shape "
+          lambda: f"gradOutput must have self's rank {self.ndim}, got {grad_output.ndim}-D shape "
           f"{shape_str(grad_output.shape)}")
     leading = 1 if self.ndim == 3 else 2
     check(API, grad_output.shape[:leading] == self.shape[:leading],
-          f"gradOutput and self must agree in {'C' if leading == 1 else 'N and C'}, got gradOutput "
+          lambda: f"gradOutput and self must agree in {'C' if leading == 1 else 'N and C'}, got gradOutput "
           f"{shape_str(grad_output.shape)} and self {shape_str(self.shape)}")
     check(API, indices.shape == self.shape,
-          f"indices shape must equal self shape {shape_str(self.shape)}, got {shape_str(indices.shape)}")
-    check(API, len(output_size) == 2, f"outputSize must have 2 elements, got {shape_str(output_size)}")
+          lambda: f"indices shape must equal self shape {shape_str(self.shape)}, got {shape_str(indices.shape)}")
+    check(API, len(output_size) == 2, lambda: f"outputSize must have 2 elements, got {shape_str(output_size)}")
     check(API, output_size == grad_output.shape[-2:],
-          f"outputSize must equal gradOutput's last two dims {shape_str(grad_output.shape[-2:])}, "
+          lambda: f"outputSize must equal gradOutput's last two dims {shape_str(grad_output.shape[-2:])}, "
           f"got {shape_str(output_size)}")
 
     check(API, grad_output.size > 0 or self.size == 0,
-          f"gradOutput is empty ({shape_str(grad_output.shape)}) but self is not ({shape_str(self.shape)})")
+          lambda: f"gradOutput is empty ({shape_str(grad_output.shape)}) but self is not ({shape_str(self.shape)})")
 
     if self.size:
         plane = output_size[0] * output_size[1]
