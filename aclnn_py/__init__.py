@@ -17,6 +17,7 @@ from .ops import (
     max_unpool2d_backward,
     reflection_pad2d_backward,
 )
+from ._compare import compare
 
 __version__ = "0.1.0"
 
@@ -42,6 +43,7 @@ __all__ = [
     "aclFormat",
     "avg_pool2d_backward",
     "bfloat16",
+    "compare",
     "convolution_backward",
     "errors",
     "get_backend",

@@ -73,6 +73,11 @@ def library(name: str) -> Library:
         return lib
 
 
+def loaded_backends() -> tuple[str, ...]:
+    """The backends whose libraries this process has loaded (at most one)."""
+    return tuple(_loaded)
+
+
 @functools.lru_cache(maxsize=1)
 def npu_present() -> bool:
     """True where CANN is found, loads, and reports at least one device."""
@@ -85,4 +90,4 @@ def npu_present() -> bool:
         return False
 
 
-__all__ = ["BackendUnavailable", "Library", "ffi", "library", "npu_present"]
+__all__ = ["BackendUnavailable", "Library", "ffi", "library", "loaded_backends", "npu_present"]

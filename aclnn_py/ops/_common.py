@@ -117,6 +117,9 @@ def dispatch(backend: str | None, numpy_impl: Callable, aclnn_impl: Callable, *a
     name = _backend.resolve(backend)
     if name == "numpy":
         return numpy_impl(*args)
+    if aclnn_impl is None:
+        op = numpy_impl.__module__.rpartition(".")[2]
+        raise NotImplementedError(f"{op} is not wired to backend {name!r} yet (its numpy backend works)")
     from .. import _ffi
 
     return aclnn_impl(_ffi.library(name), *args)

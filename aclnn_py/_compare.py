@@ -1,0 +1,322 @@
+"""Precision comparison: run one operator call on two backends and measure how far apart the
+results are, against per-dtype tolerances.
+
+``compare(op, *args, backends=("npu", "numpy"), **kwargs)`` calls
+``op(*args, **kwargs, backend=b)`` for each of the two backends on the same inputs; the
+first backend is the one under test, the second the reference. Each output (three for
+``convolution_backward``) gets an ``OutputComparison``: max abs error, max rel error, cosine
+similarity, the tolerance applied and whether it passed.
+
+The tolerance table below is the only one the project's tools use: ``python -m aclnn_py
+selftest`` judges its cases with it too.
+
+How a result passes: same shape and dtype as the reference; NaN where the reference has NaN,
+the same infinities; every other element within ``atol * scale + rtol * |reference|``, where
+``scale = max(1, max |reference|)``. The scaling makes ``atol`` relative to the data: a
+reduction's rounding error grows with the size of the values summed, which near a result
+that cancels to ~0 is the size of the data, not of the result. Integer and bool results must
+be equal.
+
+What is reported: ``max_abs`` is the largest ``|actual - reference|``; ``max_rel`` the
+largest ``|actual - reference| / |reference|`` over the elements above the absolute floor
+(``|reference| >= atol * scale``, all non-zero ones for exact dtypes), where a relative error
+is meaningful; ``cosine`` the cosine similarity of the two results as flat vectors (1.0 when
+they point the same way, and for two all-zero results).
+
+``cube_math_type``: ``avg_pool2d_backward`` and ``convolution_backward`` take the NPU cube
+unit's precision mode. The numpy backend always computes in float32, but the NPU may not: with
+1 (ALLOW_FP32_DOWN_PRECISION) or 3 (USE_HF32) it rounds float32 inputs to HFLOAT32 (11
+significant bits), with 2 (USE_FP16) to float16. For float32 results the tolerance is then
+widened to the ``HFLOAT32`` row or the float16 row of the table; other dtypes are unaffected
+(float16 and bfloat16 inputs are already that coarse).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._dtypes import bfloat16, dtype_name
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """``|actual - reference| <= atol * max(1, max|reference|) + rtol * |reference|``."""
+
+    rtol: float
+    atol: float
+    name: str  # the table row that supplied it, e.g. "FLOAT" or "HFLOAT32 (cubeMathType=3)"
+
+    @property
+    def exact(self) -> bool:
+        return self.rtol == 0 and self.atol == 0
+
+
+# Per result dtype. Both sides of a comparison may sum the same terms in a different order (the
+# NPU splits reductions across cores), so each row allows a few roundings of the result dtype.
+TOLERANCES: dict[np.dtype, Tolerance] = {
+    # float64 eps is 2.2e-16: even reductions over thousands of terms stay far below 1e-10,
+    # while any real defect (a wrong index, divisor or border) is orders of magnitude above.
+    np.dtype(np.float64): Tolerance(1e-10, 1e-10, "DOUBLE"),
+    np.dtype(np.complex128): Tolerance(1e-10, 1e-10, "COMPLEX128"),
+    # float32 eps is 1.2e-7; sums over up to ~1000 terms in another order stay below 1e-4.
+    np.dtype(np.float32): Tolerance(1e-4, 1e-4, "FLOAT"),
+    np.dtype(np.complex64): Tolerance(1e-4, 1e-4, "COMPLEX64"),
+    # Two units in the last place (float16: 2 * 2^-10 relative at worst, bfloat16: 2 * 2^-7):
+    # one because two float32 results a few roundings apart can round to neighbouring values,
+    # one because the device may round an intermediate (e.g. the divided gradient) to the dtype.
+    np.dtype(np.float16): Tolerance(2e-3, 2e-3, "FLOAT16"),
+    bfloat16: Tolerance(1.6e-2, 1.6e-2, "BFLOAT16"),
+}
+
+# float32 results computed by a cube unit that rounds its inputs to HFLOAT32 (1 + 10 bits of
+# significand): each product is off by up to 2^-10 relative to its size.
+HFLOAT32 = Tolerance(1e-3, 1e-3, "HFLOAT32")
+
+_CUBE_MATH_WIDENING = {
+    1: (HFLOAT32, "cubeMathType=1 ALLOW_FP32_DOWN_PRECISION"),
+    2: (TOLERANCES[np.dtype(np.float16)], "cubeMathType=2 USE_FP16"),
+    3: (HFLOAT32, "cubeMathType=3 USE_HF32"),
+}
+
+_EXACT = Tolerance(0.0, 0.0, "exact")
+
+
+def tolerance(dtype, cube_math_type: int = 0) -> Tolerance:
+    """The tolerance for a result of ``dtype`` (exact for integer and bool results).
+
+    ``cube_math_type`` 1 or 3 widens float32 to HFLOAT32 precision, 2 to float16 precision.
+    """
+    dt = np.dtype(dtype)
+    row = TOLERANCES.get(dt)
+    if row is None:
+        return _EXACT
+    if dt == np.float32 and cube_math_type in _CUBE_MATH_WIDENING:
+        wide, why = _CUBE_MATH_WIDENING[cube_math_type]
+        return Tolerance(wide.rtol, wide.atol, f"{wide.name} ({why})")
+    return row
+
+
+@dataclass(frozen=True)
+class OutputComparison:
+    """How one output of the backend under test compares with the reference."""
+
+    output: str               # the C name of the output: out, gradInput, gradWeight, ...
+    dtype: str                # the aclnn documentation's dtype name: FLOAT, FLOAT16, INT64, ...
+    shape: tuple[int, ...]
+    max_abs: float
+    max_rel: float
+    cosine: float
+    mismatched: int           # elements outside the tolerance
+    passed: bool
+    tolerance: Tolerance
+    note: str = ""            # why it failed when not for the numbers (shape, dtype, NaN)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The result of ``compare``: one ``OutputComparison`` per output (iterable, indexable)."""
+
+    op: str
+    backends: tuple[str, str]  # (under test, reference)
+    outputs: tuple[OutputComparison, ...]
+
+    @property
+    def passed(self) -> bool:
+        return all(o.passed for o in self.outputs)
+
+    def __iter__(self) -> Iterator[OutputComparison]:
+        return iter(self.outputs)
+
+    def __len__(self) -> int:
+        return len(self.outputs)
+
+    def __getitem__(self, index: int) -> OutputComparison:
+        return self.outputs[index]
+
+    def __str__(self) -> str:
+        tested, reference = self.backends
+        title = f"{self.op}: {tested} vs {reference} -> {'ok' if self.passed else 'MISMATCH'}"
+        rows = [[o.output, o.dtype, format_error(o.max_abs), format_error(o.max_rel), f"{o.cosine:.6f}",
+                 f"rtol={o.tolerance.rtol:g} atol={o.tolerance.atol:g}", "ok" if o.passed else "FAIL"]
+                for o in self.outputs]
+        return title + "\n" + format_table(
+            ["output", "dtype", "max abs err", "max rel err", "cosine", "tolerance", "ok"], rows)
+
+
+# The C names of each operator's outputs, in the order the Python function returns them.
+OUTPUT_NAMES = {
+    "im2col_backward": ("out",),
+    "max_unpool2d_backward": ("out",),
+    "reflection_pad2d_backward": ("gradInput",),
+    "avg_pool2d_backward": ("gradInput",),
+    "convolution_backward": ("gradInput", "gradWeight", "gradBias"),
+}
+
+
+def resolve_op(op: str | Callable) -> tuple[str, Callable]:
+    """``(name, function)`` of an operator given by its function or its name.
+
+    Names are looked up on the ``aclnn_py`` package when called, so a replaced function (a
+    test's monkeypatch, a user's wrapper) is the one that runs.
+    """
+    import aclnn_py
+
+    if callable(op):
+        return getattr(op, "__name__", type(op).__name__), op
+    if not isinstance(op, str):
+        raise TypeError(f"op must be an aclnn_py operator function or its name, got {type(op).__name__}")
+    if op not in OUTPUT_NAMES:
+        raise ValueError(f"unknown operator {op!r}; expected one of {', '.join(OUTPUT_NAMES)}")
+    return op, getattr(aclnn_py, op)
+
+
+def cube_math_type_of(fn: Callable, args: Sequence, kwargs: dict) -> int:
+    """The ``cube_math_type`` a call passes (0 when the function has no such parameter)."""
+    try:
+        bound = inspect.signature(fn).bind_partial(*args, **kwargs)
+    except (TypeError, ValueError):
+        return int(kwargs.get("cube_math_type", 0))
+    value = bound.arguments.get("cube_math_type", 0)
+    return int(value) if isinstance(value, (int, np.integer)) else 0
+
+
+def compare(op: str | Callable, *args, backends: tuple[str, str] = ("npu", "numpy"),
+            rtol: float | None = None, atol: float | None = None, **kwargs) -> Comparison:
+    """Run ``op(*args, **kwargs)`` on two backends and compare the results.
+
+    Args:
+        op: an operator function (``aclnn_py.avg_pool2d_backward``) or its name.
+        *args, **kwargs: the operator's arguments, as for a normal call (NumPy arrays; device
+            ``Tensor``s are accepted and copied to the host for the numpy backend).
+        backends: ``(under test, reference)``. ``npu`` and ``sim`` cannot be compared with each
+            other in one process (they load libraries of the same names).
+        rtol, atol: override the table's tolerance for every output.
+
+    Returns:
+        A ``Comparison``: ``.passed``, and one ``OutputComparison`` per output (``max_abs``,
+        ``max_rel``, ``cosine``, ``passed``, ``tolerance``). Outputs that are None on both
+        backends (a False ``output_mask`` entry) are left out.
+
+    Raises:
+        Whatever the operator raises on either backend (``AclnnError``, ``BackendUnavailable``).
+    """
+    if "backend" in kwargs:
+        raise TypeError("compare: pass backends=(tested, reference), not backend=")
+    if len(backends) != 2:
+        raise ValueError(f"compare: backends must name two backends (tested, reference), got {backends!r}")
+    name, fn = resolve_op(op)
+    cube_math_type = cube_math_type_of(fn, args, kwargs)
+    tested, reference = backends
+    actual = fn(*_for_backend(args, tested), **kwargs, backend=tested)
+    expected = fn(*_for_backend(args, reference), **kwargs, backend=reference)
+    return compare_results(name, actual, expected, (tested, reference), cube_math_type, rtol=rtol, atol=atol)
+
+
+def compare_results(op: str, actual, expected, backends: tuple[str, str], cube_math_type: int = 0, *,
+                    rtol: float | None = None, atol: float | None = None) -> Comparison:
+    """Compare two results of operator ``op`` that were computed already (``compare`` without
+    the calls: an array, a ``Tensor``, or a tuple of them / None, as the operator returns)."""
+    actual, expected = _outputs(actual), _outputs(expected)
+    if len(actual) != len(expected):
+        raise ValueError(f"compare: {op} returned {len(actual)} outputs on {backends[0]} "
+                         f"but {len(expected)} on {backends[1]}")
+    names = OUTPUT_NAMES.get(op) or tuple(f"out{i}" if len(actual) > 1 else "out" for i in range(len(actual)))
+    results = []
+    for out_name, a, e in zip(names, actual, expected):
+        if a is None and e is None:
+            continue
+        tol = tolerance(getattr(e if e is not None else a, "dtype", np.float64), cube_math_type)
+        if rtol is not None or atol is not None:
+            tol = Tolerance(tol.rtol if rtol is None else rtol, tol.atol if atol is None else atol, "given")
+        results.append(measure(out_name, a, e, tol))
+    return Comparison(op, tuple(backends), tuple(results))
+
+
+def measure(output: str, actual, expected, tol: Tolerance) -> OutputComparison:
+    """Compare one result with its reference (both NumPy arrays, or None)."""
+    if actual is None or expected is None:
+        present = expected if actual is None else actual
+        missing = "the tested backend" if actual is None else "the reference"
+        return OutputComparison(output, dtype_name(present.dtype), tuple(present.shape), np.inf, np.inf, 0.0,
+                                int(np.size(present)), False, tol, f"no result from {missing}")
+    a, e = np.asarray(actual), np.asarray(expected)
+    if a.shape != e.shape or a.dtype != e.dtype:
+        note = (f"result {dtype_name(a.dtype)}{list(a.shape)} but reference "
+                f"{dtype_name(e.dtype)}{list(e.shape)}")
+        return OutputComparison(output, dtype_name(e.dtype), tuple(e.shape), np.inf, np.inf, 0.0,
+                                int(e.size), False, tol, note)
+
+    wide = np.complex128 if np.iscomplexobj(e) else np.float64
+    a64, e64 = a.astype(wide).ravel(), e.astype(wide).ravel()
+    # Non-finite values must agree exactly: NaN with NaN, an infinity with the same infinity.
+    finite = np.isfinite(a64) & np.isfinite(e64)
+    nonfinite_mismatch = ~finite & ~((a64 == e64) | (np.isnan(a64) & np.isnan(e64)))
+    diff = np.zeros(a64.shape)
+    diff[finite] = np.abs(a64[finite] - e64[finite])
+    diff[nonfinite_mismatch] = np.inf
+    magnitude = np.zeros(e64.shape)
+    magnitude[finite] = np.abs(e64[finite])
+
+    scale = max(1.0, float(magnitude.max(initial=0.0)))
+    floor = tol.atol * scale
+    if tol.exact:
+        bad = diff > 0
+    else:
+        bad = diff > floor + tol.rtol * magnitude
+    above_floor = (magnitude > 0) & (magnitude >= floor)
+    max_rel = float((diff[above_floor] / magnitude[above_floor]).max(initial=0.0))
+    if nonfinite_mismatch.any():
+        max_rel = np.inf
+    mismatched = int(bad.sum())
+    note = "NaN or infinity where the reference differs" if nonfinite_mismatch.any() else ""
+    return OutputComparison(output, dtype_name(e.dtype), tuple(e.shape), float(diff.max(initial=0.0)), max_rel,
+                            _cosine(a64[finite], e64[finite]), mismatched, mismatched == 0, tol, note)
+
+
+def _cosine(a: np.ndarray, e: np.ndarray) -> float:
+    norm_a, norm_e = float(np.linalg.norm(a)), float(np.linalg.norm(e))
+    if norm_a == 0 and norm_e == 0:
+        return 1.0
+    if norm_a == 0 or norm_e == 0:
+        return 0.0
+    return float(np.clip(np.real(np.vdot(e, a)) / (norm_a * norm_e), -1.0, 1.0))
+
+
+def _outputs(result) -> list:
+    """An operator's result as a list of host arrays (or None)."""
+    results = list(result) if isinstance(result, tuple) else [result]
+    return [r if r is None or isinstance(r, np.ndarray) else r.numpy() for r in results]
+
+
+def _for_backend(args: Sequence, backend: str) -> tuple:
+    """The arguments for one backend: device Tensors become host copies for numpy."""
+    if backend != "numpy":
+        return tuple(args)
+    from .tensor import Tensor
+
+    return tuple(a.numpy() if isinstance(a, Tensor) else a for a in args)
+
+
+def format_error(value: float) -> str:
+    """An error figure for a table: 0, 1.234e-05, inf."""
+    if value == 0:
+        return "0"
+    if not np.isfinite(value):
+        return str(value)
+    return f"{value:.3e}"
+
+
+def format_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """A plain-text table: left-aligned columns, a rule under the header."""
+    widths = [max(len(str(c)) for c in column) for column in zip(headers, *rows)]
+    lines = ["  ".join(str(c).ljust(w) for c, w in zip(line, widths)).rstrip() for line in [headers, *rows]]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+__all__ = ["Comparison", "HFLOAT32", "OutputComparison", "TOLERANCES", "Tolerance", "compare", "compare_results",
+           "measure", "tolerance"]

@@ -1,0 +1,268 @@
+"""``python -m aclnn_py selftest [--backend B]``: the first command on a new host.
+
+Runs every operator on representative cases, in every dtype its aclnn documentation lists, with
+seeded random inputs, on the backend under test (default: the current default backend), and
+compares each output with a reference under the per-dtype tolerances of ``aclnn_py.compare``.
+Prints one row per output: op, dtype, case, max abs err, max rel err, ok.
+
+The reference is the numpy backend. When the backend under test *is* numpy, comparing it with
+itself would prove nothing, so the reference is then PyTorch CPU (the project's test oracle)
+if it is installed; without PyTorch there is nothing to compare against, which is reported and
+is not a failure.
+
+An operator the backend does not provide (an older CANN without it, or one this build of the
+binding has not wired to the backend yet) is reported as ``n/a`` and is not a failure.
+
+Exit status: 0 if every available case matched, 1 on any mismatch or error, 2 if the backend
+cannot be used at all.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TextIO
+
+import numpy as np
+
+from .. import _backend
+from .._dtypes import bfloat16, dtype_name
+from .._errors import ACL_ERROR_API_NOT_SUPPORT, AclnnError
+from .._ffi.discovery import BackendUnavailable
+from .._compare import (
+    OUTPUT_NAMES,
+    Comparison,
+    compare_results,
+    cube_math_type_of,
+    format_error,
+    format_table,
+    resolve_op,
+)
+from . import _cases
+from ._cases import OpCall
+from ._progress import Progress
+
+F32, F16, F64 = np.dtype(np.float32), np.dtype(np.float16), np.dtype(np.float64)
+C64, C128 = np.dtype(np.complex64), np.dtype(np.complex128)
+FLOATS = (F32, F16, bfloat16)
+UNPOOL_DTYPES = (F32, F16, np.dtype(np.int32), np.dtype(np.int64), np.dtype(np.int8), np.dtype(np.uint8),
+                 np.dtype(np.int16), np.dtype(np.bool_))
+
+
+def cases(seed: int = 0) -> list[OpCall]:
+    """The selftest's cases: every documented dtype of every operator, plus a few parameter
+    forms in float32. Shapes are small and odd-sized so that edges, padding and partial
+    windows are exercised and the simulator stays fast."""
+    specs: list[tuple[Callable, tuple, np.dtype, dict]] = []
+    for dt in FLOATS:
+        specs.append((_cases.im2col_backward, (2, 3, 7, 8), dt,
+                      dict(kernel=(2, 3), dilation=(1, 2), padding=(1, 0), stride=(2, 1))))
+    specs.append((_cases.im2col_backward, (3, 6, 5), F32, dict(kernel=2, dilation=1, padding=1, stride=2)))
+    for dt in UNPOOL_DTYPES:
+        specs.append((_cases.max_unpool2d_backward, (2, 3, 4, 5), dt, {}))
+    specs.append((_cases.max_unpool2d_backward, (3, 4, 5), F32, dict(index_dtype=np.int32)))
+    for dt in (F32, F16, bfloat16, F64, C64, C128):
+        specs.append((_cases.reflection_pad2d_backward, (2, 3, 6, 7), dt, dict(padding=(2, 1, 3, 1))))
+    specs.append((_cases.reflection_pad2d_backward, (3, 5, 4), F32, dict(padding=(3, 3, 0, 2))))
+    for dt in FLOATS:
+        specs.append((_cases.avg_pool2d_backward, (2, 3, 9, 10), dt,
+                      dict(kernel=(3, 2), stride=(2, 1), padding=(1, 1), ceil_mode=True, count_include_pad=False)))
+    specs.append((_cases.avg_pool2d_backward, (3, 8, 7), F32,
+                  dict(kernel=2, stride=2, padding=0, divisor_override=3, cube_math_type=1)))
+    for dt in FLOATS:
+        specs.append((_cases.convolution_backward, (2, 4, 7, 6), dt,
+                      dict(out_channels=6, kernel=3, stride=(2, 1), padding=1, groups=2)))
+    specs.append((_cases.convolution_backward, (2, 4, 5, 5), F32,
+                  dict(out_channels=3, kernel=3, stride=2, padding=1, transposed=True, cube_math_type=3)))
+    # One generator per case: a case's data does not depend on which cases ran before it.
+    return [build(np.random.default_rng([seed, i]), shape, dt, **params)
+            for i, (build, shape, dt, params) in enumerate(specs)]
+
+
+# -- the PyTorch reference (for --backend numpy) ----------------------------------------------
+
+def _torch_reference(call: OpCall):
+    """The result of ``call`` computed by PyTorch CPU: float16/bfloat16 inputs are computed in
+    float32 and rounded once, as the numpy backend and the NPU's float32 accumulation do."""
+    import torch
+
+    def t(array):
+        if array.dtype in (F16, bfloat16):
+            array = array.astype(np.float32)
+        return torch.from_numpy(np.ascontiguousarray(array))
+
+    def back(result, like):
+        return result.numpy().astype(like.dtype)
+
+    a = call.args
+    if call.op == "im2col_backward":
+        grad, size, kernel, dilation, padding, stride = a
+        return back(torch.nn.functional.fold(t(grad), size, kernel, dilation=dilation, padding=padding,
+                                             stride=stride), grad)
+    if call.op == "max_unpool2d_backward":
+        grad, self, indices, _ = a
+        flat = torch.from_numpy(indices.astype(np.int64)).flatten(-2)
+        return back(torch.gather(t(grad).flatten(-2), -1, flat).view(self.shape), self)
+    if call.op == "reflection_pad2d_backward":
+        grad, self, padding = a
+        return back(torch.ops.aten.reflection_pad2d_backward(t(grad), t(self), padding), self)
+    if call.op == "avg_pool2d_backward":
+        grad, self, kernel, stride, padding, ceil_mode, count_include_pad, divisor, _ = a
+        return back(torch.ops.aten.avg_pool2d_backward(t(grad), t(self), kernel, stride, padding, ceil_mode,
+                                                       count_include_pad, divisor or None), self)
+    if call.op == "convolution_backward":
+        grad, x, w, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, mask, _ = a
+        results = torch.ops.aten.convolution_backward(t(grad), t(x), t(w), bias_sizes, stride, padding, dilation,
+                                                      transposed, output_padding, groups, mask)
+        return tuple(None if r is None else back(r, like) for r, like in zip(results, (x, w, grad)))
+    raise ValueError(f"no PyTorch reference for {call.op}")
+
+
+def _torch_available() -> bool:
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+# -- running ----------------------------------------------------------------------------------
+
+@dataclass
+class CaseResult:
+    call: OpCall
+    status: str                       # "ok", "FAIL", "ERROR", "n/a"
+    comparison: Comparison | None = None
+    message: str = ""                 # the error, or why the case is n/a
+
+
+def _unavailable(exc: BaseException) -> str | None:
+    """Why an exception means "this backend does not provide the operator", or None."""
+    if isinstance(exc, NotImplementedError):
+        return str(exc) or "not implemented on this backend"
+    if isinstance(exc, AclnnError) and exc.status == ACL_ERROR_API_NOT_SUPPORT:
+        return f"the library does not export it ({exc.api})"
+    return None
+
+
+def run_case(call: OpCall, backend: str, reference: str) -> CaseResult:
+    """Run one case on ``backend`` and on ``reference`` (a backend name, or ``"torch"``)."""
+    _, fn = resolve_op(call.op)
+    try:
+        actual = fn(*call.args, backend=backend)
+    except Exception as exc:
+        reason = _unavailable(exc)
+        if reason is not None:
+            return CaseResult(call, "n/a", message=reason)
+        return CaseResult(call, "ERROR", message=f"on {backend}: {_describe(exc)}")
+    try:
+        if reference == "torch":
+            expected = _torch_reference(call)
+        else:
+            expected = fn(*call.args, backend=reference)
+        comparison = compare_results(call.op, actual, expected, (backend, reference),
+                                     cube_math_type_of(fn, call.args, {}))
+    except Exception as exc:
+        return CaseResult(call, "ERROR", message=f"on {reference} (reference): {_describe(exc)}")
+    return CaseResult(call, "ok" if comparison.passed else "FAIL", comparison)
+
+
+def _describe(exc: BaseException) -> str:
+    text = f"{type(exc).__name__}: {exc}"
+    if not isinstance(exc, (AclnnError, BackendUnavailable, NotImplementedError)):
+        # An unexpected exception is a bug somewhere: say where.
+        frame = traceback.extract_tb(exc.__traceback__)[-1]
+        text += f" (at {frame.filename}:{frame.lineno})"
+    return text
+
+
+def _rows(results: Sequence[CaseResult]) -> list[list[str]]:
+    rows = []
+    for r in results:
+        multi = len(OUTPUT_NAMES.get(r.call.op, ())) > 1
+        if r.comparison is None:
+            rows.append([r.call.op, dtype_name(r.call.dtype), r.call.case, "-", "-", r.status])
+            continue
+        for o in r.comparison:
+            op = f"{r.call.op}:{o.output}" if multi else r.call.op
+            rows.append([op, o.dtype, r.call.case, format_error(o.max_abs), format_error(o.max_rel),
+                         "ok" if o.passed else "FAIL"])
+    return rows
+
+
+def run_selftest(backend: str | None = None, ops: Sequence[str] | None = None, seed: int = 0, *,
+                 out: TextIO | None = None, progress: bool | None = None) -> int:
+    """Run the selftest, print its table to ``out`` (stdout), and return the exit status."""
+    out = sys.stdout if out is None else out
+    backend = _backend.resolve(backend)
+    if backend == "numpy":
+        if not _torch_available():
+            print("selftest: the backend under test is numpy, and the other reference, PyTorch, is not "
+                  "installed: nothing to compare against (pip install torch to compare numpy with it; "
+                  "use --backend sim or --backend npu to test those backends against numpy).", file=out)
+            return 0
+        reference = "torch"
+    else:
+        reference = "numpy"
+        try:
+            from .. import _ffi
+
+            _ffi.library(backend).stream()  # libraries load, aclInit, the device opens
+        except (BackendUnavailable, AclnnError) as exc:
+            print(f"selftest: backend {backend!r} cannot be used:\n{exc}\n"
+                  "(`python -m aclnn_py info` shows what was found)", file=out)
+            return 2
+
+    selected = [c for c in cases(seed) if not ops or c.op in ops]
+    print(f"aclnn_py selftest: {backend} vs {'PyTorch CPU' if reference == 'torch' else reference}, "
+          f"{len(selected)} cases, seed {seed}", file=out, flush=True)
+    started = time.perf_counter()
+    results = []
+    with Progress(f"selftest on {backend}", len(selected), "cases", enabled=progress) as shown:
+        for i, call in enumerate(selected):
+            results.append(run_case(call, backend, reference))
+            shown.update(i + 1)
+    elapsed = time.perf_counter() - started
+
+    print(format_table(["op", "dtype", "case", "max abs err", "max rel err", "ok"], _rows(results)), file=out)
+    for r in results:
+        if r.status == "ERROR":
+            print(f"ERROR {r.call.describe()}: {r.message}", file=out)
+        elif r.status == "FAIL":
+            for o in r.comparison:
+                if not o.passed:
+                    print(f"FAIL {r.call.describe()} {o.output}: {o.mismatched} of {int(np.prod(o.shape))} "
+                          f"elements outside rtol={o.tolerance.rtol:g} atol={o.tolerance.atol:g} "
+                          f"({o.tolerance.name}), cosine {o.cosine:.6f}"
+                          + (f"; {o.note}" if o.note else ""), file=out)
+    counts = {s: sum(r.status == s for r in results) for s in ("ok", "FAIL", "ERROR", "n/a")}
+    summary = (f"{len(results)} cases in {elapsed:.1f} s: {counts['ok']} ok, {counts['FAIL']} mismatched, "
+               f"{counts['ERROR']} errors")
+    skipped = sorted({r.call.op for r in results if r.status == "n/a"})
+    if skipped:
+        reasons = {r.call.op: r.message for r in results if r.status == "n/a"}
+        summary += f", {counts['n/a']} not available on {backend}:\n" + "\n".join(
+            f"  {op}: {reasons[op]}" for op in skipped)
+    print(summary, file=out)
+    failed = counts["FAIL"] + counts["ERROR"]
+    print("selftest FAILED" if failed else "selftest passed", file=out)
+    return 1 if failed else 0
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--backend", choices=_backend.BACKENDS,
+                        help="the backend under test (default: the current default backend)")
+    parser.add_argument("--op", action="append", choices=list(OUTPUT_NAMES), metavar="OP",
+                        help="only this operator (repeatable); one of: " + ", ".join(OUTPUT_NAMES))
+    parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
+
+
+def run(args: argparse.Namespace) -> int:
+    return run_selftest(args.backend, args.op, args.seed)
+
+
+__all__ = ["CaseResult", "cases", "run_case", "run_selftest"]
