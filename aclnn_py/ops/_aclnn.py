@@ -269,3 +269,21 @@ def _ints(api: str, name: str, values) -> list[int]:
             raise param_invalid(api, f"{name}[{i}] = {v} does not fit in int64")
         out.append(v)
     return out
+
+
+def c_int(api: str, name: str, value, bits: int) -> int:
+    """A scalar for a C integer parameter of ``bits`` bits (``int`` / ``int8_t`` ...): a value
+    the C type cannot hold never reaches the library, so it is refused here as CANN would
+    refuse an out-of-range value (161002), instead of cffi's OverflowError."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{api}: {name} must be an int, got {type(value).__name__}")
+    v = int(value)
+    if not -(2 ** (bits - 1)) <= v < 2 ** (bits - 1):
+        raise param_invalid(api, f"{name} = {v} does not fit the C parameter's int{bits}_t")
+    return v
+
+
+def c_bool(api: str, name: str, value) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{api}: {name} must be a bool, got {type(value).__name__}")
+    return bool(value)

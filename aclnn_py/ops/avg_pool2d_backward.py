@@ -1,0 +1,388 @@
+"""aclnnAvgPool2dBackward: the gradient of 2-D average pooling with respect to its input.
+
+C API (header ``aclnnop/aclnn_avgpool2d_backward.h``)::
+
+    aclnnStatus aclnnAvgPool2dBackwardGetWorkspaceSize(
+        const aclTensor *gradOutput, const aclTensor *self, const aclIntArray *kernelSize,
+        const aclIntArray *stride, const aclIntArray *padding, bool ceilMode,
+        bool countIncludePad, int64_t divisorOverride, int8_t cubeMathType,
+        aclTensor *gradInput, uint64_t *workspaceSize, aclOpExecutor **executor);
+    aclnnStatus aclnnAvgPool2dBackward(
+        void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream);
+
+It computes ``torch.ops.aten.avg_pool2d_backward(grad_output, self, kernel_size, stride, padding,
+ceil_mode, count_include_pad, divisor_override)``, with this CANN -> aten mapping:
+
+* kernelSize ``[k]`` -> ``(k, k)``; ``[kH, kW]`` -> ``(kH, kW)``.
+* stride ``None`` or ``[]`` -> the kernel size; ``[s]`` -> ``(s, s)``; ``[sH, sW]``.
+* padding ``[p]`` -> ``(p, p)``; ``[pH, pW]``.
+* divisorOverride ``0`` (or ``None`` here) -> ``divisor_override=None``; any other value, negative
+  included, divides every window by that value.
+* cubeMathType has no aten counterpart: it tells the NPU's cube unit which precision it may use
+  (0 KEEP_DTYPE, 1 ALLOW_FP32_DOWN_PRECISION, 2 USE_FP16, 3 USE_HF32).  The numpy backend always
+  computes in float32 (float16 and bfloat16 are widened and the result rounded back), so it only
+  validates the value.
+
+What is computed, per output cell ``(oh, ow)`` and per axis (shown for H)::
+
+    start = oh * sH - pH                      # first row of the window (< 0: in the padding)
+    end   = min(start + kH, H + pH)           # clipped to the padded input
+    divisor = divisorOverride                  if divisorOverride != 0
+            = (end - start) * (W-axis ditto)   if countIncludePad
+            = real rows * real columns         otherwise (real = inside [0, H) x [0, W))
+    gradInput[real rows, real columns] += gradOutput[oh, ow] / divisor
+
+The pooled size per axis is ``o = floor((H + 2p - k + (ceilMode ? s - 1 : 0)) / s) + 1``, minus
+one if ``ceilMode`` and the last window would start at or after ``H + p`` (it must start inside
+the input or its left padding).  A 3-D input ``(C, H, W)`` is one image (NCL format).
+
+Checks, in order (1-7 and 9 as CANN makes them; the first failure decides the status):
+
+1. gradOutput, self, kernelSize or padding missing -> 161001 (stride may be missing).
+2. gradOutput and self dtype in {FLOAT, FLOAT16, BFLOAT16}; gradOutput dtype == gradInput dtype
+   (gradInput has self's dtype) -> else 161002.
+3. Format: gradOutput and self are 3-D (NCL) or 4-D (NCHW) -- other ranks would be ND, which is
+   rejected; a 4-D gradOutput needs a 4-D (NCHW) gradInput -> else 161002.
+4. gradOutput and gradInput have the same rank; kernelSize has 1 or 2 elements, all > 0; stride
+   has at most 2 elements, all > 0; padding has at most 2 elements -> else 161002.
+5. padding is not empty and ``kH >= 2 * pH``, ``kW >= 2 * pW`` (padding <= kernelSize / 2)
+   -> else 161002.
+6. cubeMathType in {0, 1, 2, 3}, and not 2 (USE_FP16) with BFLOAT16 input -> else 161002.
+7. self shape == gradInput shape: holds by construction (this binding allocates gradInput).
+8. Shapes CANN's phase 1 lets through (the NPU then fails later or computes garbage) but the
+   documentation calls unsupported; every backend of this binding rejects them with 161002:
+   padding < 0; gradOutput N / C != self N / C; gradOutput H / W != the pooled size above.
+   Sizes are Python ints; a padded extent ``H + 2p`` beyond int64 is 161002 too.
+9. Any empty tensor (a zero dimension) -> success, gradInput is all zeros.
+
+The divisor range check of older products (|divisorOverride| <= 255 on Atlas training/inference
+series) is not applied: this binding emulates Atlas A2/A3, which accepts any divisor.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+from collections.abc import Sequence
+from typing import NamedTuple
+
+import numpy as np
+
+from .._dtypes import bfloat16, dtype_name
+from .._errors import param_invalid
+from ._aclnn import Call, c_bool, c_int, dtype_of, shape_of
+from ._common import (
+    FLOAT16,
+    FLOAT32,
+    bool_arg,
+    check_dtype,
+    check_int64,
+    dispatch,
+    int_arg,
+    int_array_arg,
+    shape_str,
+    tensor_arg,
+)
+
+API = "aclnnAvgPool2dBackwardGetWorkspaceSize"
+
+_DTYPES = (FLOAT32, FLOAT16, bfloat16)
+_CUBE_MATH_TYPES = {0: "KEEP_DTYPE", 1: "ALLOW_FP32_DOWN_PRECISION", 2: "USE_FP16", 3: "USE_HF32"}
+_USE_FP16 = 2
+
+# How _spread chooses between one strided slice per window offset and one matrix product with
+# the (size x o) 0/1 window-membership matrix.  Per element of the other axes the slices do
+# (offsets x o) adds, the product (size x o) multiply-adds at BLAS speed, measured ~24x faster
+# per element; so the product wins when size <= 24 x offsets (kernel 5 and up on 112 pixels,
+# kernel 3 up to 72 pixels) and on small arrays, where the cost of each slice is overhead.  The
+# membership matrix is built only up to _MAX_MEMBERSHIP elements (else slices, whatever the
+# cost); the small ones are cached.
+_BLAS_ADVANTAGE = 24
+_SMALL = 4096
+_MAX_MEMBERSHIP = 1 << 22
+_CACHED_MEMBERSHIP = 1 << 16
+
+
+class _Params(NamedTuple):
+    """Validated, normalised arguments: every list expanded to an (H, W) pair."""
+
+    kH: int
+    kW: int
+    sH: int
+    sW: int
+    pH: int
+    pW: int
+    ceil_mode: bool
+    count_include_pad: bool
+    divisor_override: int  # 0 = none
+    cube_math_type: int
+
+
+def _pooled_size(size: int, k: int, s: int, p: int, ceil_mode: bool) -> int:
+    """Forward output size along one axis (PyTorch's pooling_output_shape, Python ints)."""
+    o = (size + 2 * p - k + (s - 1 if ceil_mode else 0)) // s + 1
+    if ceil_mode and (o - 1) * s >= size + p:
+        o -= 1
+    return o
+
+
+def _validate(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+              divisor_override, cube_math_type) -> _Params:
+    """Coerce and check every argument in CANN's order; return the normalised parameters."""
+    # 1. Required arguments (None -> 161001) and Python types (TypeError).
+    grad_output = tensor_arg(API, "gradOutput", grad_output)
+    self = tensor_arg(API, "self", self)
+    kernel = int_array_arg(API, "kernelSize", kernel_size)
+    strides = int_array_arg(API, "stride", stride, required=False)
+    pads = int_array_arg(API, "padding", padding)
+    ceil_mode = bool_arg(API, "ceilMode", ceil_mode)
+    count_include_pad = bool_arg(API, "countIncludePad", count_include_pad)
+    divisor = 0 if divisor_override is None else int_arg(API, "divisorOverride", divisor_override)
+    cube_math_type = int_arg(API, "cubeMathType", cube_math_type)
+
+    # 2. Dtypes.
+    check_dtype(API, "gradOutput", grad_output, _DTYPES)
+    check_dtype(API, "self", self, _DTYPES)
+    if grad_output.dtype != self.dtype:
+        raise param_invalid(API, f"gradOutput dtype must equal gradInput dtype (the dtype of self): "
+                                 f"gradOutput {dtype_name(grad_output.dtype)}, self {dtype_name(self.dtype)}")
+
+    # 3. Formats: the binding describes 3-D tensors as NCL, 4-D as NCHW, anything else as ND.
+    for name, array in (("gradOutput", grad_output), ("self", self)):
+        if array.ndim not in (3, 4):
+            raise param_invalid(API, f"{name} must be 3-D (NCL) or 4-D (NCHW), "
+                                     f"got {array.ndim}-D shape {shape_str(array.shape)}")
+    if grad_output.ndim == 4 and self.ndim != 4:
+        raise param_invalid(API, f"gradOutput is 4-D (NCHW), so gradInput (shaped like self) must be "
+                                 f"4-D NCHW too, got self shape {shape_str(self.shape)}")
+
+    # 4. Ranks and list lengths / values.  (NumPy shapes are never negative.)
+    if grad_output.ndim != self.ndim:
+        raise param_invalid(API, f"gradOutput and gradInput (shaped like self) must have the same rank: "
+                                 f"gradOutput {shape_str(grad_output.shape)}, self {shape_str(self.shape)}")
+    if len(kernel) not in (1, 2):
+        raise param_invalid(API, f"kernelSize must have 1 or 2 elements, got {shape_str(kernel)}")
+    if min(kernel) <= 0:
+        raise param_invalid(API, f"kernelSize values must be > 0, got kernelSize = {shape_str(kernel)}")
+    if strides is not None:
+        if len(strides) > 2:
+            raise param_invalid(API, f"stride must have 0, 1 or 2 elements, got {shape_str(strides)}")
+        if strides and min(strides) <= 0:
+            raise param_invalid(API, f"stride values must be > 0, got stride = {shape_str(strides)}")
+    if len(pads) > 2:
+        raise param_invalid(API, f"padding must have 1 or 2 elements, got {shape_str(pads)}")
+
+    # 5. Padding.
+    if not pads:
+        raise param_invalid(API, "padding must have 1 or 2 elements, got []")
+    kH, kW = kernel * 2 if len(kernel) == 1 else kernel
+    pH, pW = pads * 2 if len(pads) == 1 else pads
+    if kH < 2 * pH or kW < 2 * pW:
+        raise param_invalid(API, f"padding must be <= kernelSize/2: kernelSize = {shape_str(kernel)}, "
+                                 f"padding = {shape_str(pads)}")
+
+    # 6. Cube math type.
+    if cube_math_type not in _CUBE_MATH_TYPES:
+        raise param_invalid(API, f"cubeMathType must be one of 0 (KEEP_DTYPE), 1 (ALLOW_FP32_DOWN_PRECISION), "
+                                 f"2 (USE_FP16), 3 (USE_HF32), got {cube_math_type}")
+    if cube_math_type == _USE_FP16 and self.dtype == bfloat16:
+        raise param_invalid(API, "cubeMathType 2 (USE_FP16) is not supported for BFLOAT16 input")
+
+    # Beyond CANN's phase-1 checks: shapes the documentation calls unsupported.
+    if pH < 0 or pW < 0:
+        raise param_invalid(API, f"padding values must be >= 0, got padding = {shape_str(pads)}")
+    if grad_output.shape[:-2] != self.shape[:-2]:
+        raise param_invalid(API, f"gradOutput and self must have the same N and C: "
+                                 f"gradOutput {shape_str(grad_output.shape)}, self {shape_str(self.shape)}")
+    if not strides:
+        sH, sW = kH, kW
+    else:
+        sH, sW = strides * 2 if len(strides) == 1 else strides
+    H, W = self.shape[-2:]
+    check_int64(API, "self H + 2 * padding H", H + 2 * pH)
+    check_int64(API, "self W + 2 * padding W", W + 2 * pW)
+    expected = (_pooled_size(H, kH, sH, pH, ceil_mode), _pooled_size(W, kW, sW, pW, ceil_mode))
+    if grad_output.shape[-2:] != expected:
+        raise param_invalid(API, f"gradOutput H, W must be the pooled size of self, {shape_str(expected)} for "
+                                 f"self {shape_str(self.shape)}, kernelSize = {shape_str(kernel)}, stride = "
+                                 f"{shape_str(strides or ())}, padding = {shape_str(pads)}, "
+                                 f"ceilMode = {ceil_mode}; got gradOutput {shape_str(grad_output.shape)}")
+
+    return _Params(kH, kW, sH, sW, pH, pW, ceil_mode, count_include_pad, divisor, cube_math_type)
+
+
+def _window_sizes(size: int, o: int, k: int, s: int, p: int, count_include_pad: bool):
+    """Per output index along one axis: the window length the divisor counts.
+
+    An int when every window has the same length (the common case), else an int64 array.
+    Written so no intermediate leaves int64: start >= -p and size + 2p was checked.
+    """
+    last_end = (o - 1) * s - p + k
+    if count_include_pad and last_end <= size + p:
+        return k
+    if not count_include_pad and p == 0 and last_end <= size:
+        return k
+    start = np.arange(o, dtype=np.int64) * s - p
+    end = start + np.minimum(k, size + p - start)  # clipped to the padded input
+    if count_include_pad:
+        return end - start
+    return np.minimum(end, size) - np.maximum(start, 0)
+
+
+def _membership(size: int, o: int, k: int, s: int, p: int) -> np.ndarray:
+    """The (size, o) float32 matrix with 1 where window o covers x (read-only)."""
+    start = np.arange(o, dtype=np.int64) * s - p
+    offset = np.arange(size, dtype=np.int64)[:, None] - start  # |offset| < size + p: no overflow
+    member = ((offset >= 0) & (offset < k)).astype(np.float32)
+    member.flags.writeable = False
+    return member
+
+
+_cached_membership = functools.lru_cache(maxsize=64)(_membership)
+
+
+def _spread(src: np.ndarray, axis: int, size: int, k: int, s: int, p: int) -> np.ndarray:
+    """Backward of window-summing along ``axis``: ``dst[x] = sum of src[o] over windows o holding x``.
+
+    Window ``o`` covers ``x = o*s - p + i`` for ``0 <= i < k``, clipped to ``[0, size)``.  ``axis``
+    is one of the last two.  Returns an array shaped like ``src`` with ``size`` along ``axis``,
+    never a view of ``src`` unless the spread is the identity.
+    """
+    o = src.shape[axis]
+    if k == s and p == 0 and o * k == size:
+        # Windows tile the axis exactly: every x receives exactly one src value.
+        return src if k == 1 else np.repeat(src, k, axis=axis)
+
+    # The window offsets i that reach some x in [0, size): window o reaches it with
+    # i in [p - o*s, p - o*s + size).  These ranges form one run unless windows are further
+    # apart than the axis is long (and then there are at most two windows).
+    if s <= size:
+        offsets = [range(max(0, p - (o - 1) * s), min(k, size + p))]
+    else:
+        offsets = [range(max(0, p - j * s), min(k, p - j * s + size)) for j in reversed(range(o))]
+    product_pays = size <= _BLAS_ADVANTAGE * sum(map(len, offsets)) or src.size <= _SMALL
+    # The product multiplies every value by the 0 entries too, and 0 * inf is NaN: only finite
+    # data may take it, or an inf/NaN gradient would leak out of its window.  (A finite sum
+    # proves every element finite; an overflowing one merely costs the faster path.)
+    if product_pays and size * o <= _MAX_MEMBERSHIP and np.isfinite(src.sum()):
+        member = (_cached_membership if size * o <= _CACHED_MEMBERSHIP else _membership)(size, o, k, s, p)
+        return np.matmul(src, member.T) if axis == src.ndim - 1 else np.matmul(member, src)
+
+    # One strided slice per offset i.  Offsets i and i + s write the same residue class of x
+    # (a "phase"), one window further right.  Visited in increasing order, the offsets of a
+    # phase first reach its smallest x (the phase itself) and then extend one run [phase, end]
+    # to the right; each new slice overlaps the run or continues it.  The overlap is added, the
+    # rest assigned, so dst needs no zero fill except past the end of each run.
+    shape = list(src.shape)
+    shape[axis] = size
+    dst = np.empty(shape, dtype=src.dtype)
+    lead = (slice(None),) * axis
+
+    def at(array, start, stop, step=1):
+        return array[lead + (slice(start, stop, step),)]
+
+    ends: dict[int, int] = {}
+    for i in itertools.chain.from_iterable(offsets):
+        lo = max(0, -((i - p) // s))               # first o with o*s - p + i >= 0
+        hi = min(o - 1, (size - 1 + p - i) // s)   # last o with o*s - p + i < size
+        if hi < lo:
+            continue
+        x0, x1 = lo * s - p + i, hi * s - p + i
+        end = ends.get(x0 % s, x0 - s)
+        if x0 <= end:
+            last = min(x1, end)
+            at(dst, x0, last + 1, s)[...] += at(src, lo, lo + (last - x0) // s + 1)
+        if x1 > end:
+            at(dst, end + s, x1 + 1, s)[...] = at(src, lo + (end + s - x0) // s, hi + 1)
+        ends[x0 % s] = max(end, x1)
+    for phase in range(min(s, size)):
+        at(dst, ends.get(phase, phase - s) + s, None, s)[...] = 0
+    return dst
+
+
+def _numpy(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+           divisor_override, cube_math_type):
+    """The numpy backend: validate, divide each gradient by its window's divisor once, then
+    spread it over the window, along W and then along H (a window is a rectangle, so the spread
+    is separable).  Computes in float32; cubeMathType does not change the numbers."""
+    params = _validate(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                       divisor_override, cube_math_type)
+    if grad_output.size == 0 or self.size == 0:
+        return np.zeros(self.shape, dtype=self.dtype)
+
+    H, W = self.shape[-2:]
+    OH, OW = grad_output.shape[-2:]
+    if params.divisor_override:
+        scale = np.float32(params.divisor_override)
+    else:
+        rows = _window_sizes(H, OH, params.kH, params.sH, params.pH, params.count_include_pad)
+        cols = _window_sizes(W, OW, params.kW, params.sW, params.pW, params.count_include_pad)
+        # PyTorch divides by float(int64 count).  Counts are < 2**63, so a product of two is
+        # exact as a Python int, exact in float64 where it matters, and finite in float32.
+        if isinstance(rows, int) and isinstance(cols, int):
+            scale = np.float32(rows * cols)
+        else:
+            rows = np.broadcast_to(np.asarray(rows, np.float64), (OH,))
+            cols = np.broadcast_to(np.asarray(cols, np.float64), (OW,))
+            scale = np.multiply.outer(rows, cols).astype(np.float32)
+    # A fresh float32 array: from here on the kernel writes only into arrays it allocated.
+    grad = np.divide(grad_output, scale, dtype=np.float32)
+    grad = _spread(grad, grad.ndim - 1, W, params.kW, params.sW, params.pW)
+    grad = _spread(grad, grad.ndim - 2, H, params.kH, params.sH, params.pH)
+    return grad.astype(self.dtype, copy=False)
+
+
+def _aclnn(lib, grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+           divisor_override, cube_math_type):
+    """The npu/sim path: the two-phase C call; the library checks the arguments."""
+    ceil_mode = c_bool(API, "ceilMode", ceil_mode)
+    count_include_pad = c_bool(API, "countIncludePad", count_include_pad)
+    divisor = 0 if divisor_override is None else c_int(API, "divisorOverride", divisor_override, 64)
+    cube_math_type = c_int(API, "cubeMathType", cube_math_type, 8)
+    with Call(lib, API) as call:
+        args = (
+            call.tensor("gradOutput", grad_output),
+            call.tensor("self", self),
+            call.int_array("kernelSize", kernel_size),
+            call.int_array("stride", stride),  # NULL (None) means stride = kernelSize
+            call.int_array("padding", padding),
+        )
+        # gradInput has self's shape and dtype. With an empty gradOutput CANN succeeds without
+        # writing anything: the zeros the gradient is are set here.
+        empty = 0 in shape_of(grad_output)
+        out = call.output(shape_of(self if self is not None else grad_output), dtype_of(self), zero=empty)
+        call.run("aclnnAvgPool2dBackward", *args, ceil_mode, count_include_pad, divisor, cube_math_type, out)
+        return call.results()[0]
+
+
+def avg_pool2d_backward(grad_output: np.ndarray, self: np.ndarray, kernel_size: Sequence[int],
+                        stride: Sequence[int] | None, padding: Sequence[int], ceil_mode: bool,
+                        count_include_pad: bool, divisor_override: int | None, cube_math_type: int = 0, *,
+                        backend: str | None = None) -> np.ndarray:
+    """Gradient of 2-D average pooling w.r.t. its input.
+
+    Mirrors ``aclnnAvgPool2dBackwardGetWorkspaceSize`` + ``aclnnAvgPool2dBackward``.
+
+    Args:
+        grad_output: gradOutput, ``(N, C, OH, OW)`` or ``(C, OH, OW)``; FLOAT, FLOAT16 or BFLOAT16.
+        self: the forward input, ``(N, C, H, W)`` or ``(C, H, W)``, same dtype (only its shape
+            and dtype are used).
+        kernel_size: ``[k]`` or ``[kH, kW]``, values > 0.
+        stride: ``None``/``[]`` (= kernel_size), ``[s]`` or ``[sH, sW]``, values > 0.
+        padding: ``[p]`` or ``[pH, pW]``, ``0 <= p <= k / 2``.
+        ceil_mode: round the pooled size up (the last window must start inside input + left pad).
+        count_include_pad: count padding in the divisor.
+        divisor_override: ``None`` or 0 for the window's size, else the divisor (may be negative).
+        cube_math_type: 0..3, a precision hint for the NPU's cube unit (no effect on numpy).
+        backend: ``"npu"``, ``"sim"`` or ``"numpy"``; default: the current backend.
+
+    Returns:
+        gradInput: shaped like ``self``, with its dtype.
+
+    Raises:
+        AclnnError: 161001 if a required argument is None, 161002 if a constraint of the module
+            docstring is violated.
+        TypeError: an argument of the wrong Python type.
+    """
+    return dispatch(backend, _numpy, _aclnn, grad_output, self, kernel_size, stride, padding,
+                    ceil_mode, count_include_pad, divisor_override, cube_math_type)
