@@ -65,6 +65,8 @@ def int_array_arg(api: str, name: str, value: object, *, required: bool = True) 
         value = value.tolist()
     if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
         raise TypeError(f"{api}: {name} must be a sequence of ints, got {type(value).__name__}")
+    if all(type(v) is int and INT64_MIN <= v <= INT64_MAX for v in value):
+        return tuple(value)  # the common case, without formatting a name per element
     return tuple(int_arg(api, f"{name}[{i}]", v) for i, v in enumerate(value))
 
 
@@ -78,6 +80,8 @@ def bool_array_arg(api: str, name: str, value: object) -> tuple[bool, ...]:
         value = value.tolist()
     if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
         raise TypeError(f"{api}: {name} must be a sequence of bools, got {type(value).__name__}")
+    if all(type(v) is bool for v in value):
+        return tuple(value)  # the common case, without formatting a name per element
     return tuple(bool_arg(api, f"{name}[{i}]", v) for i, v in enumerate(value))
 
 
@@ -117,9 +121,6 @@ def dispatch(backend: str | None, numpy_impl: Callable, aclnn_impl: Callable, *a
     name = _backend.resolve(backend)
     if name == "numpy":
         return numpy_impl(*args)
-    if aclnn_impl is None:
-        op = numpy_impl.__module__.rpartition(".")[2]
-        raise NotImplementedError(f"{op} is not wired to backend {name!r} yet (its numpy backend works)")
     from .. import _ffi
 
     return aclnn_impl(_ffi.library(name), *args)

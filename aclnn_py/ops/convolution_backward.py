@@ -1,0 +1,456 @@
+"""aclnnConvolutionBackwardGetWorkspaceSize / aclnnConvolutionBackward: the gradients of a 1-D,
+2-D or 3-D (transposed) convolution.
+
+C header ``aclnnop/aclnn_convolution_backward.h``::
+
+    aclnnStatus aclnnConvolutionBackwardGetWorkspaceSize(
+        const aclTensor *gradOutput, const aclTensor *input, const aclTensor *weight,
+        const aclIntArray *biasSizes, const aclIntArray *stride, const aclIntArray *padding,
+        const aclIntArray *dilation, bool transposed, const aclIntArray *outputPadding,
+        int groups, const aclBoolArray *outputMask, int8_t cubeMathType,
+        aclTensor *gradInput, aclTensor *gradWeight, aclTensor *gradBias,
+        uint64_t *workspaceSize, aclOpExecutor **executor);
+    aclnnStatus aclnnConvolutionBackward(void *workspace, uint64_t workspaceSize,
+                                         aclOpExecutor *executor, aclrtStream stream);
+
+Computes ``(gradInput, gradWeight, gradBias) = torch.ops.aten.convolution_backward(gradOutput,
+input, weight, biasSizes, stride, padding, dilation, transposed, outputPadding, groups,
+outputMask)``; a gradient whose outputMask bit is False is not computed (returned as None).
+
+* ``transposed=False``: ``weight (Cout, Cin/groups, *k)``, ``gradOutput (N, Cout, *out)`` with
+  ``out = (in + padLo + padHi - dilation*(k-1) - 1) // stride + 1``.
+* ``transposed=True``: ``input (N, Cin, *in)`` is the transposed convolution's input,
+  ``weight (Cin, Cout/groups, *k)``, ``gradOutput (N, Cout, *out)`` with
+  ``out = (in-1)*stride - padLo - padHi + dilation*(k-1) + outputPadding + 1``.
+* ``gradBias[c] = sum over N and space of gradOutput[:, c]``; length ``biasSizes[0]`` (= Cout).
+* Padding and outputPadding have one value per spatial dimension (both sides alike), or for
+  2-D four values ``[top, bottom, left, right]`` (asymmetric padding).  A 4-element
+  outputPadding follows the same layout; output padding only ever extends the bottom/right edge
+  of a transposed convolution's output, so its top and left entries must be 0 (this binding's
+  definition: CANN documents no meaning for them) and ``[0, h, 0, w]`` equals ``[h, w]``.
+
+How it is computed (numpy backend): in float32 (float16/bfloat16 inputs are widened, results
+rounded once), through one ordinary convolution X -> Y (``_conv_kernels.LoweredConv``): X is
+``input`` and Y is ``gradOutput`` normally, and the other way round when transposed (a
+transposed convolution is the adjoint of a convolution).  gradWeight is that convolution's
+weight gradient; gradInput is its input gradient (normal) or its forward product applied to
+gradOutput (transposed); gradBias is a sum.  The kernels turn the products into matrix
+products on shifted slices of a flat buffer, which OpenBLAS runs on every core.
+
+Constraints, in the order CANN (Atlas A2/A3) checks them; each violation is 161002 unless noted:
+
+1. gradOutput, input, weight, stride, padding, dilation, outputPadding and outputMask are
+   required (None: 161001); outputMask must have exactly 3 elements (161001, as CANN reports
+   it).  biasSizes may be None.
+2. gradOutput, input and weight dtypes are FLOAT, FLOAT16 or BFLOAT16.  They may differ: CANN
+   computes in the promoted type; here every product is float32 either way.  The results have
+   the dtypes CANN's documentation prescribes: gradInput that of input, gradWeight that of
+   weight, gradBias that of gradOutput.
+3. gradOutput, input and weight are 3-D (NCL), 4-D (NCHW) or 5-D (NCDHW).
+4. stride >= 1, padding >= 0, dilation >= 1; transposed: outputPadding >= 0 and, as documented,
+   outputPadding < stride per dimension (CANN's code checks the latter only for 3-D, where it
+   also accepts outputPadding < dilation); not transposed: outputPadding all 0; 1 <= groups and,
+   as documented, groups <= 65535.
+5. cubeMathType is 0 (KEEP_DTYPE), 1 (ALLOW_FP32_DOWN_PRECISION), 2 (USE_FP16) or 3
+   (USE_HF32).  A2/A3 accept every value with every dtype.  It changes only the precision of
+   the NPU's cube unit; this backend always computes in float32.
+6. If input or weight is empty, checks 7-9 are replaced by rule 10.
+7. gradOutput, input and weight have the same rank; gradOutput is not empty; if outputMask[2]
+   and biasSizes is given, biasSizes == [gradOutput.shape[1]] (the gradBias shape CANN checks);
+   stride and dilation have rank-2 elements; padding and outputPadding rank-2, or 4 for 2-D.
+8. With (X, Y) = (input, gradOutput), or (gradOutput, input) when transposed:
+   Y.shape[1] == weight.shape[0]; X.shape[1] is divisible by weight.shape[1] and
+   X.shape[1] / weight.shape[1] == groups; depthwise (X.shape[1] == groups): Y.shape[1] is a
+   multiple of groups.  Added here because the convolution is undefined otherwise (CANN checks it
+   only for empty tensors): weight.shape[0] is divisible by groups.
+9. Added here: gradOutput.shape[0] == input.shape[0] (the batch).  Per spatial dimension, for
+   every rank (CANN's code skips 1-D/2-D non-transposed, its documentation does not):
+   ``span = X_d - outputPadding_d + padLo_d + padHi_d - ((k_d-1)*dilation_d + 1) >= 0`` and
+   ``Y_d == span // stride_d + 1``.  Non-transposed, this is the output-size formula above;
+   transposed, it is CANN's form of it, which accepts a gradOutput up to stride-1 elements
+   longer than the formula (those positions receive nothing and get no gradient).  For 2-D
+   transposed with 4-element padding CANN's code reads padding[0] for H and padding[1] for W;
+   this check uses top+bottom and left+right.
+10. Empty input or weight: if outputMask[2], biasSizes is given, has 1 element and equals
+    gradOutput.shape[1] (transposed: weight.shape[1] * groups); if outputMask[0], input.shape[0]
+    or input.shape[1] is 0; the ranks are equal (added here: the rules below need it); the
+    length rules of 7; weight.shape[0] is divisible by groups; unless transposed with
+    input.shape[0] == 0, X.shape[1] == weight.shape[1] * groups whenever either is non-zero;
+    transposed: weight.shape[0] > 0 and == input.shape[1]; otherwise per spatial dimension
+    ``input_d + padLo_d + padHi_d >= (k_d-1)*dilation_d + 1``.  The requested gradients are zeros.
+
+Arithmetic on the parameters is exact; a value that leaves int64 is 161002 (CANN would wrap).
+Not enforced, as CANN's parameter check does not enforce them either (the NPU kernels may
+still refuse them later): the documented A2/A3 ranges for non-transposed kernels, strides,
+padding and dilation (e.g. kernel H/W <= 255).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import NamedTuple
+
+import numpy as np
+
+from .._dtypes import bfloat16
+from .._errors import param_invalid, param_nullptr
+from ._aclnn import Call, c_bool, c_int, dtype_of, shape_of
+from ._common import (
+    FLOAT16,
+    FLOAT32,
+    INT64_MAX,
+    INT64_MIN,
+    bool_arg,
+    bool_array_arg,
+    check_dtype,
+    check_int64,
+    dispatch,
+    int_arg,
+    int_array_arg,
+    shape_str,
+    tensor_arg,
+)
+from ._conv_kernels import LoweredConv
+
+API = "aclnnConvolutionBackwardGetWorkspaceSize"
+
+DTYPES = (FLOAT32, FLOAT16, bfloat16)
+FORMATS = {3: "NCL", 4: "NCHW", 5: "NCDHW"}
+MAX_GROUPS = 65535
+CUBE_MATH_TYPES = {0: "KEEP_DTYPE", 1: "ALLOW_FP32_DOWN_PRECISION", 2: "USE_FP16", 3: "USE_HF32"}
+
+
+class _Params(NamedTuple):
+    """Validated arguments, normalised to one value per spatial dimension."""
+
+    grad_output: np.ndarray
+    input: np.ndarray
+    weight: np.ndarray
+    transposed: bool
+    groups: int
+    output_mask: tuple[bool, bool, bool]
+    stride: tuple[int, ...]
+    dilation: tuple[int, ...]
+    pad_lo: tuple[int, ...]
+    pad_hi: tuple[int, ...]
+    bias_length: int
+    empty: bool
+
+
+def _check_at_least(name: str, values: tuple[int, ...], minimum: int) -> None:
+    if any(v < minimum for v in values):
+        raise param_invalid(API, f"{name} must be >= {minimum} in every element, got {shape_str(values)}")
+
+
+def _check_lengths(rank: int, stride, padding, dilation, output_padding) -> None:
+    """Check 7's array lengths: one per spatial dimension, or 4 for 2-D padding/outputPadding."""
+    spatial = rank - 2
+    for name, values in (("stride", stride), ("dilation", dilation)):
+        if len(values) != spatial:
+            raise param_invalid(API, f"{name} must have {spatial} element(s) (one per spatial dimension of "
+                                     f"the {rank}-D input), got {len(values)}: {shape_str(values)}")
+    for name, values in (("padding", padding), ("outputPadding", output_padding)):
+        if len(values) != spatial and not (rank == 4 and len(values) == 4):
+            also = " or 4 ([top, bottom, left, right])" if rank == 4 else ""
+            raise param_invalid(API, f"{name} must have {spatial}{also} element(s) for a {rank}-D input, "
+                                     f"got {len(values)}: {shape_str(values)}")
+
+
+def _sides(padding: tuple[int, ...], spatial: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(before, after) per spatial dimension; 4 elements are [top, bottom, left, right]."""
+    if len(padding) == spatial:
+        return padding, padding
+    return (padding[0], padding[2]), (padding[1], padding[3])
+
+
+def _validate(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
+              output_padding, groups, output_mask, cube_math_type) -> _Params:
+    """Coerce and check the arguments in CANN's order (module docstring, checks 1-10)."""
+    # 1. Required arguments (161001) and Python types (TypeError), in CANN's order.
+    grad_output = tensor_arg(API, "gradOutput", grad_output)
+    input = tensor_arg(API, "input", input)
+    weight = tensor_arg(API, "weight", weight)
+    stride = int_array_arg(API, "stride", stride)
+    padding = int_array_arg(API, "padding", padding)
+    dilation = int_array_arg(API, "dilation", dilation)
+    output_padding = int_array_arg(API, "outputPadding", output_padding)
+    output_mask = bool_array_arg(API, "outputMask", output_mask)
+    if len(output_mask) != 3:
+        raise param_nullptr(API, f"outputMask must have 3 elements [gradInput, gradWeight, gradBias], "
+                                 f"got {len(output_mask)}: {list(output_mask)}")
+    bias_sizes = int_array_arg(API, "biasSizes", bias_sizes, required=False)
+    transposed = bool_arg(API, "transposed", transposed)
+    groups = int_arg(API, "groups", groups)
+    cube_math_type = int_arg(API, "cubeMathType", cube_math_type)
+    tensors = (("gradOutput", grad_output), ("input", input), ("weight", weight))
+
+    # 2. dtypes.
+    for name, tensor in tensors:
+        check_dtype(API, name, tensor, DTYPES)
+
+    # 3. Formats: the rank decides NCL / NCHW / NCDHW.
+    for name, tensor in tensors:
+        if tensor.ndim not in FORMATS:
+            raise param_invalid(API, f"{name} must be 3-D (NCL), 4-D (NCHW) or 5-D (NCDHW), "
+                                     f"got {tensor.ndim}-D shape {shape_str(tensor.shape)}")
+
+    # 4. Parameter values.
+    _check_at_least("stride", stride, 1)
+    _check_at_least("padding", padding, 0)
+    _check_at_least("dilation", dilation, 1)
+    if transposed:
+        _check_at_least("outputPadding", output_padding, 0)
+        if len(output_padding) == 4 and len(stride) == 2:
+            if output_padding[0] or output_padding[2]:
+                raise param_invalid(API, f"outputPadding [top, bottom, left, right] may only extend the bottom "
+                                         f"and right edges: top and left must be 0, got {shape_str(output_padding)}")
+            ends = (output_padding[1], output_padding[3])
+        else:
+            ends = output_padding
+        # Arrays of the wrong length are reported by check 7.
+        if len(ends) == len(stride) and any(p >= s for p, s in zip(ends, stride)):
+            raise param_invalid(API, f"outputPadding must be < stride in every dimension when transposed, "
+                                     f"got outputPadding = {shape_str(output_padding)}, stride = {shape_str(stride)}")
+    elif any(output_padding):
+        raise param_invalid(API, f"outputPadding must be all 0 when transposed is False, "
+                                 f"got {shape_str(output_padding)}")
+    if groups < 1:
+        raise param_invalid(API, f"groups must be >= 1, got {groups}")
+    if groups > MAX_GROUPS:
+        raise param_invalid(API, f"groups must be <= {MAX_GROUPS}, got {groups}")
+
+    # 5. cubeMathType.
+    if cube_math_type not in CUBE_MATH_TYPES:
+        names = ", ".join(f"{v} ({n})" for v, n in CUBE_MATH_TYPES.items())
+        raise param_invalid(API, f"cubeMathType must be one of {names}, got {cube_math_type}")
+
+    # 6. Empty input or weight: rule 10 instead of 7-9.
+    if input.size == 0 or weight.size == 0:
+        return _validate_empty(grad_output, input, weight, bias_sizes, stride, padding, dilation,
+                               transposed, output_padding, groups, output_mask)
+
+    # 7. Shapes and array lengths.
+    rank = input.ndim
+    if grad_output.ndim != rank:
+        raise param_invalid(API, f"gradOutput and input must have the same rank, got gradOutput "
+                                 f"{shape_str(grad_output.shape)} and input {shape_str(input.shape)}")
+    if weight.ndim != rank:
+        raise param_invalid(API, f"input and weight must have the same rank, got input "
+                                 f"{shape_str(input.shape)} and weight {shape_str(weight.shape)}")
+    if grad_output.size == 0:
+        raise param_invalid(API, f"gradOutput must not be empty when input and weight are not, "
+                                 f"got shape {shape_str(grad_output.shape)}")
+    if output_mask[2] and bias_sizes is not None and bias_sizes != (grad_output.shape[1],):
+        raise param_invalid(API, f"biasSizes must be [gradOutput.shape[1]] = [{grad_output.shape[1]}] "
+                                 f"(the shape of gradBias), got {shape_str(bias_sizes)}")
+    _check_lengths(rank, stride, padding, dilation, output_padding)
+
+    # 8. Channels and groups; (X, Y) are the lowered convolution's input and output.
+    if transposed:
+        (x_name, x), (y_name, y) = ("gradOutput", grad_output), ("input", input)
+    else:
+        (x_name, x), (y_name, y) = ("input", input), ("gradOutput", grad_output)
+    x_channels, y_channels = x.shape[1], y.shape[1]
+    w_out, w_in = weight.shape[:2]
+    if y_channels != w_out:
+        raise param_invalid(API, f"{y_name}.shape[1] = {y_channels} must equal weight.shape[0] = {w_out}")
+    if x_channels % w_in:
+        raise param_invalid(API, f"{x_name}.shape[1] = {x_channels} must be divisible by "
+                                 f"weight.shape[1] = {w_in}")
+    if x_channels // w_in != groups:
+        raise param_invalid(API, f"groups = {groups} must equal {x_name}.shape[1] / weight.shape[1] = "
+                                 f"{x_channels} / {w_in} = {x_channels // w_in}")
+    if x_channels == groups and (y_channels < groups or y_channels % groups):
+        raise param_invalid(API, f"depthwise convolution ({x_name}.shape[1] == groups = {groups}): "
+                                 f"{y_name}.shape[1] = {y_channels} must be a multiple of groups")
+    if w_out % groups:
+        raise param_invalid(API, f"weight.shape[0] = {w_out} must be divisible by groups = {groups}")
+
+    # 9. Batch and spatial sizes.
+    if grad_output.shape[0] != input.shape[0]:
+        raise param_invalid(API, f"gradOutput.shape[0] = {grad_output.shape[0]} must equal input.shape[0] = "
+                                 f"{input.shape[0]} (the batch)")
+    spatial = rank - 2
+    pad_lo, pad_hi = _sides(padding, spatial)
+    extra = _sides(output_padding, spatial)[1] if transposed else (0,) * spatial
+    expected = []
+    for d in range(spatial):
+        k, size = weight.shape[2 + d], x.shape[2 + d]
+        reach = (k - 1) * dilation[d] + 1
+        span = size - extra[d] + pad_lo[d] + pad_hi[d] - reach
+        if not (reach <= INT64_MAX and INT64_MIN <= span <= INT64_MAX):
+            raise param_invalid(API, f"spatial dimension {d} overflows int64: (weight.shape[{2 + d}] - 1) * "
+                                     f"dilation[{d}] + 1 = {reach}, {x_name}.shape[{2 + d}] - outputPadding + "
+                                     f"padding - that = {span}")
+        if span < 0:
+            minus = f" - outputPadding {extra[d]}" if transposed else ""
+            raise param_invalid(API, f"{x_name}.shape[{2 + d}] = {size}{minus} plus padding {pad_lo[d]} + "
+                                     f"{pad_hi[d]} must be >= (kernel - 1) * dilation + 1 = {reach} "
+                                     f"(weight.shape[{2 + d}] = {k}, dilation[{d}] = {dilation[d]})")
+        expected.append(span // stride[d] + 1)
+    if tuple(expected) != y.shape[2:]:
+        params = (f"weight {shape_str(weight.shape)}, stride {shape_str(stride)}, padding {shape_str(padding)}, "
+                  f"dilation {shape_str(dilation)}")
+        if transposed:
+            nominal = [(i - 1) * s - lo - hi + (k - 1) * dl + e + 1 for i, s, lo, hi, k, dl, e in
+                       zip(input.shape[2:], stride, pad_lo, pad_hi, weight.shape[2:], dilation, extra)]
+            raise param_invalid(API, f"gradOutput spatial shape {shape_str(grad_output.shape[2:])} does not fit "
+                                     f"input spatial shape {shape_str(input.shape[2:])} of the transposed "
+                                     f"convolution: gradOutput should be {shape_str(nominal)} ({params}, "
+                                     f"outputPadding {shape_str(output_padding)})")
+        raise param_invalid(API, f"gradOutput spatial shape must be {shape_str(expected)} for input "
+                                 f"{shape_str(input.shape)} ({params}), got {shape_str(grad_output.shape[2:])}")
+
+    return _Params(grad_output, input, weight, transposed, groups, output_mask, stride, dilation,
+                   pad_lo, pad_hi, grad_output.shape[1], False)
+
+
+def _validate_empty(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
+                    output_padding, groups, output_mask) -> _Params:
+    """Check 10: input or weight is empty; the requested gradients will be zeros."""
+    bias_length = 0
+    if output_mask[2]:
+        if bias_sizes is None:
+            raise param_invalid(API, "biasSizes must be given when outputMask[2] is True and input or "
+                                     "weight is empty")
+        if len(bias_sizes) != 1:
+            raise param_invalid(API, f"biasSizes must have 1 element, got {shape_str(bias_sizes)}")
+        if transposed:
+            bias_length, rule = weight.shape[1] * groups, "weight.shape[1] * groups"
+        else:
+            bias_length, rule = grad_output.shape[1], "gradOutput.shape[1]"
+        if bias_sizes[0] != bias_length:
+            raise param_invalid(API, f"biasSizes must be [{rule}] = [{bias_length}], got {shape_str(bias_sizes)}")
+    if output_mask[0] and input.shape[0] != 0 and input.shape[1] != 0:
+        raise param_invalid(API, f"with an empty input or weight, gradInput can only be computed when input "
+                                 f"has N = 0 or C = 0, got input shape {shape_str(input.shape)} and weight "
+                                 f"shape {shape_str(weight.shape)}")
+    rank = input.ndim
+    for name, tensor in (("gradOutput", grad_output), ("weight", weight)):
+        if tensor.ndim != rank:
+            raise param_invalid(API, f"{name} and input must have the same rank, got {name} "
+                                     f"{shape_str(tensor.shape)} and input {shape_str(input.shape)}")
+    _check_lengths(rank, stride, padding, dilation, output_padding)
+
+    w_out, w_in = weight.shape[:2]
+    if w_out % groups:
+        raise param_invalid(API, f"weight.shape[0] = {w_out} must be divisible by groups = {groups}")
+    x_name, x = ("gradOutput", grad_output) if transposed else ("input", input)
+    if not (transposed and input.shape[0] == 0) and (x.shape[1] or w_in):
+        if w_in == 0 or x.shape[1] != w_in * groups:
+            raise param_invalid(API, f"{x_name}.shape[1] = {x.shape[1]} must equal weight.shape[1] * groups = "
+                                     f"{w_in} * {groups}")
+    spatial = rank - 2
+    pad_lo, pad_hi = _sides(padding, spatial)
+    if transposed:
+        if w_out <= 0 or w_out != input.shape[1]:
+            raise param_invalid(API, f"weight.shape[0] = {w_out} must be > 0 and equal input.shape[1] = "
+                                     f"{input.shape[1]} for a transposed convolution")
+    else:
+        for d in range(spatial):
+            k = weight.shape[2 + d]
+            reach = check_int64(API, f"(weight.shape[{2 + d}] - 1) * dilation[{d}] + 1", (k - 1) * dilation[d] + 1)
+            padded = check_int64(API, f"input.shape[{2 + d}] + padding", input.shape[2 + d] + pad_lo[d] + pad_hi[d])
+            if padded < reach:
+                raise param_invalid(API, f"input.shape[{2 + d}] = {input.shape[2 + d]} plus padding {pad_lo[d]} + "
+                                         f"{pad_hi[d]} must be >= (kernel - 1) * dilation + 1 = {reach} "
+                                         f"(weight.shape[{2 + d}] = {k}, dilation[{d}] = {dilation[d]})")
+    return _Params(grad_output, input, weight, transposed, groups, output_mask, stride, dilation,
+                   pad_lo, pad_hi, bias_length, True)
+
+
+def _numpy(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
+           output_padding, groups, output_mask, cube_math_type):
+    """The numpy path: validate, then compute the requested gradients in float32."""
+    p = _validate(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
+                  output_padding, groups, output_mask, cube_math_type)
+    want_input, want_weight, want_bias = p.output_mask
+    if p.empty:
+        return (np.zeros(p.input.shape, p.input.dtype) if want_input else None,
+                np.zeros(p.weight.shape, p.weight.dtype) if want_weight else None,
+                np.zeros((p.bias_length,), p.grad_output.dtype) if want_bias else None)
+
+    grad_out = p.grad_output.astype(FLOAT32, copy=False)
+    grad_input = grad_weight = grad_bias = None
+    if want_input or want_weight:
+        inp = p.input.astype(FLOAT32, copy=False)
+        w = p.weight.astype(FLOAT32, copy=False)
+        x, y = (grad_out, inp) if p.transposed else (inp, grad_out)
+        conv = LoweredConv(x.shape[0], x.shape[1], y.shape[1], x.shape[2:], y.shape[2:], w.shape[2:],
+                           p.stride, p.dilation, p.pad_lo, p.groups)
+        if p.transposed:
+            xb = conv.prepare(x)
+            if want_input:
+                grad_input = conv.forward(xb, w)
+            if want_weight:
+                grad_weight = conv.weight_grad(xb, y)
+        else:
+            if want_input:
+                grad_input = conv.input_grad(y, w)
+            if want_weight:
+                grad_weight = conv.weight_grad(conv.prepare(x), y)
+        if grad_input is not None:
+            grad_input = grad_input.astype(p.input.dtype, copy=False)
+        if grad_weight is not None:
+            grad_weight = grad_weight.astype(p.weight.dtype, copy=False)
+    if want_bias:
+        per_image = grad_out.reshape(grad_out.shape[0], grad_out.shape[1], -1).sum(axis=2)
+        grad_bias = per_image.sum(axis=0).astype(p.grad_output.dtype, copy=False)
+    return grad_input, grad_weight, grad_bias
+
+
+def _aclnn(lib, grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
+           output_padding, groups, output_mask, cube_math_type):
+    """The npu/sim path: the two-phase C call; the library checks the arguments.
+
+    Like torch_npu, outputMask is passed as given; an output is allocated for each True entry
+    and NULL passed for the others (None returned there)."""
+    transposed = c_bool(API, "transposed", transposed)
+    groups = c_int(API, "groups", groups, 32)
+    cube_math_type = c_int(API, "cubeMathType", cube_math_type, 8)
+    with Call(lib, API) as call:
+        args = (
+            call.tensor("gradOutput", grad_output),
+            call.tensor("input", input),
+            call.tensor("weight", weight),
+            call.int_array("biasSizes", bias_sizes),
+            call.int_array("stride", stride),
+            call.int_array("padding", padding),
+            call.int_array("dilation", dilation),
+            transposed,
+            call.int_array("outputPadding", output_padding),
+            groups,
+            call.bool_array("outputMask", output_mask),
+            cube_math_type,
+        )
+        want = [False, False, False] if output_mask is None else [bool(m) for m in list(output_mask)[:3]]
+        want += [False] * (3 - len(want))
+        channels = shape_of(grad_output)[1:2] or (0,)
+        outputs = (
+            call.output(shape_of(input) if want[0] else None, dtype_of(input)),
+            call.output(shape_of(weight) if want[1] else None, dtype_of(weight)),
+            call.output(channels if want[2] else None, dtype_of(grad_output)),
+        )
+        call.run("aclnnConvolutionBackward", *args, *outputs)
+        return tuple(call.results())
+
+
+def convolution_backward(grad_output: np.ndarray, input: np.ndarray, weight: np.ndarray,
+                         bias_sizes: Sequence[int] | None, stride: Sequence[int], padding: Sequence[int],
+                         dilation: Sequence[int], transposed: bool, output_padding: Sequence[int],
+                         groups: int, output_mask: Sequence[bool], cube_math_type: int = 0, *,
+                         backend: str | None = None
+                         ) -> tuple[np.ndarray | None, np.ndarray | None, np.ndarray | None]:
+    """The gradients of a (transposed) convolution: ``(grad_input, grad_weight, grad_bias)``.
+
+    Mirrors ``aclnnConvolutionBackwardGetWorkspaceSize`` + ``aclnnConvolutionBackward``.
+    ``grad_input`` has input's shape and dtype, ``grad_weight`` weight's, ``grad_bias`` is 1-D of
+    gradOutput's dtype with length ``bias_sizes[0]`` (gradOutput.shape[1] when ``bias_sizes`` is
+    None); each is None where ``output_mask`` is False.
+
+    Raises:
+        AclnnError: 161001 for a missing argument, 161002 for a violated constraint (module doc).
+        TypeError: an argument of the wrong Python type.
+    """
+    return dispatch(backend, _numpy, _aclnn, grad_output, input, weight, bias_sizes, stride, padding,
+                    dilation, transposed, output_padding, groups, output_mask, cube_math_type)

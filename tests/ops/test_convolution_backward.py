@@ -1,0 +1,540 @@
+"""convolution_backward (aclnnConvolutionBackward): values, parameter forms, errors."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+import aclnn_py
+from aclnn_py import AclnnError, bfloat16
+from helpers import FLOAT_DTYPES, assert_close, random_array
+from reference.convolution_backward import convolution_backward as reference
+
+API = "aclnnConvolutionBackwardGetWorkspaceSize"
+ALL = [True, True, True]
+
+
+def _sides(values, spatial):
+    values = list(values)
+    if len(values) == spatial:
+        return values, values
+    return [values[0], values[2]], [values[1], values[3]]
+
+
+def _make(rng, batch, in_channels, size, out_channels, kernel, stride, padding, dilation, transposed,
+          output_padding, groups, dtype):
+    """Random (gradOutput, input, weight) whose shapes fit the parameters."""
+    spatial = len(size)
+    before, after = _sides(padding, spatial)
+    extra = _sides(output_padding, spatial)[1]
+    if transposed:
+        w_shape = (in_channels, out_channels // groups) + tuple(kernel)
+        out = [(i - 1) * s - b - a + d * (k - 1) + e + 1
+               for i, s, b, a, d, k, e in zip(size, stride, before, after, dilation, kernel, extra)]
+    else:
+        w_shape = (out_channels, in_channels // groups) + tuple(kernel)
+        out = [(i + b + a - d * (k - 1) - 1) // s + 1
+               for i, s, b, a, d, k in zip(size, stride, before, after, dilation, kernel)]
+    return (random_array(rng, (batch, out_channels) + tuple(out), dtype),
+            random_array(rng, (batch, in_channels) + tuple(size), dtype),
+            random_array(rng, w_shape, dtype))
+
+
+# (N, Cin, input size, Cout, kernel, stride, padding, dilation, transposed, outputPadding, groups)
+CASES = {
+    "1d": (2, 3, (9,), 4, (3,), (1,), (1,), (1,), False, (0,), 1),
+    "1d strided dilated": (2, 4, (13,), 6, (3,), (2,), (2,), (3,), False, (0,), 2),
+    "1d stride > kernel": (1, 2, (11,), 3, (2,), (4,), (0,), (1,), False, (0,), 1),
+    "2d": (2, 4, (6, 7), 6, (3, 3), (1, 1), (1, 1), (1, 1), False, (0, 0), 1),
+    "2d mixed params": (2, 4, (9, 8), 6, (3, 2), (2, 1), (1, 0), (1, 2), False, (0, 0), 2),
+    "2d 1x1 strided": (2, 6, (7, 6), 4, (1, 1), (2, 3), (0, 0), (1, 1), False, (0, 0), 1),
+    "2d asymmetric padding": (2, 3, (6, 7), 4, (3, 2), (2, 1), (2, 0, 1, 3), (1, 2), False, (0, 0), 1),
+    "2d depthwise": (2, 4, (7, 6), 4, (3, 3), (1, 1), (1, 1), (1, 1), False, (0, 0), 4),
+    "2d depthwise multiplier": (2, 3, (6, 6), 6, (3, 3), (2, 2), (1, 1), (1, 1), False, (0, 0), 3),
+    "3d": (1, 4, (4, 5, 5), 2, (2, 3, 2), (1, 2, 1), (1, 1, 0), (1, 1, 2), False, (0, 0, 0), 2),
+    "1d transposed": (2, 3, (5,), 4, (3,), (2,), (1,), (1,), True, (1,), 1),
+    "2d transposed": (2, 4, (4, 3), 6, (3, 3), (3, 2), (2, 1), (2, 1), True, (2, 1), 2),
+    "2d transposed k4 s2": (2, 4, (3, 4), 2, (4, 4), (2, 2), (1, 1), (1, 1), True, (0, 0), 1),
+    "2d transposed asymmetric": (1, 2, (3, 4), 3, (3, 2), (2, 3), (2, 1, 0, 2), (1, 1), True, (0, 1, 0, 2), 1),
+    "2d transposed depthwise": (2, 4, (4, 4), 4, (3, 3), (2, 2), (1, 1), (1, 1), True, (1, 1), 4),
+    "3d transposed": (1, 2, (3, 2, 3), 4, (2, 3, 2), (2, 1, 2), (1, 1, 0), (1, 1, 1), True, (1, 0, 0), 2),
+}
+
+
+def _force_engine(monkeypatch, engine):
+    """Make the numpy backend use one of its kernels (it picks by problem size otherwise)."""
+    from aclnn_py.ops import _conv_kernels
+
+    monkeypatch.setattr(_conv_kernels, "_DENSE_WORK", -1)
+    if engine == "tap":
+        monkeypatch.setattr(_conv_kernels, "_FLAT_OVERHEAD", -1)
+        monkeypatch.setattr(_conv_kernels, "_FLAT_SLACK_ELEMENTS", -1)
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_matches_reference(backend, case):
+    _check_case(backend, case)
+
+
+@pytest.mark.parametrize("engine", ["flat", "tap"])
+@pytest.mark.parametrize("case", list(CASES))
+def test_each_numpy_kernel_matches_reference(monkeypatch, case, engine):
+    """The numpy backend picks a kernel by problem size: each one, forced, on every case."""
+    _force_engine(monkeypatch, engine)
+    _check_case("numpy", case)
+
+
+def _check_case(backend, case):
+    *shapes, transposed, output_padding, groups = CASES[case]
+    batch, cin, size, cout, kernel, stride, padding, dilation = shapes
+    rng = np.random.default_rng(0)
+    grad_output, x, w = _make(rng, batch, cin, size, cout, kernel, stride, padding, dilation, transposed,
+                              output_padding, groups, np.float32)
+    result = aclnn_py.convolution_backward(grad_output, x, w, [cout], stride, padding, dilation, transposed,
+                                           output_padding, groups, ALL, backend=backend)
+    expected = reference(grad_output, x, w, stride, padding, dilation, transposed, groups)
+    for got, want, like in zip(result, expected, (x, w, grad_output)):
+        assert got.dtype == np.float32
+        assert got.shape == (like.shape if like is not grad_output else (cout,))
+        assert_close(got, want, np.float32)
+
+
+def _torch_backward(torch, grad_output, x, w, bias_sizes, stride, padding, dilation, transposed,
+                    output_padding, groups, mask):
+    """aten.convolution_backward in float32 (4-element padding through F.pad, normal conv only)."""
+    go, xt, wt = (torch.from_numpy(a.astype(np.float32)) for a in (grad_output, x, w))
+    if len(padding) == 4 and x.ndim == 4:
+        top, bottom, left, right = padding
+        padded = torch.nn.functional.pad(xt, (left, right, top, bottom))
+        gi, gw, gb = torch.ops.aten.convolution_backward(go, padded, wt, bias_sizes, stride, [0, 0], dilation,
+                                                         False, [0, 0], groups, mask)
+        if gi is not None:
+            gi = gi[:, :, top:top + x.shape[2], left:left + x.shape[3]]
+    else:
+        gi, gw, gb = torch.ops.aten.convolution_backward(go, xt, wt, bias_sizes, stride, padding, dilation,
+                                                         transposed, output_padding, groups, mask)
+    return tuple(None if r is None else r.numpy() for r in (gi, gw, gb))
+
+
+TORCH_CASES = [name for name in CASES if "transposed asymmetric" not in name]
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
+@pytest.mark.parametrize("case", TORCH_CASES)
+def test_matches_torch(backend, torch, case, dtype):
+    *shapes, transposed, output_padding, groups = CASES[case]
+    batch, cin, size, cout, kernel, stride, padding, dilation = shapes
+    rng = np.random.default_rng(1)
+    grad_output, x, w = _make(rng, batch, cin, size, cout, kernel, stride, padding, dilation, transposed,
+                              output_padding, groups, dtype)
+    result = aclnn_py.convolution_backward(grad_output, x, w, [cout], stride, padding, dilation, transposed,
+                                           output_padding, groups, ALL, backend=backend)
+    # CANN computes half/bfloat16 in float32 and rounds once: the float32 result of the same
+    # values is the oracle.
+    expected = _torch_backward(torch, grad_output, x, w, [cout], stride, padding, dilation, transposed,
+                               output_padding, groups, ALL)
+    for got, want in zip(result, expected):
+        assert got.dtype == dtype
+        assert_close(got, want, dtype, scale=4)
+
+
+# Sizes like the layers the benchmark uses, scaled down: long reductions, several GEMM chunks.
+@pytest.mark.parametrize("case", [
+    dict(x=(2, 16, 20, 20), w=(16, 16, 3, 3), stride=[1, 1], padding=[1, 1], groups=1),
+    dict(x=(2, 32, 20, 20), w=(48, 32, 1, 1), stride=[2, 2], padding=[0, 0], groups=1),
+    dict(x=(2, 32, 20, 20), w=(32, 1, 3, 3), stride=[1, 1], padding=[1, 1], groups=32),
+    dict(x=(2, 32, 14, 14), w=(32, 8, 4, 4), stride=[2, 2], padding=[1, 1], groups=1, transposed=True),
+    dict(x=(4, 16, 300), w=(16, 16, 5), stride=[1], padding=[2], groups=1),
+    dict(x=(1, 8, 8, 12, 12), w=(8, 8, 3, 3, 3), stride=[1, 1, 1], padding=[1, 1, 1], groups=1),
+])
+def test_layer_sizes_match_torch(backend, torch, case):
+    rng = np.random.default_rng(2)
+    transposed = case.get("transposed", False)
+    x = random_array(rng, case["x"], np.float32)
+    w = random_array(rng, case["w"], np.float32)
+    spatial = x.ndim - 2
+    xt, wt = torch.from_numpy(x), torch.from_numpy(w)
+    forward = torch.nn.functional.conv_transpose2d if transposed else getattr(torch.nn.functional, f"conv{spatial}d")
+    out_shape = forward(xt, wt, stride=case["stride"], padding=case["padding"], groups=case["groups"]).shape
+    grad_output = random_array(rng, tuple(out_shape), np.float32)
+    bias = [w.shape[1] * case["groups"] if transposed else w.shape[0]]
+    args = (bias, case["stride"], case["padding"], [1] * spatial, transposed, [0] * spatial, case["groups"], ALL)
+    result = aclnn_py.convolution_backward(grad_output, x, w, *args, backend=backend)
+    expected = torch.ops.aten.convolution_backward(torch.from_numpy(grad_output), xt, wt, *args)
+    for got, want in zip(result, expected):
+        assert_close(got, want.numpy(), np.float32, scale=20)
+
+
+@pytest.mark.parametrize("mask", list(itertools.product([False, True], repeat=3)), ids=str)
+@pytest.mark.parametrize("case", ["2d mixed params", "2d transposed"])
+def test_output_mask(backend, torch, case, mask):
+    *shapes, transposed, output_padding, groups = CASES[case]
+    batch, cin, size, cout, kernel, stride, padding, dilation = shapes
+    grad_output, x, w = _make(np.random.default_rng(3), batch, cin, size, cout, kernel, stride, padding,
+                              dilation, transposed, output_padding, groups, np.float32)
+    result = aclnn_py.convolution_backward(grad_output, x, w, [cout], stride, padding, dilation, transposed,
+                                           output_padding, groups, list(mask), backend=backend)
+    expected = _torch_backward(torch, grad_output, x, w, [cout], stride, padding, dilation, transposed,
+                               output_padding, groups, list(mask))
+    assert len(result) == 3
+    for wanted, got, want in zip(mask, result, expected):
+        if wanted:
+            assert_close(got, want, np.float32)
+        else:
+            assert got is None
+
+
+@pytest.mark.parametrize("bias_sizes", [None, [6], (6,), np.array([6])], ids=["None", "list", "tuple", "ndarray"])
+def test_bias_sizes_forms(backend, bias_sizes):
+    *shapes, transposed, output_padding, groups = CASES["2d mixed params"]
+    batch, cin, size, cout, kernel, stride, padding, dilation = shapes
+    grad_output, x, w = _make(np.random.default_rng(4), batch, cin, size, cout, kernel, stride, padding,
+                              dilation, transposed, output_padding, groups, np.float32)
+    _, _, grad_bias = aclnn_py.convolution_backward(grad_output, x, w, bias_sizes, stride, padding, dilation,
+                                                    transposed, output_padding, groups, ALL, backend=backend)
+    assert grad_bias.shape == (cout,)
+    assert_close(grad_bias, grad_output.astype(np.float64).sum(axis=(0, 2, 3)), np.float32)
+
+
+@pytest.mark.parametrize("cube_math_type", [0, 1, 2, 3])
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
+def test_cube_math_type_keeps_the_numbers(backend, cube_math_type, dtype):
+    *shapes, transposed, output_padding, groups = CASES["2d"]
+    batch, cin, size, cout, kernel, stride, padding, dilation = shapes
+    grad_output, x, w = _make(np.random.default_rng(5), batch, cin, size, cout, kernel, stride, padding,
+                              dilation, transposed, output_padding, groups, dtype)
+    args = ([cout], stride, padding, dilation, transposed, output_padding, groups, ALL)
+    baseline = aclnn_py.convolution_backward(grad_output, x, w, *args, backend=backend)
+    result = aclnn_py.convolution_backward(grad_output, x, w, *args, cube_math_type, backend=backend)
+    for got, want in zip(result, baseline):
+        assert got.dtype == dtype
+        np.testing.assert_array_equal(got, want)
+
+
+def test_int_array_and_scalar_forms(backend):
+    *shapes, transposed, output_padding, groups = CASES["2d mixed params"]
+    batch, cin, size, cout, kernel, stride, padding, dilation = shapes
+    grad_output, x, w = _make(np.random.default_rng(6), batch, cin, size, cout, kernel, stride, padding,
+                              dilation, transposed, output_padding, groups, np.float32)
+    expected = aclnn_py.convolution_backward(grad_output, x, w, [cout], stride, padding, dilation, transposed,
+                                             output_padding, groups, ALL, backend=backend)
+    result = aclnn_py.convolution_backward(
+        grad_output, x, w, np.array([cout], np.int32), tuple(stride), np.array(padding, np.int64),
+        [np.int16(v) for v in dilation], np.bool_(transposed), list(output_padding), np.int64(groups),
+        np.array(ALL), np.int8(1), backend=backend)
+    for got, want in zip(result, expected):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_mixed_dtypes_give_each_gradient_its_documented_dtype(backend, torch):
+    *shapes, transposed, output_padding, groups = CASES["2d mixed params"]
+    batch, cin, size, cout, kernel, stride, padding, dilation = shapes
+    grad_output, x, w = _make(np.random.default_rng(7), batch, cin, size, cout, kernel, stride, padding,
+                              dilation, transposed, output_padding, groups, np.float32)
+    grad_output, x = grad_output.astype(bfloat16), x.astype(np.float16)
+    grad_input, grad_weight, grad_bias = aclnn_py.convolution_backward(
+        grad_output, x, w, [cout], stride, padding, dilation, transposed, output_padding, groups, ALL,
+        backend=backend)
+    assert (grad_input.dtype, grad_weight.dtype, grad_bias.dtype) == (np.float16, np.float32, bfloat16)
+    expected = _torch_backward(torch, grad_output, x, w, [cout], stride, padding, dilation, transposed,
+                               output_padding, groups, ALL)
+    for got, want in zip((grad_input, grad_weight, grad_bias), expected):
+        assert_close(got, want, got.dtype, scale=4)
+
+
+def test_float16_accumulates_in_float32(backend):
+    # 1x1 convolution over three positions: 2048 + 1 + 1 is 2048 in float16 arithmetic, 2050 in
+    # float32 (which float16 represents).
+    grad_output = np.array([[[2048, 1, 1]]], np.float16)
+    x = np.ones((1, 1, 3), np.float16)
+    w = np.ones((1, 1, 1), np.float16)
+    _, grad_weight, grad_bias = aclnn_py.convolution_backward(grad_output, x, w, [1], [1], [0], [1], False,
+                                                              [0], 1, ALL, backend=backend)
+    assert grad_weight.dtype == grad_bias.dtype == np.float16
+    assert grad_weight[0, 0, 0] == 2050 and grad_bias[0] == 2050
+
+
+def test_non_contiguous_inputs(backend):
+    *shapes, transposed, output_padding, groups = CASES["2d mixed params"]
+    batch, cin, size, cout, kernel, stride, padding, dilation = shapes
+    grad_output, x, w = _make(np.random.default_rng(8), batch, cin, size, cout, kernel, stride, padding,
+                              dilation, transposed, output_padding, groups, np.float32)
+    args = ([cout], stride, padding, dilation, transposed, output_padding, groups, ALL)
+    expected = aclnn_py.convolution_backward(grad_output, x, w, *args, backend=backend)
+    fortran = [np.asfortranarray(a) for a in (grad_output, x, w)]
+    reversed_ = [np.ascontiguousarray(a[::-1, ::-1])[::-1, ::-1] for a in (grad_output, x, w)]
+    strided = [np.repeat(a, 2, axis=-1)[..., ::2] for a in (grad_output, x, w)]
+    for views in (fortran, reversed_, strided):
+        before = [v.copy() for v in views]
+        result = aclnn_py.convolution_backward(*views, *args, backend=backend)
+        for got, want in zip(result, expected):
+            assert got.flags.c_contiguous
+            assert_close(got, want, np.float32)
+        for view, copy in zip(views, before):
+            np.testing.assert_array_equal(view, copy)
+
+
+def test_results_are_new_arrays(backend):
+    *shapes, transposed, output_padding, groups = CASES["2d 1x1 strided"]
+    batch, cin, size, cout, kernel, stride, padding, dilation = shapes
+    grad_output, x, w = _make(np.random.default_rng(9), batch, cin, size, cout, kernel, stride, padding,
+                              dilation, transposed, output_padding, groups, np.float32)
+    result = aclnn_py.convolution_backward(grad_output, x, w, [cout], stride, padding, dilation, transposed,
+                                           output_padding, groups, ALL, backend=backend)
+    for got in result:
+        for given in (grad_output, x, w):
+            assert not np.shares_memory(got, given)
+
+
+@pytest.mark.parametrize("case", [
+    # Dilation and padding far larger than the data: valid, and the padded buffers of the fast
+    # path would be enormous, so this runs the memory-safe per-tap path.
+    (2, 3, (2,), 4, (3,), (1,), (10**6,), (10**6,), True, (0,), 1),
+    (2, 3, (3,), 4, (3,), (1,), (10**6,), (10**6,), False, (0,), 1),
+    (1, 4, (3, 4), 2, (3, 2), (1, 1), (10**6, 3), (10**6, 2), False, (0, 0), 2),
+    (1, 2, (2, 3), 4, (3, 2), (1, 2), (10**6, 1), (10**6, 1), True, (0, 1), 2),
+    (1, 2, (2, 2), 2, (2, 2), (10**5, 1), (0, 0), (1, 1), True, (0, 0), 1),
+    (1, 2, (3, 2), 2, (2, 2), (10**9, 1), (10**9 - 1, 0), (1, 1), True, (0, 0), 1),
+])
+def test_huge_padding_dilation_and_stride(backend, case):
+    *shapes, transposed, output_padding, groups = case
+    batch, cin, size, cout, kernel, stride, padding, dilation = shapes
+    grad_output, x, w = _make(np.random.default_rng(10), batch, cin, size, cout, kernel, stride, padding,
+                              dilation, transposed, output_padding, groups, np.float32)
+    result = aclnn_py.convolution_backward(grad_output, x, w, None, stride, padding, dilation, transposed,
+                                           output_padding, groups, ALL, backend=backend)
+    expected = reference(grad_output, x, w, stride, padding, dilation, transposed, groups)
+    for got, want in zip(result, expected):
+        assert_close(got, want, np.float32)
+
+
+def test_transposed_accepts_cann_output_size_range(backend, torch):
+    # CANN checks input == (gradOutput - outputPadding + 2*padding - kernel extent) // stride + 1,
+    # which with stride 2 also admits a gradOutput one longer than the formula: 6 instead of 5
+    # for outputPadding 0.  The extra row and column get no contribution; the numbers are those
+    # of outputPadding 1, where 6 is the formula's size.
+    args = _transposed()
+    rng = np.random.default_rng(13)
+    grad_output, x, w = (random_array(rng, args[k].shape, np.float32) for k in ("grad_output", "input", "weight"))
+    result = aclnn_py.convolution_backward(grad_output, x, w, [4], [2, 2], [1, 1], [1, 1], True, [0, 0], 2, ALL,
+                                           backend=backend)
+    expected = _torch_backward(torch, grad_output, x, w, [4], [2, 2], [1, 1], [1, 1], True, [1, 1], 2, ALL)
+    for got, want in zip(result, expected):
+        assert_close(got, want, np.float32)
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
+@pytest.mark.parametrize("grad_output, x, w, transposed, groups, mask", [
+    ((0, 4, 5, 5), (0, 6, 7, 7), (4, 3, 3, 3), False, 2, ALL),              # no images
+    ((2, 4, 5, 5), (2, 0, 7, 7), (4, 0, 3, 3), False, 2, ALL),              # no input channels
+    ((2, 0, 5, 5), (2, 6, 7, 7), (0, 3, 3, 3), False, 2, [False, True, True]),  # no output channels
+    ((2, 0, 5, 5), (2, 3, 7, 7), (0, 3, 3, 3), False, 1, [False, True, False]),
+    ((0, 3, 4, 4), (0, 6, 2, 2), (6, 1, 3, 3), True, 3, ALL),               # transposed, no images
+    ((0, 2, 9), (0, 4, 5), (4, 1, 3), True, 2, ALL),
+    ((1, 2, 0, 3, 3), (1, 2, 0, 3, 3), (2, 2, 1, 1, 1), False, 1, [False, True, True]),
+])
+def test_empty_tensors_give_zeros(backend, dtype, grad_output, x, w, transposed, groups, mask):
+    spatial = len(x) - 2
+    bias = [w[1] * groups if transposed else grad_output[1]]
+    padding = [1] * spatial if spatial == 3 else [0] * spatial
+    result = aclnn_py.convolution_backward(np.ones(grad_output, dtype), np.ones(x, dtype), np.ones(w, dtype),
+                                           bias, [1] * spatial, padding, [1] * spatial, transposed,
+                                           [0] * spatial, groups, mask, backend=backend)
+    for wanted, got, shape in zip(mask, result, (x, w, tuple(bias))):
+        if not wanted:
+            assert got is None
+            continue
+        assert got.shape == shape and got.dtype == dtype
+        assert not np.any(got.astype(np.float32))
+
+
+# --- errors ------------------------------------------------------------------------------
+
+def _valid():
+    return dict(grad_output=np.zeros((2, 4, 5, 5), np.float32), input=np.zeros((2, 6, 7, 7), np.float32),
+                weight=np.zeros((4, 3, 3, 3), np.float32), bias_sizes=[4], stride=[1, 1], padding=[0, 0],
+                dilation=[1, 1], transposed=False, output_padding=[0, 0], groups=2, output_mask=ALL,
+                cube_math_type=0)
+
+
+def _transposed():
+    # ConvTranspose2d 6 -> 4 channels, groups 2, k3 s2 p1 op1: 3x3 -> 6x6.
+    return dict(_valid(), grad_output=np.zeros((2, 4, 6, 6), np.float32),
+                input=np.zeros((2, 6, 3, 3), np.float32), weight=np.zeros((6, 2, 3, 3), np.float32),
+                stride=[2, 2], padding=[1, 1], transposed=True, output_padding=[1, 1])
+
+
+def _empty():
+    return dict(_valid(), grad_output=np.zeros((0, 4, 5, 5), np.float32),
+                input=np.zeros((0, 6, 7, 7), np.float32))
+
+
+ARG_NAMES = {"grad_output": "gradOutput", "input": "input", "weight": "weight", "stride": "stride",
+             "padding": "padding", "dilation": "dilation", "output_padding": "outputPadding",
+             "output_mask": "outputMask"}
+
+
+def _call(backend, base=None, **changes):
+    args = dict(base or _valid(), **changes)
+    return aclnn_py.convolution_backward(*args.values(), backend=backend)
+
+
+@pytest.mark.parametrize("base", [_valid, _transposed, _empty])
+def test_valid_baselines(backend, base):
+    args = base()
+    grad_input, grad_weight, grad_bias = _call(backend, args)
+    assert grad_input.shape == args["input"].shape
+    assert grad_weight.shape == args["weight"].shape
+    assert grad_bias.shape == (4,)
+
+
+@pytest.mark.parametrize("arg", list(ARG_NAMES))
+def test_none_is_nullptr(backend, arg):
+    with pytest.raises(AclnnError) as info:
+        _call(backend, **{arg: None})
+    assert info.value.status == 161001
+    assert info.value.api == API
+    assert ARG_NAMES[arg] in info.value.message
+
+
+@pytest.mark.parametrize("mask", [[], [True], [True, True], [True, True, True, True]])
+def test_output_mask_length_is_nullptr(backend, mask):
+    with pytest.raises(AclnnError) as info:
+        _call(backend, output_mask=mask)
+    assert info.value.status == 161001
+    assert info.value.api == API
+    assert "outputMask" in info.value.message
+
+
+def _z(*shape, dtype=np.float32):
+    return np.zeros(shape, dtype)
+
+
+INVALID = [
+    # 2. dtypes
+    (None, dict(grad_output=_z(2, 4, 5, 5, dtype=np.float64)), "gradOutput"),
+    (None, dict(input=_z(2, 6, 7, 7, dtype=np.int32)), "input"),
+    (None, dict(weight=_z(4, 3, 3, 3, dtype=np.complex64)), "weight"),
+    # 3. formats
+    (None, dict(grad_output=_z(4, 25)), "gradOutput"),
+    (None, dict(input=_z(1, 2, 6, 7, 7, 1)), "input"),
+    (None, dict(weight=_z(4, 27)), "weight"),
+    # 4. values
+    (None, dict(stride=[0, 1]), "stride"),
+    (None, dict(padding=[0, -1]), "padding"),
+    (None, dict(padding=[0, 0, -1, 0]), "padding"),
+    (None, dict(dilation=[1, 0]), "dilation"),
+    (None, dict(output_padding=[1, 0]), "outputPadding"),
+    (_transposed, dict(output_padding=[-1, 0]), "outputPadding"),
+    (_transposed, dict(output_padding=[2, 1]), "outputPadding"),             # not < stride
+    (_transposed, dict(output_padding=[1, 1, 0, 0]), "outputPadding"),       # top must be 0
+    (_transposed, dict(output_padding=[0, 2, 0, 1]), "outputPadding"),       # bottom not < stride
+    (None, dict(groups=0), "groups"),
+    (None, dict(groups=-3), "groups"),
+    (None, dict(groups=65536), "groups"),
+    (None, dict(groups=2**63), "groups"),
+    # 5. cubeMathType
+    (None, dict(cube_math_type=4), "cubeMathType"),
+    (None, dict(cube_math_type=-1), "cubeMathType"),
+    # 7. shapes and lengths
+    (None, dict(grad_output=_z(2, 4, 25)), "gradOutput"),
+    (None, dict(weight=_z(4, 3, 9)), "weight"),
+    (None, dict(grad_output=_z(2, 4, 0, 5)), "gradOutput"),
+    (None, dict(bias_sizes=[5]), "biasSizes"),
+    (None, dict(bias_sizes=[4, 1]), "biasSizes"),
+    (None, dict(bias_sizes=[]), "biasSizes"),
+    (None, dict(stride=[1]), "stride"),
+    (None, dict(stride=[1, 1, 1]), "stride"),
+    (None, dict(dilation=[1, 1, 1]), "dilation"),
+    (None, dict(padding=[0, 0, 0]), "padding"),
+    (None, dict(output_padding=[0]), "outputPadding"),
+    (None, dict(grad_output=_z(2, 4, 5), input=_z(2, 6, 7), weight=_z(4, 3, 3), stride=[1], dilation=[1],
+                output_padding=[0], padding=[0, 0, 0, 0]), "padding"),               # 4 only for 2-D
+    # 8. channels and groups
+    (None, dict(weight=_z(5, 3, 3, 3), bias_sizes=None), "weight"),
+    (None, dict(weight=_z(4, 4, 3, 3)), "input"),
+    (None, dict(weight=_z(4, 2, 3, 3)), "groups"),
+    (None, dict(input=_z(2, 6, 7, 7), weight=_z(9, 1, 3, 3), grad_output=_z(2, 9, 5, 5), groups=6,
+                bias_sizes=[9]), "gradOutput"),                             # depthwise 9 % 6
+    (None, dict(weight=_z(3, 3, 3, 3), grad_output=_z(2, 3, 5, 5), bias_sizes=[3]), "weight"),
+    (_transposed, dict(weight=_z(4, 2, 3, 3)), "input"),
+    (_transposed, dict(weight=_z(6, 2, 3, 3), groups=3), "groups"),
+    # 9. spatial sizes
+    (None, dict(grad_output=_z(2, 4, 5, 4)), "gradOutput"),
+    (None, dict(grad_output=_z(2, 4, 1, 1), weight=_z(4, 3, 8, 3)), "input"),
+    (None, dict(grad_output=_z(3, 4, 5, 5)), "gradOutput"),                          # batch 3 != 2
+    (None, dict(padding=[1, 0, 0, 0]), "gradOutput"),
+    (_transposed, dict(grad_output=_z(2, 4, 5, 6)), "gradOutput"),
+    (_transposed, dict(grad_output=_z(2, 4, 8, 6)), "gradOutput"),
+    (None, dict(dilation=[2**62, 1]), "dilation"),                                   # leaves int64
+    (None, dict(padding=[2**62, 2**62]), "padding"),
+    # 10. empty tensors
+    (_empty, dict(bias_sizes=None), "biasSizes"),
+    (_empty, dict(bias_sizes=[4, 4]), "biasSizes"),
+    (_empty, dict(bias_sizes=[5]), "biasSizes"),
+    (_empty, dict(input=_z(2, 6, 0, 7), grad_output=_z(2, 4, 0, 5)), "input"),
+    (_empty, dict(weight=_z(4, 3, 3)), "weight"),
+    (_empty, dict(stride=[1, 1, 1]), "stride"),
+    (_empty, dict(padding=[0]), "padding"),
+    (_empty, dict(weight=_z(5, 3, 3, 3)), "weight"),
+    (_empty, dict(weight=_z(4, 2, 3, 3)), "input"),
+    (_empty, dict(input=_z(0, 6, 2, 7)), "input"),
+    (_empty, dict(transposed=True, input=_z(2, 0, 3, 3), weight=_z(6, 2, 3, 3), output_mask=[False, True, True],
+                  grad_output=_z(2, 4, 6, 6)), "weight"),
+]
+
+
+@pytest.mark.parametrize("base, changes, param", INVALID)
+def test_invalid_parameters(backend, base, changes, param):
+    with pytest.raises(AclnnError) as info:
+        _call(backend, base and base(), **changes)
+    assert info.value.status == 161002
+    assert info.value.api == API
+    assert param in info.value.message
+
+
+# The first violation decides; ``first`` is worded so that the later violation's message would
+# not contain it.
+@pytest.mark.parametrize("changes, first", [
+    (dict(grad_output=None, stride=None), "gradOutput"),
+    (dict(output_mask=[True], weight=_z(4, 3, 3, 3, dtype=np.float64)), "outputMask"),
+    (dict(grad_output=_z(2, 4, 5, 5, dtype=np.float64), input=_z(7, 7)), "gradOutput"),
+    (dict(input=_z(7, 7), stride=[0, 0]), "input"),
+    (dict(stride=[0, 0], padding=[-1, -1]), "stride"),
+    (dict(groups=0, cube_math_type=9), "groups"),
+    (dict(cube_math_type=9, grad_output=_z(2, 4, 25)), "cubeMathType"),
+    (dict(grad_output=_z(2, 4, 25), stride=[1, 1, 1]), "gradOutput"),
+    (dict(bias_sizes=[5], stride=[1]), "biasSizes"),
+    (dict(stride=[1], weight=_z(5, 3, 3, 3)), "stride"),
+    (dict(weight=_z(5, 3, 3, 3), grad_output=_z(2, 4, 4, 4), bias_sizes=None), "weight"),
+    (dict(input=_z(0, 6, 7, 7), weight=_z(5, 3, 3, 3), bias_sizes=[7]), "biasSizes"),
+])
+def test_check_order(backend, changes, first):
+    with pytest.raises(AclnnError) as info:
+        _call(backend, **changes)
+    assert info.value.status in (161001, 161002)
+    assert first in info.value.message
+
+
+@pytest.mark.parametrize("changes", [
+    dict(grad_output=np.zeros((2, 4, 5, 5)).tolist()),
+    dict(weight="weight"),
+    dict(stride=1),
+    dict(stride=[1.0, 1]),
+    dict(padding="00"),
+    dict(dilation=np.ones(2, np.float32)),
+    dict(output_padding=[0, None]),
+    dict(bias_sizes=4),
+    dict(transposed=0),
+    dict(transposed="False"),
+    dict(groups=2.0),
+    dict(groups=True),
+    dict(output_mask=[1, 1, 1]),
+    dict(output_mask="TTT"),
+    dict(cube_math_type="0"),
+])
+def test_wrong_python_types(backend, changes):
+    with pytest.raises(TypeError):
+        _call(backend, **changes)
