@@ -143,7 +143,9 @@ class AclnnError(RuntimeError):
         if meaning:
             text += f": {meaning}"
         if message:
-            text += f" — {message}"
+            # Libraries often start their message with the function's name: say it once.
+            shown = message[len(api) + 2:] if message.startswith(f"{api}: ") else message
+            text += f" — {shown}"
         super().__init__(text)
 
     def __reduce__(self):

@@ -3,11 +3,12 @@ tests/sim_c/, built the way the official aclnn samples are (CMake, ASCEND_CUSTOM
 include/ and include/aclnn, libraries linked by absolute path from lib64/).
 
 * ``sim_home``          the toolkit home, built first if missing or older than the sources
-* ``build_c_programs``  {program name: executable path} for every tests/sim_c/*.cpp; it also
-                        prepends <home>/lib64 to this process's LD_LIBRARY_PATH so that
-                        plain ``subprocess.run([exe])`` finds the libraries (the programs are
-                        linked like the samples: -DCMAKE_SKIP_RPATH=TRUE, no rpath)
-* ``run_c_program``     run one of them with LD_LIBRARY_PATH=<home>/lib64
+* ``build_c_programs``  {program name: executable path} for every tests/sim_c/*.cpp (linked
+                        like the samples: -DCMAKE_SKIP_RPATH=TRUE, no rpath, so they need
+                        ``c_env``; this process's environment is left alone, or the loader
+                        path would make the simulator look like an installed CANN to later tests)
+* ``c_env``             the environment they run in: LD_LIBRARY_PATH=<home>/lib64, ASCEND_CUSTOM_PATH
+* ``run_c_program``     run one of them in ``c_env``
 
 ``compile_c_programs()`` is the plain, cached function behind ``build_c_programs``.
 """
@@ -90,12 +91,7 @@ def sim_home() -> str:
 
 @pytest.fixture(scope="session")
 def build_c_programs(sim_home) -> dict[str, str]:
-    programs = compile_c_programs()
-    lib64 = str(Path(sim_home) / "lib64")
-    current = os.environ.get("LD_LIBRARY_PATH", "")
-    if lib64 not in current.split(":"):
-        os.environ["LD_LIBRARY_PATH"] = lib64 + (":" + current if current else "")
-    return programs
+    return compile_c_programs()
 
 
 @pytest.fixture(scope="session")

@@ -34,11 +34,12 @@ def values(shape) -> torch.Tensor:
     return torch.from_numpy(value(int(np.prod(shape))).reshape(shape))
 
 
-def run_program(programs: dict, name: str) -> tuple[dict[str, np.ndarray], str]:
+def run_program(programs: tuple[dict, dict], name: str) -> tuple[dict[str, np.ndarray], str]:
     """Run one program; return its printed results per case and its whole output."""
+    programs, env = programs
     exe = programs.get(name) or programs.get(f"{name}_test")
     assert exe is not None, f"no C program {name!r} among {sorted(programs)}"
-    proc = subprocess.run([str(exe)], capture_output=True, text=True, timeout=300)
+    proc = subprocess.run([str(exe)], env=env, capture_output=True, text=True, timeout=300)
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0, f"{name} exited with {proc.returncode}:\n{output}"
     assert "failures: 0" in output, output
@@ -73,8 +74,9 @@ def assert_results(cases: dict, name: str, expected: torch.Tensor, half: bool = 
 
 
 @pytest.fixture(scope="module")
-def programs(build_c_programs):
-    return build_c_programs
+def programs(build_c_programs, c_env):
+    """The built programs and the environment they run in."""
+    return build_c_programs, c_env
 
 
 def test_im2col_backward(programs):
