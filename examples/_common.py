@@ -1,4 +1,5 @@
-"""What the examples share: the backend they run on and the check of the high-level call.
+"""What the examples share: the backend they run on, the sample's CreateAclTensor, and the
+check of the high-level call.
 
 The examples call the C API mirror (``aclnn_py.capi``), which needs the real CANN libraries
 (``npu``) or the simulator toolkit (``sim``); the pure-NumPy backend has no C API.
@@ -12,6 +13,7 @@ import sys
 import numpy as np
 
 import aclnn_py
+from aclnn_py import capi as acl
 
 
 def select_backend() -> str:
@@ -22,6 +24,18 @@ def select_backend() -> str:
         sys.exit("this example calls the C API through aclnn_py.capi; run it with ACLNN_PY_BACKEND=npu or sim")
     aclnn_py.set_backend(name)
     return name
+
+
+def create_acl_tensor(host: np.ndarray, data_type: int, fmt: int = acl.ACL_FORMAT_ND):
+    """The samples' CreateAclTensor: copy ``host`` to new device memory and describe it.
+
+    Returns ``(device address, aclTensor)``; the caller frees both, as the samples do."""
+    size = host.nbytes
+    device_addr = acl.aclrtMalloc(size, acl.ACL_MEM_MALLOC_HUGE_FIRST)
+    acl.aclrtMemcpy(device_addr, size, host, size, acl.ACL_MEMCPY_HOST_TO_DEVICE)
+    strides = [s // host.itemsize for s in host.strides]
+    tensor = acl.aclCreateTensor(host.shape, data_type, strides, 0, fmt, host.shape, device_addr)
+    return device_addr, tensor
 
 
 def report_same(call: str, high_level, two_phase) -> None:

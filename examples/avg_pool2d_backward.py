@@ -15,17 +15,7 @@ import numpy as np
 import aclnn_py
 from aclnn_py import capi as acl
 
-from _common import report_same, select_backend
-
-
-def create_acl_tensor(host: np.ndarray, data_type: int, fmt: int = acl.ACL_FORMAT_ND):
-    """Copy ``host`` to new device memory and describe it: ``(device address, aclTensor)``."""
-    size = host.nbytes
-    device_addr = acl.aclrtMalloc(size, acl.ACL_MEM_MALLOC_HUGE_FIRST)
-    acl.aclrtMemcpy(device_addr, size, host, size, acl.ACL_MEMCPY_HOST_TO_DEVICE)
-    strides = [s // host.itemsize for s in host.strides]
-    tensor = acl.aclCreateTensor(host.shape, data_type, strides, 0, fmt, host.shape, device_addr)
-    return device_addr, tensor
+from _common import create_acl_tensor, report_same, select_backend
 
 
 def main() -> None:
