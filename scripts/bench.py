@@ -2,8 +2,9 @@
 """Time every available backend against PyTorch CPU, interleaved in one run.
 
 For each case the runners (PyTorch CPU with 2 threads, then each aclnn_py backend) are
-called in turn, round after round, so that machine noise hits all of them alike. Prints the
-median milliseconds per runner, the ratio backend/PyTorch, and the geometric mean of the
+called in turn, round after round, so that machine noise hits all of them alike; a sample is
+one call, or a batch of calls lasting >= 2 ms for the tiny cases. Prints the median
+milliseconds per call for each runner, the ratio backend/PyTorch, and the geometric mean of the
 ratios per backend.
 
     python scripts/bench.py                 # every case, every available backend
@@ -162,10 +163,23 @@ def available_backends() -> list[str]:
     return names
 
 
-def _time_once(fn) -> float:
+# A sample lasts at least this long: a call of a few microseconds is timed as a batch of
+# calls (as timeit does), or the clock and one cold cache would dominate it.
+_MIN_SAMPLE_SECONDS = 2e-3
+
+
+def _time_once(fn, number: int = 1) -> float:
+    """Seconds per call, over ``number`` consecutive calls."""
     t0 = time.perf_counter()
-    fn()
-    return time.perf_counter() - t0
+    for _ in range(number):
+        fn()
+    return (time.perf_counter() - t0) / number
+
+
+def _batch_size(fn) -> int:
+    """How many calls make one sample of at least _MIN_SAMPLE_SECONDS."""
+    per_call = _time_once(fn)
+    return max(1, min(10_000, math.ceil(_MIN_SAMPLE_SECONDS / max(per_call, 1e-9))))
 
 
 def run(cases, backends, repeats, warmup, torch) -> dict[str, list[float]]:
@@ -190,10 +204,11 @@ def run(cases, backends, repeats, warmup, torch) -> dict[str, list[float]]:
                     fn()
                 except Exception as exc:  # a backend that cannot run a case is reported, not fatal
                     failed[k] = type(exc).__name__
+        batch = {k: _batch_size(fn) for k, fn in runners.items() if k not in failed}
         for _ in range(repeats):
             for k, fn in runners.items():
                 if k not in failed:
-                    times[k].append(_time_once(fn))
+                    times[k].append(_time_once(fn, batch[k]))
         t_ms = statistics.median(times["torch"]) * 1e3
         line = f"{case.name:48s} {t_ms:9.3f}"
         for b in backends:

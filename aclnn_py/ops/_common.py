@@ -59,14 +59,14 @@ def int_array_arg(api: str, name: str, value: object, *, required: bool = True) 
         if required:
             raise param_nullptr(api, f"{name} is a required int array, got None")
         return None
+    if type(value) in (list, tuple) and all(type(v) is int and INT64_MIN <= v <= INT64_MAX for v in value):
+        return tuple(value)  # the common case, without the generic checks below
     if isinstance(value, np.ndarray):
         if value.ndim != 1 or not (np.issubdtype(value.dtype, np.integer)):
             raise TypeError(f"{api}: {name} must be a 1-D sequence of ints, got array {value.dtype}{list(value.shape)}")
         value = value.tolist()
     if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
         raise TypeError(f"{api}: {name} must be a sequence of ints, got {type(value).__name__}")
-    if all(type(v) is int and INT64_MIN <= v <= INT64_MAX for v in value):
-        return tuple(value)  # the common case, without formatting a name per element
     return tuple(int_arg(api, f"{name}[{i}]", v) for i, v in enumerate(value))
 
 

@@ -70,6 +70,7 @@ import numpy as np
 
 from .._dtypes import bfloat16, dtype_name
 from .._errors import param_invalid
+from . import _small
 from ._aclnn import Call, c_bool, c_int, dtype_of, shape_of
 from ._common import (
     FLOAT16,
@@ -309,8 +310,15 @@ def _numpy(grad_output, self, kernel_size, stride, padding, ceil_mode, count_inc
                        divisor_override, cube_math_type)
     if grad_output.size == 0 or self.size == 0:
         return np.zeros(self.shape, dtype=self.dtype)
-
     H, W = self.shape[-2:]
+    OH, OW = grad_output.shape[-2:]
+    if _small.use_small(self.size // (H * W), OH * OW, H * W):
+        return _small.apply(_pool_grad, (H, W, params), grad_output, (OH, OW), (H, W), self.dtype)
+    return _pool_grad(grad_output, H, W, params).astype(self.dtype, copy=False)
+
+
+def _pool_grad(grad_output, H, W, params):
+    """The gradient of ``(..., OH, OW)`` pooled planes over ``(..., H, W)`` inputs, in float32."""
     OH, OW = grad_output.shape[-2:]
     if params.divisor_override:
         scale = np.float32(params.divisor_override)
@@ -328,8 +336,7 @@ def _numpy(grad_output, self, kernel_size, stride, padding, ceil_mode, count_inc
     # A fresh float32 array: from here on the kernel writes only into arrays it allocated.
     grad = np.divide(grad_output, scale, dtype=np.float32)
     grad = _spread(grad, grad.ndim - 1, W, params.kW, params.sW, params.pW)
-    grad = _spread(grad, grad.ndim - 2, H, params.kH, params.sH, params.pH)
-    return grad.astype(self.dtype, copy=False)
+    return _spread(grad, grad.ndim - 2, H, params.kH, params.sH, params.pH)
 
 
 def _aclnn(lib, grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad,

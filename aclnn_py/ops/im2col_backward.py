@@ -39,11 +39,13 @@ An inputSize of 0 is rejected as documented although CANN's code would accept it
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 import numpy as np
 
 from .._dtypes import bfloat16, compute_dtype
+from . import _small
 from ._aclnn import Call, dtype_of, shape_of
 from ._common import (
     FLOAT16,
@@ -82,8 +84,16 @@ def _validate(grad_output, input_size, kernel_size, dilation, padding, stride):
     stride = int_array_arg(API, "stride", stride)
 
     check_dtype(API, "gradOutput", grad_output, DTYPES)
-    check(API, grad_output.ndim in (2, 3),
-          lambda: f"gradOutput must be 2-D or 3-D, got {grad_output.ndim}-D shape {shape_str(grad_output.shape)}")
+    grid = _check_geometry(grad_output.shape, input_size, kernel_size, dilation, padding, stride)
+    return grad_output, input_size, kernel_size, dilation, padding, stride, grid
+
+
+@functools.lru_cache(maxsize=1024)
+def _check_geometry(shape, input_size, kernel_size, dilation, padding, stride) -> tuple[int, int]:
+    """The checks that depend on shapes and int arrays alone (cached: repeated calls with the
+    same geometry skip them); returns the block grid ``(L0, L1)``."""
+    ndim = len(shape)
+    check(API, ndim in (2, 3), lambda: f"gradOutput must be 2-D or 3-D, got {ndim}-D shape {shape_str(shape)}")
 
     arrays = {"inputSize": input_size, "kernelSize": kernel_size, "dilation": dilation,
               "padding": padding, "stride": stride}
@@ -95,7 +105,7 @@ def _validate(grad_output, input_size, kernel_size, dilation, padding, stride):
     check(API, min(input_size) > 0, lambda: f"inputSize must be > 0, got {shape_str(input_size)}")
 
     kernel_area = check_int64(API, "kernelSize[0] * kernelSize[1]", kernel_size[0] * kernel_size[1])
-    rows = grad_output.shape[-2]
+    rows = shape[-2]
     check(API, rows % kernel_area == 0,
           lambda: f"gradOutput.shape[-2] = {rows} must be divisible by kernelSize[0] * kernelSize[1] = "
           f"{kernel_area} (kernelSize = {shape_str(kernel_size)})")
@@ -111,16 +121,16 @@ def _validate(grad_output, input_size, kernel_size, dilation, padding, stride):
               f"padding = {shape_str(padding)}, kernelSize = {shape_str(kernel_size)}, "
               f"dilation = {shape_str(dilation)} give {blocks} blocks")
         grid.append(blocks)
-    length = grad_output.shape[-1]
+    length = shape[-1]
     check(API, length == grid[0] * grid[1],
           lambda: f"gradOutput.shape[-1] = {length} must equal the number of blocks {grid[0]} * {grid[1]} = "
           f"{grid[0] * grid[1]} (inputSize = {shape_str(input_size)}, kernelSize = {shape_str(kernel_size)}, "
           f"dilation = {shape_str(dilation)}, padding = {shape_str(padding)}, stride = {shape_str(stride)})")
 
-    batch = grad_output.shape[0] if grad_output.ndim == 3 else 1
+    batch = shape[0] if ndim == 3 else 1
     check_int64(API, "the number of out elements",
                 batch * (rows // kernel_area) * input_size[0] * input_size[1])
-    return grad_output, input_size, kernel_size, dilation, padding, stride, tuple(grid)
+    return tuple(grid)
 
 
 def _hits(blocks: int, size: int, offset: int, stride: int) -> tuple[int, int, int]:
@@ -132,35 +142,51 @@ def _hits(blocks: int, size: int, offset: int, stride: int) -> tuple[int, int, i
 
 
 def _numpy(grad_output, input_size, kernel_size, dilation, padding, stride):
-    """The numpy path: validate, then one strided slice-add per kernel offset."""
-    grad_output, (height, width), (kh, kw), (dh, dw), (ph, pw), (sh, sw), (l0, l1) = _validate(
+    """The numpy path: validate, then sum the columns back (one matrix product when tiny)."""
+    grad_output, size, kernel, dilation, padding, stride, grid = _validate(
         grad_output, input_size, kernel_size, dilation, padding, stride)
-
     batched = grad_output.ndim == 3
     cols = grad_output if batched else grad_output[np.newaxis]
+    batch, rows, length = cols.shape
+    area = kernel[0] * kernel[1]
+    channels = rows // area
+    if _small.use_small(batch * channels, area * length, size[0] * size[1]):
+        out = _small.apply(_col2im_planes, (size, kernel, dilation, padding, stride, grid),
+                           cols.reshape(batch, channels, area, length), (area, length), size, grad_output.dtype)
+    else:
+        out = _col2im(cols, size, kernel, dilation, padding, stride, grid).astype(grad_output.dtype, copy=False)
+    return out if batched else out[0]
+
+
+def _col2im_planes(planes, size, kernel, dilation, padding, stride, grid):
+    """``_col2im`` of a stack of float32 one-channel planes ``(n, kH*kW, L)`` -> ``(n, H, W)``
+    (the small path builds its matrix with it)."""
+    return _col2im(planes, size, kernel, dilation, padding, stride, grid)[:, 0]
+
+
+def _col2im(cols, size, kernel, dilation, padding, stride, grid):
+    """One strided slice-add per kernel offset; ``cols`` is ``(N, C*kH*kW, L)``, the result
+    ``(N, C, H, W)`` in the compute dtype."""
+    (height, width), (kh, kw), (dh, dw), (ph, pw), (sh, sw), (l0, l1) = size, kernel, dilation, padding, stride, grid
     batch = cols.shape[0]
     channels = cols.shape[1] // (kh * kw)
-    accumulate = compute_dtype(grad_output.dtype)
-    out = np.zeros((batch, channels, height, width), dtype=accumulate)
-
-    if cols.size:
-        # A view wherever the strides allow it (always for contiguous data).
-        cols = cols.reshape(batch, channels, kh, kw, l0, l1)
-        for i in range(kh):
-            row_first, row_last, row_start = _hits(l0, height, i * dh - ph, sh)
-            if row_first == row_last:
+    out = np.zeros((batch, channels, height, width), dtype=compute_dtype(cols.dtype))
+    if cols.size == 0:
+        return out
+    # A view wherever the strides allow it (always for contiguous data).
+    cols = cols.reshape(batch, channels, kh, kw, l0, l1)
+    for i in range(kh):
+        row_first, row_last, row_start = _hits(l0, height, i * dh - ph, sh)
+        if row_first == row_last:
+            continue
+        rows = slice(row_start, row_start + (row_last - row_first - 1) * sh + 1, sh)
+        for j in range(kw):
+            col_first, col_last, col_start = _hits(l1, width, j * dw - pw, sw)
+            if col_first == col_last:
                 continue
-            rows = slice(row_start, row_start + (row_last - row_first - 1) * sh + 1, sh)
-            for j in range(kw):
-                col_first, col_last, col_start = _hits(l1, width, j * dw - pw, sw)
-                if col_first == col_last:
-                    continue
-                target = out[:, :, rows, col_start:col_start + (col_last - col_first - 1) * sw + 1:sw]
-                np.add(target, cols[:, :, i, j, row_first:row_last, col_first:col_last], out=target)
-
-    if out.dtype != grad_output.dtype:
-        out = out.astype(grad_output.dtype)
-    return out if batched else out[0]
+            target = out[:, :, rows, col_start:col_start + (col_last - col_first - 1) * sw + 1:sw]
+            np.add(target, cols[:, :, i, j, row_first:row_last, col_first:col_last], out=target)
+    return out
 
 
 def _aclnn(lib, grad_output, input_size, kernel_size, dilation, padding, stride):

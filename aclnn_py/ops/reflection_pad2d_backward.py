@@ -41,6 +41,7 @@ import numpy as np
 
 from .._dtypes import bfloat16, compute_dtype, dtype_name
 from ._aclnn import Call, dtype_of, shape_of
+from . import _small
 from ._common import FLOAT16, FLOAT32, check, check_dtype, dispatch, int_array_arg, shape_str, tensor_arg
 
 API = "aclnnReflectionPad2dBackwardGetWorkspaceSize"
@@ -135,14 +136,30 @@ _SMALL = 1 << 15  # gradOutput elements up to which the plain kernel is used
 
 
 def _numpy(grad_output, self, padding):
-    """The numpy path: validate, copy the interior, then add the mirrored border strips.
+    """The numpy path: validate, then fold the borders back (one matrix product when tiny)."""
+    grad_output, self, padding = _validate(grad_output, self, padding)
+    if self.size and _small.use_small(self.size // (self.shape[-2] * self.shape[-1]),
+                                      grad_output.shape[-2] * grad_output.shape[-1],
+                                      self.shape[-2] * self.shape[-1]):
+        return _small.apply(_fold_planes, padding, grad_output, grad_output.shape[-2:], self.shape[-2:], self.dtype)
+    return _fold(grad_output, self.shape, self.dtype, padding)
+
+
+def _fold_planes(planes: np.ndarray, left: int, right: int, top: int, bottom: int) -> np.ndarray:
+    """``_fold`` of a stack of float32 planes (the small path builds its matrix with it)."""
+    shape = (planes.shape[0], planes.shape[1] - top - bottom, planes.shape[2] - left - right)
+    return _fold(planes, shape, planes.dtype, (left, right, top, bottom))
+
+
+def _fold(grad_output, shape, dtype, padding):
+    """Copy the interior, then add the mirrored border strips.
 
     Only the bands along the edges that the strips reach need sums; the core between them is a
     plain copy, so FLOAT16/BFLOAT16 are widened to FLOAT in the bands alone.
     """
-    grad_output, self, (left, right, top, bottom) = _validate(grad_output, self, padding)
-    height, width = self.shape[-2:]
-    grad_input = np.empty(self.shape, dtype=self.dtype)
+    left, right, top, bottom = padding
+    height, width = shape[-2:]
+    grad_input = np.empty(shape, dtype=dtype)
     if grad_input.size == 0:
         return grad_input
     rows, cols = _axis_parts(top, height, bottom), _axis_parts(left, width, right)
@@ -150,23 +167,23 @@ def _numpy(grad_output, self, padding):
     if grad_output.size <= _SMALL:
         # Small inputs: fewer NumPy calls beat touching fewer elements. Accumulate the whole
         # result in the compute dtype and add each of the eight border pieces once.
-        sums = grad_output[..., rows[0][0], cols[0][0]].astype(compute_dtype(self.dtype))
+        sums = grad_output[..., rows[0][0], cols[0][0]].astype(compute_dtype(dtype))
         for (rows_from, rows_to, rows_flip), (cols_from, cols_to, cols_flip) in pieces:
             source = grad_output[..., rows_from, cols_from]
             sums[..., rows_to, cols_to] += source[..., ::-1 if rows_flip else 1, ::-1 if cols_flip else 1]
-        return sums.astype(self.dtype, copy=False)
+        return sums.astype(dtype, copy=False)
     np.copyto(grad_input, grad_output[..., rows[0][0], cols[0][0]])
 
     (row_lo, row_hi), (col_lo, col_hi) = _core(top, height, bottom), _core(left, width, right)
     # Top and bottom bands span the full width; left and right ones fill the core rows.
     bands = [((0, row_lo), (0, width)), ((row_hi, height), (0, width)),
              ((row_lo, row_hi), (0, col_lo)), ((row_lo, row_hi), (col_hi, width))]
-    accumulate = compute_dtype(self.dtype)
+    accumulate = compute_dtype(dtype)
     for (r0, r1), (c0, c1) in bands:
         if r0 == r1 or c0 == c1:
             continue
         band = grad_input[..., r0:r1, c0:c1]
-        sums = band if accumulate == self.dtype else band.astype(accumulate)
+        sums = band if accumulate == dtype else band.astype(accumulate)
         # Every piece but the first, the interior, which the band already holds.
         for row_part, col_part in itertools.islice(itertools.product(rows, cols), 1, None):
             row_clip, col_clip = _clip(row_part, r0, r1), _clip(col_part, c0, c1)
