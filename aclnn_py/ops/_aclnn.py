@@ -18,6 +18,7 @@ once: in reverse order on an error, after the stream has finished on success.
 
 from __future__ import annotations
 
+import functools
 import numbers
 from collections.abc import Callable, Sequence
 
@@ -37,7 +38,28 @@ _FORMATS = {r: int(format_for_rank(r)) for r in range(9)}
 
 
 def _format(ndim: int) -> int:
-    return _FORMATS.get(ndim) or int(format_for_rank(ndim))
+    f = _FORMATS.get(ndim)
+    return int(format_for_rank(ndim)) if f is None else f
+
+
+class _Functions:
+    """The C functions and cffi types of the per-call path, looked up once per library."""
+
+    def __init__(self, lib) -> None:
+        for name in ("aclrtMalloc", "aclrtFree", "aclrtMemcpy", "aclrtMemset", "aclCreateTensor",
+                     "aclDestroyTensor", "aclCreateIntArray", "aclDestroyIntArray", "aclCreateBoolArray",
+                     "aclDestroyBoolArray", "aclDestroyAclOpExecutor"):
+            setattr(self, name, lib.fn(name))
+        self.void_pp = lib.ffi.typeof("void **")
+        self.u64_p = lib.ffi.typeof("uint64_t *")
+        self.executor_pp = lib.ffi.typeof("aclOpExecutor **")
+
+
+def _functions(lib) -> _Functions:
+    c = getattr(lib, "_call_functions", None)
+    if c is None:
+        c = lib._call_functions = _Functions(lib)
+    return c
 
 
 class Call:
@@ -46,10 +68,11 @@ class Call:
         self.api = api
         self.ffi = lib.ffi
         self.fn = lib.fn
+        self.c = _functions(lib)
         self.stream = lib.stream()  # also sets up runtime and device for this thread
         self.device_io = False
-        # (release, frees device memory that queued work may still use)
-        self._releases: list[tuple[Callable[[], None], bool]] = []
+        # (release function, its argument, frees device memory that queued work may still use)
+        self._releases: list[tuple[Callable, object, bool]] = []
         self._outputs: list[tuple[object, tuple, np.dtype, int] | Tensor] = []
 
     def __enter__(self) -> "Call":
@@ -58,39 +81,43 @@ class Call:
     def __exit__(self, exc_type, exc, tb) -> None:
         releases, self._releases = self._releases, []
         if exc_type is not None:
-            for release, _ in reversed(releases):
-                _quietly(release)
+            for release, arg, _ in reversed(releases):
+                _quietly(lambda: release(arg))
             return
         if self.device_io:
-            for release, after_stream in reversed(releases):
-                self.lib.defer(release) if after_stream else release()
+            for release, arg, after_stream in reversed(releases):
+                if after_stream:
+                    self.lib.defer(lambda release=release, arg=arg: release(arg))
+                else:
+                    release(arg)
         else:
-            for release, _ in reversed(releases):
-                release()
+            for release, arg, _ in reversed(releases):
+                release(arg)
 
     # -- raw handles ----------------------------------------------------------------------
 
     def _malloc(self, nbytes: int):
         if nbytes == 0:
             return self.ffi.NULL
-        p = self.ffi.new("void **")
-        self.lib.check(self.fn("aclrtMalloc")(p, nbytes, ACL_MEM_MALLOC_HUGE_FIRST), "aclrtMalloc")
+        c = self.c
+        p = self.ffi.new(c.void_pp)
+        status = c.aclrtMalloc(p, nbytes, ACL_MEM_MALLOC_HUGE_FIRST)
+        if status:
+            self.lib.check(status, "aclrtMalloc")
         ptr = p[0]
-        free = self.fn("aclrtFree")
-        self._releases.append((lambda: free(ptr), True))
+        self._releases.append((c.aclrtFree, ptr, True))
         return ptr
 
     def _descriptor(self, shape: tuple, dtype: np.dtype, strides: Sequence[int], storage: int, ptr):
         ffi = self.ffi
         # (cffi turns a list argument for a ``T *`` parameter into a temporary C array.)
-        handle = self.fn("aclCreateTensor")(
-            list(shape), len(shape), _ACL_DTYPE[dtype], list(strides), 0, _format(len(shape)),
-            [storage], 1, ptr)
+        c = self.c
+        handle = c.aclCreateTensor(shape, len(shape), _ACL_DTYPE[dtype], strides, 0,
+                                   _format(len(shape)), (storage,), 1, ptr)
         if handle == ffi.NULL:
             raise AclnnError(ACLNN_ERR_PARAM_INVALID, "aclCreateTensor",
                              self.lib.recent_error() or f"could not create a tensor of shape {list(shape)}")
-        destroy = self.fn("aclDestroyTensor")
-        self._releases.append((lambda: destroy(handle), False))
+        self._releases.append((c.aclDestroyTensor, handle, False))
         return handle
 
     # -- arguments ----------------------------------------------------------------------
@@ -99,7 +126,7 @@ class Call:
         """The aclTensor* for a tensor argument (NULL for None)."""
         if value is None:
             return self.ffi.NULL
-        if isinstance(value, Tensor):
+        if type(value) is not np.ndarray and isinstance(value, Tensor):
             if value.lib is not self.lib:
                 raise TypeError(f"{self.api}: {name} is a Tensor of backend {value.lib.backend!r}, "
                                 f"but this call runs on {self.lib.backend!r}")
@@ -110,21 +137,25 @@ class Call:
         if not isinstance(value, np.ndarray):
             raise TypeError(f"{self.api}: {name} must be a numpy.ndarray or aclnn_py.Tensor, "
                             f"got {type(value).__name__}")
-        to_acl(value.dtype)  # TypeError for dtypes CANN has no name for
+        if value.dtype not in _ACL_DTYPE:
+            to_acl(value.dtype)  # TypeError for dtypes CANN has no name for
         item = value.itemsize
         if value.size == 0:
             return self._descriptor(value.shape, value.dtype, _contiguous(value.shape), 0, self.ffi.NULL)
         if value.flags.c_contiguous:
-            low, nbytes = value.ctypes.data, value.nbytes
+            nbytes = value.nbytes
+            source = self.ffi.from_buffer(value)
         else:
             if any(s < 0 or s % item for s in value.strides):
                 value = np.ascontiguousarray(value)
             # A strided view is copied as the bytes it spans and described by its strides.
             low, high = _byte_bounds(value)
             nbytes = high - low
+            source = self.ffi.cast("void *", low)
         ptr = self._malloc(nbytes)
-        self.lib.check(self.fn("aclrtMemcpy")(ptr, nbytes, self.ffi.cast("void *", low), nbytes,
-                                              ACL_MEMCPY_HOST_TO_DEVICE), "aclrtMemcpy")
+        status = self.c.aclrtMemcpy(ptr, nbytes, source, nbytes, ACL_MEMCPY_HOST_TO_DEVICE)
+        if status:
+            self.lib.check(status, "aclrtMemcpy")
         return self._descriptor(value.shape, value.dtype, [s // item for s in value.strides], nbytes // item, ptr)
 
     def int_array(self, name: str, values) -> object:
@@ -132,11 +163,10 @@ class Call:
         if values is None:
             return self.ffi.NULL
         ints = _ints(self.api, name, values)
-        handle = self.fn("aclCreateIntArray")(ints, len(ints))
+        handle = self.c.aclCreateIntArray(ints, len(ints))
         if handle == self.ffi.NULL:
             raise AclnnError(ACLNN_ERR_PARAM_INVALID, "aclCreateIntArray", self.lib.recent_error())
-        destroy = self.fn("aclDestroyIntArray")
-        self._releases.append((lambda: destroy(handle), False))
+        self._releases.append((self.c.aclDestroyIntArray, handle, False))
         return handle
 
     def bool_array(self, name: str, values) -> object:
@@ -150,11 +180,10 @@ class Call:
             if not isinstance(v, (bool, np.bool_)):
                 raise TypeError(f"{self.api}: {name}[{i}] must be a bool, got {type(v).__name__}")
             flags.append(bool(v))
-        handle = self.fn("aclCreateBoolArray")(flags, len(flags))
+        handle = self.c.aclCreateBoolArray(flags, len(flags))
         if handle == self.ffi.NULL:
             raise AclnnError(ACLNN_ERR_PARAM_INVALID, "aclCreateBoolArray", self.lib.recent_error())
-        destroy = self.fn("aclDestroyBoolArray")
-        self._releases.append((lambda: destroy(handle), False))
+        self._releases.append((self.c.aclDestroyBoolArray, handle, False))
         return handle
 
     def output(self, shape: Sequence[int] | None, dtype, *, zero: bool = False) -> object:
@@ -167,7 +196,7 @@ class Call:
         shape, dtype = safe_shape(shape), np.dtype(dtype)
         if self.device_io:
             t = Tensor.empty(shape, dtype, backend=self.lib.backend)
-            self._releases.append((t.close, False))
+            self._releases.append((Tensor.close, t, False))
             self._outputs.append(t)
             ptr, nbytes, handle = t.buffer.ptr, t.buffer.nbytes, t.handle
         else:
@@ -178,7 +207,7 @@ class Call:
             handle = self._descriptor(shape, dtype, _contiguous(shape), nbytes // dtype.itemsize, ptr)
             self._outputs.append((ptr, shape, dtype, nbytes))
         if zero and nbytes:
-            self.lib.check(self.fn("aclrtMemset")(ptr, nbytes, 0, nbytes), "aclrtMemset")
+            self.lib.check(self.c.aclrtMemset(ptr, nbytes, 0, nbytes), "aclrtMemset")
         return handle
 
     # -- the two phases -------------------------------------------------------------------
@@ -186,15 +215,15 @@ class Call:
     def run(self, op: str, *args) -> None:
         """``{op}GetWorkspaceSize(*args, &size, &executor)`` then ``{op}(ws, size, executor, stream)``."""
         lib, ffi = self.lib, self.ffi
-        size_p = ffi.new("uint64_t *")
-        executor_p = ffi.new("aclOpExecutor **")
+        size_p = ffi.new(self.c.u64_p)
+        executor_p = ffi.new(self.c.executor_pp)
         lib.check(self.fn(f"{op}GetWorkspaceSize")(*args, size_p, executor_p), f"{op}GetWorkspaceSize")
         size = int(size_p[0])
         try:
             workspace = self._malloc(size)
         except BaseException:
             # Phase 2 never ran, so it never took the executor: destroy it, or nothing will.
-            self.fn("aclDestroyAclOpExecutor")(executor_p[0])
+            self.c.aclDestroyAclOpExecutor(executor_p[0])
             raise
         # Phase 2 consumes the executor whatever its outcome (single use).
         lib.check(self.fn(op)(workspace, size, executor_p[0], self.stream), op)
@@ -204,8 +233,8 @@ class Call:
         one (no waiting), else NumPy arrays after the stream has been synchronised."""
         if self.device_io:
             # The caller owns the outputs now.
-            self._releases = [(r, d) for r, d in self._releases
-                              if not any(isinstance(o, Tensor) and r == o.close for o in self._outputs)]
+            outputs = {id(o) for o in self._outputs if isinstance(o, Tensor)}
+            self._releases = [r for r in self._releases if not (r[0] is Tensor.close and id(r[1]) in outputs)]
             return list(self._outputs)
         self.lib.synchronize()
         out = []
@@ -216,18 +245,19 @@ class Call:
             ptr, shape, dtype, nbytes = o
             host = np.empty(shape, dtype)
             if nbytes:
-                self.lib.check(self.fn("aclrtMemcpy")(self.ffi.cast("void *", host.ctypes.data), nbytes, ptr,
-                                                      nbytes, ACL_MEMCPY_DEVICE_TO_HOST), "aclrtMemcpy")
+                self.lib.check(self.c.aclrtMemcpy(self.ffi.from_buffer(host), nbytes, ptr, nbytes,
+                                                  ACL_MEMCPY_DEVICE_TO_HOST), "aclrtMemcpy")
             out.append(host)
         return out
 
 
-def _contiguous(shape: Sequence[int]) -> list[int]:
+@functools.lru_cache(maxsize=1024)
+def _contiguous(shape: tuple[int, ...]) -> tuple[int, ...]:
     strides, acc = [], 1
     for d in reversed(shape):
         strides.append(acc)
         acc *= max(int(d), 1)
-    return strides[::-1]
+    return tuple(strides[::-1])
 
 
 # Outputs whose shape the arguments make impossible (negative, or too large to allocate) get a
@@ -237,6 +267,8 @@ _MAX_OUTPUT_ELEMENTS = 2**36
 
 
 def safe_shape(shape: Sequence[int]) -> tuple[int, ...]:
+    if type(shape) is tuple and len(shape) <= 8 and all(type(d) is int and 0 <= d < 2**31 for d in shape):
+        return shape  # the common case: a NumPy shape, far from the limit
     dims = tuple(int(d) for d in shape)
     total = 1
     for d in dims:
@@ -256,6 +288,8 @@ def shape_of(value) -> tuple[int, ...]:
 
 
 def _ints(api: str, name: str, values) -> list[int]:
+    if type(values) in (list, tuple) and all(type(v) is int and -(2**63) <= v < 2**63 for v in values):
+        return values  # the common case; cffi reads a list or tuple as the C array
     if isinstance(values, np.ndarray):
         values = values.tolist()
     if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
