@@ -8,90 +8,11 @@
  * "check ..." line each; the program exits non-zero if any check fails, and ends with the
  * simulator's live-handle counters.
  */
-#include <cstdio>
-#include <cstring>
 #include <vector>
 
 #include "acl/acl.h"
 #include "aclnnop/aclnn_avgpool2d_backward.h"
-#include "aclsim/aclsim.h"
-
-#define CHECK_RET(cond, return_expr) \
-    do {                             \
-        if (!(cond)) {               \
-            return_expr;             \
-        }                            \
-    } while (0)
-
-#define LOG_PRINT(message, ...)         \
-    do {                                \
-        printf(message, ##__VA_ARGS__); \
-    } while (0)
-
-static int g_failures = 0;
-
-static float InputValue(int64_t i) { return static_cast<float>((i * 7) % 17 - 8) * 0.125f; }
-
-static int64_t GetShapeSize(const std::vector<int64_t> &shape)
-{
-    int64_t size = 1;
-    for (auto d : shape) {
-        size *= d;
-    }
-    return size;
-}
-
-static std::vector<int64_t> ContiguousStrides(const std::vector<int64_t> &shape)
-{
-    std::vector<int64_t> strides(shape.size(), 1);
-    for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; i--) {
-        strides[i] = shape[i + 1] * strides[i + 1];
-    }
-    return strides;
-}
-
-static int Init(int32_t deviceId, aclrtStream *stream)
-{
-    auto ret = aclInit(nullptr);
-    CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclInit failed. ERROR: %d\n", ret); return ret);
-    ret = aclrtSetDevice(deviceId);
-    CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclrtSetDevice failed. ERROR: %d\n", ret); return ret);
-    ret = aclrtCreateStream(stream);
-    CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclrtCreateStream failed. ERROR: %d\n", ret); return ret);
-    return 0;
-}
-
-/* Copies hostData (storage elements) to the device and describes a view of it. */
-template <typename T>
-static int CreateAclTensor(const std::vector<T> &hostData, const std::vector<int64_t> &shape,
-                           const std::vector<int64_t> &strides, int64_t offset, void **deviceAddr,
-                           aclDataType dataType, aclTensor **tensor, aclFormat format = ACL_FORMAT_ND)
-{
-    auto size = hostData.size() * sizeof(T);
-    auto ret = aclrtMalloc(deviceAddr, size > 0 ? size : 1, ACL_MEM_MALLOC_HUGE_FIRST);
-    CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclrtMalloc failed. ERROR: %d\n", ret); return ret);
-    if (size > 0) {
-        ret = aclrtMemcpy(*deviceAddr, size, hostData.data(), size, ACL_MEMCPY_HOST_TO_DEVICE);
-        CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclrtMemcpy failed. ERROR: %d\n", ret); return ret);
-    }
-    int64_t storage = static_cast<int64_t>(hostData.size());
-    *tensor = aclCreateTensor(shape.data(), shape.size(), dataType, strides.data(), offset, format,
-                              &storage, 1, *deviceAddr);
-    CHECK_RET(*tensor != nullptr, LOG_PRINT("aclCreateTensor failed.\n"); return -1);
-    return 0;
-}
-
-static void Expect(const char *what, aclnnStatus got, aclnnStatus want)
-{
-    const char *msg = aclGetRecentErrMsg();
-    bool ok = got == want && (want == ACL_SUCCESS || (msg != nullptr && msg[0] != '\0'));
-    LOG_PRINT("check %s: status %d (expected %d) %s; message: %s\n", what, got, want, ok ? "ok" : "FAILED",
-              msg != nullptr ? msg : "(null)");
-    if (!ok) {
-        g_failures++;
-    }
-}
-
+#include "sample_common.h"
 
 struct PoolCase {
     const char *name;
@@ -110,17 +31,9 @@ struct PoolCase {
 static int RunCase(aclrtStream stream, const PoolCase &c)
 {
     aclFormat format = c.selfShape.size() == 4 ? ACL_FORMAT_NCHW : ACL_FORMAT_NCL;
-    aclDataType dataType = c.half ? ACL_FLOAT16 : ACL_FLOAT;
-    int64_t gradSize = GetShapeSize(c.gradShape);
     int64_t selfSize = GetShapeSize(c.selfShape);
-    std::vector<float> gradFloat(gradSize);
-    std::vector<aclFloat16> gradHalf(gradSize);
-    for (int64_t i = 0; i < gradSize; i++) {
-        gradFloat[i] = InputValue(i);
-        gradHalf[i] = aclFloatToFloat16(gradFloat[i]);
-    }
-    std::vector<float> zerosFloat(selfSize, 0.0f);
-    std::vector<aclFloat16> zerosHalf(selfSize, aclFloatToFloat16(0.0f));
+    std::vector<float> gradHostData = InputValues(GetShapeSize(c.gradShape));
+    std::vector<float> zeros(selfSize, 0.0f);
 
     void *gradDeviceAddr = nullptr;
     void *selfDeviceAddr = nullptr;
@@ -128,28 +41,12 @@ static int RunCase(aclrtStream stream, const PoolCase &c)
     aclTensor *gradOutput = nullptr;
     aclTensor *self = nullptr;
     aclTensor *gradInput = nullptr;
-    int ret;
-    if (c.half) {
-        ret = CreateAclTensor(gradHalf, c.gradShape, ContiguousStrides(c.gradShape), 0, &gradDeviceAddr, dataType,
-                              &gradOutput, format);
-        CHECK_RET(ret == ACL_SUCCESS, return ret);
-        ret = CreateAclTensor(zerosHalf, c.selfShape, ContiguousStrides(c.selfShape), 0, &selfDeviceAddr, dataType,
-                              &self, format);
-        CHECK_RET(ret == ACL_SUCCESS, return ret);
-        ret = CreateAclTensor(zerosHalf, c.selfShape, ContiguousStrides(c.selfShape), 0, &gradInputDeviceAddr,
-                              dataType, &gradInput, format);
-        CHECK_RET(ret == ACL_SUCCESS, return ret);
-    } else {
-        ret = CreateAclTensor(gradFloat, c.gradShape, ContiguousStrides(c.gradShape), 0, &gradDeviceAddr, dataType,
-                              &gradOutput, format);
-        CHECK_RET(ret == ACL_SUCCESS, return ret);
-        ret = CreateAclTensor(zerosFloat, c.selfShape, ContiguousStrides(c.selfShape), 0, &selfDeviceAddr, dataType,
-                              &self, format);
-        CHECK_RET(ret == ACL_SUCCESS, return ret);
-        ret = CreateAclTensor(zerosFloat, c.selfShape, ContiguousStrides(c.selfShape), 0, &gradInputDeviceAddr,
-                              dataType, &gradInput, format);
-        CHECK_RET(ret == ACL_SUCCESS, return ret);
-    }
+    auto ret = CreateFloatTensor(gradHostData, c.gradShape, c.half, &gradDeviceAddr, &gradOutput, format);
+    CHECK_RET(ret == ACL_SUCCESS, return ret);
+    ret = CreateFloatTensor(zeros, c.selfShape, c.half, &selfDeviceAddr, &self, format);
+    CHECK_RET(ret == ACL_SUCCESS, return ret);
+    ret = CreateFloatTensor(zeros, c.selfShape, c.half, &gradInputDeviceAddr, &gradInput, format);
+    CHECK_RET(ret == ACL_SUCCESS, return ret);
     aclIntArray *kernelSize = aclCreateIntArray(c.kernelSize.data(), c.kernelSize.size());
     aclIntArray *stride = c.stride.empty() ? nullptr : aclCreateIntArray(c.stride.data(), c.stride.size());
     aclIntArray *padding = aclCreateIntArray(c.padding.data(), c.padding.size());
@@ -162,36 +59,12 @@ static int RunCase(aclrtStream stream, const PoolCase &c)
     CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclnnAvgPool2dBackwardGetWorkspaceSize failed. ERROR: %d\n", ret);
               return ret);
     LOG_PRINT("workspaceSize is: %llu\n", static_cast<unsigned long long>(workspaceSize));
-    void *workspaceAddr = nullptr;
-    if (workspaceSize > 0) {
-        ret = aclrtMalloc(&workspaceAddr, workspaceSize, ACL_MEM_MALLOC_HUGE_FIRST);
-        CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("allocate workspace failed. ERROR: %d\n", ret); return ret);
-    }
-    ret = aclnnAvgPool2dBackward(workspaceAddr, workspaceSize, executor, stream);
-    CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclnnAvgPool2dBackward failed. ERROR: %d\n", ret); return ret);
-    ret = aclrtSynchronizeStream(stream);
-    CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclrtSynchronizeStream failed. ERROR: %d\n", ret); return ret);
+    ret = RunPhase2("aclnnAvgPool2dBackward", aclnnAvgPool2dBackward, workspaceSize, executor, stream);
+    CHECK_RET(ret == ACL_SUCCESS, return ret);
 
     LOG_PRINT("== case %s ==\n", c.name);
-    if (c.half) {
-        std::vector<aclFloat16> resultData(selfSize, 0);
-        ret = aclrtMemcpy(resultData.data(), resultData.size() * sizeof(aclFloat16), gradInputDeviceAddr,
-                          selfSize * sizeof(aclFloat16), ACL_MEMCPY_DEVICE_TO_HOST);
-        CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("copy result from device to host failed. ERROR: %d\n", ret);
-                  return ret);
-        for (int64_t i = 0; i < selfSize; i++) {
-            LOG_PRINT("result[%ld] is: %f\n", static_cast<long>(i), aclFloat16ToFloat(resultData[i]));
-        }
-    } else {
-        std::vector<float> resultData(selfSize, 0);
-        ret = aclrtMemcpy(resultData.data(), resultData.size() * sizeof(float), gradInputDeviceAddr,
-                          selfSize * sizeof(float), ACL_MEMCPY_DEVICE_TO_HOST);
-        CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("copy result from device to host failed. ERROR: %d\n", ret);
-                  return ret);
-        for (int64_t i = 0; i < selfSize; i++) {
-            LOG_PRINT("result[%ld] is: %f\n", static_cast<long>(i), resultData[i]);
-        }
-    }
+    ret = PrintFloatResult(gradInputDeviceAddr, selfSize, c.half);
+    CHECK_RET(ret == ACL_SUCCESS, return ret);
 
     aclDestroyTensor(gradOutput);
     aclDestroyTensor(self);
@@ -202,9 +75,6 @@ static int RunCase(aclrtStream stream, const PoolCase &c)
     aclrtFree(gradDeviceAddr);
     aclrtFree(selfDeviceAddr);
     aclrtFree(gradInputDeviceAddr);
-    if (workspaceSize > 0) {
-        aclrtFree(workspaceAddr);
-    }
     return 0;
 }
 
@@ -332,40 +202,7 @@ static int RunNegativeCases(aclrtStream stream)
     return 0;
 }
 
-static void PrintCounters()
-{
-    aclsimCounters c;
-    memset(&c, 0, sizeof c);
-    aclsimGetCounters(&c);
-    long long live = c.tensors + c.int_arrays + c.bool_arrays + c.float_arrays + c.scalars + c.executors +
-                     c.tensor_lists + c.scalar_lists + c.device_blocks + c.device_bytes;
-    LOG_PRINT("counters: tensors=%lld int_arrays=%lld bool_arrays=%lld executors=%lld device_blocks=%lld "
-              "device_bytes=%lld live=%lld\n",
-              (long long)c.tensors, (long long)c.int_arrays, (long long)c.bool_arrays, (long long)c.executors,
-              (long long)c.device_blocks, (long long)c.device_bytes, live);
-    Expect("no live handles or device memory", live == 0 ? 0 : 1, 0);
-}
-
 int main()
 {
-    int32_t deviceId = 0;
-    aclrtStream stream;
-    auto ret = Init(deviceId, &stream);
-    CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("Init acl failed. ERROR: %d\n", ret); return ret);
-
-    ret = RunFloat32Case(stream);
-    CHECK_RET(ret == ACL_SUCCESS, return ret);
-    ret = RunNclCase(stream);
-    CHECK_RET(ret == ACL_SUCCESS, return ret);
-    ret = RunFloat16Case(stream);
-    CHECK_RET(ret == ACL_SUCCESS, return ret);
-    ret = RunNegativeCases(stream);
-    CHECK_RET(ret == ACL_SUCCESS, return ret);
-
-    aclrtDestroyStream(stream);
-    PrintCounters();
-    aclrtResetDevice(deviceId);
-    aclFinalize();
-    LOG_PRINT("failures: %d\n", g_failures);
-    return g_failures == 0 ? 0 : 1;
+    return RunSample({RunFloat32Case, RunNclCase, RunFloat16Case, RunNegativeCases});
 }

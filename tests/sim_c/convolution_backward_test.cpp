@@ -8,90 +8,11 @@
  * "result[i] is: v" lines.  Negative cases print one "check ..." line each; the program exits
  * non-zero if any check fails, and ends with the simulator's live-handle counters.
  */
-#include <cstdio>
-#include <cstring>
 #include <vector>
 
 #include "acl/acl.h"
 #include "aclnnop/aclnn_convolution_backward.h"
-#include "aclsim/aclsim.h"
-
-#define CHECK_RET(cond, return_expr) \
-    do {                             \
-        if (!(cond)) {               \
-            return_expr;             \
-        }                            \
-    } while (0)
-
-#define LOG_PRINT(message, ...)         \
-    do {                                \
-        printf(message, ##__VA_ARGS__); \
-    } while (0)
-
-static int g_failures = 0;
-
-static float InputValue(int64_t i) { return static_cast<float>((i * 7) % 17 - 8) * 0.125f; }
-
-static int64_t GetShapeSize(const std::vector<int64_t> &shape)
-{
-    int64_t size = 1;
-    for (auto d : shape) {
-        size *= d;
-    }
-    return size;
-}
-
-static std::vector<int64_t> ContiguousStrides(const std::vector<int64_t> &shape)
-{
-    std::vector<int64_t> strides(shape.size(), 1);
-    for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; i--) {
-        strides[i] = shape[i + 1] * strides[i + 1];
-    }
-    return strides;
-}
-
-static int Init(int32_t deviceId, aclrtStream *stream)
-{
-    auto ret = aclInit(nullptr);
-    CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclInit failed. ERROR: %d\n", ret); return ret);
-    ret = aclrtSetDevice(deviceId);
-    CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclrtSetDevice failed. ERROR: %d\n", ret); return ret);
-    ret = aclrtCreateStream(stream);
-    CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclrtCreateStream failed. ERROR: %d\n", ret); return ret);
-    return 0;
-}
-
-/* Copies hostData (storage elements) to the device and describes a view of it. */
-template <typename T>
-static int CreateAclTensor(const std::vector<T> &hostData, const std::vector<int64_t> &shape,
-                           const std::vector<int64_t> &strides, int64_t offset, void **deviceAddr,
-                           aclDataType dataType, aclTensor **tensor, aclFormat format = ACL_FORMAT_ND)
-{
-    auto size = hostData.size() * sizeof(T);
-    auto ret = aclrtMalloc(deviceAddr, size > 0 ? size : 1, ACL_MEM_MALLOC_HUGE_FIRST);
-    CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclrtMalloc failed. ERROR: %d\n", ret); return ret);
-    if (size > 0) {
-        ret = aclrtMemcpy(*deviceAddr, size, hostData.data(), size, ACL_MEMCPY_HOST_TO_DEVICE);
-        CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclrtMemcpy failed. ERROR: %d\n", ret); return ret);
-    }
-    int64_t storage = static_cast<int64_t>(hostData.size());
-    *tensor = aclCreateTensor(shape.data(), shape.size(), dataType, strides.data(), offset, format,
-                              &storage, 1, *deviceAddr);
-    CHECK_RET(*tensor != nullptr, LOG_PRINT("aclCreateTensor failed.\n"); return -1);
-    return 0;
-}
-
-static void Expect(const char *what, aclnnStatus got, aclnnStatus want)
-{
-    const char *msg = aclGetRecentErrMsg();
-    bool ok = got == want && (want == ACL_SUCCESS || (msg != nullptr && msg[0] != '\0'));
-    LOG_PRINT("check %s: status %d (expected %d) %s; message: %s\n", what, got, want, ok ? "ok" : "FAILED",
-              msg != nullptr ? msg : "(null)");
-    if (!ok) {
-        g_failures++;
-    }
-}
-
+#include "sample_common.h"
 
 struct ConvCase {
     const char *name;
@@ -137,43 +58,14 @@ static int MakeTensor(const std::vector<int64_t> &shape, bool half, float fill, 
                       aclTensor **tensor)
 {
     int64_t size = GetShapeSize(shape);
-    if (half) {
-        std::vector<aclFloat16> data(size);
-        for (int64_t i = 0; i < size; i++) {
-            data[i] = aclFloatToFloat16(fill != 0.0f ? fill : InputValue(i));
-        }
-        return CreateAclTensor(data, shape, ContiguousStrides(shape), 0, addr, half ? ACL_FLOAT16 : ACL_FLOAT, tensor,
-                               format);
-    }
-    std::vector<float> data(size);
-    for (int64_t i = 0; i < size; i++) {
-        data[i] = fill != 0.0f ? fill : InputValue(i);
-    }
-    return CreateAclTensor(data, shape, ContiguousStrides(shape), 0, addr, ACL_FLOAT, tensor, format);
+    std::vector<float> data = fill != 0.0f ? std::vector<float>(size, fill) : InputValues(size);
+    return CreateFloatTensor(data, shape, half, addr, tensor, format);
 }
 
-static int PrintResult(const char *caseName, const char *what, void *addr, int64_t size, bool half)
+static int PrintCaseResult(const char *caseName, const char *what, void *addr, int64_t size, bool half)
 {
     LOG_PRINT("== case %s %s ==\n", caseName, what);
-    if (half) {
-        std::vector<aclFloat16> resultData(size, 0);
-        auto ret = aclrtMemcpy(resultData.data(), size * sizeof(aclFloat16), addr, size * sizeof(aclFloat16),
-                               ACL_MEMCPY_DEVICE_TO_HOST);
-        CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("copy result from device to host failed. ERROR: %d\n", ret);
-                  return ret);
-        for (int64_t i = 0; i < size; i++) {
-            LOG_PRINT("result[%ld] is: %f\n", static_cast<long>(i), aclFloat16ToFloat(resultData[i]));
-        }
-        return 0;
-    }
-    std::vector<float> resultData(size, 0);
-    auto ret = aclrtMemcpy(resultData.data(), size * sizeof(float), addr, size * sizeof(float),
-                           ACL_MEMCPY_DEVICE_TO_HOST);
-    CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("copy result from device to host failed. ERROR: %d\n", ret); return ret);
-    for (int64_t i = 0; i < size; i++) {
-        LOG_PRINT("result[%ld] is: %f\n", static_cast<long>(i), resultData[i]);
-    }
-    return 0;
+    return PrintFloatResult(addr, size, half);
 }
 
 static int RunCase(aclrtStream stream, const ConvCase &c)
@@ -219,26 +111,19 @@ static int RunCase(aclrtStream stream, const ConvCase &c)
     CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclnnConvolutionBackwardGetWorkspaceSize failed. ERROR: %d\n", ret);
               return ret);
     LOG_PRINT("workspaceSize is: %llu\n", static_cast<unsigned long long>(workspaceSize));
-    void *workspaceAddr = nullptr;
-    if (workspaceSize > 0) {
-        ret = aclrtMalloc(&workspaceAddr, workspaceSize, ACL_MEM_MALLOC_HUGE_FIRST);
-        CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("allocate workspace failed. ERROR: %d\n", ret); return ret);
-    }
-    ret = aclnnConvolutionBackward(workspaceAddr, workspaceSize, executor, stream);
-    CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclnnConvolutionBackward failed. ERROR: %d\n", ret); return ret);
-    ret = aclrtSynchronizeStream(stream);
-    CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclrtSynchronizeStream failed. ERROR: %d\n", ret); return ret);
+    ret = RunPhase2("aclnnConvolutionBackward", aclnnConvolutionBackward, workspaceSize, executor, stream);
+    CHECK_RET(ret == ACL_SUCCESS, return ret);
 
     if (c.outputMask[0]) {
-        ret = PrintResult(c.name, "gradInput", gradInputDeviceAddr, GetShapeSize(c.inputShape), c.half);
+        ret = PrintCaseResult(c.name, "gradInput", gradInputDeviceAddr, GetShapeSize(c.inputShape), c.half);
         CHECK_RET(ret == ACL_SUCCESS, return ret);
     }
     if (c.outputMask[1]) {
-        ret = PrintResult(c.name, "gradWeight", gradWeightDeviceAddr, GetShapeSize(c.weightShape), c.half);
+        ret = PrintCaseResult(c.name, "gradWeight", gradWeightDeviceAddr, GetShapeSize(c.weightShape), c.half);
         CHECK_RET(ret == ACL_SUCCESS, return ret);
     }
     if (c.outputMask[2]) {
-        ret = PrintResult(c.name, "gradBias", gradBiasDeviceAddr, cout, c.half);
+        ret = PrintCaseResult(c.name, "gradBias", gradBiasDeviceAddr, cout, c.half);
         CHECK_RET(ret == ACL_SUCCESS, return ret);
     }
 
@@ -266,8 +151,14 @@ static int RunCase(aclrtStream stream, const ConvCase &c)
     if (gradBiasDeviceAddr != nullptr) {
         aclrtFree(gradBiasDeviceAddr);
     }
-    if (workspaceSize > 0) {
-        aclrtFree(workspaceAddr);
+    return 0;
+}
+
+static int RunCases(aclrtStream stream)
+{
+    for (const ConvCase &c : Cases()) {
+        auto ret = RunCase(stream, c);
+        CHECK_RET(ret == ACL_SUCCESS, return ret);
     }
     return 0;
 }
@@ -420,38 +311,7 @@ static int RunNegativeCases(aclrtStream stream)
     return 0;
 }
 
-static void PrintCounters()
-{
-    aclsimCounters c;
-    memset(&c, 0, sizeof c);
-    aclsimGetCounters(&c);
-    long long live = c.tensors + c.int_arrays + c.bool_arrays + c.float_arrays + c.scalars + c.executors +
-                     c.tensor_lists + c.scalar_lists + c.device_blocks + c.device_bytes;
-    LOG_PRINT("counters: tensors=%lld int_arrays=%lld bool_arrays=%lld executors=%lld device_blocks=%lld "
-              "device_bytes=%lld live=%lld\n",
-              (long long)c.tensors, (long long)c.int_arrays, (long long)c.bool_arrays, (long long)c.executors,
-              (long long)c.device_blocks, (long long)c.device_bytes, live);
-    Expect("no live handles or device memory", live == 0 ? 0 : 1, 0);
-}
-
 int main()
 {
-    int32_t deviceId = 0;
-    aclrtStream stream;
-    auto ret = Init(deviceId, &stream);
-    CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("Init acl failed. ERROR: %d\n", ret); return ret);
-
-    for (const ConvCase &c : Cases()) {
-        ret = RunCase(stream, c);
-        CHECK_RET(ret == ACL_SUCCESS, return ret);
-    }
-    ret = RunNegativeCases(stream);
-    CHECK_RET(ret == ACL_SUCCESS, return ret);
-
-    aclrtDestroyStream(stream);
-    PrintCounters();
-    aclrtResetDevice(deviceId);
-    aclFinalize();
-    LOG_PRINT("failures: %d\n", g_failures);
-    return g_failures == 0 ? 0 : 1;
+    return RunSample({RunCases, RunNegativeCases});
 }

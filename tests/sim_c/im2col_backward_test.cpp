@@ -8,88 +8,50 @@
  * Negative cases print one "check ..." line each; the program exits non-zero if any check
  * fails, and ends with the simulator's live-handle counters.
  */
-#include <cstdio>
-#include <cstring>
 #include <vector>
 
 #include "acl/acl.h"
 #include "aclnnop/aclnn_im2col_backward.h"
-#include "aclsim/aclsim.h"
+#include "sample_common.h"
 
-#define CHECK_RET(cond, return_expr) \
-    do {                             \
-        if (!(cond)) {               \
-            return_expr;             \
-        }                            \
-    } while (0)
+/* The int-array arguments of one aclnnIm2colBackward call, two elements each. */
+struct Im2colArgs {
+    std::vector<int64_t> inputSize;
+    std::vector<int64_t> kernelSize;
+    std::vector<int64_t> dilation;
+    std::vector<int64_t> padding;
+    std::vector<int64_t> stride;
+};
 
-#define LOG_PRINT(message, ...)         \
-    do {                                \
-        printf(message, ##__VA_ARGS__); \
-    } while (0)
-
-static int g_failures = 0;
-
-static float InputValue(int64_t i) { return static_cast<float>((i * 7) % 17 - 8) * 0.125f; }
-
-static int64_t GetShapeSize(const std::vector<int64_t> &shape)
+/* Phase 1 and phase 2 of aclnnIm2colBackward(grad, args) -> out, synchronised; prints the
+ * workspace size when logWorkspaceSize. */
+static int RunIm2colBackward(aclrtStream stream, const aclTensor *grad, aclTensor *out, const Im2colArgs &args,
+                             bool logWorkspaceSize)
 {
-    int64_t size = 1;
-    for (auto d : shape) {
-        size *= d;
+    aclIntArray *inputSize = aclCreateIntArray(args.inputSize.data(), 2);
+    aclIntArray *kernelSize = aclCreateIntArray(args.kernelSize.data(), 2);
+    aclIntArray *dilation = aclCreateIntArray(args.dilation.data(), 2);
+    aclIntArray *padding = aclCreateIntArray(args.padding.data(), 2);
+    aclIntArray *stride = aclCreateIntArray(args.stride.data(), 2);
+
+    uint64_t workspaceSize = 0;
+    aclOpExecutor *executor;
+    auto ret = aclnnIm2colBackwardGetWorkspaceSize(grad, inputSize, kernelSize, dilation, padding, stride, out,
+                                                   &workspaceSize, &executor);
+    if (ret != ACL_SUCCESS) {
+        LOG_PRINT("aclnnIm2colBackwardGetWorkspaceSize failed. ERROR: %d\n", ret);
+    } else {
+        if (logWorkspaceSize) {
+            LOG_PRINT("workspaceSize is: %llu\n", static_cast<unsigned long long>(workspaceSize));
+        }
+        ret = RunPhase2("aclnnIm2colBackward", aclnnIm2colBackward, workspaceSize, executor, stream);
     }
-    return size;
-}
-
-static std::vector<int64_t> ContiguousStrides(const std::vector<int64_t> &shape)
-{
-    std::vector<int64_t> strides(shape.size(), 1);
-    for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; i--) {
-        strides[i] = shape[i + 1] * strides[i + 1];
-    }
-    return strides;
-}
-
-static int Init(int32_t deviceId, aclrtStream *stream)
-{
-    auto ret = aclInit(nullptr);
-    CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclInit failed. ERROR: %d\n", ret); return ret);
-    ret = aclrtSetDevice(deviceId);
-    CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclrtSetDevice failed. ERROR: %d\n", ret); return ret);
-    ret = aclrtCreateStream(stream);
-    CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclrtCreateStream failed. ERROR: %d\n", ret); return ret);
-    return 0;
-}
-
-/* Copies hostData (storage elements) to the device and describes a view of it. */
-template <typename T>
-static int CreateAclTensor(const std::vector<T> &hostData, const std::vector<int64_t> &shape,
-                           const std::vector<int64_t> &strides, int64_t offset, void **deviceAddr,
-                           aclDataType dataType, aclTensor **tensor)
-{
-    auto size = hostData.size() * sizeof(T);
-    auto ret = aclrtMalloc(deviceAddr, size > 0 ? size : 1, ACL_MEM_MALLOC_HUGE_FIRST);
-    CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclrtMalloc failed. ERROR: %d\n", ret); return ret);
-    if (size > 0) {
-        ret = aclrtMemcpy(*deviceAddr, size, hostData.data(), size, ACL_MEMCPY_HOST_TO_DEVICE);
-        CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclrtMemcpy failed. ERROR: %d\n", ret); return ret);
-    }
-    int64_t storage = static_cast<int64_t>(hostData.size());
-    *tensor = aclCreateTensor(shape.data(), shape.size(), dataType, strides.data(), offset, ACL_FORMAT_ND,
-                              &storage, 1, *deviceAddr);
-    CHECK_RET(*tensor != nullptr, LOG_PRINT("aclCreateTensor failed.\n"); return -1);
-    return 0;
-}
-
-static void Expect(const char *what, aclnnStatus got, aclnnStatus want)
-{
-    const char *msg = aclGetRecentErrMsg();
-    bool ok = got == want && (want == ACL_SUCCESS || (msg != nullptr && msg[0] != '\0'));
-    LOG_PRINT("check %s: status %d (expected %d) %s; message: %s\n", what, got, want, ok ? "ok" : "FAILED",
-              msg != nullptr ? msg : "(null)");
-    if (!ok) {
-        g_failures++;
-    }
+    aclDestroyIntArray(inputSize);
+    aclDestroyIntArray(kernelSize);
+    aclDestroyIntArray(dilation);
+    aclDestroyIntArray(padding);
+    aclDestroyIntArray(stride);
+    return ret;
 }
 
 /* Case "float32": batched gradOutput (1, 12, 9) into a strided out view (1, 2, 4, 5) that
@@ -99,48 +61,18 @@ static int RunFloat32Case(aclrtStream stream)
     std::vector<int64_t> gradShape = {1, 12, 9};
     std::vector<int64_t> outShape = {1, 2, 4, 5};
     std::vector<int64_t> outStrides = {56, 28, 7, 1};
-    std::vector<float> gradHostData(GetShapeSize(gradShape));
-    for (size_t i = 0; i < gradHostData.size(); i++) {
-        gradHostData[i] = InputValue(static_cast<int64_t>(i));
-    }
     std::vector<float> outHostData(56, 99.0f);
-    std::vector<int64_t> inputSizeData = {4, 5};
-    std::vector<int64_t> kernelSizeData = {2, 3};
-    std::vector<int64_t> dilationData = {1, 1};
-    std::vector<int64_t> paddingData = {1, 0};
-    std::vector<int64_t> strideData = {2, 1};
 
     void *gradDeviceAddr = nullptr;
     void *outDeviceAddr = nullptr;
     aclTensor *grad = nullptr;
     aclTensor *out = nullptr;
-    auto ret = CreateAclTensor(gradHostData, gradShape, ContiguousStrides(gradShape), 0, &gradDeviceAddr,
-                               ACL_FLOAT, &grad);
+    auto ret = CreateFloatTensor(InputValues(GetShapeSize(gradShape)), gradShape, false, &gradDeviceAddr, &grad);
     CHECK_RET(ret == ACL_SUCCESS, return ret);
     ret = CreateAclTensor(outHostData, outShape, outStrides, 1, &outDeviceAddr, ACL_FLOAT, &out);
     CHECK_RET(ret == ACL_SUCCESS, return ret);
-    aclIntArray *inputSize = aclCreateIntArray(inputSizeData.data(), 2);
-    aclIntArray *kernelSize = aclCreateIntArray(kernelSizeData.data(), 2);
-    aclIntArray *dilation = aclCreateIntArray(dilationData.data(), 2);
-    aclIntArray *padding = aclCreateIntArray(paddingData.data(), 2);
-    aclIntArray *stride = aclCreateIntArray(strideData.data(), 2);
-
-    uint64_t workspaceSize = 0;
-    aclOpExecutor *executor;
-    ret = aclnnIm2colBackwardGetWorkspaceSize(grad, inputSize, kernelSize, dilation, padding, stride, out,
-                                              &workspaceSize, &executor);
-    CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclnnIm2colBackwardGetWorkspaceSize failed. ERROR: %d\n", ret);
-              return ret);
-    LOG_PRINT("workspaceSize is: %llu\n", static_cast<unsigned long long>(workspaceSize));
-    void *workspaceAddr = nullptr;
-    if (workspaceSize > 0) {
-        ret = aclrtMalloc(&workspaceAddr, workspaceSize, ACL_MEM_MALLOC_HUGE_FIRST);
-        CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("allocate workspace failed. ERROR: %d\n", ret); return ret);
-    }
-    ret = aclnnIm2colBackward(workspaceAddr, workspaceSize, executor, stream);
-    CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclnnIm2colBackward failed. ERROR: %d\n", ret); return ret);
-    ret = aclrtSynchronizeStream(stream);
-    CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclrtSynchronizeStream failed. ERROR: %d\n", ret); return ret);
+    ret = RunIm2colBackward(stream, grad, out, {{4, 5}, {2, 3}, {1, 1}, {1, 0}, {2, 1}}, true);
+    CHECK_RET(ret == ACL_SUCCESS, return ret);
 
     std::vector<float> resultData(outHostData.size(), 0);
     ret = aclrtMemcpy(resultData.data(), resultData.size() * sizeof(float), outDeviceAddr,
@@ -166,16 +98,8 @@ static int RunFloat32Case(aclrtStream stream)
 
     aclDestroyTensor(grad);
     aclDestroyTensor(out);
-    aclDestroyIntArray(inputSize);
-    aclDestroyIntArray(kernelSize);
-    aclDestroyIntArray(dilation);
-    aclDestroyIntArray(padding);
-    aclDestroyIntArray(stride);
     aclrtFree(gradDeviceAddr);
     aclrtFree(outDeviceAddr);
-    if (workspaceSize > 0) {
-        aclrtFree(workspaceAddr);
-    }
     return 0;
 }
 
@@ -184,71 +108,27 @@ static int RunFloat16Case(aclrtStream stream)
 {
     std::vector<int64_t> gradShape = {4, 6};
     std::vector<int64_t> outShape = {1, 3, 3};
-    std::vector<aclFloat16> gradHostData(GetShapeSize(gradShape));
-    for (size_t i = 0; i < gradHostData.size(); i++) {
-        gradHostData[i] = aclFloatToFloat16(InputValue(static_cast<int64_t>(i)));
-    }
-    std::vector<aclFloat16> outHostData(GetShapeSize(outShape), aclFloatToFloat16(0.0f));
-    std::vector<int64_t> inputSizeData = {3, 3};
-    std::vector<int64_t> kernelSizeData = {2, 2};
-    std::vector<int64_t> dilationData = {2, 1};
-    std::vector<int64_t> paddingData = {1, 1};
-    std::vector<int64_t> strideData = {1, 2};
+    int64_t outSize = GetShapeSize(outShape);
 
     void *gradDeviceAddr = nullptr;
     void *outDeviceAddr = nullptr;
     aclTensor *grad = nullptr;
     aclTensor *out = nullptr;
-    auto ret = CreateAclTensor(gradHostData, gradShape, ContiguousStrides(gradShape), 0, &gradDeviceAddr,
-                               ACL_FLOAT16, &grad);
+    auto ret = CreateFloatTensor(InputValues(GetShapeSize(gradShape)), gradShape, true, &gradDeviceAddr, &grad);
     CHECK_RET(ret == ACL_SUCCESS, return ret);
-    ret = CreateAclTensor(outHostData, outShape, ContiguousStrides(outShape), 0, &outDeviceAddr, ACL_FLOAT16, &out);
+    ret = CreateFloatTensor(std::vector<float>(outSize, 0.0f), outShape, true, &outDeviceAddr, &out);
     CHECK_RET(ret == ACL_SUCCESS, return ret);
-    aclIntArray *inputSize = aclCreateIntArray(inputSizeData.data(), 2);
-    aclIntArray *kernelSize = aclCreateIntArray(kernelSizeData.data(), 2);
-    aclIntArray *dilation = aclCreateIntArray(dilationData.data(), 2);
-    aclIntArray *padding = aclCreateIntArray(paddingData.data(), 2);
-    aclIntArray *stride = aclCreateIntArray(strideData.data(), 2);
+    ret = RunIm2colBackward(stream, grad, out, {{3, 3}, {2, 2}, {2, 1}, {1, 1}, {1, 2}}, false);
+    CHECK_RET(ret == ACL_SUCCESS, return ret);
 
-    uint64_t workspaceSize = 0;
-    aclOpExecutor *executor;
-    ret = aclnnIm2colBackwardGetWorkspaceSize(grad, inputSize, kernelSize, dilation, padding, stride, out,
-                                              &workspaceSize, &executor);
-    CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclnnIm2colBackwardGetWorkspaceSize failed. ERROR: %d\n", ret);
-              return ret);
-    void *workspaceAddr = nullptr;
-    if (workspaceSize > 0) {
-        ret = aclrtMalloc(&workspaceAddr, workspaceSize, ACL_MEM_MALLOC_HUGE_FIRST);
-        CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("allocate workspace failed. ERROR: %d\n", ret); return ret);
-    }
-    ret = aclnnIm2colBackward(workspaceAddr, workspaceSize, executor, stream);
-    CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclnnIm2colBackward failed. ERROR: %d\n", ret); return ret);
-    ret = aclrtSynchronizeStream(stream);
-    CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclrtSynchronizeStream failed. ERROR: %d\n", ret); return ret);
-
-    auto size = GetShapeSize(outShape);
-    std::vector<aclFloat16> resultData(size, 0);
-    ret = aclrtMemcpy(resultData.data(), resultData.size() * sizeof(aclFloat16), outDeviceAddr,
-                      size * sizeof(aclFloat16), ACL_MEMCPY_DEVICE_TO_HOST);
-    CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("copy result from device to host failed. ERROR: %d\n", ret);
-              return ret);
     LOG_PRINT("== case float16 ==\n");
-    for (int64_t i = 0; i < size; i++) {
-        LOG_PRINT("result[%ld] is: %f\n", static_cast<long>(i), aclFloat16ToFloat(resultData[i]));
-    }
+    ret = PrintResult<aclFloat16>(outDeviceAddr, outSize);
+    CHECK_RET(ret == ACL_SUCCESS, return ret);
 
     aclDestroyTensor(grad);
     aclDestroyTensor(out);
-    aclDestroyIntArray(inputSize);
-    aclDestroyIntArray(kernelSize);
-    aclDestroyIntArray(dilation);
-    aclDestroyIntArray(padding);
-    aclDestroyIntArray(stride);
     aclrtFree(gradDeviceAddr);
     aclrtFree(outDeviceAddr);
-    if (workspaceSize > 0) {
-        aclrtFree(workspaceAddr);
-    }
     return 0;
 }
 
@@ -358,38 +238,7 @@ static int RunNegativeCases(aclrtStream stream)
     return 0;
 }
 
-static void PrintCounters()
-{
-    aclsimCounters c;
-    memset(&c, 0, sizeof c);
-    aclsimGetCounters(&c);
-    long long live = c.tensors + c.int_arrays + c.bool_arrays + c.float_arrays + c.scalars + c.executors +
-                     c.tensor_lists + c.scalar_lists + c.device_blocks + c.device_bytes;
-    LOG_PRINT("counters: tensors=%lld int_arrays=%lld bool_arrays=%lld executors=%lld device_blocks=%lld "
-              "device_bytes=%lld live=%lld\n",
-              (long long)c.tensors, (long long)c.int_arrays, (long long)c.bool_arrays, (long long)c.executors,
-              (long long)c.device_blocks, (long long)c.device_bytes, live);
-    Expect("no live handles or device memory", live == 0 ? 0 : 1, 0);
-}
-
 int main()
 {
-    int32_t deviceId = 0;
-    aclrtStream stream;
-    auto ret = Init(deviceId, &stream);
-    CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("Init acl failed. ERROR: %d\n", ret); return ret);
-
-    ret = RunFloat32Case(stream);
-    CHECK_RET(ret == ACL_SUCCESS, return ret);
-    ret = RunFloat16Case(stream);
-    CHECK_RET(ret == ACL_SUCCESS, return ret);
-    ret = RunNegativeCases(stream);
-    CHECK_RET(ret == ACL_SUCCESS, return ret);
-
-    aclrtDestroyStream(stream);
-    PrintCounters();
-    aclrtResetDevice(deviceId);
-    aclFinalize();
-    LOG_PRINT("failures: %d\n", g_failures);
-    return g_failures == 0 ? 0 : 1;
+    return RunSample({RunFloat32Case, RunFloat16Case, RunNegativeCases});
 }

@@ -9,90 +9,11 @@
  * print one "check ..." line each; the program exits non-zero if any check fails, and ends
  * with the simulator's live-handle counters.
  */
-#include <cstdio>
-#include <cstring>
 #include <vector>
 
 #include "acl/acl.h"
 #include "aclnnop/aclnn_max_unpool2d_backward.h"
-#include "aclsim/aclsim.h"
-
-#define CHECK_RET(cond, return_expr) \
-    do {                             \
-        if (!(cond)) {               \
-            return_expr;             \
-        }                            \
-    } while (0)
-
-#define LOG_PRINT(message, ...)         \
-    do {                                \
-        printf(message, ##__VA_ARGS__); \
-    } while (0)
-
-static int g_failures = 0;
-
-static float InputValue(int64_t i) { return static_cast<float>((i * 7) % 17 - 8) * 0.125f; }
-
-static int64_t GetShapeSize(const std::vector<int64_t> &shape)
-{
-    int64_t size = 1;
-    for (auto d : shape) {
-        size *= d;
-    }
-    return size;
-}
-
-static std::vector<int64_t> ContiguousStrides(const std::vector<int64_t> &shape)
-{
-    std::vector<int64_t> strides(shape.size(), 1);
-    for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; i--) {
-        strides[i] = shape[i + 1] * strides[i + 1];
-    }
-    return strides;
-}
-
-static int Init(int32_t deviceId, aclrtStream *stream)
-{
-    auto ret = aclInit(nullptr);
-    CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclInit failed. ERROR: %d\n", ret); return ret);
-    ret = aclrtSetDevice(deviceId);
-    CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclrtSetDevice failed. ERROR: %d\n", ret); return ret);
-    ret = aclrtCreateStream(stream);
-    CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclrtCreateStream failed. ERROR: %d\n", ret); return ret);
-    return 0;
-}
-
-/* Copies hostData (storage elements) to the device and describes a view of it. */
-template <typename T>
-static int CreateAclTensor(const std::vector<T> &hostData, const std::vector<int64_t> &shape,
-                           const std::vector<int64_t> &strides, int64_t offset, void **deviceAddr,
-                           aclDataType dataType, aclTensor **tensor, aclFormat format = ACL_FORMAT_ND)
-{
-    auto size = hostData.size() * sizeof(T);
-    auto ret = aclrtMalloc(deviceAddr, size > 0 ? size : 1, ACL_MEM_MALLOC_HUGE_FIRST);
-    CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclrtMalloc failed. ERROR: %d\n", ret); return ret);
-    if (size > 0) {
-        ret = aclrtMemcpy(*deviceAddr, size, hostData.data(), size, ACL_MEMCPY_HOST_TO_DEVICE);
-        CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclrtMemcpy failed. ERROR: %d\n", ret); return ret);
-    }
-    int64_t storage = static_cast<int64_t>(hostData.size());
-    *tensor = aclCreateTensor(shape.data(), shape.size(), dataType, strides.data(), offset, format,
-                              &storage, 1, *deviceAddr);
-    CHECK_RET(*tensor != nullptr, LOG_PRINT("aclCreateTensor failed.\n"); return -1);
-    return 0;
-}
-
-static void Expect(const char *what, aclnnStatus got, aclnnStatus want)
-{
-    const char *msg = aclGetRecentErrMsg();
-    bool ok = got == want && (want == ACL_SUCCESS || (msg != nullptr && msg[0] != '\0'));
-    LOG_PRINT("check %s: status %d (expected %d) %s; message: %s\n", what, got, want, ok ? "ok" : "FAILED",
-              msg != nullptr ? msg : "(null)");
-    if (!ok) {
-        g_failures++;
-    }
-}
-
+#include "sample_common.h"
 
 /* One call: gradOutput, self, indices, outputSize -> out; prints out as case `name`. */
 template <typename G, typename I, typename O>
@@ -133,26 +54,12 @@ static int RunCase(aclrtStream stream, const char *name, const std::vector<int64
     CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclnnMaxUnpool2dBackwardGetWorkspaceSize failed. ERROR: %d\n", ret);
               return ret);
     LOG_PRINT("workspaceSize is: %llu\n", static_cast<unsigned long long>(workspaceSize));
-    void *workspaceAddr = nullptr;
-    if (workspaceSize > 0) {
-        ret = aclrtMalloc(&workspaceAddr, workspaceSize, ACL_MEM_MALLOC_HUGE_FIRST);
-        CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("allocate workspace failed. ERROR: %d\n", ret); return ret);
-    }
-    ret = aclnnMaxUnpool2dBackward(workspaceAddr, workspaceSize, executor, stream);
-    CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclnnMaxUnpool2dBackward failed. ERROR: %d\n", ret); return ret);
-    ret = aclrtSynchronizeStream(stream);
-    CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclrtSynchronizeStream failed. ERROR: %d\n", ret); return ret);
+    ret = RunPhase2("aclnnMaxUnpool2dBackward", aclnnMaxUnpool2dBackward, workspaceSize, executor, stream);
+    CHECK_RET(ret == ACL_SUCCESS, return ret);
 
-    auto size = GetShapeSize(selfShape);
-    std::vector<O> resultData(size, O(0));
-    ret = aclrtMemcpy(resultData.data(), resultData.size() * sizeof(O), outDeviceAddr, size * sizeof(O),
-                      ACL_MEMCPY_DEVICE_TO_HOST);
-    CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("copy result from device to host failed. ERROR: %d\n", ret);
-              return ret);
     LOG_PRINT("== case %s ==\n", name);
-    for (int64_t i = 0; i < size; i++) {
-        LOG_PRINT("result[%ld] is: %f\n", static_cast<long>(i), static_cast<double>(resultData[i]));
-    }
+    ret = PrintResult<O>(outDeviceAddr, GetShapeSize(selfShape));
+    CHECK_RET(ret == ACL_SUCCESS, return ret);
 
     aclDestroyTensor(gradOutput);
     aclDestroyTensor(self);
@@ -163,9 +70,6 @@ static int RunCase(aclrtStream stream, const char *name, const std::vector<int64
     aclrtFree(selfDeviceAddr);
     aclrtFree(indicesDeviceAddr);
     aclrtFree(outDeviceAddr);
-    if (workspaceSize > 0) {
-        aclrtFree(workspaceAddr);
-    }
     return 0;
 }
 
@@ -174,10 +78,7 @@ static int RunFloat32Case(aclrtStream stream)
 {
     std::vector<int64_t> gradShape = {2, 2, 4, 5};
     std::vector<int64_t> selfShape = {2, 2, 2, 3};
-    std::vector<float> gradHostData(GetShapeSize(gradShape));
-    for (size_t i = 0; i < gradHostData.size(); i++) {
-        gradHostData[i] = InputValue(static_cast<int64_t>(i));
-    }
+    std::vector<float> gradHostData = InputValues(GetShapeSize(gradShape));
     std::vector<int64_t> indicesHostData(GetShapeSize(selfShape));
     for (size_t i = 0; i < indicesHostData.size(); i++) {
         indicesHostData[i] = static_cast<int64_t>((i * 7) % 20);
@@ -299,38 +200,7 @@ static int RunNegativeCases(aclrtStream stream)
     return 0;
 }
 
-static void PrintCounters()
-{
-    aclsimCounters c;
-    memset(&c, 0, sizeof c);
-    aclsimGetCounters(&c);
-    long long live = c.tensors + c.int_arrays + c.bool_arrays + c.float_arrays + c.scalars + c.executors +
-                     c.tensor_lists + c.scalar_lists + c.device_blocks + c.device_bytes;
-    LOG_PRINT("counters: tensors=%lld int_arrays=%lld bool_arrays=%lld executors=%lld device_blocks=%lld "
-              "device_bytes=%lld live=%lld\n",
-              (long long)c.tensors, (long long)c.int_arrays, (long long)c.bool_arrays, (long long)c.executors,
-              (long long)c.device_blocks, (long long)c.device_bytes, live);
-    Expect("no live handles or device memory", live == 0 ? 0 : 1, 0);
-}
-
 int main()
 {
-    int32_t deviceId = 0;
-    aclrtStream stream;
-    auto ret = Init(deviceId, &stream);
-    CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("Init acl failed. ERROR: %d\n", ret); return ret);
-
-    ret = RunFloat32Case(stream);
-    CHECK_RET(ret == ACL_SUCCESS, return ret);
-    ret = RunInt32Case(stream);
-    CHECK_RET(ret == ACL_SUCCESS, return ret);
-    ret = RunNegativeCases(stream);
-    CHECK_RET(ret == ACL_SUCCESS, return ret);
-
-    aclrtDestroyStream(stream);
-    PrintCounters();
-    aclrtResetDevice(deviceId);
-    aclFinalize();
-    LOG_PRINT("failures: %d\n", g_failures);
-    return g_failures == 0 ? 0 : 1;
+    return RunSample({RunFloat32Case, RunInt32Case, RunNegativeCases});
 }

@@ -17,14 +17,9 @@
 #include "acl/acl.h"
 #include "aclnnop/aclnn_pad2d_backward.h"
 #include "aclsim/aclsim.h"
-
-#define LOG_PRINT(message, ...)         \
-    do {                                \
-        printf(message, ##__VA_ARGS__); \
-    } while (0)
+#include "sample_common.h"
 
 static int g_checks = 0;
-static int g_failures = 0;
 
 static void Check(bool ok, const char *what, long long got = 0)
 {
