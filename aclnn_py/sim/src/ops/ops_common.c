@@ -185,60 +185,15 @@ static float bits_float(uint32_t u)
     return f;
 }
 
+/* FLOAT16 <-> FLOAT: the runtime's exported conversions (libopapi links libascendcl). */
 float aclsim_ops_half_to_float(uint16_t h)
 {
-    uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
-    uint32_t exponent = (h >> 10) & 0x1fu;
-    uint32_t mantissa = h & 0x3ffu;
-    if (exponent == 0x1fu) {
-        return bits_float(sign | 0x7f800000u | (mantissa << 13));
-    }
-    if (exponent != 0) {
-        return bits_float(sign | ((exponent + 112u) << 23) | (mantissa << 13));
-    }
-    /* Zero or subnormal: mantissa * 2^-24 is exact in float. */
-    float magnitude = (float)mantissa * 0x1p-24f;
-    return sign ? -magnitude : magnitude;
+    return aclFloat16ToFloat(h);
 }
 
 uint16_t aclsim_ops_float_to_half(float f)
 {
-    uint32_t x = float_bits(f);
-    uint16_t sign = (uint16_t)((x >> 16) & 0x8000u);
-    uint32_t magnitude = x & 0x7fffffffu;
-
-    if (magnitude > 0x7f800000u) {
-        /* NaN: keep it quiet and keep the top payload bits. */
-        return (uint16_t)(sign | 0x7e00u | ((magnitude >> 13) & 0x3ffu));
-    }
-    if (magnitude >= 0x477ff000u) {
-        /* 65520 and above (the midpoint past 65504 rounds to even = up) and infinity. */
-        return (uint16_t)(sign | 0x7c00u);
-    }
-    if (magnitude >= 0x38800000u) {
-        /* Normal half: rebias the exponent, keep 10 mantissa bits, round on the other 13. */
-        uint32_t half = ((magnitude >> 23) - 112u) << 10 | ((magnitude >> 13) & 0x3ffu);
-        uint32_t rest = magnitude & 0x1fffu;
-        if (rest > 0x1000u || (rest == 0x1000u && (half & 1u))) {
-            half += 1u; /* a carry into the exponent is the correct next binade */
-        }
-        return (uint16_t)(sign | half);
-    }
-    if (magnitude <= 0x33000000u) {
-        /* At most 2^-25, half the smallest subnormal: ties go to even, which is zero. */
-        return sign;
-    }
-    /* Subnormal half: value / 2^-24 = significand >> (126 - exponent). */
-    uint32_t exponent = magnitude >> 23;
-    uint32_t significand = (magnitude & 0x7fffffu) | 0x800000u;
-    uint32_t shift = 126u - exponent; /* 14 .. 24 */
-    uint32_t half = significand >> shift;
-    uint32_t rest = significand & ((1u << shift) - 1u);
-    uint32_t midpoint = 1u << (shift - 1u);
-    if (rest > midpoint || (rest == midpoint && (half & 1u))) {
-        half += 1u;
-    }
-    return (uint16_t)(sign | half);
+    return aclFloatToFloat16(f);
 }
 
 float aclsim_ops_bf16_to_float(uint16_t b)
