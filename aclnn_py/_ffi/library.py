@@ -65,6 +65,13 @@ class Library:
                 continue
             self._functions[name] = f
             return f
+        if self._handles and name not in dir(self._handles[0][1]):
+            # cffi's ABI mode calls only what it has a prototype for, exported or not.
+            raise AclnnError(
+                ACL_ERROR_API_NOT_SUPPORT, name,
+                f"aclnn_py has no C declaration of {name}: the binding declares the functions of the "
+                "headers in its include/ directory (the runtime and the five operators it ships); "
+                "add the operator's header there to call it")
         searched = ", ".join(str(p) for p, _ in self._handles)
         raise AclnnError(
             ACL_ERROR_API_NOT_SUPPORT, name,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from aclnn_py import AclnnError
 from aclnn_py._ffi import discovery
 from aclnn_py._ffi.discovery import BackendUnavailable, find_cann, toolkit_at
 
@@ -98,3 +99,23 @@ def test_npu_backend_with_unloadable_libraries(tmp_path, monkeypatch):
     monkeypatch.setattr(_ffi, "_loaded", {})
     with pytest.raises(BackendUnavailable, match="loading .*fake.* failed"):
         _ffi.library("npu")
+
+
+def test_a_missing_operator_fails_when_called_naming_it(sim_lib):
+    """A CANN without an operator (here: the simulator's runtime and nnopbase, no libopapi)
+    loads, and the operator's call fails with 200001 naming it; an operator with no prototype in
+    include/ says so instead of blaming the installed CANN."""
+    from aclnn_py._ffi import ffi as make_ffi
+    from aclnn_py._ffi.discovery import Toolkit
+    from aclnn_py._ffi.library import Library
+
+    kit = sim_lib.toolkit
+    partial = Library("sim", Toolkit(kit.home, kit.runtime, kit.base, ()), make_ffi())
+    assert partial.has("aclrtMalloc")
+    with pytest.raises(AclnnError) as info:
+        partial.fn("aclnnIm2colBackwardGetWorkspaceSize")
+    assert info.value.status == 200001 and info.value.api == "aclnnIm2colBackwardGetWorkspaceSize"
+    assert "no loaded sim library exports" in info.value.message and "predate" in info.value.message
+    with pytest.raises(AclnnError) as info:
+        sim_lib.fn("aclnnAddGetWorkspaceSize")
+    assert info.value.status == 200001 and "no C declaration of aclnnAddGetWorkspaceSize" in info.value.message
