@@ -35,7 +35,8 @@ rounded once), through one ordinary convolution X -> Y (``_conv_kernels.LoweredC
 transposed convolution is the adjoint of a convolution).  gradWeight is that convolution's
 weight gradient; gradInput is its input gradient (normal) or its forward product applied to
 gradOutput (transposed); gradBias is a sum.  The kernels turn the products into matrix
-products on shifted slices of a flat buffer, which OpenBLAS runs on every core.
+products on shifted slices of a flat buffer, which OpenBLAS runs on every core, one lowering
+feeding both gradients (depthwise convolutions: one multiply-add per kernel tap instead).
 
 Constraints, in the order CANN (Atlas A2/A3) checks them; each violation is 161002 unless noted:
 
@@ -377,18 +378,8 @@ def _numpy(grad_output, input, weight, bias_sizes, stride, padding, dilation, tr
         w = p.weight.astype(FLOAT32, copy=False)
         x, y = (grad_out, inp) if p.transposed else (inp, grad_out)
         conv = LoweredConv(x.shape[0], x.shape[1], y.shape[1], x.shape[2:], y.shape[2:], w.shape[2:],
-                           p.stride, p.dilation, p.pad_lo, p.groups)
-        if p.transposed:
-            xb = conv.prepare(x)
-            if want_input:
-                grad_input = conv.forward(xb, w)
-            if want_weight:
-                grad_weight = conv.weight_grad(xb, y)
-        else:
-            if want_input:
-                grad_input = conv.input_grad(y, w)
-            if want_weight:
-                grad_weight = conv.weight_grad(conv.prepare(x), y)
+                           p.stride, p.dilation, p.pad_lo, p.groups, p.transposed)
+        grad_input, grad_weight = conv.gradients(x, y, w, want_input, want_weight)
         if grad_input is not None:
             grad_input = grad_input.astype(p.input.dtype, copy=False)
         if grad_weight is not None:

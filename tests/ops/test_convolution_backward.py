@@ -60,14 +60,31 @@ CASES = {
     "2d transposed asymmetric": (1, 2, (3, 4), 3, (3, 2), (2, 3), (2, 1, 0, 2), (1, 1), True, (0, 1, 0, 2), 1),
     "2d transposed depthwise": (2, 4, (4, 4), 4, (3, 3), (2, 2), (1, 1), (1, 1), True, (1, 1), 4),
     "3d transposed": (1, 2, (3, 2, 3), 4, (2, 3, 2), (2, 1, 2), (1, 1, 0), (1, 1, 1), True, (1, 0, 0), 2),
+    # Edge layouts: every tap reads padding (all gradients but the bias are zero); a transposed
+    # convolution whose even phase holds no gradOutput element.
+    "1d taps only in padding": (2, 2, (2,), 3, (1,), (10,), (3,), (1,), False, (0,), 1),
+    "1d transposed empty phase": (1, 2, (1,), 3, (3,), (2,), (1,), (1,), True, (0,), 1),
 }
+
+
+# The numpy backend's kernels (_conv_kernels), each forced by its size knobs: "dense" (tiny
+# problems), "flat" (im2col + BLAS, or the tap-wise kernels when depthwise), "flat in pieces" (the
+# same with im2col in many chunks and depthwise convolutions one channel per block), "tap".
+ENGINES = ["dense", "flat", "flat in pieces", "tap"]
 
 
 def _force_engine(monkeypatch, engine):
     """Make the numpy backend use one of its kernels (it picks by problem size otherwise)."""
     from aclnn_py.ops import _conv_kernels
 
+    if engine == "dense":
+        monkeypatch.setattr(_conv_kernels, "_DENSE_WORK", 1 << 62)
+        monkeypatch.setattr(_conv_kernels, "_DENSE_ELEMENTS", 1 << 62)
+        return
     monkeypatch.setattr(_conv_kernels, "_DENSE_WORK", -1)
+    if engine == "flat in pieces":
+        monkeypatch.setattr(_conv_kernels, "_CHUNK_BYTES", 1)      # the minimum chunk, 64 columns
+        monkeypatch.setattr(_conv_kernels, "_TAPWISE_BYTES", 1)    # one channel per block
     if engine == "tap":
         monkeypatch.setattr(_conv_kernels, "_FLAT_OVERHEAD", -1)
         monkeypatch.setattr(_conv_kernels, "_FLAT_SLACK_ELEMENTS", -1)
@@ -78,7 +95,7 @@ def test_matches_reference(backend, case):
     _check_case(backend, case)
 
 
-@pytest.mark.parametrize("engine", ["flat", "tap"])
+@pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("case", list(CASES))
 def test_each_numpy_kernel_matches_reference(monkeypatch, case, engine):
     """The numpy backend picks a kernel by problem size: each one, forced, on every case."""
@@ -86,16 +103,29 @@ def test_each_numpy_kernel_matches_reference(monkeypatch, case, engine):
     _check_case("numpy", case)
 
 
-def _check_case(backend, case):
+@pytest.mark.parametrize("mask", [m for m in itertools.product([False, True], repeat=3) if any(m[:2])], ids=str)
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("case", ["2d mixed params", "2d depthwise", "2d depthwise multiplier", "3d",
+                                  "2d transposed", "2d transposed depthwise", "3d transposed"])
+def test_each_numpy_kernel_computes_only_the_masked_gradients(monkeypatch, case, engine, mask):
+    """The kernels compute the input and weight gradients together: each alone too."""
+    _force_engine(monkeypatch, engine)
+    _check_case("numpy", case, list(mask))
+
+
+def _check_case(backend, case, mask=ALL):
     *shapes, transposed, output_padding, groups = CASES[case]
     batch, cin, size, cout, kernel, stride, padding, dilation = shapes
     rng = np.random.default_rng(0)
     grad_output, x, w = _make(rng, batch, cin, size, cout, kernel, stride, padding, dilation, transposed,
                               output_padding, groups, np.float32)
     result = aclnn_py.convolution_backward(grad_output, x, w, [cout], stride, padding, dilation, transposed,
-                                           output_padding, groups, ALL, backend=backend)
+                                           output_padding, groups, mask, backend=backend)
     expected = reference(grad_output, x, w, stride, padding, dilation, transposed, groups)
-    for got, want, like in zip(result, expected, (x, w, grad_output)):
+    for wanted, got, want, like in zip(mask, result, expected, (x, w, grad_output)):
+        if not wanted:
+            assert got is None
+            continue
         assert got.dtype == np.float32
         assert got.shape == (like.shape if like is not grad_output else (cout,))
         assert_close(got, want, np.float32)
