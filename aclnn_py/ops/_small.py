@@ -9,8 +9,8 @@ op's own kernel is instead run once on the identity basis to obtain its matrix, 
 shape and parameters, and every call is a single matrix product (~3 us).
 
 The matrix comes from the same kernel that handles large inputs, so both paths compute the
-same function; the tests force each path on the same cases. A result with inf or NaN is
-recomputed by the kernel: inf x 0 in the product would spread NaN over the whole plane.
+same function; the tests force each path on the same cases. Inputs with inf or NaN take
+the kernel: inf x 0 in the product would spread NaN over the whole plane.
 """
 
 from __future__ import annotations
@@ -59,10 +59,10 @@ def apply(kernel: Callable[..., np.ndarray], params: tuple, grad: np.ndarray, in
     wide = compute_dtype(grad.dtype)
     if rows.dtype != wide:
         rows = rows.astype(wide)
-    with np.errstate(all="ignore"):
+    if np.isfinite(rows).all():
         out = rows @ _matrix(kernel, params, in_plane)
-    if not np.isfinite(out).all():
-        # An inf or NaN input times the matrix's zeros is NaN everywhere: such inputs take the
-        # kernel, which keeps each value inside its window.
+    else:
+        # An inf or NaN input times the matrix's zeros would be NaN everywhere: such inputs take
+        # the kernel, which keeps each value inside its window.
         out = kernel(rows.reshape(-1, *in_plane), *params)
     return out.reshape(*lead, *out_plane).astype(out_dtype, copy=False)

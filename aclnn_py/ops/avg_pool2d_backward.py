@@ -148,19 +148,28 @@ def _validate(grad_output, self, kernel_size, stride, padding, ceil_mode, count_
         raise param_invalid(API, f"gradOutput dtype must equal gradInput dtype (the dtype of self): "
                                  f"gradOutput {dtype_name(grad_output.dtype)}, self {dtype_name(self.dtype)}")
 
+    return _check_geometry(grad_output.shape, self.shape, self.dtype == bfloat16, kernel, strides, pads, ceil_mode,
+                           count_include_pad, divisor, cube_math_type)
+
+
+@functools.lru_cache(maxsize=1024)
+def _check_geometry(go_shape, self_shape, is_bfloat16, kernel, strides, pads, ceil_mode, count_include_pad,
+                    divisor, cube_math_type) -> _Params:
+    """Steps 3 on: the checks that depend on shapes and parameters alone (cached: repeated
+    calls with the same geometry skip them); returns the normalised parameters."""
     # 3. Formats: the binding describes 3-D tensors as NCL, 4-D as NCHW, anything else as ND.
-    for name, array in (("gradOutput", grad_output), ("self", self)):
-        if array.ndim not in (3, 4):
+    for name, shape in (("gradOutput", go_shape), ("self", self_shape)):
+        if len(shape) not in (3, 4):
             raise param_invalid(API, f"{name} must be 3-D (NCL) or 4-D (NCHW), "
-                                     f"got {array.ndim}-D shape {shape_str(array.shape)}")
-    if grad_output.ndim == 4 and self.ndim != 4:
+                                     f"got {len(shape)}-D shape {shape_str(shape)}")
+    if len(go_shape) == 4 and len(self_shape) != 4:
         raise param_invalid(API, f"gradOutput is 4-D (NCHW), so gradInput (shaped like self) must be "
-                                 f"4-D NCHW too, got self shape {shape_str(self.shape)}")
+                                 f"4-D NCHW too, got self shape {shape_str(self_shape)}")
 
     # 4. Ranks and list lengths / values.  (NumPy shapes are never negative.)
-    if grad_output.ndim != self.ndim:
+    if len(go_shape) != len(self_shape):
         raise param_invalid(API, f"gradOutput and gradInput (shaped like self) must have the same rank: "
-                                 f"gradOutput {shape_str(grad_output.shape)}, self {shape_str(self.shape)}")
+                                 f"gradOutput {shape_str(go_shape)}, self {shape_str(self_shape)}")
     if len(kernel) not in (1, 2):
         raise param_invalid(API, f"kernelSize must have 1 or 2 elements, got {shape_str(kernel)}")
     if min(kernel) <= 0:
@@ -186,28 +195,28 @@ def _validate(grad_output, self, kernel_size, stride, padding, ceil_mode, count_
     if cube_math_type not in _CUBE_MATH_TYPES:
         raise param_invalid(API, f"cubeMathType must be one of 0 (KEEP_DTYPE), 1 (ALLOW_FP32_DOWN_PRECISION), "
                                  f"2 (USE_FP16), 3 (USE_HF32), got {cube_math_type}")
-    if cube_math_type == _USE_FP16 and self.dtype == bfloat16:
+    if cube_math_type == _USE_FP16 and is_bfloat16:
         raise param_invalid(API, "cubeMathType 2 (USE_FP16) is not supported for BFLOAT16 input")
 
     # Beyond CANN's phase-1 checks: shapes the documentation calls unsupported.
     if pH < 0 or pW < 0:
         raise param_invalid(API, f"padding values must be >= 0, got padding = {shape_str(pads)}")
-    if grad_output.shape[:-2] != self.shape[:-2]:
+    if go_shape[:-2] != self_shape[:-2]:
         raise param_invalid(API, f"gradOutput and self must have the same N and C: "
-                                 f"gradOutput {shape_str(grad_output.shape)}, self {shape_str(self.shape)}")
+                                 f"gradOutput {shape_str(go_shape)}, self {shape_str(self_shape)}")
     if not strides:
         sH, sW = kH, kW
     else:
         sH, sW = strides * 2 if len(strides) == 1 else strides
-    H, W = self.shape[-2:]
+    H, W = self_shape[-2:]
     check_int64(API, "self H + 2 * padding H", H + 2 * pH)
     check_int64(API, "self W + 2 * padding W", W + 2 * pW)
     expected = (_pooled_size(H, kH, sH, pH, ceil_mode), _pooled_size(W, kW, sW, pW, ceil_mode))
-    if grad_output.shape[-2:] != expected:
+    if go_shape[-2:] != expected:
         raise param_invalid(API, f"gradOutput H, W must be the pooled size of self, {shape_str(expected)} for "
-                                 f"self {shape_str(self.shape)}, kernelSize = {shape_str(kernel)}, stride = "
+                                 f"self {shape_str(self_shape)}, kernelSize = {shape_str(kernel)}, stride = "
                                  f"{shape_str(strides or ())}, padding = {shape_str(pads)}, "
-                                 f"ceilMode = {ceil_mode}; got gradOutput {shape_str(grad_output.shape)}")
+                                 f"ceilMode = {ceil_mode}; got gradOutput {shape_str(go_shape)}")
 
     return _Params(kH, kW, sH, sW, pH, pW, ceil_mode, count_include_pad, divisor, cube_math_type)
 

@@ -34,6 +34,7 @@ backend also requires the leading dims to agree (161002), as there is no other w
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Sequence
 
@@ -66,35 +67,42 @@ def _validate(grad_output, self, padding):
           lambda: f"gradOutput dtype must equal self dtype, got {dtype_name(grad_output.dtype)} and "
           f"{dtype_name(self.dtype)}")
 
-    check(API, self.ndim in (3, 4), lambda: f"self must be 3-D or 4-D, got {self.ndim}-D shape {shape_str(self.shape)}")
-    check(API, grad_output.ndim == self.ndim,
-          lambda: f"gradOutput must have self's rank {self.ndim}, got {grad_output.ndim}-D shape "
-          f"{shape_str(grad_output.shape)}")
+    _check_geometry(grad_output.shape, self.shape, self.dtype == bfloat16, padding)
+    return grad_output, self, padding
+
+
+@functools.lru_cache(maxsize=1024)
+def _check_geometry(go_shape, self_shape, is_bfloat16, padding) -> None:
+    """The checks that depend on shapes and padding alone (cached: repeated calls with the
+    same geometry skip them)."""
+    check(API, len(self_shape) in (3, 4), lambda: f"self must be 3-D or 4-D, got {len(self_shape)}-D shape {shape_str(self_shape)}")
+    check(API, len(go_shape) == len(self_shape),
+          lambda: f"gradOutput must have self's rank {len(self_shape)}, got {len(go_shape)}-D shape "
+          f"{shape_str(go_shape)}")
     check(API, len(padding) == 4, lambda: f"padding must have 4 elements, got {shape_str(padding)}")
     check(API, min(padding) >= 0, lambda: f"padding must be >= 0, got {shape_str(padding)}")
     left, right, top, bottom = padding
-    height, width = self.shape[-2:]
+    height, width = self_shape[-2:]
     check(API, left < width and right < width,
           lambda: f"padding left and right must be < self width {width}, got padding = {shape_str(padding)}")
     check(API, top < height and bottom < height,
           lambda: f"padding top and bottom must be < self height {height}, got padding = {shape_str(padding)}")
-    if self.dtype == bfloat16:
+    if is_bfloat16:
         check(API, top == bottom == 0 or max(padding) <= _BF16_MAX_PAD,
               lambda: f"for BFLOAT16, padding top and bottom must be 0 or every pad must be <= {_BF16_MAX_PAD}, "
               f"got padding = {shape_str(padding)}")
     expected = (height + top + bottom, width + left + right)
-    check(API, grad_output.shape[-2:] == expected,
+    check(API, go_shape[-2:] == expected,
           lambda: f"gradOutput's last two dims must be self's plus padding {shape_str(expected)}, got gradOutput "
-          f"{shape_str(grad_output.shape)} for self {shape_str(self.shape)} and padding {shape_str(padding)}")
-    check(API, grad_output.shape[:-2] == self.shape[:-2],
-          lambda: f"gradOutput's leading dims must equal self's {shape_str(self.shape[:-2])}, got gradOutput "
-          f"{shape_str(grad_output.shape)} (not checked by CANN)")
+          f"{shape_str(go_shape)} for self {shape_str(self_shape)} and padding {shape_str(padding)}")
+    check(API, go_shape[:-2] == self_shape[:-2],
+          lambda: f"gradOutput's leading dims must equal self's {shape_str(self_shape[:-2])}, got gradOutput "
+          f"{shape_str(go_shape)} (not checked by CANN)")
 
-    if self.size == 0:
-        required = "H and W" if self.ndim == 3 else "C, H and W"
-        check(API, min(self.shape[-3 if self.ndim == 4 else -2:]) > 0,
-              lambda: f"self may be empty only in its leading dim; {required} must be > 0, got {shape_str(self.shape)}")
-    return grad_output, self, padding
+    if 0 in self_shape:
+        required = "H and W" if len(self_shape) == 3 else "C, H and W"
+        check(API, min(self_shape[-3 if len(self_shape) == 4 else -2:]) > 0,
+              lambda: f"self may be empty only in its leading dim; {required} must be > 0, got {shape_str(self_shape)}")
 
 
 def _axis_parts(pad_before: int, size: int, pad_after: int) -> list[tuple[slice, slice, bool]]:
