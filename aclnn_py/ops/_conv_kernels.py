@@ -15,10 +15,15 @@ coordinate and ``t`` a kernel tap, output ``o`` reads ``u = o*stride + t*dilatio
 
 Three engines compute these, chosen by problem size:
 
-The dense engine (tiny problems, where NumPy's per-call overhead is the cost).  Pad X once,
-view its windows as ``(N, groups, C/groups, *y_size, *kernel)`` with strides, and contract with
-one einsum per product.  The input gradient correlates the reversed kernel with dY spread to
-every ``stride``-th position of a zero buffer.
+The dense engine (tiny problems, where NumPy's per-call overhead is the cost).  Its matrix
+form: the 0/1 *unfold matrix* ``U (prod x_size, taps * prod y_size)`` of the geometry, cached,
+turns every product into matrix products: ``cols = X @ U``, ``Y = W @ cols``, ``dW = dY @
+cols^T``, ``dX = (W^T @ dY) @ U^T`` (the (1,1,4,4) benchmark case: ~25 us instead of ~65 us
+for the einsums).  Data with inf or NaN, and geometries whose U would be large, take its
+einsum form instead (inf x 0 in a product with U would smear NaN): pad X once, view its windows
+as ``(N, groups, C/groups, *y_size, *kernel)`` with strides, and contract with one einsum per
+product; the input gradient correlates the reversed kernel with dY spread to every
+``stride``-th position of a zero buffer.
 
 The flat engine (the fast path for everything else).  Every product is a correlation of one
 *flat buffer* with the kernel: a tensor split into stride phases per spatial dimension, each
@@ -50,6 +55,7 @@ All arrays here are float32; the op converts before and rounds after.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 
@@ -62,6 +68,9 @@ _CHUNK_BYTES = 4 << 20
 # Problems up to this many multiply-adds (and padded elements) use the dense engine.
 _DENSE_WORK = 1 << 15
 _DENSE_ELEMENTS = 1 << 16
+# ... and, while the unfold matrix has at most this many elements, finite data takes its
+# matrix form (_unfold_matrix).
+_UNFOLD_ELEMENTS = 1 << 16
 # The flat engine is used while its buffers are at most this many times the data (+ a constant).
 _FLAT_OVERHEAD = 4
 _FLAT_SLACK_ELEMENTS = 1 << 16
@@ -235,6 +244,7 @@ class LoweredConv:
         self._spread = tuple(x + r for x, r in zip(x_size, self._reach))
         work = batch * y_channels * (x_channels // groups) * math.prod(y_size) * math.prod(kernel)
         dense = batch * (x_channels * math.prod(self._padded) + y_channels * math.prod(self._spread))
+        self._unfold_size = math.prod(x_size) * math.prod(kernel) * math.prod(y_size)
         if work <= _DENSE_WORK and dense <= _DENSE_ELEMENTS:
             self.engine = "dense"
             return
@@ -347,6 +357,9 @@ class LoweredConv:
         gradInput is ``forward(X, W)`` (shape of Y) when transposed, else ``input_grad(dY, W)``
         (shape of X); gradWeight is ``weight_grad(X, dY)``, shape ``(Cy, Cx/groups, *kernel)``."""
         if self.engine == "dense":
+            if self._unfold_size <= _UNFOLD_ELEMENTS and np.isfinite(x).all() and np.isfinite(dy).all() \
+                    and np.isfinite(w).all():
+                return self._unfold_gradients(x, dy, w, want_input, want_weight)
             xb = _spread(x, self._padded, (1,) * len(self.kernel), self.pad_lo)
             grad_weight = self._dense_weight_grad(xb, dy) if want_weight else None
             if not want_input:
@@ -422,6 +435,30 @@ class LoweredConv:
         return dx, None if x is None else dw.reshape(self.y_channels, cx_g, *self.kernel)
 
     # -- the dense engine ----------------------------------------------------------------
+
+    def _unfold_gradients(self, x: np.ndarray, dy: np.ndarray, w: np.ndarray, want_input: bool,
+                          want_weight: bool):
+        """The dense engine's matrix form (module docstring): ``gradients`` with U."""
+        u = _unfold_matrix(self.x_size, self.y_size, self.kernel, self.stride, self.dilation, self.pad_lo)
+        groups, batch = self.groups, self.batch
+        cy_g, cx_g = self.y_channels // groups, self.x_channels // groups
+        taps, y_plane = math.prod(self.kernel), math.prod(self.y_size)
+        wg = w.reshape(groups, cy_g, cx_g * taps)
+        dyg = dy.reshape(batch, groups, cy_g, y_plane)
+        cols = None
+        if want_weight or (want_input and self.transposed):
+            # cols[n, g, c*T + t, o]: X at the position tap t of output o reads.
+            cols = (x.reshape(-1, u.shape[0]) @ u).reshape(batch, groups, cx_g * taps, y_plane)
+        grad_weight = grad_input = None
+        if want_weight:
+            grad_weight = np.matmul(dyg, cols.swapaxes(2, 3)).sum(axis=0).reshape(
+                self.y_channels, cx_g, *self.kernel)
+        if want_input and self.transposed:
+            grad_input = np.matmul(wg, cols).reshape(batch, self.y_channels, *self.y_size)
+        elif want_input:
+            dcols = np.matmul(wg.swapaxes(1, 2), dyg)          # (N, groups, Cx/groups * T, P_y)
+            grad_input = (dcols.reshape(-1, u.shape[1]) @ u.T).reshape(batch, self.x_channels, *self.x_size)
+        return grad_input, grad_weight
 
     def _dense_forward(self, xb: np.ndarray, w: np.ndarray) -> np.ndarray:
         windows = self._windows(xb, self.y_size, self.stride)
@@ -505,6 +542,24 @@ class LoweredConv:
                 y_index, x_index = connection
                 dx[x_index] += np.einsum(self._subscripts("gij,ngi_->ngj_"), w_taps[..., t], dyg[y_index])
         return dx.reshape(self.batch, self.x_channels, *self.x_size)
+
+
+@functools.lru_cache(maxsize=256)
+def _unfold_matrix(x_size: tuple[int, ...], y_size: tuple[int, ...], kernel: tuple[int, ...],
+                   stride: tuple[int, ...], dilation: tuple[int, ...], pad_lo: tuple[int, ...]) -> np.ndarray:
+    """The 0/1 matrix ``U (prod x_size, T * prod y_size)`` with ``U[p, t*P_y + o] = 1`` where tap
+    ``t`` of output position ``o`` reads X position ``p`` (``x = o*stride + t*dilation - lo``;
+    taps reading padding have no entry).  Read-only: it is cached per geometry."""
+    x_plane, y_plane = math.prod(x_size), math.prod(y_size)
+    u = np.zeros((x_plane, math.prod(kernel) * y_plane), FLOAT32)
+    outputs = np.indices(y_size).reshape(len(y_size), -1)             # (rank, P_y)
+    for t, tap in enumerate(itertools.product(*(range(k) for k in kernel))):
+        xs = np.stack([o * s + q * d - lo for o, s, q, d, lo in zip(outputs, stride, tap, dilation, pad_lo)])
+        inside = np.all((xs >= 0) & (xs < np.array(x_size)[:, None]), axis=0)
+        rows = np.ravel_multi_index(tuple(xs[:, inside]), x_size)
+        u[rows, t * y_plane + np.flatnonzero(inside)] = 1.0
+    u.flags.writeable = False
+    return u
 
 
 def _grouped(a: np.ndarray, groups: int) -> np.ndarray:

@@ -68,18 +68,20 @@ CASES = {
 
 
 # The numpy backend's kernels (_conv_kernels), each forced by its size knobs: "dense" (tiny
-# problems), "flat" (im2col + BLAS, or the tap-wise kernels when depthwise), "flat in pieces" (the
+# problems; its matrix form, and "dense einsums" its einsum form), "flat" (im2col + BLAS, or the tap-wise kernels when depthwise), "flat in pieces" (the
 # same with im2col in many chunks and depthwise convolutions one channel per block), "tap".
-ENGINES = ["dense", "flat", "flat in pieces", "tap"]
+ENGINES = ["dense", "dense einsums", "flat", "flat in pieces", "tap"]
 
 
 def _force_engine(monkeypatch, engine):
     """Make the numpy backend use one of its kernels (it picks by problem size otherwise)."""
     from aclnn_py.ops import _conv_kernels
 
-    if engine == "dense":
+    if engine.startswith("dense"):
         monkeypatch.setattr(_conv_kernels, "_DENSE_WORK", 1 << 62)
         monkeypatch.setattr(_conv_kernels, "_DENSE_ELEMENTS", 1 << 62)
+        # "dense": its matrix form (unfold matrix), "dense einsums": the einsum form
+        monkeypatch.setattr(_conv_kernels, "_UNFOLD_ELEMENTS", 1 << 62 if engine == "dense" else -1)
         return
     monkeypatch.setattr(_conv_kernels, "_DENSE_WORK", -1)
     if engine == "flat in pieces":
@@ -568,3 +570,25 @@ def test_check_order(backend, changes, first):
 def test_wrong_python_types(backend, changes):
     with pytest.raises(TypeError):
         _call(backend, **changes)
+
+
+def test_non_finite_values_stay_where_they_land(monkeypatch):
+    """The dense engine's matrix form would smear inf x 0 = NaN over whole planes: data with inf
+    or NaN takes its einsum form (which engines agree on NaN differs: a NaN times a padding
+    zero is NaN in the dense and flat engines, skipped by the tap engine)."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((1, 2, 5, 5)).astype(np.float32)
+    w = rng.standard_normal((3, 2, 3, 3)).astype(np.float32)
+    g = rng.standard_normal((1, 3, 5, 5)).astype(np.float32)
+    x[0, 0, 0, 0] = np.inf
+    g[0, 1, 4, 4] = np.nan
+    args = ([3], [1, 1], [1, 1], [1, 1], False, [0, 0], 1, ALL)
+    got = aclnn_py.convolution_backward(g, x, w, *args, backend="numpy")
+    _force_engine(monkeypatch, "dense einsums")
+    want = aclnn_py.convolution_backward(g, x, w, *args, backend="numpy")
+    for a, b in zip(got, want):
+        assert np.isfinite(a).any() and not np.isfinite(a).all()
+        np.testing.assert_array_equal(np.isnan(a), np.isnan(b))
+        np.testing.assert_array_equal(np.isinf(a), np.isinf(b))
+        finite = np.isfinite(a)
+        np.testing.assert_allclose(a[finite], b[finite], rtol=1e-5, atol=1e-5)
