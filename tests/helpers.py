@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
+from aclnn_py import AclnnError
 from aclnn_py._dtypes import bfloat16
 
 # (rtol, atol) per result dtype; float16/bfloat16 results are computed in float32 and rounded.
@@ -56,3 +58,15 @@ def random_array(rng: np.random.Generator, shape, dtype) -> np.ndarray:
 
 
 FLOAT_DTYPES = [np.dtype(np.float32), np.dtype(np.float16), bfloat16]
+
+
+def assert_rejected(call, status: int, api: str, *named: str):
+    """``call()`` raises AclnnError ``status`` from ``api`` whose message names each of ``named``;
+    returns the error."""
+    with pytest.raises(AclnnError) as info:
+        call()
+    error = info.value
+    assert error.status == status and error.api == api, str(error)
+    for name in named:
+        assert name in error.message, (name, error.message)
+    return error
