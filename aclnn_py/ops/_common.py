@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import numbers
 import operator
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -124,3 +127,38 @@ def dispatch(backend: str | None, numpy_impl: Callable, aclnn_impl: Callable, *a
     from .. import _ffi
 
     return aclnn_impl(_ffi.library(name), *args)
+
+
+# -- threads for the memory-bound kernels ------------------------------------------------------
+
+_pool: ThreadPoolExecutor | None = None
+_pool_pid = 0
+_pool_lock = threading.Lock()
+
+
+def _executor() -> ThreadPoolExecutor:
+    """The backend's worker threads (one per core, at most 4), made on first use and anew in a
+    forked child (a child inherits the pool object but not its threads)."""
+    global _pool, _pool_pid
+    with _pool_lock:
+        if _pool is None or _pool_pid != os.getpid():
+            _pool = ThreadPoolExecutor(max(1, min(4, os.cpu_count() or 1)), thread_name_prefix="aclnn_py")
+            _pool_pid = os.getpid()
+        return _pool
+
+
+def in_parallel(count: int, work: Callable[[int, int], None], *, min_per_thread: int = 1) -> None:
+    """Run ``work(start, stop)`` over ``[0, count)`` split into one contiguous part per worker
+    thread (parts of at least ``min_per_thread``; a single part runs on the calling thread).
+
+    For NumPy kernels that release the GIL and are bound by memory latency (gathers): BLAS
+    kernels have threads of their own."""
+    workers = _executor()._max_workers
+    parts = max(1, min(workers, count // max(1, min_per_thread)))
+    if parts == 1:
+        work(0, count)
+        return
+    bounds = [count * i // parts for i in range(parts + 1)]
+    futures = [_executor().submit(work, a, b) for a, b in zip(bounds[:-1], bounds[1:])]
+    for f in futures:
+        f.result()  # re-raises a worker's exception

@@ -35,6 +35,22 @@ def test_matches_reference(backend, self_shape, output_size, dtype, index_dtype)
     assert_close(result, reference(grad_output, self, indices, output_size), dtype)
 
 
+@pytest.mark.parametrize("index_dtype", INDEX_DTYPES, ids=str)
+@pytest.mark.parametrize("chunk, per_thread", [(7, 1), (1, 5), (1 << 16, 1)])
+def test_numpy_gather_in_chunks_and_threads(monkeypatch, chunk, per_thread, index_dtype):
+    """Large inputs are gathered on every worker thread, in chunks of planes: forced here
+    (chunks of one plane or a few, parts down to one plane) on a small problem."""
+    import sys
+
+    kernel = sys.modules["aclnn_py.ops.max_unpool2d_backward"]
+    monkeypatch.setattr(kernel, "_CHUNK", chunk)
+    monkeypatch.setattr(kernel, "_MIN_PARALLEL", per_thread)
+    rng = np.random.default_rng(4)
+    grad_output, self, indices = _problem(rng, (3, 5, 2, 3), (4, 5), np.float32, index_dtype)
+    result = aclnn_py.max_unpool2d_backward(grad_output, self, indices, [4, 5], backend="numpy")
+    assert_close(result, reference(grad_output, self, indices, (4, 5)), np.float32)
+
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("self_shape, output_size", [
     ((2, 3, 5, 6), (10, 12)),

@@ -103,3 +103,4 @@ def test_non_finite_values_stay_where_they_land(path):
     cols[0, 0, 0] = np.nan
     got = aclnn_py.im2col_backward(cols, [4, 4], [2, 2], [1, 1], [0, 0], [2, 2], backend="numpy")
     assert np.isnan(got[0, 0, 0, 0]) and np.count_nonzero(np.isnan(got)) == 1
+
