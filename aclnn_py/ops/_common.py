@@ -41,6 +41,8 @@ def tensor_arg(api: str, name: str, value: object) -> np.ndarray:
 
 def int_arg(api: str, name: str, value: object) -> int:
     """An int64 scalar argument (Python or NumPy integer; bool is rejected)."""
+    if type(value) is int and INT64_MIN <= value <= INT64_MAX:
+        return value  # the common case, without the ABC checks below
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{api}: {name} must be an int, got {type(value).__name__}")
     v = operator.index(value)
@@ -51,6 +53,8 @@ def int_arg(api: str, name: str, value: object) -> int:
 
 def bool_arg(api: str, name: str, value: object) -> bool:
     """A bool argument (Python or NumPy bool)."""
+    if type(value) is bool:
+        return value
     if not isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{api}: {name} must be a bool, got {type(value).__name__}")
     return bool(value)
@@ -75,6 +79,8 @@ def int_array_arg(api: str, name: str, value: object, *, required: bool = True) 
 
 def bool_array_arg(api: str, name: str, value: object) -> tuple[bool, ...]:
     """A required aclBoolArray argument: a sequence of bools."""
+    if type(value) in (list, tuple) and all(type(v) is bool for v in value):
+        return tuple(value)  # the common case, without the generic checks below
     if value is None:
         raise param_nullptr(api, f"{name} is a required bool array, got None")
     if isinstance(value, np.ndarray):
