@@ -22,6 +22,11 @@ How the mirror differs from C:
 * Handles created here are raw: release them with the matching ``aclDestroy*`` /
   ``aclrtFree`` exactly as in C (the owning wrappers do it for you).
 
+Operators beyond the five whose headers aclnn_py ships (``capi.aclnnAddGetWorkspaceSize``...)
+are declared when first used from the installed toolkit's own ``include/aclnnop/`` header
+(cffi's ABI mode needs the prototype) and fail with ``AclnnError`` 200001 naming the function
+where no header declares it or no library exports it.
+
 The binding itself initialises the runtime lazily for the high-level API. ``aclInit`` and
 ``aclFinalize`` called here are seen by it: after ``aclFinalize`` the backend is unusable
 for the rest of the process, as in CANN.

@@ -103,3 +103,41 @@ def read_cdef(include_dir: str | Path, roots: tuple[str, ...] = ROOT_HEADERS) ->
             raise FileNotFoundError(f"aclnn_py: header {root} not found under {include_dir}")
         visit(path)
     return "\n".join(chunks) + "\n"
+
+
+_WORD = re.compile(r"[A-Za-z_]\w*")
+
+
+def operator_prototypes(name: str, include_dirs) -> tuple[str, Path] | None:
+    """The C prototypes of the aclnnop header that declares function ``name``, for
+    ``ffi.cdef``: an installed CANN has a header per operator (``include/aclnnop/aclnn_add.h``)
+    whose functions use only the types of the meta headers the binding already declares.
+
+    Searches ``<dir>/aclnnop/*.h`` of each of ``include_dirs``; returns ``(cdef text of every
+    function prototype in that header, the header)``, or None where no header declares it."""
+    call = re.compile(rf"\b{re.escape(name)}\s*\(")
+    for include_dir in include_dirs:
+        folder = Path(include_dir) / "aclnnop"
+        if not folder.is_dir():
+            continue
+        for header in sorted(folder.glob("*.h")):
+            try:
+                text = header.read_text(errors="replace")
+            except OSError:
+                continue
+            if not call.search(text):
+                continue
+            lines, _ = _filter(text)
+            statements = " ".join(line for line in lines if not line.startswith("#")).split(";")
+            prototypes = [" ".join(s.split()) + ";" for s in statements
+                          if "(" in s and not s.lstrip().startswith(("typedef", "struct", "enum"))]
+            if any(call.search(p) for p in prototypes):
+                return "\n".join(prototypes) + "\n", header
+    return None
+
+
+def function_name(prototype: str) -> str | None:
+    """The name of the function a one-line prototype declares."""
+    head = prototype.split("(", 1)[0]
+    words = _WORD.findall(head)
+    return words[-1] if words else None

@@ -20,6 +20,7 @@ from .._errors import (
     ACL_ERROR_UNINITIALIZE,
     AclnnError,
 )
+from .declarations import function_name, operator_prototypes
 from .discovery import Toolkit
 
 DEVICE_VAR = "ACLNN_PY_DEVICE"
@@ -58,25 +59,53 @@ class Library:
         f = self._functions.get(name)
         if f is not None:
             return f
-        for _, handle in self._handles:
-            try:
-                f = getattr(handle, name)
-            except AttributeError:
-                continue
-            self._functions[name] = f
-            return f
-        if self._handles and name not in dir(self._handles[0][1]):
+        return self._lookup(name)
+
+    def _lookup(self, name: str) -> Callable:
+        f = self._exported(name)
+        if f is None and self._handles and name not in dir(self._handles[0][1]):
             # cffi's ABI mode calls only what it has a prototype for, exported or not.
+            if not self._declare(name):
+                raise AclnnError(
+                    ACL_ERROR_API_NOT_SUPPORT, name,
+                    f"no C declaration of {name}: neither aclnn_py's include/ (the runtime and its five "
+                    f"operators) nor {self.toolkit.home / 'include' / 'aclnnop'} has a header declaring it")
+            f = self._exported(name)
+        if f is None:
+            searched = ", ".join(str(p) for p, _ in self._handles)
             raise AclnnError(
                 ACL_ERROR_API_NOT_SUPPORT, name,
-                f"aclnn_py has no C declaration of {name}: the binding declares the functions of the "
-                "headers in its include/ directory (the runtime and the five operators it ships); "
-                "add the operator's header there to call it")
-        searched = ", ".join(str(p) for p, _ in self._handles)
-        raise AclnnError(
-            ACL_ERROR_API_NOT_SUPPORT, name,
-            f"no loaded {self.backend} library exports {name} (searched {searched}); "
-            "the installed CANN may predate this operator")
+                f"no loaded {self.backend} library exports {name} (searched {searched}); "
+                "the installed CANN may predate this operator")
+        self._functions[name] = f
+        return f
+
+    def _exported(self, name: str) -> Callable | None:
+        for _, handle in self._handles:
+            try:
+                return getattr(handle, name)
+            except AttributeError:
+                continue
+        return None
+
+    def _declare(self, name: str) -> bool:
+        """Declare ``name`` from the toolkit's own operator header (any aclnn operator of an
+        installed CANN, beyond the five whose headers aclnn_py ships); False if none has it."""
+        with self._lock:
+            declared = set(dir(self._handles[0][1]))
+            if name in declared:
+                return True
+            found = operator_prototypes(name, [self.toolkit.home / "include"])
+            if found is None:
+                return False
+            text, header = found
+            new = [p for p in text.splitlines() if function_name(p) not in declared]
+            try:
+                self.ffi.cdef("\n".join(new))
+            except Exception as exc:  # cffi's parser: a type the meta headers do not declare
+                raise AclnnError(ACL_ERROR_API_NOT_SUPPORT, name,
+                                 f"the prototypes of {name} in {header} could not be declared: {exc}") from exc
+            return True
 
     def recent_error(self) -> str:
         """``aclGetRecentErrMsg()`` of this thread (obtained and cleared), or ``""``."""

@@ -119,3 +119,82 @@ def test_a_missing_operator_fails_when_called_naming_it(sim_lib):
     with pytest.raises(AclnnError) as info:
         sim_lib.fn("aclnnAddGetWorkspaceSize")
     assert info.value.status == 200001 and "no C declaration of aclnnAddGetWorkspaceSize" in info.value.message
+
+
+FAKE_HEADER = """\
+/* An operator header as an installed CANN ships it (C++ guards, ACLNN_API, a wrapped line). */
+#ifndef OP_API_INC_FAKE_SCALE_H_
+#define OP_API_INC_FAKE_SCALE_H_
+#include "aclnn/aclnn_base.h"
+#include "aclnn_util.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* out = self * factor */
+ACLNN_API aclnnStatus aclnnFakeScaleGetWorkspaceSize(const aclTensor *self, double factor,
+                                                     aclTensor *out, uint64_t *workspaceSize,
+                                                     aclOpExecutor **executor);
+ACLNN_API aclnnStatus aclnnFakeScale(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+                                     aclrtStream stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
+"""
+
+FAKE_SOURCE = """\
+#include "aclnnop/aclnn_fake_scale.h"
+aclnnStatus aclnnFakeScaleGetWorkspaceSize(const aclTensor *self, double factor, aclTensor *out,
+                                           uint64_t *workspaceSize, aclOpExecutor **executor)
+{
+    (void)out;
+    if (self == NULL) return 161001;
+    if (factor != factor) return 161002;
+    *workspaceSize = 64;
+    *executor = NULL;
+    return 0;
+}
+aclnnStatus aclnnFakeScale(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)
+{
+    (void)workspace; (void)executor; (void)stream;
+    return workspaceSize == 64 ? 0 : 161002;
+}
+"""
+
+
+def test_any_operator_of_the_installed_cann_is_declared_from_its_header(sim_lib, tmp_path):
+    """An operator aclnn_py ships no header for is declared, when first used, from the
+    toolkit's include/aclnnop/ header, and called."""
+    import shutil
+    import subprocess
+
+    from aclnn_py import sim
+    from aclnn_py._ffi import ffi as make_ffi
+    from aclnn_py._ffi.discovery import Toolkit
+    from aclnn_py._ffi.library import Library
+
+    if shutil.which("gcc") is None:
+        pytest.skip("gcc is needed to build the fake operator library")
+    (tmp_path / "include" / "aclnnop").mkdir(parents=True)
+    (tmp_path / "include" / "aclnnop" / "aclnn_fake_scale.h").write_text(FAKE_HEADER)
+    (tmp_path / "fake.c").write_text(FAKE_SOURCE)
+    (tmp_path / "lib64").mkdir()
+    library = tmp_path / "lib64" / "libopapi_fake.so"
+    include = sim.include_dir()
+    subprocess.run(["gcc", "-std=c11", "-shared", "-fPIC", f"-I{tmp_path / 'include'}", f"-I{include}",
+                    f"-I{include}/aclnn", f"-I{include}/aclnnop", str(tmp_path / "fake.c"), "-o", str(library)], check=True)
+
+    kit = sim_lib.toolkit
+    lib = Library("sim", Toolkit(tmp_path, kit.runtime, kit.base, (library,)), make_ffi())
+    ffi = lib.ffi
+    size, executor = ffi.new("uint64_t *"), ffi.new("aclOpExecutor **")
+    phase1 = lib.fn("aclnnFakeScaleGetWorkspaceSize")
+    assert phase1(ffi.NULL, 2.0, ffi.NULL, size, executor) == 161001
+    assert phase1(ffi.cast("aclTensor *", 8), 2.0, ffi.NULL, size, executor) == 0 and size[0] == 64
+    assert lib.fn("aclnnFakeScale")(ffi.NULL, 64, ffi.NULL, ffi.NULL) == 0
+    with pytest.raises(AclnnError) as info:
+        lib.fn("aclnnNoSuchOpGetWorkspaceSize")
+    assert info.value.status == 200001 and "no C declaration" in info.value.message
