@@ -9,6 +9,7 @@ stream has finished the work queued on it.
 
 from __future__ import annotations
 
+import functools
 import threading
 import weakref
 from collections.abc import Callable, Sequence
@@ -239,7 +240,9 @@ class Tensor:
                 f"offset={self.offset}, backend={self.lib.backend!r})")
 
 
-def _contiguous(shape: Sequence[int]) -> tuple[int, ...]:
+@functools.lru_cache(maxsize=1024)
+def _contiguous(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """Row-major strides in elements (a zero dimension counts as one); cached per shape."""
     strides, acc = [], 1
     for d in reversed(shape):
         strides.append(acc)

@@ -18,15 +18,14 @@ once: in reverse order on an error, after the stream has finished on success.
 
 from __future__ import annotations
 
-import functools
-import numbers
 from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from .._dtypes import _NUMPY_TO_ACL, format_for_rank, to_acl
 from .._errors import ACLNN_ERR_PARAM_INVALID, AclnnError, param_invalid
-from ..tensor import Tensor, _byte_bounds, _quietly
+from ..tensor import Tensor, _byte_bounds, _contiguous, _quietly
+from ._common import bool_array_arg, int_arg, int_array_arg
 
 ACL_MEM_MALLOC_HUGE_FIRST = 0
 ACL_MEMCPY_HOST_TO_DEVICE = 1
@@ -162,7 +161,7 @@ class Call:
         """The aclIntArray* for a sequence of ints (NULL for None)."""
         if values is None:
             return self.ffi.NULL
-        ints = _ints(self.api, name, values)
+        ints = int_array_arg(self.api, name, values)
         handle = self.c.aclCreateIntArray(ints, len(ints))
         if handle == self.ffi.NULL:
             raise AclnnError(ACLNN_ERR_PARAM_INVALID, "aclCreateIntArray", self.lib.recent_error())
@@ -173,13 +172,7 @@ class Call:
         """The aclBoolArray* for a sequence of bools (NULL for None)."""
         if values is None:
             return self.ffi.NULL
-        if isinstance(values, (str, bytes)) or not isinstance(values, (Sequence, np.ndarray)):
-            raise TypeError(f"{self.api}: {name} must be a sequence of bools, got {type(values).__name__}")
-        flags = []
-        for i, v in enumerate(values):
-            if not isinstance(v, (bool, np.bool_)):
-                raise TypeError(f"{self.api}: {name}[{i}] must be a bool, got {type(v).__name__}")
-            flags.append(bool(v))
+        flags = bool_array_arg(self.api, name, values)
         handle = self.c.aclCreateBoolArray(flags, len(flags))
         if handle == self.ffi.NULL:
             raise AclnnError(ACLNN_ERR_PARAM_INVALID, "aclCreateBoolArray", self.lib.recent_error())
@@ -251,15 +244,6 @@ class Call:
         return out
 
 
-@functools.lru_cache(maxsize=1024)
-def _contiguous(shape: tuple[int, ...]) -> tuple[int, ...]:
-    strides, acc = [], 1
-    for d in reversed(shape):
-        strides.append(acc)
-        acc *= max(int(d), 1)
-    return tuple(strides[::-1])
-
-
 # Outputs whose shape the arguments make impossible (negative, or too large to allocate) get a
 # stand-in of the same rank: the library then reports the argument at fault, as it would on
 # the NPU for a caller who passed such an output.
@@ -287,37 +271,11 @@ def shape_of(value) -> tuple[int, ...]:
     return tuple(getattr(value, "shape", ()))
 
 
-def _ints(api: str, name: str, values) -> list[int]:
-    if type(values) in (list, tuple) and all(type(v) is int and -(2**63) <= v < 2**63 for v in values):
-        return values  # the common case; cffi reads a list or tuple as the C array
-    if isinstance(values, np.ndarray):
-        values = values.tolist()
-    if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
-        raise TypeError(f"{api}: {name} must be a sequence of ints, got {type(values).__name__}")
-    out = []
-    for i, v in enumerate(values):
-        if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral):
-            raise TypeError(f"{api}: {name}[{i}] must be an int, got {type(v).__name__}")
-        v = int(v)
-        if not -(2**63) <= v < 2**63:
-            raise param_invalid(api, f"{name}[{i}] = {v} does not fit in int64")
-        out.append(v)
-    return out
-
-
 def c_int(api: str, name: str, value, bits: int) -> int:
     """A scalar for a C integer parameter of ``bits`` bits (``int`` / ``int8_t`` ...): a value
     the C type cannot hold never reaches the library, so it is refused here as CANN would
     refuse an out-of-range value (161002), instead of cffi's OverflowError."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{api}: {name} must be an int, got {type(value).__name__}")
-    v = int(value)
+    v = int_arg(api, name, value)
     if not -(2 ** (bits - 1)) <= v < 2 ** (bits - 1):
         raise param_invalid(api, f"{name} = {v} does not fit the C parameter's int{bits}_t")
     return v
-
-
-def c_bool(api: str, name: str, value) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{api}: {name} must be a bool, got {type(value).__name__}")
-    return bool(value)

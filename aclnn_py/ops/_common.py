@@ -137,6 +137,7 @@ def dispatch(backend: str | None, numpy_impl: Callable, aclnn_impl: Callable, *a
 
 # -- threads for the memory-bound kernels ------------------------------------------------------
 
+_WORKERS = max(1, min(4, os.cpu_count() or 1))
 _pool: ThreadPoolExecutor | None = None
 _pool_pid = 0
 _pool_lock = threading.Lock()
@@ -148,7 +149,7 @@ def _executor() -> ThreadPoolExecutor:
     global _pool, _pool_pid
     with _pool_lock:
         if _pool is None or _pool_pid != os.getpid():
-            _pool = ThreadPoolExecutor(max(1, min(4, os.cpu_count() or 1)), thread_name_prefix="aclnn_py")
+            _pool = ThreadPoolExecutor(_WORKERS, thread_name_prefix="aclnn_py")
             _pool_pid = os.getpid()
         return _pool
 
@@ -159,12 +160,12 @@ def in_parallel(count: int, work: Callable[[int, int], None], *, min_per_thread:
 
     For NumPy kernels that release the GIL and are bound by memory latency (gathers): BLAS
     kernels have threads of their own."""
-    workers = _executor()._max_workers
-    parts = max(1, min(workers, count // max(1, min_per_thread)))
+    parts = max(1, min(_WORKERS, count // max(1, min_per_thread)))
     if parts == 1:
         work(0, count)
         return
+    pool = _executor()
     bounds = [count * i // parts for i in range(parts + 1)]
-    futures = [_executor().submit(work, a, b) for a, b in zip(bounds[:-1], bounds[1:])]
+    futures = [pool.submit(work, a, b) for a, b in zip(bounds[:-1], bounds[1:])]
     for f in futures:
         f.result()  # re-raises a worker's exception

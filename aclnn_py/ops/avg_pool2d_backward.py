@@ -71,7 +71,7 @@ import numpy as np
 from .._dtypes import bfloat16, dtype_name
 from .._errors import param_invalid
 from . import _small
-from ._aclnn import Call, c_bool, c_int, dtype_of, shape_of
+from ._aclnn import Call, c_int, dtype_of, shape_of
 from ._common import (
     FLOAT16,
     FLOAT32,
@@ -351,8 +351,8 @@ def _pool_grad(grad_output, H, W, params):
 def _aclnn(lib, grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
            divisor_override, cube_math_type):
     """The npu/sim path: the two-phase C call; the library checks the arguments."""
-    ceil_mode = c_bool(API, "ceilMode", ceil_mode)
-    count_include_pad = c_bool(API, "countIncludePad", count_include_pad)
+    ceil_mode = bool_arg(API, "ceilMode", ceil_mode)
+    count_include_pad = bool_arg(API, "countIncludePad", count_include_pad)
     divisor = 0 if divisor_override is None else c_int(API, "divisorOverride", divisor_override, 64)
     cube_math_type = c_int(API, "cubeMathType", cube_math_type, 8)
     with Call(lib, API) as call:

@@ -95,7 +95,7 @@ import numpy as np
 
 from .._dtypes import bfloat16
 from .._errors import param_invalid, param_nullptr
-from ._aclnn import Call, c_bool, c_int, dtype_of, shape_of
+from ._aclnn import Call, c_int, dtype_of, shape_of
 from ._common import (
     FLOAT16,
     FLOAT32,
@@ -419,7 +419,7 @@ def _aclnn(lib, grad_output, input, weight, bias_sizes, stride, padding, dilatio
 
     Like torch_npu, outputMask is passed as given; an output is allocated for each True entry
     and NULL passed for the others (None returned there)."""
-    transposed = c_bool(API, "transposed", transposed)
+    transposed = bool_arg(API, "transposed", transposed)
     groups = c_int(API, "groups", groups, 32)
     cube_math_type = c_int(API, "cubeMathType", cube_math_type, 8)
     with Call(lib, API) as call:
