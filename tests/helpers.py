@@ -6,34 +6,28 @@ import numpy as np
 import pytest
 
 from aclnn_py import AclnnError
+from aclnn_py._compare import tolerance as _table_tolerance
 from aclnn_py._dtypes import bfloat16
 
-# (rtol, atol) per result dtype; float16/bfloat16 results are computed in float32 and rounded.
-_TOLERANCES = {
-    np.dtype(np.float64): (1e-10, 1e-10),
-    np.dtype(np.complex128): (1e-10, 1e-10),
-    np.dtype(np.float32): (1e-5, 1e-5),
-    np.dtype(np.complex64): (1e-5, 1e-5),
-    np.dtype(np.float16): (2e-3, 2e-3),
-    bfloat16: (1.6e-2, 1.6e-2),
-}
+# The one tolerance table is the product's (``aclnn_py._compare.TOLERANCES``): the same rows
+# judge ``compare``/``selftest`` and these tests. Results printed by C's ``%f`` keep six
+# decimals, so values parsed back from a program's output are compared with ``PRINTED_F``.
+PRINTED_F = (1e-6, 1e-6)
 
 
-def tolerance(dtype, scale: float = 1.0) -> tuple[float, float]:
+def tolerance(dtype, scale: float = 1.0, cube_math_type: int = 0) -> tuple[float, float]:
     """(rtol, atol) for comparing a result of ``dtype``; exact for integer and bool results.
 
-    ``scale`` widens float tolerances for long reductions (convolution weight gradients).
+    ``scale`` widens float tolerances for long reductions (convolution weight gradients);
+    ``cube_math_type`` widens float32 as the NPU's cube unit precision modes do.
     """
-    dt = np.dtype(dtype)
-    if dt not in _TOLERANCES:
-        return (0.0, 0.0)
-    rtol, atol = _TOLERANCES[dt]
-    return rtol * scale, atol * scale
+    row = _table_tolerance(dtype, cube_math_type)
+    return row.rtol * scale, row.atol * scale
 
 
-def assert_close(actual, expected, dtype, scale: float = 1.0) -> None:
+def assert_close(actual, expected, dtype, scale: float = 1.0, cube_math_type: int = 0) -> None:
     """Compare in float64 (complex128 for complex) with the tolerance of ``dtype``."""
-    rtol, atol = tolerance(dtype, scale)
+    rtol, atol = tolerance(dtype, scale, cube_math_type)
     a = np.asarray(actual)
     e = np.asarray(expected)
     assert a.shape == e.shape, f"shape {a.shape} != expected {e.shape}"

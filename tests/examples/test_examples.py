@@ -20,6 +20,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from helpers import PRINTED_F
+
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
@@ -185,7 +187,8 @@ def test_printed_results_are_pytorchs(name, python_output, torch):
     assert list(printed) == list(expected)
     for label, values in expected.items():
         # %f keeps six decimals.
-        np.testing.assert_allclose(printed[label], values, rtol=1e-6, atol=1e-6, err_msg=label)
+        rtol, atol = PRINTED_F
+        np.testing.assert_allclose(printed[label], values, rtol=rtol, atol=atol, err_msg=label)
 
 
 def test_every_example_has_its_c_program_and_a_readme_entry():

@@ -12,6 +12,7 @@ import pytest
 import aclnn_py
 from aclnn_py import AclnnError, Tensor
 
+from helpers import assert_close
 from test_tensor import counters
 
 
@@ -91,7 +92,7 @@ def test_threads_get_correct_results(sim_lib):
                 )
                 for call in calls:
                     for got, want in zip(call("sim"), call("numpy")):
-                        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+                        assert_close(got, want, np.float32)
         except BaseException as exc:  # reported in the main thread
             errors.append(exc)
 

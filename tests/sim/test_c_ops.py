@@ -17,6 +17,8 @@ import subprocess
 import numpy as np
 import pytest
 
+from helpers import PRINTED_F, tolerance
+
 torch = pytest.importorskip("torch")
 F = torch.nn.functional
 
@@ -67,9 +69,9 @@ def assert_results(cases: dict, name: str, expected: torch.Tensor, half: bool = 
     exp = expected.detach().to(torch.float64).reshape(-1).numpy()
     if half:
         exp = exp.astype(np.float16).astype(np.float64)
-        rtol, atol = 2e-3, 2e-3
+        rtol, atol = tolerance(np.float16)
     else:
-        rtol, atol = 1e-5, 2e-6  # printed with %f: 6 decimals
+        rtol, atol = PRINTED_F
     np.testing.assert_allclose(cases[name], exp, rtol=rtol, atol=atol, err_msg=name)
 
 

@@ -51,7 +51,10 @@ def test_function_or_name_and_three_outputs():
     by_function = compare(aclnn_py.convolution_backward, *call.args, backends=("numpy", "numpy"))
     for result in (by_name, by_function):
         assert [o.output for o in result] == ["gradInput", "gradWeight", "gradBias"]
-        assert result.passed and all(o.max_abs == 0 and o.cosine == 1.0 for o in result)
+        # Two runs of one backend: the same numbers up to the order BLAS sums in, which may
+        # change with the CPU's kernel; so within the table's tolerance, not bit for bit.
+        assert result.passed and all(o.mismatched == 0 and o.cosine == pytest.approx(1.0, abs=1e-6)
+                                     for o in result)
 
 
 def test_masked_outputs_are_left_out():
