@@ -18,8 +18,10 @@
     do {                                                                         \
         int status_ = (int)(expr);                                               \
         if (status_ != 0) {                                                      \
+            /* Read once: the call hands the message over and clears it. */      \
+            const char *message_ = aclGetRecentErrMsg();                          \
             fprintf(stderr, "%s failed: %d %s\n", #expr, status_,                \
-                    aclGetRecentErrMsg() ? aclGetRecentErrMsg() : "");           \
+                    message_ ? message_ : "(no message)");                       \
             exit(1);                                                             \
         }                                                                        \
     } while (0)
