@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from .. import _backend
-from .._dtypes import dtype_name
+from .._dtypes import dtype_name, format_for_rank
 from .._errors import param_invalid, param_nullptr
 
 INT64_MIN = -(2**63)
@@ -33,7 +33,7 @@ FLOAT16 = np.dtype(np.float16)
 def tensor_arg(api: str, name: str, value: object) -> np.ndarray:
     """A required tensor argument as an ndarray (not copied)."""
     if value is None:
-        raise param_nullptr(api, f"{name} is a required tensor, got None")
+        raise param_nullptr(api, f"{name} must not be NULL")
     if not isinstance(value, np.ndarray):
         raise TypeError(f"{api}: {name} must be a numpy.ndarray, got {type(value).__name__}")
     return value
@@ -64,7 +64,7 @@ def int_array_arg(api: str, name: str, value: object, *, required: bool = True) 
     """An aclIntArray argument: a sequence of int64 values (``None`` -> 161001 if required)."""
     if value is None:
         if required:
-            raise param_nullptr(api, f"{name} is a required int array, got None")
+            raise param_nullptr(api, f"{name} must not be NULL")
         return None
     if type(value) in (list, tuple) and all(type(v) is int and INT64_MIN <= v <= INT64_MAX for v in value):
         return tuple(value)  # the common case, without the generic checks below
@@ -82,7 +82,7 @@ def bool_array_arg(api: str, name: str, value: object) -> tuple[bool, ...]:
     if type(value) in (list, tuple) and all(type(v) is bool for v in value):
         return tuple(value)  # the common case, without the generic checks below
     if value is None:
-        raise param_nullptr(api, f"{name} is a required bool array, got None")
+        raise param_nullptr(api, f"{name} must not be NULL")
     if isinstance(value, np.ndarray):
         if value.ndim != 1 or value.dtype != np.bool_:
             raise TypeError(f"{api}: {name} must be a 1-D sequence of bools, got array {value.dtype}{list(value.shape)}")
@@ -110,11 +110,43 @@ def check_dtype(api: str, name: str, array: np.ndarray, allowed: Sequence[np.dty
         raise param_invalid(api, f"{name} dtype must be one of [{names}], got {dtype_name(array.dtype)}")
 
 
+def check_length(api: str, name: str, values: Sequence, size: int) -> None:
+    """161002 unless the int array ``values`` has ``size`` elements (the simulator's
+    ``aclsim_ops_check_array_size`` says the same)."""
+    if len(values) != size:
+        raise param_invalid(api, f"{name} must have {size} elements, got {shape_str(values)}")
+
+
+def check_min(api: str, name: str, values: Sequence[int], floor: int, *, strict: bool) -> None:
+    """161002 unless every element of ``values`` is > ``floor`` (``strict``) or >= it (the
+    simulator's ``aclsim_ops_check_array_min`` says the same)."""
+    if values and (min(values) <= floor if strict else min(values) < floor):
+        raise param_invalid(api, f"{name} values must be {'>' if strict else '>='} {floor}, got {shape_str(values)}")
+
+
+def check_same_dtype(api: str, name_a: str, a: np.ndarray, name_b: str, b: np.ndarray) -> None:
+    if a.dtype != b.dtype:
+        raise param_invalid(api, f"{name_a} dtype must equal {name_b} dtype, got {dtype_name(a.dtype)} and "
+                                 f"{dtype_name(b.dtype)}")
+
+
+def check_same_shape(api: str, name_a: str, a: np.ndarray, name_b: str, b: np.ndarray) -> None:
+    if a.shape != b.shape:
+        raise param_invalid(api, f"{name_a} shape must equal {name_b} shape, got {shape_str(a.shape)} and "
+                                 f"{shape_str(b.shape)}")
+
+
 def check_int64(api: str, what: str, value: int) -> int:
     """161002 if a size computed from the parameters leaves the int64 range."""
     if not INT64_MIN <= value <= INT64_MAX:
         raise param_invalid(api, f"{what} = {value} overflows int64")
     return value
+
+
+def format_name(ndim: int) -> str:
+    """The name of the view format the binding gives a tensor of rank ``ndim`` (as the
+    simulator's ``aclsim_ops_format_name`` spells it)."""
+    return format_for_rank(ndim).name.removeprefix("ACL_FORMAT_")
 
 
 def shape_str(shape: Sequence[int]) -> str:

@@ -39,8 +39,8 @@ import numpy as np
 from .._dtypes import dtype_name
 from .._errors import param_invalid
 from ._aclnn import Call, dtype_of, shape_of
-from ._common import (FLOAT16, FLOAT32, check, check_dtype, dispatch, in_parallel, int_array_arg, shape_str,
-                      tensor_arg)
+from ._common import (FLOAT16, FLOAT32, check, check_dtype, check_length, check_same_dtype, check_same_shape, dispatch,
+                      in_parallel, int_array_arg, shape_str, tensor_arg)
 
 API = "aclnnMaxUnpool2dBackwardGetWorkspaceSize"
 
@@ -70,8 +70,7 @@ def _validate(grad_output, self, indices, output_size):
     # out is made with self's dtype, so CANN's gradOutput -> out cast rule is checked against it.
     check(API, _can_cast(grad_output.dtype, self.dtype),
           lambda: f"gradOutput dtype {dtype_name(grad_output.dtype)} cannot be cast to out dtype {dtype_name(self.dtype)}")
-    check(API, grad_output.dtype == self.dtype,
-          lambda: f"gradOutput dtype must equal self dtype, got {dtype_name(grad_output.dtype)} and {dtype_name(self.dtype)}")
+    check_same_dtype(API, "gradOutput", grad_output, "self", self)
     check_dtype(API, "indices", indices, INDEX_DTYPES)
 
     check(API, self.ndim in (3, 4), lambda: f"self must be 3-D or 4-D, got {self.ndim}-D shape {shape_str(self.shape)}")
@@ -82,9 +81,8 @@ def _validate(grad_output, self, indices, output_size):
     check(API, grad_output.shape[:leading] == self.shape[:leading],
           lambda: f"gradOutput and self must agree in {'C' if leading == 1 else 'N and C'}, got gradOutput "
           f"{shape_str(grad_output.shape)} and self {shape_str(self.shape)}")
-    check(API, indices.shape == self.shape,
-          lambda: f"indices shape must equal self shape {shape_str(self.shape)}, got {shape_str(indices.shape)}")
-    check(API, len(output_size) == 2, lambda: f"outputSize must have 2 elements, got {shape_str(output_size)}")
+    check_same_shape(API, "indices", indices, "self", self)
+    check_length(API, "outputSize", output_size, 2)
     check(API, output_size == grad_output.shape[-2:],
           lambda: f"outputSize must equal gradOutput's last two dims {shape_str(grad_output.shape[-2:])}, "
           f"got {shape_str(output_size)}")
