@@ -22,10 +22,10 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from .._dtypes import _NUMPY_TO_ACL, format_for_rank, to_acl
+from .._dtypes import _NUMPY_TO_ACL, format_for_rank
 from .._errors import ACLNN_ERR_PARAM_INVALID, AclnnError, param_invalid
 from ..tensor import Tensor, _byte_bounds, _contiguous, _quietly
-from ._common import bool_array_arg, int_arg, int_array_arg
+from ._common import bool_array_arg, int_arg, int_array_arg, unnamed_dtype
 
 ACL_MEM_MALLOC_HUGE_FIRST = 0
 ACL_MEMCPY_HOST_TO_DEVICE = 1
@@ -137,7 +137,7 @@ class Call:
             raise TypeError(f"{self.api}: {name} must be a numpy.ndarray or aclnn_py.Tensor, "
                             f"got {type(value).__name__}")
         if value.dtype not in _ACL_DTYPE:
-            to_acl(value.dtype)  # TypeError for dtypes CANN has no name for
+            raise unnamed_dtype(self.api, name, value.dtype)
         item = value.itemsize
         if value.size == 0:
             return self._descriptor(value.shape, value.dtype, _contiguous(value.shape), 0, self.ffi.NULL)

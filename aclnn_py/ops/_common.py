@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from .. import _backend
-from .._dtypes import dtype_name, format_for_rank
+from .._dtypes import _NUMPY_TO_ACL, dtype_name, format_for_rank
 from .._errors import param_invalid, param_nullptr
 
 INT64_MIN = -(2**63)
@@ -30,13 +30,22 @@ FLOAT32 = np.dtype(np.float32)
 FLOAT16 = np.dtype(np.float16)
 
 
-def tensor_arg(api: str, name: str, value: object) -> np.ndarray:
-    """A required tensor argument as an ndarray (not copied)."""
+def tensor_arg(api: str, name: str, value: object) -> np.ndarray | None:
+    """A tensor argument as an ndarray (not copied), or None (NULL: see ``check_not_null``)."""
     if value is None:
-        raise param_nullptr(api, f"{name} must not be NULL")
+        return None
     if not isinstance(value, np.ndarray):
         raise TypeError(f"{api}: {name} must be a numpy.ndarray, got {type(value).__name__}")
+    if value.dtype not in _NUMPY_TO_ACL:
+        raise unnamed_dtype(api, name, value.dtype)
     return value
+
+
+def unnamed_dtype(api: str, name: str, dtype: np.dtype) -> TypeError:
+    """The error for a tensor whose NumPy dtype has no aclDataType (float128, object, str, ...):
+    no operator can be given such a tensor, so it is a Python type error on every backend (a
+    dtype CANN names but the operator does not support is 161002, from the operator's checks)."""
+    return TypeError(f"{api}: {name} dtype {dtype} has no aclDataType counterpart")
 
 
 def int_arg(api: str, name: str, value: object) -> int:
@@ -60,11 +69,9 @@ def bool_arg(api: str, name: str, value: object) -> bool:
     return bool(value)
 
 
-def int_array_arg(api: str, name: str, value: object, *, required: bool = True) -> tuple[int, ...] | None:
-    """An aclIntArray argument: a sequence of int64 values (``None`` -> 161001 if required)."""
+def int_array_arg(api: str, name: str, value: object) -> tuple[int, ...] | None:
+    """An aclIntArray argument: a sequence of int64 values, or None (NULL)."""
     if value is None:
-        if required:
-            raise param_nullptr(api, f"{name} must not be NULL")
         return None
     if type(value) in (list, tuple) and all(type(v) is int and INT64_MIN <= v <= INT64_MAX for v in value):
         return tuple(value)  # the common case, without the generic checks below
@@ -77,12 +84,12 @@ def int_array_arg(api: str, name: str, value: object, *, required: bool = True) 
     return tuple(int_arg(api, f"{name}[{i}]", v) for i, v in enumerate(value))
 
 
-def bool_array_arg(api: str, name: str, value: object) -> tuple[bool, ...]:
-    """A required aclBoolArray argument: a sequence of bools."""
+def bool_array_arg(api: str, name: str, value: object) -> tuple[bool, ...] | None:
+    """An aclBoolArray argument: a sequence of bools, or None (NULL)."""
     if type(value) in (list, tuple) and all(type(v) is bool for v in value):
         return tuple(value)  # the common case, without the generic checks below
     if value is None:
-        raise param_nullptr(api, f"{name} must not be NULL")
+        return None
     if isinstance(value, np.ndarray):
         if value.ndim != 1 or value.dtype != np.bool_:
             raise TypeError(f"{api}: {name} must be a 1-D sequence of bools, got array {value.dtype}{list(value.shape)}")
@@ -92,6 +99,16 @@ def bool_array_arg(api: str, name: str, value: object) -> tuple[bool, ...]:
     if all(type(v) is bool for v in value):
         return tuple(value)  # the common case, without formatting a name per element
     return tuple(bool_arg(api, f"{name}[{i}]", v) for i, v in enumerate(value))
+
+
+def check_not_null(api: str, **arguments: object) -> None:
+    """161001 for the first of the required ``arguments`` (C names, in C order) that is None.
+
+    Called after every argument's Python type was checked: on npu/sim the binding converts all
+    arguments (a TypeError there) before the library sees a NULL."""
+    for name, value in arguments.items():
+        if value is None:
+            raise param_nullptr(api, f"{name} must not be NULL")
 
 
 def check(api: str, condition: bool, message: str | Callable[[], str]) -> None:

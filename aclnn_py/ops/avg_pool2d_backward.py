@@ -79,9 +79,9 @@ from ._common import (
     bool_arg,
     check_dtype,
     check_min,
+    check_not_null,
     dispatch,
     format_name,
-    int_arg,
     int_array_arg,
     shape_str,
     tensor_arg,
@@ -132,16 +132,18 @@ def _pooled_size(size: int, k: int, s: int, p: int, ceil_mode: bool) -> int:
 def _validate(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
               divisor_override, cube_math_type) -> _Params:
     """Coerce and check every argument in CANN's order; return the normalised parameters."""
-    # 1. Required arguments (None -> 161001) and Python types (TypeError).
+    # 1. Python types (TypeError) and C ranges, in the order the binding converts them for the
+    #    C call, then required arguments (None -> 161001; stride may be None).
+    ceil_mode = bool_arg(API, "ceilMode", ceil_mode)
+    count_include_pad = bool_arg(API, "countIncludePad", count_include_pad)
+    divisor = 0 if divisor_override is None else c_int(API, "divisorOverride", divisor_override, 64)
+    cube_math_type = c_int(API, "cubeMathType", cube_math_type, 8)
     grad_output = tensor_arg(API, "gradOutput", grad_output)
     self = tensor_arg(API, "self", self)
     kernel = int_array_arg(API, "kernelSize", kernel_size)
-    strides = int_array_arg(API, "stride", stride, required=False)
+    strides = int_array_arg(API, "stride", stride)
     pads = int_array_arg(API, "padding", padding)
-    ceil_mode = bool_arg(API, "ceilMode", ceil_mode)
-    count_include_pad = bool_arg(API, "countIncludePad", count_include_pad)
-    divisor = 0 if divisor_override is None else int_arg(API, "divisorOverride", divisor_override)
-    cube_math_type = int_arg(API, "cubeMathType", cube_math_type)
+    check_not_null(API, gradOutput=grad_output, self=self, kernelSize=kernel, padding=pads)
 
     # 2. Dtypes.
     check_dtype(API, "gradOutput", grad_output, _DTYPES)

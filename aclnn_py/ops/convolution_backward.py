@@ -105,8 +105,8 @@ from ._common import (
     bool_array_arg,
     check_dtype,
     check_min,
+    check_not_null,
     dispatch,
-    int_arg,
     int_array_arg,
     shape_str,
     tensor_arg,
@@ -159,22 +159,25 @@ def _sides(padding: tuple[int, ...], spatial: int) -> tuple[tuple[int, ...], tup
 def _validate(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
               output_padding, groups, output_mask, cube_math_type) -> _Params:
     """Coerce and check the arguments in CANN's order (module docstring, checks 1-10)."""
-    # 1. Required arguments (161001) and Python types (TypeError), in CANN's order.
+    # 1. Python types (TypeError) and C ranges, in the order the binding converts them for the
+    #    C call, then required arguments (161001, in CANN's order; biasSizes may be None).
+    transposed = bool_arg(API, "transposed", transposed)
+    groups = c_int(API, "groups", groups, 32)
+    cube_math_type = c_int(API, "cubeMathType", cube_math_type, 8)
     grad_output = tensor_arg(API, "gradOutput", grad_output)
     input = tensor_arg(API, "input", input)
     weight = tensor_arg(API, "weight", weight)
+    bias_sizes = int_array_arg(API, "biasSizes", bias_sizes)
     stride = int_array_arg(API, "stride", stride)
     padding = int_array_arg(API, "padding", padding)
     dilation = int_array_arg(API, "dilation", dilation)
     output_padding = int_array_arg(API, "outputPadding", output_padding)
     output_mask = bool_array_arg(API, "outputMask", output_mask)
+    check_not_null(API, gradOutput=grad_output, input=input, weight=weight, stride=stride, padding=padding,
+                   dilation=dilation, outputPadding=output_padding, outputMask=output_mask)
     if len(output_mask) != 3:
         raise param_nullptr(API, f"outputMask must have 3 elements (gradInput, gradWeight, gradBias), "
                                  f"got {len(output_mask)}")
-    bias_sizes = int_array_arg(API, "biasSizes", bias_sizes, required=False)
-    transposed = bool_arg(API, "transposed", transposed)
-    groups = int_arg(API, "groups", groups)
-    cube_math_type = int_arg(API, "cubeMathType", cube_math_type)
 
     # Checks 2-10 depend on shapes, dtypes and the coerced parameters alone: a repeated call
     # with the same ones skips them (a tiny convolution spent ~10 us here).

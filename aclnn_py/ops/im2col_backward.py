@@ -55,6 +55,7 @@ from ._common import (
     check,
     check_dtype,
     check_length,
+    check_not_null,
     check_min,
     dispatch,
     int_array_arg,
@@ -85,6 +86,8 @@ def _validate(grad_output, input_size, kernel_size, dilation, padding, stride):
     dilation = int_array_arg(API, "dilation", dilation)
     padding = int_array_arg(API, "padding", padding)
     stride = int_array_arg(API, "stride", stride)
+    check_not_null(API, gradOutput=grad_output, inputSize=input_size, kernelSize=kernel_size, dilation=dilation,
+                   padding=padding, stride=stride)
 
     check_dtype(API, "gradOutput", grad_output, DTYPES)
     grid = _check_geometry(grad_output.shape, input_size, kernel_size, dilation, padding, stride)

@@ -39,7 +39,7 @@ import numpy as np
 from .._dtypes import dtype_name
 from .._errors import param_invalid
 from ._aclnn import Call, dtype_of, shape_of
-from ._common import (FLOAT16, FLOAT32, check, check_dtype, check_length, check_same_dtype, check_same_shape, dispatch,
+from ._common import (FLOAT16, FLOAT32, check, check_dtype, check_length, check_not_null, check_same_dtype, check_same_shape, dispatch,
                       in_parallel, int_array_arg, shape_str, tensor_arg)
 
 API = "aclnnMaxUnpool2dBackwardGetWorkspaceSize"
@@ -64,6 +64,7 @@ def _validate(grad_output, self, indices, output_size):
     self = tensor_arg(API, "self", self)
     indices = tensor_arg(API, "indices", indices)
     output_size = int_array_arg(API, "outputSize", output_size)
+    check_not_null(API, gradOutput=grad_output, self=self, indices=indices, outputSize=output_size)
 
     check_dtype(API, "gradOutput", grad_output, DTYPES)
     check_dtype(API, "self", self, DTYPES)

@@ -43,7 +43,7 @@ import numpy as np
 from .._dtypes import bfloat16, compute_dtype, dtype_name
 from ._aclnn import Call, dtype_of, shape_of
 from . import _small
-from ._common import (FLOAT16, FLOAT32, check, check_dtype, check_length, check_min, check_same_dtype, dispatch,
+from ._common import (FLOAT16, FLOAT32, check, check_dtype, check_length, check_min, check_not_null, check_same_dtype, dispatch,
                       format_name, int_array_arg, shape_str, tensor_arg)
 
 API = "aclnnReflectionPad2dBackwardGetWorkspaceSize"
@@ -61,6 +61,7 @@ def _validate(grad_output, self, padding):
     grad_output = tensor_arg(API, "gradOutput", grad_output)
     self = tensor_arg(API, "self", self)
     padding = int_array_arg(API, "padding", padding)
+    check_not_null(API, gradOutput=grad_output, self=self, padding=padding)
 
     check_dtype(API, "gradOutput", grad_output, DTYPES)
     check_dtype(API, "self", self, DTYPES)

@@ -106,6 +106,17 @@ def _z(*shape, dtype=np.float32):
     return np.zeros(shape, dtype)
 
 
+# NumPy dtypes CANN has no aclDataType for: a TypeError naming the tensor on every backend (long
+# double is float128 on x86-64 and AArch64 Linux; where it is float64 it would be DOUBLE).
+UNNAMED_DTYPES = [np.dtype(object), np.dtype("U1"), np.dtype("datetime64[s]")] + \
+    [np.dtype(np.longdouble)] * (np.dtype(np.longdouble).itemsize > 8)
+
+
+def unnamed(arg: str, name: str, shape) -> list[_Row]:
+    return [wrong_type({arg: np.zeros(shape, dtype)}, name, f"dtype {dtype} has no aclDataType")
+            for dtype in UNNAMED_DTYPES]
+
+
 _TENSOR_TYPE = "the numpy backend takes only NumPy arrays; npu/sim also take aclnn_py.Tensor and say so"
 
 # -- Im2colBackward ------------------------------------------------------------------------------
@@ -163,6 +174,8 @@ IM2COL = _cases("im2col_backward", "aclnnIm2colBackwardGetWorkspaceSize", _im2co
     wrong_type(dict(kernel_size=[2.0, 2])),
     wrong_type(dict(stride=[True, 1])),
     wrong_type(dict(padding=np.zeros(2, np.float32))),
+    *unnamed("grad_output", "gradOutput", (2, 12, 20)),
+    bad(dict(grad_output=_z(2, 12, 20, dtype=np.uint64)), "gradOutput", "UINT64"),  # named, not supported
 ])
 
 # -- MaxUnpool2dBackward -------------------------------------------------------------------------
@@ -226,6 +239,9 @@ MAX_UNPOOL = _cases("max_unpool2d_backward", "aclnnMaxUnpool2dBackwardGetWorkspa
     wrong_type(dict(output_size=4)),
     wrong_type(dict(output_size="46")),
     wrong_type(dict(output_size=[4.0, 6])),
+    *unnamed("grad_output", "gradOutput", (2, 3, 4, 6)),
+    *unnamed("indices", "indices", (2, 3, 2, 3)),
+    wrong_type(dict(indices=_z(2, 3, 2, 3, dtype=object), self=None), "indices", "object", id="self=None/indices=object"),
 ])
 
 # -- ReflectionPad2dBackward ---------------------------------------------------------------------
@@ -282,6 +298,7 @@ REFLECTION_PAD = _cases("reflection_pad2d_backward", "aclnnReflectionPad2dBackwa
     wrong_type(dict(padding="2212")),
     wrong_type(dict(padding=[2, 2, 1.0, 2])),
     wrong_type(dict(padding=[2, 2, 1, False])),
+    *unnamed("self", "self", (2, 3, 4, 5)),
 ])
 
 # -- AvgPool2dBackward ---------------------------------------------------------------------------
@@ -377,6 +394,12 @@ AVG_POOL = _cases("avg_pool2d_backward", "aclnnAvgPool2dBackwardGetWorkspaceSize
     wrong_type(dict(cube_math_type=1.0)),
     wrong_type(dict(cube_math_type=False)),
     wrong_type(dict(cube_math_type=None)),
+    *unnamed("grad_output", "gradOutput", (2, 3, 4, 4)),
+    # the binding converts every argument before the library sees a NULL
+    wrong_type(dict(self=None, kernel_size=[3.0]), "kernelSize", id="self=None/kernel_size=[3.0]"),
+    wrong_type(dict(grad_output=None, ceil_mode=1), "ceilMode", id="grad_output=None/ceil_mode=1"),
+    bad(dict(cube_math_type=128), "cubeMathType", "int8_t"),                 # the C parameter is int8_t
+    bad(dict(cube_math_type=200, grad_output=None), "cubeMathType", absent=("NULL",)),
 ])
 
 # -- ConvolutionBackward -------------------------------------------------------------------------
@@ -508,6 +531,10 @@ CONVOLUTION = _cases("convolution_backward", "aclnnConvolutionBackwardGetWorkspa
     wrong_type(dict(output_mask=[1, 1, 1])),
     wrong_type(dict(output_mask="TTT")),
     wrong_type(dict(cube_math_type="0")),
+    *unnamed("weight", "weight", (4, 3, 3, 3)),
+    wrong_type(dict(output_mask=[True], groups=2.0), "groups"),
+    wrong_type(dict(input=None, output_padding=[0, None]), "outputPadding"),
+    bad(dict(groups=2**31), "groups", "int32_t"),                            # the C parameter is int
 ])
 
 CASES: list[Invalid] = IM2COL + MAX_UNPOOL + REFLECTION_PAD + AVG_POOL + CONVOLUTION
