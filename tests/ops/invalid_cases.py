@@ -15,6 +15,8 @@ Rows are written as ``changes`` to the operator's baseline:
 * ``wrong_type(changes, *named)``: TypeError (named defaults to the changed argument's C name);
 * ``no_memory(changes, *named)``: AclnnError 207001 from aclrtMalloc (the result does not fit
   the device memory);
+* ``device_fault(changes, *named)``: AclnnError 507015 from aclrtSynchronizeStream (phase 1
+  accepts what only the device would trip over);
 
 ``absent`` lists words the message must not contain (the first violation decides: a later
 violation's words must not appear), ``id`` overrides the id made from the changes.
@@ -31,6 +33,7 @@ from aclnn_py import AclnnError, bfloat16
 PARAM_NULLPTR = 161001
 PARAM_INVALID = 161002
 RT_MEMORY_ALLOCATION = 207001
+RT_AICORE_EXCEPTION = 507015
 
 
 @dataclass(frozen=True)
@@ -73,6 +76,10 @@ def wrong_type(changes, *named, **kw):
 
 def no_memory(changes, *named, **kw):
     return _Row(changes, AclnnError, RT_MEMORY_ALLOCATION, named, api="aclrtMalloc", **kw)
+
+
+def device_fault(changes, *named, **kw):
+    return _Row(changes, AclnnError, RT_AICORE_EXCEPTION, named, api="aclrtSynchronizeStream", **kw)
 
 
 def _describe(value) -> str:
@@ -242,6 +249,12 @@ MAX_UNPOOL = _cases("max_unpool2d_backward", "aclnnMaxUnpool2dBackwardGetWorkspa
     *unnamed("grad_output", "gradOutput", (2, 3, 4, 6)),
     *unnamed("indices", "indices", (2, 3, 2, 3)),
     wrong_type(dict(indices=_z(2, 3, 2, 3, dtype=object), self=None), "indices", "object", id="self=None/indices=object"),
+    # index values: not checked by CANN's phase 1; the gather faults on the device (module docstring)
+    *(device_fault(dict(indices=_index_at(bad, dtype)), f"indices[1, 2, 1, 0] = {bad} is outside [0, 24)",
+                   "outputSize = [4, 6]", "nothing was written", id=f"indices[1,2,1,0]={bad}:{np.dtype(dtype)}")
+      for bad, dtype in ((-1, np.int64), (24, np.int64), (2**40, np.int64), (-(2**31), np.int32), (24, np.int32))),
+    device_fault(dict(grad_output=_z(3, 4, 6), self=_z(3, 2, 3), indices=np.array([[[0, 1, 2], [3, 99, -5]]] * 3)),
+                 "indices[0, 1, 1] = 99 is outside [0, 24)", id="3-D:indices[0,1,1]=99"),
 ])
 
 # -- ReflectionPad2dBackward ---------------------------------------------------------------------
