@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from .._dtypes import _NUMPY_TO_ACL, format_for_rank
-from .._errors import ACLNN_ERR_PARAM_INVALID, AclnnError, param_invalid
+from .._errors import ACLNN_ERR_PARAM_INVALID, ACL_ERROR_RT_MEMORY_ALLOCATION, AclnnError, param_invalid
 from ..tensor import Tensor, _byte_bounds, _contiguous, _quietly
 from ._common import bool_array_arg, int_arg, int_array_arg, unnamed_dtype
 
@@ -98,6 +98,9 @@ class Call:
     def _malloc(self, nbytes: int):
         if nbytes == 0:
             return self.ffi.NULL
+        if nbytes >= 2**64:  # beyond size_t: no device has it
+            raise AclnnError(ACL_ERROR_RT_MEMORY_ALLOCATION, "aclrtMalloc",
+                             f"cannot allocate {nbytes} bytes of device memory")
         c = self.c
         p = self.ffi.new(c.void_pp)
         status = c.aclrtMalloc(p, nbytes, ACL_MEM_MALLOC_HUGE_FIRST)
@@ -244,10 +247,11 @@ class Call:
         return out
 
 
-# Outputs whose shape the arguments make impossible (negative, or too large to allocate) get a
-# stand-in of the same rank: the library then reports the argument at fault, as it would on
-# the NPU for a caller who passed such an output.
-_MAX_OUTPUT_ELEMENTS = 2**36
+# Outputs whose shape the arguments make impossible (negative, or more elements than int64
+# counts) get a stand-in of the same rank: the library then reports the argument at fault, as
+# it would on the NPU for a caller who passed such an output. A shape that is only too large
+# for the device memory is kept: aclrtMalloc reports it (207001), as on the NPU.
+_MAX_OUTPUT_ELEMENTS = 2**63 - 1
 
 
 def safe_shape(shape: Sequence[int]) -> tuple[int, ...]:

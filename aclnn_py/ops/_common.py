@@ -21,7 +21,7 @@ import numpy as np
 
 from .. import _backend
 from .._dtypes import _NUMPY_TO_ACL, dtype_name, format_for_rank
-from .._errors import param_invalid, param_nullptr
+from .._errors import ACL_ERROR_RT_MEMORY_ALLOCATION, AclnnError, param_invalid, param_nullptr
 
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
@@ -178,7 +178,13 @@ def dispatch(backend: str | None, numpy_impl: Callable, aclnn_impl: Callable, *a
     """
     name = _backend.resolve(backend)
     if name == "numpy":
-        return numpy_impl(*args)
+        try:
+            return numpy_impl(*args)
+        except MemoryError as error:
+            # Results are checked against the device memory before they are made (_memory.py);
+            # the host running out for the kernels' own buffers is the same failure.
+            raise AclnnError(ACL_ERROR_RT_MEMORY_ALLOCATION, "aclrtMalloc",
+                             f"out of memory for the numpy backend's buffers ({error})") from error
     from .. import _ffi
 
     return aclnn_impl(_ffi.library(name), *args)

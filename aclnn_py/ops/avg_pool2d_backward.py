@@ -70,6 +70,7 @@ import numpy as np
 
 from .._dtypes import bfloat16, dtype_name
 from .._errors import param_invalid
+from .._memory import check_allocation
 from . import _small
 from ._aclnn import Call, c_int, dtype_of, shape_of
 from ._common import (
@@ -324,6 +325,7 @@ def _numpy(grad_output, self, kernel_size, stride, padding, ceil_mode, count_inc
     is separable).  Computes in float32; cubeMathType does not change the numbers."""
     params = _validate(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
                        divisor_override, cube_math_type)
+    check_allocation(self.size * self.itemsize)
     if grad_output.size == 0 or self.size == 0:
         return np.zeros(self.shape, dtype=self.dtype)
     H, W = self.shape[-2:]

@@ -95,6 +95,7 @@ import numpy as np
 
 from .._dtypes import bfloat16
 from .._errors import param_invalid, param_nullptr
+from .._memory import check_allocation
 from ._aclnn import Call, c_int, dtype_of, shape_of
 from ._common import (
     FLOAT16,
@@ -384,6 +385,8 @@ def _numpy(grad_output, input, weight, bias_sizes, stride, padding, dilation, tr
     p = _validate(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
                   output_padding, groups, output_mask, cube_math_type)
     want_input, want_weight, want_bias = p.output_mask
+    check_allocation(want_input * p.input.size * p.input.itemsize + want_weight * p.weight.size * p.weight.itemsize
+                     + want_bias * p.bias_length * p.grad_output.itemsize)
     if p.empty:
         return (np.zeros(p.input.shape, p.input.dtype) if want_input else None,
                 np.zeros(p.weight.shape, p.weight.dtype) if want_weight else None,

@@ -45,6 +45,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .._dtypes import bfloat16, compute_dtype
+from .._memory import check_allocation
 from . import _small
 from ._aclnn import Call, dtype_of, shape_of
 from ._common import (
@@ -160,6 +161,7 @@ def _numpy(grad_output, input_size, kernel_size, dilation, padding, stride):
     batch, rows, length = cols.shape
     area = kernel[0] * kernel[1]
     channels = rows // area
+    check_allocation(batch * channels * size[0] * size[1] * grad_output.itemsize)
     if _small.use_small(batch * channels, area * length, size[0] * size[1]):
         out = _small.apply(_col2im_planes, (size, kernel, dilation, padding, stride, grid),
                            cols.reshape(batch, channels, area, length), (area, length), size, grad_output.dtype)

@@ -45,6 +45,7 @@ import numpy as np
 
 from .._dtypes import dtype_name
 from .._errors import ACL_ERROR_RT_AICORE_EXCEPTION, AclnnError
+from .._memory import check_allocation
 from ._aclnn import Call, dtype_of, shape_of
 from ._common import (FLOAT16, FLOAT32, check, check_dtype, check_length, check_not_null, check_same_dtype, check_same_shape, dispatch,
                       in_parallel, int_array_arg, shape_str, tensor_arg)
@@ -126,6 +127,7 @@ def _numpy(grad_output, self, indices, output_size):
     (A single np.take over flat offsets is faster than take_along_axis or a take per plane.)
     """
     grad_output, self, indices, output_size = _validate(grad_output, self, indices, output_size)
+    check_allocation(self.size * self.itemsize)
     if self.size == 0:
         return np.empty(self.shape, dtype=self.dtype)
     _check_index_range(indices, output_size)

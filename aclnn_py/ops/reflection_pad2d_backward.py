@@ -40,7 +40,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .._dtypes import bfloat16, compute_dtype, dtype_name
+from .._dtypes import bfloat16, compute_dtype
+from .._memory import check_allocation
 from ._aclnn import Call, dtype_of, shape_of
 from . import _small
 from ._common import (FLOAT16, FLOAT32, check, check_dtype, check_length, check_min, check_not_null, check_same_dtype, dispatch,
@@ -152,6 +153,7 @@ _SMALL = 1 << 15  # gradOutput elements up to which the plain kernel is used
 def _numpy(grad_output, self, padding):
     """The numpy path: validate, then fold the borders back (one matrix product when tiny)."""
     grad_output, self, padding = _validate(grad_output, self, padding)
+    check_allocation(self.size * self.itemsize)
     if self.size and _small.use_small(self.size // (self.shape[-2] * self.shape[-1]),
                                       grad_output.shape[-2] * grad_output.shape[-1],
                                       self.shape[-2] * self.shape[-1]):

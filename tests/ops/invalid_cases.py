@@ -124,6 +124,17 @@ def unnamed(arg: str, name: str, shape) -> list[_Row]:
             for dtype in UNNAMED_DTYPES]
 
 
+# Valid shapes whose result (2**40 elements, 4 TiB) no device memory holds: zero-stride views
+# make the inputs without memory. Each backend says how much memory it has in its own words.
+_HUGE = 2**20
+_TIB4 = str(4 * 2**40)
+_MEMORY_WORDS = "the simulator's device also holds the copied inputs and reports what is in use"
+
+
+def _huge(*shape, dtype=np.float32):
+    return np.broadcast_to(np.zeros((), dtype), shape)
+
+
 _TENSOR_TYPE = "the numpy backend takes only NumPy arrays; npu/sim also take aclnn_py.Tensor and say so"
 
 # -- Im2colBackward ------------------------------------------------------------------------------
@@ -183,6 +194,10 @@ IM2COL = _cases("im2col_backward", "aclnnIm2colBackwardGetWorkspaceSize", _im2co
     wrong_type(dict(padding=np.zeros(2, np.float32))),
     *unnamed("grad_output", "gradOutput", (2, 12, 20)),
     bad(dict(grad_output=_z(2, 12, 20, dtype=np.uint64)), "gradOutput", "UINT64"),  # named, not supported
+    no_memory(dict(grad_output=_z(1, 1, 1), input_size=[_HUGE, _HUGE], kernel_size=[1, 1], stride=[_HUGE, _HUGE]),
+              _TIB4, differs=_MEMORY_WORDS, id="result of 2^40 elements"),
+    no_memory(dict(grad_output=_z(1, 1, 1), input_size=[2**32, 2**28], kernel_size=[1, 1], stride=[2**32, 2**28]),
+              str(2**62), differs=_MEMORY_WORDS, id="result of 2^60 elements"),
 ])
 
 # -- MaxUnpool2dBackward -------------------------------------------------------------------------
@@ -255,6 +270,9 @@ MAX_UNPOOL = _cases("max_unpool2d_backward", "aclnnMaxUnpool2dBackwardGetWorkspa
       for bad, dtype in ((-1, np.int64), (24, np.int64), (2**40, np.int64), (-(2**31), np.int32), (24, np.int32))),
     device_fault(dict(grad_output=_z(3, 4, 6), self=_z(3, 2, 3), indices=np.array([[[0, 1, 2], [3, 99, -5]]] * 3)),
                  "indices[0, 1, 1] = 99 is outside [0, 24)", id="3-D:indices[0,1,1]=99"),
+    no_memory(dict(grad_output=_huge(1, 1, _HUGE, _HUGE), self=_huge(1, 1, _HUGE, _HUGE),
+                   indices=_huge(1, 1, _HUGE, _HUGE, dtype=np.int64), output_size=[_HUGE, _HUGE]),
+              _TIB4, differs=_MEMORY_WORDS, id="result of 2^40 elements"),
 ])
 
 # -- ReflectionPad2dBackward ---------------------------------------------------------------------
@@ -312,6 +330,8 @@ REFLECTION_PAD = _cases("reflection_pad2d_backward", "aclnnReflectionPad2dBackwa
     wrong_type(dict(padding=[2, 2, 1.0, 2])),
     wrong_type(dict(padding=[2, 2, 1, False])),
     *unnamed("self", "self", (2, 3, 4, 5)),
+    no_memory(dict(grad_output=_huge(1, 1, _HUGE + 2, _HUGE + 2), self=_huge(1, 1, _HUGE, _HUGE), padding=[1] * 4),
+              _TIB4, differs=_MEMORY_WORDS, id="result of 2^40 elements"),
 ])
 
 # -- AvgPool2dBackward ---------------------------------------------------------------------------
@@ -413,6 +433,8 @@ AVG_POOL = _cases("avg_pool2d_backward", "aclnnAvgPool2dBackwardGetWorkspaceSize
     wrong_type(dict(grad_output=None, ceil_mode=1), "ceilMode", id="grad_output=None/ceil_mode=1"),
     bad(dict(cube_math_type=128), "cubeMathType", "int8_t"),                 # the C parameter is int8_t
     bad(dict(cube_math_type=200, grad_output=None), "cubeMathType", absent=("NULL",)),
+    no_memory(dict(grad_output=_huge(1, 1, _HUGE // 2, _HUGE // 2), self=_huge(1, 1, _HUGE, _HUGE), kernel_size=[2],
+                   stride=[2], padding=[0]), _TIB4, differs=_MEMORY_WORDS, id="result of 2^40 elements"),
 ])
 
 # -- ConvolutionBackward -------------------------------------------------------------------------
@@ -548,6 +570,9 @@ CONVOLUTION = _cases("convolution_backward", "aclnnConvolutionBackwardGetWorkspa
     wrong_type(dict(output_mask=[True], groups=2.0), "groups"),
     wrong_type(dict(input=None, output_padding=[0, None]), "outputPadding"),
     bad(dict(groups=2**31), "groups", "int32_t"),                            # the C parameter is int
+    no_memory(dict(grad_output=_huge(1, 1, _HUGE, _HUGE), input=_huge(1, 1, _HUGE, _HUGE), weight=_z(1, 1, 1, 1),
+                   bias_sizes=None, groups=1, output_mask=[True, False, False]),
+              _TIB4, differs=_MEMORY_WORDS, id="gradInput of 2^40 elements"),
 ])
 
 CASES: list[Invalid] = IM2COL + MAX_UNPOOL + REFLECTION_PAD + AVG_POOL + CONVOLUTION
