@@ -25,7 +25,7 @@ import numpy as np
 from .._dtypes import _NUMPY_TO_ACL, format_for_rank
 from .._errors import ACLNN_ERR_PARAM_INVALID, ACL_ERROR_RT_MEMORY_ALLOCATION, AclnnError, param_invalid
 from ..tensor import Tensor, _byte_bounds, _contiguous, _quietly
-from ._common import bool_array_arg, int_arg, int_array_arg, unnamed_dtype
+from ._common import bool_array_arg, int_arg, int_array_arg, not_a_tensor, unnamed_dtype
 
 ACL_MEM_MALLOC_HUGE_FIRST = 0
 ACL_MEMCPY_HOST_TO_DEVICE = 1
@@ -137,8 +137,7 @@ class Call:
             self.device_io = True
             return value.handle
         if not isinstance(value, np.ndarray):
-            raise TypeError(f"{self.api}: {name} must be a numpy.ndarray or aclnn_py.Tensor, "
-                            f"got {type(value).__name__}")
+            raise not_a_tensor(self.api, name, value)
         if value.dtype not in _ACL_DTYPE:
             raise unnamed_dtype(self.api, name, value.dtype)
         item = value.itemsize

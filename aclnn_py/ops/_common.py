@@ -35,10 +35,16 @@ def tensor_arg(api: str, name: str, value: object) -> np.ndarray | None:
     if value is None:
         return None
     if not isinstance(value, np.ndarray):
-        raise TypeError(f"{api}: {name} must be a numpy.ndarray, got {type(value).__name__}")
+        raise not_a_tensor(api, name, value)
     if value.dtype not in _NUMPY_TO_ACL:
         raise unnamed_dtype(api, name, value.dtype)
     return value
+
+
+def not_a_tensor(api: str, name: str, value: object) -> TypeError:
+    """The error for a tensor argument of another Python type (the same words on every backend)."""
+    return TypeError(f"{api}: {name} must be a numpy.ndarray (or, on npu and sim, an aclnn_py.Tensor), "
+                     f"got {type(value).__name__}")
 
 
 def unnamed_dtype(api: str, name: str, dtype: np.dtype) -> TypeError:
