@@ -3,9 +3,12 @@ and dispatch to a backend.
 
 Each ``ops/<op>.py`` validates its arguments with these helpers *before* computing anything,
 in the order CANN checks them, so that the numpy backend fails exactly where the NPU would.
-Python-level misuse (a list where a tensor belongs, a float where an int belongs) is a
-``TypeError``; a value CANN would reject is ``AclnnError`` 161002; a missing required
-argument (``None``) is ``AclnnError`` 161001.
+Python-level misuse (a list where a tensor belongs, a float where an int belongs, a dtype with
+no aclDataType) is a ``TypeError``; a value CANN would reject is ``AclnnError`` 161002; a
+missing required argument (``None``) is ``AclnnError`` 161001. As on npu/sim, where the binding
+converts every argument before the library sees any, Python types come before NULLs. The
+messages are the simulator's, word for word (``tests/ops/test_invalid_cases.py`` holds both
+backends to that).
 """
 
 from __future__ import annotations

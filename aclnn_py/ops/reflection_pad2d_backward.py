@@ -20,7 +20,10 @@ Constraints, in the order CANN checks them (each violation is 161002 unless note
 
 1. gradOutput, self, padding are required (None: 161001).
 2. gradOutput and self dtypes are each FLOAT, FLOAT16, BFLOAT16 (A2/A3), DOUBLE, COMPLEX64 or
-   COMPLEX128, and equal (gradInput, made here, has self's dtype).  The formats are ND.
+   COMPLEX128, and equal (gradInput, made here, has self's dtype).  gradOutput, self and
+   gradInput have the same format: the binding gives each tensor its rank's format (NCL, NCHW,
+   ND, ...), so tensors of different ranks are reported here, before any shape check, as CANN
+   reports them when the binding calls it.
 3. self has rank 3 or 4; gradOutput has self's rank; padding has 4 elements, all >= 0 (the
    documented rule; CANN's current code only enforces it for BFLOAT16); ``left, right < W`` and
    ``top, bottom < H``; for BFLOAT16, ``top == bottom == 0`` or every pad <= 7;
