@@ -162,13 +162,6 @@ def check_same_shape(api: str, name_a: str, a: np.ndarray, name_b: str, b: np.nd
                                  f"{shape_str(b.shape)}")
 
 
-def check_int64(api: str, what: str, value: int) -> int:
-    """161002 if a size computed from the parameters leaves the int64 range."""
-    if not INT64_MIN <= value <= INT64_MAX:
-        raise param_invalid(api, f"{what} = {value} overflows int64")
-    return value
-
-
 def format_name(ndim: int) -> str:
     """The name of the view format the binding gives a tensor of rank ``ndim`` (as the
     simulator's ``aclsim_ops_format_name`` spells it)."""
