@@ -34,6 +34,12 @@ def backend(request) -> str:
 
 
 @pytest.fixture(scope="session")
+def backends() -> list[str]:
+    """Every backend under test at once, for a test body that compares them with each other."""
+    return _backends_under_test()
+
+
+@pytest.fixture(scope="session")
 def torch():
     """PyTorch CPU as the oracle: skipped where absent, a failure in CI (CI=true)."""
     try:

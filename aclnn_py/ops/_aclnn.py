@@ -22,10 +22,10 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from .._dtypes import _NUMPY_TO_ACL, format_for_rank, to_acl
-from .._errors import ACLNN_ERR_PARAM_INVALID, AclnnError, param_invalid
+from .._dtypes import _NUMPY_TO_ACL, format_for_rank
+from .._errors import ACLNN_ERR_PARAM_INVALID, ACL_ERROR_RT_MEMORY_ALLOCATION, AclnnError, param_invalid
 from ..tensor import Tensor, _byte_bounds, _contiguous, _quietly
-from ._common import bool_array_arg, int_arg, int_array_arg
+from ._common import bool_array_arg, int_arg, int_array_arg, not_a_tensor, unnamed_dtype
 
 ACL_MEM_MALLOC_HUGE_FIRST = 0
 ACL_MEMCPY_HOST_TO_DEVICE = 1
@@ -98,6 +98,9 @@ class Call:
     def _malloc(self, nbytes: int):
         if nbytes == 0:
             return self.ffi.NULL
+        if nbytes >= 2**64:  # beyond size_t: no device has it
+            raise AclnnError(ACL_ERROR_RT_MEMORY_ALLOCATION, "aclrtMalloc",
+                             f"cannot allocate {nbytes} bytes of device memory")
         c = self.c
         p = self.ffi.new(c.void_pp)
         status = c.aclrtMalloc(p, nbytes, ACL_MEM_MALLOC_HUGE_FIRST)
@@ -134,10 +137,9 @@ class Call:
             self.device_io = True
             return value.handle
         if not isinstance(value, np.ndarray):
-            raise TypeError(f"{self.api}: {name} must be a numpy.ndarray or aclnn_py.Tensor, "
-                            f"got {type(value).__name__}")
+            raise not_a_tensor(self.api, name, value)
         if value.dtype not in _ACL_DTYPE:
-            to_acl(value.dtype)  # TypeError for dtypes CANN has no name for
+            raise unnamed_dtype(self.api, name, value.dtype)
         item = value.itemsize
         if value.size == 0:
             return self._descriptor(value.shape, value.dtype, _contiguous(value.shape), 0, self.ffi.NULL)
@@ -244,10 +246,11 @@ class Call:
         return out
 
 
-# Outputs whose shape the arguments make impossible (negative, or too large to allocate) get a
-# stand-in of the same rank: the library then reports the argument at fault, as it would on
-# the NPU for a caller who passed such an output.
-_MAX_OUTPUT_ELEMENTS = 2**36
+# Outputs whose shape the arguments make impossible (negative, or more elements than int64
+# counts) get a stand-in of the same rank: the library then reports the argument at fault, as
+# it would on the NPU for a caller who passed such an output. A shape that is only too large
+# for the device memory is kept: aclrtMalloc reports it (207001), as on the NPU.
+_MAX_OUTPUT_ELEMENTS = 2**63 - 1
 
 
 def safe_shape(shape: Sequence[int]) -> tuple[int, ...]:

@@ -3,9 +3,12 @@ and dispatch to a backend.
 
 Each ``ops/<op>.py`` validates its arguments with these helpers *before* computing anything,
 in the order CANN checks them, so that the numpy backend fails exactly where the NPU would.
-Python-level misuse (a list where a tensor belongs, a float where an int belongs) is a
-``TypeError``; a value CANN would reject is ``AclnnError`` 161002; a missing required
-argument (``None``) is ``AclnnError`` 161001.
+Python-level misuse (a list where a tensor belongs, a float where an int belongs, a dtype with
+no aclDataType) is a ``TypeError``; a value CANN would reject is ``AclnnError`` 161002; a
+missing required argument (``None``) is ``AclnnError`` 161001. As on npu/sim, where the binding
+converts every argument before the library sees any, Python types come before NULLs. The
+messages are the simulator's, word for word (``tests/ops/test_invalid_cases.py`` holds both
+backends to that).
 """
 
 from __future__ import annotations
@@ -20,8 +23,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from .. import _backend
-from .._dtypes import dtype_name
-from .._errors import param_invalid, param_nullptr
+from .._dtypes import _NUMPY_TO_ACL, dtype_name, format_for_rank
+from .._errors import ACL_ERROR_RT_MEMORY_ALLOCATION, AclnnError, param_invalid, param_nullptr
 
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
@@ -30,13 +33,28 @@ FLOAT32 = np.dtype(np.float32)
 FLOAT16 = np.dtype(np.float16)
 
 
-def tensor_arg(api: str, name: str, value: object) -> np.ndarray:
-    """A required tensor argument as an ndarray (not copied)."""
+def tensor_arg(api: str, name: str, value: object) -> np.ndarray | None:
+    """A tensor argument as an ndarray (not copied), or None (NULL: see ``check_not_null``)."""
     if value is None:
-        raise param_nullptr(api, f"{name} is a required tensor, got None")
+        return None
     if not isinstance(value, np.ndarray):
-        raise TypeError(f"{api}: {name} must be a numpy.ndarray, got {type(value).__name__}")
+        raise not_a_tensor(api, name, value)
+    if value.dtype not in _NUMPY_TO_ACL:
+        raise unnamed_dtype(api, name, value.dtype)
     return value
+
+
+def not_a_tensor(api: str, name: str, value: object) -> TypeError:
+    """The error for a tensor argument of another Python type (the same words on every backend)."""
+    return TypeError(f"{api}: {name} must be a numpy.ndarray (or, on npu and sim, an aclnn_py.Tensor), "
+                     f"got {type(value).__name__}")
+
+
+def unnamed_dtype(api: str, name: str, dtype: np.dtype) -> TypeError:
+    """The error for a tensor whose NumPy dtype has no aclDataType (float128, object, str, ...):
+    no operator can be given such a tensor, so it is a Python type error on every backend (a
+    dtype CANN names but the operator does not support is 161002, from the operator's checks)."""
+    return TypeError(f"{api}: {name} dtype {dtype} has no aclDataType counterpart")
 
 
 def int_arg(api: str, name: str, value: object) -> int:
@@ -60,11 +78,9 @@ def bool_arg(api: str, name: str, value: object) -> bool:
     return bool(value)
 
 
-def int_array_arg(api: str, name: str, value: object, *, required: bool = True) -> tuple[int, ...] | None:
-    """An aclIntArray argument: a sequence of int64 values (``None`` -> 161001 if required)."""
+def int_array_arg(api: str, name: str, value: object) -> tuple[int, ...] | None:
+    """An aclIntArray argument: a sequence of int64 values, or None (NULL)."""
     if value is None:
-        if required:
-            raise param_nullptr(api, f"{name} is a required int array, got None")
         return None
     if type(value) in (list, tuple) and all(type(v) is int and INT64_MIN <= v <= INT64_MAX for v in value):
         return tuple(value)  # the common case, without the generic checks below
@@ -77,12 +93,12 @@ def int_array_arg(api: str, name: str, value: object, *, required: bool = True) 
     return tuple(int_arg(api, f"{name}[{i}]", v) for i, v in enumerate(value))
 
 
-def bool_array_arg(api: str, name: str, value: object) -> tuple[bool, ...]:
-    """A required aclBoolArray argument: a sequence of bools."""
+def bool_array_arg(api: str, name: str, value: object) -> tuple[bool, ...] | None:
+    """An aclBoolArray argument: a sequence of bools, or None (NULL)."""
     if type(value) in (list, tuple) and all(type(v) is bool for v in value):
         return tuple(value)  # the common case, without the generic checks below
     if value is None:
-        raise param_nullptr(api, f"{name} is a required bool array, got None")
+        return None
     if isinstance(value, np.ndarray):
         if value.ndim != 1 or value.dtype != np.bool_:
             raise TypeError(f"{api}: {name} must be a 1-D sequence of bools, got array {value.dtype}{list(value.shape)}")
@@ -92,6 +108,16 @@ def bool_array_arg(api: str, name: str, value: object) -> tuple[bool, ...]:
     if all(type(v) is bool for v in value):
         return tuple(value)  # the common case, without formatting a name per element
     return tuple(bool_arg(api, f"{name}[{i}]", v) for i, v in enumerate(value))
+
+
+def check_not_null(api: str, **arguments: object) -> None:
+    """161001 for the first of the required ``arguments`` (C names, in C order) that is None.
+
+    Called after every argument's Python type was checked: on npu/sim the binding converts all
+    arguments (a TypeError there) before the library sees a NULL."""
+    for name, value in arguments.items():
+        if value is None:
+            raise param_nullptr(api, f"{name} must not be NULL")
 
 
 def check(api: str, condition: bool, message: str | Callable[[], str]) -> None:
@@ -110,11 +136,36 @@ def check_dtype(api: str, name: str, array: np.ndarray, allowed: Sequence[np.dty
         raise param_invalid(api, f"{name} dtype must be one of [{names}], got {dtype_name(array.dtype)}")
 
 
-def check_int64(api: str, what: str, value: int) -> int:
-    """161002 if a size computed from the parameters leaves the int64 range."""
-    if not INT64_MIN <= value <= INT64_MAX:
-        raise param_invalid(api, f"{what} = {value} overflows int64")
-    return value
+def check_length(api: str, name: str, values: Sequence, size: int) -> None:
+    """161002 unless the int array ``values`` has ``size`` elements (the simulator's
+    ``aclsim_ops_check_array_size`` says the same)."""
+    if len(values) != size:
+        raise param_invalid(api, f"{name} must have {size} elements, got {shape_str(values)}")
+
+
+def check_min(api: str, name: str, values: Sequence[int], floor: int, *, strict: bool) -> None:
+    """161002 unless every element of ``values`` is > ``floor`` (``strict``) or >= it (the
+    simulator's ``aclsim_ops_check_array_min`` says the same)."""
+    if values and (min(values) <= floor if strict else min(values) < floor):
+        raise param_invalid(api, f"{name} values must be {'>' if strict else '>='} {floor}, got {shape_str(values)}")
+
+
+def check_same_dtype(api: str, name_a: str, a: np.ndarray, name_b: str, b: np.ndarray) -> None:
+    if a.dtype != b.dtype:
+        raise param_invalid(api, f"{name_a} dtype must equal {name_b} dtype, got {dtype_name(a.dtype)} and "
+                                 f"{dtype_name(b.dtype)}")
+
+
+def check_same_shape(api: str, name_a: str, a: np.ndarray, name_b: str, b: np.ndarray) -> None:
+    if a.shape != b.shape:
+        raise param_invalid(api, f"{name_a} shape must equal {name_b} shape, got {shape_str(a.shape)} and "
+                                 f"{shape_str(b.shape)}")
+
+
+def format_name(ndim: int) -> str:
+    """The name of the view format the binding gives a tensor of rank ``ndim`` (as the
+    simulator's ``aclsim_ops_format_name`` spells it)."""
+    return format_for_rank(ndim).name.removeprefix("ACL_FORMAT_")
 
 
 def shape_str(shape: Sequence[int]) -> str:
@@ -129,7 +180,13 @@ def dispatch(backend: str | None, numpy_impl: Callable, aclnn_impl: Callable, *a
     """
     name = _backend.resolve(backend)
     if name == "numpy":
-        return numpy_impl(*args)
+        try:
+            return numpy_impl(*args)
+        except MemoryError as error:
+            # Results are checked against the device memory before they are made (_memory.py);
+            # the host running out for the kernels' own buffers is the same failure.
+            raise AclnnError(ACL_ERROR_RT_MEMORY_ALLOCATION, "aclrtMalloc",
+                             f"out of memory for the numpy backend's buffers ({error})") from error
     from .. import _ffi
 
     return aclnn_impl(_ffi.library(name), *args)

@@ -70,16 +70,19 @@ import numpy as np
 
 from .._dtypes import bfloat16, dtype_name
 from .._errors import param_invalid
+from .._memory import check_allocation
 from . import _small
 from ._aclnn import Call, c_int, dtype_of, shape_of
 from ._common import (
     FLOAT16,
     FLOAT32,
+    INT64_MAX,
     bool_arg,
     check_dtype,
-    check_int64,
+    check_min,
+    check_not_null,
     dispatch,
-    int_arg,
+    format_name,
     int_array_arg,
     shape_str,
     tensor_arg,
@@ -130,23 +133,26 @@ def _pooled_size(size: int, k: int, s: int, p: int, ceil_mode: bool) -> int:
 def _validate(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
               divisor_override, cube_math_type) -> _Params:
     """Coerce and check every argument in CANN's order; return the normalised parameters."""
-    # 1. Required arguments (None -> 161001) and Python types (TypeError).
+    # 1. Python types (TypeError) and C ranges, in the order the binding converts them for the
+    #    C call, then required arguments (None -> 161001; stride may be None).
+    ceil_mode = bool_arg(API, "ceilMode", ceil_mode)
+    count_include_pad = bool_arg(API, "countIncludePad", count_include_pad)
+    divisor = 0 if divisor_override is None else c_int(API, "divisorOverride", divisor_override, 64)
+    cube_math_type = c_int(API, "cubeMathType", cube_math_type, 8)
     grad_output = tensor_arg(API, "gradOutput", grad_output)
     self = tensor_arg(API, "self", self)
     kernel = int_array_arg(API, "kernelSize", kernel_size)
-    strides = int_array_arg(API, "stride", stride, required=False)
+    strides = int_array_arg(API, "stride", stride)
     pads = int_array_arg(API, "padding", padding)
-    ceil_mode = bool_arg(API, "ceilMode", ceil_mode)
-    count_include_pad = bool_arg(API, "countIncludePad", count_include_pad)
-    divisor = 0 if divisor_override is None else int_arg(API, "divisorOverride", divisor_override)
-    cube_math_type = int_arg(API, "cubeMathType", cube_math_type)
+    check_not_null(API, gradOutput=grad_output, self=self, kernelSize=kernel, padding=pads)
 
     # 2. Dtypes.
     check_dtype(API, "gradOutput", grad_output, _DTYPES)
     check_dtype(API, "self", self, _DTYPES)
     if grad_output.dtype != self.dtype:
-        raise param_invalid(API, f"gradOutput dtype must equal gradInput dtype (the dtype of self): "
-                                 f"gradOutput {dtype_name(grad_output.dtype)}, self {dtype_name(self.dtype)}")
+        # gradInput is made with self's dtype.
+        raise param_invalid(API, f"gradOutput dtype must equal gradInput dtype, got {dtype_name(grad_output.dtype)} "
+                                 f"and {dtype_name(self.dtype)}")
 
     return _check_geometry(grad_output.shape, self.shape, self.dtype == bfloat16, kernel, strides, pads, ceil_mode,
                            count_include_pad, divisor, cube_math_type)
@@ -158,27 +164,26 @@ def _check_geometry(go_shape, self_shape, is_bfloat16, kernel, strides, pads, ce
     """Steps 3 on: the checks that depend on shapes and parameters alone (cached: repeated
     calls with the same geometry skip them); returns the normalised parameters."""
     # 3. Formats: the binding describes 3-D tensors as NCL, 4-D as NCHW, anything else as ND.
+    #    gradInput is made with self's shape.
     for name, shape in (("gradOutput", go_shape), ("self", self_shape)):
         if len(shape) not in (3, 4):
-            raise param_invalid(API, f"{name} must be 3-D (NCL) or 4-D (NCHW), "
-                                     f"got {len(shape)}-D shape {shape_str(shape)}")
+            raise param_invalid(API, f"{name} format must be NCHW or NCL, got {format_name(len(shape))} "
+                                     f"(shape {shape_str(shape)})")
     if len(go_shape) == 4 and len(self_shape) != 4:
-        raise param_invalid(API, f"gradOutput is 4-D (NCHW), so gradInput (shaped like self) must be "
-                                 f"4-D NCHW too, got self shape {shape_str(self_shape)}")
+        raise param_invalid(API, f"a 4-D gradOutput needs gradOutput and gradInput in NCHW, got NCHW and "
+                                 f"{format_name(len(self_shape))}")
 
     # 4. Ranks and list lengths / values.  (NumPy shapes are never negative.)
     if len(go_shape) != len(self_shape):
-        raise param_invalid(API, f"gradOutput and gradInput (shaped like self) must have the same rank: "
-                                 f"gradOutput {shape_str(go_shape)}, self {shape_str(self_shape)}")
+        raise param_invalid(API, f"gradOutput and gradInput must be both 3-D or both 4-D, got {shape_str(go_shape)} "
+                                 f"and {shape_str(self_shape)}")
     if len(kernel) not in (1, 2):
         raise param_invalid(API, f"kernelSize must have 1 or 2 elements, got {shape_str(kernel)}")
-    if min(kernel) <= 0:
-        raise param_invalid(API, f"kernelSize values must be > 0, got kernelSize = {shape_str(kernel)}")
+    check_min(API, "kernelSize", kernel, 0, strict=True)
     if strides is not None:
         if len(strides) > 2:
             raise param_invalid(API, f"stride must have 0, 1 or 2 elements, got {shape_str(strides)}")
-        if strides and min(strides) <= 0:
-            raise param_invalid(API, f"stride values must be > 0, got stride = {shape_str(strides)}")
+        check_min(API, "stride", strides, 0, strict=True)
     if len(pads) > 2:
         raise param_invalid(API, f"padding must have 1 or 2 elements, got {shape_str(pads)}")
 
@@ -188,13 +193,13 @@ def _check_geometry(go_shape, self_shape, is_bfloat16, kernel, strides, pads, ce
     kH, kW = kernel * 2 if len(kernel) == 1 else kernel
     pH, pW = pads * 2 if len(pads) == 1 else pads
     if kH < 2 * pH or kW < 2 * pW:
-        raise param_invalid(API, f"padding must be <= kernelSize/2: kernelSize = {shape_str(kernel)}, "
+        raise param_invalid(API, f"padding must be <= kernelSize / 2, got kernelSize = {shape_str(kernel)}, "
                                  f"padding = {shape_str(pads)}")
 
     # 6. Cube math type.
     if cube_math_type not in _CUBE_MATH_TYPES:
-        raise param_invalid(API, f"cubeMathType must be one of 0 (KEEP_DTYPE), 1 (ALLOW_FP32_DOWN_PRECISION), "
-                                 f"2 (USE_FP16), 3 (USE_HF32), got {cube_math_type}")
+        raise param_invalid(API, f"cubeMathType must be 0 (KEEP_DTYPE), 1 (ALLOW_FP32_DOWN_PRECISION), "
+                                 f"2 (USE_FP16) or 3 (USE_HF32), got {cube_math_type}")
     if cube_math_type == _USE_FP16 and is_bfloat16:
         raise param_invalid(API, "cubeMathType 2 (USE_FP16) is not supported for BFLOAT16 input")
 
@@ -202,21 +207,24 @@ def _check_geometry(go_shape, self_shape, is_bfloat16, kernel, strides, pads, ce
     if pH < 0 or pW < 0:
         raise param_invalid(API, f"padding values must be >= 0, got padding = {shape_str(pads)}")
     if go_shape[:-2] != self_shape[:-2]:
-        raise param_invalid(API, f"gradOutput and self must have the same N and C: "
-                                 f"gradOutput {shape_str(go_shape)}, self {shape_str(self_shape)}")
+        raise param_invalid(API, f"gradOutput and self must have the same {'N and C' if len(self_shape) == 4 else 'C'}, "
+                                 f"got gradOutput {shape_str(go_shape)} and self {shape_str(self_shape)}")
     if not strides:
         sH, sW = kH, kW
     else:
         sH, sW = strides * 2 if len(strides) == 1 else strides
     H, W = self_shape[-2:]
-    check_int64(API, "self H + 2 * padding H", H + 2 * pH)
-    check_int64(API, "self W + 2 * padding W", W + 2 * pW)
+    for size, k, st, pad in ((H, kH, sH, pH), (W, kW, sW, pW)):
+        if max(size + 2 * pad, size + 2 * pad - k + (st - 1 if ceil_mode else 0)) > INT64_MAX:
+            raise param_invalid(API, f"the pooled size overflows int64 (self {shape_str(self_shape)}, kernelSize = "
+                                     f"{shape_str(kernel)}, stride = {shape_str(strides or ())}, padding = "
+                                     f"{shape_str(pads)})")
     expected = (_pooled_size(H, kH, sH, pH, ceil_mode), _pooled_size(W, kW, sW, pW, ceil_mode))
     if go_shape[-2:] != expected:
         raise param_invalid(API, f"gradOutput H, W must be the pooled size of self, {shape_str(expected)} for "
                                  f"self {shape_str(self_shape)}, kernelSize = {shape_str(kernel)}, stride = "
                                  f"{shape_str(strides or ())}, padding = {shape_str(pads)}, "
-                                 f"ceilMode = {ceil_mode}; got gradOutput {shape_str(go_shape)}")
+                                 f"ceilMode = {str(ceil_mode).lower()}; got gradOutput {shape_str(go_shape)}")
 
     return _Params(kH, kW, sH, sW, pH, pW, ceil_mode, count_include_pad, divisor, cube_math_type)
 
@@ -317,6 +325,7 @@ def _numpy(grad_output, self, kernel_size, stride, padding, ceil_mode, count_inc
     is separable).  Computes in float32; cubeMathType does not change the numbers."""
     params = _validate(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
                        divisor_override, cube_math_type)
+    check_allocation(self.size * self.itemsize)
     if grad_output.size == 0 or self.size == 0:
         return np.zeros(self.shape, dtype=self.dtype)
     H, W = self.shape[-2:]

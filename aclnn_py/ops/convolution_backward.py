@@ -95,6 +95,7 @@ import numpy as np
 
 from .._dtypes import bfloat16
 from .._errors import param_invalid, param_nullptr
+from .._memory import check_allocation
 from ._aclnn import Call, c_int, dtype_of, shape_of
 from ._common import (
     FLOAT16,
@@ -104,9 +105,9 @@ from ._common import (
     bool_arg,
     bool_array_arg,
     check_dtype,
-    check_int64,
+    check_min,
+    check_not_null,
     dispatch,
-    int_arg,
     int_array_arg,
     shape_str,
     tensor_arg,
@@ -138,23 +139,15 @@ class _Params(NamedTuple):
     empty: bool
 
 
-def _check_at_least(name: str, values: tuple[int, ...], minimum: int) -> None:
-    if any(v < minimum for v in values):
-        raise param_invalid(API, f"{name} must be >= {minimum} in every element, got {shape_str(values)}")
-
-
 def _check_lengths(rank: int, stride, padding, dilation, output_padding) -> None:
     """Check 7's array lengths: one per spatial dimension, or 4 for 2-D padding/outputPadding."""
     spatial = rank - 2
-    for name, values in (("stride", stride), ("dilation", dilation)):
-        if len(values) != spatial:
-            raise param_invalid(API, f"{name} must have {spatial} element(s) (one per spatial dimension of "
-                                     f"the {rank}-D input), got {len(values)}: {shape_str(values)}")
-    for name, values in (("padding", padding), ("outputPadding", output_padding)):
-        if len(values) != spatial and not (rank == 4 and len(values) == 4):
-            also = " or 4 ([top, bottom, left, right])" if rank == 4 else ""
-            raise param_invalid(API, f"{name} must have {spatial}{also} element(s) for a {rank}-D input, "
-                                     f"got {len(values)}: {shape_str(values)}")
+    for i, (name, values) in enumerate((("stride", stride), ("dilation", dilation), ("padding", padding),
+                                        ("outputPadding", output_padding))):
+        if len(values) != spatial and not (i >= 2 and rank == 4 and len(values) == 4):
+            also = " (or 4)" if i >= 2 and rank == 4 else ""
+            raise param_invalid(API, f"{name} must have {spatial} element{'s' if spatial > 1 else ''}{also} for a "
+                                     f"{rank}-D input, got {shape_str(values)}")
 
 
 def _sides(padding: tuple[int, ...], spatial: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -167,22 +160,25 @@ def _sides(padding: tuple[int, ...], spatial: int) -> tuple[tuple[int, ...], tup
 def _validate(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
               output_padding, groups, output_mask, cube_math_type) -> _Params:
     """Coerce and check the arguments in CANN's order (module docstring, checks 1-10)."""
-    # 1. Required arguments (161001) and Python types (TypeError), in CANN's order.
+    # 1. Python types (TypeError) and C ranges, in the order the binding converts them for the
+    #    C call, then required arguments (161001, in CANN's order; biasSizes may be None).
+    transposed = bool_arg(API, "transposed", transposed)
+    groups = c_int(API, "groups", groups, 32)
+    cube_math_type = c_int(API, "cubeMathType", cube_math_type, 8)
     grad_output = tensor_arg(API, "gradOutput", grad_output)
     input = tensor_arg(API, "input", input)
     weight = tensor_arg(API, "weight", weight)
+    bias_sizes = int_array_arg(API, "biasSizes", bias_sizes)
     stride = int_array_arg(API, "stride", stride)
     padding = int_array_arg(API, "padding", padding)
     dilation = int_array_arg(API, "dilation", dilation)
     output_padding = int_array_arg(API, "outputPadding", output_padding)
     output_mask = bool_array_arg(API, "outputMask", output_mask)
+    check_not_null(API, gradOutput=grad_output, input=input, weight=weight, stride=stride, padding=padding,
+                   dilation=dilation, outputPadding=output_padding, outputMask=output_mask)
     if len(output_mask) != 3:
-        raise param_nullptr(API, f"outputMask must have 3 elements [gradInput, gradWeight, gradBias], "
-                                 f"got {len(output_mask)}: {list(output_mask)}")
-    bias_sizes = int_array_arg(API, "biasSizes", bias_sizes, required=False)
-    transposed = bool_arg(API, "transposed", transposed)
-    groups = int_arg(API, "groups", groups)
-    cube_math_type = int_arg(API, "cubeMathType", cube_math_type)
+        raise param_nullptr(API, f"outputMask must have 3 elements (gradInput, gradWeight, gradBias), "
+                                 f"got {len(output_mask)}")
 
     # Checks 2-10 depend on shapes, dtypes and the coerced parameters alone: a repeated call
     # with the same ones skips them (a tiny convolution spent ~10 us here).
@@ -219,11 +215,11 @@ def _check(grad_output, input, weight, bias_sizes, stride, padding, dilation, tr
                                      f"got {tensor.ndim}-D shape {shape_str(tensor.shape)}")
 
     # 4. Parameter values.
-    _check_at_least("stride", stride, 1)
-    _check_at_least("padding", padding, 0)
-    _check_at_least("dilation", dilation, 1)
+    check_min(API, "stride", stride, 1, strict=False)
+    check_min(API, "padding", padding, 0, strict=False)
+    check_min(API, "dilation", dilation, 1, strict=False)
     if transposed:
-        _check_at_least("outputPadding", output_padding, 0)
+        check_min(API, "outputPadding", output_padding, 0, strict=False)
         if len(output_padding) == 4 and len(stride) == 2:
             if output_padding[0] or output_padding[2]:
                 raise param_invalid(API, f"outputPadding [top, bottom, left, right] may only extend the bottom "
@@ -233,20 +229,17 @@ def _check(grad_output, input, weight, bias_sizes, stride, padding, dilation, tr
             ends = output_padding
         # Arrays of the wrong length are reported by check 7.
         if len(ends) == len(stride) and any(p >= s for p, s in zip(ends, stride)):
-            raise param_invalid(API, f"outputPadding must be < stride in every dimension when transposed, "
+            raise param_invalid(API, f"when transposed, outputPadding must be < stride in every dimension, "
                                      f"got outputPadding = {shape_str(output_padding)}, stride = {shape_str(stride)}")
     elif any(output_padding):
-        raise param_invalid(API, f"outputPadding must be all 0 when transposed is False, "
-                                 f"got {shape_str(output_padding)}")
-    if groups < 1:
-        raise param_invalid(API, f"groups must be >= 1, got {groups}")
-    if groups > MAX_GROUPS:
-        raise param_invalid(API, f"groups must be <= {MAX_GROUPS}, got {groups}")
+        raise param_invalid(API, f"when not transposed, outputPadding must be all 0, got {shape_str(output_padding)}")
+    if not 1 <= groups <= MAX_GROUPS:
+        raise param_invalid(API, f"groups must be in [1, {MAX_GROUPS}], got {groups}")
 
     # 5. cubeMathType.
     if cube_math_type not in CUBE_MATH_TYPES:
-        names = ", ".join(f"{v} ({n})" for v, n in CUBE_MATH_TYPES.items())
-        raise param_invalid(API, f"cubeMathType must be one of {names}, got {cube_math_type}")
+        names = [f"{v} ({n})" for v, n in CUBE_MATH_TYPES.items()]
+        raise param_invalid(API, f"cubeMathType must be {', '.join(names[:-1])} or {names[-1]}, got {cube_math_type}")
 
     # 6. Empty input or weight: rule 10 instead of 7-9.
     if input.size == 0 or weight.size == 0:
@@ -255,15 +248,10 @@ def _check(grad_output, input, weight, bias_sizes, stride, padding, dilation, tr
 
     # 7. Shapes and array lengths.
     rank = input.ndim
-    if grad_output.ndim != rank:
-        raise param_invalid(API, f"gradOutput and input must have the same rank, got gradOutput "
-                                 f"{shape_str(grad_output.shape)} and input {shape_str(input.shape)}")
-    if weight.ndim != rank:
-        raise param_invalid(API, f"input and weight must have the same rank, got input "
-                                 f"{shape_str(input.shape)} and weight {shape_str(weight.shape)}")
+    _check_ranks(grad_output, input, weight)
     if grad_output.size == 0:
-        raise param_invalid(API, f"gradOutput must not be empty when input and weight are not, "
-                                 f"got shape {shape_str(grad_output.shape)}")
+        raise param_invalid(API, f"gradOutput and weight must not be empty, got {shape_str(grad_output.shape)} and "
+                                 f"{shape_str(weight.shape)}")
     if output_mask[2] and bias_sizes is not None and bias_sizes != (grad_output.shape[1],):
         raise param_invalid(API, f"biasSizes must be [gradOutput.shape[1]] = [{grad_output.shape[1]}] "
                                  f"(the shape of gradBias), got {shape_str(bias_sizes)}")
@@ -278,14 +266,11 @@ def _check(grad_output, input, weight, bias_sizes, stride, padding, dilation, tr
     w_out, w_in = weight.shape[:2]
     if y_channels != w_out:
         raise param_invalid(API, f"{y_name}.shape[1] = {y_channels} must equal weight.shape[0] = {w_out}")
-    if x_channels % w_in:
-        raise param_invalid(API, f"{x_name}.shape[1] = {x_channels} must be divisible by "
-                                 f"weight.shape[1] = {w_in}")
-    if x_channels // w_in != groups:
-        raise param_invalid(API, f"groups = {groups} must equal {x_name}.shape[1] / weight.shape[1] = "
-                                 f"{x_channels} / {w_in} = {x_channels // w_in}")
+    if w_in == 0 or x_channels % w_in or x_channels // w_in != groups:
+        raise param_invalid(API, f"{x_name}.shape[1] = {x_channels} must equal weight.shape[1] * groups = "
+                                 f"{w_in} * {groups}")
     if x_channels == groups and (y_channels < groups or y_channels % groups):
-        raise param_invalid(API, f"depthwise convolution ({x_name}.shape[1] == groups = {groups}): "
+        raise param_invalid(API, f"depthwise ({x_name}.shape[1] == groups = {groups}): "
                                  f"{y_name}.shape[1] = {y_channels} must be a multiple of groups")
     if w_out % groups:
         raise param_invalid(API, f"weight.shape[0] = {w_out} must be divisible by groups = {groups}")
@@ -293,40 +278,60 @@ def _check(grad_output, input, weight, bias_sizes, stride, padding, dilation, tr
     # 9. Batch and spatial sizes.
     if grad_output.shape[0] != input.shape[0]:
         raise param_invalid(API, f"gradOutput.shape[0] = {grad_output.shape[0]} must equal input.shape[0] = "
-                                 f"{input.shape[0]} (the batch)")
+                                 f"{input.shape[0]}")
     spatial = rank - 2
     pad_lo, pad_hi = _sides(padding, spatial)
     extra = _sides(output_padding, spatial)[1] if transposed else (0,) * spatial
-    expected = []
     for d in range(spatial):
-        k, size = weight.shape[2 + d], x.shape[2 + d]
+        size, out, k = input.shape[2 + d], grad_output.shape[2 + d], weight.shape[2 + d]
+        total = min(pad_lo[d] + pad_hi[d], INT64_MAX)  # the simulator saturates this sum
         reach = (k - 1) * dilation[d] + 1
-        span = size - extra[d] + pad_lo[d] + pad_hi[d] - reach
-        if not (reach <= INT64_MAX and INT64_MIN <= span <= INT64_MAX):
-            raise param_invalid(API, f"spatial dimension {d} overflows int64: (weight.shape[{2 + d}] - 1) * "
-                                     f"dilation[{d}] + 1 = {reach}, {x_name}.shape[{2 + d}] - outputPadding + "
-                                     f"padding - that = {span}")
-        if span < 0:
-            minus = f" - outputPadding {extra[d]}" if transposed else ""
-            raise param_invalid(API, f"{x_name}.shape[{2 + d}] = {size}{minus} plus padding {pad_lo[d]} + "
-                                     f"{pad_hi[d]} must be >= (kernel - 1) * dilation + 1 = {reach} "
-                                     f"(weight.shape[{2 + d}] = {k}, dilation[{d}] = {dilation[d]})")
-        expected.append(span // stride[d] + 1)
-    if tuple(expected) != y.shape[2:]:
-        params = (f"weight {shape_str(weight.shape)}, stride {shape_str(stride)}, padding {shape_str(padding)}, "
-                  f"dilation {shape_str(dilation)}")
         if transposed:
-            nominal = [(i - 1) * s - lo - hi + (k - 1) * dl + e + 1 for i, s, lo, hi, k, dl, e in
-                       zip(input.shape[2:], stride, pad_lo, pad_hi, weight.shape[2:], dilation, extra)]
-            raise param_invalid(API, f"gradOutput spatial shape {shape_str(grad_output.shape[2:])} does not fit "
-                                     f"input spatial shape {shape_str(input.shape[2:])} of the transposed "
-                                     f"convolution: gradOutput should be {shape_str(nominal)} ({params}, "
-                                     f"outputPadding {shape_str(output_padding)})")
-        raise param_invalid(API, f"gradOutput spatial shape must be {shape_str(expected)} for input "
-                                 f"{shape_str(input.shape)} ({params}), got {shape_str(grad_output.shape[2:])}")
+            # CANN's form: with X = gradOutput, room = X - outputPadding + padding - reach >= 0 and
+            # input == room / stride + 1 (a gradOutput up to stride - 1 longer is accepted).
+            room = out - extra[d] + total - reach
+            if not (reach <= INT64_MAX and _fits(out - extra[d], out - extra[d] + total, room)) or room < 0 \
+                    or size != room // stride[d] + 1:
+                expected = (size - 1) * stride[d] - total + reach + extra[d]
+                raise param_invalid(API, f"transposed: gradOutput spatial dim {d} = {out} does not fit input spatial "
+                                         f"dim {size}: gradOutput should be (input - 1) * stride - padding + dilation "
+                                         f"* (kernel - 1) + outputPadding + 1 = {expected if _fits(expected) else -1} "
+                                         f"(input {shape_str(input.shape)}, weight {shape_str(weight.shape)}, "
+                                         f"stride = {shape_str(stride)}, padding = {shape_str(padding)}, dilation = "
+                                         f"{shape_str(dilation)}, outputPadding = {shape_str(output_padding)})")
+            continue
+        _check_room(d, size, total, reach, input, weight, padding, dilation)
+        expected = (size + total - reach) // stride[d] + 1
+        if out != expected:
+            raise param_invalid(API, f"gradOutput spatial dim {d} = {out} must be (in + padding - (kernel - 1) * "
+                                     f"dilation - 1) / stride + 1 = {expected} (input {shape_str(input.shape)}, "
+                                     f"weight {shape_str(weight.shape)}, stride = {shape_str(stride)}, padding = "
+                                     f"{shape_str(padding)}, dilation = {shape_str(dilation)})")
 
     return _Params(grad_output, input, weight, transposed, groups, output_mask, stride, dilation,
                    pad_lo, pad_hi, grad_output.shape[1], False)
+
+
+def _fits(*values: int) -> bool:
+    return all(INT64_MIN <= v <= INT64_MAX for v in values)
+
+
+def _check_ranks(grad_output, input, weight) -> None:
+    if not grad_output.ndim == input.ndim == weight.ndim:
+        raise param_invalid(API, f"gradOutput, input and weight must have the same rank, got "
+                                 f"{shape_str(grad_output.shape)}, {shape_str(input.shape)}, {shape_str(weight.shape)}")
+
+
+def _check_room(d, size, total, reach, input, weight, padding, dilation) -> None:
+    """The padded input holds the dilated kernel along spatial dim ``d`` (int64 arithmetic)."""
+    if not (reach <= INT64_MAX and _fits(size + total)):
+        raise param_invalid(API, f"input spatial dim {d}: (kernel - 1) * dilation + 1 or (in + padding) overflows "
+                                 f"int64 (input {shape_str(input.shape)}, weight {shape_str(weight.shape)}, padding = "
+                                 f"{shape_str(padding)}, dilation = {shape_str(dilation)})")
+    if size + total < reach:
+        raise param_invalid(API, f"input spatial dim {d}: (in + padding) = {size} + {total} must be >= (kernel - 1) * "
+                                 f"dilation + 1 = {reach} (weight {shape_str(weight.shape)}, dilation = "
+                                 f"{shape_str(dilation)})")
 
 
 def _validate_empty(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
@@ -335,8 +340,8 @@ def _validate_empty(grad_output, input, weight, bias_sizes, stride, padding, dil
     bias_length = 0
     if output_mask[2]:
         if bias_sizes is None:
-            raise param_invalid(API, "biasSizes must be given when outputMask[2] is True and input or "
-                                     "weight is empty")
+            raise param_invalid(API, "biasSizes must be given when outputMask[2] is True and input or weight is "
+                                     "empty")
         if len(bias_sizes) != 1:
             raise param_invalid(API, f"biasSizes must have 1 element, got {shape_str(bias_sizes)}")
         if transposed:
@@ -346,14 +351,10 @@ def _validate_empty(grad_output, input, weight, bias_sizes, stride, padding, dil
         if bias_sizes[0] != bias_length:
             raise param_invalid(API, f"biasSizes must be [{rule}] = [{bias_length}], got {shape_str(bias_sizes)}")
     if output_mask[0] and input.shape[0] != 0 and input.shape[1] != 0:
-        raise param_invalid(API, f"with an empty input or weight, gradInput can only be computed when input "
-                                 f"has N = 0 or C = 0, got input shape {shape_str(input.shape)} and weight "
-                                 f"shape {shape_str(weight.shape)}")
+        raise param_invalid(API, f"with an empty weight or input and outputMask[0], input N or C must be 0, got "
+                                 f"input {shape_str(input.shape)}")
     rank = input.ndim
-    for name, tensor in (("gradOutput", grad_output), ("weight", weight)):
-        if tensor.ndim != rank:
-            raise param_invalid(API, f"{name} and input must have the same rank, got {name} "
-                                     f"{shape_str(tensor.shape)} and input {shape_str(input.shape)}")
+    _check_ranks(grad_output, input, weight)
     _check_lengths(rank, stride, padding, dilation, output_padding)
 
     w_out, w_in = weight.shape[:2]
@@ -368,17 +369,12 @@ def _validate_empty(grad_output, input, weight, bias_sizes, stride, padding, dil
     pad_lo, pad_hi = _sides(padding, spatial)
     if transposed:
         if w_out <= 0 or w_out != input.shape[1]:
-            raise param_invalid(API, f"weight.shape[0] = {w_out} must be > 0 and equal input.shape[1] = "
-                                     f"{input.shape[1]} for a transposed convolution")
+            raise param_invalid(API, f"transposed: weight.shape[0] = {w_out} must be > 0 and equal input.shape[1] = "
+                                     f"{input.shape[1]}")
     else:
         for d in range(spatial):
-            k = weight.shape[2 + d]
-            reach = check_int64(API, f"(weight.shape[{2 + d}] - 1) * dilation[{d}] + 1", (k - 1) * dilation[d] + 1)
-            padded = check_int64(API, f"input.shape[{2 + d}] + padding", input.shape[2 + d] + pad_lo[d] + pad_hi[d])
-            if padded < reach:
-                raise param_invalid(API, f"input.shape[{2 + d}] = {input.shape[2 + d]} plus padding {pad_lo[d]} + "
-                                         f"{pad_hi[d]} must be >= (kernel - 1) * dilation + 1 = {reach} "
-                                         f"(weight.shape[{2 + d}] = {k}, dilation[{d}] = {dilation[d]})")
+            _check_room(d, input.shape[2 + d], min(pad_lo[d] + pad_hi[d], INT64_MAX),
+                        (weight.shape[2 + d] - 1) * dilation[d] + 1, input, weight, padding, dilation)
     return _Params(grad_output, input, weight, transposed, groups, output_mask, stride, dilation,
                    pad_lo, pad_hi, bias_length, True)
 
@@ -389,6 +385,8 @@ def _numpy(grad_output, input, weight, bias_sizes, stride, padding, dilation, tr
     p = _validate(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
                   output_padding, groups, output_mask, cube_math_type)
     want_input, want_weight, want_bias = p.output_mask
+    check_allocation(want_input * p.input.size * p.input.itemsize + want_weight * p.weight.size * p.weight.itemsize
+                     + want_bias * p.bias_length * p.grad_output.itemsize)
     if p.empty:
         return (np.zeros(p.input.shape, p.input.dtype) if want_input else None,
                 np.zeros(p.weight.shape, p.weight.dtype) if want_weight else None,

@@ -45,14 +45,19 @@ from collections.abc import Sequence
 import numpy as np
 
 from .._dtypes import bfloat16, compute_dtype
+from .._memory import check_allocation
 from . import _small
 from ._aclnn import Call, dtype_of, shape_of
 from ._common import (
     FLOAT16,
     FLOAT32,
+    INT64_MAX,
+    INT64_MIN,
     check,
     check_dtype,
-    check_int64,
+    check_length,
+    check_not_null,
+    check_min,
     dispatch,
     int_array_arg,
     shape_str,
@@ -82,6 +87,8 @@ def _validate(grad_output, input_size, kernel_size, dilation, padding, stride):
     dilation = int_array_arg(API, "dilation", dilation)
     padding = int_array_arg(API, "padding", padding)
     stride = int_array_arg(API, "stride", stride)
+    check_not_null(API, gradOutput=grad_output, inputSize=input_size, kernelSize=kernel_size, dilation=dilation,
+                   padding=padding, stride=stride)
 
     check_dtype(API, "gradOutput", grad_output, DTYPES)
     grid = _check_geometry(grad_output.shape, input_size, kernel_size, dilation, padding, stride)
@@ -98,13 +105,15 @@ def _check_geometry(shape, input_size, kernel_size, dilation, padding, stride) -
     arrays = {"inputSize": input_size, "kernelSize": kernel_size, "dilation": dilation,
               "padding": padding, "stride": stride}
     for name, values in arrays.items():
-        check(API, len(values) == 2, lambda: f"{name} must have 2 elements, got {shape_str(values)}")
+        check_length(API, name, values, 2)
     for name, values in (("kernelSize", kernel_size), ("stride", stride), ("dilation", dilation)):
-        check(API, min(values) > 0, lambda: f"{name} must be > 0, got {shape_str(values)}")
-    check(API, min(padding) >= 0, lambda: f"padding must be >= 0, got {shape_str(padding)}")
-    check(API, min(input_size) > 0, lambda: f"inputSize must be > 0, got {shape_str(input_size)}")
+        check_min(API, name, values, 0, strict=True)
+    check_min(API, "padding", padding, 0, strict=False)
+    check_min(API, "inputSize", input_size, 0, strict=True)
 
-    kernel_area = check_int64(API, "kernelSize[0] * kernelSize[1]", kernel_size[0] * kernel_size[1])
+    kernel_area = kernel_size[0] * kernel_size[1]
+    check(API, kernel_area <= INT64_MAX,
+          lambda: f"kernelSize[0] * kernelSize[1] overflows int64, kernelSize = {shape_str(kernel_size)}")
     rows = shape[-2]
     check(API, rows % kernel_area == 0,
           lambda: f"gradOutput.shape[-2] = {rows} must be divisible by kernelSize[0] * kernelSize[1] = "
@@ -112,9 +121,11 @@ def _check_geometry(shape, input_size, kernel_size, dilation, padding, stride) -
 
     grid = []
     for d in range(2):
-        numerator = check_int64(
-            API, f"inputSize[{d}] + 2 * padding[{d}] - dilation[{d}] * (kernelSize[{d}] - 1) - 1 + stride[{d}]",
-            input_size[d] + 2 * padding[d] - dilation[d] * (kernel_size[d] - 1) - 1 + stride[d])
+        numerator = input_size[d] + 2 * padding[d] - dilation[d] * (kernel_size[d] - 1) - 1 + stride[d]
+        check(API, INT64_MIN <= numerator <= INT64_MAX,
+              lambda: f"the block count along dim {d} overflows int64 (inputSize = {shape_str(input_size)}, "
+              f"padding = {shape_str(padding)}, dilation = {shape_str(dilation)}, "
+              f"kernelSize = {shape_str(kernel_size)})")
         blocks = _c_div(numerator, stride[d])
         check(API, blocks >= 0,
               lambda: f"the kernel does not fit along dim {d}: inputSize = {shape_str(input_size)}, "
@@ -127,9 +138,9 @@ def _check_geometry(shape, input_size, kernel_size, dilation, padding, stride) -
           f"{grid[0] * grid[1]} (inputSize = {shape_str(input_size)}, kernelSize = {shape_str(kernel_size)}, "
           f"dilation = {shape_str(dilation)}, padding = {shape_str(padding)}, stride = {shape_str(stride)})")
 
-    batch = shape[0] if ndim == 3 else 1
-    check_int64(API, "the number of out elements",
-                batch * (rows // kernel_area) * input_size[0] * input_size[1])
+    out_shape = (shape[0],) * (ndim == 3) + (rows // kernel_area, input_size[0], input_size[1])
+    check(API, np.prod(out_shape, dtype=object) <= INT64_MAX,
+          lambda: f"the number of out elements overflows int64 (out shape {shape_str(out_shape)})")
     return tuple(grid)
 
 
@@ -150,6 +161,7 @@ def _numpy(grad_output, input_size, kernel_size, dilation, padding, stride):
     batch, rows, length = cols.shape
     area = kernel[0] * kernel[1]
     channels = rows // area
+    check_allocation(batch * channels * size[0] * size[1] * grad_output.itemsize)
     if _small.use_small(batch * channels, area * length, size[0] * size[1]):
         out = _small.apply(_col2im_planes, (size, kernel, dilation, padding, stride, grid),
                            cols.reshape(batch, channels, area, length), (area, length), size, grad_output.dtype)

@@ -25,9 +25,16 @@ Constraints, in the order CANN checks them (each violation is 161002 unless note
    self's shape; outputSize has 2 elements and equals gradOutput's last two dims ``(oH, oW)``.
 4. An empty gradOutput with a non-empty self is rejected; an empty self succeeds (empty result).
 
-Deliberate deviation: CANN does not check the index values (the NPU's result is undefined for
-one outside ``[0, oH*oW)``).  The numpy backend never reads out of bounds: such an index is
-161002 here.
+Index values: CANN does not check them.  Phase 1 cannot see device data, and neither the
+aclnn documentation's error table nor ``aclnn_max_unpool2d_backward.cpp`` (hicann/ops-nn,
+``index/gather_elements/op_api``) has a check; the GatherElements kernel it launches reads
+``x[... + index * stride + ...]`` unchecked (``index/gather_elements/op_kernel/arch35/
+gather_elements_simt.h``), so an index outside ``[0, oH*oW)`` reads outside gradOutput: undefined
+data or an AI Core exception when the stream is synchronised.  Every backend here takes the
+defined one of those outcomes: phase 1 succeeds, then the computation fails as a device fault
+would, ``AclnnError`` 507015 (ACL_ERROR_RT_AICORE_EXCEPTION) from ``aclrtSynchronizeStream``,
+naming the first bad index (in C order), and nothing is written.  The simulator's kernel checks
+every index before writing; the numpy backend checks them before its gather.
 """
 
 from __future__ import annotations
@@ -37,12 +44,14 @@ from collections.abc import Sequence
 import numpy as np
 
 from .._dtypes import dtype_name
-from .._errors import param_invalid
+from .._errors import ACL_ERROR_RT_AICORE_EXCEPTION, AclnnError
+from .._memory import check_allocation
 from ._aclnn import Call, dtype_of, shape_of
-from ._common import (FLOAT16, FLOAT32, check, check_dtype, dispatch, in_parallel, int_array_arg, shape_str,
-                      tensor_arg)
+from ._common import (FLOAT16, FLOAT32, check, check_dtype, check_length, check_not_null, check_same_dtype, check_same_shape, dispatch,
+                      in_parallel, int_array_arg, shape_str, tensor_arg)
 
 API = "aclnnMaxUnpool2dBackwardGetWorkspaceSize"
+KERNEL = "aclnnMaxUnpool2dBackward"
 
 DTYPES = tuple(np.dtype(t) for t in (FLOAT32, FLOAT16, np.int8, np.uint8, np.int16, np.int32, np.int64, np.bool_))
 INDEX_DTYPES = (np.dtype(np.int64), np.dtype(np.int32))
@@ -64,14 +73,14 @@ def _validate(grad_output, self, indices, output_size):
     self = tensor_arg(API, "self", self)
     indices = tensor_arg(API, "indices", indices)
     output_size = int_array_arg(API, "outputSize", output_size)
+    check_not_null(API, gradOutput=grad_output, self=self, indices=indices, outputSize=output_size)
 
     check_dtype(API, "gradOutput", grad_output, DTYPES)
     check_dtype(API, "self", self, DTYPES)
     # out is made with self's dtype, so CANN's gradOutput -> out cast rule is checked against it.
     check(API, _can_cast(grad_output.dtype, self.dtype),
           lambda: f"gradOutput dtype {dtype_name(grad_output.dtype)} cannot be cast to out dtype {dtype_name(self.dtype)}")
-    check(API, grad_output.dtype == self.dtype,
-          lambda: f"gradOutput dtype must equal self dtype, got {dtype_name(grad_output.dtype)} and {dtype_name(self.dtype)}")
+    check_same_dtype(API, "gradOutput", grad_output, "self", self)
     check_dtype(API, "indices", indices, INDEX_DTYPES)
 
     check(API, self.ndim in (3, 4), lambda: f"self must be 3-D or 4-D, got {self.ndim}-D shape {shape_str(self.shape)}")
@@ -82,25 +91,28 @@ def _validate(grad_output, self, indices, output_size):
     check(API, grad_output.shape[:leading] == self.shape[:leading],
           lambda: f"gradOutput and self must agree in {'C' if leading == 1 else 'N and C'}, got gradOutput "
           f"{shape_str(grad_output.shape)} and self {shape_str(self.shape)}")
-    check(API, indices.shape == self.shape,
-          lambda: f"indices shape must equal self shape {shape_str(self.shape)}, got {shape_str(indices.shape)}")
-    check(API, len(output_size) == 2, lambda: f"outputSize must have 2 elements, got {shape_str(output_size)}")
+    check_same_shape(API, "indices", indices, "self", self)
+    check_length(API, "outputSize", output_size, 2)
     check(API, output_size == grad_output.shape[-2:],
           lambda: f"outputSize must equal gradOutput's last two dims {shape_str(grad_output.shape[-2:])}, "
           f"got {shape_str(output_size)}")
 
     check(API, grad_output.size > 0 or self.size == 0,
           lambda: f"gradOutput is empty ({shape_str(grad_output.shape)}) but self is not ({shape_str(self.shape)})")
-
-    if self.size:
-        plane = output_size[0] * output_size[1]
-        # Viewed as unsigned, a negative index is huge: one pass catches both ends.
-        unsigned = indices.view(np.uint64 if indices.dtype == np.int64 else np.uint32)
-        if int(unsigned.max()) >= plane:
-            raise param_invalid(
-                API, f"indices must lie in [0, outputSize[0] * outputSize[1]) = [0, {plane}), got values in "
-                f"[{int(indices.min())}, {int(indices.max())}] (not checked by CANN; undefined on the NPU)")
     return grad_output, self, indices, output_size
+
+
+def _check_index_range(indices: np.ndarray, output_size: tuple[int, int]) -> None:
+    """The device fault an index outside ``[0, oH*oW)`` stands for (module docstring), raised
+    before anything is written, with the simulator's words."""
+    plane = output_size[0] * output_size[1]
+    # Viewed as unsigned, a negative index is huge: one pass catches both ends.
+    unsigned = indices.view(np.uint64 if indices.dtype == np.int64 else np.uint32)
+    if indices.size and int(unsigned.max()) >= plane:
+        at = np.unravel_index(int(np.argmax(unsigned >= plane)), indices.shape)
+        raise AclnnError(ACL_ERROR_RT_AICORE_EXCEPTION, "aclrtSynchronizeStream",
+                         f"{KERNEL}: indices{shape_str(at)} = {int(indices[at])} is outside [0, {plane}) "
+                         f"(outputSize = {shape_str(output_size)}); nothing was written")
 
 
 # Elements per thread below which the gather stays on the calling thread.
@@ -115,8 +127,10 @@ def _numpy(grad_output, self, indices, output_size):
     (A single np.take over flat offsets is faster than take_along_axis or a take per plane.)
     """
     grad_output, self, indices, output_size = _validate(grad_output, self, indices, output_size)
+    check_allocation(self.size * self.itemsize)
     if self.size == 0:
         return np.empty(self.shape, dtype=self.dtype)
+    _check_index_range(indices, output_size)
     flat_grad = grad_output.reshape(-1)
     starts = np.arange(0, flat_grad.size, output_size[0] * output_size[1], dtype=np.int64)[:, np.newaxis]
     planes = indices.reshape(starts.size, -1)
@@ -130,7 +144,7 @@ def _numpy(grad_output, self, indices, output_size):
         for a in range(first, last, step):
             b = min(a + step, last)
             np.add(planes[a:b], starts[a:b], out=offsets[:b - a])
-            np.take(flat_grad, offsets[:b - a], out=out[a:b], mode="clip")  # in range: checked in _validate
+            np.take(flat_grad, offsets[:b - a], out=out[a:b], mode="clip")  # in range: checked before
 
     # The gather is bound by memory latency: planes are split over the worker threads (the
     # benchmark's (8,64,56,56) case: 3.5 ms on 2 threads, 5.7 ms on one).

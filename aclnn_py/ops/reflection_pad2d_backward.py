@@ -20,7 +20,10 @@ Constraints, in the order CANN checks them (each violation is 161002 unless note
 
 1. gradOutput, self, padding are required (None: 161001).
 2. gradOutput and self dtypes are each FLOAT, FLOAT16, BFLOAT16 (A2/A3), DOUBLE, COMPLEX64 or
-   COMPLEX128, and equal (gradInput, made here, has self's dtype).  The formats are ND.
+   COMPLEX128, and equal (gradInput, made here, has self's dtype).  gradOutput, self and
+   gradInput have the same format: the binding gives each tensor its rank's format (NCL, NCHW,
+   ND, ...), so tensors of different ranks are reported here, before any shape check, as CANN
+   reports them when the binding calls it.
 3. self has rank 3 or 4; gradOutput has self's rank; padding has 4 elements, all >= 0 (the
    documented rule; CANN's current code only enforces it for BFLOAT16); ``left, right < W`` and
    ``top, bottom < H``; for BFLOAT16, ``top == bottom == 0`` or every pad <= 7;
@@ -40,10 +43,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .._dtypes import bfloat16, compute_dtype, dtype_name
+from .._dtypes import bfloat16, compute_dtype
+from .._memory import check_allocation
 from ._aclnn import Call, dtype_of, shape_of
 from . import _small
-from ._common import FLOAT16, FLOAT32, check, check_dtype, dispatch, int_array_arg, shape_str, tensor_arg
+from ._common import (FLOAT16, FLOAT32, check, check_dtype, check_length, check_min, check_not_null, check_same_dtype, dispatch,
+                      format_name, int_array_arg, shape_str, tensor_arg)
 
 API = "aclnnReflectionPad2dBackwardGetWorkspaceSize"
 
@@ -60,12 +65,17 @@ def _validate(grad_output, self, padding):
     grad_output = tensor_arg(API, "gradOutput", grad_output)
     self = tensor_arg(API, "self", self)
     padding = int_array_arg(API, "padding", padding)
+    check_not_null(API, gradOutput=grad_output, self=self, padding=padding)
 
     check_dtype(API, "gradOutput", grad_output, DTYPES)
     check_dtype(API, "self", self, DTYPES)
-    check(API, grad_output.dtype == self.dtype,
-          lambda: f"gradOutput dtype must equal self dtype, got {dtype_name(grad_output.dtype)} and "
-          f"{dtype_name(self.dtype)}")
+    check_same_dtype(API, "gradOutput", grad_output, "self", self)
+    # gradInput has self's shape and each tensor the binding's format for its rank (ND in the
+    # aclnn documentation's samples): CANN compares the three formats before any shape.
+    formats = [format_name(grad_output.ndim), format_name(self.ndim), format_name(self.ndim)]
+    check(API, formats[0] == formats[1],
+          lambda: f"gradOutput, self and gradInput must have the same format, got {', '.join(formats)} "
+          f"(shapes {shape_str(grad_output.shape)}, {shape_str(self.shape)}, {shape_str(self.shape)})")
 
     _check_geometry(grad_output.shape, self.shape, self.dtype == bfloat16, padding)
     return grad_output, self, padding
@@ -79,30 +89,30 @@ def _check_geometry(go_shape, self_shape, is_bfloat16, padding) -> None:
     check(API, len(go_shape) == len(self_shape),
           lambda: f"gradOutput must have self's rank {len(self_shape)}, got {len(go_shape)}-D shape "
           f"{shape_str(go_shape)}")
-    check(API, len(padding) == 4, lambda: f"padding must have 4 elements, got {shape_str(padding)}")
-    check(API, min(padding) >= 0, lambda: f"padding must be >= 0, got {shape_str(padding)}")
+    check_length(API, "padding", padding, 4)
+    check_min(API, "padding", padding, 0, strict=False)
     left, right, top, bottom = padding
     height, width = self_shape[-2:]
-    check(API, left < width and right < width,
-          lambda: f"padding left and right must be < self width {width}, got padding = {shape_str(padding)}")
-    check(API, top < height and bottom < height,
-          lambda: f"padding top and bottom must be < self height {height}, got padding = {shape_str(padding)}")
+    for side, pad, (what, limit) in zip(("left", "right", "top", "bottom"), padding,
+                                        (("width", width),) * 2 + (("height", height),) * 2):
+        check(API, pad < limit, lambda: f"padding {side} = {pad} must be < the input {what} = {limit} "
+              f"(padding = {shape_str(padding)}, self {shape_str(self_shape)})")
     if is_bfloat16:
         check(API, top == bottom == 0 or max(padding) <= _BF16_MAX_PAD,
-              lambda: f"for BFLOAT16, padding top and bottom must be 0 or every pad must be <= {_BF16_MAX_PAD}, "
+              lambda: f"for BFLOAT16 with top or bottom padding every padding value must be <= {_BF16_MAX_PAD}, "
               f"got padding = {shape_str(padding)}")
     expected = (height + top + bottom, width + left + right)
     check(API, go_shape[-2:] == expected,
-          lambda: f"gradOutput's last two dims must be self's plus padding {shape_str(expected)}, got gradOutput "
-          f"{shape_str(go_shape)} for self {shape_str(self_shape)} and padding {shape_str(padding)}")
+          lambda: f"gradOutput last two dims must be [H + top + bottom, W + left + right] = {shape_str(expected)}, "
+          f"got gradOutput {shape_str(go_shape)} (self {shape_str(self_shape)}, padding = {shape_str(padding)})")
     check(API, go_shape[:-2] == self_shape[:-2],
-          lambda: f"gradOutput's leading dims must equal self's {shape_str(self_shape[:-2])}, got gradOutput "
-          f"{shape_str(go_shape)} (not checked by CANN)")
+          lambda: f"gradOutput leading dims must equal self's, got gradOutput {shape_str(go_shape)} and self "
+          f"{shape_str(self_shape)} (CANN does not compare them)")
 
     if 0 in self_shape:
-        required = "H and W" if len(self_shape) == 3 else "C, H and W"
-        check(API, min(self_shape[-3 if len(self_shape) == 4 else -2:]) > 0,
-              lambda: f"self may be empty only in its leading dim; {required} must be > 0, got {shape_str(self_shape)}")
+        check(API, 0 not in self_shape[1:],
+              lambda: f"an empty self may only have its first dim 0 (N of NCHW, C of CHW), got self "
+              f"{shape_str(self_shape)}")
 
 
 def _axis_parts(pad_before: int, size: int, pad_after: int) -> list[tuple[slice, slice, bool]]:
@@ -146,6 +156,7 @@ _SMALL = 1 << 15  # gradOutput elements up to which the plain kernel is used
 def _numpy(grad_output, self, padding):
     """The numpy path: validate, then fold the borders back (one matrix product when tiny)."""
     grad_output, self, padding = _validate(grad_output, self, padding)
+    check_allocation(self.size * self.itemsize)
     if self.size and _small.use_small(self.size // (self.shape[-2] * self.shape[-1]),
                                       grad_output.shape[-2] * grad_output.shape[-1],
                                       self.shape[-2] * self.shape[-1]):

@@ -138,8 +138,8 @@ static aclnnStatus check_params(const aclTensor *gradOutput, const aclTensor *se
     for (int i = 0; i < 3; ++i) {
         aclFormat f = tensors[i]->format;
         if (f != ACL_FORMAT_NCHW && f != ACL_FORMAT_NCL) {
-            return aclsim_ops_invalid(API, "%s format must be NCHW or NCL, got %s", names[i],
-                                      aclsim_ops_format_name(f));
+            return aclsim_ops_invalid(API, "%s format must be NCHW or NCL, got %s (shape %s)", names[i],
+                                      aclsim_ops_format_name(f), aclsim_ops_shape(tensors[i]).s);
         }
     }
     if (gradOutput->ndim == 4 && (gradOutput->format != ACL_FORMAT_NCHW || gradInput->format != ACL_FORMAT_NCHW)) {
@@ -158,24 +158,21 @@ static aclnnStatus check_params(const aclTensor *gradOutput, const aclTensor *se
         }
     }
     if (kernelSize->size != 1 && kernelSize->size != 2) {
-        return aclsim_ops_invalid(API, "kernelSize must have 1 or 2 elements, got %llu: %s",
-                                  (unsigned long long)kernelSize->size, aclsim_ops_ints(kernelSize).s);
+        return aclsim_ops_invalid(API, "kernelSize must have 1 or 2 elements, got %s", aclsim_ops_ints(kernelSize).s);
     }
     ACLSIM_OPS_TRY(aclsim_ops_check_array_min(API, "kernelSize", kernelSize, 0, true));
     if (stride != NULL) {
         if (stride->size > 2) {
-            return aclsim_ops_invalid(API, "stride must have 0, 1 or 2 elements, got %llu: %s",
-                                      (unsigned long long)stride->size, aclsim_ops_ints(stride).s);
+            return aclsim_ops_invalid(API, "stride must have 0, 1 or 2 elements, got %s", aclsim_ops_ints(stride).s);
         }
         ACLSIM_OPS_TRY(aclsim_ops_check_array_min(API, "stride", stride, 0, true));
     }
     if (padding->size > 2) {
-        return aclsim_ops_invalid(API, "padding must have 1 or 2 elements, got %llu: %s",
-                                  (unsigned long long)padding->size, aclsim_ops_ints(padding).s);
+        return aclsim_ops_invalid(API, "padding must have 1 or 2 elements, got %s", aclsim_ops_ints(padding).s);
     }
 
     if (padding->size == 0) {
-        return aclsim_ops_invalid(API, "padding must have 1 or 2 elements, got 0: []");
+        return aclsim_ops_invalid(API, "padding must have 1 or 2 elements, got []");
     }
     win->kh = kernelSize->values[0];
     win->kw = kernelSize->values[kernelSize->size - 1];

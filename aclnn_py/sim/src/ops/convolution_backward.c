@@ -293,7 +293,7 @@ static aclnnStatus check_format(const char *name, const aclTensor *t)
         return aclsim_ops_invalid(API, "%s is 5-D, its format must be NCDHW, got %s", name,
                                   aclsim_ops_format_name(f));
     default:
-        return aclsim_ops_invalid(API, "%s must be 3-D, 4-D or 5-D, got %llu-D shape %s", name,
+        return aclsim_ops_invalid(API, "%s must be 3-D (NCL), 4-D (NCHW) or 5-D (NCDHW), got %llu-D shape %s", name,
                                   (unsigned long long)t->ndim, aclsim_ops_shape(t).s);
     }
 }
@@ -369,8 +369,9 @@ static aclnnStatus check_param_lengths(const conv_args *a)
         uint64_t size = arrays[i]->size;
         bool four = i >= 2 && rank == 4 && size == 4;
         if (size != spatial && !four) {
-            return aclsim_ops_invalid(API, "%s must have %llu elements%s for a %llu-D input, got %s", names[i],
-                                      (unsigned long long)spatial, i >= 2 && rank == 4 ? " (or 4)" : "",
+            return aclsim_ops_invalid(API, "%s must have %llu element%s%s for a %llu-D input, got %s", names[i],
+                                      (unsigned long long)spatial, spatial > 1 ? "s" : "",
+                                      i >= 2 && rank == 4 ? " (or 4)" : "",
                                       (unsigned long long)rank, aclsim_ops_ints(arrays[i]).s);
         }
     }
@@ -442,6 +443,26 @@ static aclnnStatus check_shapes(const conv_args *a)
     return ACLNN_SUCCESS;
 }
 
+/* The padded input holds the dilated kernel along spatial dim d (total: both paddings). */
+static aclnnStatus check_room(const conv_args *a, int d, int64_t in, int64_t total, int64_t k)
+{
+    int64_t span, padded;
+    if (!aclsim_ops_mul(a->dilation->values[d], k - 1, &span) || !aclsim_ops_add(span, 1, &span) ||
+        !aclsim_ops_add(in, total, &padded)) {
+        return aclsim_ops_invalid(API, "input spatial dim %d: (kernel - 1) * dilation + 1 or (in + padding) overflows "
+                                  "int64 (input %s, weight %s, padding = %s, dilation = %s)", d,
+                                  aclsim_ops_shape(a->input).s, aclsim_ops_shape(a->weight).s,
+                                  aclsim_ops_ints(a->padding).s, aclsim_ops_ints(a->dilation).s);
+    }
+    if (padded < span) {
+        return aclsim_ops_invalid(API, "input spatial dim %d: (in + padding) = %lld + %lld must be >= "
+                                  "(kernel - 1) * dilation + 1 = %lld (weight %s, dilation = %s)", d,
+                                  (long long)in, (long long)total, (long long)span,
+                                  aclsim_ops_shape(a->weight).s, aclsim_ops_ints(a->dilation).s);
+    }
+    return ACLNN_SUCCESS;
+}
+
 /* Step 9 for every rank: the output size of the forward convolution (CANN checks 3-D and
  * transposed 1-D/2-D; the documentation states it for all). */
 static aclnnStatus check_spatial(const conv_args *a)
@@ -481,13 +502,8 @@ static aclnnStatus check_spatial(const conv_args *a)
             continue;
         }
         int64_t room;
-        ok = ok && aclsim_ops_add(in, total, &room) && aclsim_ops_add(room, -span, &room);
-        if (!ok || room < 0) {
-            return aclsim_ops_invalid(API, "input spatial dim %d: (in + padding) = %lld + %lld must be >= "
-                                      "(kernel - 1) * dilation + 1 = %lld (weight %s, dilation = %s)", d,
-                                      (long long)in, (long long)total, (long long)span,
-                                      aclsim_ops_shape(a->weight).s, aclsim_ops_ints(a->dilation).s);
-        }
+        ACLSIM_OPS_TRY(check_room(a, d, in, total, k));
+        room = in + total - span;
         expected = room / s + 1;
         if (out != expected) {
             return aclsim_ops_invalid(API, "gradOutput spatial dim %d = %lld must be (in + padding - (kernel - 1) * "
@@ -506,16 +522,17 @@ static aclnnStatus check_empty(const conv_args *a)
 {
     if (a->mask[GRAD_BIAS]) {
         if (a->bias_sizes == NULL) {
-            return aclsim_ops_invalid(API, "biasSizes must not be NULL when an empty tensor meets outputMask[2]");
+            return aclsim_ops_invalid(API, "biasSizes must be given when outputMask[2] is True and input or weight is "
+                                      "empty");
         }
         if (a->bias_sizes->size != 1) {
             return aclsim_ops_invalid(API, "biasSizes must have 1 element, got %s", aclsim_ops_ints(a->bias_sizes).s);
         }
         int64_t expected = a->transposed ? a->weight->view_dims[1] * a->groups : a->grad_output->view_dims[1];
         if (a->bias_sizes->values[0] != expected) {
-            return aclsim_ops_invalid(API, "biasSizes must be [%lld] (%s), got %s", (long long)expected,
+            return aclsim_ops_invalid(API, "biasSizes must be [%s] = [%lld], got %s",
                                       a->transposed ? "weight.shape[1] * groups" : "gradOutput.shape[1]",
-                                      aclsim_ops_ints(a->bias_sizes).s);
+                                      (long long)expected, aclsim_ops_ints(a->bias_sizes).s);
         }
     }
     if (a->mask[GRAD_INPUT] && a->input->view_dims[0] != 0 && a->input->view_dims[1] != 0) {
@@ -547,16 +564,9 @@ static aclnnStatus check_empty(const conv_args *a)
     } else {
         int spatial = (int)a->input->ndim - 2;
         for (int d = 0; d < spatial; ++d) {
-            int64_t in = a->input->view_dims[d + 2], k = wd[d + 2], front, total, span, room;
+            int64_t in = a->input->view_dims[d + 2], k = wd[d + 2], front, total;
             spatial_padding(a->padding, d, &front, &total);
-            bool ok = aclsim_ops_mul(a->dilation->values[d], k - 1, &span) && aclsim_ops_add(span, 1, &span) &&
-                      aclsim_ops_add(in, total, &room) && aclsim_ops_add(room, -span, &room);
-            if (!ok || room < 0) {
-                return aclsim_ops_invalid(API, "input spatial dim %d: (in + padding) = %lld + %lld must be >= "
-                                          "(kernel - 1) * dilation + 1 (weight %s, dilation = %s)", d,
-                                          (long long)in, (long long)total, aclsim_ops_shape(a->weight).s,
-                                          aclsim_ops_ints(a->dilation).s);
-            }
+            ACLSIM_OPS_TRY(check_room(a, d, in, total, k));
         }
     }
     /* The outputs about to be zero-filled (or left alone) must have the shapes they stand for. */
@@ -587,7 +597,7 @@ static aclnnStatus check_params(conv_args *a, const aclBoolArray *outputMask, in
     ACLSIM_OPS_TRY(aclsim_ops_check_not_null(API, "outputPadding", a->output_padding));
     ACLSIM_OPS_TRY(aclsim_ops_check_not_null(API, "outputMask", outputMask));
     if (outputMask->size != 3) {
-        return aclsim_ops_nullptr(API, "outputMask must have 3 elements, got %llu",
+        return aclsim_ops_nullptr(API, "outputMask must have 3 elements (gradInput, gradWeight, gradBias), got %llu",
                                   (unsigned long long)outputMask->size);
     }
     for (int i = 0; i < 3; ++i) {

@@ -162,9 +162,9 @@ static aclnnStatus check_params(const aclTensor *gradOutput, const aclIntArray *
     int64_t blocks;
     if (!aclsim_ops_mul(grid[0], grid[1], &blocks) || length != blocks) {
         return aclsim_ops_invalid(API,
-                                  "gradOutput.shape[-1] = %lld must equal the number of blocks %lld * %lld "
+                                  "gradOutput.shape[-1] = %lld must equal the number of blocks %lld * %lld = %lld "
                                   "(inputSize = %s, kernelSize = %s, dilation = %s, padding = %s, stride = %s)",
-                                  (long long)length, (long long)grid[0], (long long)grid[1],
+                                  (long long)length, (long long)grid[0], (long long)grid[1], (long long)blocks,
                                   aclsim_ops_ints(inputSize).s, aclsim_ops_ints(kernelSize).s,
                                   aclsim_ops_ints(dilation).s, aclsim_ops_ints(padding).s,
                                   aclsim_ops_ints(stride).s);
@@ -180,6 +180,13 @@ static aclnnStatus check_params(const aclTensor *gradOutput, const aclIntArray *
     expected[e++] = channels;
     expected[e++] = in[0];
     expected[e++] = in[1];
+    int64_t elements = 1;
+    for (int d = 0; d < e; ++d) {
+        if (!aclsim_ops_mul(elements, expected[d], &elements)) {
+            return aclsim_ops_invalid(API, "the number of out elements overflows int64 (out shape %s)",
+                                      aclsim_ops_int_list(expected, e).s);
+        }
+    }
     for (int d = 0; d < e; ++d) {
         if (out->view_dims[d] != expected[d]) {
             return aclsim_ops_invalid(API, "out shape must be %s, got %s", aclsim_ops_int_list(expected, e).s,

@@ -8,6 +8,7 @@
  * one lies outside [0, oH*oW) it writes nothing and fails, so the stream reports 507015.
  * Then the gathered values replace the indices in their slots, and only then is out written.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "aclnnop/aclnn_max_unpool2d_backward.h"
@@ -54,10 +55,16 @@ static aclnnStatus unpool_kernel(aclOpExecutor *ex, void *workspace)
                     int64_t at = indices->offset + n * is[0] + c * is[1] + h * is[2] + w * is[3];
                     int64_t k = aclsim_ops_load_int(indices->data, indices->dtype, at);
                     if (k < 0 || k >= plane) {
-                        aclsim_set_error("%s: indices[%lld, %lld, %lld, %lld] = %lld is outside [0, %lld) "
-                                         "(outputSize = [%lld, %lld]); nothing was written",
-                                         KERNEL, (long long)n, (long long)c, (long long)h, (long long)w,
-                                         (long long)k, (long long)plane, (long long)p->oh, (long long)p->ow);
+                        char at[96];
+                        if (indices->ndim == 4) {
+                            snprintf(at, sizeof at, "%lld, %lld, %lld, %lld", (long long)n, (long long)c,
+                                     (long long)h, (long long)w);
+                        } else {
+                            snprintf(at, sizeof at, "%lld, %lld, %lld", (long long)c, (long long)h, (long long)w);
+                        }
+                        aclsim_set_error("%s: indices[%s] = %lld is outside [0, %lld) (outputSize = [%lld, %lld]); "
+                                         "nothing was written", KERNEL, at, (long long)k, (long long)plane,
+                                         (long long)p->oh, (long long)p->ow);
                         return ACLSIM_OPS_KERNEL_FAULT;
                     }
                     flat[e] = k;

@@ -671,8 +671,8 @@ aclnnStatus aclsim_ops_check_array_size(const char *api, const char *name, const
     if (a->size == size) {
         return ACLNN_SUCCESS;
     }
-    return aclsim_ops_invalid(api, "%s must have %llu elements, got %llu: %s", name, (unsigned long long)size,
-                              (unsigned long long)a->size, aclsim_ops_ints(a).s);
+    return aclsim_ops_invalid(api, "%s must have %llu elements, got %s", name, (unsigned long long)size,
+                              aclsim_ops_ints(a).s);
 }
 
 aclnnStatus aclsim_ops_check_array_min(const char *api, const char *name, const aclIntArray *a, int64_t floor,

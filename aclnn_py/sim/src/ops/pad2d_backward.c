@@ -107,9 +107,11 @@ static aclnnStatus check_params(const aclTensor *gradOutput, const aclTensor *se
         }
     }
     if (gradOutput->format != self->format || gradInput->format != self->format) {
-        return aclsim_ops_invalid(API, "gradOutput, self and gradInput must have the same format, got %s, %s, %s",
+        return aclsim_ops_invalid(API, "gradOutput, self and gradInput must have the same format, got %s, %s, %s "
+                                  "(shapes %s, %s, %s)",
                                   aclsim_ops_format_name(gradOutput->format), aclsim_ops_format_name(self->format),
-                                  aclsim_ops_format_name(gradInput->format));
+                                  aclsim_ops_format_name(gradInput->format), aclsim_ops_shape(gradOutput).s,
+                                  aclsim_ops_shape(self).s, aclsim_ops_shape(gradInput).s);
     }
 
     ACLSIM_OPS_TRY(aclsim_ops_check_same_shape(API, "gradInput", gradInput, "self", self));
@@ -157,7 +159,8 @@ static aclnnStatus check_params(const aclTensor *gradOutput, const aclTensor *se
      * self would leave its memory, so they must match here. */
     for (uint64_t d = 0; d + 2 < self->ndim; ++d) {
         if (gradOutput->view_dims[d] != self->view_dims[d]) {
-            return aclsim_ops_invalid(API, "gradOutput leading dims must equal self's, got gradOutput %s and self %s",
+            return aclsim_ops_invalid(API, "gradOutput leading dims must equal self's, got gradOutput %s and self %s "
+                                      "(CANN does not compare them)",
                                       aclsim_ops_shape(gradOutput).s, aclsim_ops_shape(self).s);
         }
     }
