@@ -22,6 +22,7 @@
 
 #include "acl/acl.h"
 #include "aclnn/aclnn_base.h"
+#include "aclnn/opdev/op_errno.h"
 #include "aclsim/aclsim.h"
 
 #if defined(__GNUC__)

@@ -84,10 +84,10 @@ aclError aclFinalizeReference(uint64_t *refCount)
     return ACL_SUCCESS;
 }
 
-aclError aclGetVersion(int32_t *majorVersion, int32_t *minorVersion, int32_t *patchVersion)
+aclError aclrtGetVersion(int32_t *majorVersion, int32_t *minorVersion, int32_t *patchVersion)
 {
     if (majorVersion == NULL || minorVersion == NULL || patchVersion == NULL) {
-        aclsim_set_error("aclGetVersion: output pointers must not be NULL");
+        aclsim_set_error("aclrtGetVersion: output pointers must not be NULL");
         return ACL_ERROR_INVALID_PARAM;
     }
     *majorVersion = ACL_MAJOR_VERSION;
