@@ -83,9 +83,13 @@ aclnnStatus aclDumpOpTensors(const char *opType, const char *opName, aclTensor *
 {
     static const char api[] = "aclDumpOpTensors";
     size_t count = inputTensorNum + outputTensorNum;
-    if (opType == NULL || opName == NULL || (tensors == NULL && count > 0) || count < inputTensorNum) {
+    if (opType == NULL || opName == NULL || (tensors == NULL && count > 0)) {
         aclsim_set_error("%s: %s must not be NULL", api, opType == NULL ? "opType" : opName == NULL ? "opName" : "tensors");
         return ACLNN_ERR_PARAM_NULLPTR;
+    }
+    if (count < inputTensorNum) {
+        aclsim_set_error("%s: inputTensorNum + outputTensorNum overflows", api);
+        return ACLNN_ERR_PARAM_INVALID;
     }
     for (size_t i = 0; i < count; i++) {
         if (tensors[i] == NULL || !aclsim_is_live_tensor(tensors[i])) {

@@ -421,11 +421,10 @@ aclnnStatus nn_executor_set_addr(aclOpExecutor *executor, enum nn_side side, siz
 aclnnStatus nn_executor_set_list_addr(aclOpExecutor *executor, enum nn_side side, size_t ir_index, size_t relative,
                                       void *addr, const char *api)
 {
+    enum { SET, NO_ARGUMENT, NOT_A_LIST, NO_ELEMENT, NULL_ELEMENT } outcome = SET;
     pthread_mutex_lock(&nn_lock);
     aclOpExecutor *ex = live_executor_locked(executor);
-    const char *problem = NULL;
     int nargs = 0, size = 0;
-    aclTensor *t = NULL;
     if (ex != NULL) {
         struct slots *sides[2] = {side != NN_OUTPUTS ? &ex->inputs : NULL, side != NN_INPUTS ? &ex->outputs : NULL};
         struct slots *owner = NULL;
@@ -442,18 +441,17 @@ aclnnStatus nn_executor_set_list_addr(aclOpExecutor *executor, enum nn_side side
             }
         }
         if (owner == NULL) {
-            problem = "out of range";
+            outcome = NO_ARGUMENT;
         } else if (!owner->args[local].is_list) {
-            problem = "a tensor, not a tensor list";
+            outcome = NOT_A_LIST;
         } else if (relative >= (size_t)(size = owner->args[local].count)) {
-            problem = "too short";
+            outcome = NO_ELEMENT;
         } else {
             int at = owner->args[local].first + (int)relative;
-            t = owner->present[at] ? &owner->items[at] : NULL;
-            if (t == NULL) {
-                problem = "NULL";
+            if (owner->present[at]) {
+                owner->items[at].data = addr;
             } else {
-                t->data = addr;
+                outcome = NULL_ELEMENT;
             }
         }
     }
@@ -462,20 +460,24 @@ aclnnStatus nn_executor_set_list_addr(aclOpExecutor *executor, enum nn_side side
         aclsim_set_error("%s: %p is not a live executor", api, (void *)executor);
         return ACLNN_ERR_INNER_NULLPTR;
     }
-    if (problem == NULL) {
+    switch (outcome) {
+    case SET:
         return ACLNN_SUCCESS;
-    }
-    if (strcmp(problem, "out of range") == 0) {
-        aclsim_set_error("%s: irIndex %zu is out of range: %s has %d argument%s", api, ir_index, ex->op_name, nargs,
-                         nargs == 1 ? "" : "s");
-    } else if (strcmp(problem, "too short") == 0) {
+    case NO_ARGUMENT:
+        aclsim_set_error("%s: irIndex %zu is out of range: %s has %d argument%s there", api, ir_index, ex->op_name,
+                         nargs, nargs == 1 ? "" : "s");
+        break;
+    case NOT_A_LIST:
+        aclsim_set_error("%s: argument %zu of %s is a tensor, not a tensor list", api, ir_index, ex->op_name);
+        break;
+    case NO_ELEMENT:
         aclsim_set_error("%s: relativeIndex %zu is out of range: argument %zu of %s is a list of %d tensor%s", api,
                          relative, ir_index, ex->op_name, size, size == 1 ? "" : "s");
-    } else if (strcmp(problem, "NULL") == 0) {
+        break;
+    case NULL_ELEMENT:
         aclsim_set_error("%s: tensor %zu of argument %zu of %s was NULL in phase 1; its address cannot be set", api,
                          relative, ir_index, ex->op_name);
-    } else {
-        aclsim_set_error("%s: argument %zu of %s is %s", api, ir_index, ex->op_name, problem);
+        break;
     }
     return ACLNN_ERR_PARAM_INVALID;
 }
