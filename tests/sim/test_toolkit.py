@@ -210,3 +210,20 @@ def test_build_is_warning_free_and_incremental(tmp_path):
     assert stamp.stat().st_mtime_ns == before
     (src / "runtime" / "error.c").write_text((src / "runtime" / "error.c").read_text() + "\n")
     assert not _build.is_current(home, src_dir=src, include_dir=include, werror=True)
+
+
+def test_both_runtime_names_share_one_runtime_state(sim_home, c_env):
+    """CANN 9's libacl_rt.so and the compatibility libascendcl.so are one runtime: a device set
+    through one name is the current device seen through the other."""
+    script = (
+        "import ctypes, sys\n"
+        "a = ctypes.CDLL(sys.argv[1] + '/libascendcl.so'); b = ctypes.CDLL(sys.argv[1] + '/libacl_rt.so')\n"
+        "device = ctypes.c_int32(-1)\n"
+        "assert b.aclrtGetDevice(ctypes.byref(device)) != 0\n"
+        "assert a.aclrtSetDevice(0) == 0 and b.aclrtGetDevice(ctypes.byref(device)) == 0 and device.value == 0\n"
+        "assert b.aclrtResetDevice(0) == 0 and a.aclrtGetDevice(ctypes.byref(device)) != 0\n"
+        "print('one state')\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script, str(Path(sim_home) / "lib64")], env=c_env,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and proc.stdout.strip() == "one state", proc.stderr
