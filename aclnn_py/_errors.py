@@ -10,7 +10,8 @@ the C function that failed and the library's recent error text, e.g.::
 
 from __future__ import annotations
 
-# aclnnStatus (opdev/op_errno.h; not in any public header, so a binding defines them).
+# aclnnStatus (include/aclnn/opdev/op_errno.h, nnopbase's opdev header; tests/sim/test_cann_names.py
+# checks that every code here equals the header's).
 ACLNN_SUCCESS = 0
 ACLNN_ERR_PARAM_NULLPTR = 161001
 ACLNN_ERR_PARAM_INVALID = 161002

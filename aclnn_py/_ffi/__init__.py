@@ -65,8 +65,10 @@ def library(name: str) -> Library:
                 f"backend {name!r} cannot be loaded: this process already loaded backend {other!r}, "
                 "and both provide libascendcl.so/libnnopbase.so/libopapi.so; use one of them per process")
         toolkit = _toolkit(name)
+        # The simulator-only API (aclsimGetCounters) is in libaclsim.so, which no CANN has.
+        extra = (toolkit.lib_dir / "libaclsim.so",) if name == "sim" else ()
         try:
-            lib = Library(name, toolkit, ffi())
+            lib = Library(name, toolkit, ffi(), extra)
         except OSError as exc:
             raise BackendUnavailable(f"backend {name!r}: loading {toolkit.home} failed: {exc}") from exc
         _loaded[name] = lib

@@ -22,6 +22,7 @@ ROOT_HEADERS = (
     "acl/acl.h",
     "aclnn/acl_meta.h",
     "aclnn/aclnn_base.h",
+    "aclnn/opdev/op_errno.h",
     "aclnnop/aclnn_im2col_backward.h",
     "aclnnop/aclnn_max_unpool2d_backward.h",
     "aclnnop/aclnn_pad2d_backward.h",

@@ -13,6 +13,7 @@ import atexit
 import os
 import threading
 from collections.abc import Callable
+from pathlib import Path
 
 from .._errors import (
     ACL_ERROR_API_NOT_SUPPORT,
@@ -22,6 +23,7 @@ from .._errors import (
 )
 from .declarations import function_name, operator_prototypes
 from .discovery import Toolkit
+from .op_packages import AGGREGATE_LIBRARY, OPERATOR_PACKAGES, operator_of
 
 DEVICE_VAR = "ACLNN_PY_DEVICE"
 
@@ -29,11 +31,13 @@ DEVICE_VAR = "ACLNN_PY_DEVICE"
 class Library:
     """The dlopen'ed libraries of one toolkit, with lazily resolved functions."""
 
-    def __init__(self, backend: str, toolkit: Toolkit, ffi) -> None:
+    def __init__(self, backend: str, toolkit: Toolkit, ffi, extra: tuple[Path, ...] = ()) -> None:
+        """``extra``: libraries searched after the toolkit's (the simulator's libaclsim.so,
+        which defines the simulator-only aclsim* API)."""
         self.backend = backend
         self.toolkit = toolkit
         self.ffi = ffi
-        paths = (toolkit.runtime, toolkit.base, *toolkit.ops)
+        paths = (toolkit.runtime, toolkit.base, *toolkit.ops, *extra)
         self._handles = [(p, ffi.dlopen(str(p))) for p in paths]
         self._functions: dict[str, Callable] = {}
         self._lock = threading.RLock()
@@ -73,10 +77,13 @@ class Library:
             f = self._exported(name)
         if f is None:
             searched = ", ".join(str(p) for p, _ in self._handles)
+            operator = operator_of(name)
+            where = (f"{operator} is defined by {OPERATOR_PACKAGES[operator][0]}'s {OPERATOR_PACKAGES[operator][1]} "
+                     f"or the aggregate {AGGREGATE_LIBRARY}; " if operator else "")
             raise AclnnError(
                 ACL_ERROR_API_NOT_SUPPORT, name,
                 f"no loaded {self.backend} library exports {name} (searched {searched}); "
-                "the installed CANN may predate this operator")
+                f"{where}the installed CANN may predate this operator")
         self._functions[name] = f
         return f
 

@@ -18,7 +18,8 @@ from . import _build
 
 __all__ = ["SimNotBuiltError", "home", "include_dir", "libraries", "ensure_built"]
 
-#: The libraries a process loads, in dependency order.
+#: The CANN-named libraries a process loads, in dependency order (the runtime and nnopbase
+#: names are filters of lib64/libaclsim.so, which holds the simulator's code and state).
 LOAD_ORDER = ("libascendcl.so", "libnnopbase.so", "libopapi.so")
 
 
@@ -53,7 +54,7 @@ def ensure_built(**kwargs) -> str:
 
 
 def libraries() -> dict[str, str]:
-    """{file name: absolute path} of the real simulator libraries, in load order."""
+    """{file name: absolute path} of the CANN-named libraries a process loads, in load order."""
     lib64 = Path(home()) / "lib64"
     return {name: str(lib64 / name) for name in LOAD_ORDER}
 

@@ -6,15 +6,19 @@ by path, inside pip's isolated build environment, before ``aclnn_py`` is importa
 The home::
 
     <home>/include/          the project's headers (acl/, aclnn/, aclnnop/, aclsim/)
-    <home>/lib64/libascendcl.so   runtime            (SONAME libascendcl.so)
-    <home>/lib64/libnnopbase.so   descriptors, executors  -> libascendcl.so
-    <home>/lib64/libopapi.so      the operators      -> libnnopbase.so, libascendcl.so
-    <home>/lib64/libacl_rt.so, libopapi_nn.so, libopapi_math.so, libopapi_cv.so
-                                  thin ELF *filter* libraries (own SONAME, DT_FILTER on the
-                                  real library): linking against them works like linking the
-                                  real one, and at run time every symbol resolves into the real
-                                  library, so the simulator's state exists once however a
-                                  program names it
+    <home>/lib64/libaclsim.so     the simulator's state and code: runtime and nnopbase, the
+                                  internal aclsim_* interface and the aclsimGetCounters API
+                                  (a name CANN does not have, so none of it shows in CANN's)
+    <home>/lib64/libascendcl.so, libacl_rt.so (runtime), libnnopbase.so (descriptors, executors)
+                                  ELF *filter* libraries of libaclsim.so, each defining exactly
+                                  the functions CANN's library of that name defines (read from
+                                  the headers): a program links against them as against CANN's,
+                                  and at run time every symbol resolves into libaclsim.so, so
+                                  the state exists once however a program names the libraries
+    <home>/lib64/libopapi_nn.so, libopapi_math.so, libopapi_cv.so
+                                  each operator in the package library CANN defines it in
+                                  (the table: aclnn_py/_ffi/op_packages.py)
+    <home>/lib64/libopapi.so      the classic aggregate of every operator
     <home>/set_env.sh        exports ASCEND_HOME_PATH & co. like CANN's set_env.sh
     <home>/opp/README        so that ASCEND_OPP_PATH names a directory (no kernel packages)
 
@@ -25,6 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shlex
 import shutil
 import struct
@@ -37,22 +42,40 @@ HERE = Path(__file__).resolve().parent
 SRC_DIR = HERE / "src"
 DEFAULT_HOME = HERE / "toolkit"
 
-#: (library, source sub-directory, libraries it links against)
-REAL_LIBRARIES = (
-    ("libascendcl.so", "runtime", ()),
-    ("libnnopbase.so", "nnopbase", ("libascendcl.so",)),
-    ("libopapi.so", "ops", ("libnnopbase.so", "libascendcl.so")),
-)
+#: The one library holding the simulator's state and code (these source sub-directories).
+SIM_LIBRARY = "libaclsim.so"
+SIM_SOURCES = ("runtime", "nnopbase")
 
-#: thin name -> the real library it filters
-THIN_LIBRARIES = {
-    "libacl_rt.so": "libascendcl.so",
-    "libopapi_nn.so": "libopapi.so",
-    "libopapi_math.so": "libopapi.so",
-    "libopapi_cv.so": "libopapi.so",
+#: CANN-named filter library -> the headers declaring exactly the functions it defines.
+FILTER_LIBRARIES = {
+    "libascendcl.so": ("acl/acl.h", "acl/acl_rt.h", "acl/acl_base_rt.h"),
+    "libacl_rt.so": ("acl/acl.h", "acl/acl_rt.h", "acl/acl_base_rt.h"),
+    "libnnopbase.so": ("aclnn/acl_meta.h", "aclnn/aclnn_base.h"),
 }
 
-ALL_LIBRARIES = tuple(name for name, _, _ in REAL_LIBRARIES) + tuple(THIN_LIBRARIES)
+#: What an operator library records as NEEDED, like CANN's (the code it calls is in libaclsim.so).
+OPERATOR_LIBRARY_NEEDS = ("libnnopbase.so", "libascendcl.so")
+
+
+def _operator_packages() -> dict:
+    """aclnn_py/_ffi/op_packages.py, read by path (see its docstring)."""
+    import runpy
+
+    return runpy.run_path(str(HERE.parent / "_ffi" / "op_packages.py"))
+
+
+def operator_libraries() -> dict[str, tuple[str, ...]]:
+    """{operator library: the headers in include/aclnnop/ of the operators it defines}: the
+    package libraries, then the aggregate with every operator."""
+    table = _operator_packages()
+    libraries: dict[str, tuple[str, ...]] = {}
+    for _package, library, header in table["OPERATOR_PACKAGES"].values():
+        libraries[library] = libraries.get(library, ()) + (header,)
+    libraries[table["AGGREGATE_LIBRARY"]] = tuple(h for hs in libraries.values() for h in hs)
+    return libraries
+
+
+ALL_LIBRARIES = (SIM_LIBRARY, *FILTER_LIBRARIES, *operator_libraries())
 
 CFLAGS = ("-std=c11", "-O2", "-g", "-fPIC", "-pthread", "-fvisibility=hidden", "-Wall", "-Wextra")
 STAMP = ".aclsim-build-stamp"
@@ -89,7 +112,7 @@ def _sources(sub: str, src_dir: Path) -> list[Path]:
 
 def _fingerprint(cc: list[str], src_dir: Path, include_dir: Path, werror: bool) -> str:
     h = hashlib.sha256()
-    h.update(repr((cc, CFLAGS, werror, sys.platform)).encode())
+    h.update(repr((cc, CFLAGS, werror, sys.platform, operator_libraries())).encode())
     for root in (src_dir, include_dir):
         for path in sorted(root.rglob("*")):
             if path.is_file() and path.suffix in (".c", ".h"):
@@ -131,6 +154,15 @@ def _run(argv: list[str], what: str, verbose: bool) -> None:
 
 def _link_flags(name: str) -> list[str]:
     return [f"-Wl,-soname,{name}", "-Wl,-rpath,$ORIGIN", "-Wl,--no-undefined", "-lm"]
+
+
+_DECLARATION = re.compile(r"^(?:ACL_FUNC_VISIBILITY|ACLNN_API)\b[^(]*?(\w+)\(", re.M)
+
+
+def declared_functions(include_dir: Path, headers: tuple[str, ...]) -> list[str]:
+    """The functions ``headers`` (paths under include/) declare, one prototype per line as
+    every header under include/ writes them."""
+    return sorted({m.group(1) for h in headers for m in _DECLARATION.finditer((include_dir / h).read_text())})
 
 
 def exported_functions(library: Path) -> list[str]:
@@ -219,7 +251,7 @@ def build(home: str | os.PathLike[str] = DEFAULT_HOME, *, src_dir: str | os.Path
     lib64.mkdir(parents=True, exist_ok=True)
     (home / "opp").mkdir(exist_ok=True)
     (home / "opp" / "README").write_text(
-        "aclnn_py CANN simulator: the operators are compiled into lib64/libopapi.so; this directory\n"
+        "aclnn_py CANN simulator: the operators are compiled into lib64/libopapi*.so; this directory\n"
         "only exists so that ASCEND_OPP_PATH names a directory.\n"
     )
     (lib64 / STAMP).unlink(missing_ok=True)
@@ -227,28 +259,48 @@ def build(home: str | os.PathLike[str] = DEFAULT_HOME, *, src_dir: str | os.Path
     includes = [f"-I{include_dir}", f"-I{src_dir}"]
     with tempfile.TemporaryDirectory(prefix="aclsim-build-") as tmp:
         tmp = Path(tmp)
-        for name, sub, deps in REAL_LIBRARIES:
-            sources = _sources(sub, src_dir)
-            if not sources:  # e.g. no operator written yet: still a valid, empty library
-                empty = tmp / f"{sub}_empty.c"
-                empty.write_text("typedef int aclsim_empty_translation_unit;\n")
-                sources = [empty]
-            out = tmp / name
-            argv = cc + flags + includes + ["-shared", "-o", str(out)] + [str(s) for s in sources]
-            argv += [str(lib64 / dep) for dep in deps] + _link_flags(name)
-            _run(argv, f"{name} ({sub}/)", verbose)
-            os.replace(out, lib64 / name)
-        for name, real in THIN_LIBRARIES.items():
-            stub = tmp / f"{name}.c"
-            symbols = exported_functions(lib64 / real)
+        sources = [str(p) for sub in SIM_SOURCES for p in _sources(sub, src_dir)]
+        argv = cc + flags + includes + ["-shared", "-o", str(tmp / SIM_LIBRARY), *sources]
+        # -Bsymbolic: the simulator's own calls stay inside it, whichever library a program
+        # named first.
+        argv += _link_flags(SIM_LIBRARY) + ["-Wl,-Bsymbolic"]
+        _run(argv, f"{SIM_LIBRARY} ({', '.join(s + '/' for s in SIM_SOURCES)})", verbose)
+        os.replace(tmp / SIM_LIBRARY, lib64 / SIM_LIBRARY)
+        defined = set(exported_functions(lib64 / SIM_LIBRARY))
+        for name, headers in FILTER_LIBRARIES.items():
+            symbols = declared_functions(include_dir, headers)
+            missing = sorted(set(symbols) - defined)
+            if missing:
+                raise SimBuildError(f"aclnn_py: {', '.join(headers)} declare functions the simulator does not "
+                                    f"define, so {name} cannot export them: {', '.join(missing)}")
             # Stand-ins for the link editor only: at run time the filter resolves every one of
-            # them in the real library.
-            stub.write_text("".join(f"void {sym}(void) {{}}\n" for sym in symbols) or "typedef int empty;\n")
-            out = tmp / name
-            argv = cc + ["-O0", "-fPIC", "-shared", "-w", "-o", str(out), str(stub),
-                         f"-Wl,-soname,{name}", f"-Wl,--filter,{real}", "-Wl,-rpath,$ORIGIN"]
-            _run(argv, f"{name} (filter of {real})", verbose)
-            os.replace(out, lib64 / name)
+            # them in libaclsim.so.
+            stub = tmp / f"{name}.c"
+            stub.write_text("".join(f"void {sym}(void) {{}}\n" for sym in symbols))
+            argv = cc + ["-O0", "-fPIC", "-shared", "-w", "-o", str(tmp / name), str(stub),
+                         f"-Wl,-soname,{name}", f"-Wl,--filter,{SIM_LIBRARY}", "-Wl,-rpath,$ORIGIN"]
+            _run(argv, f"{name} (filter of {SIM_LIBRARY})", verbose)
+            os.replace(tmp / name, lib64 / name)
+        # Each operator source compiled once; shared helpers (ops/*.c of no operator header)
+        # go into every operator library.
+        operators = operator_libraries()
+        op_sources = {p.stem: p for p in _sources("ops", src_dir)}
+        stems = {h[len("aclnn_"):-len(".h")] for hs in operators.values() for h in hs}
+        absent = sorted(stems - set(op_sources))
+        if absent:
+            raise SimBuildError(f"aclnn_py: no simulator source for the operator headers of {', '.join(absent)} "
+                                f"(expected {src_dir / 'ops'}/<stem>.c for include/aclnnop/aclnn_<stem>.h)")
+        objects = {}
+        for stem, path in op_sources.items():
+            objects[stem] = tmp / f"{stem}.o"
+            _run(cc + flags + includes + ["-c", "-o", str(objects[stem]), str(path)], f"ops/{path.name}", verbose)
+        helpers = [str(objects[stem]) for stem in op_sources if stem not in stems]
+        for name, headers in operators.items():
+            mine = [str(objects[h[len("aclnn_"):-len(".h")]]) for h in headers]
+            argv = cc + flags + ["-shared", "-o", str(tmp / name), *mine, *helpers, "-Wl,--no-as-needed"]
+            argv += [str(lib64 / dep) for dep in OPERATOR_LIBRARY_NEEDS] + [str(lib64 / SIM_LIBRARY)]
+            _run(argv + _link_flags(name), f"{name} ({', '.join(headers)})", verbose)
+            os.replace(tmp / name, lib64 / name)
     if include_dir != (home / "include").resolve():
         _install_include(include_dir, home, link_include)
     (home / "set_env.sh").write_text(SET_ENV.format(home=shlex.quote(str(home))))

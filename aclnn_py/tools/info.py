@@ -2,7 +2,7 @@
 missing and how to fix it.
 
 For ``npu`` and ``sim`` it reports the toolkit home and how it was found, the libraries, the
-toolkit version (from CANN's install files), the ACL version (``aclGetVersion``), the device
+toolkit version (from CANN's install files), the ACL version (``aclrtGetVersion``), the device
 count (``aclrtGetDeviceCount``), the SoC name (``aclrtGetSocName``) and which of the binding's
 operators the libraries export. On ``sim`` those figures come from the simulator.
 
@@ -156,8 +156,8 @@ def _probe_loaded(status: BackendStatus) -> BackendStatus:
         lib.ensure_initialized()
         ffi = lib.ffi
         major, minor, patch = ffi.new("int32_t *"), ffi.new("int32_t *"), ffi.new("int32_t *")
-        if lib.has("aclGetVersion") and lib.fn("aclGetVersion")(major, minor, patch) == 0:
-            status.details.append(("ACL version", f"{major[0]}.{minor[0]}.{patch[0]} (aclGetVersion)"))
+        if lib.has("aclrtGetVersion") and lib.fn("aclrtGetVersion")(major, minor, patch) == 0:
+            status.details.append(("ACL version", f"{major[0]}.{minor[0]}.{patch[0]} (aclrtGetVersion)"))
         count = _c_out(lib, "uint32_t *", "aclrtGetDeviceCount")
         status.details.append(("devices", str(count)))
         if count == 0:

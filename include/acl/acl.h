@@ -11,14 +11,10 @@
 extern "C" {
 #endif
 
-#define ACL_MAJOR_VERSION 1
-#define ACL_MINOR_VERSION 0
-#define ACL_PATCH_VERSION 0
-
 ACL_FUNC_VISIBILITY aclError aclInit(const char *configPath);
 ACL_FUNC_VISIBILITY aclError aclFinalize(void);
 ACL_FUNC_VISIBILITY aclError aclFinalizeReference(uint64_t *refCount);
-ACL_FUNC_VISIBILITY aclError aclGetVersion(int32_t *majorVersion, int32_t *minorVersion, int32_t *patchVersion);
+ACL_FUNC_VISIBILITY aclError aclrtGetVersion(int32_t *majorVersion, int32_t *minorVersion, int32_t *patchVersion);
 ACL_FUNC_VISIBILITY const char *aclGetRecentErrMsg(void);
 
 #ifdef __cplusplus

@@ -13,6 +13,11 @@
 extern "C" {
 #endif
 
+/* The ACL interface version aclrtGetVersion reports (CANN 9's acl_rt.h: 1.15.0). */
+#define ACL_MAJOR_VERSION 1
+#define ACL_MINOR_VERSION 15
+#define ACL_PATCH_VERSION 0
+
 typedef enum aclrtRunMode {
     ACL_DEVICE = 0,
     ACL_HOST = 1
@@ -58,7 +63,15 @@ typedef enum aclrtMemAttr {
     ACL_DDR_MEM_P2P_HUGE = 6,
     ACL_DDR_MEM_P2P_NORMAL = 7,
     ACL_HBM_MEM_P2P_HUGE = 8,
-    ACL_HBM_MEM_P2P_NORMAL = 9
+    ACL_HBM_MEM_P2P_NORMAL = 9,
+    ACL_HBM_MEM_HUGE1G = 10,
+    ACL_HBM_MEM_P2P_HUGE1G = 11,
+    ACL_MEM_NORMAL = 12,
+    ACL_MEM_HUGE = 13,
+    ACL_MEM_HUGE1G = 14,
+    ACL_MEM_P2P_NORMAL = 15,
+    ACL_MEM_P2P_HUGE = 16,
+    ACL_MEM_P2P_HUGE1G = 17
 } aclrtMemAttr;
 
 ACL_FUNC_VISIBILITY aclError aclrtSetDevice(int32_t deviceId);

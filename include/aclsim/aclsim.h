@@ -1,6 +1,6 @@
 /*
- * aclnn_py simulator-only API (not part of CANN).  Exported by the simulator's
- * libascendcl.so; the real CANN libraries do not have these symbols.
+ * aclnn_py simulator-only API (not part of CANN).  Defined in the simulator's
+ * lib64/libaclsim.so (link it, or dlopen it), which no CANN has.
  */
 #ifndef ACLSIM_ACLSIM_H
 #define ACLSIM_ACLSIM_H

@@ -1,6 +1,6 @@
 """The simulator toolkit home: layout, library names and SONAMEs, exported symbols per
-library, the thin filter libraries, set_env.sh, `python -m aclnn_py.sim`, and the build's
-behaviour without a compiler."""
+library (exactly CANN's, each operator in its package's library), the filter libraries,
+set_env.sh, `python -m aclnn_py.sim`, and the build's behaviour without a compiler."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from aclnn_py import sim
+from aclnn_py._ffi.op_packages import OPERATOR_PACKAGES
 from aclnn_py.sim import _build
 
 C_TESTS = Path(__file__).resolve().parents[1] / "sim_c"
@@ -67,44 +68,67 @@ def test_layout(sim_home):
     assert Path(sim.include_dir(), "acl", "acl.h").is_file()
 
 
-def test_real_libraries_have_their_sonames(sim_home):
+CANN_RUNTIME = ("libascendcl.so", "libacl_rt.so")
+
+
+def test_libraries_have_their_sonames_and_dependencies(sim_home):
+    """libaclsim.so holds the code; the CANN runtime and nnopbase names are filters of it;
+    each operator library records what CANN's records, plus libaclsim.so."""
     lib64 = Path(sim_home) / "lib64"
-    expected_needed = {
-        "libascendcl.so": set(),
-        "libnnopbase.so": {"libascendcl.so"},
-        "libopapi.so": {"libnnopbase.so", "libascendcl.so"},
-    }
-    for name, needed in expected_needed.items():
+    for name in _build.ALL_LIBRARIES:
         entries = dynamic_entries(lib64 / name)
         assert entries["SONAME"] == [name]
-        assert needed <= set(entries["NEEDED"]), (name, entries["NEEDED"])
         assert entries["RUNPATH"] == ["$ORIGIN"]
+        if name == "libaclsim.so":
+            assert not [n for n in entries["NEEDED"] if n.startswith(("libascendcl", "libacl_rt", "libnnopbase", "libopapi"))]
+        elif name in (*CANN_RUNTIME, "libnnopbase.so"):
+            assert entries["FILTER"] == ["libaclsim.so"], name
+        else:
+            assert {"libnnopbase.so", "libascendcl.so", "libaclsim.so"} <= set(entries["NEEDED"]), name
 
 
-@pytest.mark.parametrize("thin, real", sorted(_build.THIN_LIBRARIES.items()))
-def test_thin_libraries_are_filters(sim_home, thin, real):
+def defined_symbols(library: Path) -> set[str]:
+    """``nm -D --defined-only``'s names (the build's ELF reader where nm is missing)."""
+    if shutil.which("nm") is None:
+        return set(_build.exported_functions(library))
+    out = subprocess.run(["nm", "-D", "--defined-only", str(library)], capture_output=True, text=True, check=True)
+    return {line.split()[-1] for line in out.stdout.splitlines() if line.strip()}
+
+
+def expected_exports() -> dict[str, set[str]]:
+    """What each CANN-named library defines in CANN: the runtime every function of the acl/
+    headers, nnopbase every function of the aclnn/ headers, each operator library the
+    functions of its operators' headers (the package table), libopapi.so all of them."""
+    def under(directory: str) -> set[str]:
+        return declared_functions(*(p.relative_to(INCLUDE).as_posix() for p in (INCLUDE / directory).rglob("*.h")))
+
+    expected = {name: under("acl") for name in CANN_RUNTIME}
+    expected["libnnopbase.so"] = under("aclnn")
+    expected["libopapi.so"] = set()
+    for _package, library, header in OPERATOR_PACKAGES.values():
+        functions = declared_functions(f"aclnnop/{header}")
+        expected.setdefault(library, set()).update(functions)
+        expected["libopapi.so"].update(functions)
+    return expected
+
+
+def test_each_cann_library_exports_exactly_cann_functions(sim_home):
     lib64 = Path(sim_home) / "lib64"
-    entries = dynamic_entries(lib64 / thin)
-    assert entries["SONAME"] == [thin]
-    assert entries["FILTER"] == [real]
-    assert _build.exported_functions(lib64 / thin) == _build.exported_functions(lib64 / real)
+    expected = expected_exports()
+    assert set(expected) == set(_build.ALL_LIBRARIES) - {"libaclsim.so"}
+    for name, functions in expected.items():
+        exported = defined_symbols(lib64 / name)
+        assert not {s for s in exported if s.startswith("aclsim")}, name
+        assert exported == functions, (name, sorted(exported ^ functions))
+    assert len(expected["libascendcl.so"]) > 40 and len(expected["libnnopbase.so"]) > 30
+    assert [len(expected[f"libopapi_{p}.so"]) for p in ("nn", "math", "cv")] == [6, 2, 2]
 
 
-def test_exports_match_the_headers(sim_home):
-    lib64 = Path(sim_home) / "lib64"
-    runtime = set(_build.exported_functions(lib64 / "libascendcl.so"))
-    nnopbase = set(_build.exported_functions(lib64 / "libnnopbase.so"))
-    opapi = set(_build.exported_functions(lib64 / "libopapi.so"))
-    acl = declared_functions("acl/acl.h", "acl/acl_rt.h", "acl/acl_base_rt.h", "aclsim/aclsim.h")
-    meta = declared_functions("aclnn/acl_meta.h", "aclnn/aclnn_base.h")
-    ops = declared_functions(*(p.relative_to(INCLUDE).as_posix() for p in (INCLUDE / "aclnnop").glob("aclnn_*.h")))
-    assert acl - runtime == set()
-    assert meta - nnopbase == set()
-    assert ops - opapi == set()
-    # Nothing public beyond the headers, apart from the simulator's internal aclsim_ API.
-    for exported, declared in ((runtime, acl), (nnopbase, meta), (opapi, ops)):
-        extra = {s for s in exported - declared if not s.startswith("aclsim_")}
-        assert extra == set()
+def test_the_simulator_library_defines_the_simulator_api(sim_home):
+    aclsim = defined_symbols(Path(sim_home) / "lib64" / "libaclsim.so")
+    assert declared_functions("aclsim/aclsim.h") <= aclsim
+    assert declared_functions("acl/acl.h", "aclnn/acl_meta.h") <= aclsim
+    assert not {s for s in aclsim if s.startswith("aclnn") and s not in ("aclnnInit", "aclnnFinalize")}
 
 
 @pytest.mark.parametrize("libs", [
@@ -121,7 +145,9 @@ def test_official_link_sets(sim_home, c_env, tmp_path, libs):
     home = Path(sim_home)
     exe = tmp_path / "runtime_test"
     subprocess.run(["g++", "-std=c++11", f"-I{home / 'include'}", f"-I{home / 'include' / 'aclnn'}",
-                    str(C_TESTS / "runtime_test.cpp"), *(str(home / "lib64" / l) for l in libs), "-o", str(exe)],
+                    str(C_TESTS / "runtime_test.cpp"), *(str(home / "lib64" / l) for l in libs),
+                    str(home / "lib64" / "libaclsim.so"),  # the test checks aclsimGetCounters
+                    "-o", str(exe)],
                    check=True, capture_output=True)
     needed = dynamic_entries(exe)["NEEDED"]
     assert not any("/" in n for n in needed), needed  # SONAMEs, not paths, are recorded
@@ -184,3 +210,20 @@ def test_build_is_warning_free_and_incremental(tmp_path):
     assert stamp.stat().st_mtime_ns == before
     (src / "runtime" / "error.c").write_text((src / "runtime" / "error.c").read_text() + "\n")
     assert not _build.is_current(home, src_dir=src, include_dir=include, werror=True)
+
+
+def test_both_runtime_names_share_one_runtime_state(sim_home, c_env):
+    """CANN 9's libacl_rt.so and the compatibility libascendcl.so are one runtime: a device set
+    through one name is the current device seen through the other."""
+    script = (
+        "import ctypes, sys\n"
+        "a = ctypes.CDLL(sys.argv[1] + '/libascendcl.so'); b = ctypes.CDLL(sys.argv[1] + '/libacl_rt.so')\n"
+        "device = ctypes.c_int32(-1)\n"
+        "assert b.aclrtGetDevice(ctypes.byref(device)) != 0\n"
+        "assert a.aclrtSetDevice(0) == 0 and b.aclrtGetDevice(ctypes.byref(device)) == 0 and device.value == 0\n"
+        "assert b.aclrtResetDevice(0) == 0 and a.aclrtGetDevice(ctypes.byref(device)) != 0\n"
+        "print('one state')\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script, str(Path(sim_home) / "lib64")], env=c_env,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and proc.stdout.strip() == "one state", proc.stderr

@@ -93,7 +93,9 @@ static void TestInitAndErrors()
     Check(aclGetRecentErrMsg() == nullptr, "another thread's failure leaves this thread's message alone");
 
     int32_t major = -1, minor = -1, patch = -1;
-    CheckStatus(aclGetVersion(&major, &minor, &patch), ACL_SUCCESS, "aclGetVersion");
+    CheckStatus(aclrtGetVersion(&major, &minor, &patch), ACL_SUCCESS, "aclrtGetVersion");
+    Check(major == ACL_MAJOR_VERSION && minor == ACL_MINOR_VERSION && patch == ACL_PATCH_VERSION,
+          "aclrtGetVersion reports the header's ACL_MAJOR_VERSION.ACL_MINOR_VERSION.ACL_PATCH_VERSION");
     const char *soc = aclrtGetSocName();
     Check(soc != nullptr && strncmp(soc, "Ascend", 6) == 0, "aclrtGetSocName starts with Ascend");
     Check(aclDataTypeSize(ACL_FLOAT) == 4 && aclDataTypeSize(ACL_FLOAT16) == 2 && aclDataTypeSize(ACL_BF16) == 2 &&

@@ -15,6 +15,7 @@
 
 #include "acl/acl.h"
 #include "aclnn/aclnn_base.h"
+#include "opdev/op_errno.h"
 #include "aclsim/aclsim.h"
 
 #define CHECK_RET(cond, return_expr) \

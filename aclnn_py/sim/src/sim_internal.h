@@ -1,14 +1,16 @@
 /*
- * aclnn_py simulator: internal interface shared by the runtime (libascendcl), nnopbase
- * (libnnopbase) and the operators (libopapi).  Not installed, not part of CANN.
+ * aclnn_py simulator: internal interface shared by the runtime, nnopbase and the
+ * operators.  Not installed, not part of CANN; exported by libaclsim.so only (the
+ * CANN-named libraries export CANN's functions and nothing else).
  *
- * Who provides what:
- *   libascendcl  aclsim_set_error, aclsim_device_range_ok, aclsim_stream_enqueue,
+ * Who provides what (all compiled into libaclsim.so but the operators):
+ *   runtime/     aclsim_set_error, aclsim_device_range_ok, aclsim_stream_enqueue,
  *                aclsim_counter_add
- *   libnnopbase  descriptors (struct aclTensor ...), aclsim_tensor_memory_ok, executors,
+ *   nnopbase/    descriptors (struct aclTensor ...), aclsim_tensor_memory_ok, executors,
  *                aclsim_launch
- *   libopapi     the operators: phase 1 validates, builds an executor with the descriptor
- *                copies and parameters it needs and a kernel; phase 2 is aclsim_launch.
+ *   ops/         the operators (libopapi*.so): phase 1 validates, builds an executor with the
+ *                descriptor copies and parameters it needs and a kernel; phase 2 is
+ *                aclsim_launch.
  *
  * Error text: every failing call sets this thread's recent error message with
  * aclsim_set_error before returning its status; aclGetRecentErrMsg() hands it out once.
@@ -22,6 +24,7 @@
 
 #include "acl/acl.h"
 #include "aclnn/aclnn_base.h"
+#include "aclnn/opdev/op_errno.h"
 #include "aclsim/aclsim.h"
 
 #if defined(__GNUC__)
@@ -124,6 +127,10 @@ enum aclsim_counter {
 /* Adds delta to one of the counters aclsimGetCounters reports (thread-safe). */
 ACLSIM_INTERNAL void aclsim_counter_add(enum aclsim_counter which, int64_t delta);
 
+/* 1 and the directory in out when aclInit's configuration turned the operator dump on
+ * ({"dump": {"dump_path": ...}}), else 0. */
+ACLSIM_INTERNAL int aclsim_dump_path(char *out, size_t capacity);
+
 /* ---- tensors and executors (libnnopbase) ---------------------------------------------- */
 
 /* 1 if every element the view can touch (offset + strides * (dims - 1), in bytes, negative
@@ -152,6 +159,13 @@ ACLSIM_INTERNAL aclOpExecutor *aclsim_executor_new(const char *op_name, aclsim_k
  * aclSetInputTensorAddr / aclSetOutputTensorAddr take. */
 ACLSIM_INTERNAL int aclsim_executor_add_input(aclOpExecutor *ex, const aclTensor *t);
 ACLSIM_INTERNAL int aclsim_executor_add_output(aclOpExecutor *ex, const aclTensor *t);
+
+/* A tensor-list argument: a copy of each element in its own slot (the first one's index is
+ * returned; an empty list adds none).  aclSetDynamic*TensorAddr address them by the list's
+ * argument position and the element's position in it; the flat index of
+ * aclSetInputTensorAddr / aclSetTensorAddr counts them one by one. */
+ACLSIM_INTERNAL int aclsim_executor_add_input_list(aclOpExecutor *ex, const aclTensorList *list);
+ACLSIM_INTERNAL int aclsim_executor_add_output_list(aclOpExecutor *ex, const aclTensorList *list);
 
 /* The stored copies; NULL for an empty slot or an index out of range. */
 ACLSIM_INTERNAL const aclTensor *aclsim_executor_input(const aclOpExecutor *ex, int index);

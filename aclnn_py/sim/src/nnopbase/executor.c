@@ -12,12 +12,22 @@
 #include <string.h>
 
 #include "../sim_internal.h"
+#include "executor_internal.h"
 #include "registry.h"
+
+/* One argument of the operator's prototype: a tensor (one slot) or a tensor list (one slot
+ * per element, in order). */
+struct argument {
+    int first, count;
+    int is_list;
+};
 
 struct slots {
     aclTensor *items;
     unsigned char *present;
     int count, capacity;
+    struct argument *args;
+    int nargs, args_capacity;
 };
 
 struct aclOpExecutor {
@@ -123,14 +133,66 @@ static int add_slot(struct slots *s, const aclTensor *t, const char *op_name)
     return s->count++;
 }
 
+static int add_argument(struct slots *s, int is_list, const char *op_name)
+{
+    if (s->nargs == s->args_capacity) {
+        int cap = s->args_capacity != 0 ? s->args_capacity * 2 : 4;
+        struct argument *args = realloc(s->args, (size_t)cap * sizeof *args);
+        if (args == NULL) {
+            aclsim_set_error("%s: out of host memory", op_name);
+            return -1;
+        }
+        s->args = args;
+        s->args_capacity = cap;
+    }
+    s->args[s->nargs] = (struct argument){.first = s->count, .count = 0, .is_list = is_list};
+    return s->nargs++;
+}
+
+static int add_tensor_argument(struct slots *s, const aclTensor *t, const char *op_name)
+{
+    int arg = add_argument(s, 0, op_name);
+    int index = arg < 0 ? -1 : add_slot(s, t, op_name);
+    if (index >= 0) {
+        s->args[arg].count = 1;
+    }
+    return index;
+}
+
+static int add_list_argument(struct slots *s, const aclTensorList *list, const char *op_name)
+{
+    int arg = add_argument(s, 1, op_name);
+    if (arg < 0) {
+        return -1;
+    }
+    int first = s->count;
+    for (uint64_t i = 0; list != NULL && i < list->size; i++) {
+        if (add_slot(s, list->tensors[i], op_name) < 0) {
+            return -1;
+        }
+        s->args[arg].count++;
+    }
+    return first;
+}
+
 int aclsim_executor_add_input(aclOpExecutor *ex, const aclTensor *t)
 {
-    return ex != NULL ? add_slot(&ex->inputs, t, ex->op_name) : -1;
+    return ex != NULL ? add_tensor_argument(&ex->inputs, t, ex->op_name) : -1;
 }
 
 int aclsim_executor_add_output(aclOpExecutor *ex, const aclTensor *t)
 {
-    return ex != NULL ? add_slot(&ex->outputs, t, ex->op_name) : -1;
+    return ex != NULL ? add_tensor_argument(&ex->outputs, t, ex->op_name) : -1;
+}
+
+int aclsim_executor_add_input_list(aclOpExecutor *ex, const aclTensorList *list)
+{
+    return ex != NULL ? add_list_argument(&ex->inputs, list, ex->op_name) : -1;
+}
+
+int aclsim_executor_add_output_list(aclOpExecutor *ex, const aclTensorList *list)
+{
+    return ex != NULL ? add_list_argument(&ex->outputs, list, ex->op_name) : -1;
 }
 
 static aclTensor *slot(const struct slots *s, int index)
@@ -180,8 +242,10 @@ static void executor_free(aclOpExecutor *ex)
 {
     free(ex->inputs.items);
     free(ex->inputs.present);
+    free(ex->inputs.args);
     free(ex->outputs.items);
     free(ex->outputs.present);
+    free(ex->outputs.args);
     free(ex->params);
     free(ex);
     aclsim_counter_add(ACLSIM_CNT_EXECUTORS, -1);
@@ -305,6 +369,117 @@ aclnnStatus aclSetInputTensorAddr(aclOpExecutor *executor, const size_t index, a
 aclnnStatus aclSetOutputTensorAddr(aclOpExecutor *executor, const size_t index, aclTensor *tensor, void *addr)
 {
     return set_tensor_addr(executor, index, tensor, addr, 1, "aclSetOutputTensorAddr");
+}
+
+/* The tensor slot `index` counts across the sides `side` covers (inputs before outputs). */
+static aclTensor *flat_slot(aclOpExecutor *ex, enum nn_side side, size_t index, int *count)
+{
+    const struct slots *sides[2] = {side != NN_OUTPUTS ? &ex->inputs : NULL, side != NN_INPUTS ? &ex->outputs : NULL};
+    *count = 0;
+    for (int i = 0; i < 2; i++) {
+        if (sides[i] == NULL) {
+            continue;
+        }
+        if (index < (size_t)*count + (size_t)sides[i]->count) {
+            int local = (int)(index - (size_t)*count);
+            *count += sides[i]->count;
+            return sides[i]->present[local] ? &sides[i]->items[local] : NULL;
+        }
+        *count += sides[i]->count;
+    }
+    return NULL;
+}
+
+aclnnStatus nn_executor_set_addr(aclOpExecutor *executor, enum nn_side side, size_t index, void *addr,
+                                 const char *api)
+{
+    pthread_mutex_lock(&nn_lock);
+    aclOpExecutor *ex = live_executor_locked(executor);
+    int count = 0;
+    aclTensor *t = ex != NULL ? flat_slot(ex, side, index, &count) : NULL;
+    if (t != NULL) {
+        t->data = addr;
+    }
+    pthread_mutex_unlock(&nn_lock);
+    if (ex == NULL) {
+        aclsim_set_error("%s: %p is not a live executor", api, (void *)executor);
+        return ACLNN_ERR_INNER_NULLPTR;
+    }
+    if (t == NULL) {
+        if (index >= (size_t)count) {
+            aclsim_set_error("%s: index %zu is out of range: %s has %d tensor%s", api, index, ex->op_name, count,
+                             count == 1 ? "" : "s");
+        } else {
+            aclsim_set_error("%s: tensor %zu of %s was NULL in phase 1; its address cannot be set", api, index,
+                             ex->op_name);
+        }
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    return ACLNN_SUCCESS;
+}
+
+aclnnStatus nn_executor_set_list_addr(aclOpExecutor *executor, enum nn_side side, size_t ir_index, size_t relative,
+                                      void *addr, const char *api)
+{
+    enum { SET, NO_ARGUMENT, NOT_A_LIST, NO_ELEMENT, NULL_ELEMENT } outcome = SET;
+    pthread_mutex_lock(&nn_lock);
+    aclOpExecutor *ex = live_executor_locked(executor);
+    int nargs = 0, size = 0;
+    if (ex != NULL) {
+        struct slots *sides[2] = {side != NN_OUTPUTS ? &ex->inputs : NULL, side != NN_INPUTS ? &ex->outputs : NULL};
+        struct slots *owner = NULL;
+        size_t local = ir_index;
+        for (int i = 0; i < 2; i++) {
+            if (sides[i] == NULL) {
+                continue;
+            }
+            nargs += sides[i]->nargs;
+            if (owner == NULL && local < (size_t)sides[i]->nargs) {
+                owner = sides[i];
+            } else if (owner == NULL) {
+                local -= (size_t)sides[i]->nargs;
+            }
+        }
+        if (owner == NULL) {
+            outcome = NO_ARGUMENT;
+        } else if (!owner->args[local].is_list) {
+            outcome = NOT_A_LIST;
+        } else if (relative >= (size_t)(size = owner->args[local].count)) {
+            outcome = NO_ELEMENT;
+        } else {
+            int at = owner->args[local].first + (int)relative;
+            if (owner->present[at]) {
+                owner->items[at].data = addr;
+            } else {
+                outcome = NULL_ELEMENT;
+            }
+        }
+    }
+    pthread_mutex_unlock(&nn_lock);
+    if (ex == NULL) {
+        aclsim_set_error("%s: %p is not a live executor", api, (void *)executor);
+        return ACLNN_ERR_INNER_NULLPTR;
+    }
+    switch (outcome) {
+    case SET:
+        return ACLNN_SUCCESS;
+    case NO_ARGUMENT:
+        aclsim_set_error("%s: irIndex %zu is out of range: %s has %d argument%s there", api, ir_index, ex->op_name,
+                         nargs, nargs == 1 ? "" : "s");
+        break;
+    case NOT_A_LIST:
+        aclsim_set_error("%s: argument %zu of %s is a tensor, not a tensor list", api, ir_index, ex->op_name);
+        break;
+    case NO_ELEMENT:
+        aclsim_set_error("%s: relativeIndex %zu is out of range: argument %zu of %s is a list of %d tensor%s", api,
+                         relative, ir_index, ex->op_name, size, size == 1 ? "" : "s");
+        break;
+    case NULL_ELEMENT:
+        aclsim_set_error("%s: tensor %zu of argument %zu of %s was NULL in phase 1; its address cannot be set", api,
+                         relative, ir_index, ex->op_name);
+        break;
+    }
+    return ACLNN_ERR_PARAM_INVALID;
 }
 
 aclnnStatus aclnnInit(const char *configPath)

@@ -2,7 +2,7 @@
  * What the five operator files share: element types and their conversions, walking a
  * strided view, shape text for error messages, and the phase-1 check helpers.
  *
- * Everything here is internal to libopapi.so (hidden visibility, prefix aclsim_ops_).
+ * Everything here is internal to each operator library (hidden visibility, prefix aclsim_ops_).
  * Conventions of the operator files:
  *   - phase 1 reports the first failing check with aclsim_set_error() and returns its status;
  *     messages name the API, the parameter, the rule and the values;

@@ -34,7 +34,10 @@ aclError aclInit(const char *configPath)
             aclsim_set_error("aclInit: cannot open config file \"%s\"", configPath);
             return ACL_ERROR_INVALID_FILE;
         }
+        rt_dump_configure(f);
         fclose(f);
+    } else {
+        rt_dump_configure(NULL);
     }
     init_refcount = 1;
     finalized = 0;
@@ -52,6 +55,7 @@ aclError aclFinalize(void)
     }
     finalized = 1;
     init_refcount = 0;
+    rt_dump_configure(NULL);
     pthread_mutex_unlock(&rt_lock);
     return ACL_SUCCESS;
 }
@@ -77,6 +81,7 @@ aclError aclFinalizeReference(uint64_t *refCount)
     }
     init_refcount = 0;
     finalized = 1;
+    rt_dump_configure(NULL);
     if (refCount != NULL) {
         *refCount = 0;
     }
@@ -84,10 +89,10 @@ aclError aclFinalizeReference(uint64_t *refCount)
     return ACL_SUCCESS;
 }
 
-aclError aclGetVersion(int32_t *majorVersion, int32_t *minorVersion, int32_t *patchVersion)
+aclError aclrtGetVersion(int32_t *majorVersion, int32_t *minorVersion, int32_t *patchVersion)
 {
     if (majorVersion == NULL || minorVersion == NULL || patchVersion == NULL) {
-        aclsim_set_error("aclGetVersion: output pointers must not be NULL");
+        aclsim_set_error("aclrtGetVersion: output pointers must not be NULL");
         return ACL_ERROR_INVALID_PARAM;
     }
     *majorVersion = ACL_MAJOR_VERSION;

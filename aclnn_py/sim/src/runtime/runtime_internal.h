@@ -6,6 +6,7 @@
 #define ACLSIM_RUNTIME_INTERNAL_H
 
 #include <pthread.h>
+#include <stdio.h>
 
 #include "../sim_internal.h"
 
@@ -51,6 +52,10 @@ RT_HIDDEN aclError rt_enqueue_locked(struct rt_stream *s, aclsim_task_run_fn run
 
 /* With rt_lock held: 1 if [p, p + n) lies in one live device block. */
 RT_HIDDEN int rt_device_range_ok_locked(const void *p, uint64_t n);
+
+/* With rt_lock held: read the operator-dump settings of aclInit's configuration file
+ * (NULL: dump off).  See dump_config.c. */
+RT_HIDDEN void rt_dump_configure(FILE *config);
 
 /* Total simulated device memory (ACLSIM_DEVICE_MEMORY bytes, default 32 GiB). */
 RT_HIDDEN uint64_t rt_device_memory_total(void);
