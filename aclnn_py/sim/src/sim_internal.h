@@ -87,6 +87,13 @@ struct aclScalarList {
 /* printf-style; replaces this thread's recent error message. */
 ACLSIM_INTERNAL void aclsim_set_error(const char *fmt, ...) ACLSIM_PRINTF(1, 2);
 
+/* The environment variable that sets the simulated device's memory size in bytes. */
+#define ACLSIM_DEVICE_MEMORY_ENV "ACLNN_PY_SIM_DEVICE_MEMORY"
+
+/* The memory this process may use: physical memory or the cgroup (v2 or v1) limit, the
+ * smaller.  Host allocations sized by a caller's argument are refused beyond it. */
+ACLSIM_INTERNAL uint64_t aclsim_machine_memory(void);
+
 /* 1 if [ptr, ptr + bytes) lies inside one live aclrtMalloc block (its requested size). */
 ACLSIM_INTERNAL int aclsim_device_range_ok(const void *ptr, uint64_t bytes);
 

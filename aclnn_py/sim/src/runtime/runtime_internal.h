@@ -52,7 +52,8 @@ RT_HIDDEN aclError rt_enqueue_locked(struct rt_stream *s, aclsim_task_run_fn run
 /* With rt_lock held: 1 if [p, p + n) lies in one live device block. */
 RT_HIDDEN int rt_device_range_ok_locked(const void *p, uint64_t n);
 
-/* Total simulated device memory (ACLSIM_DEVICE_MEMORY bytes, default 32 GiB). */
+/* With rt_lock held: total simulated device memory, ACLNN_PY_SIM_DEVICE_MEMORY bytes or half
+ * of aclsim_machine_memory() (the rule is in aclnn_py/sim/README.md). */
 RT_HIDDEN uint64_t rt_device_memory_total(void);
 
 #endif

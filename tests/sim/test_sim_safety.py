@@ -1,0 +1,124 @@
+"""The simulator on risky input: its device is sized from the machine, allocations too large
+fail with 207001 instead of getting the process killed, and ACLNN_PY_SIM_DEVICE_MEMORY sets
+the size. Every case runs in a subprocess, so a crash or a hang is a failure, not a lost run.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from aclnn_py import sim
+
+PRELUDE = """
+import os
+import aclnn_py
+from aclnn_py import capi
+aclnn_py.set_backend("sim")
+lib = capi._lib()
+
+def mem_info():
+    free, total = lib.ffi.new("size_t *"), lib.ffi.new("size_t *")
+    lib.call("aclrtGetMemInfo", 0, free, total)
+    return free[0], total[0]
+
+def status_of(call, *args):
+    try:
+        call(*args)
+    except aclnn_py.AclnnError as e:
+        return e.status, e.message or ""
+    return 0, ""
+"""
+
+
+def run_python(body: str, env: dict[str, str] | None = None, timeout: float = 120) -> str:
+    """Run PRELUDE + body in a fresh interpreter; its stdout, after asserting it exited 0."""
+    sim.ensure_built()  # build once here, not in every child
+    child_env = {k: v for k, v in os.environ.items() if k != "ACLNN_PY_SIM_DEVICE_MEMORY"}
+    child_env.update(env or {})
+    proc = subprocess.run([sys.executable, "-c", PRELUDE + textwrap.dedent(body)], env=child_env,
+                          capture_output=True, text=True, timeout=timeout)
+    assert proc.returncode == 0, (proc.returncode, proc.stdout[-3000:], proc.stderr[-3000:])
+    return proc.stdout
+
+
+def machine_memory() -> int:
+    """The rule of aclnn_py/sim/README.md ("Device memory"), step 1."""
+    m = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    for path in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        try:
+            with open(path) as f:
+                line = f.readline().strip()
+        except OSError:
+            continue
+        if line.isdigit() and int(line) > 0:
+            m = min(m, int(line))
+    return m
+
+
+def test_device_is_half_the_machine():
+    out = run_python("""
+        capi.aclrtSetDevice(0)
+        print(*mem_info())
+    """)
+    free, total = map(int, out.split())
+    assert total == machine_memory() // 2
+    assert free == total
+
+
+def test_allocation_larger_than_the_device_fails_with_207001():
+    # The size of the whole machine: fails at once, before anything is allocated.
+    out = run_python(f"""
+        capi.aclrtSetDevice(0)
+        status, message = status_of(capi.aclrtMalloc, {machine_memory()})
+        print(status)
+        print(message)
+        assert mem_info()[0] == mem_info()[1]
+    """)
+    status, message = out.split("\n", 1)
+    assert int(status) == 207001
+    assert "out of device memory" in message and "ACLNN_PY_SIM_DEVICE_MEMORY" in message
+
+
+def test_environment_variable_sets_the_device_size():
+    out = run_python("""
+        capi.aclrtSetDevice(0)
+        print(*mem_info())
+        block = capi.aclrtMalloc(1 << 20)
+        print(*mem_info())
+        print(*status_of(capi.aclrtMalloc, 1))
+        capi.aclrtFree(block)
+        ok = capi.aclrtMalloc(1 << 20)
+        capi.aclrtFree(ok)
+        print("freed")
+    """, env={"ACLNN_PY_SIM_DEVICE_MEMORY": str(1 << 20)})
+    lines = out.splitlines()
+    assert lines[0] == f"{1 << 20} {1 << 20}"
+    assert lines[1] == f"0 {1 << 20}"
+    assert lines[2].startswith("207001 ") and "out of device memory" in lines[2]
+    assert lines[3] == "freed"
+
+
+@pytest.mark.parametrize("value", ["8G", "-1", "0x100", "1.5", "99999999999999999999999"])
+def test_unreadable_environment_variable_fails_loudly(value):
+    out = run_python("""
+        capi.aclrtSetDevice(0)
+        print(*status_of(capi.aclrtMalloc, 32))
+        print(*mem_info())
+    """, env={"ACLNN_PY_SIM_DEVICE_MEMORY": value})
+    first, second = out.splitlines()
+    assert first.startswith("207001 ") and "ACLNN_PY_SIM_DEVICE_MEMORY" in first and value in first
+    assert second == "0 0"
+
+
+def test_host_allocation_larger_than_the_machine_fails():
+    out = run_python(f"""
+        print(*status_of(capi.aclrtMallocHost, {machine_memory() + 1}))
+        print(*status_of(capi.aclrtMallocHost, 2**64 - 1))
+    """)
+    lines = out.splitlines()
+    assert lines[0].startswith("207001 ") and lines[1].startswith("207001 ")
