@@ -122,3 +122,77 @@ def test_host_allocation_larger_than_the_machine_fails():
     """)
     lines = out.splitlines()
     assert lines[0].startswith("207001 ") and lines[1].startswith("207001 ")
+
+
+# -- phase 1 and phase 2 refuse handles that are not live -------------------------------------
+
+# (operator, its phase-1 arguments in C order): T tensor, I int array, B bool array; other
+# values are passed as they are.
+PHASE1_ARGUMENTS = {
+    "aclnnIm2colBackward": [("gradOutput", "T"), ("inputSize", "I"), ("kernelSize", "I"), ("dilation", "I"),
+                            ("padding", "I"), ("stride", "I"), ("out", "T")],
+    "aclnnMaxUnpool2dBackward": [("gradOutput", "T"), ("self", "T"), ("indices", "T"), ("outputSize", "I"),
+                                 ("out", "T")],
+    "aclnnReflectionPad2dBackward": [("gradOutput", "T"), ("self", "T"), ("padding", "I"), ("gradInput", "T")],
+    "aclnnAvgPool2dBackward": [("gradOutput", "T"), ("self", "T"), ("kernelSize", "I"), ("stride", "I"),
+                               ("padding", "I"), ("ceilMode", False), ("countIncludePad", True),
+                               ("divisorOverride", 0), ("cubeMathType", 0), ("gradInput", "T")],
+    "aclnnConvolutionBackward": [("gradOutput", "T"), ("input", "T"), ("weight", "T"), ("biasSizes", "I"),
+                                 ("stride", "I"), ("padding", "I"), ("dilation", "I"), ("transposed", False),
+                                 ("outputPadding", "I"), ("groups", 1), ("outputMask", "B"),
+                                 ("cubeMathType", 0), ("gradInput", "T"), ("gradWeight", "T"),
+                                 ("gradBias", "T")],
+}
+
+
+@pytest.mark.parametrize("op", sorted(PHASE1_ARGUMENTS))
+def test_phase1_refuses_destroyed_and_foreign_descriptors(op):
+    """Each descriptor argument in turn is a destroyed one, then a pointer that never was one."""
+    out = run_python(f"""
+        capi.aclrtSetDevice(0)
+        ffi = lib.ffi
+        dev = capi.aclrtMalloc(4096)
+        spec = {PHASE1_ARGUMENTS[op]!r}
+        foreign = ffi.new("char[512]")
+        ctype = {{"T": "aclTensor *", "I": "aclIntArray *", "B": "aclBoolArray *"}}
+
+        def make(kind):
+            if kind == "T":
+                return capi.aclCreateTensor([1, 1, 2, 2], capi.ACL_FLOAT, None, 0, capi.ACL_FORMAT_NCHW,
+                                            [1, 1, 2, 2], dev)
+            if kind == "I":
+                return capi.aclCreateIntArray([1, 1])
+            return capi.aclCreateBoolArray([True, True, True])
+
+        destroy = {{"T": capi.aclDestroyTensor, "I": capi.aclDestroyIntArray, "B": capi.aclDestroyBoolArray}}
+        for i, (name, kind) in enumerate(spec):
+            if not isinstance(kind, str):
+                continue
+            for bad in ("destroyed", "foreign"):
+                live = [(make(k), k) if isinstance(k, str) else (k, None) for _, k in spec]
+                if bad == "destroyed":
+                    dead = make(kind)
+                    destroy[kind](dead)
+                else:
+                    dead = ffi.cast(ctype[kind], foreign)
+                args = [value for value, _ in live]
+                args[i] = dead
+                status, message = status_of(capi.{op}GetWorkspaceSize, *args)
+                print(name, bad, status, message.replace("\\n", " "))
+                for value, k in live:
+                    if k is not None:
+                        destroy[k](value)
+        capi.aclrtFree(dev)
+        counters = ffi.new("aclsimCounters *")
+        lib.call("aclsimGetCounters", counters)
+        assert counters.tensors == counters.int_arrays == counters.bool_arrays == counters.executors == 0
+    """)
+    lines = out.splitlines()
+    handles = [(name, kind) for name, kind in PHASE1_ARGUMENTS[op] if isinstance(kind, str)]
+    assert len(lines) == 2 * len(handles)
+    types = {"T": "aclTensor", "I": "aclIntArray", "B": "aclBoolArray"}
+    for line, (name, kind, bad) in zip(lines, [(n, k, b) for n, k in handles for b in ("destroyed", "foreign")]):
+        got_name, got_bad, status, message = line.split(" ", 3)
+        assert (got_name, got_bad, int(status)) == (name, bad, 161002), line
+        assert message.startswith(f"{op}GetWorkspaceSize: {name} (0x"), line
+        assert f"is not a live {types[kind]}" in message, line

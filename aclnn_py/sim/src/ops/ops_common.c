@@ -619,6 +619,61 @@ aclnnStatus aclsim_ops_nullptr(const char *api, const char *fmt, ...)
     return status;
 }
 
+/* The i-th name of a comma-separated list, without surrounding blanks, into out. */
+static void nth_name(const char *names, size_t i, char *out, size_t size)
+{
+    const char *p = names;
+    for (; i > 0 && *p != '\0'; ++p) {
+        if (*p == ',') {
+            --i;
+        }
+    }
+    while (*p == ' ') {
+        ++p;
+    }
+    size_t len = strcspn(p, ",");
+    while (len > 0 && p[len - 1] == ' ') {
+        --len;
+    }
+    if (len >= size) {
+        len = size - 1;
+    }
+    memcpy(out, p, len);
+    out[len] = '\0';
+}
+
+aclnnStatus aclsim_ops_check_handles(const char *api, const char *names, const aclsim_ops_handle *handles, size_t n)
+{
+    static const struct {
+        const char *type, *creator;
+    } kinds[] = {
+        [ACLSIM_OPS_TENSOR] = {"aclTensor", "aclCreateTensor"},
+        [ACLSIM_OPS_INT_ARRAY] = {"aclIntArray", "aclCreateIntArray"},
+        [ACLSIM_OPS_BOOL_ARRAY] = {"aclBoolArray", "aclCreateBoolArray"},
+        [ACLSIM_OPS_FLOAT_ARRAY] = {"aclFloatArray", "aclCreateFloatArray"},
+        [ACLSIM_OPS_SCALAR] = {"aclScalar", "aclCreateScalar"},
+    };
+    for (size_t i = 0; i < n; ++i) {
+        const void *h = handles[i].handle;
+        bool live = true;
+        switch (handles[i].kind) {
+        case ACLSIM_OPS_TENSOR: live = aclsim_is_live_tensor(h); break;
+        case ACLSIM_OPS_INT_ARRAY: live = aclsim_is_live_int_array(h); break;
+        case ACLSIM_OPS_BOOL_ARRAY: live = aclsim_is_live_bool_array(h); break;
+        case ACLSIM_OPS_FLOAT_ARRAY: live = aclsim_is_live_float_array(h); break;
+        case ACLSIM_OPS_SCALAR: live = aclsim_is_live_scalar(h); break;
+        }
+        if (h != NULL && !live) {
+            char name[64];
+            nth_name(names, i, name, sizeof name);
+            return aclsim_ops_invalid(api, "%s (%p) is not a live %s: it was destroyed, or was never created by %s "
+                                      "(undefined behaviour on CANN)",
+                                      name, h, kinds[handles[i].kind].type, kinds[handles[i].kind].creator);
+        }
+    }
+    return ACLNN_SUCCESS;
+}
+
 aclnnStatus aclsim_ops_check_not_null(const char *api, const char *name, const void *p)
 {
     if (p != NULL) {

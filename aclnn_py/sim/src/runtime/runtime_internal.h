@@ -29,7 +29,13 @@ struct rt_stream {
     int is_default;
     struct rt_task *head, *tail;
     pthread_mutex_t drain_lock; /* serialises draining so FIFO order holds across threads */
+    int users;                  /* threads about to drain it or draining it (under rt_lock) */
 };
+
+/* With rt_lock held: keep a stream's memory alive while it is used without the lock. */
+RT_HIDDEN void rt_stream_use_locked(struct rt_stream *s);
+/* Takes rt_lock: the matching release; wakes a thread waiting to free the stream. */
+RT_HIDDEN void rt_stream_done(struct rt_stream *s);
 
 /* Number of simulated devices (ACLSIM_DEVICE_COUNT, default 1, 0..64). */
 RT_HIDDEN int rt_device_count(void);
