@@ -196,3 +196,93 @@ def test_phase1_refuses_destroyed_and_foreign_descriptors(op):
         assert (got_name, got_bad, int(status)) == (name, bad, 161002), line
         assert message.startswith(f"{op}GetWorkspaceSize: {name} (0x"), line
         assert f"is not a live {types[kind]}" in message, line
+
+
+# -- fork ---------------------------------------------------------------------------------------
+
+def test_fork_while_another_thread_is_in_the_simulator():
+    """A thread keeps running an operator (device allocations hold the runtime lock while they
+    fill the block) while the main thread forks again and again; every child must be able to
+    use the runtime and the descriptors. A child that hangs is killed and counted as a failure."""
+    out = run_python("""
+        import signal
+        import threading
+        import time
+        import warnings
+        import numpy as np
+
+        warnings.simplefilter("ignore", DeprecationWarning)  # "multi-threaded, use of fork()"
+        ffi = lib.ffi
+        # Resolved in the parent: the child calls the simulator directly, so that only the
+        # simulator's own locks are under test (not the binding's Python ones).
+        fn = {name: lib.fn(name) for name in (
+            "aclrtSetDevice", "aclrtMalloc", "aclrtFree", "aclrtCreateStream", "aclrtMemsetAsync",
+            "aclrtSynchronizeStream", "aclrtDestroyStream", "aclrtResetDevice", "aclCreateIntArray",
+            "aclDestroyIntArray", "aclsimGetCounters")}
+
+        def child():
+            if fn["aclrtSetDevice"](0) != 0:
+                return 10
+            p = ffi.new("void **")
+            if fn["aclrtMalloc"](p, 1 << 20, 0) != 0:
+                return 11
+            s = ffi.new("aclrtStream *")
+            if fn["aclrtCreateStream"](s) != 0 or fn["aclrtMemsetAsync"](p[0], 1 << 20, 0, 1 << 20, s[0]) != 0:
+                return 12
+            if fn["aclrtSynchronizeStream"](s[0]) != 0 or fn["aclrtDestroyStream"](s[0]) != 0:
+                return 13
+            if fn["aclrtFree"](p[0]) != 0:
+                return 14
+            values = ffi.new("int64_t[]", [1, 2])
+            a = fn["aclCreateIntArray"](values, 2)
+            if a == ffi.NULL or fn["aclDestroyIntArray"](a) != 0:
+                return 15
+            counters = ffi.new("aclsimCounters *")
+            fn["aclsimGetCounters"](counters)
+            if counters.device_blocks != 0 or counters.streams != 0:
+                return 16  # the parent's device memory and streams are not the child's
+            return 20 if fn["aclrtResetDevice"](0) != 0 else 0
+
+        stop = threading.Event()
+        calls = [0]
+
+        def hammer():
+            g = np.ones((1, 1, 1026, 1026), np.float32)
+            x = np.zeros((1, 1, 1024, 1024), np.float32)
+            while not stop.is_set():
+                aclnn_py.reflection_pad2d_backward(g, x, [1, 1, 1, 1])
+                calls[0] += 1
+
+        thread = threading.Thread(target=hammer)
+        thread.start()
+        while calls[0] == 0:
+            time.sleep(0.01)
+        results = []
+        for _ in range(40):
+            pid = os.fork()
+            if pid == 0:
+                try:
+                    code = child()
+                except BaseException:
+                    code = 30
+                os._exit(code)
+            deadline = time.monotonic() + 60  # a hang detector, not a speed requirement
+            while True:
+                done, status = os.waitpid(pid, os.WNOHANG)
+                if done:
+                    results.append(os.waitstatus_to_exitcode(status))
+                    break
+                if time.monotonic() > deadline:
+                    os.kill(pid, signal.SIGKILL)
+                    os.waitpid(pid, 0)
+                    results.append("hung")
+                    break
+                time.sleep(0.005)
+            if results[-1] == "hung":
+                break
+        stop.set()
+        thread.join()
+        print(results)
+    """, timeout=600)
+    results = eval(out.strip().splitlines()[-1])
+    assert results == [0] * 40, results

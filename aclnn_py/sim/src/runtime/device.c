@@ -839,3 +839,75 @@ aclError aclrtEventElapsedTime(float *ms, aclrtEvent startEvent, aclrtEvent endE
     *ms = (float)d;
     return ACL_SUCCESS;
 }
+
+/* ---- fork ---------------------------------------------------------------------------- */
+
+/*
+ * fork() while another thread is inside the runtime must not leave the child with rt_lock
+ * held by a thread that does not exist there.  The parent's device state is not the child's
+ * (on CANN a child cannot use its parent's device context): the child starts with no device
+ * open and no streams, events, contexts or device memory; handles of those kinds it
+ * inherited are not live (using them is an error, never a hang), work still queued in the
+ * parent never runs in the child, and the child calls aclrtSetDevice to work again.  The
+ * aclInit state, aclrtMallocHost blocks and (in nnopbase) descriptors are host state and
+ * are inherited.  Documented in aclnn_py/sim/README.md.
+ */
+
+static void drop_tasks(struct rt_stream *s)
+{
+    while (s->head != NULL) {
+        struct rt_task *t = s->head;
+        s->head = t->next;
+        free(t); /* not its context: releasing it would run nnopbase, whose lock is not ours */
+    }
+    s->tail = NULL;
+}
+
+static void before_fork(void)
+{
+    pthread_mutex_lock(&rt_lock);
+}
+
+static void after_fork_in_parent(void)
+{
+    pthread_mutex_unlock(&rt_lock);
+}
+
+static void after_fork_in_child(void)
+{
+    /* Only the forking thread exists: no other thread holds or waits for anything. */
+    for (int i = 0; i < ACLSIM_MAX_DEVICES; i++) {
+        if (devices[i].refcount > 0) {
+            drop_tasks(&devices[i].default_stream);
+            devices[i].refcount = 0; /* the default stream is set up again when reopened */
+        }
+    }
+    while (user_streams != NULL) {
+        struct rt_stream *s = user_streams;
+        user_streams = s->next;
+        drop_tasks(s);
+        free(s); /* its drain lock may be held by a thread of the parent: never touched again */
+    }
+    while (user_contexts != NULL) {
+        struct rt_context *c = user_contexts;
+        user_contexts = c->next;
+        free(c);
+    }
+    while (events != NULL) {
+        struct rt_event *e = events;
+        events = e->next;
+        free(e);
+    }
+    tl_context = NULL;
+    rt_memory_forget_after_fork();
+    rt_counter_set(ACLSIM_CNT_STREAMS, 0);
+    rt_counter_set(ACLSIM_CNT_EVENTS, 0);
+    rt_counter_set(ACLSIM_CNT_CONTEXTS, 0);
+    pthread_cond_init(&stream_idle, NULL);
+    pthread_mutex_init(&rt_lock, NULL);
+}
+
+__attribute__((constructor)) static void register_fork_handlers(void)
+{
+    pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
+}

@@ -132,6 +132,18 @@ static void report_no_room(const char *api, size_t size, uint64_t used)
                                                       " to change it");
 }
 
+void rt_memory_forget_after_fork(void)
+{
+    /* The blocks stay allocated in the child (a stale pointer then reads the child's copy,
+     * never freed memory); only the table goes, so none of them is device memory any more. */
+    free(blocks);
+    blocks = NULL;
+    block_count = block_capacity = 0;
+    device_bytes = 0;
+    rt_counter_set(ACLSIM_CNT_DEVICE_BLOCKS, 0);
+    rt_counter_set(ACLSIM_CNT_DEVICE_BYTES, 0);
+}
+
 /* Index of the block containing p, or -1. */
 static long find_block_locked(uintptr_t p)
 {

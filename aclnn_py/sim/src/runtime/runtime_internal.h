@@ -37,6 +37,13 @@ RT_HIDDEN void rt_stream_use_locked(struct rt_stream *s);
 /* Takes rt_lock: the matching release; wakes a thread waiting to free the stream. */
 RT_HIDDEN void rt_stream_done(struct rt_stream *s);
 
+/* In a child after fork(), with rt_lock held by the only thread: forget every device block
+ * (the child's copies stay allocated: the parent's device memory is not the child's). */
+RT_HIDDEN void rt_memory_forget_after_fork(void);
+
+/* Sets one of the aclsimGetCounters counters (thread-safe). */
+RT_HIDDEN void rt_counter_set(enum aclsim_counter which, int64_t value);
+
 /* Number of simulated devices (ACLSIM_DEVICE_COUNT, default 1, 0..64). */
 RT_HIDDEN int rt_device_count(void);
 
