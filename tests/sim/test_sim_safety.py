@@ -198,6 +198,30 @@ def test_phase1_refuses_destroyed_and_foreign_descriptors(op):
         assert f"is not a live {types[kind]}" in message, line
 
 
+def test_phase1_refuses_views_too_large_for_a_workspace():
+    """Zero strides let a view of 2^62 elements sit in 4 bytes; its float32 workspace would be
+    2^64 bytes, a size that wrapped to 0 and let the kernel write through a NULL workspace."""
+    out = run_python("""
+        capi.aclrtSetDevice(0)
+        dev = capi.aclrtMalloc(64)
+        grad = capi.aclCreateTensor([1, 1, 1 << 62], capi.ACL_FLOAT, [0, 0, 0], 0, capi.ACL_FORMAT_ND,
+                                    [1], dev)
+        out = capi.aclCreateTensor([1, 1, 1 << 31, 1 << 31], capi.ACL_FLOAT, [0, 0, 0, 0], 0,
+                                   capi.ACL_FORMAT_NCHW, [1], dev)
+        arrays = [capi.aclCreateIntArray(v) for v in ([1 << 31, 1 << 31], [1, 1], [1, 1], [0, 0], [1, 1])]
+        print(*status_of(capi.aclnnIm2colBackwardGetWorkspaceSize, grad, *arrays, out))
+        for a in arrays:
+            capi.aclDestroyIntArray(a)
+        capi.aclDestroyTensor(grad)
+        capi.aclDestroyTensor(out)
+        capi.aclrtFree(dev)
+    """)
+    status, message = out.strip().split(" ", 1)
+    assert int(status) == 161002
+    assert message.startswith("aclnnIm2colBackwardGetWorkspaceSize: gradOutput shape [1, 1, 4611686018427387904]")
+    assert "2^56 elements" in message
+
+
 # -- fork ---------------------------------------------------------------------------------------
 
 def test_fork_while_another_thread_is_in_the_simulator():

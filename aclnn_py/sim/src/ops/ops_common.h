@@ -107,12 +107,17 @@ ACLSIM_OPS_API aclsim_ops_text aclsim_ops_int_list(const int64_t *v, uint64_t n)
  * must be a live descriptor of its type (created by aclCreateXxx and not destroyed).  A
  * destroyed or foreign pointer is undefined behaviour on CANN (it reads freed memory); here
  * it is ACLNN_ERR_PARAM_INVALID (161002) with a message naming the parameter.  NULL is left
- * to the operator's own checks, which know whether the argument is optional.
+ * to the operator's own checks, which know whether the argument is optional.  A tensor whose
+ * view has more than ACLSIM_OPS_MAX_ELEMENTS elements is refused too (161002): with zero or
+ * overlapping strides such a view fits in a small allocation, but the float32/float64 copies
+ * a workspace holds could not, and their byte counts would overflow.
  *
  *     ACLSIM_OPS_CHECK_HANDLES(API, gradOutput, self, kernelSize, stride, padding, gradInput);
  *
  * The names in the message are the argument expressions; the kinds come from their C types.
  */
+#define ACLSIM_OPS_MAX_ELEMENTS ((uint64_t)1 << 56)
+
 typedef enum {
     ACLSIM_OPS_TENSOR,
     ACLSIM_OPS_INT_ARRAY,
