@@ -731,6 +731,16 @@ static void TestDeadHandles(aclrtStream stream)
     Check(raceFailures == 0, "synchronise and destroy one stream from two threads, 200 times", raceFailures);
     Check(Counters().streams == 1, "only the main stream is left", Counters().streams);
 
+    // A size the machine cannot hold is refused before anything is allocated or copied.
+    const int64_t few[] = {1, 2};
+    aclIntArray *huge = aclCreateIntArray(few, static_cast<uint64_t>(1) << 39);
+    const char *hugeMessage = aclGetRecentErrMsg();
+    Check(huge == nullptr && hugeMessage != nullptr && strstr(hugeMessage, "machine's") != nullptr,
+          "aclCreateIntArray of 2^39 values is refused: more than the machine's memory");
+    if (hugeMessage != nullptr) {
+        LOG_PRINT("  message: %s\n", hugeMessage);
+    }
+
     if (ws != nullptr) {
         aclrtFree(ws);
     }
