@@ -103,7 +103,7 @@ def test_environment_variable_sets_the_device_size():
     assert lines[3] == "freed"
 
 
-@pytest.mark.parametrize("value", ["8G", "-1", "0x100", "1.5", "99999999999999999999999"])
+@pytest.mark.parametrize("value", ["8G", "-1", "0x100", "1.5", "99999999999999999999999", "0"])
 def test_unreadable_environment_variable_fails_loudly(value):
     out = run_python("""
         capi.aclrtSetDevice(0)

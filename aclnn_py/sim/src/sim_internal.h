@@ -4,7 +4,7 @@
  *
  * Who provides what:
  *   libascendcl  aclsim_set_error, aclsim_device_range_ok, aclsim_stream_enqueue,
- *                aclsim_counter_add
+ *                aclsim_counter_add, aclsim_machine_memory
  *   libnnopbase  descriptors (struct aclTensor ...), aclsim_tensor_memory_ok, executors,
  *                aclsim_launch
  *   libopapi     the operators: phase 1 validates, builds an executor with the descriptor

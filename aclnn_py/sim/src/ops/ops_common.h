@@ -114,7 +114,8 @@ ACLSIM_OPS_API aclsim_ops_text aclsim_ops_int_list(const int64_t *v, uint64_t n)
  *
  *     ACLSIM_OPS_CHECK_HANDLES(API, gradOutput, self, kernelSize, stride, padding, gradInput);
  *
- * The names in the message are the argument expressions; the kinds come from their C types.
+ * The names in the message are the argument expressions; the kinds come from their C types
+ * (at most 12 arguments: add an ACLSIM_OPS_HANDLES_<n> line for more).
  */
 #define ACLSIM_OPS_MAX_ELEMENTS ((uint64_t)1 << 56)
 

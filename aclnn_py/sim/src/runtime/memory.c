@@ -119,8 +119,8 @@ static void report_no_room(const char *api, size_t size, uint64_t used)
     const char *env = getenv(ACLSIM_DEVICE_MEMORY_ENV);
     uint64_t total = rt_device_memory_total();
     if (env != NULL && env[0] != '\0' && total == 0) {
-        aclsim_set_error("%s: cannot allocate %zu bytes: %s=\"%s\" is not a byte count (decimal digits), so the "
-                         "simulated device has no memory",
+        aclsim_set_error("%s: cannot allocate %zu bytes: %s=\"%s\" leaves the simulated device no memory (the "
+                         "value must be a positive byte count in decimal digits)",
                          api, size, ACLSIM_DEVICE_MEMORY_ENV, env);
         return;
     }
