@@ -8,9 +8,12 @@ the same limit to the results it is about to allocate, so such a call is the sam
 
 The rule (the simulator applies the same one; see ``aclnn_py/sim/README.md``):
 
-* ``ACLNN_PY_SIM_DEVICE_MEMORY``, a positive number of bytes, if set;
+* ``ACLNN_PY_SIM_DEVICE_MEMORY`` if set and not empty: its value in bytes, decimal digits only;
+  any other value (or ``0``) gives a device with no memory, so every allocation fails and the
+  message names the variable;
 * else ``DEVICE_FRACTION`` of the smaller of the machine's physical memory (``os.sysconf``) and
-  the memory limit of this process's cgroup (v2 ``memory.max``, v1 ``memory.limit_in_bytes``).
+  the memory limit of this process's cgroup (v2 ``memory.max``, v1 ``memory.limit_in_bytes``),
+  at most ``DEVICE_CAP`` bytes.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from ._errors import ACL_ERROR_RT_MEMORY_ALLOCATION, AclnnError
 
 DEVICE_MEMORY_ENV = "ACLNN_PY_SIM_DEVICE_MEMORY"
 DEVICE_FRACTION = 1 / 2
+DEVICE_CAP = 2**48  # the simulator's cap (src/runtime/memory.c)
 
 _CGROUP_ROOT = "/sys/fs/cgroup"
 
@@ -40,20 +44,11 @@ def _read_limit(path: str) -> int | None:
 
 
 def cgroup_memory_limit() -> int | None:
-    """The memory limit of this process's cgroup in bytes, or None if it has none."""
-    paths = []
-    try:
-        with open("/proc/self/cgroup") as f:
-            for line in f:
-                _, controllers, path = line.rstrip("\n").split(":", 2)
-                if controllers == "":  # v2 unified hierarchy
-                    paths.append(os.path.join(_CGROUP_ROOT, path.lstrip("/"), "memory.max"))
-                elif "memory" in controllers.split(","):
-                    paths.append(os.path.join(_CGROUP_ROOT, "memory", path.lstrip("/"), "memory.limit_in_bytes"))
-    except (OSError, ValueError):
-        pass
-    # Inside a container the cgroup's own directory is usually mounted as the root.
-    paths += [os.path.join(_CGROUP_ROOT, "memory.max"), os.path.join(_CGROUP_ROOT, "memory", "memory.limit_in_bytes")]
+    """The cgroup memory limit in bytes, or None if there is none: the smaller of the values of
+    ``/sys/fs/cgroup/memory.max`` (v2) and ``/sys/fs/cgroup/memory/memory.limit_in_bytes`` (v1)
+    that exist and hold a positive number (the files the simulator reads, in a container the
+    container's own limit)."""
+    paths = (os.path.join(_CGROUP_ROOT, "memory.max"), os.path.join(_CGROUP_ROOT, "memory", "memory.limit_in_bytes"))
     limits = [v for v in map(_read_limit, paths) if v is not None]
     return min(limits) if limits else None
 
@@ -69,16 +64,16 @@ def physical_memory() -> int | None:
 @functools.lru_cache(maxsize=1)
 def _machine_limit() -> int:
     known = [v for v in (physical_memory(), cgroup_memory_limit()) if v]
-    return int(min(known) * DEVICE_FRACTION) if known else 2**62
+    return min(int(min(known) * DEVICE_FRACTION), DEVICE_CAP) if known else DEVICE_CAP
 
 
 def device_memory() -> int:
     """The CPU backends' device memory in bytes (module docstring): ``ACLNN_PY_SIM_DEVICE_MEMORY``
     when it is a positive integer, else the machine's rule."""
     text = os.environ.get(DEVICE_MEMORY_ENV, "")
-    if text.isdigit() and int(text) > 0:
-        return int(text)
-    return _machine_limit()
+    if not text:
+        return _machine_limit()
+    return int(text) if text.isascii() and text.isdigit() and int(text) < 2**64 else 0
 
 
 def check_allocation(nbytes: int) -> None:

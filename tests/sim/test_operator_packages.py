@@ -18,7 +18,7 @@ from aclnn_py._ffi.op_packages import AGGREGATE_LIBRARY, OPERATOR_PACKAGES
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 PACKAGE_LIBRARIES = sorted({library for _p, library, _h in OPERATOR_PACKAGES.values()})
 
-# Phase 1 with every pointer NULL: 161001 on the simulator, no device needed.  The operator's
+# Phase 1 with every argument 0/NULL: 161001 on the simulator, no device needed.  The operator's
 # phase-1 function is called through a prototype of our own, so that one program serves all
 # five operators; linking is what is tested.
 PROGRAM = """\
@@ -28,8 +28,12 @@ PROGRAM = """\
 
 int main(void)
 {{
-    int (*phase1)() = (int (*)())aclnn{op}GetWorkspaceSize;
-    int status = phase1();
+    /* Every parameter 0/NULL: on x86-64 and AArch64, integers and pointers take the same
+     * argument registers and stack slots, so 17 null pointers cover every operator's list. */
+    typedef int (*any_phase1)(void *, void *, void *, void *, void *, void *, void *, void *, void *,
+                              void *, void *, void *, void *, void *, void *, void *, void *);
+    any_phase1 phase1 = (any_phase1)aclnn{op}GetWorkspaceSize;
+    int status = phase1(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
     const char *text = aclGetRecentErrMsg();
     printf("%d %s\\n", status, text ? text : "");
     return status == 161001 ? 0 : 1;

@@ -5,7 +5,7 @@
  *
  * Who provides what (all compiled into libaclsim.so but the operators):
  *   runtime/     aclsim_set_error, aclsim_device_range_ok, aclsim_stream_enqueue,
- *                aclsim_counter_add
+ *                aclsim_counter_add, aclsim_machine_memory
  *   nnopbase/    descriptors (struct aclTensor ...), aclsim_tensor_memory_ok, executors,
  *                aclsim_launch
  *   ops/         the operators (libopapi*.so): phase 1 validates, builds an executor with the
@@ -90,6 +90,13 @@ struct aclScalarList {
 /* printf-style; replaces this thread's recent error message. */
 ACLSIM_INTERNAL void aclsim_set_error(const char *fmt, ...) ACLSIM_PRINTF(1, 2);
 
+/* The environment variable that sets the simulated device's memory size in bytes. */
+#define ACLSIM_DEVICE_MEMORY_ENV "ACLNN_PY_SIM_DEVICE_MEMORY"
+
+/* The memory this process may use: physical memory or the cgroup (v2 or v1) limit, the
+ * smaller.  Host allocations sized by a caller's argument are refused beyond it. */
+ACLSIM_INTERNAL uint64_t aclsim_machine_memory(void);
+
 /* 1 if [ptr, ptr + bytes) lies inside one live aclrtMalloc block (its requested size). */
 ACLSIM_INTERNAL int aclsim_device_range_ok(const void *ptr, uint64_t bytes);
 
@@ -102,8 +109,8 @@ typedef void (*aclsim_task_release_fn)(void *ctx);
 
 /* Queue a task; stream NULL = the calling thread's current device's default stream.
  * On failure (invalid stream, no device set, OOM) returns the error, sets the message
- * and calls release(ctx). */
-ACLSIM_INTERNAL aclError aclsim_stream_enqueue(aclrtStream stream, aclsim_task_run_fn run,
+ * (naming `api` and its parameter `stream`) and calls release(ctx). */
+ACLSIM_INTERNAL aclError aclsim_stream_enqueue(const char *api, aclrtStream stream, aclsim_task_run_fn run,
                                                aclsim_task_release_fn release, void *ctx);
 
 enum aclsim_counter {
@@ -182,17 +189,18 @@ ACLSIM_INTERNAL uint64_t aclsim_executor_workspace_size(const aclOpExecutor *ex)
 ACLSIM_INTERNAL void aclsim_executor_discard(aclOpExecutor *ex);
 
 /* The body of every phase-2 aclnnXxx(workspace, workspaceSize, executor, stream).
- * Checks: executor is live (a freed or foreign pointer gives 161002 + message, never a
- * crash; NULL gives 161001), not already launched unless repeatable; workspaceSize >= the
- * required size and workspace non-NULL when that is > 0 (else 161002), workspace and
- * every stored tensor lie in device memory (else 161002).  Then queues the kernel on
- * `stream` (NULL = current device's default stream; failure => 361001).  A normal
+ * Checks: executor NULL => 161001; not a live executor (already run, destroyed, never
+ * created) or a normal one launched before => 561000 (see ACLSIM_ERR_NOT_AN_EXECUTOR in
+ * executor.c); workspace NULL with workspaceSize > 0 => 161001 (CANN's check);
+ * workspaceSize < the required size, or workspace / a stored tensor not inside one live
+ * device allocation of the size needed => 161002.  Then queues the kernel on `stream`
+ * (NULL = current device's default stream; not a live stream => 361001).  A normal
  * executor is freed after its kernel ran; a repeatable one lives until
  * aclDestroyAclOpExecutor.  When phase 2 fails on a live, not yet launched, normal
  * executor, that executor is freed too (it is single-use and the caller has no other way
- * to release it).  Before the kernel runs, the tensors and workspace are checked again
- * (memory freed meanwhile => 507015 at synchronisation).  `api` is the public function
- * name used in messages. */
+ * to release it; CANN deletes it as well).  Before the kernel runs, the tensors and
+ * workspace are checked again (memory freed meanwhile => 507015 at synchronisation).
+ * `api` is the public function name used in messages. */
 ACLSIM_INTERNAL aclnnStatus aclsim_launch(const char *api, void *workspace, uint64_t workspace_size,
                                           aclOpExecutor *executor, aclrtStream stream);
 

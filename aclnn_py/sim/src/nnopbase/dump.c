@@ -122,6 +122,6 @@ aclnnStatus aclDumpOpTensors(const char *opType, const char *opName, aclTensor *
     for (size_t i = 0; i < count; i++) {
         task->tensors[i] = *tensors[i];
     }
-    aclError err = aclsim_stream_enqueue(stream, run_dump, free, task);
+    aclError err = aclsim_stream_enqueue("aclDumpOpTensors", stream, run_dump, free, task);
     return err == ACL_SUCCESS ? ACLNN_SUCCESS : ACLNN_ERR_RUNTIME_ERROR;
 }

@@ -269,6 +269,14 @@ void aclsim_executor_discard(aclOpExecutor *ex)
 
 /* ---- public executor API ------------------------------------------------------------- */
 
+/* What every executor entry point returns for a pointer that is not a live executor (already
+ * run, destroyed, or never created).  CANN recognises its executors by a magic number and
+ * returns ACLNN_ERR_INNER when that does not match (aclDestroyAclOpExecutor,
+ * aclSetAclOpExecutorRepeatable); its phase 2 does not look and runs whatever it is given,
+ * which is undefined behaviour the simulator reports with the same status.  NULL keeps the
+ * status CANN gives it at each entry point (561103, or 161001 in phase 2). */
+#define ACLSIM_ERR_NOT_AN_EXECUTOR ACLNN_ERR_INNER
+
 /* With nn_lock held: the executor if it is live and not destroyed. */
 static aclOpExecutor *live_executor_locked(aclOpExecutor *ex)
 {
@@ -289,8 +297,10 @@ aclnnStatus aclSetAclOpExecutorRepeatable(aclOpExecutor *executor)
     }
     pthread_mutex_unlock(&nn_lock);
     if (ex == NULL) {
-        aclsim_set_error("aclSetAclOpExecutorRepeatable: %p is not a live executor", (void *)executor);
-        return ACLNN_ERR_INNER_NULLPTR;
+        aclsim_set_error("aclSetAclOpExecutorRepeatable: %p is not a live executor (already run, destroyed, or "
+                         "never returned by phase 1)",
+                         (void *)executor);
+        return ACLSIM_ERR_NOT_AN_EXECUTOR;
     }
     if (late) {
         aclsim_set_error("aclSetAclOpExecutorRepeatable: executor %p of %s was already launched; call it right "
@@ -320,9 +330,10 @@ aclnnStatus aclDestroyAclOpExecutor(aclOpExecutor *executor)
     }
     pthread_mutex_unlock(&nn_lock);
     if (ex == NULL) {
-        aclsim_set_error("aclDestroyAclOpExecutor: %p is not a live executor (already run or destroyed?)",
+        aclsim_set_error("aclDestroyAclOpExecutor: %p is not a live executor (already run, destroyed, or never "
+                         "returned by phase 1)",
                          (void *)executor);
-        return ACLNN_ERR_INNER_NULLPTR;
+        return ACLSIM_ERR_NOT_AN_EXECUTOR;
     }
     if (free_now) {
         executor_free(ex);
@@ -348,8 +359,9 @@ static aclnnStatus set_tensor_addr(aclOpExecutor *executor, size_t index, aclTen
     }
     pthread_mutex_unlock(&nn_lock);
     if (ex == NULL) {
-        aclsim_set_error("%s: %p is not a live executor", api, (void *)executor);
-        return ACLNN_ERR_INNER_NULLPTR;
+        aclsim_set_error("%s: %p is not a live executor (already run, destroyed, or never returned by phase 1)", api,
+                         (void *)executor);
+        return ACLSIM_ERR_NOT_AN_EXECUTOR;
     }
     if (t == NULL) {
         aclsim_set_error("%s: %s has no %s tensor %zu", api, ex->op_name, output ? "output" : "input", index);
@@ -582,19 +594,25 @@ aclnnStatus aclsim_launch(const char *api, void *workspace, uint64_t workspace_s
     int again = ex != NULL && ex->launched && !ex->repeatable;
     pthread_mutex_unlock(&nn_lock);
     if (ex == NULL) {
-        aclsim_set_error("%s: %p is not a live executor; an executor runs once unless "
-                         "aclSetAclOpExecutorRepeatable was called (it is freed after it ran)",
+        aclsim_set_error("%s: executor %p is not a live executor: it already ran (an executor runs once unless "
+                         "aclSetAclOpExecutorRepeatable was called), was destroyed, or was never returned by "
+                         "phase 1 (undefined behaviour on CANN)",
                          api, (void *)executor);
-        return ACLNN_ERR_PARAM_INVALID;
+        return ACLSIM_ERR_NOT_AN_EXECUTOR;
     }
     if (again) {
-        aclsim_set_error("%s: executor %p was already launched; phase 2 may be called once per phase 1", api,
-                         (void *)executor);
-        return ACLNN_ERR_PARAM_INVALID;
+        aclsim_set_error("%s: executor %p was already launched; phase 2 may be called once per phase 1 unless "
+                         "aclSetAclOpExecutorRepeatable was called",
+                         api, (void *)executor);
+        return ACLSIM_ERR_NOT_AN_EXECUTOR;
     }
 
     aclnnStatus st = ACLNN_SUCCESS;
-    if (workspace_size < ex->workspace_size) {
+    if (workspace == NULL && workspace_size > 0) {
+        /* CANN's own check in phase 2, with its status. */
+        aclsim_set_error("%s: workspace is NULL but workspaceSize is %llu", api, (unsigned long long)workspace_size);
+        st = ACLNN_ERR_PARAM_NULLPTR;
+    } else if (workspace_size < ex->workspace_size) {
         aclsim_set_error("%s: workspaceSize %llu is smaller than the %llu bytes phase 1 asked for", api,
                          (unsigned long long)workspace_size, (unsigned long long)ex->workspace_size);
         st = ACLNN_ERR_PARAM_INVALID;
@@ -646,7 +664,7 @@ aclnnStatus aclsim_launch(const char *api, void *workspace, uint64_t workspace_s
     ex->pending++;
     pthread_mutex_unlock(&nn_lock);
     /* On failure the runtime calls release_run, which frees a normal executor. */
-    aclError err = aclsim_stream_enqueue(stream, run_kernel, release_run, r);
+    aclError err = aclsim_stream_enqueue(api, stream, run_kernel, release_run, r);
     if (err != ACL_SUCCESS) {
         return ACLNN_ERR_RUNTIME_ERROR;
     }

@@ -336,8 +336,9 @@ aclnnStatus aclDestroyScalar(const aclScalar *scalar)
             aclsim_set_error("%s: value is NULL but size is %llu", api, (unsigned long long)size);                     \
             return NULL;                                                                                               \
         }                                                                                                              \
-        if (size > (uint64_t)1 << 40) {                                                                                \
-            aclsim_set_error("%s: size %llu is too large", api, (unsigned long long)size);                             \
+        if (size > aclsim_machine_memory() / sizeof(elem_type)) {                                                      \
+            aclsim_set_error("%s: size %llu is too large: its copy would take more than the machine's %llu bytes",    \
+                             api, (unsigned long long)size, (unsigned long long)aclsim_machine_memory());              \
             return NULL;                                                                                               \
         }                                                                                                              \
         acl##Name *a = calloc(1, sizeof *a);                                                                           \
@@ -443,8 +444,9 @@ static void release_items(void *const *items, uint64_t size, enum nn_kind owned,
             aclsim_set_error("%s: value is NULL but size is %llu", api, (unsigned long long)size);                     \
             return NULL;                                                                                               \
         }                                                                                                              \
-        if (size > (uint64_t)1 << 32) {                                                                                \
-            aclsim_set_error("%s: size %llu is too large", api, (unsigned long long)size);                             \
+        if (size > aclsim_machine_memory() / sizeof(acl##Item *)) {                                                    \
+            aclsim_set_error("%s: size %llu is too large: its copy would take more than the machine's %llu bytes",    \
+                             api, (unsigned long long)size, (unsigned long long)aclsim_machine_memory());              \
             return NULL;                                                                                               \
         }                                                                                                              \
         acl##Name *list = calloc(1, sizeof *list);                                                                     \

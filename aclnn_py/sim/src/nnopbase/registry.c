@@ -8,6 +8,30 @@
 
 pthread_mutex_t nn_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* fork() while another thread holds nn_lock must not leave it held in the child, where that
+ * thread does not exist.  Descriptors and executors are host objects: the child inherits
+ * them as they are (the runtime's handlers, in libascendcl, run before these in the child
+ * and after them in prepare; the two locks are never held together, so any order is safe). */
+static void before_fork(void)
+{
+    pthread_mutex_lock(&nn_lock);
+}
+
+static void after_fork_in_parent(void)
+{
+    pthread_mutex_unlock(&nn_lock);
+}
+
+static void after_fork_in_child(void)
+{
+    pthread_mutex_init(&nn_lock, NULL);
+}
+
+__attribute__((constructor)) static void register_fork_handlers(void)
+{
+    pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
+}
+
 struct slot {
     uintptr_t key; /* 0 = empty */
     enum nn_kind kind;

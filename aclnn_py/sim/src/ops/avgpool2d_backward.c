@@ -238,6 +238,7 @@ aclnnStatus aclnnAvgPool2dBackwardGetWorkspaceSize(const aclTensor *gradOutput, 
                                                    int64_t divisorOverride, int8_t cubeMathType, aclTensor *gradInput,
                                                    uint64_t *workspaceSize, aclOpExecutor **executor)
 {
+    ACLSIM_OPS_CHECK_HANDLES(API, gradOutput, self, kernelSize, stride, padding, gradInput);
     window_shape win;
     ACLSIM_OPS_TRY(check_params(gradOutput, self, kernelSize, stride, padding, ceilMode, cubeMathType, gradInput,
                                 &win));

@@ -683,6 +683,8 @@ aclnnStatus aclnnConvolutionBackwardGetWorkspaceSize(const aclTensor *gradOutput
                                                      aclTensor *gradInput, aclTensor *gradWeight, aclTensor *gradBias,
                                                      uint64_t *workspaceSize, aclOpExecutor **executor)
 {
+    ACLSIM_OPS_CHECK_HANDLES(API, gradOutput, input, weight, biasSizes, stride, padding, dilation, outputPadding,
+                             outputMask, gradInput, gradWeight, gradBias);
     conv_args a = {
         .grad_output = gradOutput, .input = input, .weight = weight, .bias_sizes = biasSizes, .stride = stride,
         .padding = padding, .dilation = dilation, .output_padding = outputPadding, .transposed = transposed,

@@ -207,6 +207,7 @@ aclnnStatus aclnnIm2colBackwardGetWorkspaceSize(const aclTensor *gradOutput, con
                                                 const aclIntArray *padding, const aclIntArray *stride,
                                                 aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor)
 {
+    ACLSIM_OPS_CHECK_HANDLES(API, gradOutput, inputSize, kernelSize, dilation, padding, stride, out);
     if (workspaceSize == NULL || executor == NULL) {
         return aclsim_ops_nullptr(API, "%s must not be NULL", workspaceSize == NULL ? "workspaceSize" : "executor");
     }

@@ -182,6 +182,7 @@ aclnnStatus aclnnMaxUnpool2dBackwardGetWorkspaceSize(const aclTensor *gradOutput
                                                      aclTensor *out, uint64_t *workspaceSize,
                                                      aclOpExecutor **executor)
 {
+    ACLSIM_OPS_CHECK_HANDLES(API, gradOutput, self, indices, outputSize, out);
     if (workspaceSize == NULL || executor == NULL) {
         return aclsim_ops_nullptr(API, "%s must not be NULL", workspaceSize == NULL ? "workspaceSize" : "executor");
     }

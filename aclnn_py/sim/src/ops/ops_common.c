@@ -619,6 +619,89 @@ aclnnStatus aclsim_ops_nullptr(const char *api, const char *fmt, ...)
     return status;
 }
 
+/* The product of |view dims| is at most ACLSIM_OPS_MAX_ELEMENTS (so aclsim_ops_numel and the
+ * workspace sizes derived from it cannot overflow). */
+static bool view_size_ok(const aclTensor *t)
+{
+    uint64_t n = 1;
+    for (uint64_t i = 0; i < t->ndim; ++i) {
+        int64_t d = t->view_dims[i];
+        uint64_t m = d < 0 ? (uint64_t)0 - (uint64_t)d : (uint64_t)d;
+        if (m == 0) {
+            return true;
+        }
+        if (__builtin_mul_overflow(n, m, &n) || n > ACLSIM_OPS_MAX_ELEMENTS) {
+            /* keep looking for a 0 dim: an empty view is always fine */
+            n = ACLSIM_OPS_MAX_ELEMENTS + 1;
+        }
+    }
+    return n <= ACLSIM_OPS_MAX_ELEMENTS;
+}
+
+/* The i-th name of a comma-separated list, without surrounding blanks, into out. */
+static void nth_name(const char *names, size_t i, char *out, size_t size)
+{
+    const char *p = names;
+    for (; i > 0 && *p != '\0'; ++p) {
+        if (*p == ',') {
+            --i;
+        }
+    }
+    while (*p == ' ') {
+        ++p;
+    }
+    size_t len = strcspn(p, ",");
+    while (len > 0 && p[len - 1] == ' ') {
+        --len;
+    }
+    if (len >= size) {
+        len = size - 1;
+    }
+    memcpy(out, p, len);
+    out[len] = '\0';
+}
+
+aclnnStatus aclsim_ops_check_handles(const char *api, const char *names, const aclsim_ops_handle *handles, size_t n)
+{
+    static const struct {
+        const char *type, *creator;
+    } kinds[] = {
+        [ACLSIM_OPS_TENSOR] = {"aclTensor", "aclCreateTensor"},
+        [ACLSIM_OPS_INT_ARRAY] = {"aclIntArray", "aclCreateIntArray"},
+        [ACLSIM_OPS_BOOL_ARRAY] = {"aclBoolArray", "aclCreateBoolArray"},
+        [ACLSIM_OPS_FLOAT_ARRAY] = {"aclFloatArray", "aclCreateFloatArray"},
+        [ACLSIM_OPS_SCALAR] = {"aclScalar", "aclCreateScalar"},
+    };
+    for (size_t i = 0; i < n; ++i) {
+        const void *h = handles[i].handle;
+        bool live = true;
+        switch (handles[i].kind) {
+        case ACLSIM_OPS_TENSOR: live = aclsim_is_live_tensor(h); break;
+        case ACLSIM_OPS_INT_ARRAY: live = aclsim_is_live_int_array(h); break;
+        case ACLSIM_OPS_BOOL_ARRAY: live = aclsim_is_live_bool_array(h); break;
+        case ACLSIM_OPS_FLOAT_ARRAY: live = aclsim_is_live_float_array(h); break;
+        case ACLSIM_OPS_SCALAR: live = aclsim_is_live_scalar(h); break;
+        }
+        if (h == NULL) {
+            continue;
+        }
+        char name[64];
+        if (!live) {
+            nth_name(names, i, name, sizeof name);
+            return aclsim_ops_invalid(api, "%s (%p) is not a live %s: it was destroyed, or was never created by %s "
+                                      "(undefined behaviour on CANN)",
+                                      name, h, kinds[handles[i].kind].type, kinds[handles[i].kind].creator);
+        }
+        if (handles[i].kind == ACLSIM_OPS_TENSOR && !view_size_ok(h)) {
+            nth_name(names, i, name, sizeof name);
+            return aclsim_ops_invalid(api, "%s shape %s has more than 2^56 elements, beyond what the simulator "
+                                      "computes (its workspace could not be allocated)",
+                                      name, aclsim_ops_shape(h).s);
+        }
+    }
+    return ACLNN_SUCCESS;
+}
+
 aclnnStatus aclsim_ops_check_not_null(const char *api, const char *name, const void *p)
 {
     if (p != NULL) {

@@ -102,6 +102,74 @@ ACLSIM_OPS_API aclsim_ops_text aclsim_ops_int_list(const int64_t *v, uint64_t n)
  * Each returns ACLNN_SUCCESS or the status after setting the error text
  * "<api>: <parameter> ...".  `api` is the phase-1 function name.
  */
+/*
+ * Every descriptor argument of a phase 1, checked before anything reads it: each non-NULL one
+ * must be a live descriptor of its type (created by aclCreateXxx and not destroyed).  A
+ * destroyed or foreign pointer is undefined behaviour on CANN (it reads freed memory); here
+ * it is ACLNN_ERR_PARAM_INVALID (161002) with a message naming the parameter.  NULL is left
+ * to the operator's own checks, which know whether the argument is optional.  A tensor whose
+ * view has more than ACLSIM_OPS_MAX_ELEMENTS elements is refused too (161002): with zero or
+ * overlapping strides such a view fits in a small allocation, but the float32/float64 copies
+ * a workspace holds could not, and their byte counts would overflow.
+ *
+ *     ACLSIM_OPS_CHECK_HANDLES(API, gradOutput, self, kernelSize, stride, padding, gradInput);
+ *
+ * The names in the message are the argument expressions; the kinds come from their C types
+ * (at most 12 arguments: add an ACLSIM_OPS_HANDLES_<n> line for more).
+ */
+#define ACLSIM_OPS_MAX_ELEMENTS ((uint64_t)1 << 56)
+
+typedef enum {
+    ACLSIM_OPS_TENSOR,
+    ACLSIM_OPS_INT_ARRAY,
+    ACLSIM_OPS_BOOL_ARRAY,
+    ACLSIM_OPS_FLOAT_ARRAY,
+    ACLSIM_OPS_SCALAR,
+} aclsim_ops_handle_kind;
+
+typedef struct {
+    const void *handle;
+    aclsim_ops_handle_kind kind;
+} aclsim_ops_handle;
+
+#define ACLSIM_OPS_HANDLE_KIND(p)                                                                                      \
+    _Generic((p),                                                                                                      \
+        const aclTensor *: ACLSIM_OPS_TENSOR, aclTensor *: ACLSIM_OPS_TENSOR,                                          \
+        const aclIntArray *: ACLSIM_OPS_INT_ARRAY, aclIntArray *: ACLSIM_OPS_INT_ARRAY,                                \
+        const aclBoolArray *: ACLSIM_OPS_BOOL_ARRAY, aclBoolArray *: ACLSIM_OPS_BOOL_ARRAY,                            \
+        const aclFloatArray *: ACLSIM_OPS_FLOAT_ARRAY, aclFloatArray *: ACLSIM_OPS_FLOAT_ARRAY,                        \
+        const aclScalar *: ACLSIM_OPS_SCALAR, aclScalar *: ACLSIM_OPS_SCALAR)
+
+#define ACLSIM_OPS_HANDLE_(p) {(const void *)(p), ACLSIM_OPS_HANDLE_KIND(p)}
+#define ACLSIM_OPS_HANDLES_1(a) ACLSIM_OPS_HANDLE_(a)
+#define ACLSIM_OPS_HANDLES_2(a, ...) ACLSIM_OPS_HANDLE_(a), ACLSIM_OPS_HANDLES_1(__VA_ARGS__)
+#define ACLSIM_OPS_HANDLES_3(a, ...) ACLSIM_OPS_HANDLE_(a), ACLSIM_OPS_HANDLES_2(__VA_ARGS__)
+#define ACLSIM_OPS_HANDLES_4(a, ...) ACLSIM_OPS_HANDLE_(a), ACLSIM_OPS_HANDLES_3(__VA_ARGS__)
+#define ACLSIM_OPS_HANDLES_5(a, ...) ACLSIM_OPS_HANDLE_(a), ACLSIM_OPS_HANDLES_4(__VA_ARGS__)
+#define ACLSIM_OPS_HANDLES_6(a, ...) ACLSIM_OPS_HANDLE_(a), ACLSIM_OPS_HANDLES_5(__VA_ARGS__)
+#define ACLSIM_OPS_HANDLES_7(a, ...) ACLSIM_OPS_HANDLE_(a), ACLSIM_OPS_HANDLES_6(__VA_ARGS__)
+#define ACLSIM_OPS_HANDLES_8(a, ...) ACLSIM_OPS_HANDLE_(a), ACLSIM_OPS_HANDLES_7(__VA_ARGS__)
+#define ACLSIM_OPS_HANDLES_9(a, ...) ACLSIM_OPS_HANDLE_(a), ACLSIM_OPS_HANDLES_8(__VA_ARGS__)
+#define ACLSIM_OPS_HANDLES_10(a, ...) ACLSIM_OPS_HANDLE_(a), ACLSIM_OPS_HANDLES_9(__VA_ARGS__)
+#define ACLSIM_OPS_HANDLES_11(a, ...) ACLSIM_OPS_HANDLE_(a), ACLSIM_OPS_HANDLES_10(__VA_ARGS__)
+#define ACLSIM_OPS_HANDLES_12(a, ...) ACLSIM_OPS_HANDLE_(a), ACLSIM_OPS_HANDLES_11(__VA_ARGS__)
+#define ACLSIM_OPS_COUNT_(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, n, ...) n
+#define ACLSIM_OPS_COUNT(...) ACLSIM_OPS_COUNT_(__VA_ARGS__, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
+#define ACLSIM_OPS_CAT_(a, b) a##b
+#define ACLSIM_OPS_CAT(a, b) ACLSIM_OPS_CAT_(a, b)
+
+#define ACLSIM_OPS_CHECK_HANDLES(api, ...)                                                                             \
+    do {                                                                                                               \
+        static const char handle_names_[] = #__VA_ARGS__;                                                              \
+        const aclsim_ops_handle handles_[] = {ACLSIM_OPS_CAT(ACLSIM_OPS_HANDLES_, ACLSIM_OPS_COUNT(__VA_ARGS__))(     \
+            __VA_ARGS__)};                                                                                             \
+        ACLSIM_OPS_TRY(aclsim_ops_check_handles((api), handle_names_, handles_, sizeof handles_ / sizeof handles_[0])); \
+    } while (0)
+
+/* `names` is the comma-separated list of the n argument names. */
+ACLSIM_OPS_API aclnnStatus aclsim_ops_check_handles(const char *api, const char *names,
+                                                    const aclsim_ops_handle *handles, size_t n);
+
 ACLSIM_OPS_API aclnnStatus aclsim_ops_check_not_null(const char *api, const char *name, const void *p);
 ACLSIM_OPS_API aclnnStatus aclsim_ops_check_dtype(const char *api, const char *name, const aclTensor *t,
                                                   const aclDataType *allowed, size_t n_allowed);

@@ -180,6 +180,7 @@ aclnnStatus aclnnReflectionPad2dBackwardGetWorkspaceSize(const aclTensor *gradOu
                                                          const aclIntArray *padding, aclTensor *gradInput,
                                                          uint64_t *workspaceSize, aclOpExecutor **executor)
 {
+    ACLSIM_OPS_CHECK_HANDLES(API, gradOutput, self, padding, gradInput);
     if (workspaceSize == NULL || executor == NULL) {
         return aclsim_ops_nullptr(API, "%s must not be NULL", workspaceSize == NULL ? "workspaceSize" : "executor");
     }

@@ -22,6 +22,9 @@
 
 pthread_mutex_t rt_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* Signalled (with rt_lock) when a stream's last user is done, for the thread freeing it. */
+static pthread_cond_t stream_idle = PTHREAD_COND_INITIALIZER;
+
 struct rt_context {
     struct rt_context *prev, *next; /* user contexts only */
     int device;
@@ -130,6 +133,31 @@ static void device_retain_locked(int id)
 
 static void stream_free(struct rt_stream *s);
 
+void rt_stream_use_locked(struct rt_stream *s)
+{
+    s->users++;
+}
+
+void rt_stream_done(struct rt_stream *s)
+{
+    pthread_mutex_lock(&rt_lock);
+    if (--s->users == 0) {
+        pthread_cond_broadcast(&stream_idle);
+    }
+    pthread_mutex_unlock(&rt_lock);
+}
+
+/* Wait until no other thread is about to drain or is draining s (it is no longer findable,
+ * so no new user can come). */
+static void wait_unused(struct rt_stream *s)
+{
+    pthread_mutex_lock(&rt_lock);
+    while (s->users > 0) {
+        pthread_cond_wait(&stream_idle, &rt_lock);
+    }
+    pthread_mutex_unlock(&rt_lock);
+}
+
 /* Drop one user of the device (all of them if force); when none is left, run and destroy
  * its streams.  Returns 1 if the device is closed afterwards. */
 static int device_release(int id, int force)
@@ -156,11 +184,13 @@ static int device_release(int id, int force)
     pthread_mutex_unlock(&rt_lock);
 
     (void)rt_drain(&d->default_stream);
+    wait_unused(&d->default_stream);
     pthread_mutex_destroy(&d->default_stream.drain_lock);
     while (orphans != NULL) {
         struct rt_stream *s = orphans;
         orphans = s->next;
         (void)rt_drain(s);
+        wait_unused(s);
         stream_free(s);
         aclsim_counter_add(ACLSIM_CNT_STREAMS, -1);
     }
@@ -272,11 +302,15 @@ aclError aclrtSynchronizeDevice(void)
             todo[k++] = s;
         }
     }
+    for (size_t i = 0; i < k; i++) {
+        rt_stream_use_locked(todo[i]);
+    }
     pthread_mutex_unlock(&rt_lock);
 
     aclError first = ACL_SUCCESS;
     for (size_t i = 0; i < k; i++) {
         aclError e = rt_drain(todo[i]);
+        rt_stream_done(todo[i]);
         if (first == ACL_SUCCESS) {
             first = e;
         }
@@ -414,8 +448,8 @@ struct rt_stream *rt_resolve_stream_locked(aclrtStream handle, const char *api, 
     }
     struct rt_stream *s = find_user_stream_locked(handle);
     if (s == NULL) {
-        aclsim_set_error("%s: %p is not a live stream (destroyed, or never created by aclrtCreateStream)", api,
-                         handle);
+        aclsim_set_error("%s: stream %p is not a live stream (destroyed, or never created by aclrtCreateStream)",
+                         api, handle);
         *err = ACL_ERROR_RT_PARAM_INVALID;
         return NULL;
     }
@@ -446,15 +480,19 @@ aclError rt_enqueue_locked(struct rt_stream *s, aclsim_task_run_fn run, aclsim_t
     return ACL_SUCCESS;
 }
 
-aclError aclsim_stream_enqueue(aclrtStream stream, aclsim_task_run_fn run, aclsim_task_release_fn release, void *ctx)
+aclError aclsim_stream_enqueue(const char *api, aclrtStream stream, aclsim_task_run_fn run,
+                               aclsim_task_release_fn release, void *ctx)
 {
     aclError err = ACL_SUCCESS;
+    if (api == NULL) {
+        api = "launch";
+    }
     pthread_mutex_lock(&rt_lock);
-    struct rt_stream *s = rt_resolve_stream_locked(stream, "launch", &err);
+    struct rt_stream *s = rt_resolve_stream_locked(stream, api, &err);
     if (s != NULL) {
         err = rt_enqueue_locked(s, run, release, ctx);
         if (err != ACL_SUCCESS) {
-            aclsim_set_error("launch: out of host memory while queueing a task");
+            aclsim_set_error("%s: out of host memory while queueing a task", api);
         }
     }
     pthread_mutex_unlock(&rt_lock);
@@ -549,8 +587,11 @@ aclError aclrtDestroyStream(aclrtStream stream)
     }
     LIST_REMOVE(user_streams, s);
     pthread_mutex_unlock(&rt_lock);
-    /* Queued work still runs (and releases its executors); its errors are not reported. */
+    /* Queued work still runs (and releases its executors); its errors are not reported.  Any
+     * thread may destroy a stream, also while another one synchronises it: that one finishes
+     * first (it found the stream before it was unlisted) and only then is the stream freed. */
     (void)rt_drain(s);
+    wait_unused(s);
     stream_free(s);
     aclsim_counter_add(ACLSIM_CNT_STREAMS, -1);
     return ACL_SUCCESS;
@@ -561,11 +602,16 @@ static aclError synchronize_stream(aclrtStream stream, const char *api)
     aclError err = ACL_SUCCESS;
     pthread_mutex_lock(&rt_lock);
     struct rt_stream *s = rt_resolve_stream_locked(stream, api, &err);
+    if (s != NULL) {
+        rt_stream_use_locked(s);
+    }
     pthread_mutex_unlock(&rt_lock);
     if (s == NULL) {
         return err;
     }
-    return rt_drain(s);
+    err = rt_drain(s);
+    rt_stream_done(s);
+    return err;
 }
 
 aclError aclrtSynchronizeStream(aclrtStream stream)
@@ -731,12 +777,20 @@ aclError aclrtSynchronizeEvent(aclrtEvent event)
     pthread_mutex_lock(&rt_lock);
     struct rt_event *e = find_event_locked(event);
     struct rt_stream *pending = e != NULL ? e->pending : NULL;
+    if (pending != NULL) {
+        rt_stream_use_locked(pending);
+    }
     pthread_mutex_unlock(&rt_lock);
     if (e == NULL) {
         return bad_event("aclrtSynchronizeEvent", event);
     }
+    if (pending == NULL) {
+        return ACL_SUCCESS;
+    }
     /* The simulated device only works when asked: run the stream the record sits on. */
-    return pending != NULL ? rt_drain(pending) : ACL_SUCCESS;
+    aclError err = rt_drain(pending);
+    rt_stream_done(pending);
+    return err;
 }
 
 aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus *status)
@@ -784,4 +838,76 @@ aclError aclrtEventElapsedTime(float *ms, aclrtEvent startEvent, aclrtEvent endE
     double d = (double)(tb.tv_sec - ta.tv_sec) * 1e3 + (double)(tb.tv_nsec - ta.tv_nsec) / 1e6;
     *ms = (float)d;
     return ACL_SUCCESS;
+}
+
+/* ---- fork ---------------------------------------------------------------------------- */
+
+/*
+ * fork() while another thread is inside the runtime must not leave the child with rt_lock
+ * held by a thread that does not exist there.  The parent's device state is not the child's
+ * (on CANN a child cannot use its parent's device context): the child starts with no device
+ * open and no streams, events, contexts or device memory; handles of those kinds it
+ * inherited are not live (using them is an error, never a hang), work still queued in the
+ * parent never runs in the child, and the child calls aclrtSetDevice to work again.  The
+ * aclInit state, aclrtMallocHost blocks and (in nnopbase) descriptors are host state and
+ * are inherited.  Documented in aclnn_py/sim/README.md.
+ */
+
+static void drop_tasks(struct rt_stream *s)
+{
+    while (s->head != NULL) {
+        struct rt_task *t = s->head;
+        s->head = t->next;
+        free(t); /* not its context: releasing it would run nnopbase, whose lock is not ours */
+    }
+    s->tail = NULL;
+}
+
+static void before_fork(void)
+{
+    pthread_mutex_lock(&rt_lock);
+}
+
+static void after_fork_in_parent(void)
+{
+    pthread_mutex_unlock(&rt_lock);
+}
+
+static void after_fork_in_child(void)
+{
+    /* Only the forking thread exists: no other thread holds or waits for anything. */
+    for (int i = 0; i < ACLSIM_MAX_DEVICES; i++) {
+        if (devices[i].refcount > 0) {
+            drop_tasks(&devices[i].default_stream);
+            devices[i].refcount = 0; /* the default stream is set up again when reopened */
+        }
+    }
+    while (user_streams != NULL) {
+        struct rt_stream *s = user_streams;
+        user_streams = s->next;
+        drop_tasks(s);
+        free(s); /* its drain lock may be held by a thread of the parent: never touched again */
+    }
+    while (user_contexts != NULL) {
+        struct rt_context *c = user_contexts;
+        user_contexts = c->next;
+        free(c);
+    }
+    while (events != NULL) {
+        struct rt_event *e = events;
+        events = e->next;
+        free(e);
+    }
+    tl_context = NULL;
+    rt_memory_forget_after_fork();
+    rt_counter_set(ACLSIM_CNT_STREAMS, 0);
+    rt_counter_set(ACLSIM_CNT_EVENTS, 0);
+    rt_counter_set(ACLSIM_CNT_CONTEXTS, 0);
+    pthread_cond_init(&stream_idle, NULL);
+    pthread_mutex_init(&rt_lock, NULL);
+}
+
+__attribute__((constructor)) static void register_fork_handlers(void)
+{
+    pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
 }

@@ -44,6 +44,14 @@ void aclsim_counter_add(enum aclsim_counter which, int64_t delta)
     __atomic_add_fetch(&counters[which], delta, __ATOMIC_RELAXED);
 }
 
+void rt_counter_set(enum aclsim_counter which, int64_t value)
+{
+    if ((int)which < 0 || which >= ACLSIM_CNT_COUNT) {
+        return;
+    }
+    __atomic_store_n(&counters[which], value, __ATOMIC_RELAXED);
+}
+
 static int64_t counter(enum aclsim_counter which)
 {
     return __atomic_load_n(&counters[which], __ATOMIC_RELAXED);

@@ -13,8 +13,10 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "runtime_internal.h"
 
@@ -36,22 +38,110 @@ struct host_block {
 
 static struct host_block *host_blocks;
 
+/* A decimal byte count: digits only, no sign, no suffix, no overflow.  0 if it is not one. */
+static uint64_t parse_bytes(const char *text)
+{
+    uint64_t v = 0;
+    if (text == NULL || *text < '0' || *text > '9') {
+        return 0;
+    }
+    for (; *text >= '0' && *text <= '9'; text++) {
+        if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, (uint64_t)(*text - '0'), &v)) {
+            return 0;
+        }
+    }
+    return *text == '\0' || *text == '\n' ? v : 0;
+}
+
+/* The first line of a cgroup limit file as bytes; 0 when absent or "max" (no limit). */
+static uint64_t cgroup_limit(const char *path)
+{
+    char line[64];
+    FILE *f = fopen(path, "r");
+    if (f == NULL) {
+        return 0;
+    }
+    char *got = fgets(line, sizeof line, f);
+    fclose(f);
+    return got != NULL ? parse_bytes(line) : 0;
+}
+
+uint64_t aclsim_machine_memory(void)
+{
+    static uint64_t cached;
+    uint64_t m = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+    if (m != 0) {
+        return m;
+    }
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    m = (pages > 0 && page > 0) ? (uint64_t)pages * (uint64_t)page : UINT64_MAX;
+    static const char *const limits[] = {"/sys/fs/cgroup/memory.max",                   /* cgroup v2 */
+                                         "/sys/fs/cgroup/memory/memory.limit_in_bytes"}; /* cgroup v1 */
+    for (size_t i = 0; i < sizeof limits / sizeof limits[0]; i++) {
+        uint64_t limit = cgroup_limit(limits[i]);
+        if (limit != 0 && limit < m) {
+            m = limit;
+        }
+    }
+    __atomic_store_n(&cached, m, __ATOMIC_RELAXED);
+    return m;
+}
+
+/* With rt_lock held.  The rule is written down in aclnn_py/sim/README.md ("Device memory")
+ * so that the numpy backend can apply the same one. */
 uint64_t rt_device_memory_total(void)
 {
+    static int known;
     static uint64_t total;
-    if (total == 0) {
-        const char *env = getenv("ACLSIM_DEVICE_MEMORY");
-        unsigned long long v = 0;
+    if (!known) {
+        const char *env = getenv(ACLSIM_DEVICE_MEMORY_ENV);
         if (env != NULL && env[0] != '\0') {
-            char *end = NULL;
-            v = strtoull(env, &end, 10);
-            if (end == env || *end != '\0') {
-                v = 0;
-            }
+            /* An unreadable value leaves 0 bytes, so every allocation fails and says why,
+             * rather than silently simulating a device of another size. */
+            total = parse_bytes(env);
+        } else {
+            /* Half of what the process may use: "device" memory is host memory here, and
+             * the host side needs room as well, at least for the host copies of what is
+             * on the device (every aclrtMemcpy pairs a device block with a host buffer). */
+            total = aclsim_machine_memory() / 2;
         }
-        total = v != 0 ? (uint64_t)v : (uint64_t)32 << 30;
+        if (total > (uint64_t)1 << 48) {
+            total = (uint64_t)1 << 48; /* keeps the size arithmetic of a block far from overflow */
+        }
+        known = 1;
     }
     return total;
+}
+
+/* Sets the message of an allocation the size limit refuses. */
+static void report_no_room(const char *api, size_t size, uint64_t used)
+{
+    const char *env = getenv(ACLSIM_DEVICE_MEMORY_ENV);
+    uint64_t total = rt_device_memory_total();
+    if (env != NULL && env[0] != '\0' && total == 0) {
+        aclsim_set_error("%s: cannot allocate %zu bytes: %s=\"%s\" leaves the simulated device no memory (the "
+                         "value must be a positive byte count in decimal digits)",
+                         api, size, ACLSIM_DEVICE_MEMORY_ENV, env);
+        return;
+    }
+    aclsim_set_error("%s: out of device memory: %zu bytes requested, %llu of %llu in use (the simulated device "
+                     "size is %s; see aclnn_py/sim/README.md)",
+                     api, size, (unsigned long long)used, (unsigned long long)total,
+                     env != NULL && env[0] != '\0' ? "set by " ACLSIM_DEVICE_MEMORY_ENV
+                                                    : "half of the machine's memory; set " ACLSIM_DEVICE_MEMORY_ENV
+                                                      " to change it");
+}
+
+void rt_memory_forget_after_fork(void)
+{
+    /* The blocks stay allocated in the child (a stale pointer then reads the child's copy,
+     * never freed memory); only the table goes, so none of them is device memory any more. */
+    free(blocks);
+    blocks = NULL;
+    block_count = block_capacity = 0;
+    device_bytes = 0;
+    rt_counter_set(ACLSIM_CNT_DEVICE_BLOCKS, 0);
+    rt_counter_set(ACLSIM_CNT_DEVICE_BYTES, 0);
 }
 
 /* Index of the block containing p, or -1. */
@@ -110,12 +200,6 @@ static aclError device_malloc(void **devPtr, size_t size, const char *api)
         aclsim_set_error("%s: size must be greater than 0", api);
         return ACL_ERROR_INVALID_PARAM;
     }
-    if (size > ((size_t)1 << 48)) {
-        aclsim_set_error("%s: cannot allocate %zu bytes of device memory", api, size);
-        return ACL_ERROR_RT_MEMORY_ALLOCATION;
-    }
-    size_t capacity = ((size + 31) & ~(size_t)31) + 32;
-
     pthread_mutex_lock(&rt_lock);
     int d = rt_current_device();
     if (d < 0) {
@@ -123,13 +207,14 @@ static aclError device_malloc(void **devPtr, size_t size, const char *api)
         aclsim_set_error("%s: no device is set on this thread (call aclrtSetDevice first)", api);
         return ACL_ERROR_RT_CONTEXT_NULL;
     }
-    if (device_bytes + size > rt_device_memory_total()) {
+    /* Checked before anything is allocated, so the rounding below cannot overflow either. */
+    if (size > rt_device_memory_total() - device_bytes) {
         uint64_t used = device_bytes;
         pthread_mutex_unlock(&rt_lock);
-        aclsim_set_error("%s: out of device memory: %zu bytes requested, %llu of %llu in use", api, size,
-                         (unsigned long long)used, (unsigned long long)rt_device_memory_total());
+        report_no_room(api, size, used);
         return ACL_ERROR_RT_MEMORY_ALLOCATION;
     }
+    size_t capacity = ((size + 31) & ~(size_t)31) + 32;
     if (block_count == block_capacity) {
         size_t cap = block_capacity != 0 ? block_capacity * 2 : 64;
         struct block *grown = realloc(blocks, cap * sizeof *grown);
@@ -212,6 +297,11 @@ aclError aclrtMallocHost(void **hostPtr, size_t size)
     if (hostPtr == NULL || size == 0) {
         aclsim_set_error("aclrtMallocHost: hostPtr must not be NULL and size must be greater than 0");
         return ACL_ERROR_INVALID_PARAM;
+    }
+    if (size > aclsim_machine_memory()) {
+        aclsim_set_error("aclrtMallocHost: cannot allocate %zu bytes: more than the machine's memory (%llu bytes)",
+                         size, (unsigned long long)aclsim_machine_memory());
+        return ACL_ERROR_RT_MEMORY_ALLOCATION;
     }
     struct host_block *h = malloc(sizeof *h);
     void *p = aligned_alloc(64, (size + 63) & ~(size_t)63);

@@ -30,7 +30,20 @@ struct rt_stream {
     int is_default;
     struct rt_task *head, *tail;
     pthread_mutex_t drain_lock; /* serialises draining so FIFO order holds across threads */
+    int users;                  /* threads about to drain it or draining it (under rt_lock) */
 };
+
+/* With rt_lock held: keep a stream's memory alive while it is used without the lock. */
+RT_HIDDEN void rt_stream_use_locked(struct rt_stream *s);
+/* Takes rt_lock: the matching release; wakes a thread waiting to free the stream. */
+RT_HIDDEN void rt_stream_done(struct rt_stream *s);
+
+/* In a child after fork(), with rt_lock held by the only thread: forget every device block
+ * (the child's copies stay allocated: the parent's device memory is not the child's). */
+RT_HIDDEN void rt_memory_forget_after_fork(void);
+
+/* Sets one of the aclsimGetCounters counters (thread-safe). */
+RT_HIDDEN void rt_counter_set(enum aclsim_counter which, int64_t value);
 
 /* Number of simulated devices (ACLSIM_DEVICE_COUNT, default 1, 0..64). */
 RT_HIDDEN int rt_device_count(void);
@@ -57,7 +70,8 @@ RT_HIDDEN int rt_device_range_ok_locked(const void *p, uint64_t n);
  * (NULL: dump off).  See dump_config.c. */
 RT_HIDDEN void rt_dump_configure(FILE *config);
 
-/* Total simulated device memory (ACLSIM_DEVICE_MEMORY bytes, default 32 GiB). */
+/* With rt_lock held: total simulated device memory, ACLNN_PY_SIM_DEVICE_MEMORY bytes or half
+ * of aclsim_machine_memory() (the rule is in aclnn_py/sim/README.md). */
 RT_HIDDEN uint64_t rt_device_memory_total(void);
 
 #endif
