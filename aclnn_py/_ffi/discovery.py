@@ -2,7 +2,9 @@
 
 Order (first hit wins):
 
-1. ``$ACLNN_PY_ASCEND_HOME`` — an explicit override, for hosts with several toolkits;
+1. ``$ACLNN_PY_ASCEND_HOME`` — an explicit override, for hosts with several toolkits. When it
+   is set, it is the only place searched: a home that does not qualify is an error, never a
+   silent fall-back to the ``$ASCEND_HOME_PATH`` that CANN's ``set_env.sh`` exports;
 2. ``$ASCEND_HOME_PATH`` and ``$ASCEND_TOOLKIT_HOME`` (exported by CANN's ``set_env.sh``);
 3. every directory of ``$LD_LIBRARY_PATH`` holding ``libascendcl.so`` (its parent is the home);
 4. ``/usr/local/Ascend/ascend-toolkit/latest`` (CANN <= 8.3) and ``/usr/local/Ascend/cann``
@@ -67,8 +69,11 @@ def toolkit_at(home: str | Path, source: str = "") -> tuple[Toolkit | None, str]
 
 
 def _candidates() -> list[tuple[str, str]]:
+    override = os.environ.get(OVERRIDE_VAR, "").strip()
+    if override:
+        return [(override, f"${OVERRIDE_VAR}")]
     found: list[tuple[str, str]] = []
-    for var in (OVERRIDE_VAR, "ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME"):
+    for var in ("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME"):
         value = os.environ.get(var)
         if value:
             found.append((value, f"${var}"))
@@ -88,6 +93,11 @@ def find_cann() -> Toolkit:
         if toolkit is not None:
             return toolkit
         tried.append(f"  {home} ({source}): {reason}")
+    if os.environ.get(OVERRIDE_VAR, "").strip():
+        raise BackendUnavailable(
+            f"backend 'npu': no CANN toolkit found: ${OVERRIDE_VAR} is set, so it is the only place "
+            "searched ($ASCEND_HOME_PATH and the default locations are not). Tried:\n" + "\n".join(tried) + "\n"
+            f"Fix: point ${OVERRIDE_VAR} at the toolkit home (the directory holding lib64/), or unset it.")
     raise BackendUnavailable(
         "backend 'npu': no CANN toolkit found. Tried:\n" + "\n".join(tried) + "\n"
         "Fix: install the CANN toolkit and run its set_env.sh (e.g. `source "
