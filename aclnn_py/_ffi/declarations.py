@@ -1,5 +1,9 @@
 """The cffi declarations, read from the project's C headers in ``include/``.
 
+Those headers ship with the package, independently of the simulator: a wheel carries a copy in
+``aclnn_py/include`` (copied by ``setup.py`` at build time); a source checkout or an editable
+install reads the repository's ``include/`` (``include_dir()``).
+
 The headers the simulator is compiled against are also the only declaration source of the
 cffi layer, so the two cannot drift. They are written to a small convention (see
 ``include/acl/acl_base_rt.h``) that lets a line filter turn them into ``ffi.cdef`` input:
@@ -29,6 +33,19 @@ ROOT_HEADERS = (
     "aclnnop/aclnn_convolution_backward.h",
     "aclsim/aclsim.h",
 )
+
+def include_dir() -> Path:
+    """The binding's own headers (``acl/``, ``aclnn/``, ``aclnnop/``, ``aclsim/``): the copy a
+    wheel carries in ``aclnn_py/include``, else the repository's ``include/``."""
+    from ..sim import _build  # loadable by path from setup.py, so the one place that knows
+
+    found = _build.source_include_dir()
+    if found is None:
+        raise FileNotFoundError(
+            f"aclnn_py: its C headers are missing (no acl/acl.h in {_build.HERE.parent / 'include'} nor in "
+            f"{_build.HERE.parent.parent / 'include'}); reinstall aclnn_py")
+    return found
+
 
 _VISIBILITY = re.compile(r"\b(ACL_FUNC_VISIBILITY|ACLNN_API)\b\s*")
 _INCLUDE = re.compile(r'#\s*include\s*[<"]([^>"]+)[>"]')

@@ -96,7 +96,7 @@ def find_cann() -> Toolkit:
     if os.environ.get(OVERRIDE_VAR, "").strip():
         raise BackendUnavailable(
             f"backend 'npu': no CANN toolkit found: ${OVERRIDE_VAR} is set, so it is the only place "
-            "searched ($ASCEND_HOME_PATH and the default locations are not). Tried:\n" + "\n".join(tried) + "\n"
+            "searched (not $ASCEND_HOME_PATH from CANN's set_env.sh, nor the default locations). Tried:\n" + "\n".join(tried) + "\n"
             f"Fix: point ${OVERRIDE_VAR} at the toolkit home (the directory holding lib64/), or unset it.")
     raise BackendUnavailable(
         "backend 'npu': no CANN toolkit found. Tried:\n" + "\n".join(tried) + "\n"

@@ -146,6 +146,10 @@ def _probe_loaded(status: BackendStatus) -> BackendStatus:
         return status
     try:
         lib = _ffi.library(name)
+    except FileNotFoundError as exc:  # the binding's own headers, the source of its declarations
+        status.summary, status.problem = "aclnn_py's C headers are missing", str(exc)
+        status.fix = "reinstall aclnn_py: the package carries its headers in aclnn_py/include"
+        return status
     except BackendUnavailable as exc:
         status.summary, status.problem = "found, but its libraries do not load", str(exc)
         status.fix = ("run the toolkit's set_env.sh so that the loader finds the libraries they depend on "
