@@ -2,11 +2,11 @@
 process state the binding keeps on them: ``aclInit`` once, a device per thread, a stream per
 thread, and work whose resources must outlive the stream's queue.
 
-Symbols are looked up when first called, in the custom operator packages' libraries
-(``libcust_opapi.so``, highest priority first: they may override a built-in operator), then the
-runtime, nnopbase and operator libraries in turn (``libopapi.so`` first, then
-``libopapi_<pkg>.so``), so an operator missing from the installed CANN is an error naming it at
-call time, not an import failure. An operator beyond the binding's own headers is declared from
+Symbols are looked up when first called, in the runtime, nnopbase and operator libraries in
+turn: the custom operator packages' ``libcust_opapi.so`` (highest priority first: they may
+override a built-in operator), then ``libopapi.so``, then ``libopapi_<pkg>.so``; so an
+operator missing from the installed CANN is an error naming it at call time, not an import
+failure. An operator beyond the binding's own headers is declared from
 the first operator header that has it (custom packages' ``op_api/include`` first, then the
 toolkit's ``include/aclnnop``; see ``operator_headers``).
 """
@@ -37,10 +37,9 @@ class Library:
         self.backend = backend
         self.toolkit = toolkit
         self.ffi = ffi
-        # Loaded in dependency order; searched custom packages first.
-        loaded = [(p, ffi.dlopen(str(p))) for p in (toolkit.runtime, toolkit.base, *toolkit.operator_libraries)]
-        custom = len(toolkit.operator_libraries) - len(toolkit.ops)
-        self._handles = loaded[2:2 + custom] + loaded[:2] + loaded[2 + custom:]
+        # Loaded in dependency order, which is also the search order.
+        paths = (toolkit.runtime, toolkit.base, *toolkit.operator_libraries)
+        self._handles = [(p, ffi.dlopen(str(p))) for p in paths]
         self._declarer = declarer_for(ffi)
         self._functions: dict[str, Callable] = {}
         self._lock = threading.RLock()
