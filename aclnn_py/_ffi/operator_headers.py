@@ -34,9 +34,20 @@ _INCLUDE = re.compile(r'#\s*include\s*[<"]([^>"]+)[>"]')
 _MACROS = re.compile(r"\b(?:ACLNN_API|ACL_FUNC_VISIBILITY|__declspec\s*\(\s*dllexport\s*\))\s*")
 _CXX_ONLY = ("namespace", "using", "template", "class", "static_assert", "friend")
 _TYPE_KEYWORDS = ("typedef", "enum", "struct", "union")
-_C_TYPE_WORDS = frozenset("""void char short int long float double signed unsigned const volatile restrict
-    struct enum union _Bool bool size_t int8_t int16_t int32_t int64_t uint8_t uint16_t uint32_t uint64_t
-    intptr_t uintptr_t""".split())
+_QUALIFIERS = ("void", "const", "volatile", "restrict", "__restrict", "signed", "unsigned", "short", "long")
+
+
+def _c_type_words() -> frozenset[str]:
+    """The words of the types cffi knows without a declaration (int, int64_t, size_t, bool...)."""
+    from cffi import commontypes, model
+
+    words = set(_QUALIFIERS)
+    for name in (*model.PrimitiveType.ALL_PRIMITIVE_TYPES, *commontypes.COMMON_TYPES):
+        words.update(name.split())
+    return frozenset(words)
+
+
+_C_TYPE_WORDS = _c_type_words()
 
 
 @dataclass
@@ -346,32 +357,74 @@ class OperatorDeclarer:
 
     def declare_header(self, header: OperatorHeader, folders=()) -> dict[str, str]:
         """Declare ``header``'s types and prototypes; ``{function: error, '' when declared}``."""
+        return self.declare_headers([header], folders)[header.path]
+
+    def declare_headers(self, headers: list[OperatorHeader], folders=()) -> dict[Path, dict[str, str]]:
+        """Declare the types, then the prototypes of ``headers`` (a function declared by an
+        earlier header or already known is not declared again); per header,
+        ``{function: error, '' when declared}``.
+
+        Parsing is what costs (cffi re-reads every known type name on each ``cdef``), so the
+        prototypes go in one ``cdef``; a prototype naming a type that no header declared is
+        failed beforehand, and should the batch still fail, it is halved until the prototypes
+        that fail stand alone."""
+        folders = [Path(f) for f in folders]
         with self._lock:
-            result = self._done.get(header.path)
-            if result is not None:
-                return result
-            self._declare_types(header, [Path(f) for f in folders] or [header.path.parent], set())
-            result = {name: p.error for name, p in header.prototypes.items()}
-            new = [p for name, p in header.prototypes.items() if not p.error and not self.declared(name)]
-            if new and self._cdef("\n".join(p.text for p in new)):
-                for p in new:  # one by one: the bad one fails alone
-                    error = self._cdef(p.text)
-                    if error:
-                        unknown = self._unknown_types(p)
-                        result[p.name] = (f"unknown type {', '.join(unknown)} (declared by no header read)"
-                                          if unknown else "cffi cannot parse it") + f"; cffi: {error}"
-            self._done[header.path] = result
-            return result
+            todo = [h for h in headers if h.path not in self._done]
+            for header in todo:
+                self._declare_types(header, folders or [header.path.parent], set())
+            results: dict[Path, dict[str, str]] = {}
+            batch: list[tuple[Prototype, dict[str, str]]] = []
+            names: set[str] = set()
+            for header in todo:
+                result = results[header.path] = {name: p.error for name, p in header.prototypes.items()}
+                for name, proto in header.prototypes.items():
+                    if proto.error or name in names or self.declared(name):
+                        continue
+                    unknown = self._unknown_types(proto)
+                    if unknown:
+                        result[name] = f"unknown type {', '.join(unknown)} (declared by no header read)"
+                        continue
+                    names.add(name)
+                    batch.append((proto, result))
+            self._declare_batch(batch)
+            self._done.update(results)
+            return {h.path: self._done[h.path] for h in headers}
+
+    def _declare_batch(self, batch: list[tuple[Prototype, dict[str, str]]]) -> None:
+        if not batch:
+            return
+        error = self._cdef("\n".join(proto.text for proto, _ in batch))
+        if not error:
+            return
+        if len(batch) == 1:
+            proto, result = batch[0]
+            result[proto.name] = f"cffi cannot parse it: {error}"
+            return
+        middle = len(batch) // 2
+        self._declare_batch(batch[:middle])
+        self._declare_batch(batch[middle:])
 
     def _unknown_types(self, proto: Prototype) -> list[str]:
-        """The identifiers in type position of a prototype's parameters that name no type."""
-        params = proto.text[proto.text.find("(") + 1:proto.text.rfind(")")]
+        """The identifiers in type position of a prototype's parameters (and return type) that
+        name no type cffi knows or a header declared."""
+        paren = proto.text.find("(")
+        parts = [proto.text[:paren].rsplit(None, 1)[0] + " _"] if " " in proto.text[:paren].strip() else []
+        parts += proto.text[paren + 1:proto.text.rfind(")")].split(",")
         unknown: list[str] = []
-        for param in params.split(","):
-            words = _IDENT.findall(param)
-            for word in words[:-1] if len(words) > 1 else words:  # the last word is the name
-                if (word not in _C_TYPE_WORDS and not self._known(f"typedef {word}")
-                        and word not in unknown):
+        for part in parts:
+            words = _IDENT.findall(part)
+            if len(words) > 1 and words[-1] not in _C_TYPE_WORDS:
+                words = words[:-1]  # the parameter's name
+            kind = ""
+            for word in words:
+                if word in ("struct", "enum", "union"):
+                    kind = word
+                    continue
+                known = (self._known(f"{kind} {word}") if kind else
+                         word in _C_TYPE_WORDS or self._known(f"typedef {word}"))
+                kind = ""
+                if not known and word not in unknown:
                     unknown.append(word)
         return unknown
 

@@ -4,8 +4,6 @@ and the one deliberately unparseable prototype fails alone, saying why."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import cffi
 import pytest
 
@@ -18,24 +16,8 @@ from aclnn_py._ffi.operator_headers import (
     read_operator_header,
 )
 
-CORPUS = Path(__file__).resolve().parent / "header_corpus" / "include" / "aclnnop"
+from corpus import ALL_OPERATORS, BROKEN, BROKEN_TYPE, CORPUS, EXPECTED
 
-# header -> the operators (phase-2 names) it declares
-EXPECTED = {
-    "aclnn_corpus_a_enum_user.h": ["aclnnCorpusModeUser"],
-    "aclnn_corpus_broken.h": ["aclnnCorpusBeforeBroken", "aclnnCorpusBroken", "aclnnCorpusAfterBroken"],
-    "aclnn_corpus_deprecated.h": ["aclnnCorpusOld", "aclnnCorpusNew"],
-    "aclnn_corpus_enum.h": ["aclnnCorpusMode"],
-    "aclnn_corpus_meta_types.h": ["aclnnCorpusLists"],
-    "aclnn_corpus_plain.h": ["aclnnCorpusPlain"],
-    "aclnn_corpus_thing_inner.h": ["aclnnInnerCorpusThing"],
-    "aclnn_corpus_versioned.h": ["aclnnCorpusVersioned"],
-    "aclnn_corpus_versioned_v2.h": ["aclnnCorpusVersionedV2"],
-    "aclnn_corpus_visibility.h": ["aclnnCorpusVisible"],
-    "aclnn_corpus_visibility_spaced.h": ["aclnnCorpusSpaced"],
-}
-ALL_OPERATORS = [op for ops in EXPECTED.values() for op in ops]
-BROKEN = "aclnnCorpusBroken"
 PHASE2 = "aclnnStatus(*)(void *, uint64_t, aclOpExecutor *, aclrtStream)"
 
 
@@ -81,7 +63,7 @@ def test_the_unparseable_prototype_says_why():
     declarer = fresh_declarer()
     declared, why, header = declarer.declare(f"{BROKEN}GetWorkspaceSize", [CORPUS])
     assert not declared and header == CORPUS / "aclnn_corpus_broken.h"
-    assert "unknown type aclCorpusUndeclared" in why
+    assert f"unknown type {BROKEN_TYPE}" in why
     for neighbour in ("aclnnCorpusBeforeBrokenGetWorkspaceSize", "aclnnCorpusAfterBrokenGetWorkspaceSize"):
         assert declarer.declared(neighbour)
 
@@ -148,3 +130,16 @@ def test_the_first_folder_wins(tmp_path):
     assert find_operator_header("aclnnCorpusPlain", [tmp_path, CORPUS]).path == tmp_path / "aclnn_corpus_plain.h"
     assert find_operator_header("aclnnCorpusPlain", [CORPUS, tmp_path]).path == CORPUS / "aclnn_corpus_plain.h"
     assert find_operator_header("aclnnCorpusNothing", [tmp_path, CORPUS]) is None
+
+
+def test_a_prototype_cffi_rejects_fails_alone_in_a_batch(tmp_path):
+    """Prototypes are declared in one cdef; when cffi rejects one, it is singled out."""
+    header = parse_operator_header(
+        "aclnnStatus aclnnOkA(int64_t a);\n"
+        "aclnnStatus aclnnBadSyntax(const aclTensor *self,, int64_t dim);\n"
+        "aclnnStatus aclnnOkB(const aclTensor *b);\n", tmp_path / "aclnn_batch.h")
+    declarer = fresh_declarer()
+    errors = declarer.declare_header(header)
+    assert errors["aclnnOkA"] == "" and errors["aclnnOkB"] == ""
+    assert errors["aclnnBadSyntax"].startswith("cffi cannot parse it")
+    assert declarer.declared("aclnnOkA") and declarer.declared("aclnnOkB") and not declarer.declared("aclnnBadSyntax")
