@@ -36,7 +36,7 @@ OPERATORS = ("aclnnIm2colBackward", "aclnnMaxUnpool2dBackward", "aclnnReflection
              "aclnnAvgPool2dBackward", "aclnnConvolutionBackward")
 
 ENVIRONMENT = (_backend.ENV_VAR, OVERRIDE_VAR, "ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME", "ASCEND_OPP_PATH",
-               "ACLNN_PY_SIM_HOME", "ACLNN_PY_DEVICE", "LD_LIBRARY_PATH")
+               "ASCEND_CUSTOM_OPP_PATH", "ACLNN_PY_SIM_HOME", "ACLNN_PY_DEVICE", "LD_LIBRARY_PATH")
 
 PROBE_TIMEOUT = 120.0  # seconds; aclInit and opening a device take a few seconds on an NPU host
 _PROBE_MARK = "ACLNN_PY_PROBE "
@@ -126,6 +126,8 @@ def _toolkit_details(toolkit: Toolkit) -> list[tuple[str, str]]:
         ("runtime", str(toolkit.runtime)),
         ("nnopbase", str(toolkit.base)),
         ("operator libraries", ", ".join(str(p) for p in toolkit.ops)),
+        *[("custom operator package", f"{p.root} (from {p.source}"
+           + ("" if p.library else "; no op_api/lib/libcust_opapi.so") + ")") for p in toolkit.custom],
         ("toolkit version", f"{version} (from {source})" if source else "unknown (no version file in the home)"),
     ]
 
