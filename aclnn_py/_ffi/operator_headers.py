@@ -67,9 +67,11 @@ class OperatorHeader:
     includes: list[str] = field(default_factory=list)
 
     def operators(self) -> list[str]:
-        """The operators (phase-2 names, e.g. ``aclnnAdd``) whose GetWorkspaceSize it declares."""
+        """The operators (phase-2 names, e.g. ``aclnnAdd``) whose GetWorkspaceSize it declares
+        (internal ones without the ``aclnn`` prefix, e.g. in ``*_inner.h``, are not operators)."""
         suffix = "GetWorkspaceSize"
-        return [n[: -len(suffix)] for n in self.prototypes if n.endswith(suffix) and len(n) > len(suffix)]
+        return [n[: -len(suffix)] for n in self.prototypes
+                if n.startswith("aclnn") and n.endswith(suffix) and len(n) > len("aclnn" + suffix)]
 
 
 # -- lexing -----------------------------------------------------------------------------------
@@ -228,8 +230,6 @@ def _type_key(statement: str) -> str | None:
 
 def _cxx_construct(params: str) -> str:
     """Why a parameter list is C++ only, or ''."""
-    if "::" in params:
-        return "a C++ scope (::)"
     if "&" in params:
         return "a C++ reference parameter (&)"
     if "=" in params:
@@ -255,9 +255,9 @@ def _prototype(statement: str, block: bool) -> Prototype | None:
     if "inline" in head or "static" in head:
         return Prototype(name, statement + ";", "an inline/static function (not exported by a library)")
     end = statement.rfind(")")
-    reason = _cxx_construct(statement[paren:end + 1])
+    reason = "a C++ scope (::)" if "::" in statement else _cxx_construct(statement[paren:end + 1])
     if reason:
-        return Prototype(name, statement + ";", f"its parameters use {reason}, which C cannot declare")
+        return Prototype(name, statement + ";", f"it uses {reason}, which C cannot declare")
     return Prototype(name, statement + ";")
 
 

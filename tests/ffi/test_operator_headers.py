@@ -73,6 +73,8 @@ def test_cxx_helpers_are_reported_not_declared():
     assert "default argument" in errors["CorpusThingCheck"]
     assert "scope" in errors["CorpusThingValidate"]
     assert "inline function" in errors["CorpusThingAlign"]
+    assert "scope" in errors["CorpusThingName"]
+    assert errors["CorpusThingSupported"] == "" and errors["InnerCorpusThingGetWorkspaceSize"] == ""
     assert errors["aclnnInnerCorpusThingGetWorkspaceSize"] == "" and errors["aclnnInnerCorpusThing"] == ""
     # The namespace and the template are skipped whole: nothing inside them is a C declaration.
     assert not {"IsEmpty", "CheckThingShape", "CorpusThingMax"} & set(errors)
