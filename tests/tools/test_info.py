@@ -159,3 +159,15 @@ def test_custom_operator_packages_are_reported(tmp_path, monkeypatch):
     details = info._toolkit_details(toolkit)
     assert ("custom operator package",
             f"{package} (from $ASCEND_CUSTOM_OPP_PATH; no op_api/lib/libcust_opapi.so)") in details
+
+
+def test_missing_binding_headers_are_named(monkeypatch):
+    """A broken install without aclnn_py/include: the probe says so, not 'libraries do not load'."""
+    def no_headers(name):
+        raise FileNotFoundError("aclnn_py: its C headers are missing (no acl/acl.h in /x/include)")
+
+    monkeypatch.setattr(info._ffi, "library", no_headers)
+    monkeypatch.setattr(info._ffi, "loaded_backends", lambda: ())
+    status = info._probe_loaded(info.BackendStatus("npu", False, "not probed"))
+    assert not status.usable and status.summary == "aclnn_py's C headers are missing"
+    assert "/x/include" in status.problem and "reinstall aclnn_py" in status.fix
