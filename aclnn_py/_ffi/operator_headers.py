@@ -17,8 +17,9 @@ real operator headers do not. What they contain, and what this reader does with 
   ``extern "C" {`` is unwrapped.
 
 ``OperatorDeclarer`` declares what the reader found into a ``cffi.FFI``: each header's types
-once, its prototypes all at once, or one by one when that fails, so one prototype cffi cannot
-parse fails alone, with cffi's reason.
+once, then the prototypes in one ``cdef`` (900 operators take about a second); a prototype
+naming a type that no header declared fails beforehand, and one cffi rejects is singled out by
+halving the batch, so it fails alone, with the reason.
 """
 
 from __future__ import annotations
