@@ -1,10 +1,11 @@
 """The wheel, built and installed the way an Atlas host without the simulator installs it
 (``ACLNN_PY_SKIP_SIM=1``): tagged ``py3-none-<platform>``, carrying LICENSE and the binding's
 headers, and running an operator on ``npu`` against a CANN home (here: the simulator's
-libraries under CANN's layout)."""
+libraries under CANN's layout, built by the installed package into a directory of its own)."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -81,16 +82,19 @@ def test_wheel_tag_license_and_headers(skip_sim_install):
     assert not any("/toolkit/" in n for n in names)  # ACLNN_PY_SKIP_SIM: no simulator built
 
 
-def test_npu_runs_without_the_simulator(skip_sim_install, sim_lib):
-    """The installed package has no simulator; pointed at a CANN home (the simulator toolkit of
-    this checkout, which has CANN's layout), ``npu`` runs an operator."""
+def test_npu_runs_without_the_simulator(skip_sim_install, tmp_path):
+    """The installed package has no simulator. Its ``python -m aclnn_py.sim build --out DIR``
+    (what ``info`` advises) builds a toolkit with CANN's layout elsewhere; pointed at that
+    directory as the CANN home, ``npu`` runs an operator."""
     _, target = skip_sim_install
-    env = _child_env(target, ACLNN_PY_ASCEND_HOME=str(sim_lib.toolkit.home))
+    home = tmp_path / "cann"
+    done = subprocess.run([sys.executable, "-m", "aclnn_py.sim", "build", "--out", str(home)], capture_output=True,
+                          text=True, env=_child_env(target), cwd=target, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    env = _child_env(target, ACLNN_PY_ASCEND_HOME=str(home))
     done = subprocess.run([sys.executable, "-c", RUN_ON_NPU], capture_output=True, text=True, env=env,
                           cwd=target, timeout=120)
     assert done.returncode == 0, done.stderr
-    import json
-
     result = json.loads(done.stdout.splitlines()[-1])
     assert result["out"] == [[[1.0, 2.0, 2.0, 1.0]]]
     assert Path(result["file"]).is_relative_to(target)
