@@ -13,6 +13,11 @@ isolated build environment).
 
 Without a C compiler the build stops with an error that says what to install.  Set
 ``ACLNN_PY_SKIP_SIM=1`` to install without the simulator (numpy and npu backends only).
+
+The binding's own headers (``include/``, the source of its cffi declarations) are package
+data: every non-editable build copies them to ``aclnn_py/include``, with or without the
+simulator.  The wheel is tagged ``py3-none-<platform>``: it holds no Python extension (cffi's
+ABI mode dlopens the libraries), only native simulator libraries for one platform.
 """
 
 from __future__ import annotations
@@ -24,6 +29,11 @@ from pathlib import Path
 
 from setuptools import Distribution, setup
 from setuptools.command.build_py import build_py
+
+try:
+    from setuptools.command.bdist_wheel import bdist_wheel
+except ImportError:  # setuptools < 70.1
+    from wheel.bdist_wheel import bdist_wheel
 
 ROOT = Path(__file__).resolve().parent
 SIM = ROOT / "aclnn_py" / "sim"
@@ -41,6 +51,11 @@ class BuildPyWithSimulator(build_py):
 
     def run(self) -> None:
         super().run()
+        if not getattr(self, "editable_mode", False):
+            headers = Path(self.build_lib) / "aclnn_py" / "include"
+            if headers.exists():
+                shutil.rmtree(headers)
+            shutil.copytree(ROOT / "include", headers, ignore=shutil.ignore_patterns("__pycache__"))
         if os.environ.get("ACLNN_PY_SKIP_SIM", "").strip() not in ("", "0"):
             self.announce("ACLNN_PY_SKIP_SIM is set: not building the CANN simulator", level=2)
             return
@@ -68,4 +83,12 @@ class PlatformDistribution(Distribution):
         return True
 
 
-setup(cmdclass={"build_py": BuildPyWithSimulator}, distclass=PlatformDistribution)
+class PlatformWheel(bdist_wheel):
+    """Any Python 3, no ABI (nothing is compiled against CPython), this platform."""
+
+    def get_tag(self) -> tuple[str, str, str]:
+        _, _, platform = super().get_tag()
+        return "py3", "none", platform
+
+
+setup(cmdclass={"build_py": BuildPyWithSimulator, "bdist_wheel": PlatformWheel}, distclass=PlatformDistribution)

@@ -23,10 +23,11 @@ __version__ = "0.1.0"
 
 
 def get_include() -> str:
-    """The directory of the C headers (acl/, aclnn/, aclnnop/) the binding is built from."""
-    from . import sim
+    """The directory of the C headers (acl/, aclnn/, aclnnop/) the binding is built from; they ship
+    with the package, with or without the simulator."""
+    from ._ffi.declarations import include_dir
 
-    return str(sim.include_dir())
+    return str(include_dir())
 
 
 __all__ = [

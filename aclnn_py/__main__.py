@@ -1,4 +1,4 @@
-"""``python -m aclnn_py {info,selftest,bench}``: tools for a host with (or without) an NPU."""
+"""``python -m aclnn_py {info,ops,selftest,bench}``: tools for a host with (or without) an NPU."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ import sys
 # subcommand -> (module of aclnn_py.tools, one-line help)
 COMMANDS = {
     "info": ("info", "which backends are usable, what was found where, and how to fix what is missing"),
+    "ops": ("ops", "every operator the toolkit's headers declare: its library, and whether the binding "
+                   "can declare it (and why not)"),
     "selftest": ("selftest", "run every operator on representative cases and compare with a reference "
                              "(the first command on a new host)"),
     "bench": ("bench", "time one operator: warm-up, repeats, median/min/max (device time on npu/sim)"),

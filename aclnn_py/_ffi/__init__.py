@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import threading
 
-from .declarations import read_cdef
+from .declarations import include_dir, read_cdef
 from .discovery import BackendUnavailable, Toolkit, find_cann, toolkit_at
 from .library import Library
 
@@ -22,13 +22,11 @@ _loaded: dict[str, Library] = {}
 
 @functools.lru_cache(maxsize=1)
 def ffi():
-    """The one ``cffi.FFI`` holding every declaration of include/."""
+    """The one ``cffi.FFI`` holding every declaration of the binding's headers (``include_dir()``)."""
     import cffi
 
-    from .. import sim
-
     f = cffi.FFI()
-    f.cdef(read_cdef(sim.include_dir()))
+    f.cdef(read_cdef(include_dir()))
     return f
 
 

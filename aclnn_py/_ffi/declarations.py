@@ -1,5 +1,9 @@
 """The cffi declarations, read from the project's C headers in ``include/``.
 
+Those headers ship with the package, independently of the simulator: a wheel carries a copy in
+``aclnn_py/include`` (copied by ``setup.py`` at build time); a source checkout or an editable
+install reads the repository's ``include/`` (``include_dir()``).
+
 The headers the simulator is compiled against are also the only declaration source of the
 cffi layer, so the two cannot drift. They are written to a small convention (see
 ``include/acl/acl_base_rt.h``) that lets a line filter turn them into ``ffi.cdef`` input:
@@ -30,6 +34,19 @@ ROOT_HEADERS = (
     "aclnnop/aclnn_convolution_backward.h",
     "aclsim/aclsim.h",
 )
+
+def include_dir() -> Path:
+    """The binding's own headers (``acl/``, ``aclnn/``, ``aclnnop/``, ``aclsim/``): the copy a
+    wheel carries in ``aclnn_py/include``, else the repository's ``include/``."""
+    from ..sim import _build  # loadable by path from setup.py, so the one place that knows
+
+    found = _build.source_include_dir()
+    if found is None:
+        raise FileNotFoundError(
+            f"aclnn_py: its C headers are missing (no acl/acl.h in {_build.HERE.parent / 'include'} nor in "
+            f"{_build.HERE.parent.parent / 'include'}); reinstall aclnn_py")
+    return found
+
 
 _VISIBILITY = re.compile(r"\b(ACL_FUNC_VISIBILITY|ACLNN_API)\b\s*")
 _INCLUDE = re.compile(r'#\s*include\s*[<"]([^>"]+)[>"]')
@@ -104,41 +121,3 @@ def read_cdef(include_dir: str | Path, roots: tuple[str, ...] = ROOT_HEADERS) ->
             raise FileNotFoundError(f"aclnn_py: header {root} not found under {include_dir}")
         visit(path)
     return "\n".join(chunks) + "\n"
-
-
-_WORD = re.compile(r"[A-Za-z_]\w*")
-
-
-def operator_prototypes(name: str, include_dirs) -> tuple[str, Path] | None:
-    """The C prototypes of the aclnnop header that declares function ``name``, for
-    ``ffi.cdef``: an installed CANN has a header per operator (``include/aclnnop/aclnn_add.h``)
-    whose functions use only the types of the meta headers the binding already declares.
-
-    Searches ``<dir>/aclnnop/*.h`` of each of ``include_dirs``; returns ``(cdef text of every
-    function prototype in that header, the header)``, or None where no header declares it."""
-    call = re.compile(rf"\b{re.escape(name)}\s*\(")
-    for include_dir in include_dirs:
-        folder = Path(include_dir) / "aclnnop"
-        if not folder.is_dir():
-            continue
-        for header in sorted(folder.glob("*.h")):
-            try:
-                text = header.read_text(errors="replace")
-            except OSError:
-                continue
-            if not call.search(text):
-                continue
-            lines, _ = _filter(text)
-            statements = " ".join(line for line in lines if not line.startswith("#")).split(";")
-            prototypes = [" ".join(s.split()) + ";" for s in statements
-                          if "(" in s and not s.lstrip().startswith(("typedef", "struct", "enum"))]
-            if any(call.search(p) for p in prototypes):
-                return "\n".join(prototypes) + "\n", header
-    return None
-
-
-def function_name(prototype: str) -> str | None:
-    """The name of the function a one-line prototype declares."""
-    head = prototype.split("(", 1)[0]
-    words = _WORD.findall(head)
-    return words[-1] if words else None

@@ -2,11 +2,23 @@
 
 Order (first hit wins):
 
-1. ``$ACLNN_PY_ASCEND_HOME`` — an explicit override, for hosts with several toolkits;
+1. ``$ACLNN_PY_ASCEND_HOME`` — an explicit override, for hosts with several toolkits. When it
+   is set, it is the only place searched: a home that does not qualify is an error, never a
+   silent fall-back to the ``$ASCEND_HOME_PATH`` that CANN's ``set_env.sh`` exports;
 2. ``$ASCEND_HOME_PATH`` and ``$ASCEND_TOOLKIT_HOME`` (exported by CANN's ``set_env.sh``);
 3. every directory of ``$LD_LIBRARY_PATH`` holding ``libascendcl.so`` (its parent is the home);
 4. ``/usr/local/Ascend/ascend-toolkit/latest`` (CANN <= 8.3) and ``/usr/local/Ascend/cann``
    (CANN 8.5+).
+
+Custom operator packages are found as CANN and torch_npu find them, and searched before the
+toolkit's own operators (a custom package may override a built-in operator):
+
+1. each directory of ``$ASCEND_CUSTOM_OPP_PATH`` (a colon list), in order;
+2. the vendors of ``$ASCEND_OPP_PATH/vendors/config.ini`` (``load_priority=a,b``; the toolkit's
+   ``opp/`` when ``$ASCEND_OPP_PATH`` is not set), in that order.
+
+Each package holds its library as ``op_api/lib/libcust_opapi.so`` and its headers in
+``op_api/include/``.
 
 A home qualifies when ``lib64/`` holds the runtime (``libascendcl.so``, or ``libacl_rt.so``
 on CANN 9 hosts without the compatibility name), ``libnnopbase.so`` and at least one operator
@@ -27,8 +39,59 @@ BASE_NAME = "libnnopbase.so"
 OPS_NAME = "libopapi.so"
 
 
+CUSTOM_PATH_VAR = "ASCEND_CUSTOM_OPP_PATH"
+OPP_PATH_VAR = "ASCEND_OPP_PATH"
+CUSTOM_LIBRARY = Path("op_api") / "lib" / "libcust_opapi.so"
+CUSTOM_INCLUDE = Path("op_api") / "include"
+
+
 class BackendUnavailable(RuntimeError):
     """A backend's libraries cannot be found or loaded; the text says what was tried."""
+
+
+@dataclass(frozen=True)
+class CustomPackage:
+    """A custom operator package (``vendors/<name>`` or an ``$ASCEND_CUSTOM_OPP_PATH`` entry)."""
+
+    root: Path
+    library: Path | None   # op_api/lib/libcust_opapi.so, when present
+    include: Path | None   # op_api/include, when present
+    source: str            # how it was found
+
+
+def _load_priority(config: Path) -> list[str]:
+    """The vendor names of a ``vendors/config.ini`` ``load_priority=`` line, in order."""
+    try:
+        lines = config.read_text(errors="replace").splitlines()
+    except OSError:
+        return []
+    for line in lines:
+        key, sep, value = line.partition("=")
+        if sep and key.strip() == "load_priority":
+            return [v.strip() for v in value.split(",") if v.strip()]
+    return []
+
+
+def custom_packages(home: str | Path) -> tuple[CustomPackage, ...]:
+    """The custom operator packages of a toolkit home, in search order (highest priority first)."""
+    found: list[tuple[Path, str]] = []
+    for entry in os.environ.get(CUSTOM_PATH_VAR, "").split(":"):
+        if entry.strip():
+            found.append((Path(entry.strip()), f"${CUSTOM_PATH_VAR}"))
+    opp = os.environ.get(OPP_PATH_VAR, "").strip()
+    vendors = (Path(opp) if opp else Path(home) / "opp") / "vendors"
+    for name in _load_priority(vendors / "config.ini"):
+        found.append((vendors / name, f"{vendors / 'config.ini'} load_priority"))
+    packages: list[CustomPackage] = []
+    seen: set[Path] = set()
+    for root, source in found:
+        if not root.is_dir() or root.resolve() in seen:
+            continue
+        seen.add(root.resolve())
+        library, include = root / CUSTOM_LIBRARY, root / CUSTOM_INCLUDE
+        packages.append(CustomPackage(root, library if library.is_file() else None,
+                                      include if include.is_dir() else None, source))
+    return tuple(packages)
 
 
 @dataclass(frozen=True)
@@ -41,10 +104,22 @@ class Toolkit:
     # libopapi.so first (when present), then libopapi_<pkg>.so: where symbols are looked up.
     ops: tuple[Path, ...]
     source: str = field(default="", compare=False)
+    # Custom operator packages, highest priority first: searched before ``ops``.
+    custom: tuple[CustomPackage, ...] = ()
 
     @property
     def lib_dir(self) -> Path:
         return self.runtime.parent
+
+    @property
+    def operator_libraries(self) -> tuple[Path, ...]:
+        """Where operators are looked up, in order: custom packages, then the toolkit's."""
+        return tuple(p.library for p in self.custom if p.library is not None) + self.ops
+
+    @property
+    def header_folders(self) -> tuple[Path, ...]:
+        """Where operator headers are looked up, in order: custom packages, then ``include/aclnnop``."""
+        return tuple(p.include for p in self.custom if p.include is not None) + (self.home / "include" / "aclnnop",)
 
 
 def toolkit_at(home: str | Path, source: str = "") -> tuple[Toolkit | None, str]:
@@ -63,12 +138,15 @@ def toolkit_at(home: str | Path, source: str = "") -> tuple[Toolkit | None, str]
     ops += sorted(p for p in lib64.glob("libopapi_*.so") if p.is_file())
     if not ops:
         return None, f"{lib64} has no {OPS_NAME} and no libopapi_*.so"
-    return Toolkit(home, runtime, base, tuple(ops), source), ""
+    return Toolkit(home, runtime, base, tuple(ops), source, custom_packages(home)), ""
 
 
 def _candidates() -> list[tuple[str, str]]:
+    override = os.environ.get(OVERRIDE_VAR, "").strip()
+    if override:
+        return [(override, f"${OVERRIDE_VAR}")]
     found: list[tuple[str, str]] = []
-    for var in (OVERRIDE_VAR, "ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME"):
+    for var in ("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME"):
         value = os.environ.get(var)
         if value:
             found.append((value, f"${var}"))
@@ -88,6 +166,11 @@ def find_cann() -> Toolkit:
         if toolkit is not None:
             return toolkit
         tried.append(f"  {home} ({source}): {reason}")
+    if os.environ.get(OVERRIDE_VAR, "").strip():
+        raise BackendUnavailable(
+            f"backend 'npu': no CANN toolkit found: ${OVERRIDE_VAR} is set, so it is the only place "
+            "searched (not $ASCEND_HOME_PATH from CANN's set_env.sh, nor the default locations). Tried:\n" + "\n".join(tried) + "\n"
+            f"Fix: point ${OVERRIDE_VAR} at the toolkit home (the directory holding lib64/), or unset it.")
     raise BackendUnavailable(
         "backend 'npu': no CANN toolkit found. Tried:\n" + "\n".join(tried) + "\n"
         "Fix: install the CANN toolkit and run its set_env.sh (e.g. `source "

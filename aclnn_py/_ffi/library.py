@@ -3,8 +3,12 @@ process state the binding keeps on them: ``aclInit`` once, a device per thread, 
 thread, and work whose resources must outlive the stream's queue.
 
 Symbols are looked up when first called, in the runtime, nnopbase and operator libraries in
-turn (``libopapi.so`` first, then ``libopapi_<pkg>.so``), so an operator missing from the
-installed CANN is an error naming it at call time, not an import failure.
+turn: the custom operator packages' ``libcust_opapi.so`` (highest priority first: they may
+override a built-in operator), then ``libopapi.so``, then ``libopapi_<pkg>.so``; so an
+operator missing from the installed CANN is an error naming it at call time, not an import
+failure. An operator beyond the binding's own headers is declared from
+the first operator header that has it (custom packages' ``op_api/include`` first, then the
+toolkit's ``include/aclnnop``; see ``operator_headers``).
 """
 
 from __future__ import annotations
@@ -21,9 +25,9 @@ from .._errors import (
     ACL_ERROR_UNINITIALIZE,
     AclnnError,
 )
-from .declarations import function_name, operator_prototypes
 from .discovery import Toolkit
 from .op_packages import AGGREGATE_LIBRARY, OPERATOR_PACKAGES, operator_of
+from .operator_headers import declarer_for
 
 DEVICE_VAR = "ACLNN_PY_DEVICE"
 
@@ -37,8 +41,10 @@ class Library:
         self.backend = backend
         self.toolkit = toolkit
         self.ffi = ffi
-        paths = (toolkit.runtime, toolkit.base, *toolkit.ops, *extra)
+        # Loaded in dependency order, which is also the search order.
+        paths = (toolkit.runtime, toolkit.base, *toolkit.operator_libraries, *extra)
         self._handles = [(p, ffi.dlopen(str(p))) for p in paths]
+        self._declarer = declarer_for(ffi)
         self._functions: dict[str, Callable] = {}
         self._lock = threading.RLock()
         self._local = threading.local()
@@ -67,13 +73,17 @@ class Library:
 
     def _lookup(self, name: str) -> Callable:
         f = self._exported(name)
-        if f is None and self._handles and name not in dir(self._handles[0][1]):
+        if f is None and not self._declarer.declared(name):
             # cffi's ABI mode calls only what it has a prototype for, exported or not.
-            if not self._declare(name):
-                raise AclnnError(
-                    ACL_ERROR_API_NOT_SUPPORT, name,
-                    f"no C declaration of {name}: neither aclnn_py's include/ (the runtime and its five "
-                    f"operators) nor {self.toolkit.home / 'include' / 'aclnnop'} has a header declaring it")
+            declared, why, header = self._declarer.declare(name, self.toolkit.header_folders)
+            if not declared:
+                if header is None:
+                    folders = ", ".join(str(f) for f in self.toolkit.header_folders)
+                    why = (f"no C declaration of {name}: neither aclnn_py's headers (the runtime and its five "
+                           f"operators) nor an operator header in {folders} declares it")
+                else:
+                    why = f"the prototype of {name} in {header} cannot be declared: {why}"
+                raise AclnnError(ACL_ERROR_API_NOT_SUPPORT, name, why)
             f = self._exported(name)
         if f is None:
             searched = ", ".join(str(p) for p, _ in self._handles)
@@ -94,25 +104,6 @@ class Library:
             except AttributeError:
                 continue
         return None
-
-    def _declare(self, name: str) -> bool:
-        """Declare ``name`` from the toolkit's own operator header (any aclnn operator of an
-        installed CANN, beyond the five whose headers aclnn_py ships); False if none has it."""
-        with self._lock:
-            declared = set(dir(self._handles[0][1]))
-            if name in declared:
-                return True
-            found = operator_prototypes(name, [self.toolkit.home / "include"])
-            if found is None:
-                return False
-            text, header = found
-            new = [p for p in text.splitlines() if function_name(p) not in declared]
-            try:
-                self.ffi.cdef("\n".join(new))
-            except Exception as exc:  # cffi's parser: a type the meta headers do not declare
-                raise AclnnError(ACL_ERROR_API_NOT_SUPPORT, name,
-                                 f"the prototypes of {name} in {header} could not be declared: {exc}") from exc
-            return True
 
     def recent_error(self) -> str:
         """``aclGetRecentErrMsg()`` of this thread (obtained and cleared), or ``""``."""

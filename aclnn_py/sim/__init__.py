@@ -60,12 +60,14 @@ def libraries() -> dict[str, str]:
 
 
 def include_dir() -> str:
-    """The header directory: the toolkit's ``include/``, or the repository's ``include/`` in a
-    source checkout where the toolkit has not been built."""
+    """The header directory: the toolkit's ``include/``, or the binding's own headers (the
+    same files; ``aclnn_py.get_include()``) where the toolkit has not been built."""
     where = _location() / "include"
     if (where / "acl" / "acl.h").is_file():
         return str(where.resolve())
-    source = _build.source_include_dir()
-    if source is not None:
-        return str(source)
-    raise SimNotBuiltError(f"aclnn_py: no headers found (looked in {where})")
+    from .._ffi.declarations import include_dir as binding_include_dir
+
+    try:
+        return str(binding_include_dir())
+    except FileNotFoundError as exc:
+        raise SimNotBuiltError(f"aclnn_py: no headers found (looked in {where}); {exc}") from None

@@ -86,9 +86,12 @@ class SimBuildError(RuntimeError):
 
 
 def source_include_dir() -> Path | None:
-    """The repository's include/ in a source checkout, else None."""
-    candidate = HERE.parent.parent / "include"
-    return candidate if (candidate / "acl" / "acl.h").is_file() else None
+    """The binding's headers: the copy an installed wheel carries (``aclnn_py/include``), or the
+    repository's include/ in a source checkout; else None."""
+    for candidate in (HERE.parent / "include", HERE.parent.parent / "include"):
+        if (candidate / "acl" / "acl.h").is_file():
+            return candidate
+    return None
 
 
 def find_compiler() -> list[str]:

@@ -36,7 +36,7 @@ OPERATORS = ("aclnnIm2colBackward", "aclnnMaxUnpool2dBackward", "aclnnReflection
              "aclnnAvgPool2dBackward", "aclnnConvolutionBackward")
 
 ENVIRONMENT = (_backend.ENV_VAR, OVERRIDE_VAR, "ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME", "ASCEND_OPP_PATH",
-               "ACLNN_PY_SIM_HOME", "ACLNN_PY_DEVICE", "LD_LIBRARY_PATH")
+               "ASCEND_CUSTOM_OPP_PATH", "ACLNN_PY_SIM_HOME", "ACLNN_PY_DEVICE", "LD_LIBRARY_PATH")
 
 PROBE_TIMEOUT = 120.0  # seconds; aclInit and opening a device take a few seconds on an NPU host
 _PROBE_MARK = "ACLNN_PY_PROBE "
@@ -126,6 +126,8 @@ def _toolkit_details(toolkit: Toolkit) -> list[tuple[str, str]]:
         ("runtime", str(toolkit.runtime)),
         ("nnopbase", str(toolkit.base)),
         ("operator libraries", ", ".join(str(p) for p in toolkit.ops)),
+        *[("custom operator package", f"{p.root} (from {p.source}"
+           + ("" if p.library else "; no op_api/lib/libcust_opapi.so") + ")") for p in toolkit.custom],
         ("toolkit version", f"{version} (from {source})" if source else "unknown (no version file in the home)"),
     ]
 
@@ -146,6 +148,10 @@ def _probe_loaded(status: BackendStatus) -> BackendStatus:
         return status
     try:
         lib = _ffi.library(name)
+    except FileNotFoundError as exc:  # the binding's own headers, the source of its declarations
+        status.summary, status.problem = "aclnn_py's C headers are missing", str(exc)
+        status.fix = "reinstall aclnn_py: the package carries its headers in aclnn_py/include"
+        return status
     except BackendUnavailable as exc:
         status.summary, status.problem = "found, but its libraries do not load", str(exc)
         status.fix = ("run the toolkit's set_env.sh so that the loader finds the libraries they depend on "

@@ -198,3 +198,16 @@ def test_any_operator_of_the_installed_cann_is_declared_from_its_header(sim_lib,
     with pytest.raises(AclnnError) as info:
         lib.fn("aclnnNoSuchOpGetWorkspaceSize")
     assert info.value.status == 200001 and "no C declaration" in info.value.message
+
+
+def test_override_is_the_only_place_searched(tmp_path, monkeypatch):
+    """CANN's set_env.sh exports $ASCEND_HOME_PATH; an explicit $ACLNN_PY_ASCEND_HOME that does
+    not qualify is an error naming it, not a silent fall-back to the set_env.sh toolkit."""
+    a = make_home(tmp_path / "a", "libascendcl.so", "libnnopbase.so", "libopapi.so")
+    monkeypatch.setenv("ASCEND_HOME_PATH", str(a))
+    monkeypatch.setenv(discovery.OVERRIDE_VAR, str(tmp_path / "no-cann"))
+    with pytest.raises(BackendUnavailable) as info:
+        find_cann()
+    text = str(info.value)
+    assert f"${discovery.OVERRIDE_VAR} is set" in text and str(tmp_path / "no-cann") in text
+    assert str(a) not in text

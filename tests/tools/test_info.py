@@ -146,3 +146,28 @@ def test_probe_here_of_the_excluded_backend(sim_lib, monkeypatch):
         discovery.find_cann.cache_clear()
     assert not status.usable and "has loaded backend 'sim'" in status.summary
     assert dict(status.details)["home"].startswith(sim.home())
+
+
+def test_custom_operator_packages_are_reported(tmp_path, monkeypatch):
+    home = _fake_cann(tmp_path)
+    package = tmp_path / "custom"
+    (package / "op_api" / "include").mkdir(parents=True)
+    monkeypatch.setenv("ASCEND_CUSTOM_OPP_PATH", str(package))
+    from aclnn_py._ffi.discovery import toolkit_at
+
+    toolkit, _ = toolkit_at(home, "test")
+    details = info._toolkit_details(toolkit)
+    assert ("custom operator package",
+            f"{package} (from $ASCEND_CUSTOM_OPP_PATH; no op_api/lib/libcust_opapi.so)") in details
+
+
+def test_missing_binding_headers_are_named(monkeypatch):
+    """A broken install without aclnn_py/include: the probe says so, not 'libraries do not load'."""
+    def no_headers(name):
+        raise FileNotFoundError("aclnn_py: its C headers are missing (no acl/acl.h in /x/include)")
+
+    monkeypatch.setattr(info._ffi, "library", no_headers)
+    monkeypatch.setattr(info._ffi, "loaded_backends", lambda: ())
+    status = info._probe_loaded(info.BackendStatus("npu", False, "not probed"))
+    assert not status.usable and status.summary == "aclnn_py's C headers are missing"
+    assert "/x/include" in status.problem and "reinstall aclnn_py" in status.fix
