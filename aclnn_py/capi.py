@@ -34,11 +34,15 @@ for the rest of the process, as in CANN.
 
 from __future__ import annotations
 
+import numbers
+import operator
+
 import numpy as np
 
 from . import _backend
-from ._dtypes import aclDataType, aclFormat
+from ._dtypes import aclDataType, aclFormat, to_numpy
 from ._errors import ACL_ERROR_REPEAT_INITIALIZE, ACLNN_ERR_PARAM_INVALID, AclnnError
+from .tensor import BoolArray, FloatArray, IntArray, _contiguous, _dims, _index, check_view, scalar_value
 
 ACL_SUCCESS = 0
 ACL_MEM_MALLOC_HUGE_FIRST = 0
@@ -72,14 +76,54 @@ def _h(value):
     return getattr(value, "handle", value)
 
 
-def _host_ptr(lib, value):
-    if isinstance(value, np.ndarray):
-        if not value.flags.c_contiguous:
-            raise TypeError("aclrtMemcpy: host arrays must be C-contiguous")
-        return lib.ffi.cast("void *", value.ctypes.data)
-    if isinstance(value, int):
+def _size(api: str, name: str, value) -> int:
+    """A ``size_t`` argument: an int in [0, 2**64) (TypeError / ValueError naming it, not
+    cffi's OverflowError)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{api}: {name} must be an int, got {type(value).__name__}")
+    v = operator.index(value)
+    if not 0 <= v < 2**64:
+        raise ValueError(f"{api}: {name} = {v} must be in [0, 2**64) (a size_t)")
+    return v
+
+
+def _host_ptr(lib, api: str, name: str, value, nbytes: int, what: str, *, writable: bool):
+    """The C pointer for a memory argument. Host memory given as a Python object (NumPy array,
+    ``bytearray``, any buffer) must be C-contiguous, hold at least ``nbytes`` bytes (``what``
+    names the size parameter) and, as a destination, be writable. Device pointers (cdata, as
+    ``aclrtMalloc`` returns them) and raw addresses (int) pass unchecked, as in C; the library
+    checks device ranges."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        if not 0 <= value < 2**64:
+            raise ValueError(f"{api}: {name} = {value} is not an address")
         return lib.ffi.cast("void *", value)
-    return value
+    if value is None:
+        return lib.ffi.NULL
+    if isinstance(value, lib.ffi.CData):
+        return value
+    try:
+        view = memoryview(value)
+    except TypeError:
+        raise TypeError(f"{api}: {name} must be a NumPy array, a buffer, a device pointer or an int address, "
+                        f"got {type(value).__name__}") from None
+    with view:
+        if not view.c_contiguous:
+            raise TypeError(f"{api}: host memory {name} must be C-contiguous")
+        if writable and view.readonly:
+            raise TypeError(f"{api}: host {name} ({type(value).__name__}) is read-only; "
+                            "the destination must be writable")
+        if nbytes > view.nbytes:
+            raise ValueError(f"{api}: {what} = {nbytes} exceeds the {view.nbytes} bytes of host {name}")
+    return lib.ffi.from_buffer(value, require_writable=writable)
+
+
+def _copy_args(lib, api: str, dst, destMax, src, count):
+    destMax = _size(api, "destMax", destMax)
+    count = _size(api, "count", count)
+    # The library writes count bytes after checking count <= destMax, so a host dst must hold
+    # destMax bytes (what the caller claims it has room for); a host src must hold count.
+    return (_host_ptr(lib, api, "dst", dst, destMax, "destMax", writable=True), destMax,
+            _host_ptr(lib, api, "src", src, count, "count", writable=False), count)
 
 
 def _out(ctype: str, api: str, *args):
@@ -190,17 +234,45 @@ def aclrtFreeHost(hostPtr) -> None:
 
 
 def aclrtMemcpy(dst, destMax: int, src, count: int, kind: int) -> None:
+    """Host memory (``dst``/``src``) is checked against ``destMax``/``count`` (see ``_host_ptr``)."""
     lib = _lib()
-    lib.call("aclrtMemcpy", _host_ptr(lib, dst), destMax, _host_ptr(lib, src), count, kind)
+    lib.call("aclrtMemcpy", *_copy_args(lib, "aclrtMemcpy", dst, destMax, src, count), _c_int("aclrtMemcpy", "kind", kind))
 
 
 def aclrtMemcpyAsync(dst, destMax: int, src, count: int, kind: int, stream) -> None:
+    """As ``aclrtMemcpy``; the host memory must stay alive until the stream is synchronised."""
     lib = _lib()
-    lib.call("aclrtMemcpyAsync", _host_ptr(lib, dst), destMax, _host_ptr(lib, src), count, kind, stream)
+    lib.call("aclrtMemcpyAsync", *_copy_args(lib, "aclrtMemcpyAsync", dst, destMax, src, count),
+             _c_int("aclrtMemcpyAsync", "kind", kind), _h(stream))
 
 
 def aclrtMemset(devPtr, maxCount: int, value: int, count: int) -> None:
-    _lib().call("aclrtMemset", devPtr, maxCount, value, count)
+    """``devPtr`` is device memory (the library checks its range); host objects are refused."""
+    lib = _lib()
+    lib.call("aclrtMemset", _device_ptr(lib, "aclrtMemset", "devPtr", devPtr),
+             _size("aclrtMemset", "maxCount", maxCount), _c_int("aclrtMemset", "value", value),
+             _size("aclrtMemset", "count", count))
+
+
+def _c_int(api: str, name: str, value) -> int:
+    """An ``int32_t`` argument (an enum, a byte value) as an int that fits."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{api}: {name} must be an int, got {type(value).__name__}")
+    v = operator.index(value)
+    if not -(2**31) <= v < 2**31:
+        raise ValueError(f"{api}: {name} = {v} does not fit int32")
+    return v
+
+
+def _device_ptr(lib, api: str, name: str, value):
+    """A device pointer: cdata (as ``aclrtMalloc`` returns it), an int address, or None."""
+    if value is None:
+        return lib.ffi.NULL
+    if isinstance(value, lib.ffi.CData):
+        return value
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**64:
+        return lib.ffi.cast("void *", value)
+    raise TypeError(f"{api}: {name} must be a device pointer (from aclrtMalloc), got {type(value).__name__}")
 
 
 def aclrtCreateEvent():
@@ -229,45 +301,63 @@ def aclrtDestroyEvent(event) -> None:
 # -- aclnn meta ------------------------------------------------------------------------------
 
 def aclCreateTensor(viewDims, dataType: int, stride, offset: int, format: int, storageDims, tensorData):
-    """Returns the raw ``aclTensor*``; ``AclnnError`` where CANN returns NULL."""
+    """Returns the raw ``aclTensor*``; ``AclnnError`` where CANN returns NULL. ``ValueError``
+    where the view (``viewDims``, ``stride``, ``offset``, in elements) reaches outside
+    ``storageDims`` or has a negative dimension, stride or offset, and where ``tensorData`` is
+    NULL under a non-empty storage: an operator would read or write outside the memory given.
+    The storage itself must lie in the memory at ``tensorData`` (as in C; the simulator checks)."""
+    api = "aclCreateTensor"
     lib = _lib()
     ffi = lib.ffi
-    view = ffi.new("int64_t[]", list(viewDims) or [0])
-    st = ffi.NULL if stride is None else ffi.new("int64_t[]", list(stride) or [0])
-    storage = ffi.new("int64_t[]", list(storageDims) or [0])
-    handle = lib.fn("aclCreateTensor")(view, len(viewDims), int(dataType), st, offset, int(format),
-                                       storage, len(storageDims), _h(tensorData))
+    view_dims = _dims(api, "viewDims", viewDims)
+    storage_dims = _dims(api, "storageDims", storageDims)
+    strides = _contiguous(view_dims) if stride is None else _dims(api, "stride", stride)
+    offset = _index(api, "offset", offset)
+    if any(d < 0 for d in storage_dims):
+        raise ValueError(f"{api}: storageDims must not have negative dimensions, got {list(storage_dims)}")
+    storage = 1
+    for d in storage_dims:
+        storage *= d
+    check_view(api, view_dims, strides, offset, storage)
+    data = _h(tensorData)
+    if isinstance(data, int) and not isinstance(data, bool):
+        data = _device_ptr(lib, api, "tensorData", data)
+    if data == ffi.NULL and storage and 0 not in view_dims:
+        raise ValueError(f"{api}: tensorData is NULL but the storage {list(storage_dims)} is not empty")
+    handle = lib.fn(api)(ffi.new("int64_t[]", list(view_dims) or [0]), len(view_dims),
+                         _c_int(api, "dataType", dataType),
+                         ffi.NULL if stride is None else ffi.new("int64_t[]", list(strides) or [0]), offset,
+                         _c_int(api, "format", format), ffi.new("int64_t[]", list(storage_dims) or [0]),
+                         len(storage_dims), data)
     if handle == ffi.NULL:
-        raise AclnnError(ACLNN_ERR_PARAM_INVALID, "aclCreateTensor", lib.recent_error())
-    return handle
-
-
-def _create_array(api: str, ctype: str, values):
-    lib = _lib()
-    values = list(values)
-    handle = lib.fn(api)(lib.ffi.new(f"{ctype}[]", values or [0]), len(values))
-    if handle == lib.ffi.NULL:
         raise AclnnError(ACLNN_ERR_PARAM_INVALID, api, lib.recent_error())
     return handle
 
 
+def _create_array(wrapper, values):
+    lib = _lib()
+    values = wrapper._coerce(values)  # the owning wrapper's checks: one source
+    handle = lib.fn(wrapper._create)(lib.ffi.new(f"{wrapper._c_type}[]", list(values) or [0]), len(values))
+    if handle == lib.ffi.NULL:
+        raise AclnnError(ACLNN_ERR_PARAM_INVALID, wrapper._create, lib.recent_error())
+    return handle
+
+
 def aclCreateIntArray(value):
-    return _create_array("aclCreateIntArray", "int64_t", value)
+    return _create_array(IntArray, value)
 
 
 def aclCreateBoolArray(value):
-    return _create_array("aclCreateBoolArray", "bool", value)
+    return _create_array(BoolArray, value)
 
 
 def aclCreateFloatArray(value):
-    return _create_array("aclCreateFloatArray", "float", value)
+    return _create_array(FloatArray, value)
 
 
 def aclCreateScalar(value, dataType: int):
-    from ._dtypes import to_numpy
-
     lib = _lib()
-    held = np.asarray(value, dtype=to_numpy(dataType))
+    held = scalar_value("aclCreateScalar", value, to_numpy(_c_int("aclCreateScalar", "dataType", dataType)))
     handle = lib.fn("aclCreateScalar")(lib.ffi.cast("void *", held.ctypes.data), int(dataType))
     if handle == lib.ffi.NULL:
         raise AclnnError(ACLNN_ERR_PARAM_INVALID, "aclCreateScalar", lib.recent_error())
