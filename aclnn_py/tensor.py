@@ -294,6 +294,14 @@ class Tensor:
         return len(self.shape)
 
     @property
+    def size(self) -> int:
+        """The number of elements (as ``numpy.ndarray.size``)."""
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    @property
     def acl_dtype(self) -> int:
         return int(to_acl(self.dtype))
 

@@ -73,6 +73,7 @@ class Call:
         # (release function, its argument, frees device memory that queued work may still use)
         self._releases: list[tuple[Callable, object, bool]] = []
         self._outputs: list[tuple[object, tuple, np.dtype, int] | Tensor] = []
+        self._refused: Exception | None = None
 
     def __enter__(self) -> "Call":
         return self
@@ -179,14 +180,32 @@ class Call:
         self._releases.append((self.c.aclDestroyBoolArray, handle, False))
         return handle
 
-    def output(self, shape: Sequence[int] | None, dtype, *, zero: bool = False) -> object:
+    def output(self, shape: Sequence[int] | None, dtype, *, zero: bool = False,
+               refused: Exception | None = None) -> object:
         """The aclTensor* of a new output (NULL for None). ``zero`` fills it with 0 for
         operators that leave parts of their output unwritten. Marshal the inputs first: an
-        output is a device ``Tensor`` handed to the caller when an input was one."""
+        output is a device ``Tensor`` handed to the caller when an input was one.
+
+        ``refused``: the error of the op's shape-only checks on the arguments ``shape`` was
+        derived from (``shape_check_error``), or None when they passed. A refused output is a
+        stand-in: the intended shape (so the library reports the argument really at fault, in
+        its own order) over a single element with zero strides, so nothing is allocated from
+        arguments the library is about to refuse; ``run`` raises ``refused`` if the library
+        accepts them all the same."""
         if shape is None:
             self._outputs.append(None)
             return self.ffi.NULL
-        shape, dtype = safe_shape(shape), np.dtype(dtype)
+        dtype = np.dtype(dtype)
+        if refused is not None:
+            if self._refused is None:
+                self._refused = refused
+            dims = tuple(int(d) for d in shape)
+            if any(not 0 <= d <= _INT64_MAX for d in dims):
+                dims = (1,) * len(dims)
+            ptr = self._malloc(dtype.itemsize)
+            self._outputs.append((ptr, dims, dtype, 0))
+            return self._descriptor(dims, dtype, (0,) * len(dims), 1, ptr)
+        shape = safe_shape(shape)
         if self.device_io:
             t = Tensor.empty(shape, dtype, backend=self.lib.backend)
             self._releases.append((Tensor.close, t, False))
@@ -211,6 +230,14 @@ class Call:
         size_p = ffi.new(self.c.u64_p)
         executor_p = ffi.new(self.c.executor_pp)
         lib.check(self.fn(f"{op}GetWorkspaceSize")(*args, size_p, executor_p), f"{op}GetWorkspaceSize")
+        if self._refused is not None:
+            # The library accepted arguments the binding's shape checks refuse (a documented
+            # deviation of the numpy path): fail as the numpy backend does, not into a stand-in.
+            self.c.aclDestroyAclOpExecutor(executor_p[0])
+            refused = self._refused
+            if isinstance(refused, AclnnError):
+                raise refused
+            raise param_invalid(self.api, f"inconsistent arguments: {refused}")
         size = int(size_p[0])
         try:
             workspace = self._malloc(size)
@@ -248,6 +275,7 @@ class Call:
 # stand-in of the same rank: the library then reports the argument at fault, as it would on
 # the NPU for a caller who passed such an output.
 _MAX_OUTPUT_ELEMENTS = 2**36
+_INT64_MAX = 2**63 - 1
 
 
 def safe_shape(shape: Sequence[int]) -> tuple[int, ...]:
@@ -260,6 +288,19 @@ def safe_shape(shape: Sequence[int]) -> tuple[int, ...]:
     if any(d < 0 for d in dims) or total > _MAX_OUTPUT_ELEMENTS:
         return tuple(1 for _ in dims)
     return dims
+
+
+def shape_check_error(checks: Callable[[], object]) -> Exception | None:
+    """The error of ``checks`` (the numpy path's shape-only checks of an op, on the arguments
+    as given), or None when they pass: only then is an output sized from those arguments. It
+    chooses the output's size; the library still checks every argument and reports what is
+    wrong, so any failure here (161001/161002, a wrong Python type, a malformed shape) only
+    means "do not allocate"."""
+    try:
+        checks()
+    except Exception as exc:
+        return exc
+    return None
 
 
 def dtype_of(value, default=np.float32) -> np.dtype:
