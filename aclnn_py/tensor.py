@@ -145,15 +145,16 @@ class DeviceBuffer:
         p = lib.ffi.new("void **")
         lib.call("aclrtMalloc", p, self.nbytes, ACL_MEM_MALLOC_HUGE_FIRST)
         self.ptr = p[0]
-        self._finalizer = weakref.finalize(self, DeviceBuffer._release, lib, self.ptr, threading.get_ident())
+        self._finalizer = weakref.finalize(self, DeviceBuffer._release, lib, self.ptr, self.nbytes,
+                                           threading.get_ident())
 
     @staticmethod
-    def _release(lib, ptr, owner_thread: int) -> None:
+    def _release(lib, ptr, nbytes: int, owner_thread: int) -> None:
         if lib.finalized:
             return
         free = lambda: lib.fn("aclrtFree")(ptr)  # noqa: E731
-        if threading.get_ident() == owner_thread and getattr(lib._local, "pending", None):
-            lib._local.pending.append(free)  # queued work may still touch it
+        if threading.get_ident() == owner_thread and lib.has_pending():
+            lib.defer(free, nbytes)  # queued work may still touch it
         else:
             _quietly(free)
 

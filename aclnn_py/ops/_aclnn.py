@@ -61,6 +61,11 @@ def _functions(lib) -> _Functions:
     return c
 
 
+def _release_all(waiting: list[tuple[Callable, object]]) -> None:
+    for release, arg in waiting:
+        _quietly(lambda: release(arg))
+
+
 class Call:
     def __init__(self, lib, api: str) -> None:
         self.lib = lib
@@ -74,6 +79,7 @@ class Call:
         self._releases: list[tuple[Callable, object, bool]] = []
         self._outputs: list[tuple[object, tuple, np.dtype, int] | Tensor] = []
         self._refused: Exception | None = None
+        self._deferred_bytes = 0  # device memory of the temporaries freed after the stream
 
     def __enter__(self) -> "Call":
         return self
@@ -85,11 +91,15 @@ class Call:
                 _quietly(lambda: release(arg))
             return
         if self.device_io:
+            waiting = []
             for release, arg, after_stream in reversed(releases):
                 if after_stream:
-                    self.lib.defer(lambda release=release, arg=arg: release(arg))
+                    waiting.append((release, arg))
                 else:
                     release(arg)
+            # One deferred release per call: the call's temporaries, freed once the stream is
+            # past its kernel (the library bounds how many calls and bytes may wait).
+            self.lib.defer(lambda: _release_all(waiting), self._deferred_bytes)
         else:
             for release, arg, _ in reversed(releases):
                 release(arg)
@@ -106,6 +116,7 @@ class Call:
             self.lib.check(status, "aclrtMalloc")
         ptr = p[0]
         self._releases.append((c.aclrtFree, ptr, True))
+        self._deferred_bytes += nbytes
         return ptr
 
     def _descriptor(self, shape: tuple, dtype: np.dtype, strides: Sequence[int], storage: int, ptr):
