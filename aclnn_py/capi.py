@@ -15,8 +15,12 @@ How the mirror differs from C:
 * Arrays are Python sequences and their lengths are implied: ``aclCreateTensor(viewDims,
   dataType, stride, offset, format, storageDims, tensorData)``, ``aclCreateIntArray(values)``,
   ``aclCreateBoolArray(values)``. ``stride=None`` means contiguous.
-* Host buffers are NumPy arrays: ``aclrtMemcpy(dst, destMax, src, count, kind)`` takes an
-  ndarray on the host side and a device pointer (as returned by ``aclrtMalloc``) on the other.
+* Host buffers are NumPy arrays (or any C-contiguous buffer): ``aclrtMemcpy(dst, destMax,
+  src, count, kind)`` takes one on the host side and a device pointer (as returned by
+  ``aclrtMalloc``, or an int address where ``kind`` makes that side device memory) on the
+  other. A host buffer smaller than ``destMax`` / ``count``, or a read-only destination, is
+  refused before the library runs (``ValueError`` / ``TypeError``); so are sizes that are not
+  ``size_t`` and views (``aclCreateTensor``) reaching outside their storage.
 * Anywhere a handle is expected, the owning wrappers of ``aclnn_py.tensor`` (``Tensor``,
   ``IntArray``, ``BoolArray``, ...) are accepted too; ``None`` is NULL.
 * Handles created here are raw: release them with the matching ``aclDestroy*`` /
@@ -87,24 +91,38 @@ def _size(api: str, name: str, value) -> int:
     return v
 
 
-def _host_ptr(lib, api: str, name: str, value, nbytes: int, what: str, *, writable: bool):
-    """The C pointer for a memory argument. Host memory given as a Python object (NumPy array,
-    ``bytearray``, any buffer) must be C-contiguous, hold at least ``nbytes`` bytes (``what``
-    names the size parameter) and, as a destination, be writable. Device pointers (cdata, as
-    ``aclrtMalloc`` returns them) and raw addresses (int) pass unchecked, as in C; the library
-    checks device ranges."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        if not 0 <= value < 2**64:
-            raise ValueError(f"{api}: {name} = {value} is not an address")
-        return lib.ffi.cast("void *", value)
+# (dst, src) is device memory, for the copy kinds that say so; any other kind (DEFAULT, or one
+# the runtime infers or rejects) may take host memory on either side.
+_DEVICE_SIDES = {ACL_MEMCPY_HOST_TO_HOST: (False, False), ACL_MEMCPY_HOST_TO_DEVICE: (True, False),
+                 ACL_MEMCPY_DEVICE_TO_HOST: (False, True), ACL_MEMCPY_DEVICE_TO_DEVICE: (True, True)}
+
+
+def _memory_ptr(lib, api: str, name: str, value, nbytes: int, what: str, *, writable: bool, device: bool):
+    """The C pointer for a memory argument of a copy.
+
+    Host memory is given as a Python object (NumPy array, ``bytearray``, any buffer): it must
+    be C-contiguous, hold at least ``nbytes`` bytes (``what`` names the size parameter) and, as
+    a destination, be writable. Device pointers are cdata (as ``aclrtMalloc`` returns them) or,
+    where ``device`` (the copy kind says this side is device memory), an int address (e.g. a
+    torch_npu ``data_ptr()``); the library checks device ranges. An int is refused where the
+    side may be host memory: its size could not be checked."""
     if value is None:
         return lib.ffi.NULL
     if isinstance(value, lib.ffi.CData):
         return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value == 0:
+            return lib.ffi.NULL
+        if not device:
+            raise TypeError(f"{api}: {name} is an int address, accepted only where the copy kind makes it device "
+                            "memory; pass host memory as the NumPy array or buffer itself (its size is checked)")
+        if not 0 < value < 2**64:
+            raise ValueError(f"{api}: {name} = {value} is not an address")
+        return lib.ffi.cast("void *", value)
     try:
         view = memoryview(value)
     except TypeError:
-        raise TypeError(f"{api}: {name} must be a NumPy array, a buffer, a device pointer or an int address, "
+        raise TypeError(f"{api}: {name} must be a NumPy array, a buffer or a device pointer, "
                         f"got {type(value).__name__}") from None
     with view:
         if not view.c_contiguous:
@@ -117,13 +135,15 @@ def _host_ptr(lib, api: str, name: str, value, nbytes: int, what: str, *, writab
     return lib.ffi.from_buffer(value, require_writable=writable)
 
 
-def _copy_args(lib, api: str, dst, destMax, src, count):
+def _copy_args(lib, api: str, dst, destMax, src, count, kind):
     destMax = _size(api, "destMax", destMax)
     count = _size(api, "count", count)
+    kind = _c_int(api, "kind", kind, enum=True)
+    dst_device, src_device = _DEVICE_SIDES.get(kind, (False, False))
     # The library writes count bytes after checking count <= destMax, so a host dst must hold
     # destMax bytes (what the caller claims it has room for); a host src must hold count.
-    return (_host_ptr(lib, api, "dst", dst, destMax, "destMax", writable=True), destMax,
-            _host_ptr(lib, api, "src", src, count, "count", writable=False), count)
+    return (_memory_ptr(lib, api, "dst", dst, destMax, "destMax", writable=True, device=dst_device), destMax,
+            _memory_ptr(lib, api, "src", src, count, "count", writable=False, device=src_device), count, kind)
 
 
 def _out(ctype: str, api: str, *args):
@@ -214,7 +234,7 @@ def aclrtSynchronizeDevice() -> None:
 def aclrtMalloc(size: int, policy: int = ACL_MEM_MALLOC_HUGE_FIRST):
     lib = _lib()
     p = lib.ffi.new("void **")
-    lib.call("aclrtMalloc", p, size, policy)
+    lib.call("aclrtMalloc", p, _size("aclrtMalloc", "size", size), _c_int("aclrtMalloc", "policy", policy, enum=True))
     return p[0]
 
 
@@ -225,7 +245,7 @@ def aclrtFree(devPtr) -> None:
 def aclrtMallocHost(size: int):
     lib = _lib()
     p = lib.ffi.new("void **")
-    lib.call("aclrtMallocHost", p, size)
+    lib.call("aclrtMallocHost", p, _size("aclrtMallocHost", "size", size))
     return p[0]
 
 
@@ -234,16 +254,15 @@ def aclrtFreeHost(hostPtr) -> None:
 
 
 def aclrtMemcpy(dst, destMax: int, src, count: int, kind: int) -> None:
-    """Host memory (``dst``/``src``) is checked against ``destMax``/``count`` (see ``_host_ptr``)."""
+    """Host memory (``dst``/``src``) is checked against ``destMax``/``count`` (see ``_memory_ptr``)."""
     lib = _lib()
-    lib.call("aclrtMemcpy", *_copy_args(lib, "aclrtMemcpy", dst, destMax, src, count), _c_int("aclrtMemcpy", "kind", kind))
+    lib.call("aclrtMemcpy", *_copy_args(lib, "aclrtMemcpy", dst, destMax, src, count, kind))
 
 
 def aclrtMemcpyAsync(dst, destMax: int, src, count: int, kind: int, stream) -> None:
     """As ``aclrtMemcpy``; the host memory must stay alive until the stream is synchronised."""
     lib = _lib()
-    lib.call("aclrtMemcpyAsync", *_copy_args(lib, "aclrtMemcpyAsync", dst, destMax, src, count),
-             _c_int("aclrtMemcpyAsync", "kind", kind), _h(stream))
+    lib.call("aclrtMemcpyAsync", *_copy_args(lib, "aclrtMemcpyAsync", dst, destMax, src, count, kind), _h(stream))
 
 
 def aclrtMemset(devPtr, maxCount: int, value: int, count: int) -> None:
@@ -254,13 +273,15 @@ def aclrtMemset(devPtr, maxCount: int, value: int, count: int) -> None:
              _size("aclrtMemset", "count", count))
 
 
-def _c_int(api: str, name: str, value) -> int:
-    """An ``int32_t`` argument (an enum, a byte value) as an int that fits."""
+def _c_int(api: str, name: str, value, *, enum: bool = False) -> int:
+    """An ``int32_t`` argument (a byte value), or with ``enum`` a C enum value (CANN's enums
+    have no negative members, so C compilers, and cffi, make them unsigned) as an int that fits."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{api}: {name} must be an int, got {type(value).__name__}")
     v = operator.index(value)
-    if not -(2**31) <= v < 2**31:
-        raise ValueError(f"{api}: {name} = {v} does not fit int32")
+    low = 0 if enum else -(2**31)
+    if not low <= v < 2**31:
+        raise ValueError(f"{api}: {name} = {v} is not {'a value of its enum' if enum else 'an int32'}")
     return v
 
 

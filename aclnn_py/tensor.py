@@ -285,8 +285,10 @@ class Tensor:
         host = np.empty(buffer.nbytes // self.dtype.itemsize, dtype=self.dtype)
         buffer.download(host)
         if not self.shape or 0 not in self.shape:
+            # (A dimension of 1 never steps: its stride, however large, does not matter.)
             view = np.lib.stride_tricks.as_strided(
-                host[self.offset:], self.shape, [s * self.dtype.itemsize for s in self.strides])
+                host[self.offset:], self.shape,
+                [s * self.dtype.itemsize if d > 1 else 0 for d, s in zip(self.shape, self.strides)])
             return np.array(view, copy=True)
         return np.empty(self.shape, self.dtype)
 

@@ -197,3 +197,28 @@ def test_create_tensor_view_inside_its_storage(on_sim):
     finally:
         capi.aclrtFree(p)
     assert counters(lib) == before
+
+
+def test_found_by_fuzzing(on_sim):
+    lib = on_sim
+    before = counters(lib)
+    p = capi.aclrtMalloc(64)
+    try:
+        for kind in (-1, -(2**31), 2**31):
+            with pytest.raises(ValueError, match="kind"):
+                capi.aclrtMemcpy(p, 8, np.zeros(8, np.uint8), 8, kind)
+        with pytest.raises(TypeError, match="int address"):
+            capi.aclrtMemcpy(p, 8, 2**31 - 1, 8, capi.ACL_MEMCPY_HOST_TO_DEVICE)  # a random host address
+        with pytest.raises(TypeError, match="int address"):
+            capi.aclrtMemcpy(np.zeros(8, np.uint8), 8, 12345, 8, capi.ACL_MEMCPY_DEFAULT)
+        for size in (-3, 10**30):
+            with pytest.raises(ValueError, match="size"):
+                capi.aclrtMalloc(size)
+        with pytest.raises(TypeError, match="size"):
+            capi.aclrtMalloc("16")
+    finally:
+        capi.aclrtFree(p)
+    with Tensor.from_numpy(np.arange(17, dtype=np.float32), backend="sim") as t:
+        # A dimension of 1 never steps: a huge stride there is harmless.
+        np.testing.assert_array_equal(t.view((1,), [2**62], 10).numpy(), [10])
+    assert counters(lib) == before
