@@ -146,10 +146,19 @@ def _copy_args(lib, api: str, dst, destMax, src, count, kind):
             _memory_ptr(lib, api, "src", src, count, "count", writable=False, device=src_device), count, kind)
 
 
+def _call(lib, api: str, *args) -> None:
+    """``lib.call``, with cffi's OverflowError for an argument its C type cannot hold turned
+    into a ValueError naming the function (the mirror passes the caller's values through)."""
+    try:
+        lib.call(api, *args)
+    except OverflowError as exc:
+        raise ValueError(f"{api}: an argument does not fit its C parameter type ({exc})") from None
+
+
 def _out(ctype: str, api: str, *args):
     lib = _lib()
     p = lib.ffi.new(ctype)
-    lib.call(api, *args, p)
+    _call(lib, api, *args, p)
     return p[0]
 
 
@@ -166,7 +175,7 @@ def aclInit(configPath: str | None = None) -> int:
 
 def aclFinalize() -> None:
     lib = _lib()
-    lib.call("aclFinalize")
+    _call(lib, "aclFinalize")
     lib.note_external_finalize()
 
 
@@ -175,11 +184,11 @@ def aclGetRecentErrMsg() -> str:
 
 
 def aclrtSetDevice(deviceId: int) -> None:
-    _lib().call("aclrtSetDevice", deviceId)
+    _call(_lib(), "aclrtSetDevice", deviceId)
 
 
 def aclrtResetDevice(deviceId: int) -> None:
-    _lib().call("aclrtResetDevice", deviceId)
+    _call(_lib(), "aclrtResetDevice", deviceId)
 
 
 def aclrtGetDevice() -> int:
@@ -199,16 +208,16 @@ def aclrtGetSocName() -> str:
 def aclrtCreateContext(deviceId: int):
     lib = _lib()
     p = lib.ffi.new("aclrtContext *")
-    lib.call("aclrtCreateContext", p, deviceId)
+    _call(lib, "aclrtCreateContext", p, deviceId)
     return p[0]
 
 
 def aclrtDestroyContext(context) -> None:
-    _lib().call("aclrtDestroyContext", context)
+    _call(_lib(), "aclrtDestroyContext", context)
 
 
 def aclrtSetCurrentContext(context) -> None:
-    _lib().call("aclrtSetCurrentContext", context)
+    _call(_lib(), "aclrtSetCurrentContext", context)
 
 
 def aclrtGetCurrentContext():
@@ -220,55 +229,56 @@ def aclrtCreateStream():
 
 
 def aclrtDestroyStream(stream) -> None:
-    _lib().call("aclrtDestroyStream", stream)
+    _call(_lib(), "aclrtDestroyStream", stream)
 
 
 def aclrtSynchronizeStream(stream) -> None:
-    _lib().call("aclrtSynchronizeStream", stream)
+    _call(_lib(), "aclrtSynchronizeStream", stream)
 
 
 def aclrtSynchronizeDevice() -> None:
-    _lib().call("aclrtSynchronizeDevice")
+    _call(_lib(), "aclrtSynchronizeDevice")
 
 
 def aclrtMalloc(size: int, policy: int = ACL_MEM_MALLOC_HUGE_FIRST):
     lib = _lib()
     p = lib.ffi.new("void **")
-    lib.call("aclrtMalloc", p, _size("aclrtMalloc", "size", size), _c_int("aclrtMalloc", "policy", policy, enum=True))
+    _call(lib, "aclrtMalloc", p, _size("aclrtMalloc", "size", size),
+          _c_int("aclrtMalloc", "policy", policy, enum=True))
     return p[0]
 
 
 def aclrtFree(devPtr) -> None:
-    _lib().call("aclrtFree", devPtr)
+    _call(_lib(), "aclrtFree", devPtr)
 
 
 def aclrtMallocHost(size: int):
     lib = _lib()
     p = lib.ffi.new("void **")
-    lib.call("aclrtMallocHost", p, _size("aclrtMallocHost", "size", size))
+    _call(lib, "aclrtMallocHost", p, _size("aclrtMallocHost", "size", size))
     return p[0]
 
 
 def aclrtFreeHost(hostPtr) -> None:
-    _lib().call("aclrtFreeHost", hostPtr)
+    _call(_lib(), "aclrtFreeHost", hostPtr)
 
 
 def aclrtMemcpy(dst, destMax: int, src, count: int, kind: int) -> None:
     """Host memory (``dst``/``src``) is checked against ``destMax``/``count`` (see ``_memory_ptr``)."""
     lib = _lib()
-    lib.call("aclrtMemcpy", *_copy_args(lib, "aclrtMemcpy", dst, destMax, src, count, kind))
+    _call(lib, "aclrtMemcpy", *_copy_args(lib, "aclrtMemcpy", dst, destMax, src, count, kind))
 
 
 def aclrtMemcpyAsync(dst, destMax: int, src, count: int, kind: int, stream) -> None:
     """As ``aclrtMemcpy``; the host memory must stay alive until the stream is synchronised."""
     lib = _lib()
-    lib.call("aclrtMemcpyAsync", *_copy_args(lib, "aclrtMemcpyAsync", dst, destMax, src, count, kind), _h(stream))
+    _call(lib, "aclrtMemcpyAsync", *_copy_args(lib, "aclrtMemcpyAsync", dst, destMax, src, count, kind), _h(stream))
 
 
 def aclrtMemset(devPtr, maxCount: int, value: int, count: int) -> None:
     """``devPtr`` is device memory (the library checks its range); host objects are refused."""
     lib = _lib()
-    lib.call("aclrtMemset", _device_ptr(lib, "aclrtMemset", "devPtr", devPtr),
+    _call(lib, "aclrtMemset", _device_ptr(lib, "aclrtMemset", "devPtr", devPtr),
              _size("aclrtMemset", "maxCount", maxCount), _c_int("aclrtMemset", "value", value),
              _size("aclrtMemset", "count", count))
 
@@ -301,22 +311,22 @@ def aclrtCreateEvent():
 
 
 def aclrtRecordEvent(event, stream) -> None:
-    _lib().call("aclrtRecordEvent", event, stream)
+    _call(_lib(), "aclrtRecordEvent", event, stream)
 
 
 def aclrtSynchronizeEvent(event) -> None:
-    _lib().call("aclrtSynchronizeEvent", event)
+    _call(_lib(), "aclrtSynchronizeEvent", event)
 
 
 def aclrtEventElapsedTime(startEvent, endEvent) -> float:
     lib = _lib()
     p = lib.ffi.new("float *")
-    lib.call("aclrtEventElapsedTime", p, startEvent, endEvent)
+    _call(lib, "aclrtEventElapsedTime", p, startEvent, endEvent)
     return float(p[0])
 
 
 def aclrtDestroyEvent(event) -> None:
-    _lib().call("aclrtDestroyEvent", event)
+    _call(_lib(), "aclrtDestroyEvent", event)
 
 
 # -- aclnn meta ------------------------------------------------------------------------------
@@ -387,7 +397,7 @@ def aclCreateScalar(value, dataType: int):
 
 def _destroy(api: str):
     def destroy(handle) -> None:
-        _lib().call(api, _h(handle))
+        _call(_lib(), api, _h(handle))
 
     destroy.__name__ = destroy.__qualname__ = api
     destroy.__doc__ = f"``{api}`` (NULL is a no-op, as in CANN)."
@@ -413,7 +423,7 @@ def _phase1(api: str):
         ffi = lib.ffi
         size = ffi.new("uint64_t *")
         executor = ffi.new("aclOpExecutor **")
-        lib.call(api, *(_h(a) if a is None or hasattr(a, "handle") else a for a in args), size, executor)
+        _call(lib, api, *(_h(a) if a is None or hasattr(a, "handle") else a for a in args), size, executor)
         return int(size[0]), executor[0]
 
     get_workspace_size.__name__ = get_workspace_size.__qualname__ = api
@@ -424,7 +434,7 @@ def _phase1(api: str):
 def _phase2(api: str):
     def launch(workspace, workspaceSize: int, executor, stream) -> None:
         lib = _lib()
-        lib.call(api, lib.ffi.NULL if workspace is None else workspace, workspaceSize, executor, stream)
+        _call(lib, api, lib.ffi.NULL if workspace is None else workspace, workspaceSize, executor, stream)
 
     launch.__name__ = launch.__qualname__ = api
     launch.__doc__ = f"``{api}(workspace, workspaceSize, executor, stream)``: queue the kernel on ``stream``."

@@ -26,7 +26,7 @@ ACL_MEM_MALLOC_HUGE_FIRST = 0
 ACL_MEMCPY_HOST_TO_DEVICE = 1
 ACL_MEMCPY_DEVICE_TO_HOST = 2
 
-INT64_MAX = 2**63 - 1
+INT64_MAX = int(np.iinfo(np.int64).max)  # sizes, strides and offsets are int64_t in C
 
 try:  # NumPy 2
     from numpy.lib.array_utils import byte_bounds as _byte_bounds
@@ -195,7 +195,10 @@ class Tensor:
         self.strides = (_dims("aclnn_py.Tensor", "strides", strides) if strides is not None
                         else _contiguous(self.shape))
         self.offset = _index("aclnn_py.Tensor", "offset", offset)
-        self.format = _index("aclnn_py.Tensor", "format", format_for_rank(len(self.shape)) if format is None else format)
+        self.format = _index("aclnn_py.Tensor", "format",
+                             format_for_rank(len(self.shape)) if format is None else format)
+        if not -(2**31) <= self.format < 2**31:
+            raise ValueError(f"aclnn_py.Tensor: format = {self.format} is not an aclFormat value")
         storage_elements = buffer.nbytes // self.dtype.itemsize
         check_view("aclnn_py.Tensor", self.shape, self.strides, self.offset, storage_elements)
         ffi = self.lib.ffi
@@ -279,18 +282,25 @@ class Tensor:
     # -- data -----------------------------------------------------------------------------
 
     def numpy(self) -> np.ndarray:
-        """A host copy (C-contiguous); waits for the work queued on this thread's stream."""
+        """A host copy (C-contiguous); waits for the work queued on this thread's stream.
+
+        ValueError when the host cannot hold the copy (a view with zero strides may describe
+        far more elements than its buffer has)."""
         buffer = self._live_buffer("numpy")
         self.lib.synchronize()
-        host = np.empty(buffer.nbytes // self.dtype.itemsize, dtype=self.dtype)
-        buffer.download(host)
-        if not self.shape or 0 not in self.shape:
+        try:
+            host = np.empty(buffer.nbytes // self.dtype.itemsize, dtype=self.dtype)
+            buffer.download(host)
+            if 0 in self.shape:
+                return np.empty(self.shape, self.dtype)
             # (A dimension of 1 never steps: its stride, however large, does not matter.)
             view = np.lib.stride_tricks.as_strided(
                 host[self.offset:], self.shape,
                 [s * self.dtype.itemsize if d > 1 else 0 for d, s in zip(self.shape, self.strides)])
             return np.array(view, copy=True)
-        return np.empty(self.shape, self.dtype)
+        except MemoryError as exc:
+            raise ValueError(f"aclnn_py.Tensor.numpy: a host copy of shape {list(self.shape)} ({self.size} "
+                             f"elements of {self.dtype}) cannot be allocated: {exc}") from None
 
     @property
     def ndim(self) -> int:

@@ -25,7 +25,7 @@ import numpy as np
 from .._dtypes import _NUMPY_TO_ACL, format_for_rank, to_acl
 from .._errors import ACLNN_ERR_PARAM_INVALID, AclnnError, param_invalid
 from ..tensor import Tensor, _byte_bounds, _contiguous, _quietly
-from ._common import bool_array_arg, int_arg, int_array_arg
+from ._common import INT64_MAX, bool_array_arg, int_arg, int_array_arg
 
 ACL_MEM_MALLOC_HUGE_FIRST = 0
 ACL_MEMCPY_HOST_TO_DEVICE = 1
@@ -211,7 +211,7 @@ class Call:
             if self._refused is None:
                 self._refused = refused
             dims = tuple(int(d) for d in shape)
-            if any(not 0 <= d <= _INT64_MAX for d in dims):
+            if any(not 0 <= d <= INT64_MAX for d in dims):
                 dims = (1,) * len(dims)
             ptr = self._malloc(dtype.itemsize)
             self._outputs.append((ptr, dims, dtype, 0))
@@ -286,7 +286,6 @@ class Call:
 # stand-in of the same rank: the library then reports the argument at fault, as it would on
 # the NPU for a caller who passed such an output.
 _MAX_OUTPUT_ELEMENTS = 2**36
-_INT64_MAX = 2**63 - 1
 
 
 def safe_shape(shape: Sequence[int]) -> tuple[int, ...]:

@@ -221,4 +221,17 @@ def test_found_by_fuzzing(on_sim):
     with Tensor.from_numpy(np.arange(17, dtype=np.float32), backend="sim") as t:
         # A dimension of 1 never steps: a huge stride there is harmless.
         np.testing.assert_array_equal(t.view((1,), [2**62], 10).numpy(), [10])
+        # A valid view of one element repeated 2**60 times: no host can hold its copy.
+        with pytest.raises(ValueError, match="cannot be allocated"):
+            t.view([2**60], (0,), 7).numpy()
     assert counters(lib) == before
+
+
+def test_c_integer_arguments_out_of_range_are_value_errors(on_sim):
+    # cffi raises OverflowError (no parameter named) for a value the C type cannot hold.
+    with pytest.raises(ValueError, match="aclrtSetDevice"):
+        capi.aclrtSetDevice(2**40)
+    with pytest.raises(ValueError, match="aclnnIm2colBackward"):
+        capi.aclnnIm2colBackward(None, -1, None, None)
+    with pytest.raises(ValueError, match="format"):
+        Tensor.from_numpy(np.zeros(2, np.float32), backend="sim", format=2**40)
