@@ -347,15 +347,12 @@ def _contiguous(shape: tuple[int, ...]) -> tuple[int, ...]:
 
 
 class _HostArray:
-    """Shared code of the aclIntArray / aclBoolArray / aclFloatArray wrappers."""
+    """Shared code of the aclIntArray / aclBoolArray / aclFloatArray wrappers (each subclass
+    names its C functions and element type, and checks its values with ``_coerce``)."""
 
     _c_type = ""
     _create = ""
     _destroy = ""
-
-    @classmethod
-    def _coerce(cls, values) -> tuple:
-        raise NotImplementedError
 
     def __init__(self, values: Sequence, *, backend: str | None = None) -> None:
         if values is None:
