@@ -7,6 +7,8 @@ isolated build environment).
 * ``pip install .`` / wheel builds: the C sources are copied into the build tree and the
   toolkit is compiled into ``aclnn_py/sim/toolkit`` inside it (headers copied), so the
   wheel carries a complete toolkit home and the sources to rebuild it.
+* Every non-editable build starts from an empty ``build/lib/aclnn_py``: nothing left there by
+  an earlier build reaches the wheel.
 * ``pip install -e .``: the toolkit is compiled in the source tree
   (``aclnn_py/sim/toolkit``, git-ignored) with ``include/`` symlinked to the repository's
   headers; ``python -m aclnn_py.sim build`` rebuilds it after editing the C sources.
@@ -50,6 +52,12 @@ class BuildPyWithSimulator(build_py):
     """build_py, then compile the simulator toolkit."""
 
     def run(self) -> None:
+        if not getattr(self, "editable_mode", False):
+            # Start from an empty package directory: a file an earlier build left in
+            # build/lib/aclnn_py (one since deleted or renamed in the sources) must not ship.
+            stale = Path(self.build_lib) / "aclnn_py"
+            if stale.exists():
+                shutil.rmtree(stale)
         super().run()
         if not getattr(self, "editable_mode", False):
             headers = Path(self.build_lib) / "aclnn_py" / "include"

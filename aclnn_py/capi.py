@@ -15,8 +15,12 @@ How the mirror differs from C:
 * Arrays are Python sequences and their lengths are implied: ``aclCreateTensor(viewDims,
   dataType, stride, offset, format, storageDims, tensorData)``, ``aclCreateIntArray(values)``,
   ``aclCreateBoolArray(values)``. ``stride=None`` means contiguous.
-* Host buffers are NumPy arrays: ``aclrtMemcpy(dst, destMax, src, count, kind)`` takes an
-  ndarray on the host side and a device pointer (as returned by ``aclrtMalloc``) on the other.
+* Host buffers are NumPy arrays (or any C-contiguous buffer): ``aclrtMemcpy(dst, destMax,
+  src, count, kind)`` takes one on the host side and a device pointer (as returned by
+  ``aclrtMalloc``, or an int address where ``kind`` makes that side device memory) on the
+  other. A host buffer smaller than ``destMax`` / ``count``, or a read-only destination, is
+  refused before the library runs (``ValueError`` / ``TypeError``); so are sizes that are not
+  ``size_t`` and views (``aclCreateTensor``) reaching outside their storage.
 * Anywhere a handle is expected, the owning wrappers of ``aclnn_py.tensor`` (``Tensor``,
   ``IntArray``, ``BoolArray``, ...) are accepted too; ``None`` is NULL.
 * Handles created here are raw: release them with the matching ``aclDestroy*`` /
@@ -34,11 +38,15 @@ for the rest of the process, as in CANN.
 
 from __future__ import annotations
 
+import numbers
+import operator
+
 import numpy as np
 
 from . import _backend
-from ._dtypes import aclDataType, aclFormat
+from ._dtypes import aclDataType, aclFormat, to_numpy
 from ._errors import ACL_ERROR_REPEAT_INITIALIZE, ACLNN_ERR_PARAM_INVALID, AclnnError
+from .tensor import BoolArray, FloatArray, IntArray, _contiguous, _dims, _index, check_view, scalar_value
 
 ACL_SUCCESS = 0
 ACL_MEM_MALLOC_HUGE_FIRST = 0
@@ -72,20 +80,85 @@ def _h(value):
     return getattr(value, "handle", value)
 
 
-def _host_ptr(lib, value):
-    if isinstance(value, np.ndarray):
-        if not value.flags.c_contiguous:
-            raise TypeError("aclrtMemcpy: host arrays must be C-contiguous")
-        return lib.ffi.cast("void *", value.ctypes.data)
-    if isinstance(value, int):
+def _size(api: str, name: str, value) -> int:
+    """A ``size_t`` argument: an int in [0, 2**64) (TypeError / ValueError naming it, not
+    cffi's OverflowError)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{api}: {name} must be an int, got {type(value).__name__}")
+    v = operator.index(value)
+    if not 0 <= v < 2**64:
+        raise ValueError(f"{api}: {name} = {v} must be in [0, 2**64) (a size_t)")
+    return v
+
+
+# (dst, src) is device memory, for the copy kinds that say so; any other kind (DEFAULT, or one
+# the runtime infers or rejects) may take host memory on either side.
+_DEVICE_SIDES = {ACL_MEMCPY_HOST_TO_HOST: (False, False), ACL_MEMCPY_HOST_TO_DEVICE: (True, False),
+                 ACL_MEMCPY_DEVICE_TO_HOST: (False, True), ACL_MEMCPY_DEVICE_TO_DEVICE: (True, True)}
+
+
+def _memory_ptr(lib, api: str, name: str, value, nbytes: int, what: str, *, writable: bool, device: bool):
+    """The C pointer for a memory argument of a copy.
+
+    Host memory is given as a Python object (NumPy array, ``bytearray``, any buffer): it must
+    be C-contiguous, hold at least ``nbytes`` bytes (``what`` names the size parameter) and, as
+    a destination, be writable. Device pointers are cdata (as ``aclrtMalloc`` returns them) or,
+    where ``device`` (the copy kind says this side is device memory), an int address (e.g. a
+    torch_npu ``data_ptr()``); the library checks device ranges. An int is refused where the
+    side may be host memory: its size could not be checked."""
+    if value is None:
+        return lib.ffi.NULL
+    if isinstance(value, lib.ffi.CData):
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value == 0:
+            return lib.ffi.NULL
+        if not device:
+            raise TypeError(f"{api}: {name} is an int address, accepted only where the copy kind makes it device "
+                            "memory; pass host memory as the NumPy array or buffer itself (its size is checked)")
+        if not 0 < value < 2**64:
+            raise ValueError(f"{api}: {name} = {value} is not an address")
         return lib.ffi.cast("void *", value)
-    return value
+    try:
+        view = memoryview(value)
+    except TypeError:
+        raise TypeError(f"{api}: {name} must be a NumPy array, a buffer or a device pointer, "
+                        f"got {type(value).__name__}") from None
+    with view:
+        if not view.c_contiguous:
+            raise TypeError(f"{api}: host memory {name} must be C-contiguous")
+        if writable and view.readonly:
+            raise TypeError(f"{api}: host {name} ({type(value).__name__}) is read-only; "
+                            "the destination must be writable")
+        if nbytes > view.nbytes:
+            raise ValueError(f"{api}: {what} = {nbytes} exceeds the {view.nbytes} bytes of host {name}")
+    return lib.ffi.from_buffer(value, require_writable=writable)
+
+
+def _copy_args(lib, api: str, dst, destMax, src, count, kind):
+    destMax = _size(api, "destMax", destMax)
+    count = _size(api, "count", count)
+    kind = _c_int(api, "kind", kind, enum=True)
+    dst_device, src_device = _DEVICE_SIDES.get(kind, (False, False))
+    # The library writes count bytes after checking count <= destMax, so a host dst must hold
+    # destMax bytes (what the caller claims it has room for); a host src must hold count.
+    return (_memory_ptr(lib, api, "dst", dst, destMax, "destMax", writable=True, device=dst_device), destMax,
+            _memory_ptr(lib, api, "src", src, count, "count", writable=False, device=src_device), count, kind)
+
+
+def _call(lib, api: str, *args) -> None:
+    """``lib.call``, with cffi's OverflowError for an argument its C type cannot hold turned
+    into a ValueError naming the function (the mirror passes the caller's values through)."""
+    try:
+        lib.call(api, *args)
+    except OverflowError as exc:
+        raise ValueError(f"{api}: an argument does not fit its C parameter type ({exc})") from None
 
 
 def _out(ctype: str, api: str, *args):
     lib = _lib()
     p = lib.ffi.new(ctype)
-    lib.call(api, *args, p)
+    _call(lib, api, *args, p)
     return p[0]
 
 
@@ -102,7 +175,7 @@ def aclInit(configPath: str | None = None) -> int:
 
 def aclFinalize() -> None:
     lib = _lib()
-    lib.call("aclFinalize")
+    _call(lib, "aclFinalize")
     lib.note_external_finalize()
 
 
@@ -111,11 +184,11 @@ def aclGetRecentErrMsg() -> str:
 
 
 def aclrtSetDevice(deviceId: int) -> None:
-    _lib().call("aclrtSetDevice", deviceId)
+    _call(_lib(), "aclrtSetDevice", deviceId)
 
 
 def aclrtResetDevice(deviceId: int) -> None:
-    _lib().call("aclrtResetDevice", deviceId)
+    _call(_lib(), "aclrtResetDevice", deviceId)
 
 
 def aclrtGetDevice() -> int:
@@ -135,16 +208,16 @@ def aclrtGetSocName() -> str:
 def aclrtCreateContext(deviceId: int):
     lib = _lib()
     p = lib.ffi.new("aclrtContext *")
-    lib.call("aclrtCreateContext", p, deviceId)
+    _call(lib, "aclrtCreateContext", p, deviceId)
     return p[0]
 
 
 def aclrtDestroyContext(context) -> None:
-    _lib().call("aclrtDestroyContext", context)
+    _call(_lib(), "aclrtDestroyContext", context)
 
 
 def aclrtSetCurrentContext(context) -> None:
-    _lib().call("aclrtSetCurrentContext", context)
+    _call(_lib(), "aclrtSetCurrentContext", context)
 
 
 def aclrtGetCurrentContext():
@@ -156,51 +229,81 @@ def aclrtCreateStream():
 
 
 def aclrtDestroyStream(stream) -> None:
-    _lib().call("aclrtDestroyStream", stream)
+    _call(_lib(), "aclrtDestroyStream", stream)
 
 
 def aclrtSynchronizeStream(stream) -> None:
-    _lib().call("aclrtSynchronizeStream", stream)
+    _call(_lib(), "aclrtSynchronizeStream", stream)
 
 
 def aclrtSynchronizeDevice() -> None:
-    _lib().call("aclrtSynchronizeDevice")
+    _call(_lib(), "aclrtSynchronizeDevice")
 
 
 def aclrtMalloc(size: int, policy: int = ACL_MEM_MALLOC_HUGE_FIRST):
     lib = _lib()
     p = lib.ffi.new("void **")
-    lib.call("aclrtMalloc", p, size, policy)
+    _call(lib, "aclrtMalloc", p, _size("aclrtMalloc", "size", size),
+          _c_int("aclrtMalloc", "policy", policy, enum=True))
     return p[0]
 
 
 def aclrtFree(devPtr) -> None:
-    _lib().call("aclrtFree", devPtr)
+    _call(_lib(), "aclrtFree", devPtr)
 
 
 def aclrtMallocHost(size: int):
     lib = _lib()
     p = lib.ffi.new("void **")
-    lib.call("aclrtMallocHost", p, size)
+    _call(lib, "aclrtMallocHost", p, _size("aclrtMallocHost", "size", size))
     return p[0]
 
 
 def aclrtFreeHost(hostPtr) -> None:
-    _lib().call("aclrtFreeHost", hostPtr)
+    _call(_lib(), "aclrtFreeHost", hostPtr)
 
 
 def aclrtMemcpy(dst, destMax: int, src, count: int, kind: int) -> None:
+    """Host memory (``dst``/``src``) is checked against ``destMax``/``count`` (see ``_memory_ptr``)."""
     lib = _lib()
-    lib.call("aclrtMemcpy", _host_ptr(lib, dst), destMax, _host_ptr(lib, src), count, kind)
+    _call(lib, "aclrtMemcpy", *_copy_args(lib, "aclrtMemcpy", dst, destMax, src, count, kind))
 
 
 def aclrtMemcpyAsync(dst, destMax: int, src, count: int, kind: int, stream) -> None:
+    """As ``aclrtMemcpy``; the host memory must stay alive until the stream is synchronised."""
     lib = _lib()
-    lib.call("aclrtMemcpyAsync", _host_ptr(lib, dst), destMax, _host_ptr(lib, src), count, kind, stream)
+    _call(lib, "aclrtMemcpyAsync", *_copy_args(lib, "aclrtMemcpyAsync", dst, destMax, src, count, kind), _h(stream))
 
 
 def aclrtMemset(devPtr, maxCount: int, value: int, count: int) -> None:
-    _lib().call("aclrtMemset", devPtr, maxCount, value, count)
+    """``devPtr`` is device memory (the library checks its range); host objects are refused."""
+    lib = _lib()
+    _call(lib, "aclrtMemset", _device_ptr(lib, "aclrtMemset", "devPtr", devPtr),
+             _size("aclrtMemset", "maxCount", maxCount), _c_int("aclrtMemset", "value", value),
+             _size("aclrtMemset", "count", count))
+
+
+def _c_int(api: str, name: str, value, *, enum: bool = False) -> int:
+    """An ``int32_t`` argument (a byte value), or with ``enum`` a C enum value (CANN's enums
+    have no negative members, so C compilers, and cffi, make them unsigned) as an int that fits."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{api}: {name} must be an int, got {type(value).__name__}")
+    v = operator.index(value)
+    low = 0 if enum else -(2**31)
+    if not low <= v < 2**31:
+        raise ValueError(f"{api}: {name} = {v} is not {'a value of its enum' if enum else 'an int32'}")
+    return v
+
+
+def _device_ptr(lib, api: str, name: str, value):
+    """A device pointer: cdata (as ``aclrtMalloc`` returns it), an int address, or None."""
+    if value is None:
+        return lib.ffi.NULL
+    if isinstance(value, lib.ffi.CData):
+        return value
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**64:
+        return lib.ffi.cast("void *", value)
+    raise TypeError(f"{api}: {name} must be a device pointer (from aclrtMalloc), got {type(value).__name__}")
 
 
 def aclrtCreateEvent():
@@ -208,66 +311,84 @@ def aclrtCreateEvent():
 
 
 def aclrtRecordEvent(event, stream) -> None:
-    _lib().call("aclrtRecordEvent", event, stream)
+    _call(_lib(), "aclrtRecordEvent", event, stream)
 
 
 def aclrtSynchronizeEvent(event) -> None:
-    _lib().call("aclrtSynchronizeEvent", event)
+    _call(_lib(), "aclrtSynchronizeEvent", event)
 
 
 def aclrtEventElapsedTime(startEvent, endEvent) -> float:
     lib = _lib()
     p = lib.ffi.new("float *")
-    lib.call("aclrtEventElapsedTime", p, startEvent, endEvent)
+    _call(lib, "aclrtEventElapsedTime", p, startEvent, endEvent)
     return float(p[0])
 
 
 def aclrtDestroyEvent(event) -> None:
-    _lib().call("aclrtDestroyEvent", event)
+    _call(_lib(), "aclrtDestroyEvent", event)
 
 
 # -- aclnn meta ------------------------------------------------------------------------------
 
 def aclCreateTensor(viewDims, dataType: int, stride, offset: int, format: int, storageDims, tensorData):
-    """Returns the raw ``aclTensor*``; ``AclnnError`` where CANN returns NULL."""
+    """Returns the raw ``aclTensor*``; ``AclnnError`` where CANN returns NULL. ``ValueError``
+    where the view (``viewDims``, ``stride``, ``offset``, in elements) reaches outside
+    ``storageDims`` or has a negative dimension, stride or offset, and where ``tensorData`` is
+    NULL under a non-empty storage: an operator would read or write outside the memory given.
+    The storage itself must lie in the memory at ``tensorData`` (as in C; the simulator checks)."""
+    api = "aclCreateTensor"
     lib = _lib()
     ffi = lib.ffi
-    view = ffi.new("int64_t[]", list(viewDims) or [0])
-    st = ffi.NULL if stride is None else ffi.new("int64_t[]", list(stride) or [0])
-    storage = ffi.new("int64_t[]", list(storageDims) or [0])
-    handle = lib.fn("aclCreateTensor")(view, len(viewDims), int(dataType), st, offset, int(format),
-                                       storage, len(storageDims), _h(tensorData))
+    view_dims = _dims(api, "viewDims", viewDims)
+    storage_dims = _dims(api, "storageDims", storageDims)
+    strides = _contiguous(view_dims) if stride is None else _dims(api, "stride", stride)
+    offset = _index(api, "offset", offset)
+    if any(d < 0 for d in storage_dims):
+        raise ValueError(f"{api}: storageDims must not have negative dimensions, got {list(storage_dims)}")
+    storage = 1
+    for d in storage_dims:
+        storage *= d
+    check_view(api, view_dims, strides, offset, storage)
+    data = _h(tensorData)
+    if isinstance(data, int) and not isinstance(data, bool):
+        data = _device_ptr(lib, api, "tensorData", data)
+    if data == ffi.NULL and storage and 0 not in view_dims:
+        raise ValueError(f"{api}: tensorData is NULL but the storage {list(storage_dims)} is not empty")
+    handle = lib.fn(api)(ffi.new("int64_t[]", list(view_dims) or [0]), len(view_dims),
+                         _c_int(api, "dataType", dataType),
+                         ffi.NULL if stride is None else ffi.new("int64_t[]", list(strides) or [0]), offset,
+                         _c_int(api, "format", format), ffi.new("int64_t[]", list(storage_dims) or [0]),
+                         len(storage_dims), data)
     if handle == ffi.NULL:
-        raise AclnnError(ACLNN_ERR_PARAM_INVALID, "aclCreateTensor", lib.recent_error())
-    return handle
-
-
-def _create_array(api: str, ctype: str, values):
-    lib = _lib()
-    values = list(values)
-    handle = lib.fn(api)(lib.ffi.new(f"{ctype}[]", values or [0]), len(values))
-    if handle == lib.ffi.NULL:
         raise AclnnError(ACLNN_ERR_PARAM_INVALID, api, lib.recent_error())
     return handle
 
 
+def _create_array(wrapper, values):
+    lib = _lib()
+    values = wrapper._coerce(values)  # the owning wrapper's checks: one source
+    handle = lib.fn(wrapper._create)(lib.ffi.new(f"{wrapper._c_type}[]", list(values) or [0]), len(values))
+    if handle == lib.ffi.NULL:
+        raise AclnnError(ACLNN_ERR_PARAM_INVALID, wrapper._create, lib.recent_error())
+    return handle
+
+
 def aclCreateIntArray(value):
-    return _create_array("aclCreateIntArray", "int64_t", value)
+    return _create_array(IntArray, value)
 
 
 def aclCreateBoolArray(value):
-    return _create_array("aclCreateBoolArray", "bool", value)
+    return _create_array(BoolArray, value)
 
 
 def aclCreateFloatArray(value):
-    return _create_array("aclCreateFloatArray", "float", value)
+    return _create_array(FloatArray, value)
 
 
 def aclCreateScalar(value, dataType: int):
-    from ._dtypes import to_numpy
-
     lib = _lib()
-    held = np.asarray(value, dtype=to_numpy(dataType))
+    held = scalar_value("aclCreateScalar", value, to_numpy(_c_int("aclCreateScalar", "dataType", dataType)))
     handle = lib.fn("aclCreateScalar")(lib.ffi.cast("void *", held.ctypes.data), int(dataType))
     if handle == lib.ffi.NULL:
         raise AclnnError(ACLNN_ERR_PARAM_INVALID, "aclCreateScalar", lib.recent_error())
@@ -276,7 +397,7 @@ def aclCreateScalar(value, dataType: int):
 
 def _destroy(api: str):
     def destroy(handle) -> None:
-        _lib().call(api, _h(handle))
+        _call(_lib(), api, _h(handle))
 
     destroy.__name__ = destroy.__qualname__ = api
     destroy.__doc__ = f"``{api}`` (NULL is a no-op, as in CANN)."
@@ -302,7 +423,7 @@ def _phase1(api: str):
         ffi = lib.ffi
         size = ffi.new("uint64_t *")
         executor = ffi.new("aclOpExecutor **")
-        lib.call(api, *(_h(a) if a is None or hasattr(a, "handle") else a for a in args), size, executor)
+        _call(lib, api, *(_h(a) if a is None or hasattr(a, "handle") else a for a in args), size, executor)
         return int(size[0]), executor[0]
 
     get_workspace_size.__name__ = get_workspace_size.__qualname__ = api
@@ -313,7 +434,7 @@ def _phase1(api: str):
 def _phase2(api: str):
     def launch(workspace, workspaceSize: int, executor, stream) -> None:
         lib = _lib()
-        lib.call(api, lib.ffi.NULL if workspace is None else workspace, workspaceSize, executor, stream)
+        _call(lib, api, lib.ffi.NULL if workspace is None else workspace, workspaceSize, executor, stream)
 
     launch.__name__ = launch.__qualname__ = api
     launch.__doc__ = f"``{api}(workspace, workspaceSize, executor, stream)``: queue the kernel on ``stream``."

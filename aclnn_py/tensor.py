@@ -10,6 +10,8 @@ stream has finished the work queued on it.
 from __future__ import annotations
 
 import functools
+import numbers
+import operator
 import threading
 import weakref
 from collections.abc import Callable, Sequence
@@ -23,6 +25,8 @@ from ._errors import ACLNN_ERR_PARAM_INVALID, AclnnError
 ACL_MEM_MALLOC_HUGE_FIRST = 0
 ACL_MEMCPY_HOST_TO_DEVICE = 1
 ACL_MEMCPY_DEVICE_TO_HOST = 2
+
+INT64_MAX = int(np.iinfo(np.int64).max)  # sizes, strides and offsets are int64_t in C
 
 try:  # NumPy 2
     from numpy.lib.array_utils import byte_bounds as _byte_bounds
@@ -45,6 +49,50 @@ def _quietly(release: Callable[[], None]) -> None:
         release()
     except Exception:  # a finalizer must never raise
         pass
+
+
+def _index(api: str, name: str, value) -> int:
+    """An int argument of the Python layer (bool and non-integers are TypeError; a value
+    outside int64 is ValueError: the C side holds every size and stride in int64_t)."""
+    if type(value) is int:
+        v = value
+    elif isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{api}: {name} must be an int, got {type(value).__name__}")
+    else:
+        v = operator.index(value)
+    if not -INT64_MAX - 1 <= v <= INT64_MAX:
+        raise ValueError(f"{api}: {name} = {v} does not fit in int64")
+    return v
+
+
+def _dims(api: str, name: str, values) -> tuple[int, ...]:
+    """A sequence of int64 values (a shape or strides)."""
+    if isinstance(values, (str, bytes)) or not isinstance(values, (Sequence, np.ndarray)):
+        raise TypeError(f"{api}: {name} must be a sequence of ints, got {type(values).__name__}")
+    if isinstance(values, np.ndarray) and values.ndim != 1:
+        raise TypeError(f"{api}: {name} must be a 1-D sequence of ints, got an array of shape {list(values.shape)}")
+    return tuple(_index(api, f"{name}[{i}]", v) for i, v in enumerate(values))
+
+
+def check_view(api: str, shape: Sequence[int], strides: Sequence[int], offset: int, storage: int) -> None:
+    """ValueError unless the view ``shape``/``strides``/``offset`` (elements) lies inside a
+    storage of ``storage`` elements: no negative dimension, stride or offset (CANN has no
+    negative strides), one stride per dimension, and the last element it reaches below
+    ``storage``. A view with a zero dimension reaches nothing."""
+    if any(d < 0 for d in shape):
+        raise ValueError(f"{api}: shape must not have negative dimensions, got {list(shape)}")
+    if len(strides) != len(shape):
+        raise ValueError(f"{api}: strides must have one entry per dimension ({len(shape)}), got {list(strides)}")
+    if any(s < 0 for s in strides):
+        raise ValueError(f"{api}: strides must be >= 0 (CANN has no negative strides), got {list(strides)}")
+    if offset < 0:
+        raise ValueError(f"{api}: offset must be >= 0, got {offset}")
+    if 0 in shape:
+        return
+    last = offset + sum((d - 1) * s for d, s in zip(shape, strides))
+    if last >= storage:
+        raise ValueError(f"{api}: the view (shape {list(shape)}, strides {list(strides)}, offset {offset}) reaches "
+                         f"element {last}, outside its storage of {storage} elements")
 
 
 class Transaction:
@@ -86,7 +134,9 @@ class DeviceBuffer:
 
     def __init__(self, lib, nbytes: int) -> None:
         self.lib = lib
-        self.nbytes = int(nbytes)
+        self.nbytes = _index("aclnn_py.DeviceBuffer", "nbytes", nbytes)
+        if self.nbytes < 0:
+            raise ValueError(f"aclnn_py.DeviceBuffer: nbytes must be >= 0, got {self.nbytes}")
         lib.stream()  # runtime, device and stream ready before the first allocation
         if self.nbytes == 0:
             self.ptr = lib.ffi.NULL
@@ -95,15 +145,18 @@ class DeviceBuffer:
         p = lib.ffi.new("void **")
         lib.call("aclrtMalloc", p, self.nbytes, ACL_MEM_MALLOC_HUGE_FIRST)
         self.ptr = p[0]
-        self._finalizer = weakref.finalize(self, DeviceBuffer._release, lib, self.ptr, threading.get_ident())
+        self._finalizer = weakref.finalize(self, DeviceBuffer._release, lib, self.ptr, self.nbytes,
+                                           threading.get_ident())
 
     @staticmethod
-    def _release(lib, ptr, owner_thread: int) -> None:
+    def _release(lib, ptr, nbytes: int, owner_thread: int) -> None:
         if lib.finalized:
             return
         free = lambda: lib.fn("aclrtFree")(ptr)  # noqa: E731
-        if threading.get_ident() == owner_thread and getattr(lib._local, "pending", None):
-            lib._local.pending.append(free)  # queued work may still touch it
+        if threading.get_ident() == owner_thread and lib.has_pending():
+            # Queued work may still touch it. (Past the pending budget this synchronises; a
+            # finalizer cannot raise a failure of queued work, so it is dropped here.)
+            _quietly(lambda: lib.defer(free, nbytes))
         else:
             _quietly(free)
 
@@ -134,19 +187,28 @@ class Tensor:
 
     def __init__(self, buffer: DeviceBuffer, shape: Sequence[int], dtype, strides: Sequence[int] | None = None,
                  offset: int = 0, format: int | None = None) -> None:
+        if not isinstance(buffer, DeviceBuffer):
+            raise TypeError(f"aclnn_py.Tensor: buffer must be a DeviceBuffer, got {type(buffer).__name__}")
         self.buffer = buffer
         self.lib = buffer.lib
-        self.shape = tuple(int(d) for d in shape)
         self.dtype = np.dtype(dtype)
-        self.strides = tuple(int(s) for s in strides) if strides is not None else _contiguous(self.shape)
-        self.offset = int(offset)
-        self.format = int(format_for_rank(len(self.shape)) if format is None else format)
+        acl_dtype = int(to_acl(self.dtype))  # TypeError for dtypes CANN has no name for
+        self.shape = _dims("aclnn_py.Tensor", "shape", shape)
+        self.strides = (_dims("aclnn_py.Tensor", "strides", strides) if strides is not None
+                        else _contiguous(self.shape))
+        self.offset = _index("aclnn_py.Tensor", "offset", offset)
+        self.format = _index("aclnn_py.Tensor", "format",
+                             format_for_rank(len(self.shape)) if format is None else format)
+        if not -(2**31) <= self.format < 2**31:
+            raise ValueError(f"aclnn_py.Tensor: format = {self.format} is not an aclFormat value")
+        storage_elements = buffer.nbytes // self.dtype.itemsize
+        check_view("aclnn_py.Tensor", self.shape, self.strides, self.offset, storage_elements)
         ffi = self.lib.ffi
         dims = ffi.new("int64_t[]", self.shape or [0])
         st = ffi.new("int64_t[]", self.strides or [0])
-        storage = ffi.new("int64_t[]", [buffer.nbytes // self.dtype.itemsize])
+        storage = ffi.new("int64_t[]", [storage_elements])
         handle = self.lib.fn("aclCreateTensor")(
-            dims, len(self.shape), int(to_acl(self.dtype)), st, self.offset, self.format,
+            dims, len(self.shape), acl_dtype, st, self.offset, self.format,
             storage, 1, buffer.ptr)
         if handle == ffi.NULL:
             raise AclnnError(ACLNN_ERR_PARAM_INVALID, "aclCreateTensor",
@@ -189,9 +251,18 @@ class Tensor:
     @classmethod
     def empty(cls, shape: Sequence[int], dtype, *, backend: str | None = None, format: int | None = None) -> "Tensor":
         """A new contiguous device tensor (contents undefined)."""
+        dtype = np.dtype(dtype)
+        to_acl(dtype)  # TypeError for dtypes CANN has no name for
+        shape = _dims("aclnn_py.Tensor.empty", "shape", shape)
+        if any(d < 0 for d in shape):
+            raise ValueError(f"aclnn_py.Tensor.empty: shape must not have negative dimensions, got {list(shape)}")
+        nbytes = dtype.itemsize
+        for d in shape:
+            nbytes *= d
+        if nbytes > INT64_MAX:
+            raise ValueError(f"aclnn_py.Tensor.empty: shape {list(shape)} of {dtype} needs {nbytes} bytes, "
+                             "more than int64 can count")
         lib = _library(backend)
-        shape = tuple(int(d) for d in shape)
-        nbytes = int(np.prod(shape, dtype=object)) * np.dtype(dtype).itemsize
         buf = DeviceBuffer(lib, nbytes)
         try:
             return cls(buf, shape, dtype, format=format)
@@ -200,25 +271,50 @@ class Tensor:
             raise
 
     def view(self, shape: Sequence[int], strides: Sequence[int], offset: int = 0) -> "Tensor":
-        """Another aclTensor over the same device memory (strides and offset in elements)."""
-        return Tensor(self.buffer, shape, self.dtype, strides, offset)
+        """Another aclTensor over the same device memory (strides and offset in elements).
+
+        ValueError if the view reaches outside the buffer, or has a negative stride or offset."""
+        return Tensor(self._live_buffer("view"), shape, self.dtype, strides, offset)
+
+    def _live_buffer(self, what: str) -> DeviceBuffer:
+        if self.buffer is None:
+            raise ValueError(f"aclnn_py.Tensor.{what}: the Tensor is closed")
+        return self.buffer
 
     # -- data -----------------------------------------------------------------------------
 
     def numpy(self) -> np.ndarray:
-        """A host copy (C-contiguous); waits for the work queued on this thread's stream."""
+        """A host copy (C-contiguous); waits for the work queued on this thread's stream.
+
+        ValueError when the host cannot hold the copy (a view with zero strides may describe
+        far more elements than its buffer has)."""
+        buffer = self._live_buffer("numpy")
         self.lib.synchronize()
-        host = np.empty(self.buffer.nbytes // self.dtype.itemsize, dtype=self.dtype)
-        self.buffer.download(host)
-        if not self.shape or 0 not in self.shape:
+        try:
+            host = np.empty(buffer.nbytes // self.dtype.itemsize, dtype=self.dtype)
+            buffer.download(host)
+            if 0 in self.shape:
+                return np.empty(self.shape, self.dtype)
+            # (A dimension of 1 never steps: its stride, however large, does not matter.)
             view = np.lib.stride_tricks.as_strided(
-                host[self.offset:], self.shape, [s * self.dtype.itemsize for s in self.strides])
+                host[self.offset:], self.shape,
+                [s * self.dtype.itemsize if d > 1 else 0 for d, s in zip(self.shape, self.strides)])
             return np.array(view, copy=True)
-        return np.empty(self.shape, self.dtype)
+        except MemoryError as exc:
+            raise ValueError(f"aclnn_py.Tensor.numpy: a host copy of shape {list(self.shape)} ({self.size} "
+                             f"elements of {self.dtype}) cannot be allocated: {exc}") from None
 
     @property
     def ndim(self) -> int:
         return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        """The number of elements (as ``numpy.ndarray.size``)."""
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
 
     @property
     def acl_dtype(self) -> int:
@@ -251,15 +347,18 @@ def _contiguous(shape: tuple[int, ...]) -> tuple[int, ...]:
 
 
 class _HostArray:
-    """Shared code of the aclIntArray / aclBoolArray / aclFloatArray wrappers."""
+    """Shared code of the aclIntArray / aclBoolArray / aclFloatArray wrappers (each subclass
+    names its C functions and element type, and checks its values with ``_coerce``)."""
 
     _c_type = ""
     _create = ""
     _destroy = ""
 
     def __init__(self, values: Sequence, *, backend: str | None = None) -> None:
+        if values is None:
+            raise TypeError(f"{self._create}: values must be a sequence, got None")
+        self.values = self._coerce(values)
         self.lib = _library(backend)
-        self.values = tuple(values)
         ffi = self.lib.ffi
         buf = ffi.new(f"{self._c_type}[]", list(self.values) or [0])
         handle = self.lib.fn(self._create)(buf, len(self.values))
@@ -294,11 +393,23 @@ class IntArray(_HostArray):
 
     _c_type, _create, _destroy = "int64_t", "aclCreateIntArray", "aclDestroyIntArray"
 
+    @classmethod
+    def _coerce(cls, values) -> tuple[int, ...]:
+        from .ops._common import int_array_arg  # (ops imports this module)
+
+        return int_array_arg(cls._create, "values", values)
+
 
 class BoolArray(_HostArray):
     """An ``aclBoolArray``."""
 
     _c_type, _create, _destroy = "bool", "aclCreateBoolArray", "aclDestroyBoolArray"
+
+    @classmethod
+    def _coerce(cls, values) -> tuple[bool, ...]:
+        from .ops._common import bool_array_arg  # (ops imports this module)
+
+        return bool_array_arg(cls._create, "values", values)
 
 
 class FloatArray(_HostArray):
@@ -306,13 +417,39 @@ class FloatArray(_HostArray):
 
     _c_type, _create, _destroy = "float", "aclCreateFloatArray", "aclDestroyFloatArray"
 
+    @classmethod
+    def _coerce(cls, values) -> tuple[float, ...]:
+        return float_array_arg(cls._create, "values", values)
+
+
+def float_array_arg(api: str, name: str, values) -> tuple[float, ...]:
+    """An aclFloatArray argument: a 1-D sequence of real numbers (bool is rejected), each
+    as the float32 the C array holds; a finite value beyond float32's range is ValueError
+    rather than a silent infinity."""
+    if isinstance(values, np.ndarray):
+        if values.ndim != 1:
+            raise TypeError(f"{api}: {name} must be a 1-D sequence of numbers, got an array of shape "
+                            f"{list(values.shape)}")
+        values = values.tolist()
+    if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
+        raise TypeError(f"{api}: {name} must be a sequence of numbers, got {type(values).__name__}")
+    out = []
+    for i, v in enumerate(values):
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real):
+            raise TypeError(f"{api}: {name}[{i}] must be a real number, got {type(v).__name__}")
+        f = float(v)
+        if np.isfinite(f) and abs(f) > float(np.finfo(np.float32).max):
+            raise ValueError(f"{api}: {name}[{i}] = {f} is outside float32's range")
+        out.append(f)
+    return tuple(out)
+
 
 class Scalar:
     """An ``aclScalar`` holding one value of ``dtype`` (copied by CANN at creation)."""
 
     def __init__(self, value, dtype, *, backend: str | None = None) -> None:
+        self.value = scalar_value("aclCreateScalar", value, dtype)
         self.lib = _library(backend)
-        self.value = np.asarray(value, dtype=dtype)
         ffi = self.lib.ffi
         handle = self.lib.fn("aclCreateScalar")(ffi.cast("void *", self.value.ctypes.data),
                                                 int(to_acl(self.value.dtype)))
@@ -329,6 +466,33 @@ class Scalar:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def scalar_value(api: str, value, dtype) -> np.ndarray:
+    """The one ``dtype`` value an aclScalar copies, as a 0-d array: TypeError for a dtype
+    CANN has no name for or a value that is not a number; ValueError for a value the dtype
+    cannot hold or more than one value."""
+    if isinstance(value, (str, bytes)) or value is None:
+        raise TypeError(f"{api}: value must be a number, got {type(value).__name__}")
+    try:
+        dt = np.dtype(dtype)
+    except TypeError as exc:
+        raise TypeError(f"{api}: dataType {dtype!r} is not a dtype: {exc}") from None
+    to_acl(dt)
+    try:
+        held = np.asarray(value)
+    except Exception as exc:
+        raise TypeError(f"{api}: value {value!r} is not a number ({exc})") from None
+    if held.size != 1 or held.ndim:
+        raise ValueError(f"{api}: value must be one number, got an array of shape {list(held.shape)}")
+    if held.dtype.kind not in "biufc":
+        raise TypeError(f"{api}: value must be a number, got {held.dtype}")
+    try:
+        with np.errstate(all="raise"):
+            out = np.asarray(held.item(), dtype=dt)
+    except (OverflowError, FloatingPointError, ValueError, TypeError) as exc:
+        raise ValueError(f"{api}: value {value!r} does not fit {dt} ({exc})") from None
+    return out
 
 
 __all__ = ["BoolArray", "DeviceBuffer", "FloatArray", "IntArray", "Scalar", "Tensor", "Transaction", "to_numpy"]

@@ -25,7 +25,7 @@ import numpy as np
 from .._dtypes import _NUMPY_TO_ACL, format_for_rank
 from .._errors import ACLNN_ERR_PARAM_INVALID, ACL_ERROR_RT_MEMORY_ALLOCATION, AclnnError, param_invalid
 from ..tensor import Tensor, _byte_bounds, _contiguous, _quietly
-from ._common import bool_array_arg, int_arg, int_array_arg, not_a_tensor, unnamed_dtype
+from ._common import INT64_MAX, bool_array_arg, int_arg, int_array_arg, not_a_tensor, unnamed_dtype
 
 ACL_MEM_MALLOC_HUGE_FIRST = 0
 ACL_MEMCPY_HOST_TO_DEVICE = 1
@@ -61,6 +61,11 @@ def _functions(lib) -> _Functions:
     return c
 
 
+def _release_all(waiting: list[tuple[Callable, object]]) -> None:
+    for release, arg in waiting:
+        _quietly(lambda: release(arg))
+
+
 class Call:
     def __init__(self, lib, api: str) -> None:
         self.lib = lib
@@ -73,6 +78,8 @@ class Call:
         # (release function, its argument, frees device memory that queued work may still use)
         self._releases: list[tuple[Callable, object, bool]] = []
         self._outputs: list[tuple[object, tuple, np.dtype, int] | Tensor] = []
+        self._refused: Exception | None = None
+        self._deferred_bytes = 0  # device memory of the temporaries freed after the stream
 
     def __enter__(self) -> "Call":
         return self
@@ -84,11 +91,15 @@ class Call:
                 _quietly(lambda: release(arg))
             return
         if self.device_io:
+            waiting = []
             for release, arg, after_stream in reversed(releases):
                 if after_stream:
-                    self.lib.defer(lambda release=release, arg=arg: release(arg))
+                    waiting.append((release, arg))
                 else:
                     release(arg)
+            # One deferred release per call: the call's temporaries, freed once the stream is
+            # past its kernel (the library bounds how many calls and bytes may wait).
+            self.lib.defer(lambda: _release_all(waiting), self._deferred_bytes)
         else:
             for release, arg, _ in reversed(releases):
                 release(arg)
@@ -108,6 +119,7 @@ class Call:
             self.lib.check(status, "aclrtMalloc")
         ptr = p[0]
         self._releases.append((c.aclrtFree, ptr, True))
+        self._deferred_bytes += nbytes
         return ptr
 
     def _descriptor(self, shape: tuple, dtype: np.dtype, strides: Sequence[int], storage: int, ptr):
@@ -181,14 +193,32 @@ class Call:
         self._releases.append((self.c.aclDestroyBoolArray, handle, False))
         return handle
 
-    def output(self, shape: Sequence[int] | None, dtype, *, zero: bool = False) -> object:
+    def output(self, shape: Sequence[int] | None, dtype, *, zero: bool = False,
+               refused: Exception | None = None) -> object:
         """The aclTensor* of a new output (NULL for None). ``zero`` fills it with 0 for
         operators that leave parts of their output unwritten. Marshal the inputs first: an
-        output is a device ``Tensor`` handed to the caller when an input was one."""
+        output is a device ``Tensor`` handed to the caller when an input was one.
+
+        ``refused``: the error of the op's shape-only checks on the arguments ``shape`` was
+        derived from (``shape_check_error``), or None when they passed. A refused output is a
+        stand-in: the intended shape (so the library reports the argument really at fault, in
+        its own order) over a single element with zero strides, so nothing is allocated from
+        arguments the library is about to refuse; ``run`` raises ``refused`` if the library
+        accepts them all the same."""
         if shape is None:
             self._outputs.append(None)
             return self.ffi.NULL
-        shape, dtype = safe_shape(shape), np.dtype(dtype)
+        dtype = np.dtype(dtype)
+        if refused is not None:
+            if self._refused is None:
+                self._refused = refused
+            dims = tuple(int(d) for d in shape)
+            if any(not 0 <= d <= INT64_MAX for d in dims):
+                dims = (1,) * len(dims)
+            ptr = self._malloc(dtype.itemsize)
+            self._outputs.append((ptr, dims, dtype, 0))
+            return self._descriptor(dims, dtype, (0,) * len(dims), 1, ptr)
+        shape = safe_shape(shape)
         if self.device_io:
             t = Tensor.empty(shape, dtype, backend=self.lib.backend)
             self._releases.append((Tensor.close, t, False))
@@ -213,6 +243,14 @@ class Call:
         size_p = ffi.new(self.c.u64_p)
         executor_p = ffi.new(self.c.executor_pp)
         lib.check(self.fn(f"{op}GetWorkspaceSize")(*args, size_p, executor_p), f"{op}GetWorkspaceSize")
+        if self._refused is not None:
+            # The library accepted arguments the binding's shape checks refuse (a documented
+            # deviation of the numpy path): fail as the numpy backend does, not into a stand-in.
+            self.c.aclDestroyAclOpExecutor(executor_p[0])
+            refused = self._refused
+            if isinstance(refused, AclnnError):
+                raise refused
+            raise param_invalid(self.api, f"inconsistent arguments: {refused}")
         size = int(size_p[0])
         try:
             workspace = self._malloc(size)
@@ -263,6 +301,19 @@ def safe_shape(shape: Sequence[int]) -> tuple[int, ...]:
     if any(d < 0 for d in dims) or total > _MAX_OUTPUT_ELEMENTS:
         return tuple(1 for _ in dims)
     return dims
+
+
+def shape_check_error(checks: Callable[[], object]) -> Exception | None:
+    """The error of ``checks`` (the numpy path's shape-only checks of an op, on the arguments
+    as given), or None when they pass: only then is an output sized from those arguments. It
+    chooses the output's size; the library still checks every argument and reports what is
+    wrong, so any failure here (161001/161002, a wrong Python type, a malformed shape) only
+    means "do not allocate"."""
+    try:
+        checks()
+    except Exception as exc:
+        return exc
+    return None
 
 
 def dtype_of(value, default=np.float32) -> np.dtype:

@@ -156,10 +156,12 @@ def check_same_dtype(api: str, name_a: str, a: np.ndarray, name_b: str, b: np.nd
                                  f"{dtype_name(b.dtype)}")
 
 
-def check_same_shape(api: str, name_a: str, a: np.ndarray, name_b: str, b: np.ndarray) -> None:
-    if a.shape != b.shape:
-        raise param_invalid(api, f"{name_a} shape must equal {name_b} shape, got {shape_str(a.shape)} and "
-                                 f"{shape_str(b.shape)}")
+def check_same_shape(api: str, name_a: str, a, name_b: str, b) -> None:
+    """161002 unless ``a`` and ``b`` (arrays, or shapes) have the same shape."""
+    shape_a, shape_b = tuple(getattr(a, "shape", a)), tuple(getattr(b, "shape", b))
+    if shape_a != shape_b:
+        raise param_invalid(api, f"{name_a} shape must equal {name_b} shape, got {shape_str(shape_a)} and "
+                                 f"{shape_str(shape_b)}")
 
 
 def format_name(ndim: int) -> str:

@@ -72,7 +72,7 @@ from .._dtypes import bfloat16, dtype_name
 from .._errors import param_invalid
 from .._memory import check_allocation
 from . import _small
-from ._aclnn import Call, c_int, dtype_of, shape_of
+from ._aclnn import Call, shape_check_error, c_int, dtype_of, shape_of
 from ._common import (
     FLOAT16,
     FLOAT32,
@@ -375,7 +375,12 @@ def _aclnn(lib, grad_output, self, kernel_size, stride, padding, ceil_mode, coun
         # gradInput has self's shape and dtype. With an empty gradOutput CANN succeeds without
         # writing anything: the zeros the gradient is are set here.
         empty = 0 in shape_of(grad_output)
-        out = call.output(shape_of(self if self is not None else grad_output), dtype_of(self), zero=empty)
+        go_shape, self_shape = shape_of(grad_output), shape_of(self if self is not None else grad_output)
+        refused = shape_check_error(lambda: _check_geometry(
+            go_shape, self_shape, dtype_of(self) == bfloat16, int_array_arg(API, "kernelSize", kernel_size),
+            int_array_arg(API, "stride", stride), int_array_arg(API, "padding", padding),
+            ceil_mode, count_include_pad, divisor, cube_math_type))
+        out = call.output(self_shape, dtype_of(self), zero=empty, refused=refused)
         call.run("aclnnAvgPool2dBackward", *args, ceil_mode, count_include_pad, divisor, cube_math_type, out)
         return call.results()[0]
 

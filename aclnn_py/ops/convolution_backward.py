@@ -96,7 +96,7 @@ import numpy as np
 from .._dtypes import bfloat16
 from .._errors import param_invalid, param_nullptr
 from .._memory import check_allocation
-from ._aclnn import Call, c_int, dtype_of, shape_of
+from ._aclnn import Call, c_int, dtype_of, shape_check_error, shape_of
 from ._common import (
     FLOAT16,
     FLOAT32,
@@ -180,6 +180,13 @@ def _validate(grad_output, input, weight, bias_sizes, stride, padding, dilation,
         raise param_nullptr(API, f"outputMask must have 3 elements (gradInput, gradWeight, gradBias), "
                                  f"got {len(output_mask)}")
 
+    return _check_cached(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
+                         output_padding, groups, output_mask, cube_math_type)
+
+
+def _check_cached(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
+                  output_padding, groups, output_mask, cube_math_type) -> _Params:
+    """``_check`` on coerced arguments (the tensors: anything with shape, ndim, size and dtype)."""
     # Checks 2-10 depend on shapes, dtypes and the coerced parameters alone: a repeated call
     # with the same ones skips them (a tiny convolution spent ~10 us here).
     key = (grad_output.shape, grad_output.dtype, input.shape, input.dtype, weight.shape, weight.dtype,
@@ -438,10 +445,16 @@ def _aclnn(lib, grad_output, input, weight, bias_sizes, stride, padding, dilatio
         want = [False, False, False] if output_mask is None else [bool(m) for m in list(output_mask)[:3]]
         want += [False] * (3 - len(want))
         channels = shape_of(grad_output)[1:2] or (0,)
+        # The outputs are sized from the tensors only when the arguments pass the shape checks.
+        refused = shape_check_error(lambda: _check_cached(
+            grad_output, input, weight, int_array_arg(API, "biasSizes", bias_sizes),
+            int_array_arg(API, "stride", stride), int_array_arg(API, "padding", padding),
+            int_array_arg(API, "dilation", dilation), transposed, int_array_arg(API, "outputPadding", output_padding),
+            groups, bool_array_arg(API, "outputMask", output_mask), cube_math_type))
         outputs = (
-            call.output(shape_of(input) if want[0] else None, dtype_of(input)),
-            call.output(shape_of(weight) if want[1] else None, dtype_of(weight)),
-            call.output(channels if want[2] else None, dtype_of(grad_output)),
+            call.output(shape_of(input) if want[0] else None, dtype_of(input), refused=refused),
+            call.output(shape_of(weight) if want[1] else None, dtype_of(weight), refused=refused),
+            call.output(channels if want[2] else None, dtype_of(grad_output), refused=refused),
         )
         call.run("aclnnConvolutionBackward", *args, *outputs)
         return tuple(call.results())

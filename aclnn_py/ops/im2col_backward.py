@@ -47,7 +47,7 @@ import numpy as np
 from .._dtypes import bfloat16, compute_dtype
 from .._memory import check_allocation
 from . import _small
-from ._aclnn import Call, dtype_of, shape_of
+from ._aclnn import Call, shape_check_error, dtype_of, shape_of
 from ._common import (
     FLOAT16,
     FLOAT32,
@@ -209,22 +209,35 @@ def _aclnn(lib, grad_output, input_size, kernel_size, dilation, padding, stride)
             ("inputSize", input_size), ("kernelSize", kernel_size), ("dilation", dilation),
             ("padding", padding), ("stride", stride))]
         # CANN writes nothing for an empty gradOutput: the output starts as zeros.
-        out = call.output(_out_shape(shape_of(grad_output), input_size, kernel_size), dtype_of(grad_output),
-                          zero=True)
+        shape, refused = _out_shape(shape_of(grad_output), input_size, kernel_size, dilation, padding, stride)
+        out = call.output(shape, dtype_of(grad_output), zero=True, refused=refused)
         call.run("aclnnIm2colBackward", g, *arrays, out)
         return call.results()[0]
 
 
-def _out_shape(shape, input_size, kernel_size) -> tuple[int, ...]:
-    """``[N,] C, H, W`` as far as the arguments allow; rank gradOutput + 1 always, so that a
-    bad argument is reported for itself, not as an out-rank mismatch."""
+def _out_shape(shape, input_size, kernel_size, dilation, padding, stride):
+    """``([N,] C, H, W)``, and the error of the numpy path's shape-only checks
+    (``_check_geometry``) or None. Rank gradOutput + 1 always, so that a bad argument is
+    reported for itself, not as an out-rank mismatch; as far as the arguments allow, the shape
+    they ask for (the library sees the real request; nothing is allocated when refused)."""
+    refused = shape_check_error(lambda: _check_geometry(
+        tuple(shape), *(int_array_arg(API, name, value) for name, value in (
+            ("inputSize", input_size), ("kernelSize", kernel_size), ("dilation", dilation),
+            ("padding", padding), ("stride", stride)))))
     if len(shape) < 2:
-        return (1,) * (len(shape) + 1)
-    kernel = [] if kernel_size is None else [int(k) for k in kernel_size]
+        return (1,) * (len(shape) + 1), refused
+    kernel = _ints(kernel_size)
     area = kernel[0] * kernel[1] if len(kernel) == 2 and min(kernel) > 0 else 1
-    size = [] if input_size is None else [int(v) for v in input_size]
+    size = _ints(input_size)
     height, width = size if len(size) == 2 else (1, 1)
-    return (*shape[:-2], shape[-2] // area, height, width)
+    return (*shape[:-2], shape[-2] // area, height, width), refused
+
+
+def _ints(values) -> list[int]:
+    try:
+        return [int(v) for v in values]
+    except Exception:  # the library reports the argument
+        return []
 
 
 def im2col_backward(grad_output: np.ndarray, input_size: Sequence[int], kernel_size: Sequence[int],

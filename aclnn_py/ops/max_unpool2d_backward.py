@@ -46,9 +46,9 @@ import numpy as np
 from .._dtypes import dtype_name
 from .._errors import ACL_ERROR_RT_AICORE_EXCEPTION, AclnnError
 from .._memory import check_allocation
-from ._aclnn import Call, dtype_of, shape_of
-from ._common import (FLOAT16, FLOAT32, check, check_dtype, check_length, check_not_null, check_same_dtype, check_same_shape, dispatch,
-                      in_parallel, int_array_arg, shape_str, tensor_arg)
+from ._aclnn import Call, dtype_of, shape_check_error, shape_of
+from ._common import (FLOAT16, FLOAT32, check, check_dtype, check_length, check_not_null, check_same_dtype,
+                      check_same_shape, dispatch, in_parallel, int_array_arg, shape_str, tensor_arg)
 
 API = "aclnnMaxUnpool2dBackwardGetWorkspaceSize"
 KERNEL = "aclnnMaxUnpool2dBackward"
@@ -83,23 +83,29 @@ def _validate(grad_output, self, indices, output_size):
     check_same_dtype(API, "gradOutput", grad_output, "self", self)
     check_dtype(API, "indices", indices, INDEX_DTYPES)
 
-    check(API, self.ndim in (3, 4), lambda: f"self must be 3-D or 4-D, got {self.ndim}-D shape {shape_str(self.shape)}")
-    check(API, grad_output.ndim == self.ndim,
-          lambda: f"gradOutput must have self's rank {self.ndim}, got {grad_output.ndim}-D shape "
-          f"{shape_str(grad_output.shape)}")
-    leading = 1 if self.ndim == 3 else 2
-    check(API, grad_output.shape[:leading] == self.shape[:leading],
+    _check_geometry(grad_output.shape, self.shape, indices.shape, output_size)
+    return grad_output, self, indices, output_size
+
+
+def _check_geometry(go_shape, self_shape, indices_shape, output_size) -> None:
+    """The checks that depend on shapes and outputSize alone (also run by the npu/sim path to
+    decide whether the output may be sized from self)."""
+    ndim, go_ndim = len(self_shape), len(go_shape)
+    check(API, ndim in (3, 4), lambda: f"self must be 3-D or 4-D, got {ndim}-D shape {shape_str(self_shape)}")
+    check(API, go_ndim == ndim,
+          lambda: f"gradOutput must have self's rank {ndim}, got {go_ndim}-D shape {shape_str(go_shape)}")
+    leading = 1 if ndim == 3 else 2
+    check(API, go_shape[:leading] == self_shape[:leading],
           lambda: f"gradOutput and self must agree in {'C' if leading == 1 else 'N and C'}, got gradOutput "
-          f"{shape_str(grad_output.shape)} and self {shape_str(self.shape)}")
-    check_same_shape(API, "indices", indices, "self", self)
+          f"{shape_str(go_shape)} and self {shape_str(self_shape)}")
+    check_same_shape(API, "indices", indices_shape, "self", self_shape)
     check_length(API, "outputSize", output_size, 2)
-    check(API, output_size == grad_output.shape[-2:],
-          lambda: f"outputSize must equal gradOutput's last two dims {shape_str(grad_output.shape[-2:])}, "
+    check(API, output_size == go_shape[-2:],
+          lambda: f"outputSize must equal gradOutput's last two dims {shape_str(go_shape[-2:])}, "
           f"got {shape_str(output_size)}")
 
-    check(API, grad_output.size > 0 or self.size == 0,
-          lambda: f"gradOutput is empty ({shape_str(grad_output.shape)}) but self is not ({shape_str(self.shape)})")
-    return grad_output, self, indices, output_size
+    check(API, 0 not in go_shape or 0 in self_shape,
+          lambda: f"gradOutput is empty ({shape_str(go_shape)}) but self is not ({shape_str(self_shape)})")
 
 
 def _check_index_range(indices: np.ndarray, output_size: tuple[int, int]) -> None:
@@ -161,8 +167,11 @@ def _aclnn(lib, grad_output, self, indices, output_size):
             call.tensor("indices", indices),
             call.int_array("outputSize", output_size),
         )
-        # The result (out) has self's shape and dtype.
-        out = call.output(shape_of(self if self is not None else grad_output), dtype_of(self))
+        # The result (out) has self's shape and dtype (sized so only when the shapes agree).
+        self_shape = shape_of(self if self is not None else grad_output)
+        refused = shape_check_error(lambda: _check_geometry(
+            shape_of(grad_output), self_shape, shape_of(indices), int_array_arg(API, "outputSize", output_size)))
+        out = call.output(self_shape, dtype_of(self), refused=refused)
         call.run("aclnnMaxUnpool2dBackward", *args, out)
         return call.results()[0]
 

@@ -45,7 +45,7 @@ import numpy as np
 
 from .._dtypes import bfloat16, compute_dtype
 from .._memory import check_allocation
-from ._aclnn import Call, dtype_of, shape_of
+from ._aclnn import Call, dtype_of, shape_check_error, shape_of
 from . import _small
 from ._common import (FLOAT16, FLOAT32, check, check_dtype, check_length, check_min, check_not_null, check_same_dtype, dispatch,
                       format_name, int_array_arg, shape_str, tensor_arg)
@@ -226,8 +226,11 @@ def _aclnn(lib, grad_output, self, padding):
             call.tensor("self", self),
             call.int_array("padding", padding),
         )
-        # The result (gradInput) has self's shape and dtype.
-        out = call.output(shape_of(self if self is not None else grad_output), dtype_of(self))
+        # The result (gradInput) has self's shape and dtype (sized so only when the shapes agree).
+        go_shape, self_shape = shape_of(grad_output), shape_of(self if self is not None else grad_output)
+        refused = shape_check_error(lambda: _check_geometry(
+            go_shape, self_shape, dtype_of(self) == bfloat16, int_array_arg(API, "padding", padding)))
+        out = call.output(self_shape, dtype_of(self), refused=refused)
         call.run("aclnnReflectionPad2dBackward", *args, out)
         return call.results()[0]
 

@@ -692,12 +692,6 @@ aclnnStatus aclsim_ops_check_handles(const char *api, const char *names, const a
                                       "(undefined behaviour on CANN)",
                                       name, h, kinds[handles[i].kind].type, kinds[handles[i].kind].creator);
         }
-        if (handles[i].kind == ACLSIM_OPS_TENSOR && !view_size_ok(h)) {
-            nth_name(names, i, name, sizeof name);
-            return aclsim_ops_invalid(api, "%s shape %s has more than 2^56 elements, beyond what the simulator "
-                                      "computes (its workspace could not be allocated)",
-                                      name, aclsim_ops_shape(h).s);
-        }
     }
     return ACLNN_SUCCESS;
 }
@@ -773,6 +767,13 @@ aclnnStatus aclsim_ops_check_array_min(const char *api, const char *name, const 
 
 aclnnStatus aclsim_ops_check_memory(const char *api, const char *name, const aclTensor *t)
 {
+    /* After the operator's own checks (so an argument CANN refuses is reported for itself) and
+     * before any workspace size is computed from the view. */
+    if (!view_size_ok(t)) {
+        return aclsim_ops_invalid(api, "%s shape %s has more than 2^56 elements, beyond what the simulator "
+                                  "computes (its workspace could not be allocated)",
+                                  name, aclsim_ops_shape(t).s);
+    }
     if (aclsim_tensor_memory_ok(t)) {
         return ACLNN_SUCCESS;
     }

@@ -107,10 +107,11 @@ ACLSIM_OPS_API aclsim_ops_text aclsim_ops_int_list(const int64_t *v, uint64_t n)
  * must be a live descriptor of its type (created by aclCreateXxx and not destroyed).  A
  * destroyed or foreign pointer is undefined behaviour on CANN (it reads freed memory); here
  * it is ACLNN_ERR_PARAM_INVALID (161002) with a message naming the parameter.  NULL is left
- * to the operator's own checks, which know whether the argument is optional.  A tensor whose
- * view has more than ACLSIM_OPS_MAX_ELEMENTS elements is refused too (161002): with zero or
- * overlapping strides such a view fits in a small allocation, but the float32/float64 copies
- * a workspace holds could not, and their byte counts would overflow.
+ * to the operator's own checks, which know whether the argument is optional.  (A tensor whose
+ * view has more than ACLSIM_OPS_MAX_ELEMENTS elements is refused by aclsim_ops_check_memory,
+ * after the operator's checks: with zero or overlapping strides such a view fits in a small
+ * allocation, but the float32/float64 copies a workspace holds could not, and their byte
+ * counts would overflow.)
  *
  *     ACLSIM_OPS_CHECK_HANDLES(API, gradOutput, self, kernelSize, stride, padding, gradInput);
  *
@@ -182,7 +183,8 @@ ACLSIM_OPS_API aclnnStatus aclsim_ops_check_array_size(const char *api, const ch
 /* Every value of `a` > floor (strict) or >= floor (!strict). */
 ACLSIM_OPS_API aclnnStatus aclsim_ops_check_array_min(const char *api, const char *name, const aclIntArray *a,
                                                       int64_t floor, bool strict);
-/* 161002 "view exceeds its allocation" unless the view lies in one live device block. */
+/* 161002 unless the view has at most ACLSIM_OPS_MAX_ELEMENTS elements and lies in one live device
+ * block (call it after the operator's own checks, before sizing a workspace from the view). */
 ACLSIM_OPS_API aclnnStatus aclsim_ops_check_memory(const char *api, const char *name, const aclTensor *t);
 /* printf-style 161002 / 161001 helpers: set the text "<api>: <message>" and return the code. */
 ACLSIM_OPS_API aclnnStatus aclsim_ops_invalid(const char *api, const char *fmt, ...)

@@ -1,0 +1,467 @@
+"""Fuzz every public entry point with random, mostly near-valid and often hostile arguments.
+
+    python scripts/fuzz.py --calls 100000 --seed 1 [--chunk 2000]
+
+What runs: the five op functions (on ``numpy`` and ``sim``; NumPy arrays and device Tensors),
+``Tensor.from_numpy`` / ``empty`` / ``view`` / ``numpy``, ``IntArray``, ``BoolArray``,
+``FloatArray``, ``Scalar``, and ``capi.aclrtMalloc`` / ``aclrtMemcpy`` / ``aclrtMemcpyAsync``
+/ ``aclrtMemset``. Arguments: random shapes (0-size too), every dtype NumPy has (float128,
+object, str, bytes, datetime, bfloat16 ...), odd strides (reversed, sliced, broadcast,
+transposed, unaligned), huge / negative / int64-overflowing ints, floats, None, wrong types.
+
+The rule checked: every call ends in a result or ``AclnnError`` / ``TypeError`` /
+``ValueError``; anything else is a finding. The calls run in chunks, each in a subprocess, so a
+crash is a finding too (reported with the command that reproduces it); at the end of a chunk,
+after closing every Tensor and collecting garbage, the simulator's counters must show no live
+handle and no device memory (the main thread's stream aside).
+
+Prints one summary line: ``fuzz: calls=... findings=... time=...s``; exits 1 on findings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import subprocess
+import sys
+import time
+import traceback
+
+import numpy as np
+
+ALLOWED = ("AclnnError", "TypeError", "ValueError")
+
+HUGE_INTS = [2**31 - 1, 2**31, 2**32, 2**62, 2**63 - 1, 2**63, 2**64, 2**64 + 1, 10**30,
+             -1, -2, -(2**31), -(2**63), -(2**63) - 1, -(10**30)]
+
+
+def _dtypes():
+    import ml_dtypes
+
+    names = ["float16", "float32", "float64", "longdouble", "complex64", "complex128", "clongdouble",
+             "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool",
+             "object", "U3", "S3", "V4", "M8[s]", "m8[s]", ">f4", ">i8"]
+    out = [np.dtype(n) for n in names]
+    out += [np.dtype(ml_dtypes.bfloat16), np.dtype(ml_dtypes.float8_e4m3fn), np.dtype(ml_dtypes.float8_e5m2)]
+    return out
+
+
+DTYPES = _dtypes()
+FLOATS = [np.dtype(np.float32), np.dtype(np.float16), np.dtype(np.float64)]
+
+
+class Fuzzer:
+    def __init__(self, rng: np.random.Generator) -> None:
+        import aclnn_py
+        from aclnn_py import capi
+
+        self.rng = rng
+        self.aclnn = aclnn_py
+        self.capi = capi
+        self.tensors: list = []   # every Tensor made, closed at the end of the chunk
+        self.device_ptrs: list = []  # every capi.aclrtMalloc pointer, freed after its call
+
+    # -- random values ----------------------------------------------------------------------
+
+    def chance(self, p: float) -> bool:
+        return bool(self.rng.random() < p)
+
+    def pick(self, seq):
+        return seq[int(self.rng.integers(len(seq)))]
+
+    def small_int(self, lo: int = -3, hi: int = 8) -> int:
+        return int(self.rng.integers(lo, hi + 1))
+
+    def any_int(self) -> int:
+        return self.pick(HUGE_INTS) if self.chance(0.5) else self.small_int(-5, 40)
+
+    def junk(self):
+        """A value of a random kind: often the wrong type for wherever it goes."""
+        r = self.rng
+        kind = int(r.integers(16))
+        if kind == 0:
+            return None
+        if kind == 1:
+            return self.any_int()
+        if kind == 2:
+            return self.pick([0.5, -1.0, float("nan"), float("inf"), 1e300, 2.0])
+        if kind == 3:
+            return self.pick([True, False, np.bool_(True)])
+        if kind == 4:
+            return self.pick(["", "abc", b"\x00\x01", bytearray(3)])
+        if kind == 5:
+            return [self.any_int() for _ in range(self.small_int(0, 5))]
+        if kind == 6:
+            return [self.pick([1, 2.5, None, "x", True, np.int64(3), 2**70]) for _ in range(self.small_int(0, 4))]
+        if kind == 7:
+            return np.array([self.small_int(0, 5) for _ in range(self.small_int(0, 4))],
+                            dtype=self.pick([np.int64, np.int32, np.float32, np.uint64, np.bool_]))
+        if kind == 8:
+            return {"a": 1}
+        if kind == 9:
+            return (self.any_int(),)
+        if kind == 10:
+            return object()
+        if kind == 11:
+            return np.int8(self.small_int(-3, 3))
+        if kind in (12, 13):
+            return self.array()
+        if kind == 14:
+            return self.device_tensor()
+        return self.pick([[], (), [[1, 2]], range(3)])
+
+    def shape(self, rank: int | None = None, high: int = 5):
+        rank = self.small_int(0, 5) if rank is None else rank
+        return tuple(int(self.rng.integers(0 if self.chance(0.1) else 1, high + 1)) for _ in range(rank))
+
+    def filled(self, shape, dtype) -> np.ndarray:
+        dt = np.dtype(dtype)
+        n = int(np.prod(shape, dtype=np.int64))
+        if dt.kind in "fcb" or dt.name == "bfloat16" or dt.name.startswith("float8"):
+            base = self.rng.standard_normal(n).astype(np.float64)
+            if dt.kind == "b":
+                base = base > 0
+            return base.astype(dt).reshape(shape)
+        if dt.kind in "iu":
+            return self.rng.integers(0, 7, size=n).astype(dt).reshape(shape)
+        if dt.kind == "O":
+            a = np.empty(n, dt)
+            a[:] = [self.pick([None, 1, "s"]) for _ in range(n)]
+            return a.reshape(shape)
+        return np.zeros(shape, dt)
+
+    def oddly_strided(self, a: np.ndarray) -> np.ndarray:
+        """``a`` or a view of it with odd strides (the shape may change)."""
+        choice = int(self.rng.integers(8))
+        if choice == 0 and a.ndim:
+            return a[..., ::-1]
+        if choice == 1 and a.ndim:
+            return np.repeat(a, 2, axis=-1)[..., ::2]  # positive, non-contiguous
+        if choice == 2 and a.ndim >= 2:
+            return a.swapaxes(-1, -2)
+        if choice == 3:
+            return np.broadcast_to(a, (2,) + a.shape)
+        if choice == 4 and a.dtype.kind in "fiuc" and a.itemsize > 1 and a.size:
+            raw = np.zeros(a.nbytes + 1, np.uint8)
+            unaligned = raw[1:].view(a.dtype).reshape(a.shape)  # a misaligned array
+            unaligned[...] = a
+            return unaligned
+        if choice == 5:
+            f = np.asfortranarray(a)
+            return f
+        return a
+
+    def array(self, shape=None, dtype=None) -> np.ndarray:
+        shape = self.shape() if shape is None else shape
+        dtype = self.pick(DTYPES) if dtype is None else dtype
+        a = self.filled(shape, dtype)
+        return self.oddly_strided(a) if self.chance(0.3) else a
+
+    def device_tensor(self, a: np.ndarray | None = None):
+        """A sim Tensor (of ``a``, or random), or an error value when it cannot be made."""
+        a = self.filled(self.shape(), self.pick(FLOATS)) if a is None else a
+        t = self.aclnn.Tensor.from_numpy(a, backend="sim")
+        self.tensors.append(t)
+        return t
+
+    def maybe_device(self, a, backend: str):
+        if backend == "sim" and isinstance(a, np.ndarray) and self.chance(0.25):
+            try:
+                return self.device_tensor(a)
+            except (TypeError, ValueError, self.aclnn.AclnnError):
+                return a
+        return a
+
+    def mutate(self, args: list, backend: str) -> list:
+        args = [self.maybe_device(a, backend) for a in args]
+        for _ in range(int(self.rng.integers(0, 4))):
+            i = int(self.rng.integers(len(args)))
+            a = args[i]
+            how = int(self.rng.integers(5))
+            if how == 0:
+                args[i] = self.junk()
+            elif how == 1 and isinstance(a, (list, tuple)) and a:
+                a = list(a)
+                a[int(self.rng.integers(len(a)))] = self.any_int()
+                args[i] = a
+            elif how == 2 and isinstance(a, np.ndarray):
+                args[i] = self.array(dtype=self.pick(DTYPES) if self.chance(0.5) else a.dtype,
+                                     shape=a.shape if self.chance(0.5) else None)
+            elif how == 3 and isinstance(a, np.ndarray):
+                args[i] = self.oddly_strided(a)
+            else:
+                args[i] = self.junk()
+        return args
+
+    # -- the entry points ---------------------------------------------------------------------
+
+    def op_call(self):
+        backend = self.pick(["numpy", "sim"])
+        name = self.pick(["im2col", "max_unpool", "reflection", "avg_pool", "conv"])
+        args = self.mutate(getattr(self, f"_{name}_args")(), backend)
+        fn = {"im2col": self.aclnn.im2col_backward, "max_unpool": self.aclnn.max_unpool2d_backward,
+              "reflection": self.aclnn.reflection_pad2d_backward, "avg_pool": self.aclnn.avg_pool2d_backward,
+              "conv": self.aclnn.convolution_backward}[name]
+        return f"{fn.__name__}(backend={backend!r}, {_describe(args)})", lambda: fn(*args, backend=backend)
+
+    def _im2col_args(self):
+        c, kh, kw = self.small_int(1, 3), self.small_int(1, 3), self.small_int(1, 3)
+        h, w = self.small_int(kh, 7), self.small_int(kw, 7)
+        ph, pw, sh, sw = self.small_int(0, 1), self.small_int(0, 1), self.small_int(1, 2), self.small_int(1, 2)
+        l0, l1 = (h + 2 * ph - kh) // sh + 1, (w + 2 * pw - kw) // sw + 1
+        lead = (self.small_int(1, 2),) if self.chance(0.7) else ()
+        g = self.filled(lead + (c * kh * kw, l0 * l1), self.pick(FLOATS))
+        return [g, [h, w], [kh, kw], [1, 1], [ph, pw], [sh, sw]]
+
+    def _max_unpool_args(self):
+        n, c, h, w = self.small_int(1, 2), self.small_int(1, 3), self.small_int(1, 4), self.small_int(1, 4)
+        oh, ow = h * 2, w * 2
+        dt = self.pick(FLOATS)
+        idx = self.rng.integers(0, oh * ow, size=(n, c, h, w)).astype(self.pick([np.int64, np.int32]))
+        return [self.filled((n, c, oh, ow), dt), self.filled((n, c, h, w), dt), idx, [oh, ow]]
+
+    def _reflection_args(self):
+        n, c, h, w = self.small_int(1, 2), self.small_int(1, 3), self.small_int(2, 6), self.small_int(2, 6)
+        pads = [self.small_int(0, w - 1), self.small_int(0, w - 1), self.small_int(0, h - 1), self.small_int(0, h - 1)]
+        dt = self.pick(FLOATS)
+        return [self.filled((n, c, h + pads[2] + pads[3], w + pads[0] + pads[1]), dt), self.filled((n, c, h, w), dt),
+                pads]
+
+    def _avg_pool_args(self):
+        n, c, h, w = self.small_int(1, 2), self.small_int(1, 3), self.small_int(2, 7), self.small_int(2, 7)
+        k = self.small_int(1, min(h, w))
+        s = self.small_int(1, 3)
+        p = self.small_int(0, k // 2)
+        oh, ow = (h + 2 * p - k) // s + 1, (w + 2 * p - k) // s + 1
+        dt = self.pick(FLOATS)
+        return [self.filled((n, c, oh, ow), dt), self.filled((n, c, h, w), dt), [k], [s], [p], False,
+                self.chance(0.5), self.pick([None, 0, 3])]
+
+    def _conv_args(self):
+        n, groups = self.small_int(1, 2), self.small_int(1, 2)
+        cin, cout = groups * self.small_int(1, 2), groups * self.small_int(1, 2)
+        h, w, k = self.small_int(3, 7), self.small_int(3, 7), self.small_int(1, 3)
+        s, p, d = self.small_int(1, 2), self.small_int(0, 1), self.small_int(1, 2)
+        oh, ow = (h + 2 * p - d * (k - 1) - 1) // s + 1, (w + 2 * p - d * (k - 1) - 1) // s + 1
+        dt = self.pick(FLOATS[:2])
+        return [self.filled((n, cout, oh, ow), dt), self.filled((n, cin, h, w), dt),
+                self.filled((cout, cin // groups, k, k), dt), [cout], [s, s], [p, p], [d, d], False, [0, 0],
+                groups, [self.chance(0.7), self.chance(0.7), self.chance(0.7)]]
+
+    def tensor_call(self):
+        Tensor = self.aclnn.Tensor
+        which = int(self.rng.integers(4))
+        if which == 0:
+            a = self.array() if self.chance(0.8) else self.junk()
+            return f"Tensor.from_numpy({_describe([a])})", lambda: Tensor.from_numpy(a, backend="sim")
+        if which == 1:
+            shape = self.shape(high=6) if self.chance(0.6) else self.junk()
+            dtype = self.pick(DTYPES) if self.chance(0.8) else self.junk()
+            return f"Tensor.empty({shape!r}, {dtype!r})", lambda: Tensor.empty(shape, dtype, backend="sim")
+        base = self.device_tensor(self.filled((self.small_int(1, 30),), self.pick(FLOATS)))
+        rank = self.small_int(0, 3)
+        shape = self.shape(rank, high=6) if self.chance(0.7) else [self.any_int() for _ in range(rank)]
+        strides = (tuple(self.small_int(0, 4) for _ in range(rank)) if self.chance(0.6)
+                   else [self.any_int() for _ in range(self.small_int(0, 3))])
+        offset = self.small_int(0, 10) if self.chance(0.7) else self.any_int()
+        if which == 2:
+            return (f"Tensor(size {base.size}).view({shape!r}, {strides!r}, {offset!r}).numpy()",
+                    lambda: base.view(shape, strides, offset).numpy())
+        base.close()
+        return "closed Tensor.numpy()", base.numpy
+
+    def array_call(self):
+        from aclnn_py.tensor import BoolArray, FloatArray, IntArray, Scalar
+
+        which = int(self.rng.integers(4))
+        if which == 0:
+            v = self.junk() if self.chance(0.5) else [self.any_int() for _ in range(self.small_int(0, 4))]
+            return f"IntArray({_describe([v])})", lambda: IntArray(v, backend="sim")
+        if which == 1:
+            v = self.junk() if self.chance(0.5) else [self.chance(0.5) for _ in range(self.small_int(0, 4))]
+            return f"BoolArray({_describe([v])})", lambda: BoolArray(v, backend="sim")
+        if which == 2:
+            v = self.junk() if self.chance(0.5) else [float(self.rng.standard_normal()) for _ in range(3)]
+            return f"FloatArray({_describe([v])})", lambda: FloatArray(v, backend="sim")
+        v = self.junk() if self.chance(0.5) else self.any_int()
+        dt = self.pick(DTYPES) if self.chance(0.8) else self.junk()
+        return f"Scalar({_describe([v])}, {dt!r})", lambda: Scalar(v, dt, backend="sim")
+
+    def capi_call(self):
+        capi = self.capi
+        which = int(self.rng.integers(4))
+        size = self.pick([0, 1, 16, 1000, 1 << 16]) if self.chance(0.8) else self.junk()
+        if which == 0:
+            def malloc():
+                p = capi.aclrtMalloc(size)
+                self.device_ptrs.append(p)
+                return p
+            return f"aclrtMalloc({size!r})", malloc
+        dev = capi.aclrtMalloc(64)
+        self.device_ptrs.append(dev)
+        host = self.pick([np.zeros(64, np.uint8), np.zeros(8, np.uint8), b"\0" * 64, bytearray(64),
+                          np.zeros((8, 8), np.float32)[:, ::2], memoryview(bytearray(64)), None, 0, "str",
+                          np.zeros(64, np.uint8)[::-1]])
+        if self.chance(0.2):
+            host = self.junk()
+        n = self.pick([0, 1, 8, 64, 65, 1 << 20]) if self.chance(0.8) else self.any_int()
+        m = self.pick([n, 64, 8]) if self.chance(0.8) else self.any_int()
+        kind = self.pick([0, 1, 2, 3, 4]) if self.chance(0.9) else self.any_int()
+        if which == 3:
+            target = self.pick([dev, host])
+            value = self.small_int(0, 255) if self.chance(0.8) else self.any_int()
+            return f"aclrtMemset({type(target).__name__}, {m!r}, {value!r}, {n!r})", \
+                lambda: capi.aclrtMemset(target, m, value, n)
+        dst, src = (host, dev) if self.chance(0.5) else (dev, host)
+        if which == 2:
+            return (f"aclrtMemcpyAsync({_describe([dst])}, {m!r}, {_describe([src])}, {n!r}, {kind!r})",
+                    lambda: (capi.aclrtMemcpyAsync(dst, m, src, n, kind, None), capi.aclrtSynchronizeStream(None)))
+        return (f"aclrtMemcpy({_describe([dst])}, {m!r}, {_describe([src])}, {n!r}, {kind!r})",
+                lambda: capi.aclrtMemcpy(dst, m, src, n, kind))
+
+    def one_call(self):
+        r = self.rng.random()
+        if r < 0.55:
+            return self.op_call()
+        if r < 0.75:
+            return self.tensor_call()
+        if r < 0.87:
+            return self.array_call()
+        return self.capi_call()
+
+    def release(self, result) -> None:
+        from aclnn_py.tensor import _HostArray
+
+        for r in result if isinstance(result, tuple) else (result,):
+            if isinstance(r, (self.aclnn.Tensor, _HostArray, self.aclnn.Scalar)):
+                r.close()
+        for p in self.device_ptrs:
+            try:
+                self.capi.aclrtFree(p)
+            except self.aclnn.AclnnError:
+                pass
+        self.device_ptrs.clear()
+
+
+def _describe(args) -> str:
+    parts = []
+    for a in args:
+        if isinstance(a, np.ndarray):
+            parts.append(f"ndarray({a.dtype}, {list(a.shape)}, strides={list(a.strides)})")
+        elif type(a).__name__ == "Tensor":
+            parts.append(f"Tensor({a.dtype}, {list(a.shape)})")
+        else:
+            r = repr(a)
+            parts.append(r if len(r) < 80 else r[:77] + "...")
+    return ", ".join(parts)
+
+
+def run_chunk(seed: int, chunk: int, calls: int) -> dict:
+    """``calls`` random calls in this process; the findings and the counters at the end."""
+    import aclnn_py
+    from aclnn_py import _ffi, capi
+
+    rng = np.random.default_rng([seed, chunk])
+    fuzzer = Fuzzer(rng)
+    lib = _ffi.library("sim")
+    aclnn_py.set_backend("sim")
+    lib.stream()
+    findings = []
+    outcomes: dict[str, int] = {}
+    for i in range(calls):
+        what = "building the call"
+        try:
+            what, call = fuzzer.one_call()
+            # The call about to run, for the parent to report if this process dies.
+            sys.stderr.write(f"CALL {i}: {what}\n")
+            result = call()
+            fuzzer.release(result)
+            outcome = "ok"
+        except BaseException as exc:  # noqa: BLE001 - the point is to see everything
+            fuzzer.release(None)
+            outcome = type(exc).__name__
+            if outcome not in ALLOWED:
+                findings.append({"call": i, "what": what, "error": f"{outcome}: {exc}"[:500],
+                                 "traceback": traceback.format_exc(limit=6)[-1500:]})
+        outcomes[outcome] = outcomes.get(outcome, 0) + 1
+    for t in fuzzer.tensors:
+        t.close()
+    fuzzer.tensors.clear()
+    gc.collect()
+    lib.synchronize()
+    c = lib.ffi.new("aclsimCounters *")
+    capi_status = lib.fn("aclsimGetCounters")(c)
+    counters = {f: getattr(c, f) for f, _ in lib.ffi.typeof("aclsimCounters").fields}
+    expected = dict.fromkeys(counters, 0)
+    expected["streams"] = 1  # this thread's own, released at exit
+    if capi_status or counters != expected:
+        findings.append({"call": calls, "what": "counters at the end of the chunk",
+                         "error": f"live handles or device memory left: {counters}", "traceback": ""})
+    del capi
+    return {"calls": calls, "findings": findings, "counters": counters, "outcomes": outcomes}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--calls", type=int, default=10000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--chunk", type=int, default=2000, help="calls per subprocess")
+    parser.add_argument("--only-chunk", type=int, default=None, help="run just this chunk (to reproduce)")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+
+    if args.child:
+        import faulthandler
+
+        faulthandler.enable()
+        print(json.dumps(run_chunk(args.seed, args.only_chunk, args.chunk)))
+        return 0
+
+    start = time.perf_counter()
+    chunks = range((args.calls + args.chunk - 1) // args.chunk)
+    if args.only_chunk is not None:
+        chunks = [args.only_chunk]
+    env = dict(os.environ, ACLNN_PY_BACKEND="sim")
+    total, findings, outcomes = 0, [], {}
+    counters = None
+    for chunk in chunks:
+        n = min(args.chunk, args.calls - chunk * args.chunk) if args.only_chunk is None else args.chunk
+        cmd = [sys.executable, os.path.abspath(__file__), "--child", "--seed", str(args.seed),
+               "--chunk", str(n), "--only-chunk", str(chunk)]
+        reproduce = (f"python scripts/fuzz.py --seed {args.seed} --chunk {n} --only-chunk {chunk} --calls {n}")
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+        report = None
+        if proc.returncode == 0:
+            try:
+                report = json.loads(proc.stdout.strip().splitlines()[-1])
+            except (ValueError, IndexError):
+                report = None
+        if report is None:
+            last = [line for line in proc.stderr.splitlines() if line.startswith("CALL ")][-1:]
+            findings.append({"chunk": chunk, "what": f"the chunk's process, in {last[0] if last else 'setup'}",
+                             "error": f"exited with {proc.returncode} (signal {-proc.returncode} if negative)",
+                             "traceback": "\n".join(l for l in proc.stderr.splitlines()[-40:]
+                                                     if not l.startswith("CALL ")), "reproduce": reproduce})
+            total += n
+            continue
+        total += report["calls"]
+        counters = report["counters"]
+        for k, v in report["outcomes"].items():
+            outcomes[k] = outcomes.get(k, 0) + v
+        for f in report["findings"]:
+            f.update(chunk=chunk, reproduce=reproduce)
+            findings.append(f)
+    elapsed = time.perf_counter() - start
+    for f in findings:
+        print(f"FINDING chunk {f['chunk']} call {f.get('call', '-')}: {f['what']}\n  {f['error']}\n"
+              f"  reproduce: {f['reproduce']}\n{f['traceback']}", file=sys.stderr)
+    print(f"outcomes: {json.dumps(dict(sorted(outcomes.items())))}")
+    print(f"last chunk's counters: {counters}")
+    print(f"fuzz: seed={args.seed} calls={total} findings={len(findings)} time={elapsed:.1f}s")
+    return 1 if findings else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
