@@ -19,8 +19,7 @@ The dense engine (tiny problems, where NumPy's per-call overhead is the cost).  
 form: the 0/1 *unfold matrix* ``U (prod x_size, taps * prod y_size)`` of the geometry, cached,
 turns every product into matrix products: ``cols = X @ U``, ``Y = W @ cols``, ``dW = dY @
 cols^T``, ``dX = (W^T @ dY) @ U^T`` (the (1,1,4,4) benchmark case: ~25 us instead of ~65 us
-for the einsums).  Data with inf or NaN, and geometries whose U would be large, take its
-einsum form instead (inf x 0 in a product with U would smear NaN): pad X once, view its windows
+for the einsums).  Geometries whose U would be large take its einsum form instead: pad X once, view its windows
 as ``(N, groups, C/groups, *y_size, *kernel)`` with strides, and contract with one einsum per
 product; the input gradient correlates the reversed kernel with dY spread to every
 ``stride``-th position of a zero buffer.
@@ -49,6 +48,11 @@ The tap engine (the fallback of the flat engine).  When padding or dilation is s
 be much bigger than the data (possible for valid transposed convolutions), loop over the kernel
 taps and connect strided slices of X and Y directly (one einsum per tap).  Memory then stays
 proportional to the data.
+
+Data holding inf or NaN always takes the tap engine: the others multiply zeros standing for
+padding and stride gaps, and inf x 0 is NaN.  The tap engine forms exactly the terms of the
+sums above (IEEE semantics, as the simulator): a position no term reaches is 0, and a NaN in dY
+reaches every tap of its window, zero weights included.
 
 All arrays here are float32; the op converts before and rounds after.
 """
@@ -356,9 +360,13 @@ class LoweredConv:
         """``(gradInput, gradWeight)`` of the (transposed) convolution, None where not wanted.
         gradInput is ``forward(X, W)`` (shape of Y) when transposed, else ``input_grad(dY, W)``
         (shape of X); gradWeight is ``weight_grad(X, dY)``, shape ``(Cy, Cx/groups, *kernel)``."""
+        if self.engine != "tap" and not _all_finite(x, dy, w if want_input else None):
+            # The other engines multiply zeros standing for padding and stride gaps, which is
+            # harmless for finite data only (inf * 0 is NaN).  The tap engine forms exactly the
+            # reference's terms: a position no term reaches stays 0, a NaN reaches every tap.
+            return self._tap_gradients(x, dy, w, want_input, want_weight)
         if self.engine == "dense":
-            if self._unfold_size <= _UNFOLD_ELEMENTS and np.isfinite(x).all() and np.isfinite(dy).all() \
-                    and np.isfinite(w).all():
+            if self._unfold_size <= _UNFOLD_ELEMENTS:
                 return self._unfold_gradients(x, dy, w, want_input, want_weight)
             xb = _spread(x, self._padded, (1,) * len(self.kernel), self.pad_lo)
             grad_weight = self._dense_weight_grad(xb, dy) if want_weight else None
@@ -366,10 +374,7 @@ class LoweredConv:
                 return None, grad_weight
             return self._dense_forward(xb, w) if self.transposed else self._dense_input_grad(dy, w), grad_weight
         if self.engine == "tap":
-            grad_weight = self._tap_weight_grad(x, dy) if want_weight else None
-            if not want_input:
-                return None, grad_weight
-            return self._tap_forward(x, w) if self.transposed else self._tap_input_grad(dy, w), grad_weight
+            return self._tap_gradients(x, dy, w, want_input, want_weight)
         w_in = w if want_input else None
         if self.transposed:
             return self._forward_and_weight_grad(x, w_in, dy if want_weight else None)
@@ -499,6 +504,12 @@ class LoweredConv:
 
     # -- the tap engine ------------------------------------------------------------------
 
+    def _tap_gradients(self, x: np.ndarray, dy: np.ndarray, w: np.ndarray, want_input: bool,
+                       want_weight: bool):
+        grad_weight = self._tap_weight_grad(x, dy) if want_weight else None
+        if not want_input:
+            return None, grad_weight
+        return self._tap_forward(x, w) if self.transposed else self._tap_input_grad(dy, w), grad_weight
 
     def _tap_connections(self):
         """Per tap (weight order): (index into Y, index into X) of the positions it connects,
@@ -560,6 +571,14 @@ def _unfold_matrix(x_size: tuple[int, ...], y_size: tuple[int, ...], kernel: tup
         u[rows, t * y_plane + np.flatnonzero(inside)] = 1.0
     u.flags.writeable = False
     return u
+
+
+def _all_finite(*arrays: np.ndarray | None) -> bool:
+    """No inf or NaN in any of ``arrays`` (None skipped).  A sum is one pass without a mask
+    array; a finite sum proves finite data, and the rare overflow of a sum of finite values
+    only costs the exact (slower) engine."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return all(a is None or math.isfinite(float(np.add.reduce(a, axis=None))) for a in arrays)
 
 
 def _grouped(a: np.ndarray, groups: int) -> np.ndarray:

@@ -129,7 +129,7 @@ static void grad_input_pass(const conv_params *p, float *sbuf, float *bbuf, cons
                             int64_t off_w = kw * p->dilation[2] - p->pad[2], w_lo, w_hi;
                             tap_range(ss[2], bs[2], st[2], off_w, &w_lo, &w_hi);
                             float tap = taps[(kd * ks[1] + kh) * ks[2] + kw];
-                            if (w_hi <= w_lo || tap == 0.0f) {
+                            if (w_hi <= w_lo) {
                                 continue;
                             }
                             for (int64_t od = d_lo; od < d_hi; ++od) {
