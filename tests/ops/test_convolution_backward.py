@@ -60,6 +60,14 @@ CASES = {
     "2d transposed asymmetric": (1, 2, (3, 4), 3, (3, 2), (2, 3), (2, 1, 0, 2), (1, 1), True, (0, 1, 0, 2), 1),
     "2d transposed depthwise": (2, 4, (4, 4), 4, (3, 3), (2, 2), (1, 1), (1, 1), True, (1, 1), 4),
     "3d transposed": (1, 2, (3, 2, 3), 4, (2, 3, 2), (2, 1, 2), (1, 1, 0), (1, 1, 1), True, (1, 0, 0), 2),
+    # kernel == stride (the patch engine): tiling exactly, with a remainder, transposed with
+    # output padding, grouped, 3-D.
+    "2d patches": (2, 3, (8, 9), 4, (2, 3), (2, 3), (0, 0), (1, 1), False, (0, 0), 1),
+    "2d patches remainder grouped": (2, 4, (9, 7), 6, (2, 3), (2, 3), (0, 0), (1, 1), False, (0, 0), 2),
+    "1d patches k1 s1": (2, 3, (7,), 5, (1,), (1,), (0,), (1,), False, (0,), 1),
+    "2d transposed patches": (2, 4, (3, 4), 6, (2, 2), (2, 2), (0, 0), (1, 1), True, (1, 0), 2),
+    "3d transposed patches": (1, 3, (2, 3, 2), 2, (2, 2, 2), (2, 2, 2), (0, 0, 0), (1, 1, 1), True, (0, 1, 0), 1),
+    "3d patches": (1, 2, (4, 5, 4), 3, (2, 2, 2), (2, 2, 2), (0, 0, 0), (1, 1, 1), False, (0, 0, 0), 1),
     # Edge layouts: every tap reads padding (all gradients but the bias are zero); a transposed
     # convolution whose even phase holds no gradOutput element.
     "1d taps only in padding": (2, 2, (2,), 3, (1,), (10,), (3,), (1,), False, (0,), 1),
@@ -67,29 +75,25 @@ CASES = {
 }
 
 
-# The numpy backend's kernels (_conv_kernels), each forced by its size knobs: "dense" (tiny
-# problems; its matrix form, and "dense einsums" its einsum form), "flat" (im2col + BLAS, or the tap-wise kernels when depthwise), "flat in pieces" (the
-# same with im2col in many chunks and depthwise convolutions one channel per block), "tap".
-ENGINES = ["dense", "dense einsums", "flat", "flat in pieces", "tap"]
+# The numpy backend's engines (aclnn_py/ops/conv/, one module each), forced: "dense" (tiny
+# problems; its matrix form, and "dense einsums" its einsum form), "patch" (kernel == stride;
+# elsewhere it does not apply and the choice goes on), "flat" (im2col + BLAS, or the tap-wise
+# kernels when depthwise; X space for gradWeight alone), "flat in pieces" (the same with im2col
+# in many chunks and depthwise convolutions one channel per block), "tap".
+ENGINES = ["dense", "dense einsums", "patch", "flat", "flat in pieces", "tap"]
 
 
 def _force_engine(monkeypatch, engine):
-    """Make the numpy backend use one of its kernels (it picks by problem size otherwise)."""
-    from aclnn_py.ops import _conv_kernels
+    """Make the numpy backend use one of its engines (it picks by shape otherwise)."""
+    from aclnn_py.ops import conv
+    from aclnn_py.ops.conv import dense, flat
 
-    if engine.startswith("dense"):
-        monkeypatch.setattr(_conv_kernels, "_DENSE_WORK", 1 << 62)
-        monkeypatch.setattr(_conv_kernels, "_DENSE_ELEMENTS", 1 << 62)
-        # "dense": its matrix form (unfold matrix), "dense einsums": the einsum form
-        monkeypatch.setattr(_conv_kernels, "_UNFOLD_ELEMENTS", 1 << 62 if engine == "dense" else -1)
-        return
-    monkeypatch.setattr(_conv_kernels, "_DENSE_WORK", -1)
+    monkeypatch.setattr(conv, "forced", engine.split()[0])
+    if engine == "dense einsums":
+        monkeypatch.setattr(dense, "UNFOLD_ELEMENTS", -1)
     if engine == "flat in pieces":
-        monkeypatch.setattr(_conv_kernels, "_CHUNK_BYTES", 1)      # the minimum chunk, 64 columns
-        monkeypatch.setattr(_conv_kernels, "_TAPWISE_BYTES", 1)    # one channel per block
-    if engine == "tap":
-        monkeypatch.setattr(_conv_kernels, "_FLAT_OVERHEAD", -1)
-        monkeypatch.setattr(_conv_kernels, "_FLAT_SLACK_ELEMENTS", -1)
+        monkeypatch.setattr(flat, "CHUNK_BYTES", 1)      # the minimum chunk, 64 columns
+        monkeypatch.setattr(flat, "TAPWISE_BYTES", 1)    # one channel per block
 
 
 @pytest.mark.parametrize("case", list(CASES))
@@ -108,7 +112,8 @@ def test_each_numpy_kernel_matches_reference(monkeypatch, case, engine):
 @pytest.mark.parametrize("mask", [m for m in itertools.product([False, True], repeat=3) if any(m[:2])], ids=str)
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("case", ["2d mixed params", "2d depthwise", "2d depthwise multiplier", "3d",
-                                  "2d transposed", "2d transposed depthwise", "3d transposed"])
+                                  "2d transposed", "2d transposed depthwise", "3d transposed",
+                                  "2d patches remainder grouped", "2d transposed patches"])
 def test_each_numpy_kernel_computes_only_the_masked_gradients(monkeypatch, case, engine, mask):
     """The kernels compute the input and weight gradients together: each alone too."""
     _force_engine(monkeypatch, engine)
