@@ -33,6 +33,7 @@ import math
 
 import numpy as np
 
+from .._common import in_parallel
 from ._geometry import FLOAT32, Geometry, axis_slices, c_strides
 
 # im2col is built in chunks of about this size: the chunk and the products' operands stay in
@@ -150,6 +151,19 @@ class FlatEngine(Geometry):
         return [(slice(c0, c0 + step), slice(c0, c0 + step), min(step, self.groups - c0))
                 for c0 in range(0, self.groups, step)]
 
+    def _each_block(self, length: int, block) -> None:
+        """``block(xs, ys, groups)`` for every block of ``_blocks``.  A depthwise convolution's
+        blocks are independent and its products are NumPy ufuncs and dot products, which run on
+        one core each: the blocks are shared among the worker threads (one per core).  Other
+        convolutions are one block whose products BLAS threads itself."""
+        blocks = self._blocks(length)
+
+        def run(first: int, last: int) -> None:
+            for xs, ys, groups in blocks[first:last]:
+                block(xs, ys, groups)
+
+        in_parallel(len(blocks), run)
+
     def _products(self, buf, taps, length, w_op, other):
         """_tapwise_products for a depthwise convolution, _im2col_products otherwise; ``w_op``
         and ``other`` are in _im2col_products' grouped layout."""
@@ -168,7 +182,8 @@ class FlatEngine(Geometry):
         y = None if w is None else np.empty((self.batch, self.y_channels) + self.y_size, FLOAT32)
         dw = None if dy is None else np.empty((self.y_channels, cx_g) + self.kernel, FLOAT32)
         crop = (slice(None), slice(None)) + tuple(slice(0, size) for size in self.y_size)
-        for xs, ys, groups in self._blocks(length):
+
+        def block(xs, ys, groups):
             xb = _flat_buffer(x[:, xs], self._extents, self._phases, self._slack)
             w_op = None if w is None else w[ys].reshape(groups, cy_g, -1)
             other = None
@@ -180,6 +195,8 @@ class FlatEngine(Geometry):
                 y[:, ys] = corr.reshape(groups * cy_g, self.batch, *self._extents)[crop].swapaxes(0, 1)
             if cross is not None:
                 dw[ys] = cross.reshape(groups * cy_g, cx_g, *self.kernel)
+
+        self._each_block(length, block)
         return y, dw
 
     def _input_and_weight_grad(self, dy: np.ndarray, w: np.ndarray | None, x: np.ndarray | None):
@@ -197,7 +214,8 @@ class FlatEngine(Geometry):
             dx = (np.empty if self._covers_x else np.zeros)(shape, FLOAT32)
         if x is not None:
             dw = np.zeros((self.y_channels, cx_g, math.prod(self.kernel)), FLOAT32)
-        for xs, ys, groups in self._blocks(length):
+
+        def block(xs, ys, groups):
             dyq = _flat_buffer(dy[:, ys], self._extents, self._dy_layout, self._slack)
             xq = None if x is None else _flat_buffer(x[:, xs], self._extents, self._x_layout, 0)
             w_taps = None if w is None else w[ys].reshape(groups, cy_g, cx_g, -1)
@@ -213,6 +231,8 @@ class FlatEngine(Geometry):
                 if corr is not None:
                     out = corr.reshape(groups * cx_g, self.batch, *self._extents)
                     dx[(slice(None), xs) + dst] = out[(slice(None), slice(None)) + src].swapaxes(0, 1)
+
+        self._each_block(length, block)
         return dx, None if x is None else dw.reshape(self.y_channels, cx_g, *self.kernel)
 
 
