@@ -30,6 +30,7 @@ All arrays here are float32; the op converts before and rounds after.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -74,7 +75,12 @@ class LoweredConv(Geometry):
         return self.choose(want_input)
 
     def choose(self, want_input: bool):
-        """The fastest engine for finite data, from the shapes and what is wanted."""
+        """The fastest engine for finite data, from the shapes and what is wanted.  Engines hold
+        only their plan (index layouts derived from the shapes): one is kept per geometry, which
+        takes the planning out of repeated calls (a training loop's, the tiny ones')."""
+        return _choose(self.geometry(), want_input, forced)
+
+    def _pick(self, want_input: bool, forced: str | None):
         geometry = self.geometry()
         if forced == "tap":
             return TapEngine(*geometry)
@@ -94,6 +100,11 @@ class LoweredConv(Geometry):
 
     def _flat_budget(self) -> int:
         return FLAT_OVERHEAD * self.data_elements + FLAT_SLACK_ELEMENTS
+
+
+@functools.lru_cache(maxsize=128)
+def _choose(geometry: tuple, want_input: bool, forced: str | None):
+    return LoweredConv(*geometry)._pick(want_input, forced)
 
 
 def _all_finite(*arrays: np.ndarray | None) -> bool:
