@@ -16,7 +16,11 @@
  * buffers, plus the gradInput / gradWeight / gradBias results before they are cast into the
  * (possibly strided) outputs.  Reductions accumulate in double.
  */
+#define _POSIX_C_SOURCE 200809L /* pthreads, sysconf */
+
+#include <pthread.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "aclnnop/aclnn_convolution_backward.h"
 #include "ops_common.h"
@@ -37,7 +41,9 @@ typedef struct {
     /* workspace regions, in bytes from the start */
     uint64_t at_grad_output, at_input, at_weight, at_grad_input, at_grad_weight, at_grad_bias;
     int64_t chunk;              /* S positions per im2col chunk (gemm path) */
-    uint64_t at_cols;           /* the im2col chunk: (B channels / groups * taps) x chunk floats */
+    int64_t workers;            /* threads of the gemm path, each on its own images */
+    uint64_t at_cols;           /* per worker, the im2col chunk: (B channels / groups * taps) x chunk floats */
+    uint64_t at_partial_weight; /* per worker but the first, its partial gradWeight */
 } conv_params;
 
 /* ceil(a / b) for a >= 0, b > 0, without forming a + b - 1. */
@@ -372,9 +378,20 @@ static void im2col_rows(const conv_params *p, int64_t o0, int64_t o1, float *b_i
 /* gradInput (gi, NULL if not wanted) and gradWeight (gw, idem) through the gemm path; S and B
  * as in grad_input_pass (B NULL when only a normal convolution's gradInput is wanted, S NULL when
  * only a transposed one's). */
-static void gemm_passes(const conv_params *p, const float *s, float *b, const float *w, float *gi, float *gw,
-                        float *cols)
+typedef struct {
+    const conv_params *p;
+    const float *s, *w;
+    float *b, *gi, *gw, *cols;
+    int64_t n0, n1;             /* the images [n0, n1) */
+} gemm_part;
+
+/* The gemm path on one part's images; gw receives that part's sum. */
+static void *gemm_images(void *arg)
 {
+    const gemm_part *part = arg;
+    const conv_params *p = part->p;
+    const float *s = part->s, *w = part->w;
+    float *b = part->b, *gi = part->gi, *gw = part->gw, *cols = part->cols;
     int64_t taps = p->ks[0] * p->ks[1] * p->ks[2], cs_group = p->cs / p->groups, cb_group = p->cb / p->groups;
     int64_t rows = cb_group * taps, s_plane = p->ss[0] * p->ss[1] * p->ss[2];
     int64_t b_plane = p->bs[0] * p->bs[1] * p->bs[2], chunk = p->chunk;
@@ -382,9 +399,9 @@ static void gemm_passes(const conv_params *p, const float *s, float *b, const fl
         memset(gw, 0, (size_t)(p->cs * rows) * sizeof(float));
     }
     if (gi != NULL && !p->transposed) {
-        memset(gi, 0, (size_t)(p->n * p->cb * b_plane) * sizeof(float));
+        memset(gi + part->n0 * p->cb * b_plane, 0, (size_t)((part->n1 - part->n0) * p->cb * b_plane) * sizeof(float));
     }
-    for (int64_t n = 0; n < p->n; ++n) {
+    for (int64_t n = part->n0; n < part->n1; ++n) {
         for (int64_t g = 0; g < p->groups; ++g) {
             const float *w_group = w != NULL ? w + g * cs_group * rows : NULL;
             int64_t s_first = (n * p->cs + g * cs_group) * s_plane, b_first = (n * p->cb + g * cb_group) * b_plane;
@@ -409,6 +426,54 @@ static void gemm_passes(const conv_params *p, const float *s, float *b, const fl
                     }
                 }
             }
+        }
+    }
+    return NULL;
+}
+
+/* Threads for the gemm path: one per online core, at most 4 (as the numpy backend's worker
+ * threads), never more than the images (each thread takes whole images: their gradInput
+ * writes are disjoint, and gradWeight is summed from one partial per thread). */
+static int64_t gemm_workers(int64_t images)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int64_t workers = cores < 1 ? 1 : cores > 4 ? 4 : cores;
+    return workers < images ? workers : images > 1 ? images : 1;
+}
+
+/* gradInput (gi, NULL if not wanted) and gradWeight (gw, idem) through the gemm path; S and B
+ * as in grad_input_pass (B NULL when only a normal convolution's gradInput is wanted, S NULL when
+ * only a transposed one's).  cols holds p->workers chunks, partial_weight p->workers - 1
+ * gradWeight partials. */
+static void gemm_passes(const conv_params *p, const float *s, float *b, const float *w, float *gi, float *gw,
+                        float *cols, float *partial_weight)
+{
+    int64_t rows = p->cb / p->groups * p->ks[0] * p->ks[1] * p->ks[2], weights = p->cs * rows;
+    gemm_part parts[4];
+    pthread_t threads[4];
+    bool started[4] = {false, false, false, false};
+    for (int64_t t = 0; t < p->workers; ++t) {
+        parts[t] = (gemm_part){
+            .p = p, .s = s, .w = w, .b = b, .gi = gi, .cols = cols + t * rows * p->chunk,
+            .gw = gw == NULL ? NULL : t == 0 ? gw : partial_weight + (t - 1) * weights,
+            .n0 = p->n * t / p->workers, .n1 = p->n * (t + 1) / p->workers,
+        };
+    }
+    for (int64_t t = 1; t < p->workers; ++t) {
+        started[t] = pthread_create(&threads[t], NULL, gemm_images, &parts[t]) == 0;
+    }
+    gemm_images(&parts[0]);
+    for (int64_t t = 1; t < p->workers; ++t) {
+        if (started[t]) {
+            pthread_join(threads[t], NULL);
+        } else {
+            gemm_images(&parts[t]);    /* no thread to be had: this one does the part */
+        }
+    }
+    for (int64_t t = 1; gw != NULL && t < p->workers; ++t) {
+        const float *part = partial_weight + (t - 1) * weights;
+        for (int64_t i = 0; i < weights; ++i) {
+            gw[i] += part[i];
         }
     }
 }
@@ -471,7 +536,8 @@ static aclnnStatus conv_kernel(aclOpExecutor *ex, void *workspace)
                   (w == NULL || all_finite(w, aclsim_ops_numel(aclsim_executor_input(ex, WEIGHT))));
     if (finite && (gi != NULL || gw != NULL)) {
         /* S is gradOutput normally, input when transposed; B the other one. */
-        gemm_passes(p, p->transposed ? in : go, p->transposed ? go : in, w, gi, gw, (float *)(base + p->at_cols));
+        gemm_passes(p, p->transposed ? in : go, p->transposed ? go : in, w, gi, gw, (float *)(base + p->at_cols),
+                    (float *)(base + p->at_partial_weight));
     } else {
         /* inf or NaN: the exact terms only (no im2col zero standing for padding times inf) */
         if (gi != NULL) {
@@ -998,8 +1064,12 @@ aclnnStatus aclnnConvolutionBackwardGetWorkspaceSize(const aclTensor *gradOutput
     p.chunk = COLS_BYTES / (int64_t)sizeof(float) / rows;
     p.chunk = p.chunk < 64 ? 64 : p.chunk;
     p.chunk = p.chunk > s_plane ? s_plane : p.chunk;
+    p.workers = gemm_workers(p.n);
     p.at_cols = at;
-    at += a.mask[GRAD_INPUT] || a.mask[GRAD_WEIGHT] ? aclsim_ops_region((uint64_t)(rows * p.chunk), sizeof(float)) : 0;
+    bool gemm = a.mask[GRAD_INPUT] || a.mask[GRAD_WEIGHT];
+    at += gemm ? aclsim_ops_region((uint64_t)(p.workers * rows * p.chunk), sizeof(float)) : 0;
+    p.at_partial_weight = at;
+    at += a.mask[GRAD_WEIGHT] ? aclsim_ops_region((uint64_t)((p.workers - 1) * w_n), sizeof(float)) : 0;
     return aclsim_ops_finish(KERNEL, conv_kernel, at, &p, sizeof p, inputs, 3, outputs, 3, workspaceSize, executor);
 }
 
