@@ -5,7 +5,9 @@ For each case the runners (PyTorch CPU with 2 threads, then each aclnn_py backen
 called in turn, round after round, so that machine noise hits all of them alike; a sample is
 one call, or a batch of calls lasting >= 2 ms for the tiny cases. Prints the median
 milliseconds per call for each runner, the ratio backend/PyTorch, and the geometric mean of the
-ratios per backend.
+ratios per backend.  Every backend's result is checked against PyTorch's in the same run.  With
+both, ``sim/np`` is the simulator's time over the numpy backend's; for the memory-bound operators
+``np/copy`` is the numpy backend's time over a copy of as many bytes as the call must touch.
 
     python scripts/bench.py                 # every case, every available backend
     python scripts/bench.py --op conv       # only cases whose name contains "conv"
@@ -37,6 +39,7 @@ class Case:
     make: Callable[[np.random.Generator], dict]   # -> {"np": args tuple, "kw": kwargs}
     ours: Callable                                # aclnn_py function
     theirs: Callable                              # (torch, *torch_args) -> result
+    memory_bound: bool = False                    # timed against the copy of the bytes it touches too
 
 
 def _f32(rng, *shape):
@@ -77,7 +80,7 @@ def _avg_case(name, n, c, h, w, k, s, p, ceil, cip):
     def theirs(torch, g, x, k, s, p, ceil, cip, div):
         return torch.ops.aten.avg_pool2d_backward(g, x, k, s, p, ceil, cip, None)
 
-    return Case(name, make, aclnn_py.avg_pool2d_backward, theirs)
+    return Case(name, make, aclnn_py.avg_pool2d_backward, theirs, memory_bound=True)
 
 
 def _pool_out(size, k, s, p, ceil):
@@ -96,7 +99,7 @@ def _reflect_case(name, n, c, h, w, pad):
     def theirs(torch, g, x, padding):
         return torch.ops.aten.reflection_pad2d_backward(g, x, padding)
 
-    return Case(name, make, aclnn_py.reflection_pad2d_backward, theirs)
+    return Case(name, make, aclnn_py.reflection_pad2d_backward, theirs, memory_bound=True)
 
 
 def _unpool_case(name, n, c, h, w):
@@ -114,7 +117,7 @@ def _unpool_case(name, n, c, h, w):
     def theirs(torch, g, x, idx, size):
         return torch.gather(g.flatten(-2), -1, idx.flatten(-2)).view(x.shape)
 
-    return Case(name, make, aclnn_py.max_unpool2d_backward, theirs)
+    return Case(name, make, aclnn_py.max_unpool2d_backward, theirs, memory_bound=True)
 
 
 def _fold_case(name, n, c, h, w, k, s, p):
@@ -127,7 +130,7 @@ def _fold_case(name, n, c, h, w, k, s, p):
     def theirs(torch, g, size, k, d, p, s):
         return torch.nn.functional.fold(g, size, k, dilation=d, padding=p, stride=s)
 
-    return Case(name, make, aclnn_py.im2col_backward, theirs)
+    return Case(name, make, aclnn_py.im2col_backward, theirs, memory_bound=True)
 
 
 # Layers of real networks (ResNet-50, MobileNetV2, U-Net, ViT-B/16, DeepLab, SegNet, 3-D U-Net),
@@ -222,6 +225,21 @@ def _verify(case, backend_result, torch_result, backend: str) -> str:
     return "" if not failed else "MISMATCH " + ",".join(failed)
 
 
+# Below this many bytes touched a call's cost is its per-call overhead, not memory traffic.
+_FLOOR_MIN_BYTES = 1 << 20
+
+
+def _copy_runner(args, result):
+    """For a memory-bound case: a copy of as many bytes as the call must touch (its array
+    arguments read once, its result written once), the floor no kernel can beat."""
+    touched = sum(a.nbytes for a in args if isinstance(a, np.ndarray)) + np.asarray(result).nbytes
+    if touched < _FLOOR_MIN_BYTES:
+        return None
+    src = np.ones(touched // 8, np.float32)     # copying n bytes reads n and writes n
+    dst = np.empty_like(src)
+    return lambda: np.copyto(dst, src)
+
+
 def _geomean(values: list[float]) -> float:
     return math.exp(sum(math.log(v) for v in values) / len(values))
 
@@ -236,6 +254,8 @@ def run(cases, backends, repeats, warmup, torch) -> dict[str, list[float]]:
     header = f"{'case':58s} {'torch ms':>9s}" + "".join(f" {b + ' ms':>10s} {'ratio':>6s}" for b in backends)
     if "sim" in backends and "numpy" in backends:
         header += f" {'sim/np':>6s}"
+    header += f" {'np/copy':>7s}"
+    floor_ratios: list[float] = []
     print(header)
     print("-" * len(header))
     for case in cases:
@@ -247,6 +267,11 @@ def run(cases, backends, repeats, warmup, torch) -> dict[str, list[float]]:
         times: dict[str, list[float]] = {k: [] for k in runners}
         failed: dict[str, str] = {}
         expected = runners["torch"]()
+        if case.memory_bound:
+            copy = _copy_runner(args, _numpy_result(expected))
+            if copy is not None:
+                runners["copy"] = copy
+                times["copy"] = []
         for k in backends:
             try:
                 why = _verify(case, runners[k](), expected, k)
@@ -278,6 +303,13 @@ def run(cases, backends, repeats, warmup, torch) -> dict[str, list[float]]:
         if "sim" in ms_of and "numpy" in ms_of:
             sim_vs_numpy.append(ms_of["sim"] / ms_of["numpy"])
             line += f" {sim_vs_numpy[-1]:6.2f}"
+        elif "sim" in backends and "numpy" in backends:
+            line += f" {'-':>6s}"
+        if "copy" in times and "numpy" in ms_of:
+            floor_ratios.append(ms_of["numpy"] / (statistics.median(times["copy"]) * 1e3))
+            line += f" {floor_ratios[-1]:7.2f}"
+        else:
+            line += f" {'-':>7s}"
         if any(m.startswith(case.name + " on") for m in mismatches):
             line += "  MISMATCH"
         print(line, flush=True)
@@ -287,6 +319,8 @@ def run(cases, backends, repeats, warmup, torch) -> dict[str, list[float]]:
             print(f"{b}: geometric mean ratio {_geomean(rs):.2f}x PyTorch CPU, worst {max(rs):.2f}x over {len(rs)} cases")
     if sim_vs_numpy:
         print(f"sim/numpy: geometric mean {_geomean(sim_vs_numpy):.2f}x, worst {max(sim_vs_numpy):.2f}x")
+    if floor_ratios:
+        print(f"numpy/copy of the bytes touched (memory-bound cases of >= 1 MiB): worst {max(floor_ratios):.2f}x")
     print("results checked against PyTorch: " + ("all match" if not mismatches else "; ".join(mismatches)))
     return ratios
 
