@@ -217,13 +217,11 @@ static void grad_weight_pass(const conv_params *p, const float *sbuf, const floa
  * last-level cache (at least 1 MiB per core on current x86-64 and aarch64 server parts). */
 #define COLS_BYTES (1 << 20)
 
-/* The two matrix kernels are also compiled for AVX-512 and AVX2 + FMA, the CPU choosing at
- * load time (target_clones, a GCC/Clang extension; x86-64 only, elsewhere the baseline ISA's
- * vectors, e.g. aarch64 NEON). */
-#if defined(__x86_64__) && defined(__GNUC__) && defined(__has_attribute)
-#if __has_attribute(target_clones)
-#define VECTOR_CLONES __attribute__((target_clones("arch=skylake-avx512", "arch=haswell", "default")))
-#endif
+/* The two matrix kernels are also compiled for the x86-64-v4 (AVX-512) and v3 (AVX2 + FMA)
+ * feature levels, the CPU choosing at load time by its features (target_clones with ISA levels:
+ * GCC >= 12 on x86-64); elsewhere the baseline ISA's vectors (e.g. aarch64 NEON). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
+#define VECTOR_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #endif
 #ifndef VECTOR_CLONES
 #define VECTOR_CLONES
