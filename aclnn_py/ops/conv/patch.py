@@ -10,8 +10,9 @@ is one matrix product on it (no chunking, no scatter-add)::
     input_grad    cols(dX) = W^T @ dY, put back by the inverse transpose; positions of X past
                   ``y_size * kernel`` (the remainder of a floor division) are 0.
 
-Finite data only (the matrix products use every weight on every patch, which is also exactly
-the terms of the sums here, but keep one rule for all BLAS engines).
+Its products hold exactly the terms of the sums (no zero stands for padding), yet it is chosen
+for finite data only, as the other BLAS engines: LoweredConv sends inf and NaN to the tap engine
+by one rule.
 """
 
 from __future__ import annotations
