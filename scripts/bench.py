@@ -5,7 +5,9 @@ For each case the runners (PyTorch CPU with 2 threads, then each aclnn_py backen
 called in turn, round after round, so that machine noise hits all of them alike; a sample is
 one call, or a batch of calls lasting >= 2 ms for the tiny cases. Prints the median
 milliseconds per call for each runner, the ratio backend/PyTorch, and the geometric mean of the
-ratios per backend.
+ratios per backend.  Every backend's result is checked against PyTorch's in the same run.  With
+both, ``sim/np`` is the simulator's time over the numpy backend's; for the memory-bound operators
+``np/copy`` is the numpy backend's time over a copy of as many bytes as the call must touch.
 
     python scripts/bench.py                 # every case, every available backend
     python scripts/bench.py --op conv       # only cases whose name contains "conv"
@@ -37,13 +39,15 @@ class Case:
     make: Callable[[np.random.Generator], dict]   # -> {"np": args tuple, "kw": kwargs}
     ours: Callable                                # aclnn_py function
     theirs: Callable                              # (torch, *torch_args) -> result
+    memory_bound: bool = False                    # timed against the copy of the bytes it touches too
 
 
 def _f32(rng, *shape):
     return rng.standard_normal(shape, dtype=np.float32)
 
 
-def _conv_case(name, n, cin, hw, cout, k, *, stride=1, pad=0, dil=1, groups=1, transposed=False, out_pad=0):
+def _conv_case(name, n, cin, hw, cout, k, *, stride=1, pad=0, dil=1, groups=1, transposed=False, out_pad=0,
+               mask=(True, True, True)):
     rank = len(hw)
 
     def make(rng):
@@ -56,7 +60,7 @@ def _conv_case(name, n, cin, hw, cout, k, *, stride=1, pad=0, dil=1, groups=1, t
             out = [(i + 2 * pad - dil * (k - 1) - 1) // stride + 1 for i in hw]
         g = _f32(rng, n, cout, *out)
         args = (g, x, w, [cout], [stride] * rank, [pad] * rank, [dil] * rank, transposed,
-                [out_pad] * rank, groups, [True, True, True])
+                [out_pad] * rank, groups, list(mask))
         return args
 
     def theirs(torch, g, x, w, bias, s, p, d, t, op, grp, mask):
@@ -76,7 +80,7 @@ def _avg_case(name, n, c, h, w, k, s, p, ceil, cip):
     def theirs(torch, g, x, k, s, p, ceil, cip, div):
         return torch.ops.aten.avg_pool2d_backward(g, x, k, s, p, ceil, cip, None)
 
-    return Case(name, make, aclnn_py.avg_pool2d_backward, theirs)
+    return Case(name, make, aclnn_py.avg_pool2d_backward, theirs, memory_bound=True)
 
 
 def _pool_out(size, k, s, p, ceil):
@@ -95,7 +99,7 @@ def _reflect_case(name, n, c, h, w, pad):
     def theirs(torch, g, x, padding):
         return torch.ops.aten.reflection_pad2d_backward(g, x, padding)
 
-    return Case(name, make, aclnn_py.reflection_pad2d_backward, theirs)
+    return Case(name, make, aclnn_py.reflection_pad2d_backward, theirs, memory_bound=True)
 
 
 def _unpool_case(name, n, c, h, w):
@@ -113,7 +117,7 @@ def _unpool_case(name, n, c, h, w):
     def theirs(torch, g, x, idx, size):
         return torch.gather(g.flatten(-2), -1, idx.flatten(-2)).view(x.shape)
 
-    return Case(name, make, aclnn_py.max_unpool2d_backward, theirs)
+    return Case(name, make, aclnn_py.max_unpool2d_backward, theirs, memory_bound=True)
 
 
 def _fold_case(name, n, c, h, w, k, s, p):
@@ -126,26 +130,48 @@ def _fold_case(name, n, c, h, w, k, s, p):
     def theirs(torch, g, size, k, d, p, s):
         return torch.nn.functional.fold(g, size, k, dilation=d, padding=p, stride=s)
 
-    return Case(name, make, aclnn_py.im2col_backward, theirs)
+    return Case(name, make, aclnn_py.im2col_backward, theirs, memory_bound=True)
 
 
+# Layers of real networks (ResNet-50, MobileNetV2, U-Net, ViT-B/16, DeepLab, SegNet, 3-D U-Net),
+# batch sizes cut to keep the whole run to a few minutes.  Masks: "TTT" is all three gradients;
+# "FTF"/"FTT" is a network's first layer (no gradInput wanted), "TFF" gradInput alone.
+_W, _WB, _I = (False, True, False), (False, True, True), (True, False, False)
 CASES = [
     _conv_case("conv2d resnet 3x3 (8,64,56,56)", 8, 64, (56, 56), 64, 3, pad=1),
+    _conv_case("conv2d resnet 3x3 gradInput only (8,128,28,28)", 8, 128, (28, 28), 128, 3, pad=1, mask=_I),
+    _conv_case("conv2d resnet 3x3 gradWeight+bias (8,128,28,28)", 8, 128, (28, 28), 128, 3, pad=1, mask=_WB),
+    _conv_case("conv2d resnet stem 7x7 s2 gradWeight (8,3,224,224)", 8, 3, (224, 224), 64, 7, stride=2, pad=3,
+               mask=_W),
     _conv_case("conv2d 1x1 stride 2 (8,256,56,56)->512", 8, 256, (56, 56), 512, 1, stride=2),
+    _conv_case("conv2d vit patch 16x16 s16 gradWeight+bias (8,3,224,224)", 8, 3, (224, 224), 768, 16, stride=16,
+               mask=_WB),
     _conv_case("conv2d depthwise 3x3 (8,128,56,56)", 8, 128, (56, 56), 128, 3, pad=1, groups=128),
+    _conv_case("conv2d depthwise 3x3 s2 (8,96,112,112)", 8, 96, (112, 112), 96, 3, stride=2, pad=1, groups=96),
+    _conv_case("conv2d dilated 3x3 d2 (4,256,32,32)", 4, 256, (32, 32), 256, 3, pad=2, dil=2),
     _conv_case("conv2d transposed k4 s2 (8,64,28,28)->32", 8, 64, (28, 28), 32, 4, stride=2, pad=1, transposed=True),
+    _conv_case("conv2d unet up k2 s2 transposed (8,128,32,32)->64", 8, 128, (32, 32), 64, 2, stride=2,
+               transposed=True),
     _conv_case("conv1d k5 (16,64,1024)", 16, 64, (1024,), 64, 5, pad=2),
     _conv_case("conv3d k3 (2,16,16,32,32)", 2, 16, (16, 32, 32), 16, 3, pad=1),
+    _conv_case("conv3d unet k3 (1,32,32,32,32)->32", 1, 32, (32, 32, 32), 32, 3, pad=1),
+    _conv_case("conv3d unet up k2 s2 transposed (1,64,16,16,16)->32", 1, 64, (16, 16, 16), 32, 2, stride=2,
+               transposed=True),
     _conv_case("conv2d tiny (1,1,4,4)", 1, 1, (4, 4), 1, 3, pad=1),
+    _conv_case("conv2d tiny gradWeight (1,2,6,6)->2 s2", 1, 2, (6, 6), 2, 3, stride=2, pad=1, mask=_W),
     _avg_case("avg_pool2d k3 s2 p1 floor (8,64,112,112)", 8, 64, 112, 112, 3, 2, 1, False, True),
     _avg_case("avg_pool2d k3 s2 p1 ceil excl-pad (8,64,112,112)", 8, 64, 112, 112, 3, 2, 1, True, False),
+    _avg_case("avg_pool2d k2 s2 (8,256,28,28)", 8, 256, 28, 28, 2, 2, 0, False, True),
     _avg_case("avg_pool2d tiny (1,1,4,4)", 1, 1, 4, 4, 2, 2, 0, False, True),
     _reflect_case("reflection_pad2d p3 (8,3,224,224)", 8, 3, 224, 224, 3),
     _reflect_case("reflection_pad2d p1 (8,64,224,224)", 8, 64, 224, 224, 1),
     _reflect_case("reflection_pad2d tiny (1,1,4,4)", 1, 1, 4, 4, 1),
     _unpool_case("max_unpool2d 2x2 (8,64,56,56)->112", 8, 64, 56, 56),
+    _unpool_case("max_unpool2d segnet 2x2 (8,256,28,28)->56", 8, 256, 28, 28),
     _unpool_case("max_unpool2d tiny (1,1,2,2)", 1, 1, 2, 2),
     _fold_case("im2col_backward conv layer k3 (8,64,56,56)", 8, 64, 56, 56, 3, 1, 1),
+    _fold_case("im2col_backward k3 s2 p1 (8,64,56,56)", 8, 64, 56, 56, 3, 2, 1),
+    _fold_case("im2col_backward vit patches k16 s16 (8,3,224,224)", 8, 3, 224, 224, 16, 16, 0),
     _fold_case("im2col_backward tiny (1,1,4,4)", 1, 1, 4, 4, 2, 2, 0),
 ]
 
@@ -182,10 +208,54 @@ def _batch_size(fn) -> int:
     return max(1, min(10_000, math.ceil(_MIN_SAMPLE_SECONDS / max(per_call, 1e-9))))
 
 
+def _numpy_result(result):
+    """A result of PyTorch or of aclnn_py as NumPy arrays (None kept), for compare_results."""
+    if isinstance(result, (tuple, list)):
+        return tuple(None if r is None else np.asarray(r) for r in result)
+    return np.asarray(result)
+
+
+def _verify(case, backend_result, torch_result, backend: str) -> str:
+    """"" when the backend's result matches PyTorch's within the tolerance table, else why not."""
+    from aclnn_py._compare import compare_results
+
+    name = case.ours.__name__
+    report = compare_results(name, _numpy_result(backend_result), _numpy_result(torch_result), (backend, "torch"))
+    failed = [o.output for o in report.outputs if not o.passed]
+    return "" if not failed else "MISMATCH " + ",".join(failed)
+
+
+# Below this many bytes touched a call's cost is its per-call overhead, not memory traffic.
+_FLOOR_MIN_BYTES = 1 << 20
+
+
+def _copy_runner(args, result):
+    """For a memory-bound case: a copy of as many bytes as the call must touch (its array
+    arguments read once, its result written once), the floor no kernel can beat."""
+    touched = sum(a.nbytes for a in args if isinstance(a, np.ndarray)) + np.asarray(result).nbytes
+    if touched < _FLOOR_MIN_BYTES:
+        return None
+    src = np.ones(touched // 8, np.float32)     # copying n bytes reads n and writes n
+    dst = np.empty_like(src)
+    return lambda: np.copyto(dst, src)
+
+
+def _geomean(values: list[float]) -> float:
+    return math.exp(sum(math.log(v) for v in values) / len(values))
+
+
 def run(cases, backends, repeats, warmup, torch) -> dict[str, list[float]]:
+    """Time every case; each backend's result is checked against PyTorch's in the same run (a
+    case that does not match is flagged on its line and in the summary)."""
     rng = np.random.default_rng(0)
     ratios: dict[str, list[float]] = {b: [] for b in backends}
-    header = f"{'case':48s} {'torch ms':>9s}" + "".join(f" {b + ' ms':>10s} {'ratio':>6s}" for b in backends)
+    sim_vs_numpy: list[float] = []
+    mismatches: list[str] = []
+    header = f"{'case':58s} {'torch ms':>9s}" + "".join(f" {b + ' ms':>10s} {'ratio':>6s}" for b in backends)
+    if "sim" in backends and "numpy" in backends:
+        header += f" {'sim/np':>6s}"
+    header += f" {'np/copy':>7s}"
+    floor_ratios: list[float] = []
     print(header)
     print("-" * len(header))
     for case in cases:
@@ -196,35 +266,62 @@ def run(cases, backends, repeats, warmup, torch) -> dict[str, list[float]]:
             runners[b] = (lambda b=b: case.ours(*args, backend=b))
         times: dict[str, list[float]] = {k: [] for k in runners}
         failed: dict[str, str] = {}
+        expected = runners["torch"]()
+        if case.memory_bound:
+            copy = _copy_runner(args, _numpy_result(expected))
+            if copy is not None:
+                runners["copy"] = copy
+                times["copy"] = []
+        for k in backends:
+            try:
+                why = _verify(case, runners[k](), expected, k)
+            except Exception as exc:  # a backend that cannot run a case is reported, not fatal
+                failed[k] = type(exc).__name__
+                continue
+            if why:
+                mismatches.append(f"{case.name} on {k}: {why}")
         for _ in range(warmup):
             for k, fn in runners.items():
-                if k in failed:
-                    continue
-                try:
+                if k not in failed:
                     fn()
-                except Exception as exc:  # a backend that cannot run a case is reported, not fatal
-                    failed[k] = type(exc).__name__
         batch = {k: _batch_size(fn) for k, fn in runners.items() if k not in failed}
         for _ in range(repeats):
             for k, fn in runners.items():
                 if k not in failed:
                     times[k].append(_time_once(fn, batch[k]))
         t_ms = statistics.median(times["torch"]) * 1e3
-        line = f"{case.name:48s} {t_ms:9.3f}"
+        line = f"{case.name:58s} {t_ms:9.3f}"
+        ms_of = {}
         for b in backends:
             if b in failed:
                 line += f" {failed[b]:>10s} {'-':>6s}"
                 continue
-            ms = statistics.median(times[b]) * 1e3
+            ms = ms_of[b] = statistics.median(times[b]) * 1e3
             ratio = ms / t_ms
             ratios[b].append(ratio)
             line += f" {ms:10.3f} {ratio:6.2f}"
+        if "sim" in ms_of and "numpy" in ms_of:
+            sim_vs_numpy.append(ms_of["sim"] / ms_of["numpy"])
+            line += f" {sim_vs_numpy[-1]:6.2f}"
+        elif "sim" in backends and "numpy" in backends:
+            line += f" {'-':>6s}"
+        if "copy" in times and "numpy" in ms_of:
+            floor_ratios.append(ms_of["numpy"] / (statistics.median(times["copy"]) * 1e3))
+            line += f" {floor_ratios[-1]:7.2f}"
+        else:
+            line += f" {'-':>7s}"
+        if any(m.startswith(case.name + " on") for m in mismatches):
+            line += "  MISMATCH"
         print(line, flush=True)
     print()
     for b, rs in ratios.items():
         if rs:
-            geo = math.exp(sum(math.log(r) for r in rs) / len(rs))
-            print(f"{b}: geometric mean ratio {geo:.2f}x PyTorch CPU, worst {max(rs):.2f}x over {len(rs)} cases")
+            print(f"{b}: geometric mean ratio {_geomean(rs):.2f}x PyTorch CPU, worst {max(rs):.2f}x over {len(rs)} cases")
+    if sim_vs_numpy:
+        print(f"sim/numpy: geometric mean {_geomean(sim_vs_numpy):.2f}x, worst {max(sim_vs_numpy):.2f}x")
+    if floor_ratios:
+        print(f"numpy/copy of the bytes touched (memory-bound cases of >= 1 MiB): worst {max(floor_ratios):.2f}x")
+    print("results checked against PyTorch: " + ("all match" if not mismatches else "; ".join(mismatches)))
     return ratios
 
 

@@ -30,7 +30,7 @@ outputMask)``; a gradient whose outputMask bit is False is not computed (returne
   definition: CANN documents no meaning for them) and ``[0, h, 0, w]`` equals ``[h, w]``.
 
 How it is computed (numpy backend): in float32 (float16/bfloat16 inputs are widened, results
-rounded once), through one ordinary convolution X -> Y (``_conv_kernels.LoweredConv``): X is
+rounded once), through one ordinary convolution X -> Y (``conv.LoweredConv``): X is
 ``input`` and Y is ``gradOutput`` normally, and the other way round when transposed (a
 transposed convolution is the adjoint of a convolution).  gradWeight is that convolution's
 weight gradient; gradInput is its input gradient (normal) or its forward product applied to
@@ -112,7 +112,7 @@ from ._common import (
     shape_str,
     tensor_arg,
 )
-from ._conv_kernels import LoweredConv
+from .conv import LoweredConv
 
 API = "aclnnConvolutionBackwardGetWorkspaceSize"
 

@@ -182,6 +182,8 @@ def _col2im(cols, size, kernel, dilation, padding, stride, grid):
     (height, width), (kh, kw), (dh, dw), (ph, pw), (sh, sw), (l0, l1) = size, kernel, dilation, padding, stride, grid
     batch = cols.shape[0]
     channels = cols.shape[1] // (kh * kw)
+    if (kh, kw) == (sh, sw) and (dh == 1 or kh == 1) and (dw == 1 or kw == 1) and ph == pw == 0 and cols.size:
+        return _untile(cols, size, kernel, grid)
     out = np.zeros((batch, channels, height, width), dtype=compute_dtype(cols.dtype))
     if cols.size == 0:
         return out
@@ -198,6 +200,23 @@ def _col2im(cols, size, kernel, dilation, padding, stride, grid):
                 continue
             target = out[:, :, rows, col_start:col_start + (col_last - col_first - 1) * sw + 1:sw]
             np.add(target, cols[:, :, i, j, row_first:row_last, col_first:col_last], out=target)
+    return out
+
+
+def _untile(cols, size, kernel, grid):
+    """``_col2im`` when the patches tile the image (kernel == stride, no dilation or padding:
+    a ViT patch embedding): every position receives at most one column element, so the whole
+    operation is one transposing copy, and zeros past the last patch (the remainder of the
+    floor division that gave ``grid``)."""
+    (height, width), (kh, kw), (l0, l1) = size, kernel, grid
+    batch = cols.shape[0]
+    channels = cols.shape[1] // (kh * kw)
+    out = np.empty((batch, channels, height, width), dtype=compute_dtype(cols.dtype))
+    out[:, :, l0 * kh:] = 0
+    out[:, :, :l0 * kh, l1 * kw:] = 0
+    tiled = out[:, :, :l0 * kh, :l1 * kw].view()
+    tiled.shape = (batch, channels, l0, kh, l1, kw)      # a view by construction (raises otherwise)
+    np.copyto(tiled, cols.reshape(batch, channels, kh, kw, l0, l1).transpose(0, 1, 4, 2, 5, 3))
     return out
 
 

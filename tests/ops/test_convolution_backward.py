@@ -59,6 +59,14 @@ CASES = {
     "2d transposed asymmetric": (1, 2, (3, 4), 3, (3, 2), (2, 3), (2, 1, 0, 2), (1, 1), True, (0, 1, 0, 2), 1),
     "2d transposed depthwise": (2, 4, (4, 4), 4, (3, 3), (2, 2), (1, 1), (1, 1), True, (1, 1), 4),
     "3d transposed": (1, 2, (3, 2, 3), 4, (2, 3, 2), (2, 1, 2), (1, 1, 0), (1, 1, 1), True, (1, 0, 0), 2),
+    # kernel == stride (the patch engine): tiling exactly, with a remainder, transposed with
+    # output padding, grouped, 3-D.
+    "2d patches": (2, 3, (8, 9), 4, (2, 3), (2, 3), (0, 0), (1, 1), False, (0, 0), 1),
+    "2d patches remainder grouped": (2, 4, (9, 7), 6, (2, 3), (2, 3), (0, 0), (1, 1), False, (0, 0), 2),
+    "1d patches k1 s1": (2, 3, (7,), 5, (1,), (1,), (0,), (1,), False, (0,), 1),
+    "2d transposed patches": (2, 4, (3, 4), 6, (2, 2), (2, 2), (0, 0), (1, 1), True, (1, 0), 2),
+    "3d transposed patches": (1, 3, (2, 3, 2), 2, (2, 2, 2), (2, 2, 2), (0, 0, 0), (1, 1, 1), True, (0, 1, 0), 1),
+    "3d patches": (1, 2, (4, 5, 4), 3, (2, 2, 2), (2, 2, 2), (0, 0, 0), (1, 1, 1), False, (0, 0, 0), 1),
     # Edge layouts: every tap reads padding (all gradients but the bias are zero); a transposed
     # convolution whose even phase holds no gradOutput element.
     "1d taps only in padding": (2, 2, (2,), 3, (1,), (10,), (3,), (1,), False, (0,), 1),
@@ -66,29 +74,25 @@ CASES = {
 }
 
 
-# The numpy backend's kernels (_conv_kernels), each forced by its size knobs: "dense" (tiny
-# problems; its matrix form, and "dense einsums" its einsum form), "flat" (im2col + BLAS, or the tap-wise kernels when depthwise), "flat in pieces" (the
-# same with im2col in many chunks and depthwise convolutions one channel per block), "tap".
-ENGINES = ["dense", "dense einsums", "flat", "flat in pieces", "tap"]
+# The numpy backend's engines (aclnn_py/ops/conv/, one module each), forced: "dense" (tiny
+# problems; its matrix form, and "dense einsums" its einsum form), "patch" (kernel == stride;
+# elsewhere it does not apply and the choice goes on), "flat" (im2col + BLAS, or the tap-wise
+# kernels when depthwise; X space for gradWeight alone), "flat in pieces" (the same with im2col
+# in many chunks and depthwise convolutions one channel per block), "tap".
+ENGINES = ["dense", "dense einsums", "patch", "flat", "flat in pieces", "tap"]
 
 
 def _force_engine(monkeypatch, engine):
-    """Make the numpy backend use one of its kernels (it picks by problem size otherwise)."""
-    from aclnn_py.ops import _conv_kernels
+    """Make the numpy backend use one of its engines (it picks by shape otherwise)."""
+    from aclnn_py.ops import conv
+    from aclnn_py.ops.conv import dense, flat
 
-    if engine.startswith("dense"):
-        monkeypatch.setattr(_conv_kernels, "_DENSE_WORK", 1 << 62)
-        monkeypatch.setattr(_conv_kernels, "_DENSE_ELEMENTS", 1 << 62)
-        # "dense": its matrix form (unfold matrix), "dense einsums": the einsum form
-        monkeypatch.setattr(_conv_kernels, "_UNFOLD_ELEMENTS", 1 << 62 if engine == "dense" else -1)
-        return
-    monkeypatch.setattr(_conv_kernels, "_DENSE_WORK", -1)
+    monkeypatch.setattr(conv, "forced", engine.split()[0])
+    if engine == "dense einsums":
+        monkeypatch.setattr(dense, "UNFOLD_ELEMENTS", -1)
     if engine == "flat in pieces":
-        monkeypatch.setattr(_conv_kernels, "_CHUNK_BYTES", 1)      # the minimum chunk, 64 columns
-        monkeypatch.setattr(_conv_kernels, "_TAPWISE_BYTES", 1)    # one channel per block
-    if engine == "tap":
-        monkeypatch.setattr(_conv_kernels, "_FLAT_OVERHEAD", -1)
-        monkeypatch.setattr(_conv_kernels, "_FLAT_SLACK_ELEMENTS", -1)
+        monkeypatch.setattr(flat, "CHUNK_BYTES", 1)      # the minimum chunk, 64 columns
+        monkeypatch.setattr(flat, "TAPWISE_BYTES", 1)    # one channel per block
 
 
 @pytest.mark.parametrize("case", list(CASES))
@@ -107,7 +111,8 @@ def test_each_numpy_kernel_matches_reference(monkeypatch, case, engine):
 @pytest.mark.parametrize("mask", [m for m in itertools.product([False, True], repeat=3) if any(m[:2])], ids=str)
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("case", ["2d mixed params", "2d depthwise", "2d depthwise multiplier", "3d",
-                                  "2d transposed", "2d transposed depthwise", "3d transposed"])
+                                  "2d transposed", "2d transposed depthwise", "3d transposed",
+                                  "2d patches remainder grouped", "2d transposed patches"])
 def test_each_numpy_kernel_computes_only_the_masked_gradients(monkeypatch, case, engine, mask):
     """The kernels compute the input and weight gradients together: each alone too."""
     _force_engine(monkeypatch, engine)
@@ -418,23 +423,45 @@ def test_valid_baselines(backend, base):
     assert grad_bias.shape == (4,)
 
 
-def test_non_finite_values_stay_where_they_land(monkeypatch):
-    """The dense engine's matrix form would smear inf x 0 = NaN over whole planes: data with inf
-    or NaN takes its einsum form (which engines agree on NaN differs: a NaN times a padding
-    zero is NaN in the dense and flat engines, skipped by the tap engine)."""
-    rng = np.random.default_rng(5)
-    x = rng.standard_normal((1, 2, 5, 5)).astype(np.float32)
-    w = rng.standard_normal((3, 2, 3, 3)).astype(np.float32)
-    g = rng.standard_normal((1, 3, 5, 5)).astype(np.float32)
-    x[0, 0, 0, 0] = np.inf
-    g[0, 1, 4, 4] = np.nan
-    args = ([3], [1, 1], [1, 1], [1, 1], False, [0, 0], 1, ALL)
-    got = aclnn_py.convolution_backward(g, x, w, *args, backend="numpy")
-    _force_engine(monkeypatch, "dense einsums")
-    want = aclnn_py.convolution_backward(g, x, w, *args, backend="numpy")
-    for a, b in zip(got, want):
-        assert np.isfinite(a).any() and not np.isfinite(a).all()
-        np.testing.assert_array_equal(np.isnan(a), np.isnan(b))
-        np.testing.assert_array_equal(np.isinf(a), np.isinf(b))
-        finite = np.isfinite(a)
-        assert_close(a[finite], b[finite], np.float32)
+NON_FINITE = ["inf weight", "nan gradOutput, zero weights", "inf input"]
+
+
+def _non_finite_case(case, scenario):
+    """A CASES problem with one non-finite value placed as ``scenario`` says."""
+    *shapes, transposed, output_padding, groups = CASES[case]
+    batch, cin, size, cout, kernel, stride, padding, dilation = shapes
+    rng = np.random.default_rng(3)
+    grad_output, x, w = _make(rng, batch, cin, size, cout, kernel, stride, padding, dilation, transposed,
+                              output_padding, groups, np.float32)
+    if scenario == "inf weight":
+        w.flat[w.size // 2] = np.inf
+    elif scenario == "inf input":
+        x.flat[x.size // 3] = -np.inf
+    else:
+        w[..., ::2] = 0
+        w.flat[w.size // 2] = 0
+        grad_output.flat[grad_output.size // 2] = np.nan
+    return (grad_output, x, w), (stride, padding, dilation, transposed, output_padding, groups)
+
+
+@pytest.mark.parametrize("scenario", NON_FINITE)
+@pytest.mark.parametrize("case", list(CASES))
+def test_ieee_semantics_follow_the_terms(backend, case, scenario):
+    """Each gradient is the sum of exactly the reference's terms: a position no term reaches (a
+    stride gap, a tap reading padding) is exactly 0 even when the weight holds inf (no inf x 0
+    from a zero standing for padding), and a NaN in gradOutput reaches every tap of its window,
+    zero weights included (NaN x 0 is NaN)."""
+    (grad_output, x, w), (stride, padding, dilation, transposed, output_padding, groups) = \
+        _non_finite_case(case, scenario)
+    cout = grad_output.shape[1]
+    result = aclnn_py.convolution_backward(grad_output, x, w, [cout], stride, padding, dilation, transposed,
+                                           output_padding, groups, ALL, backend=backend)
+    expected = reference(grad_output, x, w, stride, padding, dilation, transposed, groups)
+    # The positions no term reaches: where the sum of |terms| with all-ones data is 0.
+    reached = reference(np.ones_like(grad_output), np.ones_like(x), np.ones_like(w), stride, padding, dilation,
+                        transposed, groups)
+    with np.errstate(invalid="ignore"):
+        for got, want, count in zip(result, expected, reached):
+            # assert_allclose requires NaN and inf in the same places, with the same sign.
+            assert_close(got, want, np.float32, scale=4)
+            assert (got[count == 0] == 0).all()

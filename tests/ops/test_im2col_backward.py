@@ -33,6 +33,12 @@ CASES = [
     (3, 1, (7, 8), (1, 2), (1, 1), (0, 1), (3, 4)),    # stride > kernel: pixels no block covers
     (1, 2, (5, 5), (5, 5), (1, 1), (0, 0), (1, 1)),    # one block covering everything
     (2, 2, (6, 7), (2, 2), (3, 2), (3, 3), (1, 2)),    # padding wider than the kernel extent
+    # kernel == stride, the patches tile the image (a ViT patch embedding): exactly, with a
+    # remainder no patch covers, dilated 1-wide kernel, and large enough for the direct path.
+    (2, 3, (8, 9), (2, 3), (1, 1), (0, 0), (2, 3)),
+    (None, 2, (9, 11), (4, 3), (1, 1), (0, 0), (4, 3)),
+    (1, 2, (7, 6), (1, 2), (3, 1), (0, 0), (1, 2)),
+    (2, 3, (66, 48), (16, 16), (1, 1), (0, 0), (16, 16)),
 ]
 
 

@@ -38,7 +38,6 @@ static aclnnStatus avgpool_kernel(aclOpExecutor *ex, void *workspace)
     int64_t image = p->n * p->c * plane;
     float *acc = workspace;
     float *row = (float *)((char *)workspace + aclsim_ops_region((uint64_t)image, sizeof(float)));
-    memset(acc, 0, (size_t)image * sizeof(float));
 
     int lead = grad->ndim == 4 ? 1 : 0;
     int64_t sn = lead ? grad->strides[0] : 0, sc = grad->strides[lead];
@@ -47,6 +46,7 @@ static aclnnStatus avgpool_kernel(aclOpExecutor *ex, void *workspace)
     for (int64_t n = 0; n < p->n; ++n) {
         for (int64_t c = 0; c < p->c; ++c) {
             float *dst = acc + (n * p->c + c) * plane;
+            memset(dst, 0, (size_t)plane * sizeof(float));    /* zeroed while it is about to be used */
             for (int64_t oh = 0; oh < p->oh; ++oh) {
                 aclsim_ops_gather_f32(grad->data, grad->dtype, grad->offset + n * sn + c * sc + oh * sy, sx, p->ow,
                                       row);

@@ -16,7 +16,11 @@
  * buffers, plus the gradInput / gradWeight / gradBias results before they are cast into the
  * (possibly strided) outputs.  Reductions accumulate in double.
  */
+#define _POSIX_C_SOURCE 200809L /* pthreads, sysconf */
+
+#include <pthread.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "aclnnop/aclnn_convolution_backward.h"
 #include "ops_common.h"
@@ -36,6 +40,10 @@ typedef struct {
     int64_t stride[3], dilation[3], pad[3];
     /* workspace regions, in bytes from the start */
     uint64_t at_grad_output, at_input, at_weight, at_grad_input, at_grad_weight, at_grad_bias;
+    int64_t chunk;              /* S positions per im2col chunk (gemm path) */
+    int64_t workers;            /* threads of the gemm path, each on its own images */
+    uint64_t at_cols;           /* per worker, the im2col chunk: (B channels / groups * taps) x chunk floats */
+    uint64_t at_partial_weight; /* per worker but the first, its partial gradWeight */
 } conv_params;
 
 /* ceil(a / b) for a >= 0, b > 0, without forming a + b - 1. */
@@ -129,7 +137,7 @@ static void grad_input_pass(const conv_params *p, float *sbuf, float *bbuf, cons
                             int64_t off_w = kw * p->dilation[2] - p->pad[2], w_lo, w_hi;
                             tap_range(ss[2], bs[2], st[2], off_w, &w_lo, &w_hi);
                             float tap = taps[(kd * ks[1] + kh) * ks[2] + kw];
-                            if (w_hi <= w_lo || tap == 0.0f) {
+                            if (w_hi <= w_lo) {
                                 continue;
                             }
                             for (int64_t od = d_lo; od < d_hi; ++od) {
@@ -193,6 +201,301 @@ static void grad_weight_pass(const conv_params *p, const float *sbuf, const floa
     }
 }
 
+/* ---------------------------------------------------------------- gemm path (finite data)
+ *
+ * Per image and group, the S positions are taken a chunk at a time and B is lowered to the
+ * im2col matrix cols (r = b * taps + tap, j = S position in the chunk), zero where a tap reads
+ * padding:
+ *   gradWeight[a, r]         += sum_j S[a, j] * cols[r, j]                  (gemm_nt)
+ *   transposed: gradInput[a, j] = sum_r W[a, r] * cols[r, j]                (gemm_nn)
+ *   normal: cols[r, j] = sum_a W[a, r] * S[a, j], scattered back into B's positions (gemm_nn)
+ * The zeros stand for "no term", which only finite data allows (inf * 0 is NaN): data with inf
+ * or NaN takes the exact passes above.
+ */
+
+/* Bytes of one im2col chunk: it and the S rows it meets stay in a core's share of the
+ * last-level cache (at least 1 MiB per core on current x86-64 and aarch64 server parts). */
+#define COLS_BYTES (1 << 20)
+
+/* The two matrix kernels are also compiled for the x86-64-v4 (AVX-512) and v3 (AVX2 + FMA)
+ * feature levels, the CPU choosing at load time by its features (target_clones with ISA levels:
+ * GCC >= 12 on x86-64); elsewhere the baseline ISA's vectors (e.g. aarch64 NEON). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
+#define VECTOR_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#endif
+#ifndef VECTOR_CLONES
+#define VECTOR_CLONES
+#endif
+
+/* The register tile of gemm_nn: TILE_M rows of C, TILE_N columns (one or more vectors). */
+enum { TILE_M = 4, TILE_N = 16 };
+
+/* C[i, j] = sum_k A[i*a_i + k*a_k] * B[k*ldb + j] for i < m, j < n (C row stride ldc). */
+VECTOR_CLONES
+static void gemm_nn(int64_t m, int64_t n, int64_t depth, const float *restrict a, int64_t a_i, int64_t a_k,
+                    const float *restrict b, int64_t ldb, float *restrict c, int64_t ldc)
+{
+    for (int64_t i0 = 0; i0 < m; i0 += TILE_M) {
+        int64_t mi = m - i0 < TILE_M ? m - i0 : TILE_M;
+        for (int64_t j0 = 0; j0 < n; j0 += TILE_N) {
+            int64_t nj = n - j0 < TILE_N ? n - j0 : TILE_N;
+            float acc[TILE_M][TILE_N] = {{0.0f}};
+            if (mi == TILE_M && nj == TILE_N) {
+                for (int64_t k = 0; k < depth; ++k) {
+                    const float *brow = b + k * ldb + j0;
+                    for (int i = 0; i < TILE_M; ++i) {
+                        float av = a[(i0 + i) * a_i + k * a_k];
+                        for (int j = 0; j < TILE_N; ++j) {
+                            acc[i][j] += av * brow[j];
+                        }
+                    }
+                }
+            } else {
+                for (int64_t k = 0; k < depth; ++k) {
+                    const float *brow = b + k * ldb + j0;
+                    for (int64_t i = 0; i < mi; ++i) {
+                        float av = a[(i0 + i) * a_i + k * a_k];
+                        for (int64_t j = 0; j < nj; ++j) {
+                            acc[i][j] += av * brow[j];
+                        }
+                    }
+                }
+            }
+            for (int64_t i = 0; i < mi; ++i) {
+                for (int64_t j = 0; j < nj; ++j) {
+                    c[(i0 + i) * ldc + j0 + j] = acc[i][j];
+                }
+            }
+        }
+    }
+}
+
+/* The register tile of gemm_nt: TILE_I x TILE_J dot products, LANES partial sums each. */
+enum { TILE_I = 4, TILE_J = 2, LANES = 16 };
+
+/* C[i, j] += sum_k A[i*lda + k] * B[j*ldb + k] for i < m, j < n: dot products of rows, in
+ * LANES interleaved partial sums (vectorisable without reassociating one sum). */
+VECTOR_CLONES
+static void gemm_nt(int64_t m, int64_t n, int64_t depth, const float *restrict a, int64_t lda,
+                    const float *restrict b, int64_t ldb, float *restrict c, int64_t ldc)
+{
+    int64_t body = depth - depth % LANES;
+    for (int64_t i0 = 0; i0 < m; i0 += TILE_I) {
+        int64_t mi = m - i0 < TILE_I ? m - i0 : TILE_I;
+        for (int64_t j0 = 0; j0 < n; j0 += TILE_J) {
+            int64_t nj = n - j0 < TILE_J ? n - j0 : TILE_J;
+            float acc[TILE_I][TILE_J][LANES] = {{{0.0f}}};
+            if (mi == TILE_I && nj == TILE_J) {
+                for (int64_t k = 0; k < body; k += LANES) {
+                    for (int i = 0; i < TILE_I; ++i) {
+                        for (int j = 0; j < TILE_J; ++j) {
+                            for (int l = 0; l < LANES; ++l) {
+                                acc[i][j][l] += a[(i0 + i) * lda + k + l] * b[(j0 + j) * ldb + k + l];
+                            }
+                        }
+                    }
+                }
+            } else {
+                for (int64_t k = 0; k < body; k += LANES) {
+                    for (int64_t i = 0; i < mi; ++i) {
+                        for (int64_t j = 0; j < nj; ++j) {
+                            for (int l = 0; l < LANES; ++l) {
+                                acc[i][j][l] += a[(i0 + i) * lda + k + l] * b[(j0 + j) * ldb + k + l];
+                            }
+                        }
+                    }
+                }
+            }
+            for (int64_t i = 0; i < mi; ++i) {
+                for (int64_t j = 0; j < nj; ++j) {
+                    for (int64_t k = body; k < depth; ++k) {
+                        acc[i][j][k - body] += a[(i0 + i) * lda + k] * b[(j0 + j) * ldb + k];
+                    }
+                    float sum = 0.0f;
+                    for (int l = 0; l < LANES; ++l) {
+                        sum += acc[i][j][l];
+                    }
+                    c[(i0 + i) * ldc + j0 + j] += sum;
+                }
+            }
+        }
+    }
+}
+
+/* Between one B channel image and the taps' rows of cols (row stride ldr) for the S positions
+ * [o0, o1): gather (cols = B at each tap's position, 0 in padding) or scatter (B += cols where
+ * the position is inside B). */
+static void im2col_rows(const conv_params *p, int64_t o0, int64_t o1, float *b_img, float *rows, int64_t ldr,
+                        bool scatter)
+{
+    const int64_t *ss = p->ss, *bs = p->bs, *ks = p->ks, *st = p->stride;
+    for (int64_t kd = 0; kd < ks[0]; ++kd) {
+        int64_t off_d = kd * p->dilation[0] - p->pad[0], d_lo, d_hi;
+        tap_range(ss[0], bs[0], st[0], off_d, &d_lo, &d_hi);
+        for (int64_t kh = 0; kh < ks[1]; ++kh) {
+            int64_t off_h = kh * p->dilation[1] - p->pad[1], h_lo, h_hi;
+            tap_range(ss[1], bs[1], st[1], off_h, &h_lo, &h_hi);
+            for (int64_t kw = 0; kw < ks[2]; ++kw) {
+                int64_t off_w = kw * p->dilation[2] - p->pad[2], w_lo, w_hi;
+                tap_range(ss[2], bs[2], st[2], off_w, &w_lo, &w_hi);
+                float *row = rows + ((kd * ks[1] + kh) * ks[2] + kw) * ldr;
+                for (int64_t o = o0; o < o1;) {
+                    int64_t ow = o % ss[2], oh = o / ss[2] % ss[1], od = o / (ss[2] * ss[1]);
+                    int64_t run = ss[2] - ow < o1 - o ? ss[2] - ow : o1 - o;
+                    float *cell = row + (o - o0) - ow;       /* cell[x] for x in [ow, ow + run) */
+                    /* the positions [first, last) of the run whose tap lands inside B */
+                    int64_t first = w_lo > ow ? w_lo : ow, last = w_hi < ow + run ? w_hi : ow + run;
+                    if (od < d_lo || od >= d_hi || oh < h_lo || oh >= h_hi || last <= first) {
+                        first = last = ow;
+                    }
+                    /* B's row, from its element for the run's first landing position */
+                    int64_t b_at = first < last ? ((od * st[0] + off_d) * bs[1] + oh * st[1] + off_h) * bs[2] +
+                                                  first * st[2] + off_w : 0;
+                    if (scatter) {
+                        for (int64_t x = first; x < last; ++x) {
+                            b_img[b_at + (x - first) * st[2]] += cell[x];
+                        }
+                    } else {
+                        for (int64_t x = ow; x < first; ++x) {
+                            cell[x] = 0.0f;
+                        }
+                        for (int64_t x = first; x < last; ++x) {
+                            cell[x] = b_img[b_at + (x - first) * st[2]];
+                        }
+                        for (int64_t x = last; x < ow + run; ++x) {
+                            cell[x] = 0.0f;
+                        }
+                    }
+                    o += run;
+                }
+            }
+        }
+    }
+}
+
+/* gradInput (gi, NULL if not wanted) and gradWeight (gw, idem) through the gemm path; S and B
+ * as in grad_input_pass (B NULL when only a normal convolution's gradInput is wanted, S NULL when
+ * only a transposed one's). */
+typedef struct {
+    const conv_params *p;
+    const float *s, *w;
+    float *b, *gi, *gw, *cols;
+    int64_t n0, n1;             /* the images [n0, n1) */
+} gemm_part;
+
+/* The gemm path on one part's images; gw receives that part's sum. */
+static void *gemm_images(void *arg)
+{
+    const gemm_part *part = arg;
+    const conv_params *p = part->p;
+    const float *s = part->s, *w = part->w;
+    float *b = part->b, *gi = part->gi, *gw = part->gw, *cols = part->cols;
+    int64_t taps = p->ks[0] * p->ks[1] * p->ks[2], cs_group = p->cs / p->groups, cb_group = p->cb / p->groups;
+    int64_t rows = cb_group * taps, s_plane = p->ss[0] * p->ss[1] * p->ss[2];
+    int64_t b_plane = p->bs[0] * p->bs[1] * p->bs[2], chunk = p->chunk;
+    if (gw != NULL) {
+        memset(gw, 0, (size_t)(p->cs * rows) * sizeof(float));
+    }
+    if (gi != NULL && !p->transposed) {
+        memset(gi + part->n0 * p->cb * b_plane, 0, (size_t)((part->n1 - part->n0) * p->cb * b_plane) * sizeof(float));
+    }
+    for (int64_t n = part->n0; n < part->n1; ++n) {
+        for (int64_t g = 0; g < p->groups; ++g) {
+            const float *w_group = w != NULL ? w + g * cs_group * rows : NULL;
+            int64_t s_first = (n * p->cs + g * cs_group) * s_plane, b_first = (n * p->cb + g * cb_group) * b_plane;
+            for (int64_t o0 = 0; o0 < s_plane; o0 += chunk) {
+                int64_t o1 = o0 + chunk < s_plane ? o0 + chunk : s_plane, width = o1 - o0;
+                if (gw != NULL || (gi != NULL && p->transposed)) {
+                    for (int64_t bl = 0; bl < cb_group; ++bl) {
+                        im2col_rows(p, o0, o1, b + b_first + bl * b_plane, cols + bl * taps * width, width, false);
+                    }
+                    if (gw != NULL) {
+                        gemm_nt(cs_group, rows, width, s + s_first + o0, s_plane, cols, width, gw + g * cs_group * rows,
+                                rows);
+                    }
+                    if (gi != NULL && p->transposed) {
+                        gemm_nn(cs_group, width, rows, w_group, rows, 1, cols, width, gi + s_first + o0, s_plane);
+                    }
+                }
+                if (gi != NULL && !p->transposed) {
+                    gemm_nn(rows, width, cs_group, w_group, 1, rows, s + s_first + o0, s_plane, cols, width);
+                    for (int64_t bl = 0; bl < cb_group; ++bl) {
+                        im2col_rows(p, o0, o1, gi + b_first + bl * b_plane, cols + bl * taps * width, width, true);
+                    }
+                }
+            }
+        }
+    }
+    return NULL;
+}
+
+/* Threads for the gemm path: one per online core, at most 4 (as the numpy backend's worker
+ * threads), never more than the images (each thread takes whole images: their gradInput
+ * writes are disjoint, and gradWeight is summed from one partial per thread). */
+static int64_t gemm_workers(int64_t images)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int64_t workers = cores < 1 ? 1 : cores > 4 ? 4 : cores;
+    return workers < images ? workers : images > 1 ? images : 1;
+}
+
+/* gradInput (gi, NULL if not wanted) and gradWeight (gw, idem) through the gemm path; S and B
+ * as in grad_input_pass (B NULL when only a normal convolution's gradInput is wanted, S NULL when
+ * only a transposed one's).  cols holds p->workers chunks, partial_weight p->workers - 1
+ * gradWeight partials. */
+static void gemm_passes(const conv_params *p, const float *s, float *b, const float *w, float *gi, float *gw,
+                        float *cols, float *partial_weight)
+{
+    int64_t rows = p->cb / p->groups * p->ks[0] * p->ks[1] * p->ks[2], weights = p->cs * rows;
+    gemm_part parts[4];
+    pthread_t threads[4];
+    bool started[4] = {false, false, false, false};
+    for (int64_t t = 0; t < p->workers; ++t) {
+        parts[t] = (gemm_part){
+            .p = p, .s = s, .w = w, .b = b, .gi = gi, .cols = cols + t * rows * p->chunk,
+            .gw = gw == NULL ? NULL : t == 0 ? gw : partial_weight + (t - 1) * weights,
+            .n0 = p->n * t / p->workers, .n1 = p->n * (t + 1) / p->workers,
+        };
+    }
+    for (int64_t t = 1; t < p->workers; ++t) {
+        started[t] = pthread_create(&threads[t], NULL, gemm_images, &parts[t]) == 0;
+    }
+    gemm_images(&parts[0]);
+    for (int64_t t = 1; t < p->workers; ++t) {
+        if (started[t]) {
+            pthread_join(threads[t], NULL);
+        } else {
+            gemm_images(&parts[t]);    /* no thread to be had: this one does the part */
+        }
+    }
+    for (int64_t t = 1; gw != NULL && t < p->workers; ++t) {
+        const float *part = partial_weight + (t - 1) * weights;
+        for (int64_t i = 0; i < weights; ++i) {
+            gw[i] += part[i];
+        }
+    }
+}
+
+/* No inf or NaN among x[0..count): x * 0 is 0 for finite x, NaN otherwise. */
+static bool all_finite(const float *x, int64_t count)
+{
+    float lanes[LANES] = {0.0f};
+    int64_t i = 0;
+    for (; i + LANES <= count; i += LANES) {
+        for (int l = 0; l < LANES; ++l) {
+            lanes[l] += x[i + l] * 0.0f;
+        }
+    }
+    for (; i < count; ++i) {
+        lanes[0] += x[i] * 0.0f;
+    }
+    float sum = 0.0f;
+    for (int l = 0; l < LANES; ++l) {
+        sum += lanes[l];
+    }
+    return sum == 0.0f;
+}
+
 static aclnnStatus conv_kernel(aclOpExecutor *ex, void *workspace)
 {
     ACLSIM_OPS_TRY(aclsim_ops_kernel_check_memory(KERNEL, ex, 3, 3));
@@ -224,19 +527,33 @@ static aclnnStatus conv_kernel(aclOpExecutor *ex, void *workspace)
         aclsim_ops_read_f32(aclsim_executor_input(ex, WEIGHT), w);
     }
 
-    if (p->mask[GRAD_INPUT]) {
-        float *gi = (float *)(base + p->at_grad_input);
-        memset(gi, 0, (size_t)aclsim_ops_numel(grad_input) * sizeof(float));
-        if (p->transposed) {
-            grad_input_pass(p, gi, go, w, false);
-        } else {
-            grad_input_pass(p, go, gi, w, true);
+    float *gi = p->mask[GRAD_INPUT] ? (float *)(base + p->at_grad_input) : NULL;
+    float *gw = p->mask[GRAD_WEIGHT] ? (float *)(base + p->at_grad_weight) : NULL;
+    bool finite = all_finite(go, aclsim_ops_numel(grad_output)) &&
+                  (in == NULL || all_finite(in, aclsim_ops_numel(aclsim_executor_input(ex, INPUT)))) &&
+                  (w == NULL || all_finite(w, aclsim_ops_numel(aclsim_executor_input(ex, WEIGHT))));
+    if (finite && (gi != NULL || gw != NULL)) {
+        /* S is gradOutput normally, input when transposed; B the other one. */
+        gemm_passes(p, p->transposed ? in : go, p->transposed ? go : in, w, gi, gw, (float *)(base + p->at_cols),
+                    (float *)(base + p->at_partial_weight));
+    } else {
+        /* inf or NaN: the exact terms only (no im2col zero standing for padding times inf) */
+        if (gi != NULL) {
+            memset(gi, 0, (size_t)aclsim_ops_numel(grad_input) * sizeof(float));
+            if (p->transposed) {
+                grad_input_pass(p, gi, go, w, false);
+            } else {
+                grad_input_pass(p, go, gi, w, true);
+            }
         }
+        if (gw != NULL) {
+            grad_weight_pass(p, p->transposed ? in : go, p->transposed ? go : in, gw);
+        }
+    }
+    if (gi != NULL) {
         aclsim_ops_write_f32(grad_input, gi);
     }
-    if (p->mask[GRAD_WEIGHT]) {
-        float *gw = (float *)(base + p->at_grad_weight);
-        grad_weight_pass(p, p->transposed ? in : go, p->transposed ? go : in, gw);
+    if (gw != NULL) {
         aclsim_ops_write_f32(grad_weight, gw);
     }
     if (p->mask[GRAD_BIAS]) {
@@ -753,6 +1070,16 @@ aclnnStatus aclnnConvolutionBackwardGetWorkspaceSize(const aclTensor *gradOutput
     at += a.mask[GRAD_WEIGHT] ? aclsim_ops_region(w_n, sizeof(float)) : 0;
     p.at_grad_bias = at;
     at += a.mask[GRAD_BIAS] ? aclsim_ops_region((uint64_t)gradOutput->view_dims[1], sizeof(float)) : 0;
+    int64_t rows = p.cb / p.groups * p.ks[0] * p.ks[1] * p.ks[2], s_plane = p.ss[0] * p.ss[1] * p.ss[2];
+    p.chunk = COLS_BYTES / (int64_t)sizeof(float) / rows;
+    p.chunk = p.chunk < 64 ? 64 : p.chunk;
+    p.chunk = p.chunk > s_plane ? s_plane : p.chunk;
+    p.workers = gemm_workers(p.n);
+    p.at_cols = at;
+    bool gemm = a.mask[GRAD_INPUT] || a.mask[GRAD_WEIGHT];
+    at += gemm ? aclsim_ops_region((uint64_t)(p.workers * rows * p.chunk), sizeof(float)) : 0;
+    p.at_partial_weight = at;
+    at += a.mask[GRAD_WEIGHT] ? aclsim_ops_region((uint64_t)((p.workers - 1) * w_n), sizeof(float)) : 0;
     return aclsim_ops_finish(KERNEL, conv_kernel, at, &p, sizeof p, inputs, 3, outputs, 3, workspaceSize, executor);
 }
 

@@ -33,7 +33,6 @@ static aclnnStatus im2col_kernel(aclOpExecutor *ex, void *workspace)
     int64_t length = p->l0 * p->l1;
     float *acc = workspace;
     float *row = (float *)((char *)workspace + aclsim_ops_region((uint64_t)image, sizeof(float)));
-    memset(acc, 0, (size_t)image * sizeof(float));
 
     int batched = grad->ndim == 3;
     int64_t stride_n = batched ? grad->strides[0] : 0;
@@ -43,8 +42,14 @@ static aclnnStatus im2col_kernel(aclOpExecutor *ex, void *workspace)
     for (int64_t n = 0; n < p->n; ++n) {
         for (int64_t c = 0; c < p->c; ++c) {
             float *dst = acc + (n * p->c + c) * plane;
+            memset(dst, 0, (size_t)plane * sizeof(float));    /* zeroed while it is about to be used */
             for (int64_t i = 0; i < p->kh; ++i) {
                 for (int64_t j = 0; j < p->kw; ++j) {
+                    /* the blocks [bw_lo, bw_hi) whose column x = bw*sw + off lies inside the row */
+                    int64_t off = j * p->dw - p->pw;
+                    int64_t bw_lo = off >= 0 ? 0 : (-off + p->sw - 1) / p->sw;
+                    int64_t bw_hi = p->w - off > 0 ? (p->w - off + p->sw - 1) / p->sw : 0;
+                    bw_hi = bw_hi < p->l1 ? bw_hi : p->l1;
                     int64_t r = (c * p->kh + i) * p->kw + j;
                     aclsim_ops_gather_f32(grad->data, grad->dtype, grad->offset + n * stride_n + r * stride_r,
                                           stride_l, length, row);
@@ -53,12 +58,15 @@ static aclnnStatus im2col_kernel(aclOpExecutor *ex, void *workspace)
                         if (y < 0 || y >= p->h) {
                             continue;
                         }
-                        const float *src = row + bh * p->l1;
-                        float *dst_row = dst + y * p->w;
-                        for (int64_t bw = 0; bw < p->l1; ++bw) {
-                            int64_t x = bw * p->sw - p->pw + j * p->dw;
-                            if (x >= 0 && x < p->w) {
-                                dst_row[x] += src[bw];
+                        const float *restrict src = row + bh * p->l1;
+                        float *restrict dst_row = dst + y * p->w;
+                        if (p->sw == 1) {
+                            for (int64_t bw = bw_lo; bw < bw_hi; ++bw) {
+                                dst_row[bw + off] += src[bw];
+                            }
+                        } else {
+                            for (int64_t bw = bw_lo; bw < bw_hi; ++bw) {
+                                dst_row[bw * p->sw + off] += src[bw];
                             }
                         }
                     }

@@ -32,6 +32,25 @@ static void nchw_strides(const aclTensor *t, int64_t s[4])
     s[3] = t->strides[lead + 2];
 }
 
+/* memcpy of one element, with the size a constant in the common cases (inlined, no call) */
+static void copy_element(void *dst, const void *src, size_t size)
+{
+    switch (size) {
+    case 2:
+        memcpy(dst, src, 2);
+        break;
+    case 4:
+        memcpy(dst, src, 4);
+        break;
+    case 8:
+        memcpy(dst, src, 8);
+        break;
+    default:
+        memcpy(dst, src, size);
+        break;
+    }
+}
+
 static aclnnStatus unpool_kernel(aclOpExecutor *ex, void *workspace)
 {
     ACLSIM_OPS_TRY(aclsim_ops_kernel_check_memory(KERNEL, ex, 2, 1));
@@ -53,7 +72,9 @@ static aclnnStatus unpool_kernel(aclOpExecutor *ex, void *workspace)
             for (int64_t h = 0; h < p->h; ++h) {
                 for (int64_t w = 0; w < p->w; ++w, ++e) {
                     int64_t at = indices->offset + n * is[0] + c * is[1] + h * is[2] + w * is[3];
-                    int64_t k = aclsim_ops_load_int(indices->data, indices->dtype, at);
+                    int64_t k = indices->dtype == ACL_INT64   ? ((const int64_t *)indices->data)[at]
+                                : indices->dtype == ACL_INT32 ? ((const int32_t *)indices->data)[at]
+                                                              : aclsim_ops_load_int(indices->data, indices->dtype, at);
                     if (k < 0 || k >= plane) {
                         char at[96];
                         if (indices->ndim == 4) {
@@ -79,14 +100,17 @@ static aclnnStatus unpool_kernel(aclOpExecutor *ex, void *workspace)
     bool same = grad->dtype == out->dtype;
     bool to_float = aclsim_ops_is_floating(out->dtype);
     const unsigned char *src_base = grad->data;
+    bool rows_follow = gs[2] == p->ow * gs[3];
     e = 0;
     for (int64_t n = 0; n < p->n; ++n) {
         for (int64_t c = 0; c < p->c; ++c) {
             for (int64_t i = 0; i < p->h * p->w; ++i, ++e) {
                 int64_t k = flat[e];
-                int64_t src = grad->offset + n * gs[0] + c * gs[1] + (k / p->ow) * gs[2] + (k % p->ow) * gs[3];
+                /* rows of the plane one after the other: no division per element */
+                int64_t src = grad->offset + n * gs[0] + c * gs[1] +
+                              (rows_follow ? k * gs[3] : (k / p->ow) * gs[2] + (k % p->ow) * gs[3]);
                 if (same) {
-                    memcpy(&flat[e], src_base + src * (int64_t)size, size);
+                    copy_element(&flat[e], src_base + src * (int64_t)size, size);
                 } else if (to_float) {
                     double v = aclsim_ops_load(grad->data, grad->dtype, src);
                     memcpy(&flat[e], &v, sizeof v);
@@ -106,7 +130,7 @@ static aclnnStatus unpool_kernel(aclOpExecutor *ex, void *workspace)
                 for (int64_t w = 0; w < p->w; ++w, ++e) {
                     int64_t dst = out->offset + n * os[0] + c * os[1] + h * os[2] + w * os[3];
                     if (same) {
-                        memcpy(dst_base + dst * (int64_t)size, &flat[e], size);
+                        copy_element(dst_base + dst * (int64_t)size, &flat[e], size);
                     } else if (to_float) {
                         double v;
                         memcpy(&v, &flat[e], sizeof v);

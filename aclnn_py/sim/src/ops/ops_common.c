@@ -499,8 +499,16 @@ static void write_f64_row(void *p, int64_t first, int64_t step, int64_t count)
 {
     copy_ctx *c = p;
     const double *src = c->buffer;
-    for (int64_t j = 0; j < count; ++j) {
-        aclsim_ops_store(c->data, c->dtype, first + j * step, src[j]);
+    if (c->dtype == ACL_FLOAT) {
+        /* The common case without a dtype dispatch per element: a vectorisable loop. */
+        float *dst = (float *)c->data + first;
+        for (int64_t j = 0; j < count; ++j) {
+            dst[j * step] = (float)src[j];
+        }
+    } else {
+        for (int64_t j = 0; j < count; ++j) {
+            aclsim_ops_store(c->data, c->dtype, first + j * step, src[j]);
+        }
     }
     c->buffer = (double *)src + count;
 }

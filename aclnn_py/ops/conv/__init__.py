@@ -1,0 +1,115 @@
+"""NumPy kernels of convolution_backward: a grouped, strided, dilated, padded N-d convolution
+lowered to BLAS matrix products.
+
+Every gradient aclnnConvolutionBackward returns is one of three products of one *lowered*
+convolution ``X (N, Cx, *x_size) -> Y (N, Cy, *y_size)`` with weight ``W (Cy, Cx/groups, *kernel)``
+(for ``transposed=False`` X is ``input``; for ``transposed=True`` X is ``gradOutput``, because a
+transposed convolution is the adjoint of this one).  With ``u = x + pad_lo`` the padded
+coordinate and ``t`` a kernel tap, output ``o`` reads ``u = o*stride + t*dilation``::
+
+    forward       Y[n, co, o]   = sum_{ci, t}      W[co, ci, t] * X[n, ci, o*s + t*d - lo]
+    weight_grad   dW[co, ci, t] = sum_{n, o}       dY[n, co, o] * X[n, ci, o*s + t*d - lo]
+    input_grad    dX[n, ci, x]  = sum_{co, t, o : o*s + t*d = x + lo}  W[co, ci, t] * dY[n, co, o]
+
+(channels ``co``/``ci`` within one group).  Positions outside X read as zero.
+
+Four engines compute these, one module each; ``LoweredConv`` picks one from the shapes alone:
+
+* ``tap`` (tap.py): one einsum per kernel tap on strided slices.  Exactly the terms of the
+  sums: the engine for data holding inf or NaN (IEEE semantics, as the simulator), and the
+  fallback when the flat engine's buffers would dwarf the data.
+* ``dense`` (dense.py): tiny problems, one cached 0/1 unfold matrix; per-call cost.
+* ``patch`` (patch.py): kernel == stride, the windows tile X: one reshape and one matrix
+  product per gradient.
+* ``flat`` (flat.py): everything else, im2col of phase-split flat buffers in cache-sized chunks
+  fed to BLAS (tap by tap for depthwise convolutions).  Lowered in X space for a transposed
+  convolution and for gradWeight alone, in Y space (per output phase of dX) otherwise.
+
+All arrays here are float32; the op converts before and rounds after.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+
+from . import dense, patch
+from ._geometry import Geometry
+from .dense import DenseEngine
+from .flat import FlatEngine
+from .patch import PatchEngine
+from .tap import TapEngine
+
+__all__ = ["LoweredConv", "ENGINES"]
+
+ENGINES = ("dense", "patch", "flat", "tap")
+
+# The flat engine is used while its buffers are at most this many times the data (+ a
+# constant): beyond that (huge padding or dilation) building them costs more than the tap
+# engine's per-tap passes, and the memory would not be proportional to the data.
+FLAT_OVERHEAD = 4
+FLAT_SLACK_ELEMENTS = 1 << 16
+
+#: Tests set this to an engine's name to force it wherever it applies (None: choose).
+forced: str | None = None
+
+
+class LoweredConv(Geometry):
+    """The convolution ``X -> Y`` whose products give the gradients (module docstring), and the
+    choice of the engine that computes them."""
+
+    def gradients(self, x: np.ndarray, dy: np.ndarray, w: np.ndarray, want_input: bool, want_weight: bool):
+        """``(gradInput, gradWeight)`` of the (transposed) convolution, None where not wanted.
+        gradInput is ``forward(X, W)`` (shape of Y) when transposed, else ``input_grad(dY, W)``
+        (shape of X); gradWeight is ``weight_grad(X, dY)``, shape ``(Cy, Cx/groups, *kernel)``."""
+        return self.engine(x, dy, w, want_input).gradients(x, dy, w, want_input, want_weight)
+
+    def engine(self, x: np.ndarray, dy: np.ndarray, w: np.ndarray, want_input: bool):
+        """The engine for these data: tap for inf/NaN, else by shape (``choose``)."""
+        if not _all_finite(x, dy, w if want_input else None):
+            # The other engines multiply zeros standing for padding and stride gaps, harmless
+            # for finite data only (inf * 0 is NaN).
+            return TapEngine(*self.geometry())
+        return self.choose(want_input)
+
+    def choose(self, want_input: bool):
+        """The fastest engine for finite data, from the shapes and what is wanted.  Engines hold
+        only their plan (index layouts derived from the shapes): one is kept per geometry, which
+        takes the planning out of repeated calls (a training loop's, the tiny ones')."""
+        return _choose(self.geometry(), want_input, forced)
+
+    def _pick(self, want_input: bool, forced: str | None):
+        geometry = self.geometry()
+        if forced == "tap":
+            return TapEngine(*geometry)
+        if forced == "dense" or forced is None and self._tiny():
+            return DenseEngine(*geometry)
+        if forced in (None, "patch") and patch.applies(self):
+            return PatchEngine(*geometry)
+        # gradWeight alone of an ordinary convolution: X space too (flat.py).
+        space = "x" if self.transposed or not want_input else "y"
+        engine = FlatEngine(*geometry, space=space)
+        if engine.elements is not None and (forced == "flat" or engine.elements <= self._flat_budget()):
+            return engine
+        return TapEngine(*geometry)
+
+    def _tiny(self) -> bool:
+        return self.work <= dense.DENSE_WORK and DenseEngine(*self.geometry()).padded_elements <= dense.DENSE_ELEMENTS
+
+    def _flat_budget(self) -> int:
+        return FLAT_OVERHEAD * self.data_elements + FLAT_SLACK_ELEMENTS
+
+
+@functools.lru_cache(maxsize=128)
+def _choose(geometry: tuple, want_input: bool, forced: str | None):
+    return LoweredConv(*geometry)._pick(want_input, forced)
+
+
+def _all_finite(*arrays: np.ndarray | None) -> bool:
+    """No inf or NaN in any of ``arrays`` (None skipped).  A sum is one pass without a mask
+    array; a finite sum proves finite data, and the rare overflow of a sum of finite values
+    only costs the exact (slower) engine."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return all(a is None or math.isfinite(float(np.add.reduce(a, axis=None))) for a in arrays)

@@ -1,0 +1,87 @@
+"""What every engine shares: the lowered convolution's geometry and a few index helpers."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+FLOAT32 = np.dtype(np.float32)
+
+
+class Geometry:
+    """The convolution ``X (N, Cx, *x_size) -> Y (N, Cy, *y_size)`` with weight ``W (Cy, Cx/groups,
+    *kernel)`` (package docstring).  All sizes are validated, non-empty and consistent.
+
+    ``transposed`` says which gradients an engine's ``gradients`` computes: those of a transposed
+    convolution (gradInput = forward(gradOutput), shape of Y) or of an ordinary one (gradInput =
+    input_grad(gradOutput), shape of X).  gradWeight is ``weight_grad`` either way.
+    """
+
+    def __init__(self, batch: int, x_channels: int, y_channels: int, x_size: tuple[int, ...],
+                 y_size: tuple[int, ...], kernel: tuple[int, ...], stride: tuple[int, ...],
+                 dilation: tuple[int, ...], pad_lo: tuple[int, ...], groups: int, transposed: bool) -> None:
+        self.batch, self.x_channels, self.y_channels = batch, x_channels, y_channels
+        self.x_size, self.y_size, self.kernel = tuple(x_size), tuple(y_size), tuple(kernel)
+        self.stride, self.dilation, self.pad_lo = tuple(stride), tuple(dilation), tuple(pad_lo)
+        self.groups, self.transposed = groups, transposed
+
+    def geometry(self) -> tuple:
+        """The constructor's arguments, to build another engine on the same convolution."""
+        return (self.batch, self.x_channels, self.y_channels, self.x_size, self.y_size, self.kernel,
+                self.stride, self.dilation, self.pad_lo, self.groups, self.transposed)
+
+    @property
+    def data_elements(self) -> int:
+        """Elements of X and Y together."""
+        return self.batch * (self.x_channels * math.prod(self.x_size) + self.y_channels * math.prod(self.y_size))
+
+    @property
+    def work(self) -> int:
+        """Multiply-adds of one of the three products."""
+        return (self.batch * self.y_channels * (self.x_channels // self.groups) * math.prod(self.y_size)
+                * math.prod(self.kernel))
+
+    def subscripts(self, spec: str) -> str:
+        """einsum subscripts with ``_`` for the spatial and ``^`` for the kernel dimensions."""
+        rank = len(self.kernel)
+        return spec.replace("_", "xyz"[:rank]).replace("^", "abc"[:rank])
+
+
+def axis_slices(size: int, extent: int, step: int, base: int) -> tuple[slice, slice] | None:
+    """Connect ``a in [0, extent)`` with source position ``a*step + base`` where it lies in
+    ``[0, size)``: ``(slice of a, slice of source positions)``, or None if nothing connects."""
+    first = max(0, (step - 1 - base) // step)
+    last = min(extent, (size - base + step - 1) // step) if size > base else 0
+    if last <= first:
+        return None
+    start = first * step + base
+    return slice(first, last), slice(start, start + (last - first - 1) * step + 1, step)
+
+
+def c_strides(extents: tuple[int, ...]) -> tuple[int, ...]:
+    """Element strides of a C-contiguous array of shape ``extents``."""
+    strides, acc = [], 1
+    for extent in reversed(extents):
+        strides.append(acc)
+        acc *= extent
+    return tuple(reversed(strides))
+
+
+def grouped(a: np.ndarray, groups: int) -> np.ndarray:
+    """``(N, C, ...)`` viewed as ``(N, groups, C/groups, ...)``."""
+    return a.reshape(a.shape[0], groups, a.shape[1] // groups, *a.shape[2:])
+
+
+def spread(src: np.ndarray, extents: tuple[int, ...], steps: tuple[int, ...], bases: tuple[int, ...]) -> np.ndarray:
+    """Zeros ``(N, C, *extents)`` holding ``src[..., q]`` at ``q*step + base`` (where inside)."""
+    out = np.zeros(src.shape[:2] + extents, FLOAT32)
+    dst, source = [slice(None), slice(None)], [slice(None), slice(None)]
+    for size, extent, step, base in zip(src.shape[2:], extents, steps, bases):
+        connection = axis_slices(extent, size, step, base)
+        if connection is None:
+            return out
+        source.append(connection[0])
+        dst.append(connection[1])
+    out[tuple(dst)] = src[tuple(source)]
+    return out

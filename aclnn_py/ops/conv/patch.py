@@ -1,0 +1,90 @@
+"""The patch engine: kernel == stride, no dilation, no leading padding (ViT patch embedding,
+U-Net and 3-D U-Net up-convolutions).
+
+The windows then tile X without overlap: X cropped to ``y_size * kernel`` *is* its im2col
+matrix after one reshape and transpose, ``cols (groups, Cx/g * T, N * P_y)``, and every product
+is one matrix product on it (no chunking, no scatter-add)::
+
+    forward       Y  = W (g, Cy/g, Cx/g*T) @ cols
+    weight_grad   dW = dY (g, Cy/g, N*P_y) @ cols^T
+    input_grad    cols(dX) = W^T @ dY, put back by the inverse transpose; positions of X past
+                  ``y_size * kernel`` (the remainder of a floor division) are 0.
+
+Its products hold exactly the terms of the sums (no zero stands for padding), yet it is chosen
+for finite data only, as the other BLAS engines: LoweredConv sends inf and NaN to the tap engine
+by one rule.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._geometry import FLOAT32, Geometry
+
+
+def applies(g: Geometry) -> bool:
+    """The windows tile X: kernel == stride, dilation 1 (or kernel 1), no leading padding, and
+    no window reaches past X (trailing padding in the last window)."""
+    return all(k == s and (d == 1 or k == 1) and lo == 0 and y * k <= x
+               for k, s, d, lo, x, y in zip(g.kernel, g.stride, g.dilation, g.pad_lo, g.x_size, g.y_size))
+
+
+class PatchEngine(Geometry):
+    name = "patch"
+
+    def gradients(self, x: np.ndarray, dy: np.ndarray, w: np.ndarray, want_input: bool, want_weight: bool):
+        """``(gradInput, gradWeight)``, None where not wanted (``Geometry``)."""
+        groups = self.groups
+        cx_g, cy_g = self.x_channels // groups, self.y_channels // groups
+        rank = len(self.kernel)
+        cols = None
+        if want_weight or (want_input and self.transposed):
+            cols = self._cols(x)
+        dy_mat = None
+        if want_weight or (want_input and not self.transposed):
+            # (N, Cy, *y) -> (g, Cy/g, N*P_y): N moves inside the channels (one copy).
+            dy_mat = np.ascontiguousarray(dy.reshape(self.batch, groups, cy_g, -1).transpose(1, 2, 0, 3)) \
+                .reshape(groups, cy_g, -1)
+        w_mat = w.reshape(groups, cy_g, -1)
+        grad_weight = grad_input = None
+        if want_weight:
+            grad_weight = np.matmul(dy_mat, cols.swapaxes(1, 2)).reshape(self.y_channels, cx_g, *self.kernel)
+        if want_input and self.transposed:
+            y = np.matmul(w_mat, cols).reshape(groups * cy_g, self.batch, *self.y_size)
+            grad_input = np.ascontiguousarray(y.swapaxes(0, 1))
+        elif want_input:
+            dcols = np.matmul(w_mat.swapaxes(1, 2), dy_mat)          # (g, Cx/g * T, N * P_y)
+            dcols = dcols.reshape((self.x_channels,) + self.kernel + (self.batch,) + self.y_size)
+            dx = np.empty((self.batch, self.x_channels) + self.x_size, FLOAT32)
+            covered = self._covered(dx)
+            # covered[n, c, a0, k0, a1, k1, ...] = dcols[c, k0, k1, ..., n, a0, a1, ...]
+            order = [1 + rank, 0] + [x for d in range(rank) for x in (2 + rank + d, 1 + d)]
+            np.copyto(covered, dcols.transpose(order))
+            self._zero_rest(dx)
+            grad_input = dx
+        return grad_input, grad_weight
+
+    def _covered(self, a: np.ndarray) -> np.ndarray:
+        """The view ``(N, C, y0, k0, y1, k1, ...)`` of the part of ``a (N, C, *x_size)`` the
+        windows tile."""
+        box = a[(slice(None), slice(None)) + tuple(slice(0, y * k) for y, k in zip(self.y_size, self.kernel))]
+        split = [v for y, k in zip(self.y_size, self.kernel) for v in (y, k)]
+        view = box.view()
+        view.shape = a.shape[:2] + tuple(split)     # a view by construction (raises otherwise)
+        return view
+
+    def _cols(self, x: np.ndarray) -> np.ndarray:
+        """X's patches as ``(groups, Cx/g * T, N * P_y)`` (one copy)."""
+        rank = len(self.kernel)
+        covered = self._covered(x)
+        # -> (C, k0, k1, ..., N, y0, y1, ...)
+        order = [1] + [3 + 2 * d for d in range(rank)] + [0] + [2 + 2 * d for d in range(rank)]
+        cols = np.ascontiguousarray(covered.transpose(order))
+        return cols.reshape(self.groups, self.x_channels // self.groups * math.prod(self.kernel), -1)
+
+    def _zero_rest(self, dx: np.ndarray) -> None:
+        """Zero dX past the tiled box, dimension by dimension."""
+        for d, (y, k) in enumerate(zip(self.y_size, self.kernel)):
+            dx[(slice(None),) * (2 + d) + (slice(y * k, None),)] = 0
