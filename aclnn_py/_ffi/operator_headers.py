@@ -77,6 +77,15 @@ class OperatorHeader:
 
 # -- lexing -----------------------------------------------------------------------------------
 
+def _after_literal(text: str, i: int) -> int:
+    """The index after the string or character literal that starts at ``text[i]`` (a quote),
+    backslash escapes included; ``len(text)`` for an unterminated one."""
+    quote, j, n = text[i], i + 1, len(text)
+    while j < n and text[j] != quote:
+        j += 2 if text[j] == "\\" else 1
+    return min(j + 1, n)
+
+
 def _strip_comments(text: str) -> str:
     """``text`` with comments replaced by a space; string and character literals kept intact."""
     out: list[str] = []
@@ -84,11 +93,9 @@ def _strip_comments(text: str) -> str:
     while i < n:
         c = text[i]
         if c in "\"'":
-            j = i + 1
-            while j < n and text[j] != c:
-                j += 2 if text[j] == "\\" else 1
-            out.append(text[i:j + 1])
-            i = j + 1
+            j = _after_literal(text, i)
+            out.append(text[i:j])
+            i = j
         elif text.startswith("//", i):
             j = text.find("\n", i)
             i = n if j < 0 else j
@@ -115,10 +122,7 @@ def _skip_balanced(text: str, i: int) -> int:
     while i < n:
         c = text[i]
         if c in "\"'":
-            j = i + 1
-            while j < n and text[j] != c:
-                j += 2 if text[j] == "\\" else 1
-            i = j + 1
+            i = _after_literal(text, i)
             continue
         if c == "(":
             depth += 1
@@ -191,10 +195,7 @@ def _statements(text: str) -> list[tuple[str, bool]]:
     while i < n:
         c = text[i]
         if c in "\"'":
-            j = i + 1
-            while j < n and text[j] != c:
-                j += 2 if text[j] == "\\" else 1
-            i = j + 1
+            i = _after_literal(text, i)
             continue
         if c == "{":
             depth += 1
