@@ -273,7 +273,8 @@ class _Marshal:
         self.slots: list = []      # per parameter: a _TensorSlot, a list of them, or the fixed value
         self.args: list = []
         self.inputs = self.outputs = 0        # tensors so far, list elements one by one
-        self.input_args = self.output_args = 0  # tensor arguments so far (a list counts once)
+        # Tensor and tensor-list arguments so far: a list's position for aclSetDynamic*TensorAddr.
+        self.input_args = self.output_args = 0
         for p, v in zip(sig.params, values):
             self.args.append(self._convert(p, v))
 
@@ -281,6 +282,10 @@ class _Marshal:
         api, call = self.sig.api, self.call
         if p.kind == "tensor":
             slot = self._tensor(p, v, p.output)
+            if p.output:
+                self.output_args += 1
+            else:
+                self.input_args += 1
             self.slots.append(slot)
             return slot.handle
         if p.kind == "tensor_list":
@@ -321,9 +326,8 @@ class _Marshal:
         return handle
 
     def _scalar(self, name: str, value, *, owned: bool):
-        if isinstance(value, Scalar):  # inside a list: a copy, the list owns its elements
-            value = value.value
-        held = _scalar(self.sig.api, name, value)
+        # (A Scalar inside a list is copied: the list owns its elements.)
+        held = value.value if isinstance(value, Scalar) else _scalar(self.sig.api, name, value)
         handle = self.call.fn("aclCreateScalar")(self.ffi.cast("void *", held.ctypes.data), _ACL_DTYPE[held.dtype])
         if not owned:
             if handle == self.ffi.NULL:
