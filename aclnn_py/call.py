@@ -139,6 +139,8 @@ def _signature(lib, name: str) -> _Signature:
 
 
 def _bind(sig: _Signature, args, kwargs) -> list:
+    if not kwargs and len(args) == len(sig.params):
+        return list(args)  # the common case, without inspect's generic binding
     try:
         bound = sig.python.bind(*args, **kwargs)
     except TypeError as exc:
@@ -582,6 +584,7 @@ class Prepared:
         self._kernel = lib.fn(sig.op)
         self._slots = _flat_slots(self._marshal.slots)
         self._downloads = [s for s in self._slots if s.value is not None]
+        self._queued = False  # whether the last run may still be on the stream
         self._finalizer = weakref.finalize(self, Prepared._release, c, self._executor)
 
     @staticmethod
@@ -617,8 +620,8 @@ class Prepared:
         plan = self._check(values)
         c, ffi = self._call, self._call.ffi
         memcpy = c.c.aclrtMemcpy
-        if any(value is not None and not isinstance(value, Tensor) for _, value in plan):
-            self.lib.synchronize()  # a queued run may still read the memory about to be refilled
+        if self._queued:
+            self.lib.synchronize()  # the last run may still read the memory about to be refilled
         for slot, value in plan:
             if isinstance(value, Tensor):
                 ptr = value.buffer.ptr
@@ -631,6 +634,7 @@ class Prepared:
                 if slot.output:
                     slot.value = value
         self.lib.check(self._kernel(self._workspace, self._size, self._executor, c.stream), sig.op)
+        self._queued = not self._downloads
         if self._downloads:
             _download(c, self._downloads)
         return _results(sig, values)
