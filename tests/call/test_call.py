@@ -97,6 +97,16 @@ def test_prepare_runs_again_on_new_data(backend):
             assert_close(grad_input, avg_pool_reference(go, x.shape, (2, 2), (2, 2), (0, 0), True, 0), np.float32)
 
 
+def test_prepare_checks_the_arguments_and_writes_nothing(backend):
+    go, x, padding = pad_case(np.random.default_rng(9))
+    with pytest.raises(AclnnError) as info:
+        aclnn_py.prepare(PAD, go, x, [9, 9, 9, 9], np.zeros_like(x), backend=backend)
+    assert info.value.status == 161002 and info.value.api == f"{PAD}GetWorkspaceSize"
+    grad_input = np.full_like(x, 7.0)
+    with aclnn_py.prepare(PAD, go, x, padding, grad_input, backend=backend):
+        np.testing.assert_array_equal(grad_input, 7.0)
+
+
 def test_prepare_refuses_other_shapes_and_arguments(sim_lib):
     rng = np.random.default_rng(4)
     go, x, padding = pad_case(rng)
