@@ -152,20 +152,24 @@ def _bind(sig: _Signature, args, kwargs) -> list:
 
 def _array(api: str, name: str, value) -> np.ndarray | Tensor:
     """A tensor argument as an ndarray (a CPU array-like is viewed or copied) or a Tensor."""
-    if type(value) is np.ndarray or isinstance(value, (np.ndarray, Tensor)):
-        array = value
-    elif hasattr(value, "__dlpack__"):
+    if isinstance(value, Tensor):
+        return value
+    if isinstance(value, (list, tuple, numbers.Number, str, bytes)):
+        raise not_a_tensor(api, name, value)
+    array = value if isinstance(value, np.ndarray) else None
+    if array is None and hasattr(value, "__dlpack__"):
         try:
             array = np.from_dlpack(value)
         except Exception:  # e.g. a torch tensor that requires grad: its __array__ may still work
-            array = np.asarray(value) if hasattr(value, "__array__") else None
-    elif hasattr(value, "__array__") or hasattr(value, "__buffer__") or _has_buffer(value):
-        array = np.asarray(value)
-    else:
-        array = None
-    if array is None or isinstance(value, (list, tuple, numbers.Number, str, bytes)):
+            pass
+    if array is None and (hasattr(value, "__array__") or _has_buffer(value)):
+        try:
+            array = np.asarray(value)
+        except Exception as exc:  # e.g. a tensor on an accelerator
+            raise TypeError(f"{api}: {name} ({type(value).__name__}) is not a CPU array: {exc}") from None
+    if array is None:
         raise not_a_tensor(api, name, value)
-    if isinstance(array, np.ndarray) and array.dtype not in _ACL_DTYPE:
+    if array.dtype not in _ACL_DTYPE:
         raise unnamed_dtype(api, name, array.dtype)
     return array
 

@@ -203,6 +203,18 @@ def test_wrong_python_types_name_the_c_parameter(backend):
         aclnn_py.call(POOL, go, x, [2], [2], [0], 1, True, 0, 0, np.zeros_like(x), backend=backend)
 
 
+def test_array_likes_that_are_not_cpu_arrays(backend, torch):
+    go, x, padding = pad_case(np.random.default_rng(10))
+    with pytest.raises(TypeError, match="self dtype <U1 has no aclDataType"):
+        aclnn_py.call(PAD, go, np.array(["a"]), padding, np.zeros_like(x), backend=backend)
+    with pytest.raises(TypeError, match="gradOutput \\(Tensor\\) is not a CPU array"):
+        aclnn_py.call(PAD, torch.ones(go.shape, requires_grad=True), x, padding, np.zeros_like(x), backend=backend)
+    grad_input = np.zeros_like(x)  # a strided torch view is read as it is
+    wide = torch.from_numpy(np.repeat(go, 2, axis=-1))
+    aclnn_py.call(PAD, wide[..., ::2], x, padding, grad_input, backend=backend)
+    assert_close(grad_input, pad_reference(go, x, padding), np.float32)
+
+
 def test_plain_c_integers_are_range_checked(sim_lib):
     go = np.ones((1, 1, 2, 2), np.float32)
     x = np.ones((1, 1, 4, 4), np.float32)
