@@ -37,7 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from . import _backend
-from ._errors import ACL_ERROR_API_NOT_SUPPORT, AclnnError, param_invalid
+from ._errors import ACL_ERROR_API_NOT_SUPPORT, ACLNN_ERR_PARAM_INVALID, AclnnError, param_invalid
 from .tensor import BoolArray, FloatArray, IntArray, Scalar, Tensor, _quietly, float_array_arg, scalar_value
 from .ops._aclnn import _ACL_DTYPE, ACL_MEMCPY_DEVICE_TO_HOST, ACL_MEMCPY_HOST_TO_DEVICE, Call
 from .ops._common import bool_arg, bool_array_arg, int_arg, int_array_arg, not_a_tensor, unnamed_dtype
@@ -313,7 +313,7 @@ class _Marshal:
             return self._wrapped(p, v) if isinstance(v, Scalar) else self._scalar(p.name, v, owned=True)
         if p.kind == "scalar_list":
             items = _sequence(api, p.name, v, "aclScalarList")
-            return self._list(p.name, [lambda i=i, s=s: self._scalar(f"{p.name}[{i}]", s, owned=False)
+            return self._list([lambda i=i, s=s: self._scalar(f"{p.name}[{i}]", s, owned=False)
                                        for i, s in enumerate(items)],
                               "aclCreateScalarList", "aclDestroyScalarList", "aclDestroyScalar")
         c = _plain(api, p, v)
@@ -327,7 +327,7 @@ class _Marshal:
 
     def _adopt(self, handle, create: str, destroy: str):
         if handle == self.ffi.NULL:
-            raise AclnnError(161002, create, self.call.lib.recent_error())
+            raise AclnnError(ACLNN_ERR_PARAM_INVALID, create, self.call.lib.recent_error())
         self.call.adopt(self.call.fn(destroy), handle)
         return handle
 
@@ -337,11 +337,11 @@ class _Marshal:
         handle = self.call.fn("aclCreateScalar")(self.ffi.cast("void *", held.ctypes.data), _ACL_DTYPE[held.dtype])
         if not owned:
             if handle == self.ffi.NULL:
-                raise AclnnError(161002, "aclCreateScalar", self.call.lib.recent_error())
+                raise AclnnError(ACLNN_ERR_PARAM_INVALID, "aclCreateScalar", self.call.lib.recent_error())
             return handle
         return self._adopt(handle, "aclCreateScalar", "aclDestroyScalar")
 
-    def _list(self, name: str, makers, create: str, destroy: str, destroy_item: str):
+    def _list(self, makers, create: str, destroy: str, destroy_item: str):
         """A list that takes ownership of its elements: each made unowned, destroyed one by one
         only when the list cannot be made."""
         call, items = self.call, []
@@ -350,7 +350,7 @@ class _Marshal:
                 items.append(make())
             handle = call.fn(create)(items, len(items))
             if handle == self.ffi.NULL:
-                raise AclnnError(161002, create, call.lib.recent_error())
+                raise AclnnError(ACLNN_ERR_PARAM_INVALID, create, call.lib.recent_error())
         except BaseException:
             for item in reversed(items):
                 _quietly(lambda: call.fn(destroy_item)(item))
@@ -409,7 +409,7 @@ class _Marshal:
             slots.append(slot)
             return slot.handle
 
-        handle = self._list(p.name, [lambda i=i, item=item: make(i, item) for i, item in enumerate(items)],
+        handle = self._list([lambda i=i, item=item: make(i, item) for i, item in enumerate(items)],
                             "aclCreateTensorList", "aclDestroyTensorList", "aclDestroyTensor")
         for slot in slots:
             slot.list_handle = handle
