@@ -574,7 +574,6 @@ class Prepared:
         self.sig = sig
         self.lib = lib
         self._thread = threading.get_ident()
-        self._values = values
         if lib is None:
             self._finalizer = None
             return
