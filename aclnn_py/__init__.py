@@ -18,6 +18,7 @@ from .ops import (
     reflection_pad2d_backward,
 )
 from ._compare import compare
+from .call import Prepared, call, prepare
 
 __version__ = "0.1.0"
 
@@ -37,6 +38,7 @@ __all__ = [
     "BoolArray",
     "FloatArray",
     "IntArray",
+    "Prepared",
     "Scalar",
     "Tensor",
     "get_include",
@@ -44,12 +46,14 @@ __all__ = [
     "aclFormat",
     "avg_pool2d_backward",
     "bfloat16",
+    "call",
     "compare",
     "convolution_backward",
     "errors",
     "get_backend",
     "im2col_backward",
     "max_unpool2d_backward",
+    "prepare",
     "reflection_pad2d_backward",
     "set_backend",
     "use_backend",

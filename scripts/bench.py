@@ -367,6 +367,57 @@ def overhead(rounds: int = 5, calls: int = 3000) -> None:
           f"C program {c_med:.1f} us, ratio {py_med / c_med:.1f}x")
 
 
+def prepare_overhead(rounds: int = 5, runs: int = 3000) -> None:
+    """Per-run host overhead of ``aclnn_py.prepare``'s object vs a one-shot ``aclnn_py.call`` vs
+    scripts/overhead_repeatable.c running the same repeatable executor on the simulator (new
+    data copied in, phase 2, synchronise, result copied back), alternating, round after round."""
+    try:
+        from aclnn_py import _ffi, sim
+
+        _ffi.library("sim")
+        home = Path(sim.home())
+    except Exception as exc:
+        print(f"prepare overhead: simulator not available ({exc})")
+        return
+    source = Path(__file__).with_name("overhead_repeatable.c")
+    cc = os.environ.get("CC", "cc")
+    op = "aclnnReflectionPad2dBackward"
+    g = np.ones((1, 1, 6, 6), np.float32)
+    x = np.ones((1, 1, 4, 4), np.float32)
+    out = np.zeros((1, 1, 4, 4), np.float32)
+    with tempfile.TemporaryDirectory() as tmp, \
+            aclnn_py.prepare(op, g, x, [1, 1, 1, 1], out, backend="sim") as prepared:
+        exe = Path(tmp) / "overhead_repeatable"
+        subprocess.run([cc, "-O2", "-std=c11", f"-I{home / 'include'}", f"-I{home / 'include' / 'aclnn'}",
+                        str(source), f"-L{home / 'lib64'}", "-lopapi", "-lnnopbase", "-lascendcl",
+                        f"-Wl,-rpath,{home / 'lib64'}", "-o", str(exe)], check=True)
+
+        def timed(fn) -> float:
+            t0 = time.perf_counter()
+            for _ in range(runs):
+                fn()
+            return (time.perf_counter() - t0) / runs * 1e6
+
+        def c_us() -> float:
+            done = subprocess.run([str(exe), str(runs)], check=True, capture_output=True, text=True).stdout
+            return float(done.split()[-1])
+
+        run = lambda: prepared(g, x, [1, 1, 1, 1], out)  # noqa: E731
+        once = lambda: aclnn_py.call(op, g, x, [1, 1, 1, 1], out, backend="sim")  # noqa: E731
+        timed(run), timed(once)  # warm-up
+        times: dict[str, list[float]] = {"prepared": [], "call": [], "C": []}
+        for _ in range(rounds):
+            times["prepared"].append(timed(run))
+            times["call"].append(timed(once))
+            times["C"].append(c_us())
+        assert out[0, 0, 1, 1] == 4.0, out  # an interior pixel of a 4x4 with 1-pixel reflection of ones
+    med = {k: statistics.median(v) for k, v in times.items()}
+    print(f"per-run host overhead, {op} (1,1,6,6) on sim: prepared run {med['prepared']:.1f} us, one-shot call "
+          f"{med['call']:.1f} us, C repeatable executor {med['C']:.1f} us; prepared/C "
+          f"{med['prepared'] / med['C']:.1f}x, call/C {med['call'] / med['C']:.1f}x, "
+          f"call/prepared {med['call'] / med['prepared']:.1f}x")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--op", default="", help="only cases whose name contains this text")
@@ -390,6 +441,7 @@ def main(argv=None) -> int:
     if not opts.no_overhead:
         print()
         overhead()
+        prepare_overhead()
     return 0
 
 

@@ -51,6 +51,30 @@ def _c_type_words() -> frozenset[str]:
 _C_TYPE_WORDS = _c_type_words()
 
 
+@dataclass(frozen=True)
+class Parameter:
+    """One parameter of a prototype: its C type as written (``const aclTensor *``) and name."""
+
+    type: str
+    name: str
+
+    @property
+    def const(self) -> bool:
+        """Whether what the pointer points to is ``const`` (``const T *``, ``T const *``)."""
+        star = self.type.find("*")
+        return "const" in _IDENT.findall(self.type[:star] if star >= 0 else self.type)
+
+    @property
+    def base(self) -> str:
+        """The type without qualifiers and pointers (``aclTensor`` for ``const aclTensor *``)."""
+        words = [w for w in _IDENT.findall(self.type) if w not in ("const", "volatile", "restrict", "__restrict")]
+        return " ".join(words)
+
+    @property
+    def pointers(self) -> int:
+        return self.type.count("*")
+
+
 @dataclass
 class Prototype:
     """One function declared by a header: its cdef text, or why it cannot be declared."""
@@ -58,6 +82,22 @@ class Prototype:
     name: str
     text: str
     error: str = ""
+
+    def parameters(self) -> tuple[Parameter, ...]:
+        """The parameters in order (``()`` for ``(void)``); a parameter without a name is
+        named ``arg<i>``."""
+        params = self.text[self.text.find("(") + 1:self.text.rfind(")")].strip()
+        if params in ("", "void"):
+            return ()
+        out = []
+        for i, part in enumerate(params.split(",")):
+            part = " ".join(part.replace("*", " * ").split())
+            words = _IDENT.findall(part)
+            named = len(words) > 1 and not part.endswith("*") and words[-1] not in _C_TYPE_WORDS
+            ctype = part[:part.rfind(words[-1])].strip() if named else part
+            out.append(Parameter(ctype.replace(" *", "*").replace("*", " *").replace("* *", "**").strip(),
+                                 words[-1] if named else f"arg{i}"))
+        return tuple(out)
 
 
 @dataclass

@@ -152,12 +152,19 @@ class Call:
             raise not_a_tensor(self.api, name, value)
         if value.dtype not in _ACL_DTYPE:
             raise unnamed_dtype(self.api, name, value.dtype)
+        ptr, strides, storage = self.upload(value)
+        return self._descriptor(value.shape, value.dtype, strides, storage, ptr)
+
+    def upload(self, value: np.ndarray) -> tuple[object, Sequence[int], int]:
+        """A device copy of the ndarray ``value`` (an aclDataType's dtype), freed with the call:
+        ``(address, strides in elements, storage elements)`` of the view it holds."""
         item = value.itemsize
         if value.size == 0:
-            return self._descriptor(value.shape, value.dtype, _contiguous(value.shape), 0, self.ffi.NULL)
+            return self.ffi.NULL, _contiguous(value.shape), 0
         if value.flags.c_contiguous:
             nbytes = value.nbytes
             source = self.ffi.from_buffer(value)
+            strides = _contiguous(value.shape)
         else:
             if any(s < 0 or s % item for s in value.strides):
                 value = np.ascontiguousarray(value)
@@ -165,11 +172,30 @@ class Call:
             low, high = _byte_bounds(value)
             nbytes = high - low
             source = self.ffi.cast("void *", low)
+            strides = [s // item for s in value.strides]
         ptr = self._malloc(nbytes)
         status = self.c.aclrtMemcpy(ptr, nbytes, source, nbytes, ACL_MEMCPY_HOST_TO_DEVICE)
         if status:
             self.lib.check(status, "aclrtMemcpy")
-        return self._descriptor(value.shape, value.dtype, [s // item for s in value.strides], nbytes // item, ptr)
+        return ptr, strides, nbytes // item
+
+    def descriptor(self, shape: Sequence[int], dtype: np.dtype, strides: Sequence[int], offset: int, storage: int,
+                   ptr, format: int | None = None, *, owned: bool = True) -> object:
+        """An aclTensor over device memory ``ptr``; destroyed with the call when ``owned``
+        (else the caller hands it to an owner, e.g. ``aclCreateTensorList``)."""
+        ffi = self.ffi
+        handle = self.c.aclCreateTensor(shape, len(shape), _ACL_DTYPE[dtype], strides, offset,
+                                        _format(len(shape)) if format is None else format, (storage,), 1, ptr)
+        if handle == ffi.NULL:
+            raise AclnnError(ACLNN_ERR_PARAM_INVALID, "aclCreateTensor",
+                             self.lib.recent_error() or f"could not create a tensor of shape {list(shape)}")
+        if owned:
+            self._releases.append((self.c.aclDestroyTensor, handle, False))
+        return handle
+
+    def adopt(self, release: Callable, handle) -> None:
+        """Release ``handle`` (made outside the call) with ``release`` when the call ends."""
+        self._releases.append((release, handle, False))
 
     def int_array(self, name: str, values) -> object:
         """The aclIntArray* for a sequence of ints (NULL for None)."""
@@ -260,6 +286,24 @@ class Call:
             raise
         # Phase 2 consumes the executor whatever its outcome (single use).
         lib.check(self.fn(op)(workspace, size, executor_p[0], self.stream), op)
+
+    def repeatable(self, op: str, *args) -> tuple[object, object, int]:
+        """``{op}GetWorkspaceSize(*args, &size, &executor)``, then
+        ``aclSetAclOpExecutorRepeatable(executor)`` and the workspace (freed with the call):
+        ``(executor, workspace, size)``. The caller runs phase 2 as often as it likes and
+        destroys the executor with ``aclDestroyAclOpExecutor`` before the call ends."""
+        lib, ffi = self.lib, self.ffi
+        size_p = ffi.new(self.c.u64_p)
+        executor_p = ffi.new(self.c.executor_pp)
+        lib.check(self.fn(f"{op}GetWorkspaceSize")(*args, size_p, executor_p), f"{op}GetWorkspaceSize")
+        executor = executor_p[0]
+        try:
+            lib.check(self.fn("aclSetAclOpExecutorRepeatable")(executor), "aclSetAclOpExecutorRepeatable")
+            workspace = self._malloc(int(size_p[0]))
+        except BaseException:
+            self.c.aclDestroyAclOpExecutor(executor)
+            raise
+        return executor, workspace, int(size_p[0])
 
     def results(self) -> list:
         """The outputs, in the order they were made: device ``Tensor``s when any input was

@@ -1,0 +1,697 @@
+"""Any operator of the installed CANN by its C name: ``call`` (both phases, once) and
+``prepare`` (phase 1 once on a repeatable executor, phase 2 on every run).
+
+The arguments are those of ``aclnnXxxGetWorkspaceSize`` in C order without ``workspaceSize``
+and ``executor``, by position or by C parameter name. Each is converted by the C type the
+toolkit's own header declares (``include/aclnnop/*.h``, custom packages' ``op_api/include``):
+
+=============================  ==============================================================
+``const aclTensor *``          ``numpy.ndarray``, ``aclnn_py.Tensor``, any CPU array-like
+                               (buffer protocol, ``__array__``, ``__dlpack__``); None is NULL
+``aclTensor *`` (an output)    an ndarray written in place, a ``Tensor``, or None (NULL); the
+                               ndarray's content goes in too (in-place operators read it)
+``aclIntArray *`` & co.        sequences (or the ``IntArray``/``BoolArray``/``FloatArray``)
+``aclScalar *``                a number: bool -> BOOL, int -> INT64, float -> DOUBLE,
+                               complex -> COMPLEX128 (what torch_npu's at::Scalar conversion
+                               gives), a NumPy scalar keeps its dtype; or an ``aclnn_py.Scalar``
+``aclTensorList *``            a sequence of tensors (``aclScalarList *``: of scalars)
+plain C scalars                Python values, checked against the C type's range (161002)
+=============================  ==============================================================
+
+Returns the outputs (the non-const ``aclTensor *`` / ``aclTensorList *`` arguments, as they
+were passed), one unwrapped, several as a tuple. Outputs given as ndarrays are synchronised
+and written before ``call`` returns; with ``Tensor`` outputs nothing waits. Workspace, stream
+and the release of every handle are ``ops._aclnn.Call``'s, as for the five op functions.
+"""
+
+from __future__ import annotations
+
+import inspect
+import numbers
+import threading
+import weakref
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from . import _backend
+from ._errors import ACL_ERROR_API_NOT_SUPPORT, ACLNN_ERR_PARAM_INVALID, AclnnError, param_invalid
+from .tensor import BoolArray, FloatArray, IntArray, Scalar, Tensor, _quietly, float_array_arg, scalar_value
+from .ops._aclnn import _ACL_DTYPE, ACL_MEMCPY_DEVICE_TO_HOST, ACL_MEMCPY_HOST_TO_DEVICE, Call
+from .ops._common import bool_arg, bool_array_arg, int_arg, int_array_arg, not_a_tensor, unnamed_dtype
+
+_SUFFIX = "GetWorkspaceSize"
+
+# The kinds of parameter, by the declared type's name (pointers) or cffi's kind (plain values).
+_POINTER_KINDS = {"aclTensor": "tensor", "aclTensorList": "tensor_list", "aclIntArray": "int_array",
+                  "aclBoolArray": "bool_array", "aclFloatArray": "float_array", "aclScalar": "scalar",
+                  "aclScalarList": "scalar_list"}
+_WRAPPERS = {"int_array": IntArray, "bool_array": BoolArray, "float_array": FloatArray}
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+_NOT_INTEGERS = ("char", "wchar_t", "char16_t", "char32_t", "long double", "float _Complex", "double _Complex")
+
+
+@dataclass(frozen=True)
+class _Param:
+    name: str
+    ctype: str
+    kind: str            # a _POINTER_KINDS value, or "int", "bool", "float", "string"
+    output: bool = False  # a non-const aclTensor * / aclTensorList *
+    low: int = 0          # the range of an integer parameter
+    high: int = 0
+
+
+@dataclass(frozen=True)
+class _Signature:
+    op: str
+    api: str
+    params: tuple[_Param, ...]
+    python: inspect.Signature
+
+
+def _c_param(ffi, api: str, p) -> _Param:
+    if p.pointers == 1 and p.base in _POINTER_KINDS:
+        kind = _POINTER_KINDS[p.base]
+        return _Param(p.name, p.type, kind, output=kind in ("tensor", "tensor_list") and not p.const)
+    if p.pointers == 1 and p.base == "char":
+        return _Param(p.name, p.type, "string")
+    if p.pointers == 0:
+        try:
+            t = ffi.typeof(p.type)
+        except Exception:
+            t = None
+        if t is not None and t.kind == "primitive" and t.cname == "_Bool":
+            return _Param(p.name, p.type, "bool")
+        if t is not None and t.kind == "primitive" and t.cname in ("float", "double"):
+            return _Param(p.name, p.type, "float")
+        if t is not None and (t.kind == "enum" or t.kind == "primitive" and t.cname not in _NOT_INTEGERS):
+            bits = 8 * ffi.sizeof(t)
+            signed = t.kind == "enum" or int(ffi.cast(t, -1)) < 0
+            low, high = (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1) if signed else (0, 2**bits - 1)
+            return _Param(p.name, p.type, "int", low=low, high=high)
+    raise AclnnError(ACL_ERROR_API_NOT_SUPPORT, api,
+                     f"parameter {p.name} has C type {p.type!r}, which aclnn_py.call cannot convert")
+
+
+_signatures: dict[tuple[int, str], _Signature] = {}
+_signatures_lock = threading.Lock()
+
+
+def _signature(lib, name: str) -> _Signature:
+    """The parameters of ``{name}GetWorkspaceSize`` as the toolkit's header declares them
+    (``lib`` None: the numpy backend, which knows the binding's own headers)."""
+    op = name[: -len(_SUFFIX)] if name.endswith(_SUFFIX) else name
+    key = (id(lib), op)
+    found = _signatures.get(key)
+    if found is not None:
+        return found
+    from ._ffi import ffi as binding_ffi
+    from ._ffi.declarations import include_dir
+    from ._ffi.operator_headers import find_operator_header
+
+    api = op + _SUFFIX
+    if lib is not None:
+        lib.fn(api)  # declares it from its header; AclnnError naming it when none has it
+        lib.fn(op)
+        folders, ffi = lib.toolkit.header_folders, lib.ffi
+    else:
+        if op not in _numpy_kernels():
+            raise _needs_device(op)
+        folders, ffi = (Path(include_dir()) / "aclnnop",), binding_ffi()
+    header = find_operator_header(api, folders)
+    if header is None or header.prototypes[api].error:
+        where = ", ".join(str(f) for f in folders)
+        raise AclnnError(ACL_ERROR_API_NOT_SUPPORT, api, f"no operator header in {where} declares {api}"
+                         + (f" ({header.prototypes[api].error})" if header is not None else ""))
+    c_params = header.prototypes[api].parameters()
+    if [p.type for p in c_params[-2:]] != ["uint64_t *", "aclOpExecutor **"]:
+        raise AclnnError(ACL_ERROR_API_NOT_SUPPORT, api, f"{api} does not end with (uint64_t *workspaceSize, "
+                         "aclOpExecutor **executor): not a two-phase aclnn operator")
+    params = tuple(_c_param(ffi, api, p) for p in c_params[:-2])
+    python = inspect.Signature([inspect.Parameter(p.name, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+                                for p in params])
+    found = _Signature(op, api, params, python)
+    with _signatures_lock:
+        _signatures[key] = found
+    return found
+
+
+def _bind(sig: _Signature, args, kwargs) -> list:
+    if not kwargs and len(args) == len(sig.params):
+        return list(args)  # the common case, without inspect's generic binding
+    try:
+        bound = sig.python.bind(*args, **kwargs)
+    except TypeError as exc:
+        raise TypeError(f"{sig.op}(): {exc}") from None
+    return [bound.arguments[p.name] for p in sig.params]
+
+
+# -- Python values -> C values -----------------------------------------------------------------
+
+def _array(api: str, name: str, value) -> np.ndarray | Tensor:
+    """A tensor argument as an ndarray (a CPU array-like is viewed or copied) or a Tensor."""
+    if isinstance(value, Tensor):
+        return value
+    if isinstance(value, (list, tuple, numbers.Number, str, bytes)):
+        raise not_a_tensor(api, name, value)
+    array = value if isinstance(value, np.ndarray) else None
+    if array is None and hasattr(value, "__dlpack__"):
+        try:
+            array = np.from_dlpack(value)
+        except Exception:  # e.g. a torch tensor that requires grad: its __array__ may still work
+            pass
+    if array is None and (hasattr(value, "__array__") or _has_buffer(value)):
+        try:
+            array = np.asarray(value)
+        except Exception as exc:  # e.g. a tensor on an accelerator
+            raise TypeError(f"{api}: {name} ({type(value).__name__}) is not a CPU array: {exc}") from None
+    if array is None:
+        raise not_a_tensor(api, name, value)
+    if array.dtype not in _ACL_DTYPE:
+        raise unnamed_dtype(api, name, array.dtype)
+    return array
+
+
+def _has_buffer(value) -> bool:
+    try:
+        memoryview(value).release()
+    except TypeError:
+        return False
+    return True
+
+
+def _output(api: str, name: str, value) -> np.ndarray | Tensor | None:
+    if value is None or isinstance(value, Tensor):
+        return value
+    if not isinstance(value, np.ndarray):
+        raise TypeError(f"{api}: {name} is an output (aclTensor *): it must be a writable numpy.ndarray, an "
+                        f"aclnn_py.Tensor or None, got {type(value).__name__}")
+    if not value.flags.writeable:
+        raise TypeError(f"{api}: {name} is an output (aclTensor *) and must be writable")
+    if value.dtype not in _ACL_DTYPE:
+        raise unnamed_dtype(api, name, value.dtype)
+    return value
+
+
+def _scalar(api: str, name: str, value) -> np.ndarray:
+    """The 0-d array an aclScalar copies (dtype as torch_npu infers it)."""
+    if isinstance(value, (bool, np.bool_)):
+        dtype = np.bool_
+    elif isinstance(value, np.generic):
+        dtype = value.dtype
+    elif isinstance(value, numbers.Integral):
+        dtype = np.int64
+    elif isinstance(value, numbers.Real):
+        dtype = np.float64
+    elif isinstance(value, numbers.Complex):
+        dtype = np.complex128
+    else:
+        raise TypeError(f"{api}: {name} (aclScalar *) must be a number or an aclnn_py.Scalar, "
+                        f"got {type(value).__name__}")
+    try:
+        return scalar_value(api, value, dtype)
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"{api}: {name}: {exc}") from None
+
+
+def _sequence(api: str, name: str, value, what: str) -> Sequence:
+    if isinstance(value, (str, bytes, np.ndarray)) or not isinstance(value, Sequence):
+        raise TypeError(f"{api}: {name} ({what}) must be a sequence, got {type(value).__name__}")
+    return value
+
+
+def _plain(api: str, p: _Param, value):
+    """A plain C value (int types, enums, bool, float, double, char *)."""
+    if p.kind == "bool":
+        return bool_arg(api, p.name, value)
+    if p.kind == "int":
+        v = int_arg(api, p.name, value)
+        if not p.low <= v <= p.high:
+            raise param_invalid(api, f"{p.name} = {v} does not fit the C parameter's {p.ctype}")
+        return v
+    if p.kind == "float":
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+            raise TypeError(f"{api}: {p.name} must be a real number, got {type(value).__name__}")
+        f = float(value)
+        if p.ctype == "float" and np.isfinite(f) and abs(f) > _FLOAT32_MAX:
+            raise param_invalid(api, f"{p.name} = {f} is outside float's range")
+        return f
+    if value is None:
+        return None
+    if not isinstance(value, (str, bytes)):
+        raise TypeError(f"{api}: {p.name} ({p.ctype}) must be a str, got {type(value).__name__}")
+    data = value.encode() if isinstance(value, str) else value
+    if b"\0" in data:
+        raise ValueError(f"{api}: {p.name} must not contain NUL characters")
+    return data
+
+
+def _fixed(api: str, p: _Param, value):
+    """A non-tensor argument as a comparable value (what phase 1 copies into the executor)."""
+    if value is None:
+        return None
+    if p.kind in _WRAPPERS:
+        if isinstance(value, _WRAPPERS[p.kind]):
+            return tuple(value.values)
+        return {"int_array": int_array_arg, "bool_array": bool_array_arg,
+                "float_array": float_array_arg}[p.kind](api, p.name, value)
+    if p.kind == "scalar":
+        s = value.value if isinstance(value, Scalar) else _scalar(api, p.name, value)
+        return (s.dtype, s.item())
+    if p.kind == "scalar_list":
+        items = _sequence(api, p.name, value, "aclScalarList")
+        return tuple(_fixed(api, _Param(f"{p.name}[{i}]", "", "scalar"), v) for i, v in enumerate(items))
+    return _plain(api, p, value)
+
+
+class _Marshal:
+    """Converts one call's arguments inside a ``Call``, remembering for each tensor where its
+    data lives, so that a prepared executor can be fed again."""
+
+    def __init__(self, call: Call, sig: _Signature, values: list, *, own_descriptors: bool) -> None:
+        self.call, self.sig = call, sig
+        self.ffi = call.ffi
+        # own_descriptors: a Tensor argument gets a descriptor of its own (not the Tensor's), since
+        # re-pointing the executor's tensors re-points the descriptor too.
+        self.own = own_descriptors
+        self.slots: list = []      # per parameter: a _TensorSlot, a list of them, or the fixed value
+        self.args: list = []
+        self.inputs = self.outputs = 0        # tensors so far, list elements one by one
+        # Tensor and tensor-list arguments so far: a list's position for aclSetDynamic*TensorAddr.
+        self.input_args = self.output_args = 0
+        for p, v in zip(sig.params, values):
+            self.args.append(self._convert(p, v))
+
+    def _convert(self, p: _Param, v):
+        api, call = self.sig.api, self.call
+        if p.kind == "tensor":
+            slot = self._tensor(p, v, p.output)
+            if p.output:
+                self.output_args += 1
+            else:
+                self.input_args += 1
+            self.slots.append(slot)
+            return slot.handle
+        if p.kind == "tensor_list":
+            return self._tensor_list(p, v)
+        self.slots.append(_fixed(api, p, v))
+        if v is None:
+            return self.ffi.NULL
+        if p.kind in _WRAPPERS:
+            if isinstance(v, _WRAPPERS[p.kind]):
+                return self._wrapped(p, v)
+            if p.kind == "int_array":
+                return call.int_array(p.name, v)
+            if p.kind == "bool_array":
+                return call.bool_array(p.name, v)
+            values = float_array_arg(api, p.name, v)
+            return self._adopt(call.fn("aclCreateFloatArray")(values, len(values)), "aclCreateFloatArray",
+                               "aclDestroyFloatArray")
+        if p.kind == "scalar":
+            return self._wrapped(p, v) if isinstance(v, Scalar) else self._scalar(p.name, v, owned=True)
+        if p.kind == "scalar_list":
+            items = _sequence(api, p.name, v, "aclScalarList")
+            return self._list([lambda i=i, s=s: self._scalar(f"{p.name}[{i}]", s, owned=False)
+                                       for i, s in enumerate(items)],
+                              "aclCreateScalarList", "aclDestroyScalarList", "aclDestroyScalar")
+        c = _plain(api, p, v)
+        return self.ffi.new("char[]", c) if p.kind == "string" else c
+
+    def _wrapped(self, p: _Param, v):
+        if v.lib is not self.call.lib:
+            raise TypeError(f"{self.sig.api}: {p.name} belongs to backend {v.lib.backend!r}, "
+                            f"but this call runs on {self.call.lib.backend!r}")
+        return v.handle
+
+    def _adopt(self, handle, create: str, destroy: str):
+        if handle == self.ffi.NULL:
+            raise AclnnError(ACLNN_ERR_PARAM_INVALID, create, self.call.lib.recent_error())
+        self.call.adopt(self.call.fn(destroy), handle)
+        return handle
+
+    def _scalar(self, name: str, value, *, owned: bool):
+        # (A Scalar inside a list is copied: the list owns its elements.)
+        held = value.value if isinstance(value, Scalar) else _scalar(self.sig.api, name, value)
+        handle = self.call.fn("aclCreateScalar")(self.ffi.cast("void *", held.ctypes.data), _ACL_DTYPE[held.dtype])
+        if not owned:
+            if handle == self.ffi.NULL:
+                raise AclnnError(ACLNN_ERR_PARAM_INVALID, "aclCreateScalar", self.call.lib.recent_error())
+            return handle
+        return self._adopt(handle, "aclCreateScalar", "aclDestroyScalar")
+
+    def _list(self, makers, create: str, destroy: str, destroy_item: str):
+        """A list that takes ownership of its elements: each made unowned, destroyed one by one
+        only when the list cannot be made."""
+        call, items = self.call, []
+        try:
+            for make in makers:
+                items.append(make())
+            handle = call.fn(create)(items, len(items))
+            if handle == self.ffi.NULL:
+                raise AclnnError(ACLNN_ERR_PARAM_INVALID, create, call.lib.recent_error())
+        except BaseException:
+            for item in reversed(items):
+                _quietly(lambda: call.fn(destroy_item)(item))
+            raise
+        call.adopt(call.fn(destroy), handle)
+        return handle
+
+    def _tensor(self, p: _Param, v, output: bool, *, in_list: bool = False) -> "_TensorSlot":
+        api, call = self.sig.api, self.call
+        value = _output(api, p.name, v) if output else (None if v is None else _array(api, p.name, v))
+        index = self.outputs if output else self.inputs
+        if output:
+            self.outputs += 1
+        else:
+            self.inputs += 1
+        if value is None:
+            if in_list:
+                raise TypeError(f"{api}: {p.name} must be a tensor, got None")
+            return _TensorSlot(p.name, output, index, None, self.ffi.NULL, None)
+        if isinstance(value, Tensor):
+            if value.lib is not call.lib:
+                raise TypeError(f"{api}: {p.name} is a Tensor of backend {value.lib.backend!r}, "
+                                f"but this call runs on {call.lib.backend!r}")
+            if value.buffer is None:
+                raise TypeError(f"{api}: {p.name} is a closed Tensor")
+            call.device_io = True
+            if self.own or in_list:
+                handle = call.descriptor(value.shape, value.dtype, value.strides, value.offset,
+                                         value.buffer.nbytes // value.dtype.itemsize, value.buffer.ptr,
+                                         value.format, owned=not in_list)
+            else:
+                handle = value.handle
+            return _TensorSlot(p.name, output, index, _layout(value), handle, value.buffer.ptr)
+        host = np.ascontiguousarray(value)
+        ptr, strides, storage = call.upload(host)
+        handle = call.descriptor(host.shape, host.dtype, strides, 0, storage, ptr, owned=not in_list)
+        return _TensorSlot(p.name, output, index, _layout(host), handle, ptr, host_nbytes=host.nbytes,
+                           value=value if output else None)
+
+    def _tensor_list(self, p: _Param, v):
+        api = self.sig.api
+        items = _sequence(api, p.name, v, "aclTensorList")
+        ir_index = self.output_args if p.output else self.input_args
+        if p.output:
+            self.output_args += 1
+        else:
+            self.input_args += 1
+        slots: list[_TensorSlot] = []
+        for i, item in enumerate(items):
+            if p.output:
+                _output(api, f"{p.name}[{i}]", item)  # checked before anything is made
+
+        def make(i, item):
+            slot = self._tensor(_Param(f"{p.name}[{i}]", "", "tensor"), item, p.output, in_list=True)
+            slot.list_position = (ir_index, i)
+            slots.append(slot)
+            return slot.handle
+
+        handle = self._list([lambda i=i, item=item: make(i, item) for i, item in enumerate(items)],
+                            "aclCreateTensorList", "aclDestroyTensorList", "aclDestroyTensor")
+        for slot in slots:
+            slot.list_handle = handle
+        self.slots.append(slots)
+        return handle
+
+
+def _layout(value) -> tuple:
+    """What a prepared executor fixed of a tensor: shape, dtype, and for a Tensor its view."""
+    if isinstance(value, Tensor):
+        return (tuple(value.shape), value.dtype, tuple(value.strides), value.offset, "Tensor")
+    return (tuple(value.shape), value.dtype, None, 0, "ndarray")
+
+
+class _TensorSlot:
+    """One tensor of the executor: where its data is, and (for ndarrays) the host side."""
+
+    __slots__ = ("name", "output", "index", "layout", "handle", "ptr", "host_nbytes", "value",
+                 "list_position", "list_handle")
+
+    def __init__(self, name, output, index, layout, handle, ptr, host_nbytes=0, value=None) -> None:
+        self.name, self.output, self.index, self.layout = name, output, index, layout
+        self.handle, self.ptr, self.host_nbytes, self.value = handle, ptr, host_nbytes, value
+        self.list_position = None
+        self.list_handle = None
+
+
+def _download(call: Call, slots) -> None:
+    """Copy device results back into the ndarray outputs (the stream synchronised first)."""
+    call.lib.synchronize()
+    memcpy = call.c.aclrtMemcpy
+    for slot in slots:
+        out = slot.value
+        host = out if out.flags.c_contiguous else np.empty(out.shape, out.dtype)
+        if slot.host_nbytes:
+            call.lib.check(memcpy(call.ffi.from_buffer(host), slot.host_nbytes, slot.ptr, slot.host_nbytes,
+                                  ACL_MEMCPY_DEVICE_TO_HOST), "aclrtMemcpy")
+        if host is not out:
+            out[...] = host
+
+
+def _flat_slots(slots) -> list[_TensorSlot]:
+    out = []
+    for s in slots:
+        if isinstance(s, _TensorSlot):
+            out.append(s)
+        elif isinstance(s, list):
+            out.extend(s)
+    return out
+
+
+def _results(sig: _Signature, values: list):
+    outs = [list(v) if p.kind == "tensor_list" else v for p, v in zip(sig.params, values) if p.output]
+    if not outs:
+        return None
+    return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+# -- numpy backend: the five operators' own kernels --------------------------------------------
+
+def _numpy_kernels() -> dict:
+    from . import ops
+
+    return {"aclnnIm2colBackward": ops.im2col_backward, "aclnnMaxUnpool2dBackward": ops.max_unpool2d_backward,
+            "aclnnReflectionPad2dBackward": ops.reflection_pad2d_backward,
+            "aclnnAvgPool2dBackward": ops.avg_pool2d_backward,
+            "aclnnConvolutionBackward": ops.convolution_backward}
+
+
+def _needs_device(op: str) -> AclnnError:
+    return AclnnError(ACL_ERROR_API_NOT_SUPPORT, op, f"{op} needs backend 'npu' or 'sim': the numpy backend "
+                      f"implements only {', '.join(_numpy_kernels())}")
+
+
+def _numpy_call(sig: _Signature, values: list):
+    kernel = _numpy_kernels()[sig.op]
+    inputs, outputs = [], []
+    for p, v in zip(sig.params, values):
+        if p.output:
+            outputs.append((p, _output(sig.api, p.name, v)))
+        elif p.kind == "tensor" and v is not None:
+            inputs.append(_array(sig.api, p.name, v))
+        else:
+            inputs.append(v)
+    results = kernel(*inputs, backend="numpy")
+    results = results if isinstance(results, tuple) else (results,)
+    for (p, out), result in zip(outputs, results):
+        if out is None or result is None:
+            continue
+        if isinstance(out, Tensor):
+            raise TypeError(f"{sig.api}: {p.name} is an aclnn_py.Tensor, which needs backend 'npu' or 'sim'")
+        if out.shape != result.shape or out.dtype != result.dtype:
+            raise param_invalid(sig.api, f"{p.name} must have shape {list(result.shape)} and dtype {result.dtype}, "
+                                         f"got {list(out.shape)} and {out.dtype}")
+        out[...] = result
+    return _results(sig, values)
+
+
+# -- public ------------------------------------------------------------------------------------
+
+def _library(backend: str | None):
+    name = _backend.resolve(backend)
+    if name == "numpy":
+        return None
+    from . import _ffi
+
+    return _ffi.library(name)
+
+
+def call(name: str, *args, backend: str | None = None, **kwargs):
+    """Run the aclnn operator ``name`` (``"aclnnAdd"``) once: phase 1 with the arguments of
+    ``aclnnXxxGetWorkspaceSize`` (C order, or C names as keywords), then phase 2 on this
+    thread's stream. Returns the outputs (module docstring).
+
+    Raises:
+        AclnnError: the library's status; 200001 (ACL_ERROR_API_NOT_SUPPORT) naming ``name``
+            when the toolkit declares or exports no such operator.
+        TypeError: a missing or unknown argument, or one of the wrong Python type (named).
+    """
+    lib = _library(backend)
+    sig = _signature(lib, name)
+    values = _bind(sig, args, kwargs)
+    if lib is None:
+        return _numpy_call(sig, values)
+    with Call(lib, sig.api) as c:
+        marshal = _Marshal(c, sig, values, own_descriptors=False)
+        c.run(sig.op, *marshal.args)
+        downloads = [s for s in _flat_slots(marshal.slots) if s.value is not None]
+        if downloads:
+            _download(c, downloads)
+        elif not c.device_io:
+            c.lib.synchronize()  # the call's device memory is freed when it ends
+    return _results(sig, values)
+
+
+def prepare(name: str, *args, backend: str | None = None, **kwargs) -> "Prepared":
+    """Phase 1 of ``name`` once, on a repeatable executor; the returned ``Prepared`` runs
+    phase 2 when called with arguments of the same shapes and dtypes (``call``'s signature).
+    Use it as a context manager (or ``close()`` it): that destroys the executor."""
+    lib = _library(backend)
+    sig = _signature(lib, name)
+    values = _bind(sig, args, kwargs)
+    if lib is None:
+        # Checked now, as phase 1 checks them, on copies of the outputs (phase 1 writes nothing).
+        _numpy_call(sig, [np.array(v) if p.output and isinstance(v, np.ndarray) else v
+                          for p, v in zip(sig.params, values)])
+    return Prepared(sig, lib, values)
+
+
+class Prepared:
+    """A repeatable executor of one operator and the arguments it was made with.
+
+    Calling it runs phase 2 again: NumPy inputs are copied into the device memory phase 1
+    saw; a ``Tensor`` elsewhere than before is re-pointed with ``aclSetInputTensorAddr`` /
+    ``aclSetOutputTensorAddr`` (``aclSetDynamic{Input,Output}TensorAddr`` for an element of a
+    tensor list); NumPy outputs are written in place. A tensor of another shape, dtype or view,
+    or any other argument that differs from phase 1's, is a ValueError naming the parameter
+    (phase 1 computed the executor from them). Runs on the stream of the thread that made it.
+    On the numpy backend each call recomputes."""
+
+    def __init__(self, sig: _Signature, lib, values: list) -> None:
+        self.sig = sig
+        self.lib = lib
+        self._thread = threading.get_ident()
+        if lib is None:
+            self._finalizer = None
+            return
+        c = Call(lib, sig.api)
+        c.__enter__()
+        try:
+            self._marshal = _Marshal(c, sig, values, own_descriptors=True)
+            self._executor, self._workspace, self._size = c.repeatable(sig.op, *self._marshal.args)
+        except BaseException as exc:
+            c.__exit__(type(exc), exc, exc.__traceback__)
+            raise
+        self._call = c
+        self._kernel = lib.fn(sig.op)
+        self._slots = _flat_slots(self._marshal.slots)
+        self._downloads = [s for s in self._slots if s.value is not None]
+        self._queued = False  # whether the last run may still be on the stream
+        self._finalizer = weakref.finalize(self, Prepared._release, c, self._executor)
+
+    @staticmethod
+    def _release(c: Call, executor) -> None:
+        """Wait for queued runs, destroy the executor, then the call's descriptors and memory."""
+        lib = c.lib
+        if lib.finalized:
+            return
+        _quietly(lib.synchronize)
+        _quietly(lambda: c.c.aclDestroyAclOpExecutor(executor))
+        _quietly(lambda: c.__exit__(None, None, None))
+
+    def close(self) -> None:
+        """Destroy the executor and release what phase 1 was given (once; later calls do nothing)."""
+        if self._finalizer is not None:
+            self._finalizer()
+
+    def __enter__(self) -> "Prepared":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __call__(self, *args, **kwargs):
+        sig = self.sig
+        values = _bind(sig, args, kwargs)
+        if self.lib is None:
+            return _numpy_call(sig, values)
+        if not self._finalizer.alive:
+            raise ValueError(f"{sig.op}: this prepared executor is closed")
+        if threading.get_ident() != self._thread:
+            raise RuntimeError(f"{sig.op}: a prepared executor runs on the stream of the thread that prepared it")
+        plan = self._check(values)
+        c, ffi = self._call, self._call.ffi
+        memcpy = c.c.aclrtMemcpy
+        if self._queued:
+            self.lib.synchronize()  # the last run may still read the memory about to be refilled
+        for slot, value in plan:
+            if isinstance(value, Tensor):
+                ptr = value.buffer.ptr
+                if ptr != slot.ptr:
+                    self._repoint(slot, ptr)
+            elif slot.host_nbytes:
+                host = np.ascontiguousarray(value)
+                self.lib.check(memcpy(slot.ptr, slot.host_nbytes, ffi.from_buffer(host), slot.host_nbytes,
+                                      ACL_MEMCPY_HOST_TO_DEVICE), "aclrtMemcpy")
+                if slot.output:
+                    slot.value = value
+        self.lib.check(self._kernel(self._workspace, self._size, self._executor, c.stream), sig.op)
+        self._queued = not self._downloads
+        if self._downloads:
+            _download(c, self._downloads)
+        return _results(sig, values)
+
+    def _check(self, values: list) -> list[tuple[_TensorSlot, object]]:
+        """Every argument against phase 1's, before anything is done: ``(slot, new value)``."""
+        api, plan = self.sig.api, []
+        for p, slot, v in zip(self.sig.params, self._marshal.slots, values):
+            if isinstance(slot, _TensorSlot):
+                plan.append((slot, self._same_tensor(p, slot, v)))
+            elif isinstance(slot, list):
+                items = _sequence(api, p.name, v, "aclTensorList")
+                if len(items) != len(slot):
+                    raise ValueError(f"{self.sig.op}: {p.name} had {len(slot)} tensors in phase 1, got {len(items)}")
+                plan += [(s, self._same_tensor(p, s, item)) for s, item in zip(slot, items)]
+            elif _fixed(api, p, v) != slot:
+                raise ValueError(f"{self.sig.op}: {p.name} differs from the value phase 1 was given "
+                                 f"({slot!r}); prepare again for another one")
+        return plan
+
+    def _same_tensor(self, p: _Param, slot: _TensorSlot, v):
+        api = self.sig.api
+        value = _output(api, slot.name, v) if slot.output else (None if v is None else _array(api, slot.name, v))
+        if slot.layout is None or value is None:
+            if (slot.layout is None) != (value is None):
+                raise ValueError(f"{self.sig.op}: {slot.name} was {'None' if slot.layout is None else 'a tensor'} "
+                                 "in phase 1 and must stay so")
+            return None
+        if isinstance(value, Tensor) and (value.lib is not self.lib or value.buffer is None):
+            raise TypeError(f"{api}: {slot.name} is a closed Tensor or one of another backend")
+        layout = _layout(value)
+        if layout != slot.layout:
+            what = ("shape, dtype, strides and offset" if layout[4] == slot.layout[4] == "Tensor" else
+                    "shape and dtype" if layout[4] == slot.layout[4] else "kind (ndarray or Tensor)")
+            raise ValueError(f"{self.sig.op}: {slot.name} must have phase 1's {what}: "
+                             f"{_describe(slot.layout)}, got {_describe(layout)}")
+        return value
+
+    def _repoint(self, slot: _TensorSlot, ptr) -> None:
+        """The executor's tensor ``slot`` now reads (or writes) the device memory at ``ptr``."""
+        side = "Output" if slot.output else "Input"
+        if slot.list_position is None:
+            api = f"aclSet{side}TensorAddr"
+            status = self.lib.fn(api)(self._executor, slot.index, slot.handle, ptr)
+        else:
+            api = f"aclSetDynamic{side}TensorAddr"
+            status = self.lib.fn(api)(self._executor, *slot.list_position, slot.list_handle, ptr)
+        self.lib.check(status, api)
+        slot.ptr = ptr
+
+
+def _describe(layout: tuple) -> str:
+    shape, dtype, strides, offset, kind = layout
+    view = f", strides {list(strides)}, offset {offset}" if kind == "Tensor" else ""
+    return f"{kind} {list(shape)} {dtype}{view}"

@@ -1,0 +1,95 @@
+/* The per-run host sequence of a prepared aclnn call on tiny tensors, as a C program does it:
+ * phase 1 once on a repeatable executor (aclSetAclOpExecutorRepeatable), then per run the new
+ * input data (and the output's current content, as aclnn_py.prepare does for in-place
+ * operators) copied into the same device buffers, phase 2, synchronise, result copied back.
+ * scripts/bench.py builds this against the simulator toolkit and compares a run of
+ * aclnn_py.prepare's object, and a one-shot aclnn_py.call, with it.
+ *
+ *   overhead_repeatable ITERATIONS   -> prints "per_run_us <microseconds>"
+ */
+#define _POSIX_C_SOURCE 199309L
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "acl/acl.h"
+#include "aclnnop/aclnn_pad2d_backward.h"
+
+#define CHECK(expr)                                                              \
+    do {                                                                         \
+        int status_ = (int)(expr);                                               \
+        if (status_ != 0) {                                                      \
+            const char *message_ = aclGetRecentErrMsg();                          \
+            fprintf(stderr, "%s failed: %d %s\n", #expr, status_,                \
+                    message_ ? message_ : "(no message)");                       \
+            exit(1);                                                             \
+        }                                                                        \
+    } while (0)
+
+static aclTensor *device_tensor(const int64_t *shape, void **dev, size_t *bytes) {
+    int64_t strides[4] = {shape[1] * shape[2] * shape[3], shape[2] * shape[3], shape[3], 1};
+    int64_t storage = shape[0] * strides[0];
+    *bytes = (size_t)storage * sizeof(float);
+    CHECK(aclrtMalloc(dev, *bytes, ACL_MEM_MALLOC_HUGE_FIRST));
+    return aclCreateTensor(shape, 4, ACL_FLOAT, strides, 0, ACL_FORMAT_NCHW, &storage, 1, *dev);
+}
+
+int main(int argc, char **argv) {
+    long iterations = argc > 1 ? atol(argv[1]) : 10000;
+    const int64_t grad_shape[4] = {1, 1, 6, 6}, self_shape[4] = {1, 1, 4, 4};
+    const int64_t padding[4] = {1, 1, 1, 1};
+    float grad[36], self[16], result[16] = {0};
+    for (int i = 0; i < 36; ++i) grad[i] = 1.0f;
+    for (int i = 0; i < 16; ++i) self[i] = 1.0f;
+
+    aclrtStream stream;
+    CHECK(aclInit(NULL));
+    CHECK(aclrtSetDevice(0));
+    CHECK(aclrtCreateStream(&stream));
+
+    void *g_dev, *x_dev, *out_dev, *workspace = NULL;
+    size_t g_bytes, x_bytes, out_bytes;
+    aclTensor *g = device_tensor(grad_shape, &g_dev, &g_bytes);
+    aclTensor *x = device_tensor(self_shape, &x_dev, &x_bytes);
+    aclTensor *out = device_tensor(self_shape, &out_dev, &out_bytes);
+    aclIntArray *pad = aclCreateIntArray(padding, 4);
+    uint64_t workspace_size = 0;
+    aclOpExecutor *executor = NULL;
+    CHECK(aclrtMemcpy(g_dev, g_bytes, grad, g_bytes, ACL_MEMCPY_HOST_TO_DEVICE));
+    CHECK(aclrtMemcpy(x_dev, x_bytes, self, x_bytes, ACL_MEMCPY_HOST_TO_DEVICE));
+    CHECK(aclnnReflectionPad2dBackwardGetWorkspaceSize(g, x, pad, out, &workspace_size, &executor));
+    CHECK(aclSetAclOpExecutorRepeatable(executor));
+    if (workspace_size > 0) CHECK(aclrtMalloc(&workspace, workspace_size, ACL_MEM_MALLOC_HUGE_FIRST));
+
+    struct timespec t0, t1;
+    for (long it = -200; it < iterations; ++it) { /* 200 warm-up runs */
+        if (it == 0) clock_gettime(CLOCK_MONOTONIC, &t0);
+        CHECK(aclrtMemcpy(g_dev, g_bytes, grad, g_bytes, ACL_MEMCPY_HOST_TO_DEVICE));
+        CHECK(aclrtMemcpy(x_dev, x_bytes, self, x_bytes, ACL_MEMCPY_HOST_TO_DEVICE));
+        CHECK(aclrtMemcpy(out_dev, out_bytes, result, out_bytes, ACL_MEMCPY_HOST_TO_DEVICE));
+        CHECK(aclnnReflectionPad2dBackward(workspace, workspace_size, executor, stream));
+        CHECK(aclrtSynchronizeStream(stream));
+        CHECK(aclrtMemcpy(result, sizeof result, out_dev, sizeof result, ACL_MEMCPY_DEVICE_TO_HOST));
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double us = ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec)) / 1e3;
+    printf("per_run_us %.3f\n", iterations > 0 ? us / (double)iterations : 0.0);
+    int wrong = result[5] != 4.0f; /* an interior pixel of a 4x4 with 1-pixel reflection of ones */
+    CHECK(aclDestroyAclOpExecutor(executor));
+    aclDestroyTensor(g);
+    aclDestroyTensor(x);
+    aclDestroyTensor(out);
+    aclDestroyIntArray(pad);
+    if (workspace) aclrtFree(workspace);
+    aclrtFree(g_dev);
+    aclrtFree(x_dev);
+    aclrtFree(out_dev);
+    if (wrong) {
+        fprintf(stderr, "unexpected result %f\n", result[5]);
+        return 1;
+    }
+    CHECK(aclrtDestroyStream(stream));
+    CHECK(aclrtResetDevice(0));
+    CHECK(aclFinalize());
+    return 0;
+}
