@@ -15,6 +15,7 @@ from aclnn_py import AclnnError, Tensor
 from aclnn_py._ffi.operator_headers import parse_operator_header
 from helpers import assert_close
 from reference.avg_pool2d_backward import avg_pool2d_backward as avg_pool_reference
+from reference.max_unpool2d_backward import max_unpool2d_backward as unpool_reference
 from reference.reflection_pad2d_backward import reflection_pad2d_backward as pad_reference
 
 PAD = "aclnnReflectionPad2dBackward"
@@ -239,3 +240,22 @@ def test_numpy_checks_output_shapes():
     with pytest.raises(AclnnError, match="gradInput must have shape") as info:
         aclnn_py.call(PAD, go, x, padding, np.zeros((1, 1), np.float32), backend="numpy")
     assert info.value.status == 161002
+
+
+@pytest.mark.parametrize("rebound", ["self", "indices", "both"])
+def test_prepare_repoints_each_input_by_its_prototype_position(sim_lib, rebound):
+    # aclSetInputTensorAddr's index counts the phase-1 tensor inputs in prototype order
+    # (gradOutput, self, indices): re-pointing self must not move indices, and the reverse.
+    rng = np.random.default_rng(11)
+    go = rng.standard_normal((1, 2, 4, 4)).astype(np.float32)
+    x = np.zeros((1, 2, 2, 2), np.float32)
+    idx0 = rng.integers(0, 16, size=x.shape).astype(np.int64)
+    idx1 = rng.integers(0, 16, size=x.shape).astype(np.int64)
+    with Tensor.from_numpy(go, backend="sim") as g, Tensor.from_numpy(x, backend="sim") as s0, \
+            Tensor.from_numpy(x + 1, backend="sim") as s1, Tensor.from_numpy(idx0, backend="sim") as i0, \
+            Tensor.from_numpy(idx1, backend="sim") as i1, Tensor.empty(x.shape, np.float32, backend="sim") as out:
+        with aclnn_py.prepare("aclnnMaxUnpool2dBackward", g, s0, i0, [4, 4], out, backend="sim") as run:
+            self_t = s1 if rebound in ("self", "both") else s0
+            indices_t, indices = (i1, idx1) if rebound in ("indices", "both") else (i0, idx0)
+            run(g, self_t, indices_t, [4, 4], out)
+            assert_close(out.numpy(), unpool_reference(go, x, indices, (4, 4)), np.float32)

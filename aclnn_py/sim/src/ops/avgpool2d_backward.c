@@ -30,7 +30,7 @@ typedef struct {
 
 static aclnnStatus avgpool_kernel(aclOpExecutor *ex, void *workspace)
 {
-    ACLSIM_OPS_TRY(aclsim_ops_kernel_check_memory(KERNEL, ex, 1, 1));
+    ACLSIM_OPS_TRY(aclsim_ops_kernel_check_memory(KERNEL, ex, 1u << 0, 1));
     const avgpool_params *p = aclsim_executor_params(ex, sizeof *p);
     const aclTensor *grad = aclsim_executor_input(ex, 0);
     aclTensor *grad_input = aclsim_executor_output(ex, 0);
@@ -269,9 +269,9 @@ aclnnStatus aclnnAvgPool2dBackwardGetWorkspaceSize(const aclTensor *gradOutput, 
     };
     uint64_t workspace = aclsim_ops_region((uint64_t)aclsim_ops_numel(gradInput), sizeof(float)) +
                          aclsim_ops_region((uint64_t)p.ow, sizeof(float));
-    const aclTensor *inputs[] = {gradOutput};
+    const aclTensor *inputs[] = {gradOutput, self};
     const aclTensor *outputs[] = {gradInput};
-    return aclsim_ops_finish(KERNEL, avgpool_kernel, workspace, &p, sizeof p, inputs, 1, outputs, 1, workspaceSize,
+    return aclsim_ops_finish(KERNEL, avgpool_kernel, workspace, &p, sizeof p, inputs, 2, outputs, 1, workspaceSize,
                              executor);
 }
 

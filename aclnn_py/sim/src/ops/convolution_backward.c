@@ -498,7 +498,7 @@ static bool all_finite(const float *x, int64_t count)
 
 static aclnnStatus conv_kernel(aclOpExecutor *ex, void *workspace)
 {
-    ACLSIM_OPS_TRY(aclsim_ops_kernel_check_memory(KERNEL, ex, 3, 3));
+    ACLSIM_OPS_TRY(aclsim_ops_kernel_check_memory(KERNEL, ex, 0x7u, 3));
     const conv_params *p = aclsim_executor_params(ex, sizeof *p);
     aclTensor *grad_input = aclsim_executor_output(ex, GRAD_INPUT);
     aclTensor *grad_weight = aclsim_executor_output(ex, GRAD_WEIGHT);

@@ -23,7 +23,7 @@ typedef struct {
 
 static aclnnStatus im2col_kernel(aclOpExecutor *ex, void *workspace)
 {
-    ACLSIM_OPS_TRY(aclsim_ops_kernel_check_memory("aclnnIm2colBackward", ex, 1, 1));
+    ACLSIM_OPS_TRY(aclsim_ops_kernel_check_memory("aclnnIm2colBackward", ex, 1u << 0, 1));
     const im2col_params *p = aclsim_executor_params(ex, sizeof *p);
     const aclTensor *grad = aclsim_executor_input(ex, 0);
     aclTensor *out = aclsim_executor_output(ex, 0);

@@ -53,10 +53,10 @@ static void copy_element(void *dst, const void *src, size_t size)
 
 static aclnnStatus unpool_kernel(aclOpExecutor *ex, void *workspace)
 {
-    ACLSIM_OPS_TRY(aclsim_ops_kernel_check_memory(KERNEL, ex, 2, 1));
+    ACLSIM_OPS_TRY(aclsim_ops_kernel_check_memory(KERNEL, ex, 1u << 0 | 1u << 2, 1));
     const unpool_params *p = aclsim_executor_params(ex, sizeof *p);
     const aclTensor *grad = aclsim_executor_input(ex, 0);
-    const aclTensor *indices = aclsim_executor_input(ex, 1);
+    const aclTensor *indices = aclsim_executor_input(ex, 2);
     aclTensor *out = aclsim_executor_output(ex, 0);
     int64_t *flat = workspace;
     int64_t gs[4], is[4], os[4];
@@ -230,9 +230,9 @@ aclnnStatus aclnnMaxUnpool2dBackwardGetWorkspaceSize(const aclTensor *gradOutput
         .ow = aclsim_ops_dim(gradOutput, -1),
     };
     uint64_t workspace = aclsim_ops_region((uint64_t)aclsim_ops_numel(self), sizeof(int64_t));
-    const aclTensor *inputs[] = {gradOutput, indices};
+    const aclTensor *inputs[] = {gradOutput, self, indices};
     const aclTensor *outputs[] = {out};
-    return aclsim_ops_finish(KERNEL, unpool_kernel, workspace, &p, sizeof p, inputs, 2, outputs, 1, workspaceSize,
+    return aclsim_ops_finish(KERNEL, unpool_kernel, workspace, &p, sizeof p, inputs, 3, outputs, 1, workspaceSize,
                              executor);
 }
 

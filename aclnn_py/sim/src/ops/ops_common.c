@@ -791,9 +791,13 @@ aclnnStatus aclsim_ops_check_memory(const char *api, const char *name, const acl
                               name, aclsim_ops_shape(t).s, (long long)t->offset, t->data);
 }
 
-aclnnStatus aclsim_ops_kernel_check_memory(const char *api, const aclOpExecutor *ex, int n_inputs, int n_outputs)
+aclnnStatus aclsim_ops_kernel_check_memory(const char *api, const aclOpExecutor *ex, unsigned inputs_read,
+                                           int n_outputs)
 {
-    for (int i = 0; i < n_inputs; ++i) {
+    for (int i = 0; inputs_read >> i; ++i) {
+        if (!((inputs_read >> i) & 1u)) {
+            continue;
+        }
         const aclTensor *t = aclsim_executor_input(ex, i);
         if (t != NULL && !aclsim_tensor_memory_ok(t)) {
             aclsim_set_error("%s: input %d no longer lies in device memory (was its address changed?)", api, i);

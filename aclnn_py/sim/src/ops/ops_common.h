@@ -192,9 +192,13 @@ ACLSIM_OPS_API aclnnStatus aclsim_ops_invalid(const char *api, const char *fmt, 
 ACLSIM_OPS_API aclnnStatus aclsim_ops_nullptr(const char *api, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-/* Kernel-time re-check of the views an executor holds (NULL slots are skipped). */
+/* Kernel-time re-check of the views an executor holds that its kernel touches: the inputs whose
+ * bit is set in `inputs_read` (bit i: input i) and the first `n_outputs` outputs (NULL slots are
+ * skipped).  The executor holds every tensor argument in the prototype's order, read or not,
+ * so that aclSetInputTensorAddr's index is the prototype's; an input only its shape matters
+ * for (e.g. `self`) may point anywhere. */
 ACLSIM_OPS_API aclnnStatus aclsim_ops_kernel_check_memory(const char *api, const aclOpExecutor *ex,
-                                                          int n_inputs, int n_outputs);
+                                                          unsigned inputs_read, int n_outputs);
 
 /* Overflow-checked int64 arithmetic: false on overflow. */
 static inline bool aclsim_ops_add(int64_t a, int64_t b, int64_t *r) { return !__builtin_add_overflow(a, b, r); }

@@ -63,7 +63,7 @@ static void add_row(float *restrict dst_row, const aclTensor *grad, int64_t row,
 
 static aclnnStatus pad_kernel(aclOpExecutor *ex, void *workspace)
 {
-    ACLSIM_OPS_TRY(aclsim_ops_kernel_check_memory(KERNEL, ex, 1, 1));
+    ACLSIM_OPS_TRY(aclsim_ops_kernel_check_memory(KERNEL, ex, 1u << 0, 1));
     const pad_params *p = aclsim_executor_params(ex, sizeof *p);
     const aclTensor *grad = aclsim_executor_input(ex, 0);
     aclTensor *grad_input = aclsim_executor_output(ex, 0);
@@ -253,9 +253,9 @@ aclnnStatus aclnnReflectionPad2dBackwardGetWorkspaceSize(const aclTensor *gradOu
     };
     uint64_t values = (uint64_t)aclsim_ops_numel(self) * (p.complex ? 2u : 1u);
     uint64_t workspace = aclsim_ops_region(values, sizeof(double)) + aclsim_ops_region((uint64_t)p.ow, sizeof(int64_t));
-    const aclTensor *inputs[] = {gradOutput};
+    const aclTensor *inputs[] = {gradOutput, self};
     const aclTensor *outputs[] = {gradInput};
-    return aclsim_ops_finish(KERNEL, pad_kernel, workspace, &p, sizeof p, inputs, 1, outputs, 1, workspaceSize,
+    return aclsim_ops_finish(KERNEL, pad_kernel, workspace, &p, sizeof p, inputs, 2, outputs, 1, workspaceSize,
                              executor);
 }
 
