@@ -3,6 +3,8 @@
     python scripts/fuzz.py --calls 100000 --seed 1 [--chunk 2000]
 
 What runs: the five op functions (on ``numpy`` and ``sim``; NumPy arrays and device Tensors),
+the same operators by C name through ``aclnn_py.call`` and ``aclnn_py.prepare`` (run again,
+sometimes on other arguments),
 ``Tensor.from_numpy`` / ``empty`` / ``view`` / ``numpy``, ``IntArray``, ``BoolArray``,
 ``FloatArray``, ``Scalar``, and ``capi.aclrtMalloc`` / ``aclrtMemcpy`` / ``aclrtMemcpyAsync``
 / ``aclrtMemset``. Arguments: random shapes (0-size too), every dtype NumPy has (float128,
@@ -200,11 +202,48 @@ class Fuzzer:
     def op_call(self):
         backend = self.pick(["numpy", "sim"])
         name = self.pick(["im2col", "max_unpool", "reflection", "avg_pool", "conv"])
-        args = self.mutate(getattr(self, f"_{name}_args")(), backend)
-        fn = {"im2col": self.aclnn.im2col_backward, "max_unpool": self.aclnn.max_unpool2d_backward,
-              "reflection": self.aclnn.reflection_pad2d_backward, "avg_pool": self.aclnn.avg_pool2d_backward,
-              "conv": self.aclnn.convolution_backward}[name]
-        return f"{fn.__name__}(backend={backend!r}, {_describe(args)})", lambda: fn(*args, backend=backend)
+        clean = getattr(self, f"_{name}_args")()
+        how = self.pick(["function", "function", "call", "prepare"])
+        if how == "function":
+            args = self.mutate(clean, backend)
+            fn = {"im2col": self.aclnn.im2col_backward, "max_unpool": self.aclnn.max_unpool2d_backward,
+                  "reflection": self.aclnn.reflection_pad2d_backward, "avg_pool": self.aclnn.avg_pool2d_backward,
+                  "conv": self.aclnn.convolution_backward}[name]
+            return f"{fn.__name__}(backend={backend!r}, {_describe(args)})", lambda: fn(*args, backend=backend)
+        # The same operator by its C name: the C argument list (cubeMathType and the outputs too).
+        c_name, c_args = self._c_args(name, clean)
+        args = self.mutate(c_args, backend)
+        if how == "call":
+            return (f"call({c_name!r}, backend={backend!r}, {_describe(args)})",
+                    lambda: self.aclnn.call(c_name, *args, backend=backend))
+
+        def prepared():
+            with self.aclnn.prepare(c_name, *args, backend=backend) as run:
+                again = self.mutate(args, backend) if self.chance(0.3) else args
+                return run(*again)
+        return f"prepare({c_name!r}, backend={backend!r}, {_describe(args)})", prepared
+
+    def _c_args(self, name: str, args: list) -> tuple[str, list]:
+        """The C name and argument list of the dedicated function's arguments ``args``, with
+        outputs of the shapes the valid call produces."""
+        def out_like(shape, dtype):
+            return np.zeros(shape, dtype) if self.chance(0.9) else self.junk()
+        if name == "im2col":
+            g, size, kernel = args[0], args[1], args[2]
+            shape = g.shape[:-2] + (g.shape[-2] // (kernel[0] * kernel[1]), *size)
+            return "aclnnIm2colBackward", [*args, out_like(shape, g.dtype)]
+        if name == "max_unpool":
+            return "aclnnMaxUnpool2dBackward", [*args, out_like(args[1].shape, args[1].dtype)]
+        if name == "reflection":
+            return "aclnnReflectionPad2dBackward", [*args, out_like(args[1].shape, args[1].dtype)]
+        if name == "avg_pool":
+            *head, divisor = args
+            return "aclnnAvgPool2dBackward", [*head, divisor or 0, 0, out_like(args[1].shape, args[1].dtype)]
+        go, x, w = args[0], args[1], args[2]
+        mask = args[10]
+        grads = [out_like(x.shape, x.dtype) if mask[0] else None, out_like(w.shape, w.dtype) if mask[1] else None,
+                 out_like((w.shape[0],), go.dtype) if mask[2] else None]
+        return "aclnnConvolutionBackward", [*args, 0, *grads]
 
     def _im2col_args(self):
         c, kh, kw = self.small_int(1, 3), self.small_int(1, 3), self.small_int(1, 3)
