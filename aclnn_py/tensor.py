@@ -17,9 +17,10 @@ import weakref
 from collections.abc import Callable, Sequence
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from . import _backend
-from ._dtypes import format_for_rank, to_acl, to_numpy
+from ._dtypes import bfloat16, format_for_rank, to_acl, to_numpy
 from ._errors import ACLNN_ERR_PARAM_INVALID, AclnnError
 
 ACL_MEM_MALLOC_HUGE_FIRST = 0
@@ -304,6 +305,16 @@ class Tensor:
             raise ValueError(f"aclnn_py.Tensor.numpy: a host copy of shape {list(self.shape)} ({self.size} "
                              f"elements of {self.dtype}) cannot be allocated: {exc}") from None
 
+    def __array__(self, dtype: DTypeLike = None, copy: bool | None = None) -> np.ndarray:
+        """``np.asarray(tensor)``: waits for the queued work and downloads (NumPy 2 protocol).
+
+        A device tensor is never host memory, so ``copy=False`` is a ValueError."""
+        if copy is False:
+            raise ValueError("aclnn_py.Tensor: a device tensor cannot be viewed as a NumPy array without a copy "
+                             "(np.asarray downloads it; copy=False is impossible)")
+        host = self.numpy()
+        return host if dtype is None else host.astype(dtype, copy=False)
+
     @property
     def ndim(self) -> int:
         return len(self.shape)
@@ -334,6 +345,73 @@ class Tensor:
     def __repr__(self) -> str:
         return (f"Tensor(shape={list(self.shape)}, dtype={self.dtype}, strides={list(self.strides)}, "
                 f"offset={self.offset}, backend={self.lib.backend!r})")
+
+
+# torch dtypes by name (``str(torch.float32)`` is ``"torch.float32"``): read without importing torch.
+_TORCH_DTYPES = {
+    "float32": np.float32, "float": np.float32, "float16": np.float16, "half": np.float16,
+    "bfloat16": bfloat16, "float64": np.float64, "double": np.float64, "int8": np.int8,
+    "uint8": np.uint8, "int16": np.int16, "short": np.int16, "int32": np.int32, "int": np.int32,
+    "int64": np.int64, "long": np.int64, "bool": np.bool_, "complex64": np.complex64,
+    "complex128": np.complex128, "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64,
+}
+
+
+class DeviceView:
+    """Device memory a caller owns (a torch_npu tensor), described for a non-owning aclTensor.
+
+    ``ptr`` is the address of the first element (torch_npu's ``data_ptr()`` already includes the
+    storage offset), ``strides`` are in elements; ``owner`` is the caller's object, kept alive
+    until the stream is past the call that uses it."""
+
+    __slots__ = ("ptr", "shape", "strides", "dtype", "owner")
+
+    def __init__(self, ptr: int, shape: tuple[int, ...], strides: tuple[int, ...], dtype: np.dtype,
+                 owner: object) -> None:
+        self.ptr, self.shape, self.strides, self.dtype, self.owner = ptr, shape, strides, dtype, owner
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    @property
+    def span(self) -> int:
+        """Elements from the first to one past the last the view reaches (0 when empty)."""
+        if 0 in self.shape:
+            return 0
+        return 1 + sum((d - 1) * s for d, s in zip(self.shape, self.strides))
+
+
+def device_view(api: str, name: str, value: object) -> DeviceView | None:
+    """A ``DeviceView`` of ``value`` if it has torch_npu's interface (``device.type == "npu"``,
+    ``data_ptr()``, ``shape``, ``stride()``, ``dtype``, ``storage_offset()``), else None.
+
+    TypeError for such an object whose dtype CANN has no name for; ValueError for a negative
+    stride or offset (CANN has none)."""
+    device = getattr(value, "device", None)
+    if getattr(device, "type", None) != "npu":
+        return None
+    if not all(callable(getattr(value, m, None)) for m in ("data_ptr", "stride", "storage_offset")):
+        return None
+    torch_dtype = str(getattr(value, "dtype", ""))
+    dtype = _TORCH_DTYPES.get(torch_dtype.removeprefix("torch."))
+    if dtype is None:
+        raise TypeError(f"{api}: {name} dtype {torch_dtype} has no aclDataType counterpart")
+    shape = _dims(api, f"{name}.shape", tuple(getattr(value, "shape")))
+    strides = _dims(api, f"{name}.stride()", tuple(value.stride()))  # type: ignore[attr-defined]
+    offset = _index(api, f"{name}.storage_offset()", value.storage_offset())  # type: ignore[attr-defined]
+    check_view(api, shape, strides, offset, INT64_MAX)
+    ptr = _index(api, f"{name}.data_ptr()", value.data_ptr())  # type: ignore[attr-defined]
+    if ptr == 0 and 0 not in shape:
+        raise ValueError(f"{api}: {name}.data_ptr() is NULL for a non-empty tensor")
+    return DeviceView(ptr, shape, strides, np.dtype(dtype), value)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -495,4 +573,4 @@ def scalar_value(api: str, value, dtype) -> np.ndarray:
     return out
 
 
-__all__ = ["BoolArray", "DeviceBuffer", "FloatArray", "IntArray", "Scalar", "Tensor", "Transaction", "to_numpy"]
+__all__ = ["BoolArray", "DeviceBuffer", "DeviceView", "FloatArray", "IntArray", "Scalar", "Tensor", "Transaction", "to_numpy"]
