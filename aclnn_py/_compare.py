@@ -39,6 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._ffi.discovery import BackendUnavailable
 from ._dtypes import bfloat16, dtype_name
 
 
@@ -184,7 +185,23 @@ def cube_math_type_of(fn: Callable, args: Sequence, kwargs: dict) -> int:
     return int(value) if isinstance(value, (int, np.integer)) else 0
 
 
-def compare(op: str | Callable, *args, backends: tuple[str, str] = ("npu", "numpy"),
+def default_backends() -> tuple[str, str]:
+    """``(under test, reference)`` for this machine: ``("npu", "numpy")`` where an NPU is
+    present, else ``("sim", "numpy")`` where the simulator loads (``BackendUnavailable`` saying
+    both were looked for otherwise: comparing numpy with itself tells nothing)."""
+    from . import _ffi
+
+    if "sim" not in _ffi.loaded_backends() and _ffi.npu_present():
+        return ("npu", "numpy")
+    try:
+        _ffi.library("sim")
+    except BackendUnavailable as exc:
+        raise BackendUnavailable(f"compare: no backend to compare with numpy on this machine: no NPU, and the "
+                                 f"simulator does not load ({exc}); pass backends=(tested, reference)") from exc
+    return ("sim", "numpy")
+
+
+def compare(op: str | Callable, *args, backends: tuple[str, str] | None = None,
             rtol: float | None = None, atol: float | None = None, **kwargs) -> Comparison:
     """Run ``op(*args, **kwargs)`` on two backends and compare the results.
 
@@ -192,8 +209,10 @@ def compare(op: str | Callable, *args, backends: tuple[str, str] = ("npu", "nump
         op: an operator function (``aclnn_py.avg_pool2d_backward``) or its name.
         *args, **kwargs: the operator's arguments, as for a normal call (NumPy arrays; device
             ``Tensor``s are accepted and copied to the host for the numpy backend).
-        backends: ``(under test, reference)``. ``npu`` and ``sim`` cannot be compared with each
-            other in one process (they load libraries of the same names).
+        backends: ``(under test, reference)``; default: ``("npu", "numpy")`` where an NPU is
+            present, else ``("sim", "numpy")`` (``default_backends``). ``npu`` and ``sim``
+            cannot be compared with each other in one process (they load libraries of the
+            same names).
         rtol, atol: override the table's tolerance for every output.
 
     Returns:
@@ -206,6 +225,8 @@ def compare(op: str | Callable, *args, backends: tuple[str, str] = ("npu", "nump
     """
     if "backend" in kwargs:
         raise TypeError("compare: pass backends=(tested, reference), not backend=")
+    if backends is None:
+        backends = default_backends()
     if len(backends) != 2:
         raise ValueError(f"compare: backends must name two backends (tested, reference), got {backends!r}")
     name, fn = resolve_op(op)

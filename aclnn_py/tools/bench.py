@@ -9,7 +9,8 @@ is reported too. On ``numpy`` the figure is wall time.
 
 The case: the forward input's shape (``--shape N,C,H,W``; default per operator, below), the
 dtype, and the operator's other parameters, each overridable with ``--param NAME=VALUE``
-(a Python literal: ``--param kernel=5 --param stride=(2,1)``).
+(a Python literal: ``--param kernel_size=5 --param stride=(2,1)``). The names are the operator
+functions' Python parameter names.
 
 A progress line is shown on stderr (when it is a terminal, or with ``--progress always``) once a
 run has taken more than a second.
@@ -100,14 +101,26 @@ def make_call(op: str, shape: Sequence[int] | None = None, dtype="float32", para
     """The benchmark case of ``op``: its defaults, overridden by ``shape``/``dtype``/``params``."""
     if op not in DEFAULTS:
         raise ValueError(f"unknown operator {op!r}; expected one of {', '.join(DEFAULTS)}")
-    default_shape, default_params = DEFAULTS[op]
+    default_shape, builder_params = DEFAULTS[op]
+    default_params = shown_params(builder_params)
     merged = {**default_params, **(params or {})}
     unknown = sorted(set(merged) - set(default_params))
     if unknown:
         raise ValueError(f"{op} has no parameter {', '.join(unknown)}; its parameters are "
                          f"{', '.join(f'{k}={v!r}' for k, v in default_params.items())}")
     dt = DTYPES[dtype] if isinstance(dtype, str) else np.dtype(dtype)
-    return _cases.BUILDERS[op](np.random.default_rng(seed), tuple(shape or default_shape), dt, **merged)
+    to_builder = {shown: name for name, shown in _PYTHON_NAMES.items()}
+    return _cases.BUILDERS[op](np.random.default_rng(seed), tuple(shape or default_shape), dt,
+                               **{to_builder.get(k, k): v for k, v in merged.items()})
+
+
+# The case builders' short names -> the operator functions' Python names, which users see.
+_PYTHON_NAMES = {"kernel": "kernel_size"}
+
+
+def shown_params(params: dict[str, object]) -> dict[str, object]:
+    """A case's parameters under the names users see (the operators' Python names)."""
+    return {_PYTHON_NAMES.get(k, k): v for k, v in params.items()}
 
 
 def _release(result) -> None:
@@ -233,7 +246,7 @@ def _defaults_text() -> str:
     for op, (shape, params) in DEFAULTS.items():
         builder = _cases.BUILDERS[op]
         lines.append(f"  {op}: {','.join(map(str, shape))}; "
-                     + ", ".join(f"{k}={v!r}" for k, v in params.items()))
+                     + ", ".join(f"{k}={v!r}" for k, v in shown_params(params).items()))
         doc = inspect.getdoc(builder)
         if doc:
             lines.append(f"      {doc.splitlines()[0]}")
