@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from .. import _backend
+from ..tools import _progress
 from .._dtypes import _NUMPY_TO_ACL, dtype_name, format_for_rank
 from .._errors import ACL_ERROR_RT_MEMORY_ALLOCATION, AclnnError, param_invalid, param_nullptr
 from ..tensor import DeviceView, Tensor, device_view
@@ -256,13 +257,19 @@ def shape_str(shape: Sequence[int]) -> str:
 def dispatch(backend: str | None, numpy_impl: Callable, aclnn_impl: Callable, *args):
     """Run one op call on the backend it resolves to.
 
-    ``numpy_impl(*args)`` runs on the numpy backend; ``aclnn_impl(backend_name, *args)`` runs
-    the two-phase aclnn call through the cffi layer on ``npu`` / ``sim``.
+    ``numpy_impl(*args)`` runs on the numpy backend (with a progress line on stderr for a long
+    call where ``ACLNN_PY_PROGRESS`` asks for one: ``tools/_progress.setting``);
+    ``aclnn_impl(backend_name, *args)`` runs the two-phase aclnn call through the cffi layer on
+    ``npu`` / ``sim``.
     """
     name = _backend.resolve(backend)
     if name == "numpy":
         try:
-            return numpy_impl(*args)
+            show = _progress.setting()
+            if show is False:
+                return numpy_impl(*args)
+            with _progress.ticking(f"{numpy_impl.__module__.rpartition('.')[2]} on numpy", show):
+                return numpy_impl(*args)
         except MemoryError as error:
             # Results are checked against the device memory before they are made (_memory.py);
             # the host running out for the kernels' own buffers is the same failure.
