@@ -49,7 +49,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         top.print_help(sys.stderr)
         return 2
-    return args.run(args)
+    status: int = args.run(args)
+    return status
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ import operator
 import threading
 import weakref
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Self, TypeAlias
 
 import numpy as np
 from numpy.typing import DTypeLike
@@ -27,15 +28,20 @@ ACL_MEM_MALLOC_HUGE_FIRST = 0
 ACL_MEMCPY_HOST_TO_DEVICE = 1
 ACL_MEMCPY_DEVICE_TO_HOST = 2
 
+if TYPE_CHECKING:
+    from ._ffi.library import Library
+
+CData: TypeAlias = Any  # a cffi pointer
+
 INT64_MAX = int(np.iinfo(np.int64).max)  # sizes, strides and offsets are int64_t in C
 
 try:  # NumPy 2
     from numpy.lib.array_utils import byte_bounds as _byte_bounds
 except ImportError:  # pragma: no cover - NumPy 1.x
-    _byte_bounds = np.byte_bounds
+    _byte_bounds = np.byte_bounds  # type: ignore[attr-defined]
 
 
-def _library(backend: str | None):
+def _library(backend: str | None) -> Library:
     from . import _ffi
 
     name = _backend.resolve(backend)
@@ -52,7 +58,7 @@ def _quietly(release: Callable[[], None]) -> None:
         pass
 
 
-def _index(api: str, name: str, value) -> int:
+def _index(api: str, name: str, value: object) -> int:
     """An int argument of the Python layer (bool and non-integers are TypeError; a value
     outside int64 is ValueError: the C side holds every size and stride in int64_t)."""
     if type(value) is int:
@@ -66,7 +72,7 @@ def _index(api: str, name: str, value) -> int:
     return v
 
 
-def _dims(api: str, name: str, values) -> tuple[int, ...]:
+def _dims(api: str, name: str, values: object) -> tuple[int, ...]:
     """A sequence of int64 values (a shape or strides)."""
     if isinstance(values, (str, bytes)) or not isinstance(values, (Sequence, np.ndarray)):
         raise TypeError(f"{api}: {name} must be a sequence of ints, got {type(values).__name__}")
@@ -118,7 +124,7 @@ class Transaction:
     def __enter__(self) -> "Transaction":
         return self
 
-    def __exit__(self, exc_type, exc, tb) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
         if exc_type is None and self._keep:
             self._releases.clear()
             return
@@ -133,7 +139,7 @@ class Transaction:
 class DeviceBuffer:
     """``aclrtMalloc``'d device memory, freed once (after queued work) by ``free()`` or GC."""
 
-    def __init__(self, lib, nbytes: int) -> None:
+    def __init__(self, lib: Library, nbytes: int) -> None:
         self.lib = lib
         self.nbytes = _index("aclnn_py.DeviceBuffer", "nbytes", nbytes)
         if self.nbytes < 0:
@@ -150,7 +156,7 @@ class DeviceBuffer:
                                            threading.get_ident())
 
     @staticmethod
-    def _release(lib, ptr, nbytes: int, owner_thread: int) -> None:
+    def _release(lib: Library, ptr: CData, nbytes: int, owner_thread: int) -> None:
         if lib.finalized:
             return
         free = lambda: lib.fn("aclrtFree")(ptr)  # noqa: E731
@@ -186,11 +192,11 @@ class Tensor:
     ``format`` describe the view; several views may share one device buffer.
     """
 
-    def __init__(self, buffer: DeviceBuffer, shape: Sequence[int], dtype, strides: Sequence[int] | None = None,
+    def __init__(self, buffer: DeviceBuffer, shape: Sequence[int], dtype: DTypeLike, strides: Sequence[int] | None = None,
                  offset: int = 0, format: int | None = None) -> None:
         if not isinstance(buffer, DeviceBuffer):
             raise TypeError(f"aclnn_py.Tensor: buffer must be a DeviceBuffer, got {type(buffer).__name__}")
-        self.buffer = buffer
+        self.buffer: DeviceBuffer | None = buffer
         self.lib = buffer.lib
         self.dtype = np.dtype(dtype)
         acl_dtype = int(to_acl(self.dtype))  # TypeError for dtypes CANN has no name for
@@ -218,7 +224,7 @@ class Tensor:
         self._finalizer = weakref.finalize(self, Tensor._release, self.lib, handle)
 
     @staticmethod
-    def _release(lib, handle) -> None:
+    def _release(lib: Library, handle: CData) -> None:
         if not lib.finalized:
             _quietly(lambda: lib.fn("aclDestroyTensor")(handle))
 
@@ -250,7 +256,7 @@ class Tensor:
             raise
 
     @classmethod
-    def empty(cls, shape: Sequence[int], dtype, *, backend: str | None = None, format: int | None = None) -> "Tensor":
+    def empty(cls, shape: Sequence[int], dtype: DTypeLike, *, backend: str | None = None, format: int | None = None) -> "Tensor":
         """A new contiguous device tensor (contents undefined)."""
         dtype = np.dtype(dtype)
         to_acl(dtype)  # TypeError for dtypes CANN has no name for
@@ -305,7 +311,7 @@ class Tensor:
             raise ValueError(f"aclnn_py.Tensor.numpy: a host copy of shape {list(self.shape)} ({self.size} "
                              f"elements of {self.dtype}) cannot be allocated: {exc}") from None
 
-    def __array__(self, dtype: DTypeLike = None, copy: bool | None = None) -> np.ndarray:
+    def __array__(self, dtype: DTypeLike | None = None, copy: bool | None = None) -> np.ndarray:
         """``np.asarray(tensor)``: waits for the queued work and downloads (NumPy 2 protocol).
 
         A device tensor is never host memory, so ``copy=False`` is a ValueError."""
@@ -339,7 +345,7 @@ class Tensor:
     def __enter__(self) -> "Tensor":
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def __repr__(self) -> str:
@@ -432,7 +438,11 @@ class _HostArray:
     _create = ""
     _destroy = ""
 
-    def __init__(self, values: Sequence, *, backend: str | None = None) -> None:
+    if TYPE_CHECKING:
+        @classmethod
+        def _coerce(cls, values: object) -> tuple[Any, ...]: ...
+
+    def __init__(self, values: Sequence[object], *, backend: str | None = None) -> None:
         if values is None:
             raise TypeError(f"{self._create}: values must be a sequence, got None")
         self.values = self._coerce(values)
@@ -446,17 +456,17 @@ class _HostArray:
         self._finalizer = weakref.finalize(self, _HostArray._release, self.lib, self._destroy, handle)
 
     @staticmethod
-    def _release(lib, destroy: str, handle) -> None:
+    def _release(lib: Library, destroy: str, handle: CData) -> None:
         if not lib.finalized:
             _quietly(lambda: lib.fn(destroy)(handle))
 
     def close(self) -> None:
         self._finalizer()
 
-    def __enter__(self):
+    def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def __len__(self) -> int:
@@ -472,10 +482,13 @@ class IntArray(_HostArray):
     _c_type, _create, _destroy = "int64_t", "aclCreateIntArray", "aclDestroyIntArray"
 
     @classmethod
-    def _coerce(cls, values) -> tuple[int, ...]:
+    def _coerce(cls, values: object) -> tuple[int, ...]:
         from .ops._common import int_array_arg  # (ops imports this module)
 
-        return int_array_arg(cls._create, "values", values)
+        ints = int_array_arg(cls._create, "values", values)
+        if ints is None:
+            raise TypeError(f"{cls._create}: values must be a sequence, got None")
+        return ints
 
 
 class BoolArray(_HostArray):
@@ -484,10 +497,13 @@ class BoolArray(_HostArray):
     _c_type, _create, _destroy = "bool", "aclCreateBoolArray", "aclDestroyBoolArray"
 
     @classmethod
-    def _coerce(cls, values) -> tuple[bool, ...]:
+    def _coerce(cls, values: object) -> tuple[bool, ...]:
         from .ops._common import bool_array_arg  # (ops imports this module)
 
-        return bool_array_arg(cls._create, "values", values)
+        flags = bool_array_arg(cls._create, "values", values)
+        if flags is None:
+            raise TypeError(f"{cls._create}: values must be a sequence, got None")
+        return flags
 
 
 class FloatArray(_HostArray):
@@ -496,11 +512,11 @@ class FloatArray(_HostArray):
     _c_type, _create, _destroy = "float", "aclCreateFloatArray", "aclDestroyFloatArray"
 
     @classmethod
-    def _coerce(cls, values) -> tuple[float, ...]:
+    def _coerce(cls, values: object) -> tuple[float, ...]:
         return float_array_arg(cls._create, "values", values)
 
 
-def float_array_arg(api: str, name: str, values) -> tuple[float, ...]:
+def float_array_arg(api: str, name: str, values: object) -> tuple[float, ...]:
     """An aclFloatArray argument: a 1-D sequence of real numbers (bool is rejected), each
     as the float32 the C array holds; a finite value beyond float32's range is ValueError
     rather than a silent infinity."""
@@ -525,7 +541,7 @@ def float_array_arg(api: str, name: str, values) -> tuple[float, ...]:
 class Scalar:
     """An ``aclScalar`` holding one value of ``dtype`` (copied by CANN at creation)."""
 
-    def __init__(self, value, dtype, *, backend: str | None = None) -> None:
+    def __init__(self, value: object, dtype: DTypeLike, *, backend: str | None = None) -> None:
         self.value = scalar_value("aclCreateScalar", value, dtype)
         self.lib = _library(backend)
         ffi = self.lib.ffi
@@ -539,14 +555,14 @@ class Scalar:
     def close(self) -> None:
         self._finalizer()
 
-    def __enter__(self):
+    def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 
-def scalar_value(api: str, value, dtype) -> np.ndarray:
+def scalar_value(api: str, value: object, dtype: DTypeLike) -> np.ndarray:
     """The one ``dtype`` value an aclScalar copies, as a 0-d array: TypeError for a dtype
     CANN has no name for or a value that is not a number; ValueError for a value the dtype
     cannot hold or more than one value."""

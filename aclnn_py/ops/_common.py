@@ -19,6 +19,7 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -162,7 +163,8 @@ def int_array_arg(api: str, name: str, value: object) -> tuple[int, ...] | None:
     """An aclIntArray argument: a sequence of int64 values, or None (NULL)."""
     if value is None:
         return None
-    if type(value) in (list, tuple) and all(type(v) is int and INT64_MIN <= v <= INT64_MAX for v in value):
+    if isinstance(value, (list, tuple)) and type(value) in (list, tuple) and all(
+            type(v) is int and INT64_MIN <= v <= INT64_MAX for v in value):
         return tuple(value)  # the common case, without the generic checks below
     if isinstance(value, np.ndarray):
         if value.ndim != 1 or not (np.issubdtype(value.dtype, np.integer)):
@@ -175,7 +177,7 @@ def int_array_arg(api: str, name: str, value: object) -> tuple[int, ...] | None:
 
 def bool_array_arg(api: str, name: str, value: object) -> tuple[bool, ...] | None:
     """An aclBoolArray argument: a sequence of bools, or None (NULL)."""
-    if type(value) in (list, tuple) and all(type(v) is bool for v in value):
+    if isinstance(value, (list, tuple)) and type(value) in (list, tuple) and all(type(v) is bool for v in value):
         return tuple(value)  # the common case, without the generic checks below
     if value is None:
         return None
@@ -216,7 +218,7 @@ def check_dtype(api: str, name: str, array: np.ndarray, allowed: Sequence[np.dty
         raise param_invalid(api, f"{name} dtype must be one of [{names}], got {dtype_name(array.dtype)}")
 
 
-def check_length(api: str, name: str, values: Sequence, size: int) -> None:
+def check_length(api: str, name: str, values: Sequence[int], size: int) -> None:
     """161002 unless the int array ``values`` has ``size`` elements (the simulator's
     ``aclsim_ops_check_array_size`` says the same)."""
     if len(values) != size:
@@ -236,7 +238,7 @@ def check_same_dtype(api: str, name_a: str, a: np.ndarray, name_b: str, b: np.nd
                                  f"{dtype_name(b.dtype)}")
 
 
-def check_same_shape(api: str, name_a: str, a, name_b: str, b) -> None:
+def check_same_shape(api: str, name_a: str, a: Any, name_b: str, b: Any) -> None:
     """161002 unless ``a`` and ``b`` (arrays, or shapes) have the same shape."""
     shape_a, shape_b = tuple(getattr(a, "shape", a)), tuple(getattr(b, "shape", b))
     if shape_a != shape_b:
@@ -254,7 +256,7 @@ def shape_str(shape: Sequence[int]) -> str:
     return "[" + ", ".join(map(str, map(int, shape))) + "]"
 
 
-def dispatch(backend: str | None, numpy_impl: Callable, aclnn_impl: Callable, *args):
+def dispatch(backend: str | None, numpy_impl: Callable[..., Any], aclnn_impl: Callable[..., Any], *args: Any) -> Any:
     """Run one op call on the backend it resolves to.
 
     ``numpy_impl(*args)`` runs on the numpy backend (with a progress line on stderr for a long

@@ -27,8 +27,10 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from .. import _backend
 from .._dtypes import bfloat16, dtype_name
@@ -40,7 +42,7 @@ from ._cases import OpCall
 from ._progress import Progress
 
 # op -> (the forward input's default shape, default parameters): mid-sized layers of a CNN.
-DEFAULTS: dict[str, tuple[tuple[int, ...], dict]] = {
+DEFAULTS: dict[str, tuple[tuple[int, ...], dict[str, Any]]] = {
     "im2col_backward": ((8, 64, 56, 56), dict(kernel=3, dilation=1, padding=1, stride=1)),
     "max_unpool2d_backward": ((8, 64, 56, 56), dict(index_dtype="int64")),
     "reflection_pad2d_backward": ((8, 64, 56, 56), dict(padding=(3, 3, 3, 3))),
@@ -75,7 +77,7 @@ class Timing:
     def max(self) -> float:
         return max(self.samples)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"median": self.median, "min": self.min, "max": self.max, "samples": self.samples}
 
 
@@ -89,14 +91,15 @@ class BenchResult:
     device: Timing | None   # aclrt events (npu, sim)
     host: Timing            # wall time per call; on npu/sim including the wait for the device
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"op": self.op, "backend": self.backend, "dtype": dtype_name(self.call.dtype),
                 "inputs": [list(a.shape) for a in self.call.args if isinstance(a, np.ndarray)],
                 "case": self.call.case, "warmup": self.warmup, "repeats": self.repeats,
                 "device_ms": self.device.to_dict() if self.device else None, "host_ms": self.host.to_dict()}
 
 
-def make_call(op: str, shape: Sequence[int] | None = None, dtype="float32", params: dict | None = None,
+def make_call(op: str, shape: Sequence[int] | None = None, dtype: DTypeLike = "float32",
+              params: dict[str, Any] | None = None,
               seed: int = 0) -> OpCall:
     """The benchmark case of ``op``: its defaults, overridden by ``shape``/``dtype``/``params``."""
     if op not in DEFAULTS:
@@ -110,8 +113,9 @@ def make_call(op: str, shape: Sequence[int] | None = None, dtype="float32", para
                          f"{', '.join(f'{k}={v!r}' for k, v in default_params.items())}")
     dt = DTYPES[dtype] if isinstance(dtype, str) else np.dtype(dtype)
     to_builder = {shown: name for name, shown in _PYTHON_NAMES.items()}
-    return _cases.BUILDERS[op](np.random.default_rng(seed), tuple(shape or default_shape), dt,
-                               **{to_builder.get(k, k): v for k, v in merged.items()})
+    call: OpCall = _cases.BUILDERS[op](np.random.default_rng(seed), tuple(shape or default_shape), dt,
+                                       **{to_builder.get(k, k): v for k, v in merged.items()})
+    return call
 
 
 # The case builders' short names -> the operator functions' Python names, which users see.
@@ -123,7 +127,7 @@ def shown_params(params: dict[str, object]) -> dict[str, object]:
     return {_PYTHON_NAMES.get(k, k): v for k, v in params.items()}
 
 
-def _release(result) -> None:
+def _release(result: object) -> None:
     """Close the device Tensors an op call returned."""
     for r in result if isinstance(result, tuple) else (result,):
         if r is not None and hasattr(r, "close"):
@@ -142,14 +146,14 @@ def _time_host(fn: Callable[[], object], warmup: int, repeats: int, progress: Pr
     return Timing(samples)
 
 
-def _time_device(lib, fn: Callable[[list], object], args: tuple, warmup: int, repeats: int,
+def _time_device(lib: Any, fn: Callable[[list[Any]], object], args: tuple[Any, ...], warmup: int, repeats: int,
                  progress: Progress) -> tuple[Timing, Timing]:
     """Device time between two events around each call, and the host time of each call."""
     from ..tensor import Tensor
 
     ffi = lib.ffi
     stream = lib.stream()
-    device_args: list = []
+    device_args: list[Any] = []
     events = []
     try:
         device_args = [Tensor.from_numpy(a, backend=lib.backend) if isinstance(a, np.ndarray) else a for a in args]
