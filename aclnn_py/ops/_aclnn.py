@@ -143,10 +143,9 @@ class Call:
     def tensor(self, name: str, value: object) -> object:
         """The aclTensor* for a tensor argument (NULL for None): a device ``Tensor`` or a
         torch_npu tensor in place, a CPU array-like copied to the device (``tensor_input``)."""
+        value = value if type(value) is np.ndarray else tensor_input(self.api, name, value)
         if value is None:
             return self.ffi.NULL
-        if type(value) is not np.ndarray:
-            value = tensor_input(self.api, name, value)
         if isinstance(value, DeviceView):
             # Caller-owned device memory: a non-owning aclTensor over it, kept alive (through
             # the view's owner) until the stream is past this call.
@@ -154,7 +153,7 @@ class Call:
             self._releases.append((_keep_alive, value, True))
             return self._descriptor(value.shape, value.dtype, value.strides, value.span,
                                     self.ffi.cast("void *", value.ptr))
-        if type(value) is not np.ndarray and isinstance(value, Tensor):
+        if isinstance(value, Tensor):
             if value.lib is not self.lib:
                 raise TypeError(f"{self.api}: {name} is a Tensor of backend {value.lib.backend!r}, "
                                 f"but this call runs on {self.lib.backend!r}")

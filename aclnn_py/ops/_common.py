@@ -19,7 +19,7 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, SupportsInt
 
 import numpy as np
 
@@ -252,7 +252,7 @@ def format_name(ndim: int) -> str:
     return format_for_rank(ndim).name.removeprefix("ACL_FORMAT_")
 
 
-def shape_str(shape: Sequence[int]) -> str:
+def shape_str(shape: Sequence[SupportsInt]) -> str:
     return "[" + ", ".join(map(str, map(int, shape))) + "]"
 
 

@@ -434,5 +434,6 @@ def avg_pool2d_backward(grad_output: ArrayLike | Tensor, self: ArrayLike | Tenso
             dtype, rank, length, value or pooled size outside the constraints above.
         TypeError: an argument of the wrong Python type.
     """
-    return dispatch(backend, _numpy, _aclnn, grad_output, self, repeated(kernel_size, 1), repeated(stride, 1),
+    result: np.ndarray | Tensor = dispatch(backend, _numpy, _aclnn, grad_output, self, repeated(kernel_size, 1), repeated(stride, 1),
                     repeated(padding, 1), ceil_mode, count_include_pad, divisor_override, cube_math_type)
+    return result

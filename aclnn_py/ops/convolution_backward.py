@@ -89,7 +89,7 @@ padding and dilation (e.g. kernel H/W <= 255).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import NamedTuple, TypeAlias
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -468,12 +468,16 @@ def _aclnn(lib, grad_output, input, weight, bias_sizes, stride, padding, dilatio
         return tuple(call.results())
 
 
+Gradients: TypeAlias = tuple[np.ndarray | Tensor | None, np.ndarray | Tensor | None, np.ndarray | Tensor | None]
+"""``(grad_input, grad_weight, grad_bias)``, each None where output_mask is False."""
+
+
 def convolution_backward(grad_output: ArrayLike | Tensor, input: ArrayLike | Tensor, weight: ArrayLike | Tensor,
                          bias_sizes: Sequence[int] | None, stride: int | Sequence[int], padding: int | Sequence[int],
                          dilation: int | Sequence[int], transposed: bool, output_padding: int | Sequence[int],
                          groups: int, output_mask: Sequence[bool], cube_math_type: int = 0, *,
                          backend: str | None = None
-                         ) -> tuple[np.ndarray | Tensor | None, np.ndarray | Tensor | None, np.ndarray | Tensor | None]:
+                         ) -> Gradients:
     """The gradients of a 1-D, 2-D or 3-D (transposed) convolution,
     ``(grad_input, grad_weight, grad_bias)`` as ``aten.convolution_backward`` computes them.
 
@@ -519,6 +523,7 @@ def convolution_backward(grad_output: ArrayLike | Tensor, input: ArrayLike | Ten
         TypeError: an argument of the wrong Python type.
     """
     spatial = spatial_dims(weight, input, grad_output)
-    return dispatch(backend, _numpy, _aclnn, grad_output, input, weight, bias_sizes, repeated(stride, spatial),
-                    repeated(padding, spatial), repeated(dilation, spatial), transposed,
-                    repeated(output_padding, spatial), groups, output_mask, cube_math_type)
+    result: Gradients = dispatch(backend, _numpy, _aclnn, grad_output, input, weight, bias_sizes,
+                                 repeated(stride, spatial), repeated(padding, spatial), repeated(dilation, spatial),
+                                 transposed, repeated(output_padding, spatial), groups, output_mask, cube_math_type)
+    return result

@@ -145,7 +145,7 @@ def _check_geometry(shape, input_size, kernel_size, dilation, padding, stride) -
     out_shape = (shape[0],) * (ndim == 3) + (rows // kernel_area, input_size[0], input_size[1])
     check(API, np.prod(out_shape, dtype=object) <= INT64_MAX,
           lambda: f"the number of out elements overflows int64 (out shape {shape_str(out_shape)})")
-    return tuple(grid)
+    return grid[0], grid[1]
 
 
 def _hits(blocks: int, size: int, offset: int, stride: int) -> tuple[int, int, int]:
@@ -279,5 +279,6 @@ def im2col_backward(grad_output: ArrayLike | Tensor, input_size: Sequence[int], 
         TypeError: an argument of the wrong Python type (a list where a tensor belongs, a
             float where an int belongs, a dtype with no aclDataType).
     """
-    return dispatch(backend, _numpy, _aclnn, grad_output, input_size, repeated(kernel_size, 2),
+    result: np.ndarray | Tensor = dispatch(backend, _numpy, _aclnn, grad_output, input_size, repeated(kernel_size, 2),
                     repeated(dilation, 2), repeated(padding, 2), repeated(stride, 2))
+    return result

@@ -117,7 +117,7 @@ def _check_index_range(indices: np.ndarray, output_size: tuple[int, int]) -> Non
     # Viewed as unsigned, a negative index is huge: one pass catches both ends.
     unsigned = indices.view(np.uint64 if indices.dtype == np.int64 else np.uint32)
     if indices.size and int(unsigned.max()) >= plane:
-        at = np.unravel_index(int(np.argmax(unsigned >= plane)), indices.shape)
+        at = np.unravel_index(int(np.argmax(unsigned >= plane)), indices.shape)  # type: ignore[operator]
         raise AclnnError(ACL_ERROR_RT_AICORE_EXCEPTION, "aclrtSynchronizeStream",
                          f"{KERNEL}: indices{shape_str(at)} = {int(indices[at])} is outside [0, {plane}) "
                          f"(outputSize = {shape_str(output_size)}); nothing was written")
@@ -212,4 +212,5 @@ def max_unpool2d_backward(grad_output: ArrayLike | Tensor, self: ArrayLike | Ten
             constraints above; 507015 for an index out of range.
         TypeError: an argument of the wrong Python type.
     """
-    return dispatch(backend, _numpy, _aclnn, grad_output, self, indices, output_size)
+    result: np.ndarray | Tensor = dispatch(backend, _numpy, _aclnn, grad_output, self, indices, output_size)
+    return result

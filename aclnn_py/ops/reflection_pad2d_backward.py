@@ -270,4 +270,5 @@ def reflection_pad2d_backward(grad_output: ArrayLike | Tensor, self: ArrayLike |
             outside the constraints above.
         TypeError: an argument of the wrong Python type.
     """
-    return dispatch(backend, _numpy, _aclnn, grad_output, self, repeated(padding, 4))
+    result: np.ndarray | Tensor = dispatch(backend, _numpy, _aclnn, grad_output, self, repeated(padding, 4))
+    return result
