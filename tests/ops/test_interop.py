@@ -205,3 +205,29 @@ def test_torch_npu_tensor_checks(sim_lib):
     with pytest.raises(TypeError, match=f"^{API}: gradOutput is an npu device tensor; the numpy backend"):
         pool(NpuStandIn(address, (2, 3, 3, 3), (27, 9, 3, 1), 0), SELF, "numpy")
     buffer.free()
+
+
+CASES = {
+    "im2col_backward": (2, 3, 9, 8),
+    "max_unpool2d_backward": (2, 3, 4, 5),
+    "reflection_pad2d_backward": (2, 3, 6, 7),
+    "avg_pool2d_backward": (2, 3, 8, 8),
+    "convolution_backward": (2, 4, 7, 7),
+}
+
+
+@pytest.mark.parametrize("op", CASES)
+def test_every_operator_takes_torch_tensors_and_memoryviews(backend, torch, op):
+    from aclnn_py.tools import _cases
+
+    params = {"convolution_backward": {"out_channels": 4}}.get(op, {})
+    call = _cases.BUILDERS[op](np.random.default_rng(3), CASES[op], np.dtype(np.float32), **params)
+    fn = getattr(aclnn_py, op)
+    expected = fn(*call.args, backend=backend)
+    for convert in (torch.from_numpy, memoryview):
+        args = [convert(a) if isinstance(a, np.ndarray) else a for a in call.args]
+        got = fn(*args, backend=backend)
+        as_tuple = (lambda r: r if isinstance(r, tuple) else (r,))
+        for g, e in zip(as_tuple(got), as_tuple(expected)):
+            assert type(g) is np.ndarray
+            np.testing.assert_array_equal(g, e)
