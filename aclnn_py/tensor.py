@@ -189,7 +189,8 @@ class Tensor:
     """A device-resident tensor: an ``aclTensor`` over device memory, on ``npu`` or ``sim``.
 
     ``shape``, ``strides`` (in elements, like ``aclCreateTensor``), ``offset`` (elements) and
-    ``format`` describe the view; several views may share one device buffer.
+    ``format`` describe the view; several views may share one device buffer. ``numpy()`` or
+    ``np.asarray(tensor)`` downloads it (after the work queued on this thread's stream).
     """
 
     def __init__(self, buffer: DeviceBuffer, shape: Sequence[int], dtype: DTypeLike, strides: Sequence[int] | None = None,
