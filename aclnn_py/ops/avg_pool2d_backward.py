@@ -86,8 +86,8 @@ from ._common import (
     dispatch,
     format_name,
     int_array_arg,
-    shape_str,
     repeated,
+    shape_str,
     tensor_arg,
     tensor_input,
 )

@@ -62,8 +62,8 @@ from ._common import (
     check_min,
     dispatch,
     int_array_arg,
-    shape_str,
     repeated,
+    shape_str,
     tensor_arg,
     tensor_input,
 )

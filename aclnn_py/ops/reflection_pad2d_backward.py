@@ -50,7 +50,7 @@ from ..tensor import Tensor
 from ._aclnn import Call, dtype_of, shape_check_error, shape_of
 from . import _small
 from ._common import (FLOAT16, FLOAT32, check, check_dtype, check_length, check_min, check_not_null, check_same_dtype, dispatch,
-                      format_name, int_array_arg, shape_str, repeated, tensor_arg, tensor_input)
+                      format_name, int_array_arg, repeated, shape_str, tensor_arg, tensor_input)
 
 API = "aclnnReflectionPad2dBackwardGetWorkspaceSize"
 
