@@ -16,6 +16,7 @@ from __future__ import annotations
 import numbers
 import operator
 import os
+import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable, Sequence
@@ -25,7 +26,7 @@ import numpy as np
 
 from .. import _backend
 from ..tools import _progress
-from .._dtypes import _NUMPY_TO_ACL, dtype_name, format_for_rank
+from .._dtypes import _NUMPY_TO_ACL, bfloat16, dtype_name, format_for_rank
 from .._errors import ACL_ERROR_RT_MEMORY_ALLOCATION, AclnnError, param_invalid, param_nullptr
 from ..tensor import DeviceView, Tensor, device_view
 
@@ -66,10 +67,15 @@ _NOT_TENSORS = (str, bytes, list, tuple, dict, set, numbers.Number, np.generic)
 
 def _host_array(api: str, name: str, value: object) -> np.ndarray:
     """A CPU array-like as an ndarray: ``__dlpack__`` first (zero-copy by design), then
-    ``__array__``, then the buffer protocol."""
+    ``__array__``, then the buffer protocol (a torch bfloat16 tensor through an int16 view)."""
     if isinstance(value, _NOT_TENSORS):
         raise not_a_tensor(api, name, value)
     readers: list[Callable[[], object]] = []
+    torch = sys.modules.get("torch")
+    if torch is not None and getattr(value, "dtype", None) is getattr(torch, "bfloat16", None):
+        # NumPy knows no bfloat16 (neither its DLPack import nor torch's __array__ has one):
+        # the same memory as int16, viewed as ml_dtypes' bfloat16. No copy.
+        readers.append(lambda: np.from_dlpack(value.view(torch.int16)).view(bfloat16))  # type: ignore[attr-defined]
     if hasattr(value, "__dlpack__"):
         readers.append(lambda: np.from_dlpack(value))
     if hasattr(value, "__array__"):

@@ -77,6 +77,14 @@ def test_torch_cpu_tensors_are_tensors(backend, torch):
                                   aclnn_py.im2col_backward(grad.numpy(), [4, 4], 2, 1, 0, 1, backend="numpy"))
 
 
+def test_torch_bfloat16_tensors(backend, torch):
+    go, x = GRAD.astype(aclnn_py.bfloat16), SELF.astype(aclnn_py.bfloat16)
+    as_torch = [torch.from_numpy(a.view(np.int16)).view(torch.bfloat16) for a in (go, x)]
+    out = pool(*as_torch, backend)
+    assert out.dtype == aclnn_py.bfloat16
+    np.testing.assert_array_equal(out, pool(go, x, backend))
+
+
 def test_torch_tensor_that_requires_grad_is_a_type_error(backend, torch):
     go = torch.from_numpy(GRAD).requires_grad_()
     with pytest.raises(TypeError, match=f"^{API}: gradOutput \\(Tensor\\) cannot be read as a CPU array"):
