@@ -35,10 +35,13 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import DTypeLike
 
+from ._ffi.discovery import BackendUnavailable
 from ._dtypes import bfloat16, dtype_name
 
 
@@ -85,7 +88,7 @@ _CUBE_MATH_WIDENING = {
 _EXACT = Tolerance(0.0, 0.0, "exact")
 
 
-def tolerance(dtype, cube_math_type: int = 0) -> Tolerance:
+def tolerance(dtype: DTypeLike, cube_math_type: int = 0) -> Tolerance:
     """The tolerance for a result of ``dtype`` (exact for integer and bool results).
 
     ``cube_math_type`` 1 or 3 widens float32 to HFLOAT32 precision, 2 to float16 precision.
@@ -157,7 +160,7 @@ OUTPUT_NAMES = {
 }
 
 
-def resolve_op(op: str | Callable) -> tuple[str, Callable]:
+def resolve_op(op: str | Callable[..., Any]) -> tuple[str, Callable[..., Any]]:
     """``(name, function)`` of an operator given by its function or its name.
 
     Names are looked up on the ``aclnn_py`` package when called, so a replaced function (a
@@ -174,7 +177,7 @@ def resolve_op(op: str | Callable) -> tuple[str, Callable]:
     return op, getattr(aclnn_py, op)
 
 
-def cube_math_type_of(fn: Callable, args: Sequence, kwargs: dict) -> int:
+def cube_math_type_of(fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any]) -> int:
     """The ``cube_math_type`` a call passes (0 when the function has no such parameter)."""
     try:
         bound = inspect.signature(fn).bind_partial(*args, **kwargs)
@@ -184,16 +187,34 @@ def cube_math_type_of(fn: Callable, args: Sequence, kwargs: dict) -> int:
     return int(value) if isinstance(value, (int, np.integer)) else 0
 
 
-def compare(op: str | Callable, *args, backends: tuple[str, str] = ("npu", "numpy"),
-            rtol: float | None = None, atol: float | None = None, **kwargs) -> Comparison:
+def default_backends() -> tuple[str, str]:
+    """``(under test, reference)`` for this machine: ``("npu", "numpy")`` where an NPU is
+    present, else ``("sim", "numpy")`` where the simulator loads (``BackendUnavailable`` saying
+    both were looked for otherwise: comparing numpy with itself tells nothing)."""
+    from . import _ffi
+
+    if "sim" not in _ffi.loaded_backends() and _ffi.npu_present():
+        return ("npu", "numpy")
+    try:
+        _ffi.library("sim")
+    except BackendUnavailable as exc:
+        raise BackendUnavailable(f"compare: no backend to compare with numpy on this machine: no NPU, and the "
+                                 f"simulator does not load ({exc}); pass backends=(tested, reference)") from exc
+    return ("sim", "numpy")
+
+
+def compare(op: str | Callable[..., Any], *args: Any, backends: tuple[str, str] | None = None,
+            rtol: float | None = None, atol: float | None = None, **kwargs: Any) -> Comparison:
     """Run ``op(*args, **kwargs)`` on two backends and compare the results.
 
     Args:
         op: an operator function (``aclnn_py.avg_pool2d_backward``) or its name.
         *args, **kwargs: the operator's arguments, as for a normal call (NumPy arrays; device
             ``Tensor``s are accepted and copied to the host for the numpy backend).
-        backends: ``(under test, reference)``. ``npu`` and ``sim`` cannot be compared with each
-            other in one process (they load libraries of the same names).
+        backends: ``(under test, reference)``; default: ``("npu", "numpy")`` where an NPU is
+            present, else ``("sim", "numpy")`` (``default_backends``). ``npu`` and ``sim``
+            cannot be compared with each other in one process (they load libraries of the
+            same names).
         rtol, atol: override the table's tolerance for every output.
 
     Returns:
@@ -206,6 +227,8 @@ def compare(op: str | Callable, *args, backends: tuple[str, str] = ("npu", "nump
     """
     if "backend" in kwargs:
         raise TypeError("compare: pass backends=(tested, reference), not backend=")
+    if backends is None:
+        backends = default_backends()
     if len(backends) != 2:
         raise ValueError(f"compare: backends must name two backends (tested, reference), got {backends!r}")
     name, fn = resolve_op(op)
@@ -216,7 +239,7 @@ def compare(op: str | Callable, *args, backends: tuple[str, str] = ("npu", "nump
     return compare_results(name, actual, expected, (tested, reference), cube_math_type, rtol=rtol, atol=atol)
 
 
-def compare_results(op: str, actual, expected, backends: tuple[str, str], cube_math_type: int = 0, *,
+def compare_results(op: str, actual: Any, expected: Any, backends: tuple[str, str], cube_math_type: int = 0, *,
                     rtol: float | None = None, atol: float | None = None) -> Comparison:
     """Compare two results of operator ``op`` that were computed already (``compare`` without
     the calls: an array, a ``Tensor``, or a tuple of them / None, as the operator returns)."""
@@ -233,10 +256,10 @@ def compare_results(op: str, actual, expected, backends: tuple[str, str], cube_m
         if rtol is not None or atol is not None:
             tol = Tolerance(tol.rtol if rtol is None else rtol, tol.atol if atol is None else atol, "given")
         results.append(measure(out_name, a, e, tol))
-    return Comparison(op, tuple(backends), tuple(results))
+    return Comparison(op, (backends[0], backends[1]), tuple(results))
 
 
-def measure(output: str, actual, expected, tol: Tolerance) -> OutputComparison:
+def measure(output: str, actual: Any, expected: Any, tol: Tolerance) -> OutputComparison:
     """Compare one result with its reference (both NumPy arrays, or None)."""
     if actual is None or expected is None:
         present = expected if actual is None else actual
@@ -286,13 +309,13 @@ def _cosine(a: np.ndarray, e: np.ndarray) -> float:
     return float(np.clip(np.real(np.vdot(e, a)) / (norm_a * norm_e), -1.0, 1.0))
 
 
-def _outputs(result) -> list:
+def _outputs(result: Any) -> list[Any]:
     """An operator's result as a list of host arrays (or None)."""
     results = list(result) if isinstance(result, tuple) else [result]
     return [r if r is None or isinstance(r, np.ndarray) else r.numpy() for r in results]
 
 
-def _for_backend(args: Sequence, backend: str) -> tuple:
+def _for_backend(args: Sequence[Any], backend: str) -> tuple[Any, ...]:
     """The arguments for one backend: device Tensors become host copies for numpy."""
     if backend != "numpy":
         return tuple(args)

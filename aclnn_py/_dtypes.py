@@ -6,6 +6,7 @@ import enum
 
 import ml_dtypes
 import numpy as np
+from numpy.typing import DTypeLike
 
 
 class aclDataType(enum.IntEnum):
@@ -87,7 +88,7 @@ _DOC_NAMES = {
 }
 
 
-def to_acl(dtype) -> aclDataType:
+def to_acl(dtype: DTypeLike) -> aclDataType:
     """The aclDataType of a NumPy dtype; TypeError if CANN has no such type."""
     dt = np.dtype(dtype)
     try:
@@ -104,7 +105,7 @@ def to_numpy(acl_dtype: int) -> np.dtype:
         raise TypeError(f"aclDataType {acl_dtype} has no NumPy counterpart") from None
 
 
-def dtype_name(dtype) -> str:
+def dtype_name(dtype: DTypeLike) -> str:
     """The aclnn documentation's name for a dtype (FLOAT, FLOAT16, BFLOAT16, INT64, ...)."""
     dt = np.dtype(dtype)
     acl = _NUMPY_TO_ACL.get(dt)
@@ -118,13 +119,13 @@ def itemsize(acl_dtype: int) -> int:
     return to_numpy(acl_dtype).itemsize
 
 
-def is_low_precision_float(dtype) -> bool:
+def is_low_precision_float(dtype: DTypeLike) -> bool:
     """float16 and bfloat16: computed in float32 and cast back by the numpy kernels."""
     dt = np.dtype(dtype)
-    return dt == np.float16 or dt == bfloat16
+    return bool(dt == np.float16 or dt == bfloat16)
 
 
-def compute_dtype(dtype) -> np.dtype:
+def compute_dtype(dtype: DTypeLike) -> np.dtype:
     """The dtype a NumPy kernel accumulates in for results of ``dtype``."""
     return np.dtype(np.float32) if is_low_precision_float(dtype) else np.dtype(dtype)
 

@@ -149,7 +149,7 @@ class AclnnError(RuntimeError):
             text += f" — {shown}"
         super().__init__(text)
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[AclnnError], tuple[int, str, str]]:
         return (type(self), (self.status, self.api, self.message))
 
 

@@ -40,6 +40,8 @@ from __future__ import annotations
 
 import numbers
 import operator
+from collections.abc import Sequence
+from typing import Any, TypeAlias
 
 import numpy as np
 
@@ -47,6 +49,12 @@ from . import _backend
 from ._dtypes import aclDataType, aclFormat, to_numpy
 from ._errors import ACL_ERROR_REPEAT_INITIALIZE, ACLNN_ERR_PARAM_INVALID, AclnnError
 from .tensor import BoolArray, FloatArray, IntArray, _contiguous, _dims, _index, check_view, scalar_value
+
+CData: TypeAlias = Any
+"""A raw cffi pointer: a handle, or device memory."""
+Memory: TypeAlias = Any
+"""Host memory (a NumPy array or any C-contiguous buffer), or a device pointer (``CData``, or an
+int address where the copy kind makes that side device memory)."""
 
 ACL_SUCCESS = 0
 ACL_MEM_MALLOC_HUGE_FIRST = 0
@@ -205,34 +213,34 @@ def aclrtGetSocName() -> str:
     return "" if p == lib.ffi.NULL else lib.ffi.string(p).decode()
 
 
-def aclrtCreateContext(deviceId: int):
+def aclrtCreateContext(deviceId: int) -> CData:
     lib = _lib()
     p = lib.ffi.new("aclrtContext *")
     _call(lib, "aclrtCreateContext", p, deviceId)
     return p[0]
 
 
-def aclrtDestroyContext(context) -> None:
+def aclrtDestroyContext(context: CData) -> None:
     _call(_lib(), "aclrtDestroyContext", context)
 
 
-def aclrtSetCurrentContext(context) -> None:
+def aclrtSetCurrentContext(context: CData) -> None:
     _call(_lib(), "aclrtSetCurrentContext", context)
 
 
-def aclrtGetCurrentContext():
+def aclrtGetCurrentContext() -> CData:
     return _out("aclrtContext *", "aclrtGetCurrentContext")
 
 
-def aclrtCreateStream():
+def aclrtCreateStream() -> CData:
     return _out("aclrtStream *", "aclrtCreateStream")
 
 
-def aclrtDestroyStream(stream) -> None:
+def aclrtDestroyStream(stream: CData) -> None:
     _call(_lib(), "aclrtDestroyStream", stream)
 
 
-def aclrtSynchronizeStream(stream) -> None:
+def aclrtSynchronizeStream(stream: CData) -> None:
     _call(_lib(), "aclrtSynchronizeStream", stream)
 
 
@@ -240,7 +248,7 @@ def aclrtSynchronizeDevice() -> None:
     _call(_lib(), "aclrtSynchronizeDevice")
 
 
-def aclrtMalloc(size: int, policy: int = ACL_MEM_MALLOC_HUGE_FIRST):
+def aclrtMalloc(size: int, policy: int = ACL_MEM_MALLOC_HUGE_FIRST) -> CData:
     lib = _lib()
     p = lib.ffi.new("void **")
     _call(lib, "aclrtMalloc", p, _size("aclrtMalloc", "size", size),
@@ -248,34 +256,34 @@ def aclrtMalloc(size: int, policy: int = ACL_MEM_MALLOC_HUGE_FIRST):
     return p[0]
 
 
-def aclrtFree(devPtr) -> None:
+def aclrtFree(devPtr: CData) -> None:
     _call(_lib(), "aclrtFree", devPtr)
 
 
-def aclrtMallocHost(size: int):
+def aclrtMallocHost(size: int) -> CData:
     lib = _lib()
     p = lib.ffi.new("void **")
     _call(lib, "aclrtMallocHost", p, _size("aclrtMallocHost", "size", size))
     return p[0]
 
 
-def aclrtFreeHost(hostPtr) -> None:
+def aclrtFreeHost(hostPtr: CData) -> None:
     _call(_lib(), "aclrtFreeHost", hostPtr)
 
 
-def aclrtMemcpy(dst, destMax: int, src, count: int, kind: int) -> None:
+def aclrtMemcpy(dst: Memory, destMax: int, src: Memory, count: int, kind: int) -> None:
     """Host memory (``dst``/``src``) is checked against ``destMax``/``count`` (see ``_memory_ptr``)."""
     lib = _lib()
     _call(lib, "aclrtMemcpy", *_copy_args(lib, "aclrtMemcpy", dst, destMax, src, count, kind))
 
 
-def aclrtMemcpyAsync(dst, destMax: int, src, count: int, kind: int, stream) -> None:
+def aclrtMemcpyAsync(dst: Memory, destMax: int, src: Memory, count: int, kind: int, stream: CData) -> None:
     """As ``aclrtMemcpy``; the host memory must stay alive until the stream is synchronised."""
     lib = _lib()
     _call(lib, "aclrtMemcpyAsync", *_copy_args(lib, "aclrtMemcpyAsync", dst, destMax, src, count, kind), _h(stream))
 
 
-def aclrtMemset(devPtr, maxCount: int, value: int, count: int) -> None:
+def aclrtMemset(devPtr: CData | int, maxCount: int, value: int, count: int) -> None:
     """``devPtr`` is device memory (the library checks its range); host objects are refused."""
     lib = _lib()
     _call(lib, "aclrtMemset", _device_ptr(lib, "aclrtMemset", "devPtr", devPtr),
@@ -306,32 +314,33 @@ def _device_ptr(lib, api: str, name: str, value):
     raise TypeError(f"{api}: {name} must be a device pointer (from aclrtMalloc), got {type(value).__name__}")
 
 
-def aclrtCreateEvent():
+def aclrtCreateEvent() -> CData:
     return _out("aclrtEvent *", "aclrtCreateEvent")
 
 
-def aclrtRecordEvent(event, stream) -> None:
+def aclrtRecordEvent(event: CData, stream: CData) -> None:
     _call(_lib(), "aclrtRecordEvent", event, stream)
 
 
-def aclrtSynchronizeEvent(event) -> None:
+def aclrtSynchronizeEvent(event: CData) -> None:
     _call(_lib(), "aclrtSynchronizeEvent", event)
 
 
-def aclrtEventElapsedTime(startEvent, endEvent) -> float:
+def aclrtEventElapsedTime(startEvent: CData, endEvent: CData) -> float:
     lib = _lib()
     p = lib.ffi.new("float *")
     _call(lib, "aclrtEventElapsedTime", p, startEvent, endEvent)
     return float(p[0])
 
 
-def aclrtDestroyEvent(event) -> None:
+def aclrtDestroyEvent(event: CData) -> None:
     _call(_lib(), "aclrtDestroyEvent", event)
 
 
 # -- aclnn meta ------------------------------------------------------------------------------
 
-def aclCreateTensor(viewDims, dataType: int, stride, offset: int, format: int, storageDims, tensorData):
+def aclCreateTensor(viewDims: Sequence[int], dataType: int, stride: Sequence[int] | None, offset: int, format: int,
+                    storageDims: Sequence[int], tensorData: CData | int | None) -> CData:
     """Returns the raw ``aclTensor*``; ``AclnnError`` where CANN returns NULL. ``ValueError``
     where the view (``viewDims``, ``stride``, ``offset``, in elements) reaches outside
     ``storageDims`` or has a negative dimension, stride or offset, and where ``tensorData`` is
@@ -374,19 +383,19 @@ def _create_array(wrapper, values):
     return handle
 
 
-def aclCreateIntArray(value):
+def aclCreateIntArray(value: Sequence[int]) -> CData:
     return _create_array(IntArray, value)
 
 
-def aclCreateBoolArray(value):
+def aclCreateBoolArray(value: Sequence[bool]) -> CData:
     return _create_array(BoolArray, value)
 
 
-def aclCreateFloatArray(value):
+def aclCreateFloatArray(value: Sequence[float]) -> CData:
     return _create_array(FloatArray, value)
 
 
-def aclCreateScalar(value, dataType: int):
+def aclCreateScalar(value: complex, dataType: int) -> CData:
     lib = _lib()
     held = scalar_value("aclCreateScalar", value, to_numpy(_c_int("aclCreateScalar", "dataType", dataType)))
     handle = lib.fn("aclCreateScalar")(lib.ffi.cast("void *", held.ctypes.data), int(dataType))
@@ -396,7 +405,7 @@ def aclCreateScalar(value, dataType: int):
 
 
 def _destroy(api: str):
-    def destroy(handle) -> None:
+    def destroy(handle: object) -> None:
         _call(_lib(), api, _h(handle))
 
     destroy.__name__ = destroy.__qualname__ = api

@@ -15,26 +15,33 @@ import operator
 import threading
 import weakref
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Self, TypeAlias
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from . import _backend
-from ._dtypes import format_for_rank, to_acl, to_numpy
+from ._dtypes import bfloat16, format_for_rank, to_acl, to_numpy
 from ._errors import ACLNN_ERR_PARAM_INVALID, AclnnError
 
 ACL_MEM_MALLOC_HUGE_FIRST = 0
 ACL_MEMCPY_HOST_TO_DEVICE = 1
 ACL_MEMCPY_DEVICE_TO_HOST = 2
 
+if TYPE_CHECKING:
+    from ._ffi.library import Library
+
+CData: TypeAlias = Any  # a cffi pointer
+
 INT64_MAX = int(np.iinfo(np.int64).max)  # sizes, strides and offsets are int64_t in C
 
 try:  # NumPy 2
     from numpy.lib.array_utils import byte_bounds as _byte_bounds
 except ImportError:  # pragma: no cover - NumPy 1.x
-    _byte_bounds = np.byte_bounds
+    _byte_bounds = np.byte_bounds  # type: ignore[attr-defined]
 
 
-def _library(backend: str | None):
+def _library(backend: str | None) -> Library:
     from . import _ffi
 
     name = _backend.resolve(backend)
@@ -51,7 +58,7 @@ def _quietly(release: Callable[[], None]) -> None:
         pass
 
 
-def _index(api: str, name: str, value) -> int:
+def _index(api: str, name: str, value: object) -> int:
     """An int argument of the Python layer (bool and non-integers are TypeError; a value
     outside int64 is ValueError: the C side holds every size and stride in int64_t)."""
     if type(value) is int:
@@ -65,7 +72,7 @@ def _index(api: str, name: str, value) -> int:
     return v
 
 
-def _dims(api: str, name: str, values) -> tuple[int, ...]:
+def _dims(api: str, name: str, values: object) -> tuple[int, ...]:
     """A sequence of int64 values (a shape or strides)."""
     if isinstance(values, (str, bytes)) or not isinstance(values, (Sequence, np.ndarray)):
         raise TypeError(f"{api}: {name} must be a sequence of ints, got {type(values).__name__}")
@@ -117,7 +124,7 @@ class Transaction:
     def __enter__(self) -> "Transaction":
         return self
 
-    def __exit__(self, exc_type, exc, tb) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
         if exc_type is None and self._keep:
             self._releases.clear()
             return
@@ -132,7 +139,7 @@ class Transaction:
 class DeviceBuffer:
     """``aclrtMalloc``'d device memory, freed once (after queued work) by ``free()`` or GC."""
 
-    def __init__(self, lib, nbytes: int) -> None:
+    def __init__(self, lib: Library, nbytes: int) -> None:
         self.lib = lib
         self.nbytes = _index("aclnn_py.DeviceBuffer", "nbytes", nbytes)
         if self.nbytes < 0:
@@ -149,7 +156,7 @@ class DeviceBuffer:
                                            threading.get_ident())
 
     @staticmethod
-    def _release(lib, ptr, nbytes: int, owner_thread: int) -> None:
+    def _release(lib: Library, ptr: CData, nbytes: int, owner_thread: int) -> None:
         if lib.finalized:
             return
         free = lambda: lib.fn("aclrtFree")(ptr)  # noqa: E731
@@ -182,14 +189,15 @@ class Tensor:
     """A device-resident tensor: an ``aclTensor`` over device memory, on ``npu`` or ``sim``.
 
     ``shape``, ``strides`` (in elements, like ``aclCreateTensor``), ``offset`` (elements) and
-    ``format`` describe the view; several views may share one device buffer.
+    ``format`` describe the view; several views may share one device buffer. ``numpy()`` or
+    ``np.asarray(tensor)`` downloads it (after the work queued on this thread's stream).
     """
 
-    def __init__(self, buffer: DeviceBuffer, shape: Sequence[int], dtype, strides: Sequence[int] | None = None,
+    def __init__(self, buffer: DeviceBuffer, shape: Sequence[int], dtype: DTypeLike, strides: Sequence[int] | None = None,
                  offset: int = 0, format: int | None = None) -> None:
         if not isinstance(buffer, DeviceBuffer):
             raise TypeError(f"aclnn_py.Tensor: buffer must be a DeviceBuffer, got {type(buffer).__name__}")
-        self.buffer = buffer
+        self.buffer: DeviceBuffer | None = buffer
         self.lib = buffer.lib
         self.dtype = np.dtype(dtype)
         acl_dtype = int(to_acl(self.dtype))  # TypeError for dtypes CANN has no name for
@@ -217,7 +225,7 @@ class Tensor:
         self._finalizer = weakref.finalize(self, Tensor._release, self.lib, handle)
 
     @staticmethod
-    def _release(lib, handle) -> None:
+    def _release(lib: Library, handle: CData) -> None:
         if not lib.finalized:
             _quietly(lambda: lib.fn("aclDestroyTensor")(handle))
 
@@ -249,7 +257,7 @@ class Tensor:
             raise
 
     @classmethod
-    def empty(cls, shape: Sequence[int], dtype, *, backend: str | None = None, format: int | None = None) -> "Tensor":
+    def empty(cls, shape: Sequence[int], dtype: DTypeLike, *, backend: str | None = None, format: int | None = None) -> "Tensor":
         """A new contiguous device tensor (contents undefined)."""
         dtype = np.dtype(dtype)
         to_acl(dtype)  # TypeError for dtypes CANN has no name for
@@ -304,6 +312,16 @@ class Tensor:
             raise ValueError(f"aclnn_py.Tensor.numpy: a host copy of shape {list(self.shape)} ({self.size} "
                              f"elements of {self.dtype}) cannot be allocated: {exc}") from None
 
+    def __array__(self, dtype: DTypeLike | None = None, copy: bool | None = None) -> np.ndarray:
+        """``np.asarray(tensor)``: waits for the queued work and downloads (NumPy 2 protocol).
+
+        A device tensor is never host memory, so ``copy=False`` is a ValueError."""
+        if copy is False:
+            raise ValueError("aclnn_py.Tensor: a device tensor cannot be viewed as a NumPy array without a copy "
+                             "(np.asarray downloads it; copy=False is impossible)")
+        host = self.numpy()
+        return host if dtype is None else host.astype(dtype, copy=False)
+
     @property
     def ndim(self) -> int:
         return len(self.shape)
@@ -328,12 +346,79 @@ class Tensor:
     def __enter__(self) -> "Tensor":
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def __repr__(self) -> str:
         return (f"Tensor(shape={list(self.shape)}, dtype={self.dtype}, strides={list(self.strides)}, "
                 f"offset={self.offset}, backend={self.lib.backend!r})")
+
+
+# torch dtypes by name (``str(torch.float32)`` is ``"torch.float32"``): read without importing torch.
+_TORCH_DTYPES = {
+    "float32": np.float32, "float": np.float32, "float16": np.float16, "half": np.float16,
+    "bfloat16": bfloat16, "float64": np.float64, "double": np.float64, "int8": np.int8,
+    "uint8": np.uint8, "int16": np.int16, "short": np.int16, "int32": np.int32, "int": np.int32,
+    "int64": np.int64, "long": np.int64, "bool": np.bool_, "complex64": np.complex64,
+    "complex128": np.complex128, "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64,
+}
+
+
+class DeviceView:
+    """Device memory a caller owns (a torch_npu tensor), described for a non-owning aclTensor.
+
+    ``ptr`` is the address of the first element (torch_npu's ``data_ptr()`` already includes the
+    storage offset), ``strides`` are in elements; ``owner`` is the caller's object, kept alive
+    until the stream is past the call that uses it."""
+
+    __slots__ = ("ptr", "shape", "strides", "dtype", "owner")
+
+    def __init__(self, ptr: int, shape: tuple[int, ...], strides: tuple[int, ...], dtype: np.dtype,
+                 owner: object) -> None:
+        self.ptr, self.shape, self.strides, self.dtype, self.owner = ptr, shape, strides, dtype, owner
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    @property
+    def span(self) -> int:
+        """Elements from the first to one past the last the view reaches (0 when empty)."""
+        if 0 in self.shape:
+            return 0
+        return 1 + sum((d - 1) * s for d, s in zip(self.shape, self.strides))
+
+
+def device_view(api: str, name: str, value: object) -> DeviceView | None:
+    """A ``DeviceView`` of ``value`` if it has torch_npu's interface (``device.type == "npu"``,
+    ``data_ptr()``, ``shape``, ``stride()``, ``dtype``, ``storage_offset()``), else None.
+
+    TypeError for such an object whose dtype CANN has no name for; ValueError for a negative
+    stride or offset (CANN has none)."""
+    device = getattr(value, "device", None)
+    if getattr(device, "type", None) != "npu":
+        return None
+    if not all(callable(getattr(value, m, None)) for m in ("data_ptr", "stride", "storage_offset")):
+        return None
+    torch_dtype = str(getattr(value, "dtype", ""))
+    dtype = _TORCH_DTYPES.get(torch_dtype.removeprefix("torch."))
+    if dtype is None:
+        raise TypeError(f"{api}: {name} dtype {torch_dtype} has no aclDataType counterpart")
+    shape = _dims(api, f"{name}.shape", tuple(getattr(value, "shape")))
+    strides = _dims(api, f"{name}.stride()", tuple(value.stride()))  # type: ignore[attr-defined]
+    offset = _index(api, f"{name}.storage_offset()", value.storage_offset())  # type: ignore[attr-defined]
+    check_view(api, shape, strides, offset, INT64_MAX)
+    ptr = _index(api, f"{name}.data_ptr()", value.data_ptr())  # type: ignore[attr-defined]
+    if ptr == 0 and 0 not in shape:
+        raise ValueError(f"{api}: {name}.data_ptr() is NULL for a non-empty tensor")
+    return DeviceView(ptr, shape, strides, np.dtype(dtype), value)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -354,7 +439,11 @@ class _HostArray:
     _create = ""
     _destroy = ""
 
-    def __init__(self, values: Sequence, *, backend: str | None = None) -> None:
+    if TYPE_CHECKING:
+        @classmethod
+        def _coerce(cls, values: object) -> tuple[Any, ...]: ...
+
+    def __init__(self, values: Sequence[object], *, backend: str | None = None) -> None:
         if values is None:
             raise TypeError(f"{self._create}: values must be a sequence, got None")
         self.values = self._coerce(values)
@@ -368,17 +457,17 @@ class _HostArray:
         self._finalizer = weakref.finalize(self, _HostArray._release, self.lib, self._destroy, handle)
 
     @staticmethod
-    def _release(lib, destroy: str, handle) -> None:
+    def _release(lib: Library, destroy: str, handle: CData) -> None:
         if not lib.finalized:
             _quietly(lambda: lib.fn(destroy)(handle))
 
     def close(self) -> None:
         self._finalizer()
 
-    def __enter__(self):
+    def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def __len__(self) -> int:
@@ -394,10 +483,13 @@ class IntArray(_HostArray):
     _c_type, _create, _destroy = "int64_t", "aclCreateIntArray", "aclDestroyIntArray"
 
     @classmethod
-    def _coerce(cls, values) -> tuple[int, ...]:
+    def _coerce(cls, values: object) -> tuple[int, ...]:
         from .ops._common import int_array_arg  # (ops imports this module)
 
-        return int_array_arg(cls._create, "values", values)
+        ints = int_array_arg(cls._create, "values", values)
+        if ints is None:
+            raise TypeError(f"{cls._create}: values must be a sequence, got None")
+        return ints
 
 
 class BoolArray(_HostArray):
@@ -406,10 +498,13 @@ class BoolArray(_HostArray):
     _c_type, _create, _destroy = "bool", "aclCreateBoolArray", "aclDestroyBoolArray"
 
     @classmethod
-    def _coerce(cls, values) -> tuple[bool, ...]:
+    def _coerce(cls, values: object) -> tuple[bool, ...]:
         from .ops._common import bool_array_arg  # (ops imports this module)
 
-        return bool_array_arg(cls._create, "values", values)
+        flags = bool_array_arg(cls._create, "values", values)
+        if flags is None:
+            raise TypeError(f"{cls._create}: values must be a sequence, got None")
+        return flags
 
 
 class FloatArray(_HostArray):
@@ -418,11 +513,11 @@ class FloatArray(_HostArray):
     _c_type, _create, _destroy = "float", "aclCreateFloatArray", "aclDestroyFloatArray"
 
     @classmethod
-    def _coerce(cls, values) -> tuple[float, ...]:
+    def _coerce(cls, values: object) -> tuple[float, ...]:
         return float_array_arg(cls._create, "values", values)
 
 
-def float_array_arg(api: str, name: str, values) -> tuple[float, ...]:
+def float_array_arg(api: str, name: str, values: object) -> tuple[float, ...]:
     """An aclFloatArray argument: a 1-D sequence of real numbers (bool is rejected), each
     as the float32 the C array holds; a finite value beyond float32's range is ValueError
     rather than a silent infinity."""
@@ -447,7 +542,7 @@ def float_array_arg(api: str, name: str, values) -> tuple[float, ...]:
 class Scalar:
     """An ``aclScalar`` holding one value of ``dtype`` (copied by CANN at creation)."""
 
-    def __init__(self, value, dtype, *, backend: str | None = None) -> None:
+    def __init__(self, value: object, dtype: DTypeLike, *, backend: str | None = None) -> None:
         self.value = scalar_value("aclCreateScalar", value, dtype)
         self.lib = _library(backend)
         ffi = self.lib.ffi
@@ -461,14 +556,14 @@ class Scalar:
     def close(self) -> None:
         self._finalizer()
 
-    def __enter__(self):
+    def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 
-def scalar_value(api: str, value, dtype) -> np.ndarray:
+def scalar_value(api: str, value: object, dtype: DTypeLike) -> np.ndarray:
     """The one ``dtype`` value an aclScalar copies, as a 0-d array: TypeError for a dtype
     CANN has no name for or a value that is not a number; ValueError for a value the dtype
     cannot hold or more than one value."""
@@ -495,4 +590,4 @@ def scalar_value(api: str, value, dtype) -> np.ndarray:
     return out
 
 
-__all__ = ["BoolArray", "DeviceBuffer", "FloatArray", "IntArray", "Scalar", "Tensor", "Transaction", "to_numpy"]
+__all__ = ["BoolArray", "DeviceBuffer", "DeviceView", "FloatArray", "IntArray", "Scalar", "Tensor", "Transaction", "to_numpy"]

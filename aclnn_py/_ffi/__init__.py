@@ -11,17 +11,21 @@ from __future__ import annotations
 
 import functools
 import threading
+from typing import TYPE_CHECKING
 
 from .declarations import include_dir, read_cdef
 from .discovery import BackendUnavailable, Toolkit, find_cann, toolkit_at
 from .library import Library
+
+if TYPE_CHECKING:
+    from cffi import FFI
 
 _lock = threading.Lock()
 _loaded: dict[str, Library] = {}
 
 
 @functools.lru_cache(maxsize=1)
-def ffi():
+def ffi() -> FFI:
     """The one ``cffi.FFI`` holding every declaration of the binding's headers (``include_dir()``)."""
     import cffi
 
@@ -85,7 +89,7 @@ def npu_present() -> bool:
         find_cann()
         lib = library("npu")
         count = lib.ffi.new("uint32_t *")
-        return lib.fn("aclrtGetDeviceCount")(count) == 0 and count[0] > 0
+        return bool(lib.fn("aclrtGetDeviceCount")(count) == 0 and count[0] > 0)
     except Exception:
         return False
 

@@ -16,7 +16,7 @@ _STT_FUNCTIONS = (2, 10)     # FUNC, GNU_IFUNC
 _STV_HIDDEN_OR_INTERNAL = (1, 2)
 
 
-def _exports(data) -> frozenset[str]:
+def _exports(data: bytes | mmap.mmap) -> frozenset[str]:
     if data[:4] != b"\x7fELF":
         raise ValueError("not an ELF file")
     is64 = data[4] == 2

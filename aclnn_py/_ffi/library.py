@@ -20,6 +20,7 @@ import threading
 import weakref
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from .._errors import (
     ACL_ERROR_API_NOT_SUPPORT,
@@ -28,6 +29,9 @@ from .._errors import (
     AclnnError,
 )
 from .discovery import Toolkit
+
+if TYPE_CHECKING:
+    from cffi import FFI
 from .op_packages import AGGREGATE_LIBRARY, OPERATOR_PACKAGES, operator_of
 from .operator_headers import declarer_for
 
@@ -54,7 +58,7 @@ class _ThreadStream:
 
     __slots__ = ("stream", "pending", "nbytes", "__weakref__")
 
-    def __init__(self, stream) -> None:
+    def __init__(self, stream: Any) -> None:
         self.stream = stream
         self.pending: list[Callable[[], None]] = []
         self.nbytes = 0
@@ -68,7 +72,7 @@ class _ThreadStream:
 class Library:
     """The dlopen'ed libraries of one toolkit, with lazily resolved functions."""
 
-    def __init__(self, backend: str, toolkit: Toolkit, ffi, extra: tuple[Path, ...] = ()) -> None:
+    def __init__(self, backend: str, toolkit: Toolkit, ffi: FFI, extra: tuple[Path, ...] = ()) -> None:
         """``extra``: libraries searched after the toolkit's (the simulator's libaclsim.so,
         which defines the simulator-only aclsim* API)."""
         self.backend = backend
@@ -78,7 +82,7 @@ class Library:
         paths = (toolkit.runtime, toolkit.base, *toolkit.operator_libraries, *extra)
         self._handles = [(p, ffi.dlopen(str(p))) for p in paths]
         self._declarer = declarer_for(ffi)
-        self._functions: dict[str, Callable] = {}
+        self._functions: dict[str, Callable[..., Any]] = {}
         self._lock = threading.RLock()
         self._local = threading.local()
         self._initialized = False
@@ -98,14 +102,14 @@ class Library:
             return False
         return True
 
-    def fn(self, name: str) -> Callable:
+    def fn(self, name: str) -> Callable[..., Any]:
         """The C function ``name``; ``AclnnError`` (200001) naming it if no library exports it."""
         f = self._functions.get(name)
         if f is not None:
             return f
         return self._lookup(name)
 
-    def _lookup(self, name: str) -> Callable:
+    def _lookup(self, name: str) -> Callable[..., Any]:
         f = self._exported(name)
         if f is None and not self._declarer.declared(name):
             # cffi's ABI mode calls only what it has a prototype for, exported or not.
@@ -131,10 +135,10 @@ class Library:
         self._functions[name] = f
         return f
 
-    def _exported(self, name: str) -> Callable | None:
+    def _exported(self, name: str) -> Callable[..., Any] | None:
         for _, handle in self._handles:
             try:
-                return getattr(handle, name)
+                return getattr(handle, name)  # type: ignore[no-any-return]
             except AttributeError:
                 continue
         return None
@@ -145,14 +149,15 @@ class Library:
             p = self.fn("aclGetRecentErrMsg")()
         except AclnnError:
             return ""
-        return self.ffi.string(p).decode("utf-8", "replace").strip() if p != self.ffi.NULL else ""
+        return (self.ffi.string(p).decode("utf-8", "replace").strip()  # type: ignore[union-attr]  # char *: bytes
+                if p != self.ffi.NULL else "")
 
     def check(self, status: int, api: str) -> None:
         """Raise ``AclnnError`` with the library's recent error text when ``status`` != 0."""
         if status != 0:
             raise AclnnError(status, api, self.recent_error())
 
-    def call(self, name: str, *args) -> None:
+    def call(self, name: str, *args: Any) -> None:
         """Call a function that returns a status, raising on failure."""
         self.check(self.fn(name)(*args), name)
 
@@ -188,7 +193,7 @@ class Library:
             self._devices.clear()
 
     def _thread_stream(self) -> _ThreadStream:
-        state = getattr(self._local, "state", None)
+        state: _ThreadStream | None = getattr(self._local, "state", None)
         if state is not None:
             return state
         self.ensure_initialized()
@@ -205,13 +210,13 @@ class Library:
         self._local.state = state
         return state
 
-    def stream(self):
+    def stream(self) -> Any:
         """This thread's stream on the binding's device (device set and stream created once,
         the stream destroyed when the thread ends)."""
         state = getattr(self._local, "state", None)
         return state.stream if state is not None else self._thread_stream().stream
 
-    def _end_of_thread(self, key: int, stream, pending: list) -> None:
+    def _end_of_thread(self, key: int, stream: Any, pending: list[Any]) -> None:
         """A thread's ``_ThreadStream`` is gone (the thread ended): wait for its stream, run
         what waited on it, destroy it. Never raises (it runs as the thread exits)."""
         with self._lock:

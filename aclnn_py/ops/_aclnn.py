@@ -24,8 +24,8 @@ import numpy as np
 
 from .._dtypes import _NUMPY_TO_ACL, format_for_rank
 from .._errors import ACLNN_ERR_PARAM_INVALID, ACL_ERROR_RT_MEMORY_ALLOCATION, AclnnError, param_invalid
-from ..tensor import Tensor, _byte_bounds, _contiguous, _quietly
-from ._common import INT64_MAX, bool_array_arg, int_arg, int_array_arg, not_a_tensor, unnamed_dtype
+from ..tensor import DeviceView, Tensor, _byte_bounds, _contiguous, _quietly
+from ._common import INT64_MAX, bool_array_arg, int_arg, int_array_arg, tensor_input, unnamed_dtype
 
 ACL_MEM_MALLOC_HUGE_FIRST = 0
 ACL_MEMCPY_HOST_TO_DEVICE = 1
@@ -59,6 +59,10 @@ def _functions(lib) -> _Functions:
     if c is None:
         c = lib._call_functions = _Functions(lib)
     return c
+
+
+def _keep_alive(view: DeviceView) -> None:
+    """The release of a caller's device tensor: nothing, but the reference held until then."""
 
 
 def _release_all(waiting: list[tuple[Callable, object]]) -> None:
@@ -136,11 +140,20 @@ class Call:
 
     # -- arguments ----------------------------------------------------------------------
 
-    def tensor(self, name: str, value) -> object:
-        """The aclTensor* for a tensor argument (NULL for None)."""
+    def tensor(self, name: str, value: object) -> object:
+        """The aclTensor* for a tensor argument (NULL for None): a device ``Tensor`` or a
+        torch_npu tensor in place, a CPU array-like copied to the device (``tensor_input``)."""
+        value = value if type(value) is np.ndarray else tensor_input(self.api, name, value)
         if value is None:
             return self.ffi.NULL
-        if type(value) is not np.ndarray and isinstance(value, Tensor):
+        if isinstance(value, DeviceView):
+            # Caller-owned device memory: a non-owning aclTensor over it, kept alive (through
+            # the view's owner) until the stream is past this call.
+            self.device_io = True
+            self._releases.append((_keep_alive, value, True))
+            return self._descriptor(value.shape, value.dtype, value.strides, value.span,
+                                    self.ffi.cast("void *", value.ptr))
+        if isinstance(value, Tensor):
             if value.lib is not self.lib:
                 raise TypeError(f"{self.api}: {name} is a Tensor of backend {value.lib.backend!r}, "
                                 f"but this call runs on {self.lib.backend!r}")
@@ -148,8 +161,6 @@ class Call:
                 raise TypeError(f"{self.api}: {name} is a closed Tensor")
             self.device_io = True
             return value.handle
-        if not isinstance(value, np.ndarray):
-            raise not_a_tensor(self.api, name, value)
         if value.dtype not in _ACL_DTYPE:
             raise unnamed_dtype(self.api, name, value.dtype)
         ptr, strides, storage = self.upload(value)

@@ -16,15 +16,19 @@ from __future__ import annotations
 import numbers
 import operator
 import os
+import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable, Sequence
+from typing import Any, SupportsInt
 
 import numpy as np
 
 from .. import _backend
-from .._dtypes import _NUMPY_TO_ACL, dtype_name, format_for_rank
+from ..tools import _progress
+from .._dtypes import _NUMPY_TO_ACL, bfloat16, dtype_name, format_for_rank
 from .._errors import ACL_ERROR_RT_MEMORY_ALLOCATION, AclnnError, param_invalid, param_nullptr
+from ..tensor import DeviceView, Tensor, device_view
 
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
@@ -33,21 +37,104 @@ FLOAT32 = np.dtype(np.float32)
 FLOAT16 = np.dtype(np.float16)
 
 
-def tensor_arg(api: str, name: str, value: object) -> np.ndarray | None:
-    """A tensor argument as an ndarray (not copied), or None (NULL: see ``check_not_null``)."""
-    if value is None:
-        return None
-    if not isinstance(value, np.ndarray):
+def tensor_input(api: str, name: str, value: object) -> np.ndarray | Tensor | DeviceView | None:
+    """The one coercion of a tensor argument, shared by every backend.
+
+    ``None`` (NULL) and an ``aclnn_py.Tensor`` are returned as they are; an object with
+    torch_npu's interface (device type ``"npu"``) becomes a ``DeviceView`` of its device memory
+    (no copy); any CPU array-like becomes an ndarray (no copy where its memory allows): a NumPy
+    array, an object with ``__dlpack__`` (torch CPU tensors), ``__array__`` or the buffer
+    protocol (``memoryview``, ``array.array``). Python lists, tuples, strings and scalars are
+    not tensors: a TypeError, as in torch. So is an ndarray dtype CANN has no name for."""
+    if type(value) is np.ndarray:  # the common case, first
+        array = value
+    elif value is None or isinstance(value, (Tensor, DeviceView)):
+        return value
+    elif isinstance(value, np.ndarray):
+        array = value
+    else:
+        view = device_view(api, name, value)
+        if view is not None:
+            return view
+        array = _host_array(api, name, value)
+    if array.dtype not in _NUMPY_TO_ACL:
+        raise unnamed_dtype(api, name, array.dtype)
+    return array
+
+
+_NOT_TENSORS = (str, bytes, list, tuple, dict, set, numbers.Number, np.generic)
+
+
+def _host_array(api: str, name: str, value: object) -> np.ndarray:
+    """A CPU array-like as an ndarray: ``__dlpack__`` first (zero-copy by design), then
+    ``__array__``, then the buffer protocol (a torch bfloat16 tensor through an int16 view)."""
+    if isinstance(value, _NOT_TENSORS):
         raise not_a_tensor(api, name, value)
-    if value.dtype not in _NUMPY_TO_ACL:
-        raise unnamed_dtype(api, name, value.dtype)
-    return value
+    readers: list[Callable[[], object]] = []
+    torch = sys.modules.get("torch")
+    if torch is not None and getattr(value, "dtype", None) is getattr(torch, "bfloat16", None):
+        # NumPy knows no bfloat16 (neither its DLPack import nor torch's __array__ has one):
+        # the same memory as int16, viewed as ml_dtypes' bfloat16. No copy.
+        readers.append(lambda: np.from_dlpack(value.view(torch.int16)).view(bfloat16))  # type: ignore[attr-defined]
+    if hasattr(value, "__dlpack__"):
+        readers.append(lambda: np.from_dlpack(value))
+    if hasattr(value, "__array__"):
+        readers.append(lambda: np.asarray(value))
+    if not readers:
+        try:
+            memoryview(value)  # type: ignore[arg-type]
+        except TypeError:
+            raise not_a_tensor(api, name, value) from None
+        readers.append(lambda: np.asarray(memoryview(value)))  # type: ignore[arg-type]
+    failures = []
+    for read in readers:
+        try:
+            array = read()
+        except Exception as exc:  # each protocol may refuse (device memory, a dtype NumPy lacks)
+            failures.append(f"{type(exc).__name__}: {exc}")
+            continue
+        if isinstance(array, np.ndarray):
+            return array
+        failures.append(f"got {type(array).__name__}")
+    raise TypeError(f"{api}: {name} ({type(value).__name__}) cannot be read as a CPU array: "
+                    + "; ".join(failures))
+
+
+def tensor_arg(api: str, name: str, value: object) -> np.ndarray | None:
+    """A tensor argument of the numpy backend as an ndarray (not copied where avoidable), or
+    None (NULL: see ``check_not_null``). Device tensors are refused: this backend has no device."""
+    array = tensor_input(api, name, value)
+    if array is None or isinstance(array, np.ndarray):
+        return array
+    if isinstance(array, DeviceView):
+        raise TypeError(f"{api}: {name} is an npu device tensor; the numpy backend takes CPU array-likes "
+                        f"(use backend 'npu')")
+    raise not_a_tensor(api, name, value)
 
 
 def not_a_tensor(api: str, name: str, value: object) -> TypeError:
     """The error for a tensor argument of another Python type (the same words on every backend)."""
-    return TypeError(f"{api}: {name} must be a numpy.ndarray (or, on npu and sim, an aclnn_py.Tensor), "
+    return TypeError(f"{api}: {name} must be an array-like (a NumPy array, or an object with __dlpack__, "
+                     f"__array__ or the buffer protocol; on npu and sim also an aclnn_py.Tensor), "
                      f"got {type(value).__name__}")
+
+
+def repeated(value: object, count: int) -> object:
+    """torch's one-int form of a list of equal values: an int becomes ``[value] * count``;
+    anything else is returned as it is (for ``int_array_arg`` to check). bool is not an int here."""
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+        return [value] * count
+    return value
+
+
+def spatial_dims(*tensors: object, default: int = 2) -> int:
+    """The number of spatial dimensions (rank - 2) of the first tensor argument with a rank of
+    at least 3, for expanding one int to a per-dimension list; ``default`` when there is none."""
+    for t in tensors:
+        ndim = getattr(t, "ndim", None)
+        if type(ndim) is int and ndim >= 3:
+            return ndim - 2
+    return default
 
 
 def unnamed_dtype(api: str, name: str, dtype: np.dtype) -> TypeError:
@@ -82,7 +169,8 @@ def int_array_arg(api: str, name: str, value: object) -> tuple[int, ...] | None:
     """An aclIntArray argument: a sequence of int64 values, or None (NULL)."""
     if value is None:
         return None
-    if type(value) in (list, tuple) and all(type(v) is int and INT64_MIN <= v <= INT64_MAX for v in value):
+    if isinstance(value, (list, tuple)) and type(value) in (list, tuple) and all(
+            type(v) is int and INT64_MIN <= v <= INT64_MAX for v in value):
         return tuple(value)  # the common case, without the generic checks below
     if isinstance(value, np.ndarray):
         if value.ndim != 1 or not (np.issubdtype(value.dtype, np.integer)):
@@ -95,7 +183,7 @@ def int_array_arg(api: str, name: str, value: object) -> tuple[int, ...] | None:
 
 def bool_array_arg(api: str, name: str, value: object) -> tuple[bool, ...] | None:
     """An aclBoolArray argument: a sequence of bools, or None (NULL)."""
-    if type(value) in (list, tuple) and all(type(v) is bool for v in value):
+    if isinstance(value, (list, tuple)) and type(value) in (list, tuple) and all(type(v) is bool for v in value):
         return tuple(value)  # the common case, without the generic checks below
     if value is None:
         return None
@@ -136,7 +224,7 @@ def check_dtype(api: str, name: str, array: np.ndarray, allowed: Sequence[np.dty
         raise param_invalid(api, f"{name} dtype must be one of [{names}], got {dtype_name(array.dtype)}")
 
 
-def check_length(api: str, name: str, values: Sequence, size: int) -> None:
+def check_length(api: str, name: str, values: Sequence[int], size: int) -> None:
     """161002 unless the int array ``values`` has ``size`` elements (the simulator's
     ``aclsim_ops_check_array_size`` says the same)."""
     if len(values) != size:
@@ -156,7 +244,7 @@ def check_same_dtype(api: str, name_a: str, a: np.ndarray, name_b: str, b: np.nd
                                  f"{dtype_name(b.dtype)}")
 
 
-def check_same_shape(api: str, name_a: str, a, name_b: str, b) -> None:
+def check_same_shape(api: str, name_a: str, a: Any, name_b: str, b: Any) -> None:
     """161002 unless ``a`` and ``b`` (arrays, or shapes) have the same shape."""
     shape_a, shape_b = tuple(getattr(a, "shape", a)), tuple(getattr(b, "shape", b))
     if shape_a != shape_b:
@@ -170,20 +258,26 @@ def format_name(ndim: int) -> str:
     return format_for_rank(ndim).name.removeprefix("ACL_FORMAT_")
 
 
-def shape_str(shape: Sequence[int]) -> str:
+def shape_str(shape: Sequence[SupportsInt]) -> str:
     return "[" + ", ".join(map(str, map(int, shape))) + "]"
 
 
-def dispatch(backend: str | None, numpy_impl: Callable, aclnn_impl: Callable, *args):
+def dispatch(backend: str | None, numpy_impl: Callable[..., Any], aclnn_impl: Callable[..., Any], *args: Any) -> Any:
     """Run one op call on the backend it resolves to.
 
-    ``numpy_impl(*args)`` runs on the numpy backend; ``aclnn_impl(backend_name, *args)`` runs
-    the two-phase aclnn call through the cffi layer on ``npu`` / ``sim``.
+    ``numpy_impl(*args)`` runs on the numpy backend (with a progress line on stderr for a long
+    call where ``ACLNN_PY_PROGRESS`` asks for one: ``tools/_progress.setting``);
+    ``aclnn_impl(backend_name, *args)`` runs the two-phase aclnn call through the cffi layer on
+    ``npu`` / ``sim``.
     """
     name = _backend.resolve(backend)
     if name == "numpy":
         try:
-            return numpy_impl(*args)
+            show = _progress.setting()
+            if show is False:
+                return numpy_impl(*args)
+            with _progress.ticking(f"{numpy_impl.__module__.rpartition('.')[2]} on numpy", show):
+                return numpy_impl(*args)
         except MemoryError as error:
             # Results are checked against the device memory before they are made (_memory.py);
             # the host running out for the kernels' own buffers is the same failure.

@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -38,7 +39,7 @@ def use_small(planes: int, plane_in: int, plane_out: int) -> bool:
 
 
 @functools.lru_cache(maxsize=_CACHED_MATRICES)
-def _matrix(kernel: Callable[..., np.ndarray], params: tuple, in_plane: tuple[int, ...]) -> np.ndarray:
+def _matrix(kernel: Callable[..., np.ndarray], params: tuple[Any, ...], in_plane: tuple[int, ...]) -> np.ndarray:
     n = math.prod(in_plane)
     basis = np.eye(n, dtype=np.float32).reshape(n, *in_plane)
     matrix = np.ascontiguousarray(kernel(basis, *params).reshape(n, -1), dtype=np.float32)
@@ -46,7 +47,7 @@ def _matrix(kernel: Callable[..., np.ndarray], params: tuple, in_plane: tuple[in
     return matrix
 
 
-def apply(kernel: Callable[..., np.ndarray], params: tuple, grad: np.ndarray, in_plane: tuple[int, ...],
+def apply(kernel: Callable[..., np.ndarray], params: tuple[Any, ...], grad: np.ndarray, in_plane: tuple[int, ...],
           out_plane: tuple[int, ...], out_dtype: np.dtype) -> np.ndarray:
     """``kernel(x, *params)`` applied to every plane of ``grad`` (leading dims, then
     ``in_plane``) as one matrix product; a new array ``grad.shape[:-len(in_plane)] + out_plane``.
@@ -66,4 +67,5 @@ def apply(kernel: Callable[..., np.ndarray], params: tuple, grad: np.ndarray, in
         # An inf or NaN input times the matrix's zeros would be NaN everywhere: such inputs take
         # the kernel, which keeps each value inside its window.
         out = kernel(rows.reshape(-1, *in_plane), *params)
-    return out.reshape(*lead, *out_plane).astype(out_dtype, copy=False)
+    result: np.ndarray = out.reshape(*lead, *out_plane).astype(out_dtype, copy=False)
+    return result

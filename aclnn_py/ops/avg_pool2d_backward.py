@@ -67,10 +67,12 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._dtypes import bfloat16, dtype_name
 from .._errors import param_invalid
 from .._memory import check_allocation
+from ..tensor import Tensor
 from . import _small
 from ._aclnn import Call, shape_check_error, c_int, dtype_of, shape_of
 from ._common import (
@@ -84,8 +86,10 @@ from ._common import (
     dispatch,
     format_name,
     int_array_arg,
+    repeated,
     shape_str,
     tensor_arg,
+    tensor_input,
 )
 
 API = "aclnnAvgPool2dBackwardGetWorkspaceSize"
@@ -325,6 +329,7 @@ def _numpy(grad_output, self, kernel_size, stride, padding, ceil_mode, count_inc
     is separable).  Computes in float32; cubeMathType does not change the numbers."""
     params = _validate(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
                        divisor_override, cube_math_type)
+    grad_output, self = tensor_arg(API, "gradOutput", grad_output), tensor_arg(API, "self", self)  # (checked)
     check_allocation(self.size * self.itemsize)
     if grad_output.size == 0 or self.size == 0:
         return np.zeros(self.shape, dtype=self.dtype)
@@ -364,6 +369,8 @@ def _aclnn(lib, grad_output, self, kernel_size, stride, padding, ceil_mode, coun
     count_include_pad = bool_arg(API, "countIncludePad", count_include_pad)
     divisor = 0 if divisor_override is None else c_int(API, "divisorOverride", divisor_override, 64)
     cube_math_type = c_int(API, "cubeMathType", cube_math_type, 8)
+    grad_output = tensor_input(API, "gradOutput", grad_output)
+    self = tensor_input(API, "self", self)
     with Call(lib, API) as call:
         args = (
             call.tensor("gradOutput", grad_output),
@@ -385,34 +392,48 @@ def _aclnn(lib, grad_output, self, kernel_size, stride, padding, ceil_mode, coun
         return call.results()[0]
 
 
-def avg_pool2d_backward(grad_output: np.ndarray, self: np.ndarray, kernel_size: Sequence[int],
-                        stride: Sequence[int] | None, padding: Sequence[int], ceil_mode: bool,
+def avg_pool2d_backward(grad_output: ArrayLike | Tensor, self: ArrayLike | Tensor, kernel_size: int | Sequence[int],
+                        stride: int | Sequence[int] | None, padding: int | Sequence[int], ceil_mode: bool,
                         count_include_pad: bool, divisor_override: int | None, cube_math_type: int = 0, *,
-                        backend: str | None = None) -> np.ndarray:
-    """Gradient of 2-D average pooling w.r.t. its input.
+                        backend: str | None = None) -> np.ndarray | Tensor:
+    """Gradient of 2-D average pooling (``F.avg_pool2d``) with respect to its input: each
+    gradient value is divided by its window's divisor and added to every input cell of the
+    window (``aten.avg_pool2d_backward``).
 
     Mirrors ``aclnnAvgPool2dBackwardGetWorkspaceSize`` + ``aclnnAvgPool2dBackward``.
 
     Args:
-        grad_output: gradOutput, ``(N, C, OH, OW)`` or ``(C, OH, OW)``; FLOAT, FLOAT16 or BFLOAT16.
-        self: the forward input, ``(N, C, H, W)`` or ``(C, H, W)``, same dtype (only its shape
-            and dtype are used).
-        kernel_size: ``[k]`` or ``[kH, kW]``, values > 0.
-        stride: ``None``/``[]`` (= kernel_size), ``[s]`` or ``[sH, sW]``, values > 0.
-        padding: ``[p]`` or ``[pH, pW]``, ``0 <= p <= k / 2``.
-        ceil_mode: round the pooled size up (the last window must start inside input + left pad).
-        count_include_pad: count padding in the divisor.
-        divisor_override: ``None`` or 0 for the window's size, else the divisor (may be negative).
-        cube_math_type: 0..3, a precision hint for the NPU's cube unit (no effect on numpy).
+        grad_output: gradOutput, ``(N, C, OH, OW)`` or ``(C, OH, OW)``; FLOAT, FLOAT16 or
+            BFLOAT16, the same dtype and rank as ``self``, ``(OH, OW)`` the pooled size of
+            ``self`` for these parameters.
+        self: the pooling's input, ``(N, C, H, W)`` or ``(C, H, W)`` (only its shape and dtype
+            are used).
+        kernel_size: ``[k]``, ``[kH, kW]`` or one int; values > 0.
+        stride: ``None`` or ``[]`` (= kernel_size), ``[s]``, ``[sH, sW]`` or one int; values > 0.
+        padding: ``[p]``, ``[pH, pW]`` or one int; ``0 <= p <= k / 2`` per axis.
+        ceil_mode: round the pooled size up (the last window must start inside the input or
+            its left padding).
+        count_include_pad: count padding cells in the divisor.
+        divisor_override: ``None`` or 0 for the window's size, else the divisor of every
+            window (may be negative); int64.
+        cube_math_type: 0 KEEP_DTYPE, 1 ALLOW_FP32_DOWN_PRECISION, 2 USE_FP16 (not with
+            BFLOAT16), 3 USE_HF32: a precision hint for the NPU's cube unit (the numpy backend
+            always computes in FLOAT).
         backend: ``"npu"``, ``"sim"`` or ``"numpy"``; default: the current backend.
 
+    Tensor arguments take a CPU array-like (a NumPy array, a torch CPU tensor or anything with
+    ``__dlpack__``, ``__array__`` or the buffer protocol; not a Python list) and, on ``npu`` and
+    ``sim``, an ``aclnn_py.Tensor`` or a torch_npu tensor (used in place, no copy). Results are
+    NumPy arrays, or device ``Tensor``s when a tensor argument was on the device.
+
     Returns:
-        gradInput: shaped like ``self``, with its dtype.
+        gradInput: ``self``'s shape and dtype (zeros when a tensor is empty).
 
     Raises:
-        AclnnError: 161001 if a required argument is None, 161002 if a constraint of the module
-            docstring is violated.
+        AclnnError: 161001 if grad_output, self, kernel_size or padding is None; 161002 for a
+            dtype, rank, length, value or pooled size outside the constraints above.
         TypeError: an argument of the wrong Python type.
     """
-    return dispatch(backend, _numpy, _aclnn, grad_output, self, kernel_size, stride, padding,
-                    ceil_mode, count_include_pad, divisor_override, cube_math_type)
+    result: np.ndarray | Tensor = dispatch(backend, _numpy, _aclnn, grad_output, self, repeated(kernel_size, 1), repeated(stride, 1),
+                    repeated(padding, 1), ceil_mode, count_include_pad, divisor_override, cube_math_type)
+    return result

@@ -89,13 +89,15 @@ padding and dilation (e.g. kernel H/W <= 255).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import NamedTuple, TypeAlias
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._dtypes import bfloat16
 from .._errors import param_invalid, param_nullptr
 from .._memory import check_allocation
+from ..tensor import Tensor
 from ._aclnn import Call, c_int, dtype_of, shape_check_error, shape_of
 from ._common import (
     FLOAT16,
@@ -109,8 +111,11 @@ from ._common import (
     check_not_null,
     dispatch,
     int_array_arg,
+    repeated,
     shape_str,
+    spatial_dims,
     tensor_arg,
+    tensor_input,
 )
 from .conv import LoweredConv
 
@@ -427,6 +432,9 @@ def _aclnn(lib, grad_output, input, weight, bias_sizes, stride, padding, dilatio
     transposed = bool_arg(API, "transposed", transposed)
     groups = c_int(API, "groups", groups, 32)
     cube_math_type = c_int(API, "cubeMathType", cube_math_type, 8)
+    grad_output = tensor_input(API, "gradOutput", grad_output)
+    input = tensor_input(API, "input", input)
+    weight = tensor_input(API, "weight", weight)
     with Call(lib, API) as call:
         args = (
             call.tensor("gradOutput", grad_output),
@@ -460,22 +468,62 @@ def _aclnn(lib, grad_output, input, weight, bias_sizes, stride, padding, dilatio
         return tuple(call.results())
 
 
-def convolution_backward(grad_output: np.ndarray, input: np.ndarray, weight: np.ndarray,
-                         bias_sizes: Sequence[int] | None, stride: Sequence[int], padding: Sequence[int],
-                         dilation: Sequence[int], transposed: bool, output_padding: Sequence[int],
+Gradients: TypeAlias = tuple[np.ndarray | Tensor | None, np.ndarray | Tensor | None, np.ndarray | Tensor | None]
+"""``(grad_input, grad_weight, grad_bias)``, each None where output_mask is False."""
+
+
+def convolution_backward(grad_output: ArrayLike | Tensor, input: ArrayLike | Tensor, weight: ArrayLike | Tensor,
+                         bias_sizes: Sequence[int] | None, stride: int | Sequence[int], padding: int | Sequence[int],
+                         dilation: int | Sequence[int], transposed: bool, output_padding: int | Sequence[int],
                          groups: int, output_mask: Sequence[bool], cube_math_type: int = 0, *,
                          backend: str | None = None
-                         ) -> tuple[np.ndarray | None, np.ndarray | None, np.ndarray | None]:
-    """The gradients of a (transposed) convolution: ``(grad_input, grad_weight, grad_bias)``.
+                         ) -> Gradients:
+    """The gradients of a 1-D, 2-D or 3-D (transposed) convolution,
+    ``(grad_input, grad_weight, grad_bias)`` as ``aten.convolution_backward`` computes them.
 
     Mirrors ``aclnnConvolutionBackwardGetWorkspaceSize`` + ``aclnnConvolutionBackward``.
-    ``grad_input`` has input's shape and dtype, ``grad_weight`` weight's, ``grad_bias`` is 1-D of
-    gradOutput's dtype with length ``bias_sizes[0]`` (gradOutput.shape[1] when ``bias_sizes`` is
-    None); each is None where ``output_mask`` is False.
+
+    Args:
+        grad_output: gradOutput, ``(N, Cout, *out)``; FLOAT, FLOAT16 or BFLOAT16; rank 3, 4 or
+            5, the rank of input and weight; not empty unless input or weight is.
+        input: the convolution's input ``(N, Cin, *in)``, same N as grad_output; FLOAT,
+            FLOAT16 or BFLOAT16 (the dtypes may differ; every product is FLOAT here).
+        weight: ``(Cout, Cin/groups, *k)``, or ``(Cin, Cout/groups, *k)`` when transposed;
+            FLOAT, FLOAT16 or BFLOAT16; ``weight.shape[0]`` divisible by groups.
+        bias_sizes: ``None`` or ``[Cout]`` (the gradBias length, checked when output_mask[2]).
+        stride: one value per spatial dimension, or one int for all; values >= 1.
+        padding: one value per spatial dimension (both sides), ``[top, bottom, left, right]``
+            for 2-D, or one int for all; values >= 0.
+        dilation: one value per spatial dimension, or one int; values >= 1.
+        transposed: the forward was a transposed convolution.
+        output_padding: one value per spatial dimension (4 for 2-D, top/left 0), or one int;
+            all 0 unless transposed, then ``0 <= output_padding < stride``.
+        groups: ``1 <= groups <= 65535``, dividing the channel counts as above.
+        output_mask: 3 bools: which of grad_input, grad_weight, grad_bias to compute.
+        cube_math_type: 0 KEEP_DTYPE, 1 ALLOW_FP32_DOWN_PRECISION, 2 USE_FP16, 3 USE_HF32: a
+            precision hint for the NPU's cube unit (the numpy backend computes in FLOAT).
+        backend: ``"npu"``, ``"sim"`` or ``"numpy"``; default: the current backend.
+
+    Every spatial size must match: ``out = (in + padLo + padHi - dilation*(k-1) - 1) // stride
+    + 1``, or transposed ``out = (in-1)*stride - padLo - padHi + dilation*(k-1) +
+    output_padding + 1`` (up to stride-1 longer, as CANN accepts).
+
+    Tensor arguments take a CPU array-like (a NumPy array, a torch CPU tensor or anything with
+    ``__dlpack__``, ``__array__`` or the buffer protocol; not a Python list) and, on ``npu`` and
+    ``sim``, an ``aclnn_py.Tensor`` or a torch_npu tensor (used in place, no copy). Results are
+    NumPy arrays, or device ``Tensor``s when a tensor argument was on the device.
+
+    Returns:
+        ``(grad_input, grad_weight, grad_bias)``: input's shape and dtype, weight's shape and
+        dtype, ``(Cout,)`` of grad_output's dtype; None where output_mask is False.
 
     Raises:
-        AclnnError: 161001 for a missing argument, 161002 for a violated constraint (module doc).
+        AclnnError: 161001 if a required argument is None or output_mask has not 3 elements;
+            161002 for a dtype, rank, length, value or shape outside the constraints above.
         TypeError: an argument of the wrong Python type.
     """
-    return dispatch(backend, _numpy, _aclnn, grad_output, input, weight, bias_sizes, stride, padding,
-                    dilation, transposed, output_padding, groups, output_mask, cube_math_type)
+    spatial = spatial_dims(weight, input, grad_output)
+    result: Gradients = dispatch(backend, _numpy, _aclnn, grad_output, input, weight, bias_sizes,
+                                 repeated(stride, spatial), repeated(padding, spatial), repeated(dilation, spatial),
+                                 transposed, repeated(output_padding, spatial), groups, output_mask, cube_math_type)
+    return result

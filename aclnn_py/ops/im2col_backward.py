@@ -43,9 +43,11 @@ import functools
 from collections.abc import Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._dtypes import bfloat16, compute_dtype
 from .._memory import check_allocation
+from ..tensor import Tensor
 from . import _small
 from ._aclnn import Call, shape_check_error, dtype_of, shape_of
 from ._common import (
@@ -60,8 +62,10 @@ from ._common import (
     check_min,
     dispatch,
     int_array_arg,
+    repeated,
     shape_str,
     tensor_arg,
+    tensor_input,
 )
 
 API = "aclnnIm2colBackwardGetWorkspaceSize"
@@ -141,7 +145,7 @@ def _check_geometry(shape, input_size, kernel_size, dilation, padding, stride) -
     out_shape = (shape[0],) * (ndim == 3) + (rows // kernel_area, input_size[0], input_size[1])
     check(API, np.prod(out_shape, dtype=object) <= INT64_MAX,
           lambda: f"the number of out elements overflows int64 (out shape {shape_str(out_shape)})")
-    return tuple(grid)
+    return grid[0], grid[1]
 
 
 def _hits(blocks: int, size: int, offset: int, stride: int) -> tuple[int, int, int]:
@@ -222,6 +226,7 @@ def _untile(cols, size, kernel, grid):
 
 def _aclnn(lib, grad_output, input_size, kernel_size, dilation, padding, stride):
     """The npu/sim path: the two-phase C call; the library checks the arguments."""
+    grad_output = tensor_input(API, "gradOutput", grad_output)
     with Call(lib, API) as call:
         g = call.tensor("gradOutput", grad_output)
         arrays = [call.int_array(name, value) for name, value in (
@@ -259,16 +264,40 @@ def _ints(values) -> list[int]:
         return []
 
 
-def im2col_backward(grad_output: np.ndarray, input_size: Sequence[int], kernel_size: Sequence[int],
-                    dilation: Sequence[int], padding: Sequence[int], stride: Sequence[int], *,
-                    backend: str | None = None) -> np.ndarray:
-    """col2im (``F.fold``): sum the sliding-block columns of ``grad_output`` back into an image.
+def im2col_backward(grad_output: ArrayLike | Tensor, input_size: Sequence[int], kernel_size: int | Sequence[int],
+                    dilation: int | Sequence[int], padding: int | Sequence[int], stride: int | Sequence[int], *,
+                    backend: str | None = None) -> np.ndarray | Tensor:
+    """col2im (``torch.nn.functional.fold``): sum the sliding-block columns of ``grad_output``
+    back into an image, the gradient of im2col (``F.unfold``).
 
-    Mirrors ``aclnnIm2colBackwardGetWorkspaceSize`` + ``aclnnIm2colBackward``.  Returns a new
-    array of ``grad_output``'s dtype with shape ``[N,] C, inputSize[0], inputSize[1]``.
+    Mirrors ``aclnnIm2colBackwardGetWorkspaceSize`` + ``aclnnIm2colBackward``.
+
+    Args:
+        grad_output: gradOutput, ``(N, C*kH*kW, L)`` or unbatched ``(C*kH*kW, L)``, with
+            ``L = L0*L1`` the number of blocks; FLOAT, FLOAT16 or BFLOAT16.
+        input_size: inputSize ``[H, W]``, the image size; values > 0.
+        kernel_size: kernelSize ``[kH, kW]`` or one int for both; values > 0.
+        dilation: ``[dH, dW]`` or one int; values > 0.
+        padding: ``[pH, pW]`` or one int; values >= 0.
+        stride: ``[sH, sW]`` or one int; values > 0. ``Ld = (inputSize[d] + 2*padding[d] -
+            dilation[d]*(kernelSize[d] - 1) - 1) // stride[d] + 1`` must give ``L0*L1 == L``.
+        backend: ``"npu"``, ``"sim"`` or ``"numpy"``; default: the current backend.
+
+    Tensor arguments take a CPU array-like (a NumPy array, a torch CPU tensor or anything with
+    ``__dlpack__``, ``__array__`` or the buffer protocol; not a Python list) and, on ``npu`` and
+    ``sim``, an ``aclnn_py.Tensor`` or a torch_npu tensor (used in place, no copy). Results are
+    NumPy arrays, or device ``Tensor``s when a tensor argument was on the device.
+
+    Returns:
+        out: ``(N, C, H, W)`` (or ``(C, H, W)``) with grad_output's dtype; overlapping blocks
+        add up, positions in the padding are dropped, an empty grad_output gives zeros.
 
     Raises:
-        AclnnError: 161001 for a None argument, 161002 for a violated constraint (module doc).
-        TypeError: an argument of the wrong Python type.
+        AclnnError: 161001 if an argument is None; 161002 for a dtype, rank, length or value
+            outside the constraints above (also a block count L that does not match).
+        TypeError: an argument of the wrong Python type (a list where a tensor belongs, a
+            float where an int belongs, a dtype with no aclDataType).
     """
-    return dispatch(backend, _numpy, _aclnn, grad_output, input_size, kernel_size, dilation, padding, stride)
+    result: np.ndarray | Tensor = dispatch(backend, _numpy, _aclnn, grad_output, input_size, repeated(kernel_size, 2),
+                    repeated(dilation, 2), repeated(padding, 2), repeated(stride, 2))
+    return result

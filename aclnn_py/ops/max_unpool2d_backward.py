@@ -42,13 +42,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._dtypes import dtype_name
 from .._errors import ACL_ERROR_RT_AICORE_EXCEPTION, AclnnError
 from .._memory import check_allocation
+from ..tensor import Tensor
 from ._aclnn import Call, dtype_of, shape_check_error, shape_of
 from ._common import (FLOAT16, FLOAT32, check, check_dtype, check_length, check_not_null, check_same_dtype,
-                      check_same_shape, dispatch, in_parallel, int_array_arg, shape_str, tensor_arg)
+                      check_same_shape, dispatch, in_parallel, int_array_arg, shape_str, tensor_arg, tensor_input)
 
 API = "aclnnMaxUnpool2dBackwardGetWorkspaceSize"
 KERNEL = "aclnnMaxUnpool2dBackward"
@@ -115,7 +117,7 @@ def _check_index_range(indices: np.ndarray, output_size: tuple[int, int]) -> Non
     # Viewed as unsigned, a negative index is huge: one pass catches both ends.
     unsigned = indices.view(np.uint64 if indices.dtype == np.int64 else np.uint32)
     if indices.size and int(unsigned.max()) >= plane:
-        at = np.unravel_index(int(np.argmax(unsigned >= plane)), indices.shape)
+        at = np.unravel_index(int(np.argmax(unsigned >= plane)), indices.shape)  # type: ignore[operator]
         raise AclnnError(ACL_ERROR_RT_AICORE_EXCEPTION, "aclrtSynchronizeStream",
                          f"{KERNEL}: indices{shape_str(at)} = {int(indices[at])} is outside [0, {plane}) "
                          f"(outputSize = {shape_str(output_size)}); nothing was written")
@@ -160,6 +162,9 @@ def _numpy(grad_output, self, indices, output_size):
 
 def _aclnn(lib, grad_output, self, indices, output_size):
     """The npu/sim path: the two-phase C call; the library checks the arguments."""
+    grad_output = tensor_input(API, "gradOutput", grad_output)
+    self = tensor_input(API, "self", self)
+    indices = tensor_input(API, "indices", indices)
     with Call(lib, API) as call:
         args = (
             call.tensor("gradOutput", grad_output),
@@ -176,15 +181,36 @@ def _aclnn(lib, grad_output, self, indices, output_size):
         return call.results()[0]
 
 
-def max_unpool2d_backward(grad_output: np.ndarray, self: np.ndarray, indices: np.ndarray,
-                          output_size: Sequence[int], *, backend: str | None = None) -> np.ndarray:
-    """Gradient of max_unpool2d with respect to ``self``: ``grad_output`` gathered at ``indices``.
+def max_unpool2d_backward(grad_output: ArrayLike | Tensor, self: ArrayLike | Tensor, indices: ArrayLike | Tensor,
+                          output_size: Sequence[int], *, backend: str | None = None) -> np.ndarray | Tensor:
+    """Gradient of ``F.max_unpool2d`` with respect to its input: ``grad_output`` gathered at
+    ``indices`` (``out[n, c, i] = grad_output[n, c, indices[n, c, i]]`` over flattened planes).
 
     Mirrors ``aclnnMaxUnpool2dBackwardGetWorkspaceSize`` + ``aclnnMaxUnpool2dBackward``.
-    Returns a new array of ``self``'s shape and dtype.
+
+    Args:
+        grad_output: gradOutput, ``(N, C, oH, oW)`` or ``(C, oH, oW)``; FLOAT, FLOAT16, INT8,
+            UINT8, INT16, INT32, INT64 or BOOL, the same dtype as ``self``; not empty unless
+            ``self`` is.
+        self: the unpooling's input, ``(N, C, H, W)`` or ``(C, H, W)``, same rank and N, C as
+            grad_output; only its shape and dtype are used.
+        indices: INT64 or INT32, ``self``'s shape; each value in ``[0, oH*oW)`` (a value
+            outside is AclnnError 507015 when the computation runs, as the NPU's fault is).
+        output_size: outputSize ``[oH, oW]``, equal to grad_output's last two dimensions.
+        backend: ``"npu"``, ``"sim"`` or ``"numpy"``; default: the current backend.
+
+    Tensor arguments take a CPU array-like (a NumPy array, a torch CPU tensor or anything with
+    ``__dlpack__``, ``__array__`` or the buffer protocol; not a Python list) and, on ``npu`` and
+    ``sim``, an ``aclnn_py.Tensor`` or a torch_npu tensor (used in place, no copy). Results are
+    NumPy arrays, or device ``Tensor``s when a tensor argument was on the device.
+
+    Returns:
+        out: ``self``'s shape and dtype.
 
     Raises:
-        AclnnError: 161001 for a None argument, 161002 for a violated constraint (module doc).
+        AclnnError: 161001 if an argument is None; 161002 for a dtype, rank or shape outside the
+            constraints above; 507015 for an index out of range.
         TypeError: an argument of the wrong Python type.
     """
-    return dispatch(backend, _numpy, _aclnn, grad_output, self, indices, output_size)
+    result: np.ndarray | Tensor = dispatch(backend, _numpy, _aclnn, grad_output, self, indices, output_size)
+    return result

@@ -42,13 +42,15 @@ import itertools
 from collections.abc import Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._dtypes import bfloat16, compute_dtype
 from .._memory import check_allocation
+from ..tensor import Tensor
 from ._aclnn import Call, dtype_of, shape_check_error, shape_of
 from . import _small
 from ._common import (FLOAT16, FLOAT32, check, check_dtype, check_length, check_min, check_not_null, check_same_dtype, dispatch,
-                      format_name, int_array_arg, shape_str, tensor_arg)
+                      format_name, int_array_arg, repeated, shape_str, tensor_arg, tensor_input)
 
 API = "aclnnReflectionPad2dBackwardGetWorkspaceSize"
 
@@ -220,6 +222,8 @@ def _fold(grad_output, shape, dtype, padding):
 
 def _aclnn(lib, grad_output, self, padding):
     """The npu/sim path: the two-phase C call; the library checks the arguments."""
+    grad_output = tensor_input(API, "gradOutput", grad_output)
+    self = tensor_input(API, "self", self)
     with Call(lib, API) as call:
         args = (
             call.tensor("gradOutput", grad_output),
@@ -235,15 +239,36 @@ def _aclnn(lib, grad_output, self, padding):
         return call.results()[0]
 
 
-def reflection_pad2d_backward(grad_output: np.ndarray, self: np.ndarray, padding: Sequence[int], *,
-                              backend: str | None = None) -> np.ndarray:
-    """Gradient of reflection padding: fold each mirrored border of ``grad_output`` back inside.
+def reflection_pad2d_backward(grad_output: ArrayLike | Tensor, self: ArrayLike | Tensor,
+                              padding: int | Sequence[int], *, backend: str | None = None) -> np.ndarray | Tensor:
+    """Gradient of reflection padding (``F.pad(self, padding, mode="reflect")``): each element
+    of a mirrored border of ``grad_output`` is added back to the element it mirrors.
 
     Mirrors ``aclnnReflectionPad2dBackwardGetWorkspaceSize`` + ``aclnnReflectionPad2dBackward``.
-    Returns a new array of ``self``'s shape and dtype.
+
+    Args:
+        grad_output: gradOutput, ``(N, C, H + top + bottom, W + left + right)`` or the 3-D
+            ``(C, ...)`` form; FLOAT, FLOAT16, BFLOAT16, DOUBLE, COMPLEX64 or COMPLEX128, the
+            same dtype and rank as ``self``.
+        self: the padding's input, ``(N, C, H, W)`` or ``(C, H, W)`` with ``H, W > 0`` (and
+            ``C > 0`` when 4-D); only its shape and dtype are used.
+        padding: ``[left, right, top, bottom]`` or one int for all four; values >= 0,
+            ``left, right < W`` and ``top, bottom < H``; for BFLOAT16 ``top == bottom == 0``
+            or every value <= 7.
+        backend: ``"npu"``, ``"sim"`` or ``"numpy"``; default: the current backend.
+
+    Tensor arguments take a CPU array-like (a NumPy array, a torch CPU tensor or anything with
+    ``__dlpack__``, ``__array__`` or the buffer protocol; not a Python list) and, on ``npu`` and
+    ``sim``, an ``aclnn_py.Tensor`` or a torch_npu tensor (used in place, no copy). Results are
+    NumPy arrays, or device ``Tensor``s when a tensor argument was on the device.
+
+    Returns:
+        gradInput: ``self``'s shape and dtype (FLOAT16 and BFLOAT16 accumulate in FLOAT).
 
     Raises:
-        AclnnError: 161001 for a None argument, 161002 for a violated constraint (module doc).
+        AclnnError: 161001 if an argument is None; 161002 for a dtype, rank, shape or padding
+            outside the constraints above.
         TypeError: an argument of the wrong Python type.
     """
-    return dispatch(backend, _numpy, _aclnn, grad_output, self, padding)
+    result: np.ndarray | Tensor = dispatch(backend, _numpy, _aclnn, grad_output, self, repeated(padding, 4))
+    return result

@@ -12,6 +12,7 @@ C samples build and run against it unchanged.  The toolkit is compiled by ``pip 
 from __future__ import annotations
 
 import os
+from typing import Any
 from pathlib import Path
 
 from . import _build
@@ -46,7 +47,7 @@ def home() -> str:
     return str(where.resolve())
 
 
-def ensure_built(**kwargs) -> str:
+def ensure_built(**kwargs: Any) -> str:
     """Build the toolkit (at ``$ACLNN_PY_SIM_HOME`` or the package's ``toolkit/``) if it is
     missing or older than the sources, and return its home.  Needs a C compiler when it has
     to build; keyword arguments go to ``_build.build``."""

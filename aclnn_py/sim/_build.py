@@ -37,6 +37,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 SRC_DIR = HERE / "src"
@@ -57,7 +58,7 @@ FILTER_LIBRARIES = {
 OPERATOR_LIBRARY_NEEDS = ("libnnopbase.so", "libascendcl.so")
 
 
-def _operator_packages() -> dict:
+def _operator_packages() -> dict[str, Any]:
     """aclnn_py/_ffi/op_packages.py, read by path (see its docstring)."""
     import runpy
 
@@ -262,8 +263,8 @@ def build(home: str | os.PathLike[str] = DEFAULT_HOME, *, src_dir: str | os.Path
     (lib64 / STAMP).unlink(missing_ok=True)
     flags = list(CFLAGS) + (["-Werror"] if werror else [])
     includes = [f"-I{include_dir}", f"-I{src_dir}"]
-    with tempfile.TemporaryDirectory(prefix="aclsim-build-") as tmp:
-        tmp = Path(tmp)
+    with tempfile.TemporaryDirectory(prefix="aclsim-build-") as tmp_name:
+        tmp = Path(tmp_name)
         sources = [str(p) for sub in SIM_SOURCES for p in _sources(sub, src_dir)]
         argv = cc + flags + includes + ["-shared", "-o", str(tmp / SIM_LIBRARY), *sources]
         # -Bsymbolic: the simulator's own calls stay inside it, whichever library a program

@@ -9,7 +9,7 @@ small integers, random bools.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -146,7 +146,7 @@ def convolution_backward(rng, shape, dtype, out_channels, kernel=3, stride=1, pa
                   case=" ".join(words))
 
 
-BUILDERS = {
+BUILDERS: dict[str, Callable[..., OpCall]] = {
     "im2col_backward": im2col_backward,
     "max_unpool2d_backward": max_unpool2d_backward,
     "reflection_pad2d_backward": reflection_pad2d_backward,

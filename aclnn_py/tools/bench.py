@@ -9,7 +9,8 @@ is reported too. On ``numpy`` the figure is wall time.
 
 The case: the forward input's shape (``--shape N,C,H,W``; default per operator, below), the
 dtype, and the operator's other parameters, each overridable with ``--param NAME=VALUE``
-(a Python literal: ``--param kernel=5 --param stride=(2,1)``).
+(a Python literal: ``--param kernel_size=5 --param stride=(2,1)``). The names are the operator
+functions' Python parameter names.
 
 A progress line is shown on stderr (when it is a terminal, or with ``--progress always``) once a
 run has taken more than a second.
@@ -26,8 +27,10 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from .. import _backend
 from .._dtypes import bfloat16, dtype_name
@@ -39,7 +42,7 @@ from ._cases import OpCall
 from ._progress import Progress
 
 # op -> (the forward input's default shape, default parameters): mid-sized layers of a CNN.
-DEFAULTS: dict[str, tuple[tuple[int, ...], dict]] = {
+DEFAULTS: dict[str, tuple[tuple[int, ...], dict[str, Any]]] = {
     "im2col_backward": ((8, 64, 56, 56), dict(kernel=3, dilation=1, padding=1, stride=1)),
     "max_unpool2d_backward": ((8, 64, 56, 56), dict(index_dtype="int64")),
     "reflection_pad2d_backward": ((8, 64, 56, 56), dict(padding=(3, 3, 3, 3))),
@@ -74,7 +77,7 @@ class Timing:
     def max(self) -> float:
         return max(self.samples)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"median": self.median, "min": self.min, "max": self.max, "samples": self.samples}
 
 
@@ -88,29 +91,43 @@ class BenchResult:
     device: Timing | None   # aclrt events (npu, sim)
     host: Timing            # wall time per call; on npu/sim including the wait for the device
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"op": self.op, "backend": self.backend, "dtype": dtype_name(self.call.dtype),
                 "inputs": [list(a.shape) for a in self.call.args if isinstance(a, np.ndarray)],
                 "case": self.call.case, "warmup": self.warmup, "repeats": self.repeats,
                 "device_ms": self.device.to_dict() if self.device else None, "host_ms": self.host.to_dict()}
 
 
-def make_call(op: str, shape: Sequence[int] | None = None, dtype="float32", params: dict | None = None,
+def make_call(op: str, shape: Sequence[int] | None = None, dtype: DTypeLike = "float32",
+              params: dict[str, Any] | None = None,
               seed: int = 0) -> OpCall:
     """The benchmark case of ``op``: its defaults, overridden by ``shape``/``dtype``/``params``."""
     if op not in DEFAULTS:
         raise ValueError(f"unknown operator {op!r}; expected one of {', '.join(DEFAULTS)}")
-    default_shape, default_params = DEFAULTS[op]
+    default_shape, builder_params = DEFAULTS[op]
+    default_params = shown_params(builder_params)
     merged = {**default_params, **(params or {})}
     unknown = sorted(set(merged) - set(default_params))
     if unknown:
         raise ValueError(f"{op} has no parameter {', '.join(unknown)}; its parameters are "
                          f"{', '.join(f'{k}={v!r}' for k, v in default_params.items())}")
     dt = DTYPES[dtype] if isinstance(dtype, str) else np.dtype(dtype)
-    return _cases.BUILDERS[op](np.random.default_rng(seed), tuple(shape or default_shape), dt, **merged)
+    to_builder = {shown: name for name, shown in _PYTHON_NAMES.items()}
+    call: OpCall = _cases.BUILDERS[op](np.random.default_rng(seed), tuple(shape or default_shape), dt,
+                                       **{to_builder.get(k, k): v for k, v in merged.items()})
+    return call
 
 
-def _release(result) -> None:
+# The case builders' short names -> the operator functions' Python names, which users see.
+_PYTHON_NAMES = {"kernel": "kernel_size"}
+
+
+def shown_params(params: dict[str, object]) -> dict[str, object]:
+    """A case's parameters under the names users see (the operators' Python names)."""
+    return {_PYTHON_NAMES.get(k, k): v for k, v in params.items()}
+
+
+def _release(result: object) -> None:
     """Close the device Tensors an op call returned."""
     for r in result if isinstance(result, tuple) else (result,):
         if r is not None and hasattr(r, "close"):
@@ -129,14 +146,14 @@ def _time_host(fn: Callable[[], object], warmup: int, repeats: int, progress: Pr
     return Timing(samples)
 
 
-def _time_device(lib, fn: Callable[[list], object], args: tuple, warmup: int, repeats: int,
+def _time_device(lib: Any, fn: Callable[[list[Any]], object], args: tuple[Any, ...], warmup: int, repeats: int,
                  progress: Progress) -> tuple[Timing, Timing]:
     """Device time between two events around each call, and the host time of each call."""
     from ..tensor import Tensor
 
     ffi = lib.ffi
     stream = lib.stream()
-    device_args: list = []
+    device_args: list[Any] = []
     events = []
     try:
         device_args = [Tensor.from_numpy(a, backend=lib.backend) if isinstance(a, np.ndarray) else a for a in args]
@@ -233,7 +250,7 @@ def _defaults_text() -> str:
     for op, (shape, params) in DEFAULTS.items():
         builder = _cases.BUILDERS[op]
         lines.append(f"  {op}: {','.join(map(str, shape))}; "
-                     + ", ".join(f"{k}={v!r}" for k, v in params.items()))
+                     + ", ".join(f"{k}={v!r}" for k, v in shown_params(params).items()))
         doc = inspect.getdoc(builder)
         if doc:
             lines.append(f"      {doc.splitlines()[0]}")

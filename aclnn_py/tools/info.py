@@ -25,6 +25,7 @@ import platform
 import subprocess
 import sys
 from dataclasses import asdict, dataclass, field
+from typing import Any
 from pathlib import Path
 
 from .. import _backend, _ffi
@@ -68,7 +69,7 @@ class Report:
     def default_usable(self) -> bool:
         return any(b.name == self.default_backend and b.usable for b in self.backends)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["default_usable"] = self.default_usable
         for backend in data["backends"]:
@@ -132,7 +133,7 @@ def _toolkit_details(toolkit: Toolkit) -> list[tuple[str, str]]:
     ]
 
 
-def _c_out(lib, ctype: str, api: str, *args):
+def _c_out(lib: Any, ctype: str, api: str, *args: Any) -> Any:
     p = lib.ffi.new(ctype)
     lib.call(api, *args, p)
     return p[0]
@@ -178,7 +179,7 @@ def _probe_loaded(status: BackendStatus) -> BackendStatus:
         lib.stream()  # aclrtSetDevice + aclrtCreateStream: the device really works
         soc = lib.fn("aclrtGetSocName")()
         status.details.append(("device in use", f"{lib.device_id} ($ACLNN_PY_DEVICE selects another)"))
-        status.details.append(("SoC", ffi.string(soc).decode() if soc != ffi.NULL else "unknown"))
+        status.details.append(("SoC", ffi.string(soc).decode() if soc != ffi.NULL else "unknown"))  # type: ignore[union-attr]
     except AclnnError as exc:
         status.summary, status.problem = f"{exc.api} failed", str(exc)
         status.fix = "check `npu-smi info` and the driver installation; the error above comes from CANN"

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from .. import _backend
 from .._ffi.discovery import BackendUnavailable, Toolkit, find_cann
-from .._ffi.operator_headers import OperatorDeclarer, operator_header_files, read_operator_header
+from .._ffi.operator_headers import OperatorDeclarer, OperatorHeader, operator_header_files, read_operator_header
 
 PHASE1 = "GetWorkspaceSize"
 
@@ -38,7 +38,7 @@ class OperatorEntry:
     error: str              # why not, or ""
 
 
-def _declarer():
+def _declarer() -> OperatorDeclarer:
     import cffi
 
     from .._ffi.declarations import include_dir, read_cdef
@@ -60,7 +60,7 @@ def _exports(toolkit: Toolkit) -> list[tuple[Path, frozenset[str]]]:
     return found
 
 
-def _library(op: str, exports) -> str | None:
+def _library(op: str, exports: list[tuple[Path, frozenset[str]]]) -> str | None:
     both = next((lib for lib, names in exports if op in names and op + PHASE1 in names), None)
     either = both or next((lib for lib, names in exports if op in names or op + PHASE1 in names), None)
     return str(either) if either is not None else None
@@ -79,7 +79,7 @@ def collect(toolkit: Toolkit, names: list[str] | None = None) -> list[OperatorEn
     folders = toolkit.header_folders
     exports = _exports(toolkit)
     declarer = _declarer()
-    listed: list[tuple[object, list[str]]] = []   # (header, its operators not listed before)
+    listed: list[tuple[OperatorHeader, list[str]]] = []   # (header, its operators not listed before)
     seen: set[str] = set()
     for path in operator_header_files(folders):
         header = read_operator_header(path)

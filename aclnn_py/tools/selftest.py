@@ -25,7 +25,7 @@ import time
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TextIO
+from typing import Any, TextIO
 
 import numpy as np
 
@@ -57,7 +57,7 @@ def cases(seed: int = 0) -> list[OpCall]:
     """The selftest's cases: every documented dtype of every operator, plus a few parameter
     forms in float32. Shapes are small and odd-sized so that edges, padding and partial
     windows are exercised and the simulator stays fast."""
-    specs: list[tuple[Callable, tuple, np.dtype, dict]] = []
+    specs: list[tuple[Callable[..., OpCall], tuple[int, ...], np.dtype, dict[str, Any]]] = []
     for dt in FLOATS:
         specs.append((_cases.im2col_backward, (2, 3, 7, 8), dt,
                       dict(kernel=(2, 3), dilation=(1, 2), padding=(1, 0), stride=(2, 1))))
@@ -85,17 +85,17 @@ def cases(seed: int = 0) -> list[OpCall]:
 
 # -- the PyTorch reference (for --backend numpy) ----------------------------------------------
 
-def _torch_reference(call: OpCall):
+def _torch_reference(call: OpCall) -> Any:
     """The result of ``call`` computed by PyTorch CPU: float16/bfloat16 inputs are computed in
     float32 and rounded once, as the numpy backend and the NPU's float32 accumulation do."""
     import torch
 
-    def t(array):
+    def t(array: np.ndarray) -> Any:
         if array.dtype in (F16, bfloat16):
             array = array.astype(np.float32)
         return torch.from_numpy(np.ascontiguousarray(array))
 
-    def back(result, like):
+    def back(result: Any, like: np.ndarray) -> Any:
         return result.numpy().astype(like.dtype)
 
     a = call.args
@@ -233,7 +233,7 @@ def run_selftest(backend: str | None = None, ops: Sequence[str] | None = None, s
         if r.status == "ERROR":
             print(f"ERROR {r.call.describe()}: {r.message}", file=out)
         elif r.status == "FAIL":
-            for o in r.comparison:
+            for o in r.comparison or ():
                 if not o.passed:
                     print(f"FAIL {r.call.describe()} {o.output}: {o.mismatched} of {int(np.prod(o.shape))} "
                           f"elements outside rtol={o.tolerance.rtol:g} atol={o.tolerance.atol:g} "

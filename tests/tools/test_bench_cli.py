@@ -23,9 +23,9 @@ def _counters(lib) -> dict[str, int]:
 def test_make_call_defaults_and_overrides():
     call = bench.make_call("avg_pool2d_backward")
     assert call.args[1].shape == (8, 64, 56, 56) and call.args[0].shape == (8, 64, 28, 28)
-    call = bench.make_call("avg_pool2d_backward", (1, 2, 9, 9), "float16", {"kernel": 2, "stride": (2, 1)})
+    call = bench.make_call("avg_pool2d_backward", (1, 2, 9, 9), "float16", {"kernel_size": 2, "stride": (2, 1)})
     assert call.args[0].shape == (1, 2, 5, 10) and call.dtype == "float16"  # padding 1 kept
-    with pytest.raises(ValueError, match="has no parameter nope.*kernel=3"):
+    with pytest.raises(ValueError, match="has no parameter nope.*kernel_size=3"):
         bench.make_call("avg_pool2d_backward", params={"nope": 1})
     with pytest.raises(ValueError, match="unknown operator"):
         bench.make_call("avg_pool3d_backward")
