@@ -38,9 +38,10 @@ import numpy as np
 
 from . import _backend
 from ._errors import ACL_ERROR_API_NOT_SUPPORT, ACLNN_ERR_PARAM_INVALID, AclnnError, param_invalid
-from .tensor import BoolArray, FloatArray, IntArray, Scalar, Tensor, _quietly, float_array_arg, scalar_value
+from .tensor import (BoolArray, DeviceView, FloatArray, IntArray, Scalar, Tensor, _quietly, float_array_arg,
+                     scalar_value)
 from .ops._aclnn import _ACL_DTYPE, ACL_MEMCPY_DEVICE_TO_HOST, ACL_MEMCPY_HOST_TO_DEVICE, Call
-from .ops._common import bool_arg, bool_array_arg, int_arg, int_array_arg, not_a_tensor, unnamed_dtype
+from .ops._common import bool_arg, bool_array_arg, int_arg, int_array_arg, tensor_input, unnamed_dtype
 
 _SUFFIX = "GetWorkspaceSize"
 
@@ -151,35 +152,14 @@ def _bind(sig: _Signature, args, kwargs) -> list:
 # -- Python values -> C values -----------------------------------------------------------------
 
 def _array(api: str, name: str, value) -> np.ndarray | Tensor:
-    """A tensor argument as an ndarray (a CPU array-like is viewed or copied) or a Tensor."""
-    if isinstance(value, Tensor):
-        return value
-    if isinstance(value, (list, tuple, numbers.Number, str, bytes)):
-        raise not_a_tensor(api, name, value)
-    array = value if isinstance(value, np.ndarray) else None
-    if array is None and hasattr(value, "__dlpack__"):
-        try:
-            array = np.from_dlpack(value)
-        except Exception:  # e.g. a torch tensor that requires grad: its __array__ may still work
-            pass
-    if array is None and (hasattr(value, "__array__") or _has_buffer(value)):
-        try:
-            array = np.asarray(value)
-        except Exception as exc:  # e.g. a tensor on an accelerator
-            raise TypeError(f"{api}: {name} ({type(value).__name__}) is not a CPU array: {exc}") from None
-    if array is None:
-        raise not_a_tensor(api, name, value)
-    if array.dtype not in _ACL_DTYPE:
-        raise unnamed_dtype(api, name, array.dtype)
-    return array
-
-
-def _has_buffer(value) -> bool:
-    try:
-        memoryview(value).release()
-    except TypeError:
-        return False
-    return True
+    """A tensor argument as an ndarray (a CPU array-like is viewed or copied) or a Tensor: the
+    op functions' one coercion (``ops._common.tensor_input``), less torch_npu's device tensors,
+    which ``call`` does not take yet."""
+    value = tensor_input(api, name, value)
+    if isinstance(value, DeviceView):
+        raise TypeError(f"{api}: {name} is a device tensor of torch_npu; aclnn_py.call takes NumPy arrays, "
+                        "CPU array-likes and aclnn_py.Tensor (the operator functions take torch_npu tensors)")
+    return value
 
 
 def _output(api: str, name: str, value) -> np.ndarray | Tensor | None:
