@@ -14,6 +14,15 @@ is synchronised and the outputs come back as NumPy arrays.
 Temporaries are raw handles owned by the call (no wrapper objects: this is the per-call hot
 path). Each release is registered the moment its handle exists, and every one runs exactly
 once: in reverse order on an error, after the stream has finished on success.
+
+The fast path (``aclnn_py/_fast``, where its helper library was built and ``ACLNN_PY_FAST`` is
+not 0): ``tensor``/``int_array``/``bool_array``/``output`` check their arguments as above but
+only describe the C objects, returning a placeholder (``_Slot``) that ``run`` accepts; ``run``
+then does the whole sequence (device buffers, copies, descriptors, both phases, workspace,
+synchronisation, copies back, releases) in one crossing into the helper. A call the helper
+does not cover (a device ``Tensor`` argument, a refused output stand-in, an operator with a
+floating-point parameter, an argument ``run`` cannot describe, a very large output) is
+replayed through the path above at the point it is met, with the same results and errors.
 """
 
 from __future__ import annotations
@@ -22,6 +31,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from .. import _fast
 from .._dtypes import _NUMPY_TO_ACL, format_for_rank
 from .._errors import ACLNN_ERR_PARAM_INVALID, ACL_ERROR_RT_MEMORY_ALLOCATION, AclnnError, param_invalid
 from ..tensor import Tensor, _byte_bounds, _contiguous, _quietly
@@ -61,6 +71,27 @@ def _functions(lib) -> _Functions:
     return c
 
 
+# Outputs above this size leave the fast path: its host result is made before the call, and a
+# size the device cannot hold must fail in aclrtMalloc (207001) as on the path above, not in the
+# host's allocator.
+_FAST_MAX_OUTPUT_BYTES = 1 << 28
+_INT64 = (-(2**63), 2**63 - 1)
+
+
+class _Slot:
+    """A C object the fast path will make: what ``run`` passes for it (``desc`` and, for a
+    tensor, ``pointer``), how to make it on the ABI-mode path (``replay``), and the handle once
+    made there."""
+
+    __slots__ = ("desc", "pointer", "replay", "handle")
+
+    def __init__(self, desc: list, pointer, replay: tuple) -> None:
+        self.desc = desc
+        self.pointer = pointer
+        self.replay = replay
+        self.handle = None
+
+
 def _release_all(waiting: list[tuple[Callable, object]]) -> None:
     for release, arg in waiting:
         _quietly(lambda: release(arg))
@@ -80,6 +111,9 @@ class Call:
         self._outputs: list[tuple[object, tuple, np.dtype, int] | Tensor] = []
         self._refused: Exception | None = None
         self._deferred_bytes = 0  # device memory of the temporaries freed after the stream
+        self._fast = _fast.api_for(lib)  # None: the ABI-mode path only
+        self._slots: list[_Slot] = []
+        self._fast_done = False
 
     def __enter__(self) -> "Call":
         return self
@@ -140,6 +174,10 @@ class Call:
         """The aclTensor* for a tensor argument (NULL for None)."""
         if value is None:
             return self.ffi.NULL
+        if self._fast is not None:
+            if type(value) is np.ndarray or not isinstance(value, Tensor):
+                return self._fast_tensor(name, value)
+            self._leave_fast()
         if type(value) is not np.ndarray and isinstance(value, Tensor):
             if value.lib is not self.lib:
                 raise TypeError(f"{self.api}: {name} is a Tensor of backend {value.lib.backend!r}, "
@@ -176,6 +214,8 @@ class Call:
         if values is None:
             return self.ffi.NULL
         ints = int_array_arg(self.api, name, values)
+        if self._fast is not None and len(ints) <= _fast.MAX_ARRAY:
+            return self._record([_fast.INT_ARRAY, len(ints), *ints], None, ("int_array", name, ints))
         handle = self.c.aclCreateIntArray(ints, len(ints))
         if handle == self.ffi.NULL:
             raise AclnnError(ACLNN_ERR_PARAM_INVALID, "aclCreateIntArray", self.lib.recent_error())
@@ -187,6 +227,8 @@ class Call:
         if values is None:
             return self.ffi.NULL
         flags = bool_array_arg(self.api, name, values)
+        if self._fast is not None and len(flags) <= _fast.MAX_ARRAY:
+            return self._record([_fast.BOOL_ARRAY, len(flags), *map(int, flags)], None, ("bool_array", name, flags))
         handle = self.c.aclCreateBoolArray(flags, len(flags))
         if handle == self.ffi.NULL:
             raise AclnnError(ACLNN_ERR_PARAM_INVALID, "aclCreateBoolArray", self.lib.recent_error())
@@ -209,6 +251,12 @@ class Call:
             self._outputs.append(None)
             return self.ffi.NULL
         dtype = np.dtype(dtype)
+        if self._fast is not None:
+            if refused is None and not self.device_io:
+                slot = self._fast_output(safe_shape(shape), dtype, zero)
+                if slot is not None:
+                    return slot
+            self._leave_fast()
         if refused is not None:
             if self._refused is None:
                 self._refused = refused
@@ -235,10 +283,133 @@ class Call:
             self.lib.check(self.c.aclrtMemset(ptr, nbytes, 0, nbytes), "aclrtMemset")
         return handle
 
+    # -- the fast path ----------------------------------------------------------------------
+
+    def _record(self, desc: list, pointer, replay: tuple) -> _Slot:
+        slot = _Slot(desc, pointer, replay)
+        self._slots.append(slot)
+        return slot
+
+    def _fast_tensor(self, name: str, value) -> _Slot:
+        if not isinstance(value, np.ndarray):
+            raise not_a_tensor(self.api, name, value)
+        dtype = value.dtype
+        acl = _ACL_DTYPE.get(dtype)
+        if acl is None:
+            raise unnamed_dtype(self.api, name, dtype)
+        shape = value.shape
+        ndim = len(shape)
+        item = value.itemsize
+        if value.size == 0:
+            return self._record([_fast.HOST_IN, acl, _format(ndim), ndim, *shape, *_contiguous(shape), 0, 0],
+                                self.ffi.NULL, ("tensor", name, value))
+        if value.flags.c_contiguous:
+            nbytes = value.nbytes
+            strides = _contiguous(shape)
+            source = self.ffi.from_buffer(value)
+        else:
+            if any(s < 0 or s % item for s in value.strides):
+                value = np.ascontiguousarray(value)
+            low, high = _byte_bounds(value)
+            nbytes = high - low
+            strides = [s // item for s in value.strides]
+            source = self.ffi.cast("void *", low)
+        if ndim > _fast.MAX_DIMS:
+            self._leave_fast()
+            return self.tensor(name, value)
+        # ``value`` (kept in ``replay``) keeps the bytes ``source`` points at alive.
+        return self._record([_fast.HOST_IN, acl, _format(ndim), ndim, *shape, *strides, nbytes // item, nbytes],
+                            source, ("tensor", name, value))
+
+    def _fast_output(self, shape: tuple, dtype: np.dtype, zero: bool) -> _Slot | None:
+        nbytes = dtype.itemsize
+        for d in shape:
+            nbytes *= d
+        ndim = len(shape)
+        if nbytes > _FAST_MAX_OUTPUT_BYTES or ndim > _fast.MAX_DIMS or dtype not in _ACL_DTYPE:
+            return None
+        host = np.empty(shape, dtype)
+        slot = self._record([_fast.HOST_OUT, _ACL_DTYPE[dtype], _format(ndim), ndim, *shape, *_contiguous(shape),
+                             nbytes // dtype.itemsize, nbytes, 1 if zero else 0],
+                            self.ffi.from_buffer(host) if nbytes else self.ffi.NULL,
+                            ("output", shape, dtype, zero))
+        self._outputs.append(host)
+        return slot
+
+    def _leave_fast(self) -> None:
+        """Make what was described so far on the ABI-mode path, and stay on it."""
+        if self._fast is None:
+            return
+        self._fast = None
+        slots = list(self._slots)
+        outputs, self._outputs = self._outputs, []
+        for slot in slots:
+            kind, *args = slot.replay
+            if kind == "output":
+                shape, dtype, zero = args
+                slot.handle = self.output(shape, dtype, zero=zero)
+            else:
+                slot.handle = getattr(self, kind)(*args)
+        # ``output(None)`` placeholders kept their places among the outputs.
+        made = iter(self._outputs)
+        self._outputs = [None if o is None else next(made) for o in outputs]
+
+    def _fast_run(self, op: str, args: tuple) -> bool:
+        """The whole call in one crossing; False when the helper cannot take it."""
+        fast = self._fast
+        if len(args) > _fast.MAX_ARGS:
+            return False
+        phases = fast.phases(self.lib, op)
+        if phases is None:
+            return False
+        desc: list[int] = []
+        pointers = []
+        null = self.ffi.NULL
+        lo, hi = _INT64
+        for a in args:
+            t = type(a)
+            if t is _Slot:
+                desc += a.desc
+                if a.pointer is not None:
+                    pointers.append(a.pointer)
+            elif (t is int or t is bool) and lo <= a <= hi:
+                desc.append(_fast.VALUE)
+                desc.append(int(a))
+            elif a is null or (isinstance(a, self.ffi.CData) and self.ffi.typeof(a).kind == "pointer"):
+                desc.append(_fast.POINTER)
+                pointers.append(a)
+            else:
+                return False
+        result = fast.call(fast.table, phases[0], phases[1], self.stream, desc, len(desc), pointers)
+        self._fast_done = True
+        if result:
+            status, stage = result & 0xFFFFFFFF, result >> 32
+            if status >= 2**31:
+                status -= 2**32
+            self._outputs = []
+            if stage == _fast.AT_PHASE1:
+                raise AclnnError(status, f"{op}GetWorkspaceSize", self.lib.recent_error())
+            if stage == _fast.AT_PHASE2:
+                raise AclnnError(status, op, self.lib.recent_error())
+            api = _fast.STAGE_API.get(stage, "aclnn_py fast path")
+            message = self.lib.recent_error()
+            if stage == 3 and not message:
+                message = "could not create a tensor"
+            raise AclnnError(status, api, message)
+        if self.lib.has_pending():
+            self.lib.synchronize()  # what earlier device-Tensor calls left waiting on the stream
+        return True
+
     # -- the two phases -------------------------------------------------------------------
 
     def run(self, op: str, *args) -> None:
         """``{op}GetWorkspaceSize(*args, &size, &executor)`` then ``{op}(ws, size, executor, stream)``."""
+        if self._fast is not None:
+            if self._fast_run(op, args):
+                return
+            self._leave_fast()
+        if self._slots:
+            args = tuple(a.handle if type(a) is _Slot else a for a in args)
         lib, ffi = self.lib, self.ffi
         size_p = ffi.new(self.c.u64_p)
         executor_p = ffi.new(self.c.executor_pp)
@@ -264,6 +435,8 @@ class Call:
     def results(self) -> list:
         """The outputs, in the order they were made: device ``Tensor``s when any input was
         one (no waiting), else NumPy arrays after the stream has been synchronised."""
+        if self._fast_done:
+            return list(self._outputs)
         if self.device_io:
             # The caller owns the outputs now.
             outputs = {id(o) for o in self._outputs if isinstance(o, Tensor)}
