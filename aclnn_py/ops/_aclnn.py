@@ -77,6 +77,31 @@ def _functions(lib) -> _Functions:
 _FAST_MAX_OUTPUT_BYTES = 1 << 28
 _INT64 = (-(2**63), 2**63 - 1)
 
+# The fast path's descriptions of contiguous tensors and outputs, per (shape, dtype[, zero]):
+# made once, reused by every call of that geometry (bounded: cleared when full).
+_DESCRIPTIONS: dict[tuple, tuple[list, int]] = {}
+_MAX_DESCRIPTIONS = 4096
+
+
+def _contiguous_description(kind: int, shape: tuple, dtype: np.dtype, zero: int = 0) -> tuple[list, int]:
+    """(description, nbytes) of a C-contiguous tensor (``kind`` HOST_IN) or output (HOST_OUT)."""
+    key = (kind, shape, dtype, zero)
+    found = _DESCRIPTIONS.get(key)
+    if found is not None:
+        return found
+    ndim = len(shape)
+    item = dtype.itemsize
+    nbytes = item
+    for d in shape:
+        nbytes *= d
+    desc = [kind, _ACL_DTYPE[dtype], _format(ndim), ndim, *shape, *_contiguous(shape), nbytes // item, nbytes]
+    if kind == _fast.HOST_OUT:
+        desc.append(zero)
+    if len(_DESCRIPTIONS) >= _MAX_DESCRIPTIONS:
+        _DESCRIPTIONS.clear()
+    _DESCRIPTIONS[key] = found = (desc, nbytes)
+    return found
+
 
 class _Slot:
     """A C object the fast path will make: what ``run`` passes for it (``desc`` and, for a
@@ -250,7 +275,8 @@ class Call:
         if shape is None:
             self._outputs.append(None)
             return self.ffi.NULL
-        dtype = np.dtype(dtype)
+        if not isinstance(dtype, np.dtype):
+            dtype = np.dtype(dtype)
         if self._fast is not None:
             if refused is None and not self.device_io:
                 slot = self._fast_output(safe_shape(shape), dtype, zero)
@@ -299,14 +325,18 @@ class Call:
             raise unnamed_dtype(self.api, name, dtype)
         shape = value.shape
         ndim = len(shape)
+        if ndim <= _fast.MAX_DIMS and value.flags.c_contiguous:
+            desc, nbytes = _contiguous_description(_fast.HOST_IN, shape, dtype)
+            if nbytes == 0:  # no device memory, no copy (the storage is then 0 elements too)
+                return self._record(desc, self.ffi.NULL, ("tensor", name, value))
+            # ``value`` (kept in ``replay``) keeps the bytes the pointer points at alive.
+            slot = _Slot(desc, self.ffi.from_buffer(value), ("tensor", name, value))
+            self._slots.append(slot)
+            return slot
         item = value.itemsize
         if value.size == 0:
             return self._record([_fast.HOST_IN, acl, _format(ndim), ndim, *shape, *_contiguous(shape), 0, 0],
                                 self.ffi.NULL, ("tensor", name, value))
-        if value.flags.c_contiguous:
-            nbytes = value.nbytes
-            strides = _contiguous(shape)
-            source = self.ffi.from_buffer(value)
         else:
             if any(s < 0 or s % item for s in value.strides):
                 value = np.ascontiguousarray(value)
@@ -317,22 +347,18 @@ class Call:
         if ndim > _fast.MAX_DIMS:
             self._leave_fast()
             return self.tensor(name, value)
-        # ``value`` (kept in ``replay``) keeps the bytes ``source`` points at alive.
         return self._record([_fast.HOST_IN, acl, _format(ndim), ndim, *shape, *strides, nbytes // item, nbytes],
                             source, ("tensor", name, value))
 
     def _fast_output(self, shape: tuple, dtype: np.dtype, zero: bool) -> _Slot | None:
-        nbytes = dtype.itemsize
-        for d in shape:
-            nbytes *= d
-        ndim = len(shape)
-        if nbytes > _FAST_MAX_OUTPUT_BYTES or ndim > _fast.MAX_DIMS or dtype not in _ACL_DTYPE:
+        if len(shape) > _fast.MAX_DIMS or dtype not in _ACL_DTYPE:
+            return None
+        desc, nbytes = _contiguous_description(_fast.HOST_OUT, shape, dtype, 1 if zero else 0)
+        if nbytes > _FAST_MAX_OUTPUT_BYTES:
             return None
         host = np.empty(shape, dtype)
-        slot = self._record([_fast.HOST_OUT, _ACL_DTYPE[dtype], _format(ndim), ndim, *shape, *_contiguous(shape),
-                             nbytes // dtype.itemsize, nbytes, 1 if zero else 0],
-                            self.ffi.from_buffer(host) if nbytes else self.ffi.NULL,
-                            ("output", shape, dtype, zero))
+        slot = _Slot(desc, self.ffi.from_buffer(host) if nbytes else self.ffi.NULL, ("output", shape, dtype, zero))
+        self._slots.append(slot)
         self._outputs.append(host)
         return slot
 
