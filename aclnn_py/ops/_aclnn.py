@@ -27,6 +27,8 @@ replayed through the path above at the point it is met, with the same results an
 
 from __future__ import annotations
 
+import functools
+import threading
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -117,6 +119,163 @@ class _Slot:
         self.handle = None
 
 
+def _fast_failed(lib, op: str, result: int):
+    """Raise the error the ABI-mode path raises for the helper's failure ``result``."""
+    status, stage = result & 0xFFFFFFFF, result >> 32
+    if status >= 2**31:
+        status -= 2**32
+    if stage == _fast.AT_PHASE1:
+        raise AclnnError(status, f"{op}GetWorkspaceSize", lib.recent_error())
+    if stage == _fast.AT_PHASE2:
+        raise AclnnError(status, op, lib.recent_error())
+    message = lib.recent_error()
+    if stage == 3 and not message:
+        message = "could not create a tensor"
+    raise AclnnError(status, _fast.STAGE_API.get(stage, "aclnn_py fast path"), message)
+
+
+# -- plans: an op call of a geometry already seen, in one step ----------------------------------
+
+_recording = threading.local()  # .calls: the Calls made while an op call is being recorded
+_MAX_PLANS = 1024
+_NOT_PLANNED = object()
+
+
+_SCALARS = (int, bool, float, type(None))
+_ELEMENTS = frozenset((int, bool))
+
+
+def _plan_key(args: tuple):
+    """What decides an op call's whole C sequence, or None when the arguments are not all of
+    the simple kinds a plan replays: ndarrays (shape, dtype, strides), lists/tuples of ints
+    and bools (values and types), ints, bools, floats (type and value), None."""
+    key = []
+    for a in args:
+        t = type(a)
+        if t is np.ndarray:
+            key.append((a.shape, a.dtype, a.strides))
+        elif t is list or t is tuple:
+            types = tuple(map(type, a))
+            if not _ELEMENTS.issuperset(types):
+                return None
+            key.append((t, types, *a))
+        elif t in _SCALARS:
+            key.append((t, a))
+        else:
+            return None
+    return tuple(key)
+
+
+class _Plan:
+    """The recorded fast-path call of one op geometry: the description (a C array made once),
+    where each pointer comes from (an ndarray argument, a new output, NULL) and how the op
+    returned its results. Running it is the helper's one crossing plus the results' arrays."""
+
+    __slots__ = ("op", "phases", "desc", "size", "pointers", "outputs", "shape")
+
+    @classmethod
+    def record(cls, call: "Call", args: tuple, result) -> "_Plan | None":
+        if call._fast_last is None or call._fast is None:
+            return None
+        op, phases, desc, slots = call._fast_last
+        null = call.ffi.NULL
+        outputs = call._outputs
+        pointers = []
+        for slot in slots:
+            if slot is null:
+                pointers.append((2, None))  # a NULL argument (POINTER in the description)
+                continue
+            if slot.pointer is None:
+                continue  # an int/bool array: wholly in the description
+            kind = slot.replay[0]
+            if kind == "tensor":
+                index = next((i for i, a in enumerate(args) if a is slot.replay[2]), None)
+                if index is None or not args[index].flags.c_contiguous:
+                    return None  # an array the op made itself, or one whose bytes are not one block
+                pointers.append((0, index) if slot.pointer != null else (2, None))
+            elif kind == "output":
+                if slot.pointer == null:
+                    pointers.append((2, None))  # an empty output: no memory, none copied back
+                    continue
+                address = int(call.ffi.cast("intptr_t", slot.pointer))
+                index = next((i for i, o in enumerate(outputs) if o is not None and o.ctypes.data == address), None)
+                if index is None:
+                    return None
+                pointers.append((1, index))
+            else:
+                return None
+        if len(outputs) == 1 and result is outputs[0]:
+            shape = "first"
+        elif type(result) is tuple and len(result) == len(outputs) and all(r is o for r, o in zip(result, outputs)):
+            shape = "tuple"
+        else:
+            return None
+        plan = cls()
+        plan.op, plan.phases = op, phases
+        plan.size = len(desc)
+        plan.desc = call._fast.ffi.new("int64_t[]", desc)
+        plan.pointers = pointers
+        plan.outputs = [None if o is None else (o.shape, o.dtype) for o in outputs]
+        plan.shape = shape
+        return plan
+
+    def run(self, lib, args: tuple):
+        fast = lib._fast_api
+        outputs = [None if o is None else np.empty(*o) for o in self.outputs]
+        ffi = lib.ffi
+        buffer, null = ffi.from_buffer, ffi.NULL
+        # (0, i): argument i's bytes; (1, i): output i's; (2, None): NULL
+        pointers = [buffer(args[i]) if k == 0 else buffer(outputs[i]) if k == 1 else null for k, i in self.pointers]
+        result = fast.call(fast.table, self.phases[0], self.phases[1], lib.stream(), self.desc, self.size, pointers)
+        if result:
+            _fast_failed(lib, self.op, result)
+        if lib.has_pending():
+            lib.synchronize()
+        return outputs[0] if self.shape == "first" else tuple(outputs)
+
+
+def planned(aclnn_impl: Callable) -> Callable:
+    """Decorate an op's ``_aclnn(lib, *args)``: on the fast path, a call whose arguments are of
+    the simple kinds (``_plan_key``) and whose geometry (shapes, dtypes, list and scalar values)
+    was seen before replays the recorded C sequence in one crossing, skipping the Python
+    marshalling, which would come to the same description; the first call of a geometry runs
+    ``aclnn_impl`` and is recorded if it took the fast path to a success with nothing else."""
+    plans: dict = {}
+
+    @functools.wraps(aclnn_impl)
+    def run(lib, *args):
+        fast = lib.__dict__.get("_fast_api", False)
+        if fast is False:
+            fast = _fast.api_for(lib)
+        if fast is None:
+            return aclnn_impl(lib, *args)
+        key = _plan_key(args)
+        if key is None:
+            return aclnn_impl(lib, *args)
+        key = (lib, key)
+        plan = plans.get(key)
+        if plan is not None:
+            if plan is _NOT_PLANNED:
+                return aclnn_impl(lib, *args)
+            return plan.run(lib, args)
+        calls = _recording.__dict__.get("calls")
+        if calls is not None:  # a nested op call: only the outer one records
+            return aclnn_impl(lib, *args)
+        _recording.calls = calls = []
+        try:
+            result = aclnn_impl(lib, *args)
+        finally:
+            _recording.calls = None
+        plan = _Plan.record(calls[0], args, result) if len(calls) == 1 else None
+        if len(plans) >= _MAX_PLANS:
+            plans.clear()
+        plans[key] = _NOT_PLANNED if plan is None else plan
+        return result
+
+    run.plans = plans
+    return run
+
+
 def _release_all(waiting: list[tuple[Callable, object]]) -> None:
     for release, arg in waiting:
         _quietly(lambda: release(arg))
@@ -139,6 +298,10 @@ class Call:
         self._fast = _fast.api_for(lib)  # None: the ABI-mode path only
         self._slots: list[_Slot] = []
         self._fast_done = False
+        self._fast_last: tuple | None = None  # (op, phases, description, pointer slots) of the crossing
+        recording = _recording.__dict__.get("calls")
+        if recording is not None:
+            recording.append(self)
 
     def __enter__(self) -> "Call":
         return self
@@ -390,6 +553,7 @@ class Call:
             return False
         desc: list[int] = []
         pointers = []
+        plannable = True
         null = self.ffi.NULL
         lo, hi = _INT64
         for a in args:
@@ -404,26 +568,18 @@ class Call:
             elif a is null or (isinstance(a, self.ffi.CData) and self.ffi.typeof(a).kind == "pointer"):
                 desc.append(_fast.POINTER)
                 pointers.append(a)
+                plannable = plannable and a == null
             else:
                 return False
         result = fast.call(fast.table, phases[0], phases[1], self.stream, desc, len(desc), pointers)
         self._fast_done = True
         if result:
-            status, stage = result & 0xFFFFFFFF, result >> 32
-            if status >= 2**31:
-                status -= 2**32
             self._outputs = []
-            if stage == _fast.AT_PHASE1:
-                raise AclnnError(status, f"{op}GetWorkspaceSize", self.lib.recent_error())
-            if stage == _fast.AT_PHASE2:
-                raise AclnnError(status, op, self.lib.recent_error())
-            api = _fast.STAGE_API.get(stage, "aclnn_py fast path")
-            message = self.lib.recent_error()
-            if stage == 3 and not message:
-                message = "could not create a tensor"
-            raise AclnnError(status, api, message)
+            _fast_failed(self.lib, op, result)
         if self.lib.has_pending():
             self.lib.synchronize()  # what earlier device-Tensor calls left waiting on the stream
+        if plannable:
+            self._fast_last = (op, phases, desc, [a for a in args if type(a) is _Slot or a is null])
         return True
 
     # -- the two phases -------------------------------------------------------------------

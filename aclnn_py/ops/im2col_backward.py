@@ -47,7 +47,7 @@ import numpy as np
 from .._dtypes import bfloat16, compute_dtype
 from .._memory import check_allocation
 from . import _small
-from ._aclnn import Call, shape_check_error, dtype_of, shape_of
+from ._aclnn import Call, dtype_of, planned, shape_check_error, shape_of
 from ._common import (
     FLOAT16,
     FLOAT32,
@@ -201,6 +201,7 @@ def _col2im(cols, size, kernel, dilation, padding, stride, grid):
     return out
 
 
+@planned
 def _aclnn(lib, grad_output, input_size, kernel_size, dilation, padding, stride):
     """The npu/sim path: the two-phase C call; the library checks the arguments."""
     with Call(lib, API) as call:

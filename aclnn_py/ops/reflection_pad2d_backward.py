@@ -45,7 +45,7 @@ import numpy as np
 
 from .._dtypes import bfloat16, compute_dtype
 from .._memory import check_allocation
-from ._aclnn import Call, dtype_of, shape_check_error, shape_of
+from ._aclnn import Call, dtype_of, planned, shape_check_error, shape_of
 from . import _small
 from ._common import (FLOAT16, FLOAT32, check, check_dtype, check_length, check_min, check_not_null, check_same_dtype, dispatch,
                       format_name, int_array_arg, shape_str, tensor_arg)
@@ -218,6 +218,7 @@ def _fold(grad_output, shape, dtype, padding):
     return grad_input
 
 
+@planned
 def _aclnn(lib, grad_output, self, padding):
     """The npu/sim path: the two-phase C call; the library checks the arguments."""
     with Call(lib, API) as call:
