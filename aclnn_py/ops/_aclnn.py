@@ -137,6 +137,7 @@ def _fast_failed(lib, op: str, result: int):
 # -- plans: an op call of a geometry already seen, in one step ----------------------------------
 
 _recording = threading.local()  # .calls: the Calls made while an op call is being recorded
+PLANS = True  # False: every op call marshals its arguments (scripts/bench.py measures both)
 _MAX_PLANS = 1024
 _NOT_PLANNED = object()
 
@@ -247,7 +248,7 @@ def planned(aclnn_impl: Callable) -> Callable:
         fast = lib.__dict__.get("_fast_api", False)
         if fast is False:
             fast = _fast.api_for(lib)
-        if fast is None:
+        if fast is None or not PLANS:
             return aclnn_impl(lib, *args)
         key = _plan_key(args)
         if key is None:
