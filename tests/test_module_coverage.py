@@ -167,6 +167,17 @@ def test_fast_build_failures(monkeypatch, tmp_path):
         build.build(tmp_path, src_dir=tmp_path)
 
 
+def test_fast_helper_of_another_version(monkeypatch):
+    monkeypatch.setattr(_fast, "ABI_VERSION", -1)
+    _fast.reset()
+    try:
+        assert _fast.helper() is None
+    finally:
+        monkeypatch.undo()
+        _fast.reset()
+    assert _fast.helper() is not None or not _fast.LIBRARY.is_file() or not _fast.enabled()
+
+
 def test_fast_helper_that_does_not_load(monkeypatch, tmp_path):
     bad = tmp_path / "libaclnn_py_fast.so"
     bad.write_text("not a library")

@@ -15,6 +15,8 @@ Without the library (no compiler at install: ``ACLNN_PY_SKIP_SIM=1``), or with
 from __future__ import annotations
 
 import os
+import platform
+import sys
 import threading
 from pathlib import Path
 
@@ -35,10 +37,17 @@ STAGE_API = {1: "aclrtMalloc", 2: "aclrtMemcpy", 3: "aclCreateTensor", 4: "aclCr
              11: "aclrtMemcpy"}
 AT_PHASE1, AT_PHASE2, AT_DESCRIPTION = 7, 9, 12
 
+ABI_VERSION = 1  # fastcall.c's: a helper built from other sources is not used
+
 _CDEF = """
+int32_t aclnnpy_fast_abi_version(void);
 int64_t aclnnpy_fast_call(const void *api, void *phase1, void *phase2, void *stream,
                           const int64_t *desc, int64_t desc_len, void *const *pointers);
 """
+
+# The helper calls phase 1 through a prototype of 64-bit integer slots: sound on the ABIs where
+# every pointer or integer argument travels as one such slot (fastcall.c's comment).
+ABIS = {("linux", "x86_64"), ("linux", "aarch64")}
 
 _lock = threading.Lock()
 _state: list = []  # [(ffi, lib) or None], loaded once
@@ -56,14 +65,16 @@ def helper():
     with _lock:
         if not _state:
             loaded = None
-            if enabled() and LIBRARY.is_file():
+            if enabled() and (sys.platform, platform.machine()) in ABIS and LIBRARY.is_file():
                 import cffi
 
                 ffi = cffi.FFI()
                 ffi.cdef(_CDEF)
                 try:
-                    loaded = (ffi, ffi.dlopen(str(LIBRARY)))
-                except OSError:
+                    library = ffi.dlopen(str(LIBRARY))
+                    if library.aclnnpy_fast_abi_version() == ABI_VERSION:
+                        loaded = (ffi, library)
+                except (OSError, AttributeError):  # not a library, or one without the version
                     loaded = None
             _state.append(loaded)
     return _state[0]

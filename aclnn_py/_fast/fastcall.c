@@ -30,6 +30,12 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
+/* The layout of api_t and of the description: aclnn_py/_fast/__init__.py's ABI_VERSION must
+ * equal it, or the binding does not use a helper built from other sources. */
+#define ABI_VERSION 1
+
+EXPORT int32_t aclnnpy_fast_abi_version(void) { return ABI_VERSION; }
+
 typedef int32_t status_t;
 
 /* CANN's functions, in the order of aclnn_py/_fast/__init__.py's API_FUNCTIONS. */

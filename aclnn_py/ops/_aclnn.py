@@ -220,14 +220,13 @@ class _Plan:
         plan.shape = shape
         return plan
 
-    def run(self, lib, args: tuple):
-        fast = lib._fast_api
+    def run(self, lib, fast, args: tuple):
         outputs = [None if o is None else np.empty(*o) for o in self.outputs]
-        ffi = lib.ffi
-        buffer, null = ffi.from_buffer, ffi.NULL
+        buffer, null = lib.ffi.from_buffer, lib.ffi.NULL
         # (0, i): argument i's bytes; (1, i): output i's; (2, None): NULL
         pointers = [buffer(args[i]) if k == 0 else buffer(outputs[i]) if k == 1 else null for k, i in self.pointers]
-        result = fast.call(fast.table, self.phases[0], self.phases[1], lib.stream(), self.desc, self.size, pointers)
+        phase1, phase2 = self.phases
+        result = fast.call(fast.table, phase1, phase2, lib.stream(), self.desc, self.size, pointers)
         if result:
             _fast_failed(lib, self.op, result)
         if lib.has_pending():
@@ -258,7 +257,7 @@ def planned(aclnn_impl: Callable) -> Callable:
         if plan is not None:
             if plan is _NOT_PLANNED:
                 return aclnn_impl(lib, *args)
-            return plan.run(lib, args)
+            return plan.run(lib, fast, args)
         calls = _recording.__dict__.get("calls")
         if calls is not None:  # a nested op call: only the outer one records
             return aclnn_impl(lib, *args)
