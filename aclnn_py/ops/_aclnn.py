@@ -282,7 +282,10 @@ def _release_all(waiting: list[tuple[Callable, object]]) -> None:
 
 
 class Call:
-    def __init__(self, lib, api: str) -> None:
+    def __init__(self, lib, api: str, *, fast: bool = True) -> None:
+        """``fast=False``: the ABI-mode path only, so that ``tensor``/``int_array``/``bool_array``/
+        ``output`` return the C handles themselves (on the fast path they return placeholders
+        valid only as arguments of this call's ``run``)."""
         self.lib = lib
         self.api = api
         self.ffi = lib.ffi
@@ -295,7 +298,7 @@ class Call:
         self._outputs: list[tuple[object, tuple, np.dtype, int] | Tensor] = []
         self._refused: Exception | None = None
         self._deferred_bytes = 0  # device memory of the temporaries freed after the stream
-        self._fast = _fast.api_for(lib)  # None: the ABI-mode path only
+        self._fast = _fast.api_for(lib) if fast else None  # None: the ABI-mode path only
         self._slots: list[_Slot] = []
         self._fast_done = False
         self._fast_last: tuple | None = None  # (op, phases, description, pointer slots) of the crossing

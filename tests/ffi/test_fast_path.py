@@ -223,6 +223,18 @@ def test_call_replays_on_the_abi_mode_path(fast_lib):
     assert counters(fast_lib) == before
 
 
+def test_call_without_the_fast_path_hands_out_handles(fast_lib):
+    g = np.ones((1, 1, 6, 6), np.float32)
+    x = np.zeros((1, 1, 4, 4), np.float32)
+    with Call(fast_lib, "aclnnReflectionPad2dBackwardGetWorkspaceSize", fast=False) as call:
+        args = (call.tensor("gradOutput", g), call.tensor("self", x), call.int_array("padding", [1, 1, 1, 1]))
+        assert all(isinstance(a, fast_lib.ffi.CData) for a in args)
+        out = call.output((1, 1, 4, 4), np.float32)
+        call.run("aclnnReflectionPad2dBackward", *args, out)
+        (result,) = call.results()
+    np.testing.assert_array_equal(result, aclnn_py.reflection_pad2d_backward(g, x, [1, 1, 1, 1], backend="numpy"))
+
+
 def test_build_helper(tmp_path):
     from aclnn_py._fast import build
 
