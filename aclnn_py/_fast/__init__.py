@@ -35,7 +35,7 @@ MAX_ARGS, MAX_DIMS, MAX_ARRAY = 30, 8, 64
 STAGE_API = {1: "aclrtMalloc", 2: "aclrtMemcpy", 3: "aclCreateTensor", 4: "aclCreateIntArray",
              5: "aclCreateBoolArray", 6: "aclrtMemset", 8: "aclrtMalloc", 10: "aclrtSynchronizeStream",
              11: "aclrtMemcpy"}
-AT_PHASE1, AT_PHASE2, AT_DESCRIPTION = 7, 9, 12
+AT_CREATE_TENSOR, AT_PHASE1, AT_PHASE2, AT_DESCRIPTION = 3, 7, 9, 12
 
 ABI_VERSION = 1  # fastcall.c's: a helper built from other sources is not used
 

@@ -129,7 +129,7 @@ def _fast_failed(lib, op: str, result: int):
     if stage == _fast.AT_PHASE2:
         raise AclnnError(status, op, lib.recent_error())
     message = lib.recent_error()
-    if stage == 3 and not message:
+    if stage == _fast.AT_CREATE_TENSOR and not message:
         message = "could not create a tensor"
     raise AclnnError(status, _fast.STAGE_API.get(stage, "aclnn_py fast path"), message)
 
