@@ -16,10 +16,15 @@ isolated build environment).
 Without a C compiler the build stops with an error that says what to install.  Set
 ``ACLNN_PY_SKIP_SIM=1`` to install without the simulator (numpy and npu backends only).
 
+After the simulator, the fast path's helper ``aclnn_py/_fast/libaclnn_py_fast.so`` is
+compiled from ``aclnn_py/_fast/fastcall.c`` (see ``aclnn_py/_fast/__init__.py``); with
+``ACLNN_PY_SKIP_SIM=1`` it is not, and every call takes the ABI-mode path.
+
 The binding's own headers (``include/``, the source of its cffi declarations) are package
 data: every non-editable build copies them to ``aclnn_py/include``, with or without the
 simulator.  The wheel is tagged ``py3-none-<platform>``: it holds no Python extension (cffi's
-ABI mode dlopens the libraries), only native simulator libraries for one platform.
+ABI mode dlopens the libraries, the fast path's helper too), only native libraries for one
+platform.
 """
 
 from __future__ import annotations
@@ -39,13 +44,30 @@ except ImportError:  # setuptools < 70.1
 
 ROOT = Path(__file__).resolve().parent
 SIM = ROOT / "aclnn_py" / "sim"
+FAST = ROOT / "aclnn_py" / "_fast"
 
 
-def _sim_builder():
-    spec = importlib.util.spec_from_file_location("_aclnn_py_sim_build", SIM / "_build.py")
+def _load(name: str, path: Path):
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def _sim_builder():
+    return _load("_aclnn_py_sim_build", SIM / "_build.py")
+
+
+def _build_fast_path(out_dir: Path, announce) -> None:
+    """Compile the fast path's helper (aclnn_py/_fast/fastcall.c) into ``out_dir``. It is an
+    optimisation: without it every call takes the ABI-mode path, so a failure only warns."""
+    builder = _load("_aclnn_py_fast_build", FAST / "build.py")
+    try:
+        library = builder.build(out_dir, src_dir=FAST)
+    except builder.FastBuildError as exc:
+        announce(f"WARNING: {exc}\n(aclnn_py works without it, at the ABI-mode path's per-call cost)", level=3)
+        return
+    announce(f"built the fast path's helper {library}", level=2)
 
 
 class BuildPyWithSimulator(build_py):
@@ -82,6 +104,8 @@ class BuildPyWithSimulator(build_py):
         except builder.SimBuildError as exc:
             raise SystemExit(f"{exc}\n(Set ACLNN_PY_SKIP_SIM=1 to install aclnn_py without the simulator.)") from None
         self.announce(f"built the CANN simulator toolkit at {home}", level=2)
+        editable = getattr(self, "editable_mode", False)
+        _build_fast_path(FAST if editable else Path(self.build_lib) / "aclnn_py" / "_fast", self.announce)
 
 
 class PlatformDistribution(Distribution):

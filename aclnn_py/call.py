@@ -514,7 +514,7 @@ def call(name: str, *args, backend: str | None = None, **kwargs):
     values = _bind(sig, args, kwargs)
     if lib is None:
         return _numpy_call(sig, values)
-    with Call(lib, sig.api) as c:
+    with Call(lib, sig.api, fast=False) as c:
         marshal = _Marshal(c, sig, values, own_descriptors=False)
         c.run(sig.op, *marshal.args)
         downloads = [s for s in _flat_slots(marshal.slots) if s.value is not None]
@@ -557,7 +557,7 @@ class Prepared:
         if lib is None:
             self._finalizer = None
             return
-        c = Call(lib, sig.api)
+        c = Call(lib, sig.api, fast=False)
         c.__enter__()
         try:
             self._marshal = _Marshal(c, sig, values, own_descriptors=True)

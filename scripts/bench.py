@@ -325,20 +325,25 @@ def run(cases, backends, repeats, warmup, torch) -> dict[str, list[float]]:
     return ratios
 
 
-def overhead(rounds: int = 5, calls: int = 3000) -> None:
+def overhead(rounds: int = 7, calls: int = 3000) -> None:
     """Per-call host overhead of the binding on tiny tensors vs scripts/overhead.c doing the
     same sequence (device buffers, copies, descriptors, both phases, sync, copy back, release)
-    on the simulator, alternating the two, round after round."""
+    on the simulator, alternating them round after round in this one process: the fast path
+    replaying a plan (a repeated geometry, the common case), the fast path marshalling every
+    call (plans off), and the ABI-mode path (fast path off, as without a compiler or with
+    ACLNN_PY_FAST=0)."""
     try:
-        from aclnn_py import _ffi, sim
+        from aclnn_py import _fast, _ffi, sim
+        from aclnn_py.ops import _aclnn
 
-        _ffi.library("sim")
+        lib = _ffi.library("sim")
         home = Path(sim.home())
     except Exception as exc:
         print(f"overhead: simulator not available ({exc})")
         return
     source = Path(__file__).with_name("overhead.c")
     cc = os.environ.get("CC", "cc")
+    fast_api = _fast.api_for(lib)
     with tempfile.TemporaryDirectory() as tmp:
         exe = Path(tmp) / "overhead"
         subprocess.run([cc, "-O2", "-std=c11", f"-I{home / 'include'}", f"-I{home / 'include' / 'aclnn'}",
@@ -347,24 +352,45 @@ def overhead(rounds: int = 5, calls: int = 3000) -> None:
         g = np.ones((1, 1, 6, 6), np.float32)
         x = np.ones((1, 1, 4, 4), np.float32)
 
-        def python_us() -> float:
-            t0 = time.perf_counter()
-            for _ in range(calls):
-                aclnn_py.reflection_pad2d_backward(g, x, [1, 1, 1, 1], backend="sim")
-            return (time.perf_counter() - t0) / calls * 1e6
+        def python_us(fast: bool, plans: bool) -> float:
+            lib._fast_api = fast_api if fast else None
+            _aclnn.PLANS = plans
+            try:
+                aclnn_py.reflection_pad2d_backward(g, x, [1, 1, 1, 1], backend="sim")  # records the plan
+                t0 = time.perf_counter()
+                for _ in range(calls):
+                    aclnn_py.reflection_pad2d_backward(g, x, [1, 1, 1, 1], backend="sim")
+                return (time.perf_counter() - t0) / calls * 1e6
+            finally:
+                lib._fast_api = fast_api
+                _aclnn.PLANS = True
 
         def c_us() -> float:
             out = subprocess.run([str(exe), str(calls)], check=True, capture_output=True, text=True).stdout
             return float(out.split()[-1])
 
-        python_us()  # warm-up
-        py, c = [], []
+        runners = {"C program": c_us}
+        if fast_api is not None:
+            runners["fast path, plan"] = lambda: python_us(True, True)
+            runners["fast path, no plan"] = lambda: python_us(True, False)
+        runners["ABI-mode path"] = lambda: python_us(False, False)
+        for run in runners.values():
+            run()  # warm-up
+        times: dict[str, list[float]] = {k: [] for k in runners}
         for _ in range(rounds):
-            py.append(python_us())
-            c.append(c_us())
-    py_med, c_med = statistics.median(py), statistics.median(c)
-    print(f"per-call host overhead, ReflectionPad2dBackward (1,1,6,6) on sim: binding {py_med:.1f} us, "
-          f"C program {c_med:.1f} us, ratio {py_med / c_med:.1f}x")
+            for k, run in runners.items():
+                times[k].append(run())
+    c_med = statistics.median(times["C program"])
+    print(f"per-call host overhead, ReflectionPad2dBackward (1,1,6,6) on sim, median of {rounds} rounds "
+          f"of {calls} calls:")
+    for k, ts in times.items():
+        med = statistics.median(ts)
+        # each round's ratio to the C program's run next to it, then their median
+        ratio = statistics.median(t / c for t, c in zip(ts, times["C program"]))
+        print(f"  {k:20s} {med:6.1f} us  {med / c_med:5.1f}x C  (per-round ratio median {ratio:.1f}x, "
+              f"rounds {min(ts):.1f}-{max(ts):.1f} us)")
+    if fast_api is None:
+        print("  (the fast path's helper is not built or ACLNN_PY_FAST=0: ABI-mode path only)")
 
 
 def prepare_overhead(rounds: int = 5, runs: int = 3000) -> None:

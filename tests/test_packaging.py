@@ -80,6 +80,7 @@ def test_wheel_tag_license_and_headers(skip_sim_install):
     assert b"Apache License" in license_text and b"Version 2.0" in license_text
     assert "aclnn_py/include/acl/acl.h" in names and "aclnn_py/include/aclnn/acl_meta.h" in names
     assert not any("/toolkit/" in n for n in names)  # ACLNN_PY_SKIP_SIM: no simulator built
+    assert not any(n.endswith(".so") for n in names)  # nor the fast path's helper: the ABI-mode path
 
 
 def test_npu_runs_without_the_simulator(skip_sim_install, tmp_path):

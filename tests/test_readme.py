@@ -31,9 +31,10 @@ def _env() -> dict[str, str]:
 def test_readme_has_the_two_commands():
     consoles = [body.strip() for kind, body in BLOCKS if kind == "console"]
     assert consoles[0] == "python -m pip install -e . && python examples/quickstart.py"
-    assert consoles[1] == 'python -m pip install -e ".[test]" torch==2.13.0 && python -m pytest -q'
+    assert consoles[1] == ('python -m pip install -e ".[test]" torch==2.13.0 && python -m pytest -q --cov '
+                           '&& python scripts/coverage_gate.py')
     ci = (ROOT / ".ci" / "run").read_text()
-    assert "python examples/quickstart.py" in ci and "python -m pytest -q" in ci
+    assert "python examples/quickstart.py" in ci and consoles[1] in ci
 
 
 @pytest.mark.parametrize("index", range(len(PYTHON_BLOCKS)))

@@ -14,14 +14,26 @@ is synchronised and the outputs come back as NumPy arrays.
 Temporaries are raw handles owned by the call (no wrapper objects: this is the per-call hot
 path). Each release is registered the moment its handle exists, and every one runs exactly
 once: in reverse order on an error, after the stream has finished on success.
+
+The fast path (``aclnn_py/_fast``, where its helper library was built and ``ACLNN_PY_FAST`` is
+not 0): ``tensor``/``int_array``/``bool_array``/``output`` check their arguments as above but
+only describe the C objects, returning a placeholder (``_Slot``) that ``run`` accepts; ``run``
+then does the whole sequence (device buffers, copies, descriptors, both phases, workspace,
+synchronisation, copies back, releases) in one crossing into the helper. A call the helper
+does not cover (a device ``Tensor`` argument, a refused output stand-in, an operator with a
+floating-point parameter, an argument ``run`` cannot describe, a very large output) is
+replayed through the path above at the point it is met, with the same results and errors.
 """
 
 from __future__ import annotations
 
+import functools
+import threading
 from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from .. import _fast
 from .._dtypes import _NUMPY_TO_ACL, format_for_rank
 from .._errors import ACLNN_ERR_PARAM_INVALID, ACL_ERROR_RT_MEMORY_ALLOCATION, AclnnError, param_invalid
 from ..tensor import DeviceView, Tensor, _byte_bounds, _contiguous, _quietly
@@ -65,13 +77,219 @@ def _keep_alive(view: DeviceView) -> None:
     """The release of a caller's device tensor: nothing, but the reference held until then."""
 
 
+# Outputs above this size leave the fast path: its host result is made before the call, and a
+# size the device cannot hold must fail in aclrtMalloc (207001) as on the path above, not in the
+# host's allocator.
+_FAST_MAX_OUTPUT_BYTES = 1 << 28
+_INT64 = (-(2**63), 2**63 - 1)
+
+# The fast path's descriptions of contiguous tensors and outputs, per (shape, dtype[, zero]):
+# made once, reused by every call of that geometry (bounded: cleared when full).
+_DESCRIPTIONS: dict[tuple, tuple[list, int]] = {}
+_MAX_DESCRIPTIONS = 4096
+
+
+def _contiguous_description(kind: int, shape: tuple, dtype: np.dtype, zero: int = 0) -> tuple[list, int]:
+    """(description, nbytes) of a C-contiguous tensor (``kind`` HOST_IN) or output (HOST_OUT)."""
+    key = (kind, shape, dtype, zero)
+    found = _DESCRIPTIONS.get(key)
+    if found is not None:
+        return found
+    ndim = len(shape)
+    item = dtype.itemsize
+    nbytes = item
+    for d in shape:
+        nbytes *= d
+    desc = [kind, _ACL_DTYPE[dtype], _format(ndim), ndim, *shape, *_contiguous(shape), nbytes // item, nbytes]
+    if kind == _fast.HOST_OUT:
+        desc.append(zero)
+    if len(_DESCRIPTIONS) >= _MAX_DESCRIPTIONS:
+        _DESCRIPTIONS.clear()
+    _DESCRIPTIONS[key] = found = (desc, nbytes)
+    return found
+
+
+class _Slot:
+    """A C object the fast path will make: what ``run`` passes for it (``desc`` and, for a
+    tensor, ``pointer``), how to make it on the ABI-mode path (``replay``), and the handle once
+    made there."""
+
+    __slots__ = ("desc", "pointer", "replay", "handle")
+
+    def __init__(self, desc: list, pointer, replay: tuple) -> None:
+        self.desc = desc
+        self.pointer = pointer
+        self.replay = replay
+        self.handle = None
+
+
+def _fast_failed(lib, op: str, result: int):
+    """Raise the error the ABI-mode path raises for the helper's failure ``result``."""
+    status, stage = result & 0xFFFFFFFF, result >> 32
+    if status >= 2**31:
+        status -= 2**32
+    if stage == _fast.AT_PHASE1:
+        raise AclnnError(status, f"{op}GetWorkspaceSize", lib.recent_error())
+    if stage == _fast.AT_PHASE2:
+        raise AclnnError(status, op, lib.recent_error())
+    message = lib.recent_error()
+    if stage == _fast.AT_CREATE_TENSOR and not message:
+        message = "could not create a tensor"
+    raise AclnnError(status, _fast.STAGE_API.get(stage, "aclnn_py fast path"), message)
+
+
+# -- plans: an op call of a geometry already seen, in one step ----------------------------------
+
+_recording = threading.local()  # .calls: the Calls made while an op call is being recorded
+PLANS = True  # False: every op call marshals its arguments (scripts/bench.py measures both)
+_MAX_PLANS = 1024
+_NOT_PLANNED = object()
+
+
+_SCALARS = (int, bool, float, type(None))
+_ELEMENTS = frozenset((int, bool))
+
+
+def _plan_key(args: tuple):
+    """What decides an op call's whole C sequence, or None when the arguments are not all of
+    the simple kinds a plan replays: ndarrays (shape, dtype, strides), lists/tuples of ints
+    and bools (values and types), ints, bools, floats (type and value), None."""
+    key = []
+    for a in args:
+        t = type(a)
+        if t is np.ndarray:
+            key.append((a.shape, a.dtype, a.strides))
+        elif t is list or t is tuple:
+            types = tuple(map(type, a))
+            if not _ELEMENTS.issuperset(types):
+                return None
+            key.append((t, types, *a))
+        elif t in _SCALARS:
+            key.append((t, a))
+        else:
+            return None
+    return tuple(key)
+
+
+class _Plan:
+    """The recorded fast-path call of one op geometry: the description (a C array made once),
+    where each pointer comes from (an ndarray argument, a new output, NULL) and how the op
+    returned its results. Running it is the helper's one crossing plus the results' arrays."""
+
+    __slots__ = ("op", "phases", "desc", "size", "pointers", "outputs", "shape")
+
+    @classmethod
+    def record(cls, call: "Call", args: tuple, result) -> "_Plan | None":
+        if call._fast_last is None or call._fast is None:
+            return None
+        op, phases, desc, slots = call._fast_last
+        null = call.ffi.NULL
+        outputs = call._outputs
+        pointers = []
+        for slot in slots:
+            if slot is null:
+                pointers.append((2, None))  # a NULL argument (POINTER in the description)
+                continue
+            if slot.pointer is None:
+                continue  # an int/bool array: wholly in the description
+            kind = slot.replay[0]
+            if kind == "tensor":
+                index = next((i for i, a in enumerate(args) if a is slot.replay[2]), None)
+                if index is None or not args[index].flags.c_contiguous:
+                    return None  # an array the op made itself, or one whose bytes are not one block
+                pointers.append((0, index) if slot.pointer != null else (2, None))
+            elif kind == "output":
+                if slot.pointer == null:
+                    pointers.append((2, None))  # an empty output: no memory, none copied back
+                    continue
+                address = int(call.ffi.cast("intptr_t", slot.pointer))
+                index = next((i for i, o in enumerate(outputs) if o is not None and o.ctypes.data == address), None)
+                if index is None:
+                    return None
+                pointers.append((1, index))
+            else:
+                return None
+        if len(outputs) == 1 and result is outputs[0]:
+            shape = "first"
+        elif type(result) is tuple and len(result) == len(outputs) and all(r is o for r, o in zip(result, outputs)):
+            shape = "tuple"
+        else:
+            return None
+        plan = cls()
+        plan.op, plan.phases = op, phases
+        plan.size = len(desc)
+        plan.desc = call._fast.ffi.new("int64_t[]", desc)
+        plan.pointers = pointers
+        plan.outputs = [None if o is None else (o.shape, o.dtype) for o in outputs]
+        plan.shape = shape
+        return plan
+
+    def run(self, lib, fast, args: tuple):
+        outputs = [None if o is None else np.empty(*o) for o in self.outputs]
+        buffer, null = lib.ffi.from_buffer, lib.ffi.NULL
+        # (0, i): argument i's bytes; (1, i): output i's; (2, None): NULL
+        pointers = [buffer(args[i]) if k == 0 else buffer(outputs[i]) if k == 1 else null for k, i in self.pointers]
+        phase1, phase2 = self.phases
+        result = fast.call(fast.table, phase1, phase2, lib.stream(), self.desc, self.size, pointers)
+        if result:
+            _fast_failed(lib, self.op, result)
+        if lib.has_pending():
+            lib.synchronize()
+        return outputs[0] if self.shape == "first" else tuple(outputs)
+
+
+def planned(aclnn_impl: Callable) -> Callable:
+    """Decorate an op's ``_aclnn(lib, *args)``: on the fast path, a call whose arguments are of
+    the simple kinds (``_plan_key``) and whose geometry (shapes, dtypes, list and scalar values)
+    was seen before replays the recorded C sequence in one crossing, skipping the Python
+    marshalling, which would come to the same description; the first call of a geometry runs
+    ``aclnn_impl`` and is recorded if it took the fast path to a success with nothing else."""
+    plans: dict = {}
+
+    @functools.wraps(aclnn_impl)
+    def run(lib, *args):
+        fast = lib.__dict__.get("_fast_api", False)
+        if fast is False:
+            fast = _fast.api_for(lib)
+        if fast is None or not PLANS:
+            return aclnn_impl(lib, *args)
+        key = _plan_key(args)
+        if key is None:
+            return aclnn_impl(lib, *args)
+        key = (lib, key)
+        plan = plans.get(key)
+        if plan is not None:
+            if plan is _NOT_PLANNED:
+                return aclnn_impl(lib, *args)
+            return plan.run(lib, fast, args)
+        calls = _recording.__dict__.get("calls")
+        if calls is not None:  # a nested op call: only the outer one records
+            return aclnn_impl(lib, *args)
+        _recording.calls = calls = []
+        try:
+            result = aclnn_impl(lib, *args)
+        finally:
+            _recording.calls = None
+        plan = _Plan.record(calls[0], args, result) if len(calls) == 1 else None
+        if len(plans) >= _MAX_PLANS:
+            plans.clear()
+        plans[key] = _NOT_PLANNED if plan is None else plan
+        return result
+
+    run.plans = plans
+    return run
+
+
 def _release_all(waiting: list[tuple[Callable, object]]) -> None:
     for release, arg in waiting:
         _quietly(lambda: release(arg))
 
 
 class Call:
-    def __init__(self, lib, api: str) -> None:
+    def __init__(self, lib, api: str, *, fast: bool = True) -> None:
+        """``fast=False``: the ABI-mode path only, so that ``tensor``/``int_array``/``bool_array``/
+        ``output`` return the C handles themselves (on the fast path they return placeholders
+        valid only as arguments of this call's ``run``)."""
         self.lib = lib
         self.api = api
         self.ffi = lib.ffi
@@ -84,6 +302,13 @@ class Call:
         self._outputs: list[tuple[object, tuple, np.dtype, int] | Tensor] = []
         self._refused: Exception | None = None
         self._deferred_bytes = 0  # device memory of the temporaries freed after the stream
+        self._fast = _fast.api_for(lib) if fast else None  # None: the ABI-mode path only
+        self._slots: list[_Slot] = []
+        self._fast_done = False
+        self._fast_last: tuple | None = None  # (op, phases, description, pointer slots) of the crossing
+        recording = _recording.__dict__.get("calls")
+        if recording is not None:
+            recording.append(self)
 
     def __enter__(self) -> "Call":
         return self
@@ -146,6 +371,10 @@ class Call:
         value = value if type(value) is np.ndarray else tensor_input(self.api, name, value)
         if value is None:
             return self.ffi.NULL
+        if self._fast is not None:
+            if type(value) is np.ndarray or not isinstance(value, (Tensor, DeviceView)):
+                return self._fast_tensor(name, value)
+            self._leave_fast()  # device memory of the caller's: the ABI-mode path describes it
         if isinstance(value, DeviceView):
             # Caller-owned device memory: a non-owning aclTensor over it, kept alive (through
             # the view's owner) until the stream is past this call.
@@ -153,7 +382,7 @@ class Call:
             self._releases.append((_keep_alive, value, True))
             return self._descriptor(value.shape, value.dtype, value.strides, value.span,
                                     self.ffi.cast("void *", value.ptr))
-        if isinstance(value, Tensor):
+        if type(value) is not np.ndarray and isinstance(value, Tensor):
             if value.lib is not self.lib:
                 raise TypeError(f"{self.api}: {name} is a Tensor of backend {value.lib.backend!r}, "
                                 f"but this call runs on {self.lib.backend!r}")
@@ -213,6 +442,8 @@ class Call:
         if values is None:
             return self.ffi.NULL
         ints = int_array_arg(self.api, name, values)
+        if self._fast is not None and len(ints) <= _fast.MAX_ARRAY:
+            return self._record([_fast.INT_ARRAY, len(ints), *ints], None, ("int_array", name, ints))
         handle = self.c.aclCreateIntArray(ints, len(ints))
         if handle == self.ffi.NULL:
             raise AclnnError(ACLNN_ERR_PARAM_INVALID, "aclCreateIntArray", self.lib.recent_error())
@@ -224,6 +455,8 @@ class Call:
         if values is None:
             return self.ffi.NULL
         flags = bool_array_arg(self.api, name, values)
+        if self._fast is not None and len(flags) <= _fast.MAX_ARRAY:
+            return self._record([_fast.BOOL_ARRAY, len(flags), *map(int, flags)], None, ("bool_array", name, flags))
         handle = self.c.aclCreateBoolArray(flags, len(flags))
         if handle == self.ffi.NULL:
             raise AclnnError(ACLNN_ERR_PARAM_INVALID, "aclCreateBoolArray", self.lib.recent_error())
@@ -245,7 +478,14 @@ class Call:
         if shape is None:
             self._outputs.append(None)
             return self.ffi.NULL
-        dtype = np.dtype(dtype)
+        if not isinstance(dtype, np.dtype):
+            dtype = np.dtype(dtype)
+        if self._fast is not None:
+            if refused is None and not self.device_io:
+                slot = self._fast_output(safe_shape(shape), dtype, zero)
+                if slot is not None:
+                    return slot
+            self._leave_fast()
         if refused is not None:
             if self._refused is None:
                 self._refused = refused
@@ -272,10 +512,126 @@ class Call:
             self.lib.check(self.c.aclrtMemset(ptr, nbytes, 0, nbytes), "aclrtMemset")
         return handle
 
+    # -- the fast path ----------------------------------------------------------------------
+
+    def _record(self, desc: list, pointer, replay: tuple) -> _Slot:
+        slot = _Slot(desc, pointer, replay)
+        self._slots.append(slot)
+        return slot
+
+    def _fast_tensor(self, name: str, value) -> _Slot:
+        if not isinstance(value, np.ndarray):
+            raise not_a_tensor(self.api, name, value)
+        dtype = value.dtype
+        acl = _ACL_DTYPE.get(dtype)
+        if acl is None:
+            raise unnamed_dtype(self.api, name, dtype)
+        shape = value.shape
+        ndim = len(shape)
+        if ndim <= _fast.MAX_DIMS and value.flags.c_contiguous:
+            desc, nbytes = _contiguous_description(_fast.HOST_IN, shape, dtype)
+            if nbytes == 0:  # no device memory, no copy (the storage is then 0 elements too)
+                return self._record(desc, self.ffi.NULL, ("tensor", name, value))
+            # ``value`` (kept in ``replay``) keeps the bytes the pointer points at alive.
+            slot = _Slot(desc, self.ffi.from_buffer(value), ("tensor", name, value))
+            self._slots.append(slot)
+            return slot
+        item = value.itemsize
+        if value.size == 0:
+            return self._record([_fast.HOST_IN, acl, _format(ndim), ndim, *shape, *_contiguous(shape), 0, 0],
+                                self.ffi.NULL, ("tensor", name, value))
+        else:
+            if any(s < 0 or s % item for s in value.strides):
+                value = np.ascontiguousarray(value)
+            low, high = _byte_bounds(value)
+            nbytes = high - low
+            strides = [s // item for s in value.strides]
+            source = self.ffi.cast("void *", low)
+        if ndim > _fast.MAX_DIMS:
+            self._leave_fast()
+            return self.tensor(name, value)
+        return self._record([_fast.HOST_IN, acl, _format(ndim), ndim, *shape, *strides, nbytes // item, nbytes],
+                            source, ("tensor", name, value))
+
+    def _fast_output(self, shape: tuple, dtype: np.dtype, zero: bool) -> _Slot | None:
+        if len(shape) > _fast.MAX_DIMS or dtype not in _ACL_DTYPE:
+            return None
+        desc, nbytes = _contiguous_description(_fast.HOST_OUT, shape, dtype, 1 if zero else 0)
+        if nbytes > _FAST_MAX_OUTPUT_BYTES:
+            return None
+        host = np.empty(shape, dtype)
+        slot = _Slot(desc, self.ffi.from_buffer(host) if nbytes else self.ffi.NULL, ("output", shape, dtype, zero))
+        self._slots.append(slot)
+        self._outputs.append(host)
+        return slot
+
+    def _leave_fast(self) -> None:
+        """Make what was described so far on the ABI-mode path, and stay on it."""
+        if self._fast is None:
+            return
+        self._fast = None
+        slots = list(self._slots)
+        outputs, self._outputs = self._outputs, []
+        for slot in slots:
+            kind, *args = slot.replay
+            if kind == "output":
+                shape, dtype, zero = args
+                slot.handle = self.output(shape, dtype, zero=zero)
+            else:
+                slot.handle = getattr(self, kind)(*args)
+        # ``output(None)`` placeholders kept their places among the outputs.
+        made = iter(self._outputs)
+        self._outputs = [None if o is None else next(made) for o in outputs]
+
+    def _fast_run(self, op: str, args: tuple) -> bool:
+        """The whole call in one crossing; False when the helper cannot take it."""
+        fast = self._fast
+        if len(args) > _fast.MAX_ARGS:
+            return False
+        phases = fast.phases(self.lib, op)
+        if phases is None:
+            return False
+        desc: list[int] = []
+        pointers = []
+        plannable = True
+        null = self.ffi.NULL
+        lo, hi = _INT64
+        for a in args:
+            t = type(a)
+            if t is _Slot:
+                desc += a.desc
+                if a.pointer is not None:
+                    pointers.append(a.pointer)
+            elif (t is int or t is bool) and lo <= a <= hi:
+                desc.append(_fast.VALUE)
+                desc.append(int(a))
+            elif a is null or (isinstance(a, self.ffi.CData) and self.ffi.typeof(a).kind == "pointer"):
+                desc.append(_fast.POINTER)
+                pointers.append(a)
+                plannable = plannable and a == null
+            else:
+                return False
+        result = fast.call(fast.table, phases[0], phases[1], self.stream, desc, len(desc), pointers)
+        self._fast_done = True
+        if result:
+            self._outputs = []
+            _fast_failed(self.lib, op, result)
+        if self.lib.has_pending():
+            self.lib.synchronize()  # what earlier device-Tensor calls left waiting on the stream
+        if plannable:
+            self._fast_last = (op, phases, desc, [a for a in args if type(a) is _Slot or a is null])
+        return True
+
     # -- the two phases -------------------------------------------------------------------
 
     def run(self, op: str, *args) -> None:
         """``{op}GetWorkspaceSize(*args, &size, &executor)`` then ``{op}(ws, size, executor, stream)``."""
+        if self._fast is not None:
+            if self._fast_run(op, args):
+                return
+            self._leave_fast()
+        if self._slots:
+            args = tuple(a.handle if type(a) is _Slot else a for a in args)
         lib, ffi = self.lib, self.ffi
         size_p = ffi.new(self.c.u64_p)
         executor_p = ffi.new(self.c.executor_pp)
@@ -319,6 +675,8 @@ class Call:
     def results(self) -> list:
         """The outputs, in the order they were made: device ``Tensor``s when any input was
         one (no waiting), else NumPy arrays after the stream has been synchronised."""
+        if self._fast_done:
+            return list(self._outputs)
         if self.device_io:
             # The caller owns the outputs now.
             outputs = {id(o) for o in self._outputs if isinstance(o, Tensor)}

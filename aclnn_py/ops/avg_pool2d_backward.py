@@ -74,7 +74,7 @@ from .._errors import param_invalid
 from .._memory import check_allocation
 from ..tensor import Tensor
 from . import _small
-from ._aclnn import Call, shape_check_error, c_int, dtype_of, shape_of
+from ._aclnn import Call, c_int, dtype_of, planned, shape_check_error, shape_of
 from ._common import (
     FLOAT16,
     FLOAT32,
@@ -362,6 +362,7 @@ def _pool_grad(grad_output, H, W, params):
     return _spread(grad, grad.ndim - 2, H, params.kH, params.sH, params.pH)
 
 
+@planned
 def _aclnn(lib, grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
            divisor_override, cube_math_type):
     """The npu/sim path: the two-phase C call; the library checks the arguments."""

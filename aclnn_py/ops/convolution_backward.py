@@ -98,7 +98,7 @@ from .._dtypes import bfloat16
 from .._errors import param_invalid, param_nullptr
 from .._memory import check_allocation
 from ..tensor import Tensor
-from ._aclnn import Call, c_int, dtype_of, shape_check_error, shape_of
+from ._aclnn import Call, c_int, dtype_of, planned, shape_check_error, shape_of
 from ._common import (
     FLOAT16,
     FLOAT32,
@@ -423,6 +423,7 @@ def _numpy(grad_output, input, weight, bias_sizes, stride, padding, dilation, tr
     return grad_input, grad_weight, grad_bias
 
 
+@planned
 def _aclnn(lib, grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
            output_padding, groups, output_mask, cube_math_type):
     """The npu/sim path: the two-phase C call; the library checks the arguments.

@@ -49,7 +49,7 @@ from .._dtypes import bfloat16, compute_dtype
 from .._memory import check_allocation
 from ..tensor import Tensor
 from . import _small
-from ._aclnn import Call, shape_check_error, dtype_of, shape_of
+from ._aclnn import Call, dtype_of, planned, shape_check_error, shape_of
 from ._common import (
     FLOAT16,
     FLOAT32,
@@ -224,6 +224,7 @@ def _untile(cols, size, kernel, grid):
     return out
 
 
+@planned
 def _aclnn(lib, grad_output, input_size, kernel_size, dilation, padding, stride):
     """The npu/sim path: the two-phase C call; the library checks the arguments."""
     grad_output = tensor_input(API, "gradOutput", grad_output)

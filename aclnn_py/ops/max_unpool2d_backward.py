@@ -48,7 +48,7 @@ from .._dtypes import dtype_name
 from .._errors import ACL_ERROR_RT_AICORE_EXCEPTION, AclnnError
 from .._memory import check_allocation
 from ..tensor import Tensor
-from ._aclnn import Call, dtype_of, shape_check_error, shape_of
+from ._aclnn import Call, dtype_of, planned, shape_check_error, shape_of
 from ._common import (FLOAT16, FLOAT32, check, check_dtype, check_length, check_not_null, check_same_dtype,
                       check_same_shape, dispatch, in_parallel, int_array_arg, shape_str, tensor_arg, tensor_input)
 
@@ -160,6 +160,7 @@ def _numpy(grad_output, self, indices, output_size):
     return out.reshape(self.shape)
 
 
+@planned
 def _aclnn(lib, grad_output, self, indices, output_size):
     """The npu/sim path: the two-phase C call; the library checks the arguments."""
     grad_output = tensor_input(API, "gradOutput", grad_output)

@@ -47,7 +47,7 @@ from numpy.typing import ArrayLike
 from .._dtypes import bfloat16, compute_dtype
 from .._memory import check_allocation
 from ..tensor import Tensor
-from ._aclnn import Call, dtype_of, shape_check_error, shape_of
+from ._aclnn import Call, dtype_of, planned, shape_check_error, shape_of
 from . import _small
 from ._common import (FLOAT16, FLOAT32, check, check_dtype, check_length, check_min, check_not_null, check_same_dtype, dispatch,
                       format_name, int_array_arg, repeated, shape_str, tensor_arg, tensor_input)
@@ -220,6 +220,7 @@ def _fold(grad_output, shape, dtype, padding):
     return grad_input
 
 
+@planned
 def _aclnn(lib, grad_output, self, padding):
     """The npu/sim path: the two-phase C call; the library checks the arguments."""
     grad_output = tensor_input(API, "gradOutput", grad_output)

@@ -1,0 +1,213 @@
+/* The binding's fast path: one aclnn call's whole host sequence in one crossing.
+ *
+ * Device buffers + H2D copies, aclCreateTensor/IntArray/BoolArray, phase 1
+ * ({op}GetWorkspaceSize), the workspace, phase 2 on the stream, aclrtSynchronizeStream, the
+ * D2H copies into the caller's host arrays, and every release, exactly once, in reverse order
+ * (on success after the synchronisation; on an error at once: the same order as
+ * aclnn_py/ops/_aclnn.py's Call). It calls CANN's C API only through the function pointers it
+ * is given (resolved by the binding from the libraries it loaded), so it runs the same on the
+ * NPU (real CANN) as on the simulator, and it includes no CANN or Python header: it is loaded
+ * by cffi's ABI mode like the CANN libraries, with no CPython ABI to match.
+ *
+ * The call is described by a flat int64 array, one item per argument of phase 1, in order:
+ *   1 HOST_IN   dtype format ndim shape[ndim] strides[ndim] storage nbytes   (+1 host pointer)
+ *   2 HOST_OUT  dtype format ndim shape[ndim] strides[ndim] storage nbytes zero (+1 host pointer)
+ *   3 POINTER   (+1 pointer: an existing aclTensor*, NULL ...)
+ *   4 INT_ARRAY n values[n]
+ *   5 BOOL_ARRAY n values[n]
+ *   6 VALUE     an integer argument (sign-extended to 64 bits)
+ * then phase 1's own &workspaceSize and &executor.
+ *
+ * Phase 1 is called through a prototype of 64-bit integer slots. The binding takes this path
+ * only for operators whose phase-1 parameters are all pointers or integers (it reads the
+ * prototype): on the Linux ABIs CANN ships for (x86-64 System V, AArch64 AAPCS64) each such
+ * argument travels in one general register or one 8-byte stack slot exactly as a uint64_t
+ * holding its (sign- or zero-extended) value does, and the caller removes the arguments.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+/* The layout of api_t and of the description: aclnn_py/_fast/__init__.py's ABI_VERSION must
+ * equal it, or the binding does not use a helper built from other sources. */
+#define ABI_VERSION 1
+
+EXPORT int32_t aclnnpy_fast_abi_version(void) { return ABI_VERSION; }
+
+typedef int32_t status_t;
+
+/* CANN's functions, in the order of aclnn_py/_fast/__init__.py's API_FUNCTIONS. */
+typedef struct {
+    status_t (*malloc_)(void **, size_t, int32_t);
+    status_t (*free_)(void *);
+    status_t (*memcpy_)(void *, size_t, const void *, size_t, int32_t);
+    status_t (*memset_)(void *, size_t, int32_t, size_t);
+    void *(*create_tensor)(const int64_t *, uint64_t, int32_t, const int64_t *, int64_t, int32_t,
+                           const int64_t *, uint64_t, void *);
+    status_t (*destroy_tensor)(const void *);
+    void *(*create_int_array)(const int64_t *, uint64_t);
+    status_t (*destroy_int_array)(const void *);
+    void *(*create_bool_array)(const bool *, uint64_t);
+    status_t (*destroy_bool_array)(const void *);
+    status_t (*destroy_executor)(void *);
+    status_t (*synchronize)(void *);
+} api_t;
+
+enum { HOST_IN = 1, HOST_OUT = 2, POINTER = 3, INT_ARRAY = 4, BOOL_ARRAY = 5, VALUE = 6 };
+
+/* Where a failure happened: bits 32-39 of the result. */
+enum {
+    AT_MALLOC = 1, AT_H2D = 2, AT_CREATE_TENSOR = 3, AT_CREATE_INT_ARRAY = 4, AT_CREATE_BOOL_ARRAY = 5,
+    AT_MEMSET = 6, AT_PHASE1 = 7, AT_WORKSPACE = 8, AT_PHASE2 = 9, AT_SYNCHRONIZE = 10, AT_D2H = 11,
+    AT_DESCRIPTION = 12,
+};
+
+#define MAX_ARGS 30   /* phase-1 arguments besides &workspaceSize and &executor */
+#define MAX_DIMS 8
+#define MAX_ARRAY 64
+#define ACL_MEM_MALLOC_HUGE_FIRST 0
+#define ACL_MEMCPY_HOST_TO_DEVICE 1
+#define ACL_MEMCPY_DEVICE_TO_HOST 2
+#define ACLNN_ERR_PARAM_INVALID 161002
+#define ACLNN_ERR_INNER 561000
+
+typedef status_t (*phase1_t)(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t,
+                             uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t,
+                             uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t,
+                             uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t);
+typedef status_t (*phase2_t)(void *, uint64_t, void *, void *);
+
+typedef struct {
+    void *device;     /* aclrtFree'd */
+    void *handle;     /* destroyed with kind's function */
+    int kind;
+    void *host;       /* HOST_OUT: where the result goes */
+    uint64_t nbytes;
+} held_t;
+
+static void release(const api_t *api, held_t *held, int count, void *workspace) {
+    /* Reverse order of creation: the workspace was made last. */
+    if (workspace) api->free_(workspace);
+    for (int i = count - 1; i >= 0; --i) {
+        held_t *h = &held[i];
+        if (h->handle) {
+            if (h->kind == INT_ARRAY) api->destroy_int_array(h->handle);
+            else if (h->kind == BOOL_ARRAY) api->destroy_bool_array(h->handle);
+            else api->destroy_tensor(h->handle);
+        }
+        if (h->device) api->free_(h->device);
+    }
+}
+
+/* The result: the status in the low 32 bits, the stage that failed above them. */
+#define RESULT(status_, at_) ((int64_t)(at_) << 32 | (int64_t)(uint32_t)(status_))
+
+#define FAIL(status_, at_)                      \
+    do {                                        \
+        release(api, held, count, NULL);        \
+        return RESULT(status_, at_);            \
+    } while (0)
+
+EXPORT int64_t aclnnpy_fast_call(const void *api_p, void *phase1, void *phase2, void *stream,
+                                 const int64_t *desc, int64_t desc_len, void *const *pointers) {
+    const api_t *api = (const api_t *)api_p;
+    held_t held[MAX_ARGS];
+    uint64_t slots[MAX_ARGS + 2] = {0};
+    int count = 0, index = 0, p = 0;
+    int64_t at = 0;
+    while (at < desc_len) {
+        if (index >= MAX_ARGS) FAIL(ACLNN_ERR_INNER, AT_DESCRIPTION);
+        int64_t kind = desc[at++];
+        held_t *h = &held[count];
+        h->device = h->handle = h->host = NULL;
+        h->kind = (int)kind;
+        h->nbytes = 0;
+        if (kind == HOST_IN || kind == HOST_OUT) {
+            int32_t dtype = (int32_t)desc[at], format = (int32_t)desc[at + 1];
+            int64_t ndim = desc[at + 2];
+            if (ndim < 0 || ndim > MAX_DIMS) FAIL(ACLNN_ERR_INNER, AT_DESCRIPTION);
+            const int64_t *shape = desc + at + 3, *strides = shape + ndim;
+            int64_t storage = strides[ndim];
+            uint64_t nbytes = (uint64_t)strides[ndim + 1];
+            bool zero = kind == HOST_OUT && strides[ndim + 2];
+            at += 3 + 2 * ndim + (kind == HOST_OUT ? 3 : 2);
+            void *host = pointers[p++];
+            ++count;  /* held from here on: what exists is released on a failure */
+            if (nbytes) {
+                status_t s = api->malloc_(&h->device, nbytes, ACL_MEM_MALLOC_HUGE_FIRST);
+                if (s) { h->device = NULL; FAIL(s, AT_MALLOC); }
+                if (kind == HOST_IN) {
+                    s = api->memcpy_(h->device, nbytes, host, nbytes, ACL_MEMCPY_HOST_TO_DEVICE);
+                    if (s) FAIL(s, AT_H2D);
+                } else {
+                    h->host = host;
+                    h->nbytes = nbytes;
+                }
+            }
+            h->handle = api->create_tensor(shape, (uint64_t)ndim, dtype, strides, 0, format, &storage, 1, h->device);
+            if (!h->handle) FAIL(ACLNN_ERR_PARAM_INVALID, AT_CREATE_TENSOR);
+            if (zero && nbytes) {
+                status_t s = api->memset_(h->device, nbytes, 0, nbytes);
+                if (s) FAIL(s, AT_MEMSET);
+            }
+            slots[index] = (uint64_t)(uintptr_t)h->handle;
+        } else if (kind == INT_ARRAY || kind == BOOL_ARRAY) {
+            int64_t n = desc[at++];
+            if (n < 0 || n > MAX_ARRAY) FAIL(ACLNN_ERR_INNER, AT_DESCRIPTION);
+            if (kind == INT_ARRAY) {
+                h->handle = api->create_int_array(desc + at, (uint64_t)n);
+            } else {
+                bool flags[MAX_ARRAY];
+                for (int64_t i = 0; i < n; ++i) flags[i] = desc[at + i] != 0;
+                h->handle = api->create_bool_array(flags, (uint64_t)n);
+            }
+            at += n;
+            if (!h->handle) FAIL(ACLNN_ERR_PARAM_INVALID, kind == INT_ARRAY ? AT_CREATE_INT_ARRAY : AT_CREATE_BOOL_ARRAY);
+            ++count;
+            slots[index] = (uint64_t)(uintptr_t)h->handle;
+        } else if (kind == POINTER) {
+            slots[index] = (uint64_t)(uintptr_t)pointers[p++];
+        } else if (kind == VALUE) {
+            slots[index] = (uint64_t)desc[at++];
+        } else {
+            FAIL(ACLNN_ERR_INNER, AT_DESCRIPTION);
+        }
+        ++index;
+    }
+    uint64_t workspace_size = 0;
+    void *executor = NULL;
+    slots[index] = (uint64_t)(uintptr_t)&workspace_size;
+    slots[index + 1] = (uint64_t)(uintptr_t)&executor;
+    uint64_t *a = slots;
+    status_t s = ((phase1_t)phase1)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11],
+                                    a[12], a[13], a[14], a[15], a[16], a[17], a[18], a[19], a[20], a[21],
+                                    a[22], a[23], a[24], a[25], a[26], a[27], a[28], a[29], a[30], a[31]);
+    if (s) FAIL(s, AT_PHASE1);
+    void *workspace = NULL;
+    if (workspace_size) {
+        s = api->malloc_(&workspace, workspace_size, ACL_MEM_MALLOC_HUGE_FIRST);
+        if (s) {
+            /* Phase 2 never ran, so it never took the executor. */
+            api->destroy_executor(executor);
+            FAIL(s, AT_WORKSPACE);
+        }
+    }
+    /* Phase 2 consumes the executor whatever its outcome (single use). */
+    int at_ = AT_PHASE2;
+    s = ((phase2_t)phase2)(workspace, workspace_size, executor, stream);
+    if (!s) {
+        at_ = AT_SYNCHRONIZE;
+        s = api->synchronize(stream);
+        for (int i = 0; !s && i < count; ++i) {
+            if (held[i].host && held[i].nbytes) {
+                at_ = AT_D2H;
+                s = api->memcpy_(held[i].host, held[i].nbytes, held[i].device, held[i].nbytes,
+                                 ACL_MEMCPY_DEVICE_TO_HOST);
+            }
+        }
+    }
+    release(api, held, count, workspace);
+    return s ? RESULT(s, at_) : 0;
+}
