@@ -8,12 +8,15 @@ Networks", 2016) computes each 2x2 block of dX from a 4x4 tile of dYp (tiles 2 a
 ``A^T [(G Wf G^T) . (B^T d B)] A``: 16 matrix products ``(Cx/g, Cy/g) @ (Cy/g, tiles)``, one per
 element of the 4x4 transformed tile, hold 16 multiply-adds per 2x2 outputs and channel pair
 where im2col's product holds 36 - a 2.25x smaller BLAS product, for transforms that are a few
-additions per element, done as whole-array NumPy passes on channel-first strided slices.
+additions per element.  The arrays are laid out spatial axes first and (N, channels) last, so
+the transforms are NumPy passes over long contiguous runs, in blocks of tile rows shared among
+the worker threads.
 
 Chosen for gradInput alone: when gradWeight is wanted too, the flat engine's one im2col in Y
 space feeds both products, which costs less than Winograd plus a separate gradWeight (the
-benchmark's resnet 3x3 (8,64,56,56), one thread, CPU time: 38 ms against 44 ms; gradInput alone
-of (8,128,28,28): 13.4 ms against 19.0 ms).  Forced (tests), it computes gradWeight with the
+benchmark's resnet 3x3 (8,64,56,56), one thread, CPU time: 38 ms against 44 ms).  gradInput
+alone, 2 cores, wall, interleaved with the flat engine: (8,128,28,28) 11.9 ms against 14.8,
+(8,256,14,14) 10.8 against 14.1, (8,64,56,56) 13.9 against 13.9.  Forced (tests), it computes gradWeight with the
 engine chosen for gradWeight alone.
 
 Finite data only (the zeros of the padding, and the transforms' cancellations, would turn inf
@@ -29,6 +32,7 @@ import numpy as np
 
 from ._geometry import FLOAT32, Geometry, axis_slices
 from . import flat
+from .._common import in_parallel
 
 # Chosen when both channel counts per group are at least this: per 2x2 outputs and channel
 # pair the BLAS product saves 20 of 36 multiply-adds (~2.25x), while the transforms cost about
@@ -110,20 +114,29 @@ class WinogradEngine(Geometry):
         h, w_ = self.x_size
         out = np.empty((batch, cx, h, w_), FLOAT32)
         # Blocks of tile rows whose transformed tiles take about flat.CHUNK_BYTES: the buffers are
-        # made once and stay in cache from the transform to the product to the output.
+        # made once per thread and stay in cache from the transform to the product to the output.
         step = max(1, flat.CHUNK_BYTES // (16 * tw * batch * max(cx, cy) * FLOAT32.itemsize))
         shapes = {"t1": lambda nb: (4, nb, wp, batch, cy), "v": lambda nb: (4, 4, nb, tw, batch, cy),
                   "m": lambda nb: (16, nb * tw * batch, cx), "r": lambda nb: (2, 4, nb, tw, batch, cx),
                   "y": lambda nb: (2, 2, nb, tw, batch, cx)}
-        scratch = {name: np.empty(math.prod(shape(step)), FLOAT32) for name, shape in shapes.items()}
-        for i0 in range(0, th, step):
-            nb = min(step, th - i0)
-            # contiguous views of the scratch buffers for this block
-            t1, v, m, r, y = (scratch[name][:math.prod(shape(nb))].reshape(shape(nb)) for name, shape in shapes.items())
-            self._tile_rows(d[2 * i0:2 * (i0 + nb) + 2], u, nb, t1, v, m, r, y)
-            # y[p, q, i, j, n, c] is dX[n, c, 2(i0 + i) + p, 2j + q].
-            rows = min(2 * nb, h - 2 * i0)
-            self._place(y, out[:, :, 2 * i0:2 * i0 + rows], rows, w_)
+        starts = list(range(0, th, step))
+
+        def run(first: int, last: int) -> None:
+            scratch = {name: np.empty(math.prod(shape(step)), FLOAT32) for name, shape in shapes.items()}
+            for i0 in starts[first:last]:
+                nb = min(step, th - i0)
+                # contiguous views of the scratch buffers for this block
+                t1, v, m, r, y = (scratch[name][:math.prod(shape(nb))].reshape(shape(nb))
+                                  for name, shape in shapes.items())
+                self._tile_rows(d[2 * i0:2 * (i0 + nb) + 2], u, nb, t1, v, m, r, y)
+                # y[p, q, i, j, n, c] is dX[n, c, 2(i0 + i) + p, 2j + q].
+                rows = min(2 * nb, h - 2 * i0)
+                self._place(y, out[:, :, 2 * i0:2 * i0 + rows], rows, w_)
+
+        # The blocks are independent: shared among the worker threads (the transforms are
+        # single-threaded NumPy passes; each block's products are BLAS calls of their own).
+        # Measured, 2 cores, gradInput of (8,128,28,28): 11.9 ms wall, 15.5 ms in one thread.
+        in_parallel(len(starts), run)
         return out
 
     def _tile_rows(self, d, u, nb, t1, v, m, r, y) -> None:
