@@ -72,7 +72,7 @@ static struct host_block *host_blocks;
  * alternating calls, and a linear search over them costs nothing next to an allocation), and
  * at most cache_limit() bytes: 1/8 of the simulated device (itself half the machine) and never
  * more than 1 GiB, which holds the blocks of one call of the largest case of scripts/bench.py
- * (reflection pad p1 on (8,64,224,224): ~515 MB with its double-precision workspace) while
+ * (reflection pad p1 on (8,64,224,224): four blocks of ~100 MB, its workspace included) while
  * the binding still holds the previous call's (it frees them one call later). */
 #define CACHE_SLOTS 32
 struct cached_block {
