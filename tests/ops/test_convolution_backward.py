@@ -48,6 +48,11 @@ CASES = {
     "1d stride > kernel": (1, 2, (11,), 3, (2,), (4,), (0,), (1,), False, (0,), 1),
     "2d": (2, 4, (6, 7), 6, (3, 3), (1, 1), (1, 1), (1, 1), False, (0, 0), 1),
     "2d mixed params": (2, 4, (9, 8), 6, (3, 2), (2, 1), (1, 0), (1, 2), False, (0, 0), 2),
+    # 3x3 stride 1 (the winograd engine): odd sizes (a cropped last tile), padding 0 and 2,
+    # asymmetric padding, groups.
+    "2d 3x3 stride 1 odd": (2, 3, (7, 5), 4, (3, 3), (1, 1), (2, 0), (1, 1), False, (0, 0), 1),
+    "2d 3x3 stride 1 grouped asymmetric": (2, 4, (6, 9), 6, (3, 3), (1, 1), (0, 2, 1, 3), (1, 1), False, (0, 0),
+                                           2),
     "2d 1x1 strided": (2, 6, (7, 6), 4, (1, 1), (2, 3), (0, 0), (1, 1), False, (0, 0), 1),
     "2d asymmetric padding": (2, 3, (6, 7), 4, (3, 2), (2, 1), (2, 0, 1, 3), (1, 2), False, (0, 0), 1),
     "2d depthwise": (2, 4, (7, 6), 4, (3, 3), (1, 1), (1, 1), (1, 1), False, (0, 0), 4),
@@ -76,10 +81,12 @@ CASES = {
 
 # The numpy backend's engines (aclnn_py/ops/conv/, one module each), forced: "dense" (tiny
 # problems; its matrix form, and "dense einsums" its einsum form), "patch" (kernel == stride;
-# elsewhere it does not apply and the choice goes on), "flat" (im2col + BLAS, or the tap-wise
+# elsewhere it does not apply and the choice goes on), "winograd" (gradInput of a 2-D 3x3 stride-1
+# convolution; elsewhere the choice goes on), "flat" (im2col + BLAS, or the tap-wise
 # kernels when depthwise; X space for gradWeight alone), "flat in pieces" (the same with im2col
-# in many chunks and depthwise convolutions one channel per block), "tap".
-ENGINES = ["dense", "dense einsums", "patch", "flat", "flat in pieces", "tap"]
+# in many chunks and depthwise convolutions one channel per block; "winograd in pieces": one
+# tile row per block), "tap".
+ENGINES = ["dense", "dense einsums", "patch", "winograd", "winograd in pieces", "flat", "flat in pieces", "tap"]
 
 
 def _force_engine(monkeypatch, engine):
@@ -90,8 +97,8 @@ def _force_engine(monkeypatch, engine):
     monkeypatch.setattr(conv, "forced", engine.split()[0])
     if engine == "dense einsums":
         monkeypatch.setattr(dense, "UNFOLD_ELEMENTS", -1)
-    if engine == "flat in pieces":
-        monkeypatch.setattr(flat, "CHUNK_BYTES", 1)      # the minimum chunk, 64 columns
+    if engine.endswith("in pieces"):
+        monkeypatch.setattr(flat, "CHUNK_BYTES", 1)      # the minimum chunk: 64 columns, 1 tile row
         monkeypatch.setattr(flat, "TAPWISE_BYTES", 1)    # one channel per block
 
 
@@ -110,7 +117,7 @@ def test_each_numpy_kernel_matches_reference(monkeypatch, case, engine):
 
 @pytest.mark.parametrize("mask", [m for m in itertools.product([False, True], repeat=3) if any(m[:2])], ids=str)
 @pytest.mark.parametrize("engine", ENGINES)
-@pytest.mark.parametrize("case", ["2d mixed params", "2d depthwise", "2d depthwise multiplier", "3d",
+@pytest.mark.parametrize("case", ["2d mixed params", "2d 3x3 stride 1 grouped asymmetric", "2d depthwise", "2d depthwise multiplier", "3d",
                                   "2d transposed", "2d transposed depthwise", "3d transposed",
                                   "2d patches remainder grouped", "2d transposed patches"])
 def test_each_numpy_kernel_computes_only_the_masked_gradients(monkeypatch, case, engine, mask):

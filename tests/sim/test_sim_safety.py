@@ -310,3 +310,49 @@ def test_fork_while_another_thread_is_in_the_simulator():
     """, timeout=600)
     results = eval(out.strip().splitlines()[-1])
     assert results == [0] * 40, results
+
+
+def test_freed_blocks_are_reused_but_never_live():
+    """aclrtFree keeps blocks for reuse (runtime/memory.c): a reused block is refilled with
+    0xFF, a freed one is still refused, and the live counts and free memory stay exact."""
+    out = run_python("""
+        import numpy as np
+        capi.aclrtSetDevice(0)
+        ffi = lib.ffi
+        counters = ffi.new("aclsimCounters *")
+        free0, _ = mem_info()
+        zeros = np.zeros(1 << 16, np.uint8)
+        a = capi.aclrtMalloc(1 << 16)
+        capi.aclrtMemset(a, 1 << 16, 0, 1 << 16)
+        address = int(ffi.cast("uintptr_t", a))
+        capi.aclrtFree(a)
+        lib.call("aclsimGetCounters", counters)
+        print("after free", counters.device_blocks, counters.device_bytes, mem_info()[0] == free0)
+        print("freed memset", status_of(capi.aclrtMemset, a, 16, 0, 16)[0])
+        print("freed memcpy", status_of(capi.aclrtMemcpy, zeros, 16, a, 16, capi.ACL_MEMCPY_DEVICE_TO_HOST)[0])
+        print("freed free", status_of(capi.aclrtFree, a)[0])
+        b = capi.aclrtMalloc(1 << 16)
+        lib.call("aclsimGetCounters", counters)
+        print("realloc", counters.device_blocks, counters.device_bytes, free0 - mem_info()[0])
+        host = np.zeros(1 << 16, np.uint8)
+        capi.aclrtMemcpy(host, host.nbytes, b, 1 << 16, capi.ACL_MEMCPY_DEVICE_TO_HOST)
+        print("filled", bool((host == 0xFF).all()), int(ffi.cast("uintptr_t", b)) == address)
+        c = capi.aclrtMalloc(100)  # another size: not the cached block
+        capi.aclrtFree(c)
+        capi.aclrtFree(b)
+        for _ in range(100):  # more frees than the cache holds
+            blocks = [capi.aclrtMalloc(4096 * (i + 1)) for i in range(40)]
+            for block in blocks:
+                capi.aclrtFree(block)
+        lib.call("aclsimGetCounters", counters)
+        print("end", counters.device_blocks, counters.device_bytes, mem_info()[0] == free0)
+    """)
+    assert out.splitlines() == [
+        "after free 0 0 True",
+        "freed memset 100000",
+        "freed memcpy 100000",
+        "freed free 107000",
+        f"realloc 1 {1 << 16} {1 << 16}",
+        "filled True True",
+        "end 0 0 True",
+    ]

@@ -4,9 +4,9 @@
  * element at padded position (y, x) is added into gradInput at its reflected source
  * (r(y - top, H), r(x - left, W)), r(t, n) = -t if t < 0, 2(n - 1) - t if t >= n, else t.
  *
- * Workspace: the accumulation image in double (complex: pairs of doubles), one per element
- * of gradInput, and the reflected source column of each gradOutput column; CANN also casts
- * float16/bfloat16 up and back around its kernel.
+ * Workspace: the accumulation image, one per element of gradInput, in float for float32,
+ * float16 and bfloat16 (CANN also casts those up and back around its kernel), else in double
+ * (complex: pairs of doubles), and the reflected source column of each gradOutput column.
  * (The header declares only the reflection variant, so ReplicationPad2dBackward is absent.)
  */
 #include <string.h>
@@ -22,6 +22,7 @@ typedef struct {
     int64_t oh, ow;              /* gradOutput plane */
     int64_t left, top;
     bool complex;
+    bool single;                 /* accumulate in float (float32, float16, bfloat16) */
 } pad_params;
 
 static int64_t reflect(int64_t t, int64_t n)
@@ -75,12 +76,12 @@ static aclnnStatus pad_kernel(aclOpExecutor *ex, void *workspace)
     int64_t sn = lead ? grad->strides[0] : 0, sc = grad->strides[lead];
     int64_t sy = grad->strides[lead + 1], sx = grad->strides[lead + 2];
     int64_t *src_x = (int64_t *)((char *)workspace + aclsim_ops_region((uint64_t)(p->n * p->c * plane * lanes),
-                                                                        sizeof(double)));
+                                                                        p->single ? sizeof(float) : sizeof(double)));
     for (int64_t x = 0; x < p->ow; ++x) {
         src_x[x] = reflect(x - p->left, p->w);
     }
 
-    if (grad->dtype == ACL_FLOAT || grad->dtype == ACL_FLOAT16 || grad->dtype == ACL_BF16) {
+    if (p->single) {
         /* float accumulators (half the memory traffic of double), each plane zeroed just before
          * it is summed into, while in cache */
         float *facc = workspace;
@@ -250,9 +251,12 @@ aclnnStatus aclnnReflectionPad2dBackwardGetWorkspaceSize(const aclTensor *gradOu
         .left = padding->values[0],
         .top = padding->values[2],
         .complex = aclsim_ops_is_complex(self->dtype),
+        .single = gradOutput->dtype == ACL_FLOAT || gradOutput->dtype == ACL_FLOAT16 || gradOutput->dtype == ACL_BF16,
     };
     uint64_t values = (uint64_t)aclsim_ops_numel(self) * (p.complex ? 2u : 1u);
-    uint64_t workspace = aclsim_ops_region(values, sizeof(double)) + aclsim_ops_region((uint64_t)p.ow, sizeof(int64_t));
+    /* half the bytes (and the 0xFF fill and first-touch faults of a fresh block) for float */
+    uint64_t workspace = aclsim_ops_region(values, p.single ? sizeof(float) : sizeof(double)) +
+                         aclsim_ops_region((uint64_t)p.ow, sizeof(int64_t));
     const aclTensor *inputs[] = {gradOutput, self};
     const aclTensor *outputs[] = {gradInput};
     return aclsim_ops_finish(KERNEL, pad_kernel, workspace, &p, sizeof p, inputs, 2, outputs, 1, workspaceSize,

@@ -56,6 +56,7 @@ aclError aclFinalize(void)
     finalized = 1;
     init_refcount = 0;
     rt_dump_configure(NULL);
+    rt_memory_release_cache_locked();
     pthread_mutex_unlock(&rt_lock);
     return ACL_SUCCESS;
 }
@@ -82,6 +83,7 @@ aclError aclFinalizeReference(uint64_t *refCount)
     init_refcount = 0;
     finalized = 1;
     rt_dump_configure(NULL);
+    rt_memory_release_cache_locked();
     if (refCount != NULL) {
         *refCount = 0;
     }

@@ -10,15 +10,42 @@
  *
  * aclrtMemcpy / aclrtMemset are synchronous and do not wait for queued stream work;
  * the Async variants are queued and re-check their device ranges when they run.
+ *
+ * Freed blocks are kept in a small cache and handed out again to an allocation of the same
+ * rounded size: a fresh block costs one page fault per 4 KiB page on its first fill (and the
+ * C library returns large blocks to the kernel on free), which made an operator call that
+ * allocates its output and workspace several times slower than its kernel.  A cached block is
+ * not device memory (it is not in the table of live blocks: a stale pointer into it is refused
+ * as before), is not counted as used device memory, is refilled with 0xFF when reused, and is
+ * marked inaccessible for AddressSanitizer and valgrind while it waits.  The cache is emptied
+ * by aclFinalize and whenever the C library cannot allocate.
  */
 #define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* madvise(MADV_HUGEPAGE) */
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "runtime_internal.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#define CACHE_HIDE(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
+#define CACHE_SHOW(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
+#elif defined(__has_include)
+#if __has_include(<valgrind/memcheck.h>)
+#include <valgrind/memcheck.h> /* header-only client requests: no-ops outside valgrind */
+#define CACHE_HIDE(p, n) ((void)VALGRIND_MAKE_MEM_NOACCESS((p), (n)))
+#define CACHE_SHOW(p, n) ((void)VALGRIND_MAKE_MEM_UNDEFINED((p), (n)))
+#endif
+#endif
+#ifndef CACHE_HIDE
+#define CACHE_HIDE(p, n) ((void)(p), (void)(n))
+#define CACHE_SHOW(p, n) ((void)(p), (void)(n))
+#endif
 
 struct block {
     uintptr_t base;
@@ -37,6 +64,104 @@ struct host_block {
 };
 
 static struct host_block *host_blocks;
+
+/* Freed device blocks waiting for reuse (under rt_lock), oldest first.  Reuse needs the same
+ * rounded capacity: an operator called again on the same shapes asks for the same sizes.
+ * The bounds keep the memory the process holds idle small: at most CACHE_SLOTS blocks (a
+ * call allocates a handful - inputs, outputs, workspace - so 32 slots cover several
+ * alternating calls, and a linear search over them costs nothing next to an allocation), and
+ * at most cache_limit() bytes: 1/8 of the simulated device (itself half the machine) and never
+ * more than 1 GiB, which holds the blocks of one call of the largest case of scripts/bench.py
+ * (reflection pad p1 on (8,64,224,224): four blocks of ~100 MB, its workspace included) while
+ * the binding still holds the previous call's (it frees them one call later). */
+#define CACHE_SLOTS 32
+struct cached_block {
+    void *ptr;
+    size_t capacity;
+};
+static struct cached_block cache[CACHE_SLOTS];
+static size_t cache_count;
+static uint64_t cache_bytes;
+
+static uint64_t cache_limit(void)
+{
+    uint64_t limit = rt_device_memory_total() / 8, cap = (uint64_t)1 << 30;
+    return limit < cap ? limit : cap;
+}
+
+/* Transparent huge pages for a large fresh block, as NumPy does for its arrays of >= 4 MiB
+ * (numpy/_core/src/multiarray/alloc.c): on a system whose THP setting is "madvise" the first
+ * fill then takes one fault per 2 MiB instead of one per 4 KiB page.  Advice only: failure
+ * changes nothing. */
+static void hugepage_advice(void *p, size_t capacity)
+{
+#ifdef MADV_HUGEPAGE
+    long page = sysconf(_SC_PAGESIZE);
+    if (p == NULL || capacity < ((size_t)4 << 20) || page <= 0) {
+        return;
+    }
+    uintptr_t start = ((uintptr_t)p + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
+    uintptr_t end = ((uintptr_t)p + capacity) & ~((uintptr_t)page - 1);
+    if (end > start) {
+        (void)madvise((void *)start, end - start, MADV_HUGEPAGE);
+    }
+#else
+    (void)p;
+    (void)capacity;
+#endif
+}
+
+/* With rt_lock held: a cached block of exactly `capacity` bytes, or NULL. */
+static void *cache_take_locked(size_t capacity)
+{
+    for (size_t i = cache_count; i-- > 0;) { /* the newest first: its pages are the warmest */
+        if (cache[i].capacity == capacity) {
+            void *p = cache[i].ptr;
+            memmove(&cache[i], &cache[i + 1], (cache_count - i - 1) * sizeof *cache);
+            cache_count--;
+            cache_bytes -= capacity;
+            CACHE_SHOW(p, capacity);
+            return p;
+        }
+    }
+    return NULL;
+}
+
+/* With rt_lock held: keep a freed block for reuse, or free it when it does not fit; the
+ * oldest blocks make room.  Never fails. */
+static void cache_put_locked(void *p, size_t capacity)
+{
+    uint64_t limit = cache_limit();
+    if (capacity > limit / 2) { /* one block may not take the whole cache */
+        free(p);
+        return;
+    }
+    size_t drop = 0;
+    uint64_t bytes = cache_bytes;
+    while (drop < cache_count && (cache_count - drop == CACHE_SLOTS || bytes + capacity > limit)) {
+        bytes -= cache[drop].capacity;
+        CACHE_SHOW(cache[drop].ptr, cache[drop].capacity);
+        free(cache[drop].ptr);
+        drop++;
+    }
+    memmove(&cache[0], &cache[drop], (cache_count - drop) * sizeof *cache);
+    cache_count -= drop;
+    CACHE_HIDE(p, capacity);
+    cache[cache_count].ptr = p;
+    cache[cache_count].capacity = capacity;
+    cache_count++;
+    cache_bytes = bytes + capacity;
+}
+
+void rt_memory_release_cache_locked(void)
+{
+    for (size_t i = 0; i < cache_count; i++) {
+        CACHE_SHOW(cache[i].ptr, cache[i].capacity);
+        free(cache[i].ptr);
+    }
+    cache_count = 0;
+    cache_bytes = 0;
+}
 
 /* A decimal byte count: digits only, no sign, no suffix, no overflow.  0 if it is not one. */
 static uint64_t parse_bytes(const char *text)
@@ -226,7 +351,15 @@ static aclError device_malloc(void **devPtr, size_t size, const char *api)
         blocks = grown;
         block_capacity = cap;
     }
-    void *p = aligned_alloc(32, capacity);
+    void *p = cache_take_locked(capacity);
+    if (p == NULL) {
+        p = aligned_alloc(32, capacity);
+        hugepage_advice(p, capacity);
+    }
+    if (p == NULL && cache_count > 0) {
+        rt_memory_release_cache_locked();
+        p = aligned_alloc(32, capacity);
+    }
     if (p == NULL) {
         pthread_mutex_unlock(&rt_lock);
         aclsim_set_error("%s: out of memory allocating %zu bytes", api, size);
@@ -285,8 +418,8 @@ aclError aclrtFree(void *devPtr)
         blocks = NULL;
         block_capacity = 0;
     }
+    cache_put_locked(devPtr, ((size + 31) & ~(size_t)31) + 32);
     pthread_mutex_unlock(&rt_lock);
-    free(devPtr);
     aclsim_counter_add(ACLSIM_CNT_DEVICE_BLOCKS, -1);
     aclsim_counter_add(ACLSIM_CNT_DEVICE_BYTES, -(int64_t)size);
     return ACL_SUCCESS;

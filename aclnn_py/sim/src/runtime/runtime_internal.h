@@ -42,6 +42,9 @@ RT_HIDDEN void rt_stream_done(struct rt_stream *s);
  * (the child's copies stay allocated: the parent's device memory is not the child's). */
 RT_HIDDEN void rt_memory_forget_after_fork(void);
 
+/* With rt_lock held: free the blocks aclrtFree kept for reuse (memory.c). */
+RT_HIDDEN void rt_memory_release_cache_locked(void);
+
 /* Sets one of the aclsimGetCounters counters (thread-safe). */
 RT_HIDDEN void rt_counter_set(enum aclsim_counter which, int64_t value);
 
