@@ -30,11 +30,13 @@ import inspect
 import numbers
 import threading
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from . import _backend
 from ._errors import ACL_ERROR_API_NOT_SUPPORT, ACLNN_ERR_PARAM_INVALID, AclnnError, param_invalid
@@ -42,6 +44,13 @@ from .tensor import (BoolArray, DeviceView, FloatArray, IntArray, Scalar, Tensor
                      scalar_value)
 from .ops._aclnn import _ACL_DTYPE, ACL_MEMCPY_DEVICE_TO_HOST, ACL_MEMCPY_HOST_TO_DEVICE, Call
 from .ops._common import bool_arg, bool_array_arg, int_arg, int_array_arg, tensor_input, unnamed_dtype
+
+if TYPE_CHECKING:
+    from cffi import FFI
+
+    from ._ffi.library import Library
+    from ._ffi.operator_headers import Parameter
+    from .tensor import _HostArray
 
 _SUFFIX = "GetWorkspaceSize"
 
@@ -72,7 +81,7 @@ class _Signature:
     python: inspect.Signature
 
 
-def _c_param(ffi, api: str, p) -> _Param:
+def _c_param(ffi: FFI, api: str, p: Parameter) -> _Param:
     if p.pointers == 1 and p.base in _POINTER_KINDS:
         kind = _POINTER_KINDS[p.base]
         return _Param(p.name, p.type, kind, output=kind in ("tensor", "tensor_list") and not p.const)
@@ -80,7 +89,7 @@ def _c_param(ffi, api: str, p) -> _Param:
         return _Param(p.name, p.type, "string")
     if p.pointers == 0:
         try:
-            t = ffi.typeof(p.type)
+            t: FFI.CType | None = ffi.typeof(p.type)
         except Exception:
             t = None
         if t is not None and t.kind == "primitive" and t.cname == "_Bool":
@@ -88,7 +97,7 @@ def _c_param(ffi, api: str, p) -> _Param:
         if t is not None and t.kind == "primitive" and t.cname in ("float", "double"):
             return _Param(p.name, p.type, "float")
         if t is not None and (t.kind == "enum" or t.kind == "primitive" and t.cname not in _NOT_INTEGERS):
-            bits = 8 * ffi.sizeof(t)
+            bits = 8 * ffi.sizeof(t)  # type: ignore[arg-type]  # (cffi takes a ctype; types-cffi lists str | CData)
             signed = t.kind == "enum" or int(ffi.cast(t, -1)) < 0
             low, high = (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1) if signed else (0, 2**bits - 1)
             return _Param(p.name, p.type, "int", low=low, high=high)
@@ -100,7 +109,7 @@ _signatures: dict[tuple[int, str], _Signature] = {}
 _signatures_lock = threading.Lock()
 
 
-def _signature(lib, name: str) -> _Signature:
+def _signature(lib: Library | None, name: str) -> _Signature:
     """The parameters of ``{name}GetWorkspaceSize`` as the toolkit's header declares them
     (``lib`` None: the numpy backend, which knows the binding's own headers)."""
     op = name[: -len(_SUFFIX)] if name.endswith(_SUFFIX) else name
@@ -139,7 +148,7 @@ def _signature(lib, name: str) -> _Signature:
     return found
 
 
-def _bind(sig: _Signature, args, kwargs) -> list:
+def _bind(sig: _Signature, args: Sequence[object], kwargs: dict[str, object]) -> list[object]:
     if not kwargs and len(args) == len(sig.params):
         return list(args)  # the common case, without inspect's generic binding
     try:
@@ -151,7 +160,7 @@ def _bind(sig: _Signature, args, kwargs) -> list:
 
 # -- Python values -> C values -----------------------------------------------------------------
 
-def _array(api: str, name: str, value) -> np.ndarray | Tensor:
+def _array(api: str, name: str, value: object) -> np.ndarray | Tensor | None:
     """A tensor argument as an ndarray (a CPU array-like is viewed or copied) or a Tensor: the
     op functions' one coercion (``ops._common.tensor_input``), less torch_npu's device tensors,
     which ``call`` does not take yet."""
@@ -162,7 +171,7 @@ def _array(api: str, name: str, value) -> np.ndarray | Tensor:
     return value
 
 
-def _output(api: str, name: str, value) -> np.ndarray | Tensor | None:
+def _output(api: str, name: str, value: object) -> np.ndarray | Tensor | None:
     if value is None or isinstance(value, Tensor):
         return value
     if not isinstance(value, np.ndarray):
@@ -175,10 +184,10 @@ def _output(api: str, name: str, value) -> np.ndarray | Tensor | None:
     return value
 
 
-def _scalar(api: str, name: str, value) -> np.ndarray:
+def _scalar(api: str, name: str, value: object) -> np.ndarray:
     """The 0-d array an aclScalar copies (dtype as torch_npu infers it)."""
     if isinstance(value, (bool, np.bool_)):
-        dtype = np.bool_
+        dtype: DTypeLike = np.bool_
     elif isinstance(value, np.generic):
         dtype = value.dtype
     elif isinstance(value, numbers.Integral):
@@ -196,13 +205,13 @@ def _scalar(api: str, name: str, value) -> np.ndarray:
         raise type(exc)(f"{api}: {name}: {exc}") from None
 
 
-def _sequence(api: str, name: str, value, what: str) -> Sequence:
+def _sequence(api: str, name: str, value: object, what: str) -> Sequence[object]:
     if isinstance(value, (str, bytes, np.ndarray)) or not isinstance(value, Sequence):
         raise TypeError(f"{api}: {name} ({what}) must be a sequence, got {type(value).__name__}")
     return value
 
 
-def _plain(api: str, p: _Param, value):
+def _plain(api: str, p: _Param, value: object) -> bool | int | float | bytes | None:
     """A plain C value (int types, enums, bool, float, double, char *)."""
     if p.kind == "bool":
         return bool_arg(api, p.name, value)
@@ -228,7 +237,7 @@ def _plain(api: str, p: _Param, value):
     return data
 
 
-def _fixed(api: str, p: _Param, value):
+def _fixed(api: str, p: _Param, value: object) -> object:
     """A non-tensor argument as a comparable value (what phase 1 copies into the executor)."""
     if value is None:
         return None
@@ -250,21 +259,21 @@ class _Marshal:
     """Converts one call's arguments inside a ``Call``, remembering for each tensor where its
     data lives, so that a prepared executor can be fed again."""
 
-    def __init__(self, call: Call, sig: _Signature, values: list, *, own_descriptors: bool) -> None:
+    def __init__(self, call: Call, sig: _Signature, values: list[object], *, own_descriptors: bool) -> None:
         self.call, self.sig = call, sig
         self.ffi = call.ffi
         # own_descriptors: a Tensor argument gets a descriptor of its own (not the Tensor's), since
         # re-pointing the executor's tensors re-points the descriptor too.
         self.own = own_descriptors
-        self.slots: list = []      # per parameter: a _TensorSlot, a list of them, or the fixed value
-        self.args: list = []
+        self.slots: list[object] = []      # per parameter: a _TensorSlot, a list of them, or the fixed value
+        self.args: list[object] = []
         self.inputs = self.outputs = 0        # tensors so far, list elements one by one
         # Tensor and tensor-list arguments so far: a list's position for aclSetDynamic*TensorAddr.
         self.input_args = self.output_args = 0
         for p, v in zip(sig.params, values):
             self.args.append(self._convert(p, v))
 
-    def _convert(self, p: _Param, v):
+    def _convert(self, p: _Param, v: object) -> object:
         api, call = self.sig.api, self.call
         if p.kind == "tensor":
             slot = self._tensor(p, v, p.output)
@@ -299,36 +308,37 @@ class _Marshal:
         c = _plain(api, p, v)
         return self.ffi.new("char[]", c) if p.kind == "string" else c
 
-    def _wrapped(self, p: _Param, v):
+    def _wrapped(self, p: _Param, v: _HostArray | Scalar) -> object:
         if v.lib is not self.call.lib:
             raise TypeError(f"{self.sig.api}: {p.name} belongs to backend {v.lib.backend!r}, "
                             f"but this call runs on {self.call.lib.backend!r}")
         return v.handle
 
-    def _adopt(self, handle, create: str, destroy: str):
+    def _adopt(self, handle: FFI.CData, create: str, destroy: str) -> FFI.CData:
         if handle == self.ffi.NULL:
             raise AclnnError(ACLNN_ERR_PARAM_INVALID, create, self.call.lib.recent_error())
         self.call.adopt(self.call.fn(destroy), handle)
         return handle
 
-    def _scalar(self, name: str, value, *, owned: bool):
+    def _scalar(self, name: str, value: object, *, owned: bool) -> FFI.CData:
         # (A Scalar inside a list is copied: the list owns its elements.)
         held = value.value if isinstance(value, Scalar) else _scalar(self.sig.api, name, value)
-        handle = self.call.fn("aclCreateScalar")(self.ffi.cast("void *", held.ctypes.data), _ACL_DTYPE[held.dtype])
+        handle: FFI.CData = self.call.fn("aclCreateScalar")(self.ffi.cast("void *", held.ctypes.data), _ACL_DTYPE[held.dtype])
         if not owned:
             if handle == self.ffi.NULL:
                 raise AclnnError(ACLNN_ERR_PARAM_INVALID, "aclCreateScalar", self.call.lib.recent_error())
             return handle
         return self._adopt(handle, "aclCreateScalar", "aclDestroyScalar")
 
-    def _list(self, makers, create: str, destroy: str, destroy_item: str):
+    def _list(self, makers: Iterable[Callable[..., object]], create: str, destroy: str,
+              destroy_item: str) -> FFI.CData:
         """A list that takes ownership of its elements: each made unowned, destroyed one by one
         only when the list cannot be made."""
         call, items = self.call, []
         try:
             for make in makers:
                 items.append(make())
-            handle = call.fn(create)(items, len(items))
+            handle: FFI.CData = call.fn(create)(items, len(items))
             if handle == self.ffi.NULL:
                 raise AclnnError(ACLNN_ERR_PARAM_INVALID, create, call.lib.recent_error())
         except BaseException:
@@ -338,7 +348,7 @@ class _Marshal:
         call.adopt(call.fn(destroy), handle)
         return handle
 
-    def _tensor(self, p: _Param, v, output: bool, *, in_list: bool = False) -> "_TensorSlot":
+    def _tensor(self, p: _Param, v: object, output: bool, *, in_list: bool = False) -> "_TensorSlot":
         api, call = self.sig.api, self.call
         value = _output(api, p.name, v) if output else (None if v is None else _array(api, p.name, v))
         index = self.outputs if output else self.inputs
@@ -370,7 +380,7 @@ class _Marshal:
         return _TensorSlot(p.name, output, index, _layout(host), handle, ptr, host_nbytes=host.nbytes,
                            value=value if output else None)
 
-    def _tensor_list(self, p: _Param, v):
+    def _tensor_list(self, p: _Param, v: object) -> FFI.CData:
         api = self.sig.api
         items = _sequence(api, p.name, v, "aclTensorList")
         ir_index = self.output_args if p.output else self.input_args
@@ -383,7 +393,7 @@ class _Marshal:
             if p.output:
                 _output(api, f"{p.name}[{i}]", item)  # checked before anything is made
 
-        def make(i, item):
+        def make(i: int, item: object) -> object:
             slot = self._tensor(_Param(f"{p.name}[{i}]", "", "tensor"), item, p.output, in_list=True)
             slot.list_position = (ir_index, i)
             slots.append(slot)
@@ -397,7 +407,11 @@ class _Marshal:
         return handle
 
 
-def _layout(value) -> tuple:
+# What _layout returns: (shape, dtype, strides or None, offset, "Tensor" or "ndarray").
+_Layout: TypeAlias = tuple[tuple[int, ...], np.dtype, tuple[int, ...] | None, int, str]
+
+
+def _layout(value: np.ndarray | Tensor) -> _Layout:
     """What a prepared executor fixed of a tensor: shape, dtype, and for a Tensor its view."""
     if isinstance(value, Tensor):
         return (tuple(value.shape), value.dtype, tuple(value.strides), value.offset, "Tensor")
@@ -410,19 +424,21 @@ class _TensorSlot:
     __slots__ = ("name", "output", "index", "layout", "handle", "ptr", "host_nbytes", "value",
                  "list_position", "list_handle")
 
-    def __init__(self, name, output, index, layout, handle, ptr, host_nbytes=0, value=None) -> None:
+    def __init__(self, name: str, output: bool, index: int, layout: _Layout | None, handle: object, ptr: object,
+                 host_nbytes: int = 0, value: np.ndarray | None = None) -> None:
         self.name, self.output, self.index, self.layout = name, output, index, layout
         self.handle, self.ptr, self.host_nbytes, self.value = handle, ptr, host_nbytes, value
-        self.list_position = None
-        self.list_handle = None
+        self.list_position: tuple[int, int] | None = None  # (which tensor-list argument, index in it)
+        self.list_handle: FFI.CData | None = None
 
 
-def _download(call: Call, slots) -> None:
+def _download(call: Call, slots: Iterable[_TensorSlot]) -> None:
     """Copy device results back into the ndarray outputs (the stream synchronised first)."""
     call.lib.synchronize()
-    memcpy = call.c.aclrtMemcpy
+    memcpy = call.c.aclrtMemcpy  # type: ignore[attr-defined]  # (_Functions sets its functions with setattr)
     for slot in slots:
         out = slot.value
+        assert out is not None  # (callers pass the slots with an ndarray output)
         host = out if out.flags.c_contiguous else np.empty(out.shape, out.dtype)
         if slot.host_nbytes:
             call.lib.check(memcpy(call.ffi.from_buffer(host), slot.host_nbytes, slot.ptr, slot.host_nbytes,
@@ -431,8 +447,8 @@ def _download(call: Call, slots) -> None:
             out[...] = host
 
 
-def _flat_slots(slots) -> list[_TensorSlot]:
-    out = []
+def _flat_slots(slots: Iterable[object]) -> list[_TensorSlot]:
+    out: list[_TensorSlot] = []
     for s in slots:
         if isinstance(s, _TensorSlot):
             out.append(s)
@@ -441,8 +457,9 @@ def _flat_slots(slots) -> list[_TensorSlot]:
     return out
 
 
-def _results(sig: _Signature, values: list):
-    outs = [list(v) if p.kind == "tensor_list" else v for p, v in zip(sig.params, values) if p.output]
+def _results(sig: _Signature, values: list[object]) -> Any:
+    # (type: ignore: a tensor_list value was found a sequence when it was converted.)
+    outs = [list(v) if p.kind == "tensor_list" else v for p, v in zip(sig.params, values) if p.output]  # type: ignore[call-overload]
     if not outs:
         return None
     return outs[0] if len(outs) == 1 else tuple(outs)
@@ -450,7 +467,7 @@ def _results(sig: _Signature, values: list):
 
 # -- numpy backend: the five operators' own kernels --------------------------------------------
 
-def _numpy_kernels() -> dict:
+def _numpy_kernels() -> dict[str, Callable[..., Any]]:
     from . import ops
 
     return {"aclnnIm2colBackward": ops.im2col_backward, "aclnnMaxUnpool2dBackward": ops.max_unpool2d_backward,
@@ -464,8 +481,10 @@ def _needs_device(op: str) -> AclnnError:
                       f"implements only {', '.join(_numpy_kernels())}")
 
 
-def _numpy_call(sig: _Signature, values: list):
+def _numpy_call(sig: _Signature, values: list[object]) -> Any:
     kernel = _numpy_kernels()[sig.op]
+    inputs: list[object]
+    outputs: list[tuple[_Param, np.ndarray | Tensor | None]]
     inputs, outputs = [], []
     for p, v in zip(sig.params, values):
         if p.output:
@@ -490,7 +509,7 @@ def _numpy_call(sig: _Signature, values: list):
 
 # -- public ------------------------------------------------------------------------------------
 
-def _library(backend: str | None):
+def _library(backend: str | None) -> Library | None:
     name = _backend.resolve(backend)
     if name == "numpy":
         return None
@@ -499,7 +518,7 @@ def _library(backend: str | None):
     return _ffi.library(name)
 
 
-def call(name: str, *args, backend: str | None = None, **kwargs):
+def call(name: str, *args: object, backend: str | None = None, **kwargs: object) -> Any:
     """Run the aclnn operator ``name`` (``"aclnnAdd"``) once: phase 1 with the arguments of
     ``aclnnXxxGetWorkspaceSize`` (C order, or C names as keywords), then phase 2 on this
     thread's stream. Returns the outputs (module docstring).
@@ -525,7 +544,7 @@ def call(name: str, *args, backend: str | None = None, **kwargs):
     return _results(sig, values)
 
 
-def prepare(name: str, *args, backend: str | None = None, **kwargs) -> "Prepared":
+def prepare(name: str, *args: object, backend: str | None = None, **kwargs: object) -> "Prepared":
     """Phase 1 of ``name`` once, on a repeatable executor; the returned ``Prepared`` runs
     phase 2 when called with arguments of the same shapes and dtypes (``call``'s signature).
     Use it as a context manager (or ``close()`` it): that destroys the executor."""
@@ -550,7 +569,7 @@ class Prepared:
     (phase 1 computed the executor from them). Runs on the stream of the thread that made it.
     On the numpy backend each call recomputes."""
 
-    def __init__(self, sig: _Signature, lib, values: list) -> None:
+    def __init__(self, sig: _Signature, lib: Library | None, values: list[object]) -> None:
         self.sig = sig
         self.lib = lib
         self._thread = threading.get_ident()
@@ -573,13 +592,13 @@ class Prepared:
         self._finalizer = weakref.finalize(self, Prepared._release, c, self._executor)
 
     @staticmethod
-    def _release(c: Call, executor) -> None:
+    def _release(c: Call, executor: object) -> None:
         """Wait for queued runs, destroy the executor, then the call's descriptors and memory."""
         lib = c.lib
         if lib.finalized:
             return
         _quietly(lib.synchronize)
-        _quietly(lambda: c.c.aclDestroyAclOpExecutor(executor))
+        _quietly(lambda: c.c.aclDestroyAclOpExecutor(executor))  # type: ignore[attr-defined]  # (set with setattr)
         _quietly(lambda: c.__exit__(None, None, None))
 
     def close(self) -> None:
@@ -590,26 +609,27 @@ class Prepared:
     def __enter__(self) -> "Prepared":
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: object, **kwargs: object) -> Any:
         sig = self.sig
         values = _bind(sig, args, kwargs)
         if self.lib is None:
             return _numpy_call(sig, values)
+        assert self._finalizer is not None  # (None only on the numpy backend)
         if not self._finalizer.alive:
             raise ValueError(f"{sig.op}: this prepared executor is closed")
         if threading.get_ident() != self._thread:
             raise RuntimeError(f"{sig.op}: a prepared executor runs on the stream of the thread that prepared it")
         plan = self._check(values)
         c, ffi = self._call, self._call.ffi
-        memcpy = c.c.aclrtMemcpy
+        memcpy = c.c.aclrtMemcpy  # type: ignore[attr-defined]  # (_Functions sets its functions with setattr)
         if self._queued:
             self.lib.synchronize()  # the last run may still read the memory about to be refilled
         for slot, value in plan:
             if isinstance(value, Tensor):
-                ptr = value.buffer.ptr
+                ptr = value.buffer.ptr  # type: ignore[union-attr]  # (_same_tensor refused a closed Tensor)
                 if ptr != slot.ptr:
                     self._repoint(slot, ptr)
             elif slot.host_nbytes:
@@ -624,7 +644,7 @@ class Prepared:
             _download(c, self._downloads)
         return _results(sig, values)
 
-    def _check(self, values: list) -> list[tuple[_TensorSlot, object]]:
+    def _check(self, values: list[object]) -> list[tuple[_TensorSlot, np.ndarray | Tensor | None]]:
         """Every argument against phase 1's, before anything is done: ``(slot, new value)``."""
         api, plan = self.sig.api, []
         for p, slot, v in zip(self.sig.params, self._marshal.slots, values):
@@ -640,7 +660,7 @@ class Prepared:
                                  f"({slot!r}); prepare again for another one")
         return plan
 
-    def _same_tensor(self, p: _Param, slot: _TensorSlot, v):
+    def _same_tensor(self, p: _Param, slot: _TensorSlot, v: object) -> np.ndarray | Tensor | None:
         api = self.sig.api
         value = _output(api, slot.name, v) if slot.output else (None if v is None else _array(api, slot.name, v))
         if slot.layout is None or value is None:
@@ -658,8 +678,9 @@ class Prepared:
                              f"{_describe(slot.layout)}, got {_describe(layout)}")
         return value
 
-    def _repoint(self, slot: _TensorSlot, ptr) -> None:
+    def _repoint(self, slot: _TensorSlot, ptr: object) -> None:
         """The executor's tensor ``slot`` now reads (or writes) the device memory at ``ptr``."""
+        assert self.lib is not None  # (only a device executor is repointed)
         side = "Output" if slot.output else "Input"
         if slot.list_position is None:
             api = f"aclSet{side}TensorAddr"
@@ -671,7 +692,7 @@ class Prepared:
         slot.ptr = ptr
 
 
-def _describe(layout: tuple) -> str:
+def _describe(layout: _Layout) -> str:
     shape, dtype, strides, offset, kind = layout
-    view = f", strides {list(strides)}, offset {offset}" if kind == "Tensor" else ""
+    view = f", strides {list(strides)}, offset {offset}" if kind == "Tensor" else ""  # type: ignore[arg-type]  # (a Tensor's strides are given)
     return f"{kind} {list(shape)} {dtype}{view}"

@@ -29,6 +29,13 @@ import re
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import os
+    from collections.abc import Iterable, Sequence
+
+    from cffi import FFI
 
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 _INCLUDE = re.compile(r'#\s*include\s*[<"]([^>"]+)[>"]')
@@ -199,6 +206,7 @@ def _preprocess(text: str) -> tuple[str, list[str]]:
     body: list[str] = []
     includes: list[str] = []
     dropped: list[bool] = []  # per open #if: is this block dropped?
+    word: re.Match[str] | str | None  # a directive's first identifier, then its text
     for line in text.splitlines():
         stripped = line.strip()
         if stripped.startswith("#"):
@@ -308,6 +316,7 @@ def parse_operator_header(text: str, path: Path | str = "<text>") -> OperatorHea
     body, includes = _preprocess(text)
     body = _MACROS.sub(" ", _strip_attributes(body))
     header = OperatorHeader(Path(path), includes=includes)
+    first: re.Match[str] | str | None  # a statement's first identifier, then its text
     for statement, block in _statements(body):
         first = _IDENT.match(statement)
         first = first.group() if first else ""
@@ -333,7 +342,7 @@ def read_operator_header(path: str | Path) -> OperatorHeader:
     return _read_cached(str(path), st.st_mtime_ns, st.st_size)
 
 
-def operator_header_files(folders) -> list[Path]:
+def operator_header_files(folders: Iterable[str | os.PathLike[str]]) -> list[Path]:
     """Every ``*.h`` of ``folders`` (``include/aclnnop`` and custom ``op_api/include``), in
     search order: the folders in the order given, each sorted by name."""
     files: list[Path] = []
@@ -344,7 +353,7 @@ def operator_header_files(folders) -> list[Path]:
     return files
 
 
-def find_operator_header(name: str, folders) -> OperatorHeader | None:
+def find_operator_header(name: str, folders: Iterable[str | os.PathLike[str]]) -> OperatorHeader | None:
     """The first header of ``folders`` that declares function ``name``."""
     call = re.compile(rf"\b{re.escape(name)}\s*\(")
     for path in operator_header_files(folders):
@@ -365,17 +374,17 @@ class OperatorDeclarer:
     """Declares operator headers into one ``cffi.FFI`` (which already holds the binding's meta
     declarations), remembering what could not be declared and why."""
 
-    def __init__(self, ffi) -> None:
+    def __init__(self, ffi: FFI) -> None:
         self.ffi = ffi
         self._lock = threading.RLock()
         self._done: dict[Path, dict[str, str]] = {}   # header -> {function: error ('' if declared)}
 
     def declared(self, name: str) -> bool:
         # cffi keeps every declaration under "<kind> <name>"; functions as "function <name>".
-        return f"function {name}" in self.ffi._parser._declarations
+        return f"function {name}" in self.ffi._parser._declarations  # type: ignore[attr-defined]  # (not in types-cffi)
 
     def _known(self, key: str) -> bool:
-        return key in self.ffi._parser._declarations
+        return key in self.ffi._parser._declarations  # type: ignore[attr-defined]  # (cffi's private parser)
 
     def _cdef(self, text: str) -> str:
         try:
@@ -384,7 +393,7 @@ class OperatorDeclarer:
             return " ".join(str(exc).split())
         return ""
 
-    def _declare_types(self, header: OperatorHeader, folders, seen: set[Path]) -> None:
+    def _declare_types(self, header: OperatorHeader, folders: Sequence[str | os.PathLike[str]], seen: set[Path]) -> None:
         if header.path in seen:
             return
         seen.add(header.path)
@@ -397,11 +406,11 @@ class OperatorDeclarer:
             if not self._known(key):
                 self._cdef(text)
 
-    def declare_header(self, header: OperatorHeader, folders=()) -> dict[str, str]:
+    def declare_header(self, header: OperatorHeader, folders: Iterable[str | os.PathLike[str]] = ()) -> dict[str, str]:
         """Declare ``header``'s types and prototypes; ``{function: error, '' when declared}``."""
         return self.declare_headers([header], folders)[header.path]
 
-    def declare_headers(self, headers: list[OperatorHeader], folders=()) -> dict[Path, dict[str, str]]:
+    def declare_headers(self, headers: list[OperatorHeader], folders: Iterable[str | os.PathLike[str]] = ()) -> dict[Path, dict[str, str]]:
         """Declare the types, then the prototypes of ``headers`` (a function declared by an
         earlier header or already known is not declared again); per header,
         ``{function: error, '' when declared}``.
@@ -470,7 +479,7 @@ class OperatorDeclarer:
                     unknown.append(word)
         return unknown
 
-    def declare(self, name: str, folders) -> tuple[bool, str, Path | None]:
+    def declare(self, name: str, folders: Sequence[str | os.PathLike[str]]) -> tuple[bool, str, Path | None]:
         """Declare function ``name`` from the first header of ``folders`` that has it:
         ``(declared, why not, the header)``."""
         if self.declared(name):
@@ -486,7 +495,7 @@ _declarers: dict[int, OperatorDeclarer] = {}
 _declarers_lock = threading.Lock()
 
 
-def declarer_for(ffi) -> OperatorDeclarer:
+def declarer_for(ffi: FFI) -> OperatorDeclarer:
     """The one declarer of ``ffi`` (every ``Library`` sharing an FFI shares what it declared)."""
     with _declarers_lock:
         found = _declarers.get(id(ffi))

@@ -64,7 +64,7 @@ from __future__ import annotations
 import functools
 import itertools
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -91,6 +91,9 @@ from ._common import (
     tensor_arg,
     tensor_input,
 )
+
+if TYPE_CHECKING:
+    from .._ffi.library import Library
 
 API = "aclnnAvgPool2dBackwardGetWorkspaceSize"
 
@@ -134,8 +137,9 @@ def _pooled_size(size: int, k: int, s: int, p: int, ceil_mode: bool) -> int:
     return o
 
 
-def _validate(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
-              divisor_override, cube_math_type) -> _Params:
+def _validate(grad_output: object, self: object, kernel_size: object, stride: object, padding: object,
+              ceil_mode: object, count_include_pad: object, divisor_override: object,
+              cube_math_type: object) -> _Params:
     """Coerce and check every argument in CANN's order; return the normalised parameters."""
     # 1. Python types (TypeError) and C ranges, in the order the binding converts them for the
     #    C call, then required arguments (None -> 161001; stride may be None).
@@ -149,6 +153,7 @@ def _validate(grad_output, self, kernel_size, stride, padding, ceil_mode, count_
     strides = int_array_arg(API, "stride", stride)
     pads = int_array_arg(API, "padding", padding)
     check_not_null(API, gradOutput=grad_output, self=self, kernelSize=kernel, padding=pads)
+    assert grad_output is not None and self is not None and kernel is not None and pads is not None  # (just checked)
 
     # 2. Dtypes.
     check_dtype(API, "gradOutput", grad_output, _DTYPES)
@@ -163,8 +168,9 @@ def _validate(grad_output, self, kernel_size, stride, padding, ceil_mode, count_
 
 
 @functools.lru_cache(maxsize=1024)
-def _check_geometry(go_shape, self_shape, is_bfloat16, kernel, strides, pads, ceil_mode, count_include_pad,
-                    divisor, cube_math_type) -> _Params:
+def _check_geometry(go_shape: tuple[int, ...], self_shape: tuple[int, ...], is_bfloat16: bool, kernel: tuple[int, ...], strides: tuple[int, ...] | None,
+                    pads: tuple[int, ...], ceil_mode: bool, count_include_pad: bool, divisor: int,
+                    cube_math_type: int) -> _Params:
     """Steps 3 on: the checks that depend on shapes and parameters alone (cached: repeated
     calls with the same geometry skip them); returns the normalised parameters."""
     # 3. Formats: the binding describes 3-D tensors as NCL, 4-D as NCHW, anything else as ND.
@@ -233,7 +239,7 @@ def _check_geometry(go_shape, self_shape, is_bfloat16, kernel, strides, pads, ce
     return _Params(kH, kW, sH, sW, pH, pW, ceil_mode, count_include_pad, divisor, cube_math_type)
 
 
-def _window_sizes(size: int, o: int, k: int, s: int, p: int, count_include_pad: bool):
+def _window_sizes(size: int, o: int, k: int, s: int, p: int, count_include_pad: bool) -> int | np.ndarray:
     """Per output index along one axis: the window length the divisor counts.
 
     An int when every window has the same length (the common case), else an int64 array.
@@ -288,7 +294,8 @@ def _spread(src: np.ndarray, axis: int, size: int, k: int, s: int, p: int) -> np
     # proves every element finite; an overflowing one merely costs the faster path.)
     if product_pays and size * o <= _MAX_MEMBERSHIP and np.isfinite(src.sum()):
         member = (_cached_membership if size * o <= _CACHED_MEMBERSHIP else _membership)(size, o, k, s, p)
-        return np.matmul(src, member.T) if axis == src.ndim - 1 else np.matmul(member, src)
+        spread: np.ndarray = np.matmul(src, member.T) if axis == src.ndim - 1 else np.matmul(member, src)
+        return spread
 
     # One strided slice per offset i.  Offsets i and i + s write the same residue class of x
     # (a "phase"), one window further right.  Visited in increasing order, the offsets of a
@@ -300,7 +307,7 @@ def _spread(src: np.ndarray, axis: int, size: int, k: int, s: int, p: int) -> np
     dst = np.empty(shape, dtype=src.dtype)
     lead = (slice(None),) * axis
 
-    def at(array, start, stop, step=1):
+    def at(array: np.ndarray, start: int, stop: int | None, step: int = 1) -> np.ndarray:
         return array[lead + (slice(start, stop, step),)]
 
     ends: dict[int, int] = {}
@@ -322,14 +329,16 @@ def _spread(src: np.ndarray, axis: int, size: int, k: int, s: int, p: int) -> np
     return dst
 
 
-def _numpy(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
-           divisor_override, cube_math_type):
+def _numpy(grad_output: object, self: object, kernel_size: object, stride: object, padding: object,
+           ceil_mode: object, count_include_pad: object, divisor_override: object,
+           cube_math_type: object) -> np.ndarray:
     """The numpy backend: validate, divide each gradient by its window's divisor once, then
     spread it over the window, along W and then along H (a window is a rectangle, so the spread
     is separable).  Computes in float32; cubeMathType does not change the numbers."""
     params = _validate(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
                        divisor_override, cube_math_type)
     grad_output, self = tensor_arg(API, "gradOutput", grad_output), tensor_arg(API, "self", self)  # (checked)
+    assert grad_output is not None and self is not None  # (_validate raised for None)
     check_allocation(self.size * self.itemsize)
     if grad_output.size == 0 or self.size == 0:
         return np.zeros(self.shape, dtype=self.dtype)
@@ -340,11 +349,11 @@ def _numpy(grad_output, self, kernel_size, stride, padding, ceil_mode, count_inc
     return _pool_grad(grad_output, H, W, params).astype(self.dtype, copy=False)
 
 
-def _pool_grad(grad_output, H, W, params):
+def _pool_grad(grad_output: np.ndarray, H: int, W: int, params: _Params) -> np.ndarray:
     """The gradient of ``(..., OH, OW)`` pooled planes over ``(..., H, W)`` inputs, in float32."""
     OH, OW = grad_output.shape[-2:]
     if params.divisor_override:
-        scale = np.float32(params.divisor_override)
+        scale: np.float32 | np.ndarray = np.float32(params.divisor_override)
     else:
         rows = _window_sizes(H, OH, params.kH, params.sH, params.pH, params.count_include_pad)
         cols = _window_sizes(W, OW, params.kW, params.sW, params.pW, params.count_include_pad)
@@ -363,8 +372,9 @@ def _pool_grad(grad_output, H, W, params):
 
 
 @planned
-def _aclnn(lib, grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
-           divisor_override, cube_math_type):
+def _aclnn(lib: Library, grad_output: object, self: object, kernel_size: object, stride: object, padding: object,
+           ceil_mode: object, count_include_pad: object, divisor_override: object,
+           cube_math_type: object) -> np.ndarray | Tensor:
     """The npu/sim path: the two-phase C call; the library checks the arguments."""
     ceil_mode = bool_arg(API, "ceilMode", ceil_mode)
     count_include_pad = bool_arg(API, "countIncludePad", count_include_pad)
@@ -390,7 +400,8 @@ def _aclnn(lib, grad_output, self, kernel_size, stride, padding, ceil_mode, coun
             ceil_mode, count_include_pad, divisor, cube_math_type))
         out = call.output(self_shape, dtype_of(self), zero=empty, refused=refused)
         call.run("aclnnAvgPool2dBackward", *args, ceil_mode, count_include_pad, divisor, cube_math_type, out)
-        return call.results()[0]
+        result: np.ndarray | Tensor = call.results()[0]
+        return result
 
 
 def avg_pool2d_backward(grad_output: ArrayLike | Tensor, self: ArrayLike | Tensor, kernel_size: int | Sequence[int],

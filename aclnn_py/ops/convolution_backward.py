@@ -89,7 +89,7 @@ padding and dilation (e.g. kernel H/W <= 255).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple, TypeAlias
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -119,6 +119,9 @@ from ._common import (
 )
 from .conv import LoweredConv
 
+if TYPE_CHECKING:
+    from .._ffi.library import Library
+
 API = "aclnnConvolutionBackwardGetWorkspaceSize"
 
 DTYPES = (FLOAT32, FLOAT16, bfloat16)
@@ -144,7 +147,7 @@ class _Params(NamedTuple):
     empty: bool
 
 
-def _check_lengths(rank: int, stride, padding, dilation, output_padding) -> None:
+def _check_lengths(rank: int, stride: tuple[int, ...], padding: tuple[int, ...], dilation: tuple[int, ...], output_padding: tuple[int, ...]) -> None:
     """Check 7's array lengths: one per spatial dimension, or 4 for 2-D padding/outputPadding."""
     spatial = rank - 2
     for i, (name, values) in enumerate((("stride", stride), ("dilation", dilation), ("padding", padding),
@@ -162,8 +165,9 @@ def _sides(padding: tuple[int, ...], spatial: int) -> tuple[tuple[int, ...], tup
     return (padding[0], padding[2]), (padding[1], padding[3])
 
 
-def _validate(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
-              output_padding, groups, output_mask, cube_math_type) -> _Params:
+def _validate(grad_output: object, input: object, weight: object, bias_sizes: object, stride: object, padding: object,
+              dilation: object, transposed: object, output_padding: object, groups: object, output_mask: object,
+              cube_math_type: object) -> _Params:
     """Coerce and check the arguments in CANN's order (module docstring, checks 1-10)."""
     # 1. Python types (TypeError) and C ranges, in the order the binding converts them for the
     #    C call, then required arguments (161001, in CANN's order; biasSizes may be None).
@@ -181,6 +185,8 @@ def _validate(grad_output, input, weight, bias_sizes, stride, padding, dilation,
     output_mask = bool_array_arg(API, "outputMask", output_mask)
     check_not_null(API, gradOutput=grad_output, input=input, weight=weight, stride=stride, padding=padding,
                    dilation=dilation, outputPadding=output_padding, outputMask=output_mask)
+    assert grad_output is not None and input is not None and weight is not None and stride is not None  # (checked)
+    assert padding is not None and dilation is not None and output_padding is not None and output_mask is not None
     if len(output_mask) != 3:
         raise param_nullptr(API, f"outputMask must have 3 elements (gradInput, gradWeight, gradBias), "
                                  f"got {len(output_mask)}")
@@ -189,8 +195,9 @@ def _validate(grad_output, input, weight, bias_sizes, stride, padding, dilation,
                          output_padding, groups, output_mask, cube_math_type)
 
 
-def _check_cached(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
-                  output_padding, groups, output_mask, cube_math_type) -> _Params:
+def _check_cached(grad_output: np.ndarray, input: np.ndarray, weight: np.ndarray, bias_sizes: tuple[int, ...] | None, stride: tuple[int, ...], padding: tuple[int, ...],
+                  dilation: tuple[int, ...], transposed: bool, output_padding: tuple[int, ...], groups: int,
+                  output_mask: tuple[bool, bool, bool], cube_math_type: int) -> _Params:
     """``_check`` on coerced arguments (the tensors: anything with shape, ndim, size and dtype)."""
     # Checks 2-10 depend on shapes, dtypes and the coerced parameters alone: a repeated call
     # with the same ones skips them (a tiny convolution spent ~10 us here).
@@ -207,12 +214,13 @@ def _check_cached(grad_output, input, weight, bias_sizes, stride, padding, dilat
     return params
 
 
-_VALIDATED: dict[tuple, tuple] = {}
+_VALIDATED: dict[tuple[object, ...], tuple[Any, ...]] = {}  # the key's parts -> _Params[3:]
 _MAX_VALIDATED = 1024
 
 
-def _check(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding,
-           groups, output_mask, cube_math_type) -> _Params:
+def _check(grad_output: np.ndarray, input: np.ndarray, weight: np.ndarray, bias_sizes: tuple[int, ...] | None, stride: tuple[int, ...], padding: tuple[int, ...],
+           dilation: tuple[int, ...], transposed: bool, output_padding: tuple[int, ...], groups: int, output_mask: tuple[bool, bool, bool],
+           cube_math_type: int) -> _Params:
     """Checks 2-10 on coerced arguments."""
     tensors = (("gradOutput", grad_output), ("input", input), ("weight", weight))
 
@@ -236,7 +244,7 @@ def _check(grad_output, input, weight, bias_sizes, stride, padding, dilation, tr
             if output_padding[0] or output_padding[2]:
                 raise param_invalid(API, f"outputPadding [top, bottom, left, right] may only extend the bottom "
                                          f"and right edges: top and left must be 0, got {shape_str(output_padding)}")
-            ends = (output_padding[1], output_padding[3])
+            ends: tuple[int, ...] = (output_padding[1], output_padding[3])
         else:
             ends = output_padding
         # Arrays of the wrong length are reported by check 7.
@@ -328,13 +336,14 @@ def _fits(*values: int) -> bool:
     return all(INT64_MIN <= v <= INT64_MAX for v in values)
 
 
-def _check_ranks(grad_output, input, weight) -> None:
+def _check_ranks(grad_output: np.ndarray, input: np.ndarray, weight: np.ndarray) -> None:
     if not grad_output.ndim == input.ndim == weight.ndim:
         raise param_invalid(API, f"gradOutput, input and weight must have the same rank, got "
                                  f"{shape_str(grad_output.shape)}, {shape_str(input.shape)}, {shape_str(weight.shape)}")
 
 
-def _check_room(d, size, total, reach, input, weight, padding, dilation) -> None:
+def _check_room(d: int, size: int, total: int, reach: int, input: np.ndarray, weight: np.ndarray, padding: tuple[int, ...],
+                dilation: tuple[int, ...]) -> None:
     """The padded input holds the dilated kernel along spatial dim ``d`` (int64 arithmetic)."""
     if not (reach <= INT64_MAX and _fits(size + total)):
         raise param_invalid(API, f"input spatial dim {d}: (kernel - 1) * dilation + 1 or (in + padding) overflows "
@@ -346,8 +355,9 @@ def _check_room(d, size, total, reach, input, weight, padding, dilation) -> None
                                  f"{shape_str(dilation)})")
 
 
-def _validate_empty(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
-                    output_padding, groups, output_mask) -> _Params:
+def _validate_empty(grad_output: np.ndarray, input: np.ndarray, weight: np.ndarray, bias_sizes: tuple[int, ...] | None, stride: tuple[int, ...], padding: tuple[int, ...],
+                    dilation: tuple[int, ...], transposed: bool, output_padding: tuple[int, ...], groups: int,
+                    output_mask: tuple[bool, bool, bool]) -> _Params:
     """Check 10: input or weight is empty; the requested gradients will be zeros."""
     bias_length = 0
     if output_mask[2]:
@@ -391,8 +401,9 @@ def _validate_empty(grad_output, input, weight, bias_sizes, stride, padding, dil
                    pad_lo, pad_hi, bias_length, True)
 
 
-def _numpy(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
-           output_padding, groups, output_mask, cube_math_type):
+def _numpy(grad_output: object, input: object, weight: object, bias_sizes: object, stride: object, padding: object,
+           dilation: object, transposed: object, output_padding: object, groups: object, output_mask: object,
+           cube_math_type: object) -> tuple[np.ndarray | None, np.ndarray | None, np.ndarray | None]:
     """The numpy path: validate, then compute the requested gradients in float32."""
     p = _validate(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
                   output_padding, groups, output_mask, cube_math_type)
@@ -424,8 +435,9 @@ def _numpy(grad_output, input, weight, bias_sizes, stride, padding, dilation, tr
 
 
 @planned
-def _aclnn(lib, grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
-           output_padding, groups, output_mask, cube_math_type):
+def _aclnn(lib: Library, grad_output: object, input: object, weight: object, bias_sizes: object, stride: object,
+           padding: object, dilation: object, transposed: object, output_padding: object, groups: object,
+           output_mask: Sequence[bool] | None, cube_math_type: object) -> Gradients:
     """The npu/sim path: the two-phase C call; the library checks the arguments.
 
     Like torch_npu, outputMask is passed as given; an output is allocated for each True entry
@@ -455,11 +467,13 @@ def _aclnn(lib, grad_output, input, weight, bias_sizes, stride, padding, dilatio
         want += [False] * (3 - len(want))
         channels = shape_of(grad_output)[1:2] or (0,)
         # The outputs are sized from the tensors only when the arguments pass the shape checks.
+        # (type: ignore: the arguments as given: device tensors, which have the shape, ndim, size and
+        # dtype the checks read, and None where a value is missing, which fails them as it should.)
         refused = shape_check_error(lambda: _check_cached(
-            grad_output, input, weight, int_array_arg(API, "biasSizes", bias_sizes),
-            int_array_arg(API, "stride", stride), int_array_arg(API, "padding", padding),
-            int_array_arg(API, "dilation", dilation), transposed, int_array_arg(API, "outputPadding", output_padding),
-            groups, bool_array_arg(API, "outputMask", output_mask), cube_math_type))
+            grad_output, input, weight, int_array_arg(API, "biasSizes", bias_sizes),  # type: ignore[arg-type]
+            int_array_arg(API, "stride", stride), int_array_arg(API, "padding", padding),  # type: ignore[arg-type]
+            int_array_arg(API, "dilation", dilation), transposed, int_array_arg(API, "outputPadding", output_padding),  # type: ignore[arg-type]
+            groups, bool_array_arg(API, "outputMask", output_mask), cube_math_type))  # type: ignore[arg-type]
         outputs = (
             call.output(shape_of(input) if want[0] else None, dtype_of(input), refused=refused),
             call.output(shape_of(weight) if want[1] else None, dtype_of(weight), refused=refused),

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -68,6 +69,9 @@ from ._common import (
     tensor_input,
 )
 
+if TYPE_CHECKING:
+    from .._ffi.library import Library
+
 API = "aclnnIm2colBackwardGetWorkspaceSize"
 
 DTYPES = (FLOAT32, FLOAT16, bfloat16)
@@ -79,7 +83,8 @@ def _c_div(numerator: int, denominator: int) -> int:
     return quotient if numerator >= 0 else -quotient
 
 
-def _validate(grad_output, input_size, kernel_size, dilation, padding, stride):
+def _validate(grad_output: object, input_size: object, kernel_size: object, dilation: object, padding: object,
+              stride: object) -> tuple[np.ndarray, tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, int]]:
     """Coerce and check the arguments in CANN's order.
 
     Returns ``(grad_output, input_size, kernel_size, dilation, padding, stride, grid)`` with the
@@ -93,6 +98,8 @@ def _validate(grad_output, input_size, kernel_size, dilation, padding, stride):
     stride = int_array_arg(API, "stride", stride)
     check_not_null(API, gradOutput=grad_output, inputSize=input_size, kernelSize=kernel_size, dilation=dilation,
                    padding=padding, stride=stride)
+    assert grad_output is not None and input_size is not None and kernel_size is not None  # (just checked)
+    assert dilation is not None and padding is not None and stride is not None
 
     check_dtype(API, "gradOutput", grad_output, DTYPES)
     grid = _check_geometry(grad_output.shape, input_size, kernel_size, dilation, padding, stride)
@@ -100,7 +107,8 @@ def _validate(grad_output, input_size, kernel_size, dilation, padding, stride):
 
 
 @functools.lru_cache(maxsize=1024)
-def _check_geometry(shape, input_size, kernel_size, dilation, padding, stride) -> tuple[int, int]:
+def _check_geometry(shape: tuple[int, ...], input_size: tuple[int, ...], kernel_size: tuple[int, ...], dilation: tuple[int, ...], padding: tuple[int, ...],
+                    stride: tuple[int, ...]) -> tuple[int, int]:
     """The checks that depend on shapes and int arrays alone (cached: repeated calls with the
     same geometry skip them); returns the block grid ``(L0, L1)``."""
     ndim = len(shape)
@@ -123,7 +131,7 @@ def _check_geometry(shape, input_size, kernel_size, dilation, padding, stride) -
           lambda: f"gradOutput.shape[-2] = {rows} must be divisible by kernelSize[0] * kernelSize[1] = "
           f"{kernel_area} (kernelSize = {shape_str(kernel_size)})")
 
-    grid = []
+    grid: list[int] = []
     for d in range(2):
         numerator = input_size[d] + 2 * padding[d] - dilation[d] * (kernel_size[d] - 1) - 1 + stride[d]
         check(API, INT64_MIN <= numerator <= INT64_MAX,
@@ -156,7 +164,8 @@ def _hits(blocks: int, size: int, offset: int, stride: int) -> tuple[int, int, i
     return first, max(first, last), first * stride + offset
 
 
-def _numpy(grad_output, input_size, kernel_size, dilation, padding, stride):
+def _numpy(grad_output: object, input_size: object, kernel_size: object, dilation: object, padding: object,
+           stride: object) -> np.ndarray:
     """The numpy path: validate, then sum the columns back (one matrix product when tiny)."""
     grad_output, size, kernel, dilation, padding, stride, grid = _validate(
         grad_output, input_size, kernel_size, dilation, padding, stride)
@@ -174,13 +183,15 @@ def _numpy(grad_output, input_size, kernel_size, dilation, padding, stride):
     return out if batched else out[0]
 
 
-def _col2im_planes(planes, size, kernel, dilation, padding, stride, grid):
+def _col2im_planes(planes: np.ndarray, size: tuple[int, ...], kernel: tuple[int, ...], dilation: tuple[int, ...], padding: tuple[int, ...], stride: tuple[int, ...],
+                   grid: tuple[int, int]) -> np.ndarray:
     """``_col2im`` of a stack of float32 one-channel planes ``(n, kH*kW, L)`` -> ``(n, H, W)``
     (the small path builds its matrix with it)."""
     return _col2im(planes, size, kernel, dilation, padding, stride, grid)[:, 0]
 
 
-def _col2im(cols, size, kernel, dilation, padding, stride, grid):
+def _col2im(cols: np.ndarray, size: tuple[int, ...], kernel: tuple[int, ...], dilation: tuple[int, ...], padding: tuple[int, ...], stride: tuple[int, ...],
+            grid: tuple[int, int]) -> np.ndarray:
     """One strided slice-add per kernel offset; ``cols`` is ``(N, C*kH*kW, L)``, the result
     ``(N, C, H, W)`` in the compute dtype."""
     (height, width), (kh, kw), (dh, dw), (ph, pw), (sh, sw), (l0, l1) = size, kernel, dilation, padding, stride, grid
@@ -207,7 +218,7 @@ def _col2im(cols, size, kernel, dilation, padding, stride, grid):
     return out
 
 
-def _untile(cols, size, kernel, grid):
+def _untile(cols: np.ndarray, size: tuple[int, ...], kernel: tuple[int, ...], grid: tuple[int, int]) -> np.ndarray:
     """``_col2im`` when the patches tile the image (kernel == stride, no dilation or padding:
     a ViT patch embedding): every position receives at most one column element, so the whole
     operation is one transposing copy, and zeros past the last patch (the remainder of the
@@ -225,7 +236,8 @@ def _untile(cols, size, kernel, grid):
 
 
 @planned
-def _aclnn(lib, grad_output, input_size, kernel_size, dilation, padding, stride):
+def _aclnn(lib: Library, grad_output: object, input_size: object, kernel_size: object, dilation: object,
+           padding: object, stride: object) -> np.ndarray | Tensor:
     """The npu/sim path: the two-phase C call; the library checks the arguments."""
     grad_output = tensor_input(API, "gradOutput", grad_output)
     with Call(lib, API) as call:
@@ -237,10 +249,12 @@ def _aclnn(lib, grad_output, input_size, kernel_size, dilation, padding, stride)
         shape, refused = _out_shape(shape_of(grad_output), input_size, kernel_size, dilation, padding, stride)
         out = call.output(shape, dtype_of(grad_output), zero=True, refused=refused)
         call.run("aclnnIm2colBackward", g, *arrays, out)
-        return call.results()[0]
+        result: np.ndarray | Tensor = call.results()[0]
+        return result
 
 
-def _out_shape(shape, input_size, kernel_size, dilation, padding, stride):
+def _out_shape(shape: tuple[int, ...], input_size: object, kernel_size: object, dilation: object, padding: object,
+               stride: object) -> tuple[tuple[int, ...], Exception | None]:
     """``([N,] C, H, W)``, and the error of the numpy path's shape-only checks
     (``_check_geometry``) or None. Rank gradOutput + 1 always, so that a bad argument is
     reported for itself, not as an out-rank mismatch; as far as the arguments allow, the shape
@@ -258,7 +272,7 @@ def _out_shape(shape, input_size, kernel_size, dilation, padding, stride):
     return (*shape[:-2], shape[-2] // area, height, width), refused
 
 
-def _ints(values) -> list[int]:
+def _ints(values: Any) -> list[int]:  # anything: what is not ints is the library's to report
     try:
         return [int(v) for v in values]
     except Exception:  # the library reports the argument

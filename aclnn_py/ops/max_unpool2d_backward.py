@@ -40,6 +40,7 @@ every index before writing; the numpy backend checks them before its gather.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -51,6 +52,9 @@ from ..tensor import Tensor
 from ._aclnn import Call, dtype_of, planned, shape_check_error, shape_of
 from ._common import (FLOAT16, FLOAT32, check, check_dtype, check_length, check_not_null, check_same_dtype,
                       check_same_shape, dispatch, in_parallel, int_array_arg, shape_str, tensor_arg, tensor_input)
+
+if TYPE_CHECKING:
+    from .._ffi.library import Library
 
 API = "aclnnMaxUnpool2dBackwardGetWorkspaceSize"
 KERNEL = "aclnnMaxUnpool2dBackward"
@@ -66,7 +70,8 @@ def _can_cast(source: np.dtype, target: np.dtype) -> bool:
     return not (source.kind == "f" and target.kind in "iu")
 
 
-def _validate(grad_output, self, indices, output_size):
+def _validate(grad_output: object, self: object, indices: object,
+              output_size: object) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[int, ...]]:
     """Coerce and check the arguments in CANN's order.
 
     Returns ``(grad_output, self, indices, output_size)`` with ``output_size`` a tuple of 2 ints.
@@ -76,6 +81,7 @@ def _validate(grad_output, self, indices, output_size):
     indices = tensor_arg(API, "indices", indices)
     output_size = int_array_arg(API, "outputSize", output_size)
     check_not_null(API, gradOutput=grad_output, self=self, indices=indices, outputSize=output_size)
+    assert grad_output is not None and self is not None and indices is not None and output_size is not None  # (just checked)
 
     check_dtype(API, "gradOutput", grad_output, DTYPES)
     check_dtype(API, "self", self, DTYPES)
@@ -89,7 +95,8 @@ def _validate(grad_output, self, indices, output_size):
     return grad_output, self, indices, output_size
 
 
-def _check_geometry(go_shape, self_shape, indices_shape, output_size) -> None:
+def _check_geometry(go_shape: tuple[int, ...], self_shape: tuple[int, ...], indices_shape: tuple[int, ...],
+                    output_size: tuple[int, ...]) -> None:
     """The checks that depend on shapes and outputSize alone (also run by the npu/sim path to
     decide whether the output may be sized from self)."""
     ndim, go_ndim = len(self_shape), len(go_shape)
@@ -110,7 +117,7 @@ def _check_geometry(go_shape, self_shape, indices_shape, output_size) -> None:
           lambda: f"gradOutput is empty ({shape_str(go_shape)}) but self is not ({shape_str(self_shape)})")
 
 
-def _check_index_range(indices: np.ndarray, output_size: tuple[int, int]) -> None:
+def _check_index_range(indices: np.ndarray, output_size: tuple[int, ...]) -> None:
     """The device fault an index outside ``[0, oH*oW)`` stands for (module docstring), raised
     before anything is written, with the simulator's words."""
     plane = output_size[0] * output_size[1]
@@ -129,7 +136,7 @@ _MIN_PARALLEL = 1 << 18
 _CHUNK = 1 << 16
 
 
-def _numpy(grad_output, self, indices, output_size):
+def _numpy(grad_output: object, self: object, indices: object, output_size: object) -> np.ndarray:
     """The numpy path: validate, then one gather at ``plane start + index``.
 
     (A single np.take over flat offsets is faster than take_along_axis or a take per plane.)
@@ -161,7 +168,7 @@ def _numpy(grad_output, self, indices, output_size):
 
 
 @planned
-def _aclnn(lib, grad_output, self, indices, output_size):
+def _aclnn(lib: Library, grad_output: object, self: object, indices: object, output_size: object) -> np.ndarray | Tensor:
     """The npu/sim path: the two-phase C call; the library checks the arguments."""
     grad_output = tensor_input(API, "gradOutput", grad_output)
     self = tensor_input(API, "self", self)
@@ -175,11 +182,13 @@ def _aclnn(lib, grad_output, self, indices, output_size):
         )
         # The result (out) has self's shape and dtype (sized so only when the shapes agree).
         self_shape = shape_of(self if self is not None else grad_output)
+        # (type: ignore: a None outputSize fails the checks too, all shape_check_error needs to know.)
         refused = shape_check_error(lambda: _check_geometry(
-            shape_of(grad_output), self_shape, shape_of(indices), int_array_arg(API, "outputSize", output_size)))
+            shape_of(grad_output), self_shape, shape_of(indices), int_array_arg(API, "outputSize", output_size)))  # type: ignore[arg-type]
         out = call.output(self_shape, dtype_of(self), refused=refused)
         call.run("aclnnMaxUnpool2dBackward", *args, out)
-        return call.results()[0]
+        result: np.ndarray | Tensor = call.results()[0]
+        return result
 
 
 def max_unpool2d_backward(grad_output: ArrayLike | Tensor, self: ArrayLike | Tensor, indices: ArrayLike | Tensor,

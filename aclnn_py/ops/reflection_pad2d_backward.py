@@ -40,6 +40,7 @@ from __future__ import annotations
 import functools
 import itertools
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -52,6 +53,9 @@ from . import _small
 from ._common import (FLOAT16, FLOAT32, check, check_dtype, check_length, check_min, check_not_null, check_same_dtype, dispatch,
                       format_name, int_array_arg, repeated, shape_str, tensor_arg, tensor_input)
 
+if TYPE_CHECKING:
+    from .._ffi.library import Library
+
 API = "aclnnReflectionPad2dBackwardGetWorkspaceSize"
 
 DTYPES = (FLOAT32, FLOAT16, bfloat16, np.dtype(np.float64), np.dtype(np.complex64), np.dtype(np.complex128))
@@ -59,7 +63,7 @@ DTYPES = (FLOAT32, FLOAT16, bfloat16, np.dtype(np.float64), np.dtype(np.complex6
 _BF16_MAX_PAD = 7
 
 
-def _validate(grad_output, self, padding):
+def _validate(grad_output: object, self: object, padding: object) -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
     """Coerce and check the arguments in CANN's order.
 
     Returns ``(grad_output, self, padding)`` with ``padding`` a tuple of 4 ints.
@@ -68,6 +72,7 @@ def _validate(grad_output, self, padding):
     self = tensor_arg(API, "self", self)
     padding = int_array_arg(API, "padding", padding)
     check_not_null(API, gradOutput=grad_output, self=self, padding=padding)
+    assert grad_output is not None and self is not None and padding is not None  # (just checked)
 
     check_dtype(API, "gradOutput", grad_output, DTYPES)
     check_dtype(API, "self", self, DTYPES)
@@ -84,7 +89,8 @@ def _validate(grad_output, self, padding):
 
 
 @functools.lru_cache(maxsize=1024)
-def _check_geometry(go_shape, self_shape, is_bfloat16, padding) -> None:
+def _check_geometry(go_shape: tuple[int, ...], self_shape: tuple[int, ...], is_bfloat16: bool,
+                    padding: tuple[int, ...]) -> None:
     """The checks that depend on shapes and padding alone (cached: repeated calls with the
     same geometry skip them)."""
     check(API, len(self_shape) in (3, 4), lambda: f"self must be 3-D or 4-D, got {len(self_shape)}-D shape {shape_str(self_shape)}")
@@ -155,7 +161,7 @@ def _clip(part: tuple[slice, slice, bool], lo: int, hi: int) -> tuple[slice, sli
 _SMALL = 1 << 15  # gradOutput elements up to which the plain kernel is used
 
 
-def _numpy(grad_output, self, padding):
+def _numpy(grad_output: object, self: object, padding: object) -> np.ndarray:
     """The numpy path: validate, then fold the borders back (one matrix product when tiny)."""
     grad_output, self, padding = _validate(grad_output, self, padding)
     check_allocation(self.size * self.itemsize)
@@ -172,7 +178,7 @@ def _fold_planes(planes: np.ndarray, left: int, right: int, top: int, bottom: in
     return _fold(planes, shape, planes.dtype, (left, right, top, bottom))
 
 
-def _fold(grad_output, shape, dtype, padding):
+def _fold(grad_output: np.ndarray, shape: tuple[int, ...], dtype: np.dtype, padding: tuple[int, ...]) -> np.ndarray:
     """Copy the interior, then add the mirrored border strips.
 
     Only the bands along the edges that the strips reach need sums; the core between them is a
@@ -221,7 +227,7 @@ def _fold(grad_output, shape, dtype, padding):
 
 
 @planned
-def _aclnn(lib, grad_output, self, padding):
+def _aclnn(lib: Library, grad_output: object, self: object, padding: object) -> np.ndarray | Tensor:
     """The npu/sim path: the two-phase C call; the library checks the arguments."""
     grad_output = tensor_input(API, "gradOutput", grad_output)
     self = tensor_input(API, "self", self)
@@ -237,7 +243,8 @@ def _aclnn(lib, grad_output, self, padding):
             go_shape, self_shape, dtype_of(self) == bfloat16, int_array_arg(API, "padding", padding)))
         out = call.output(self_shape, dtype_of(self), refused=refused)
         call.run("aclnnReflectionPad2dBackward", *args, out)
-        return call.results()[0]
+        result: np.ndarray | Tensor = call.results()[0]
+        return result
 
 
 def reflection_pad2d_backward(grad_output: ArrayLike | Tensor, self: ArrayLike | Tensor,

@@ -9,10 +9,12 @@ small integers, random bools.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any, SupportsInt, Unpack
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from .._dtypes import dtype_name
 
@@ -22,7 +24,7 @@ class OpCall:
     """One call of an operator: ``getattr(aclnn_py, op)(*args)``."""
 
     op: str
-    args: tuple
+    args: tuple[np.ndarray, Unpack[tuple[Any, ...]]]  # the gradient first, then arrays, lists, flags
     case: str = ""  # the parameters in a few words, e.g. "k3 s2 p1 ceil"
 
     @property
@@ -35,7 +37,7 @@ class OpCall:
         return f"{self.op}({tensors}) {dtype_name(self.dtype)} {self.case}".rstrip()
 
 
-def random_array(rng: np.random.Generator, shape: Sequence[int], dtype) -> np.ndarray:
+def random_array(rng: np.random.Generator, shape: Sequence[int], dtype: DTypeLike) -> np.ndarray:
     """Normal floats (complex: both parts), integers in [-100, 100] clipped to the dtype, bools."""
     dt = np.dtype(dtype)
     shape = tuple(shape)
@@ -49,11 +51,11 @@ def random_array(rng: np.random.Generator, shape: Sequence[int], dtype) -> np.nd
     return rng.standard_normal(shape, dtype=np.float32).astype(dt)
 
 
-def _pair(value) -> tuple[int, int]:
+def _pair(value: int | Sequence[int]) -> tuple[int, ...]:
     return (value, value) if isinstance(value, int) else tuple(value)
 
 
-def _dims(values) -> str:
+def _dims(values: Iterable[SupportsInt]) -> str:
     """``(3, 3)`` -> ``"3"``, ``(3, 2)`` -> ``"3x2"``: parameters in a few characters."""
     values = [int(v) for v in values]
     return str(values[0]) if len(set(values)) == 1 else "x".join(map(str, values))
@@ -66,7 +68,9 @@ def _pooled(size: int, k: int, s: int, p: int, ceil_mode: bool) -> int:
     return o
 
 
-def im2col_backward(rng, shape, dtype, kernel=3, dilation=1, padding=1, stride=1) -> OpCall:
+def im2col_backward(rng: np.random.Generator, shape: Sequence[int], dtype: DTypeLike, kernel: int | Sequence[int] = 3,
+                    dilation: int | Sequence[int] = 1, padding: int | Sequence[int] = 1,
+                    stride: int | Sequence[int] = 1) -> OpCall:
     """col2im folding the columns of an im2col over an ``[N,] C, H, W`` image."""
     *lead, channels, height, width = shape
     kernel, dilation, padding, stride = map(_pair, (kernel, dilation, padding, stride))
@@ -78,7 +82,8 @@ def im2col_backward(rng, shape, dtype, kernel=3, dilation=1, padding=1, stride=1
                   case=f"k{_dims(kernel)} d{_dims(dilation)} p{_dims(padding)} s{_dims(stride)}")
 
 
-def max_unpool2d_backward(rng, shape, dtype, index_dtype=np.int64) -> OpCall:
+def max_unpool2d_backward(rng: np.random.Generator, shape: Sequence[int], dtype: DTypeLike,
+                          index_dtype: DTypeLike = np.int64) -> OpCall:
     """The gradient of unpooling a 2x2/2 max pool: ``self`` is ``[N,] C, H, W``, the output 2H x 2W."""
     *lead, height, width = shape
     out_h, out_w = 2 * height, 2 * width
@@ -91,7 +96,8 @@ def max_unpool2d_backward(rng, shape, dtype, index_dtype=np.int64) -> OpCall:
                   case=f"2x2 windows, {np.dtype(index_dtype).name} indices")
 
 
-def reflection_pad2d_backward(rng, shape, dtype, padding=(1, 1, 1, 1)) -> OpCall:
+def reflection_pad2d_backward(rng: np.random.Generator, shape: Sequence[int], dtype: DTypeLike,
+                              padding: Sequence[int] = (1, 1, 1, 1)) -> OpCall:
     """``padding = [left, right, top, bottom]`` around an ``[N,] C, H, W`` self."""
     *lead, height, width = shape
     left, right, top, bottom = padding
@@ -100,8 +106,10 @@ def reflection_pad2d_backward(rng, shape, dtype, padding=(1, 1, 1, 1)) -> OpCall
     return OpCall("reflection_pad2d_backward", (grad, self, list(padding)), case=f"pad {list(padding)}")
 
 
-def avg_pool2d_backward(rng, shape, dtype, kernel=3, stride=2, padding=1, ceil_mode=False,
-                        count_include_pad=True, divisor_override=0, cube_math_type=0) -> OpCall:
+def avg_pool2d_backward(rng: np.random.Generator, shape: Sequence[int], dtype: DTypeLike,
+                        kernel: int | Sequence[int] = 3, stride: int | Sequence[int] = 2,
+                        padding: int | Sequence[int] = 1, ceil_mode: bool = False, count_include_pad: bool = True,
+                        divisor_override: int = 0, cube_math_type: int = 0) -> OpCall:
     """Average pooling of an ``[N,] C, H, W`` self."""
     *lead, height, width = shape
     kernel, stride, padding = map(_pair, (kernel, stride, padding))
@@ -119,8 +127,10 @@ def avg_pool2d_backward(rng, shape, dtype, kernel=3, stride=2, padding=1, ceil_m
                   case=" ".join(words))
 
 
-def convolution_backward(rng, shape, dtype, out_channels, kernel=3, stride=1, padding=1, dilation=1, groups=1,
-                         transposed=False, cube_math_type=0) -> OpCall:
+def convolution_backward(rng: np.random.Generator, shape: Sequence[int], dtype: DTypeLike, out_channels: int,
+                         kernel: int | Sequence[int] = 3, stride: int | Sequence[int] = 1,
+                         padding: int | Sequence[int] = 1, dilation: int | Sequence[int] = 1, groups: int = 1,
+                         transposed: bool = False, cube_math_type: int = 0) -> OpCall:
     """All three gradients of a 2-D (transposed) convolution of an ``N, C, H, W`` input."""
     batch, channels, height, width = shape
     kernel, stride, padding, dilation = map(_pair, (kernel, stride, padding, dilation))
