@@ -13,6 +13,7 @@ backends to that).
 
 from __future__ import annotations
 
+import functools
 import numbers
 import operator
 import os
@@ -252,6 +253,7 @@ def check_same_shape(api: str, name_a: str, a: Any, name_b: str, b: Any) -> None
                                  f"{shape_str(shape_b)}")
 
 
+@functools.lru_cache(maxsize=None)
 def format_name(ndim: int) -> str:
     """The name of the view format the binding gives a tensor of rank ``ndim`` (as the
     simulator's ``aclsim_ops_format_name`` spells it)."""
