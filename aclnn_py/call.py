@@ -435,13 +435,14 @@ class _TensorSlot:
 def _download(call: Call, slots: Iterable[_TensorSlot]) -> None:
     """Copy device results back into the ndarray outputs (the stream synchronised first)."""
     call.lib.synchronize()
-    memcpy = call.c.aclrtMemcpy  # type: ignore[attr-defined]  # (_Functions sets its functions with setattr)
+    memcpy = call.c.aclrtMemcpy
     for slot in slots:
         out = slot.value
         assert out is not None  # (callers pass the slots with an ndarray output)
         host = out if out.flags.c_contiguous else np.empty(out.shape, out.dtype)
         if slot.host_nbytes:
-            call.lib.check(memcpy(call.ffi.from_buffer(host), slot.host_nbytes, slot.ptr, slot.host_nbytes,
+            # (type: ignore: an ndarray is a buffer; NumPy's stubs declare __buffer__ for Python >= 3.12 only.)
+            call.lib.check(memcpy(call.ffi.from_buffer(host), slot.host_nbytes, slot.ptr, slot.host_nbytes,  # type: ignore[call-overload]
                                   ACL_MEMCPY_DEVICE_TO_HOST), "aclrtMemcpy")
         if host is not out:
             out[...] = host
@@ -598,7 +599,7 @@ class Prepared:
         if lib.finalized:
             return
         _quietly(lib.synchronize)
-        _quietly(lambda: c.c.aclDestroyAclOpExecutor(executor))  # type: ignore[attr-defined]  # (set with setattr)
+        _quietly(lambda: c.c.aclDestroyAclOpExecutor(executor))
         _quietly(lambda: c.__exit__(None, None, None))
 
     def close(self) -> None:
@@ -624,7 +625,7 @@ class Prepared:
             raise RuntimeError(f"{sig.op}: a prepared executor runs on the stream of the thread that prepared it")
         plan = self._check(values)
         c, ffi = self._call, self._call.ffi
-        memcpy = c.c.aclrtMemcpy  # type: ignore[attr-defined]  # (_Functions sets its functions with setattr)
+        memcpy = c.c.aclrtMemcpy
         if self._queued:
             self.lib.synchronize()  # the last run may still read the memory about to be refilled
         for slot, value in plan:
@@ -634,7 +635,8 @@ class Prepared:
                     self._repoint(slot, ptr)
             elif slot.host_nbytes:
                 host = np.ascontiguousarray(value)
-                self.lib.check(memcpy(slot.ptr, slot.host_nbytes, ffi.from_buffer(host), slot.host_nbytes,
+                # (type: ignore: an ndarray is a buffer; NumPy's stubs declare __buffer__ for Python >= 3.12 only.)
+                self.lib.check(memcpy(slot.ptr, slot.host_nbytes, ffi.from_buffer(host), slot.host_nbytes,  # type: ignore[call-overload]
                                       ACL_MEMCPY_HOST_TO_DEVICE), "aclrtMemcpy")
                 if slot.output:
                     slot.value = value

@@ -51,7 +51,7 @@ def _library(backend: str | None) -> Library:
     return _ffi.library(name)
 
 
-def _quietly(release: Callable[[], None]) -> None:
+def _quietly(release: Callable[[], object]) -> None:
     try:
         release()
     except Exception:  # a finalizer must never raise

@@ -30,14 +30,40 @@ from __future__ import annotations
 import functools
 import threading
 from collections.abc import Callable, Sequence
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, NoReturn, TypeAlias, TypeVar, cast
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from .. import _fast
 from .._dtypes import _NUMPY_TO_ACL, format_for_rank
 from .._errors import ACLNN_ERR_PARAM_INVALID, ACL_ERROR_RT_MEMORY_ALLOCATION, AclnnError, param_invalid
-from ..tensor import DeviceView, Tensor, _byte_bounds, _contiguous, _quietly
-from ._common import INT64_MAX, bool_array_arg, int_arg, int_array_arg, tensor_input, unnamed_dtype
+# (type: ignore: tensor.py picks NumPy's byte_bounds by NumPy version under this private name,
+# shared within the package but not re-exported.)
+from ..tensor import DeviceView, Tensor, _byte_bounds, _contiguous, _quietly  # type: ignore[attr-defined]
+from ._common import (INT64_MAX, bool_array_arg, int_arg, int_array_arg, not_a_tensor, tensor_input,
+                      unnamed_dtype)
+
+if TYPE_CHECKING:
+    from cffi import FFI
+
+    from .._fast import FastApi
+    from .._ffi.library import Library
+
+#: A release registered with a call: the function and its one argument (a C handle, a Tensor...).
+_Release: TypeAlias = Callable[[Any], object]
+#: An output of a call, in the order made: None (a NULL output), ``(device address, shape,
+#: dtype, nbytes)`` of a device copy on the ABI-mode path, a device ``Tensor`` (when an input
+#: was one), or the host array the fast path writes into.
+_Output: TypeAlias = "tuple[FFI.CData, tuple[int, ...], np.dtype, int] | Tensor | np.ndarray | None"
+# (type: ignore[call-overload] on ``ffi.from_buffer(ndarray)``: an ndarray is a buffer, but
+# NumPy's stubs declare its ``__buffer__`` for Python >= 3.12 only.)
+
+#: Where a plan's pointer comes from: ``(0, i)`` argument i's bytes, ``(1, i)`` output i's,
+#: ``(2, None)`` NULL.
+_PointerSource: TypeAlias = "tuple[int, int] | tuple[int, None]"
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 ACL_MEM_MALLOC_HUGE_FIRST = 0
 ACL_MEMCPY_HOST_TO_DEVICE = 1
@@ -56,7 +82,19 @@ def _format(ndim: int) -> int:
 class _Functions:
     """The C functions and cffi types of the per-call path, looked up once per library."""
 
-    def __init__(self, lib) -> None:
+    aclrtMalloc: Callable[..., int]
+    aclrtFree: Callable[..., int]
+    aclrtMemcpy: Callable[..., int]
+    aclrtMemset: Callable[..., int]
+    aclCreateTensor: Callable[..., FFI.CData]
+    aclDestroyTensor: Callable[..., int]
+    aclCreateIntArray: Callable[..., FFI.CData]
+    aclDestroyIntArray: Callable[..., int]
+    aclCreateBoolArray: Callable[..., FFI.CData]
+    aclDestroyBoolArray: Callable[..., int]
+    aclDestroyAclOpExecutor: Callable[..., int]
+
+    def __init__(self, lib: Library) -> None:
         for name in ("aclrtMalloc", "aclrtFree", "aclrtMemcpy", "aclrtMemset", "aclCreateTensor",
                      "aclDestroyTensor", "aclCreateIntArray", "aclDestroyIntArray", "aclCreateBoolArray",
                      "aclDestroyBoolArray", "aclDestroyAclOpExecutor"):
@@ -66,10 +104,11 @@ class _Functions:
         self.executor_pp = lib.ffi.typeof("aclOpExecutor **")
 
 
-def _functions(lib) -> _Functions:
-    c = getattr(lib, "_call_functions", None)
+def _functions(lib: Library) -> _Functions:
+    c: _Functions | None = getattr(lib, "_call_functions", None)
     if c is None:
-        c = lib._call_functions = _Functions(lib)
+        # (type: ignore: a cache kept on the Library, which does not declare it.)
+        c = lib._call_functions = _Functions(lib)  # type: ignore[attr-defined]
     return c
 
 
@@ -85,11 +124,12 @@ _INT64 = (-(2**63), 2**63 - 1)
 
 # The fast path's descriptions of contiguous tensors and outputs, per (shape, dtype[, zero]):
 # made once, reused by every call of that geometry (bounded: cleared when full).
-_DESCRIPTIONS: dict[tuple, tuple[list, int]] = {}
+_DESCRIPTIONS: dict[tuple[int, tuple[int, ...], np.dtype, int], tuple[list[int], int]] = {}
 _MAX_DESCRIPTIONS = 4096
 
 
-def _contiguous_description(kind: int, shape: tuple, dtype: np.dtype, zero: int = 0) -> tuple[list, int]:
+def _contiguous_description(kind: int, shape: tuple[int, ...], dtype: np.dtype,
+                            zero: int = 0) -> tuple[list[int], int]:
     """(description, nbytes) of a C-contiguous tensor (``kind`` HOST_IN) or output (HOST_OUT)."""
     key = (kind, shape, dtype, zero)
     found = _DESCRIPTIONS.get(key)
@@ -116,14 +156,14 @@ class _Slot:
 
     __slots__ = ("desc", "pointer", "replay", "handle")
 
-    def __init__(self, desc: list, pointer, replay: tuple) -> None:
+    def __init__(self, desc: list[int], pointer: FFI.CData | None, replay: tuple[Any, ...]) -> None:
         self.desc = desc
         self.pointer = pointer
         self.replay = replay
-        self.handle = None
+        self.handle: object = None
 
 
-def _fast_failed(lib, op: str, result: int):
+def _fast_failed(lib: Library, op: str, result: int) -> NoReturn:
     """Raise the error the ABI-mode path raises for the helper's failure ``result``."""
     status, stage = result & 0xFFFFFFFF, result >> 32
     if status >= 2**31:
@@ -150,11 +190,11 @@ _SCALARS = (int, bool, float, type(None))
 _ELEMENTS = frozenset((int, bool))
 
 
-def _plan_key(args: tuple):
+def _plan_key(args: tuple[Any, ...]) -> tuple[tuple[Any, ...], ...] | None:
     """What decides an op call's whole C sequence, or None when the arguments are not all of
     the simple kinds a plan replays: ndarrays (shape, dtype, strides), lists/tuples of ints
     and bools (values and types), ints, bools, floats (type and value), None."""
-    key = []
+    key: list[tuple[Any, ...]] = []
     for a in args:
         t = type(a)
         if t is np.ndarray:
@@ -177,19 +217,28 @@ class _Plan:
     returned its results. Running it is the helper's one crossing plus the results' arrays."""
 
     __slots__ = ("op", "phases", "desc", "size", "pointers", "outputs", "shape")
+    op: str
+    phases: tuple[Any, Any]  # phase functions as ``void *`` (FastApi.phases)
+    desc: FFI.CData
+    size: int
+    pointers: list[_PointerSource]
+    outputs: list[tuple[tuple[int, ...], np.dtype] | None]
+    shape: str  # "first" (the op returned its first output) or "tuple" (all of them)
 
     @classmethod
-    def record(cls, call: "Call", args: tuple, result) -> "_Plan | None":
+    def record(cls, call: Call, args: tuple[Any, ...], result: object) -> _Plan | None:
         if call._fast_last is None or call._fast is None:
             return None
         op, phases, desc, slots = call._fast_last
         null = call.ffi.NULL
-        outputs = call._outputs
-        pointers = []
-        for slot in slots:
-            if slot is null:
+        # (cast: a call that took the fast path made host arrays, or None, for its outputs.)
+        outputs = cast("list[np.ndarray | None]", call._outputs)
+        pointers: list[_PointerSource] = []
+        for arg in slots:
+            if arg is null:
                 pointers.append((2, None))  # a NULL argument (POINTER in the description)
                 continue
+            slot = cast(_Slot, arg)  # (the rest are slots)
             if slot.pointer is None:
                 continue  # an int/bool array: wholly in the description
             kind = slot.replay[0]
@@ -224,11 +273,13 @@ class _Plan:
         plan.shape = shape
         return plan
 
-    def run(self, lib, fast, args: tuple):
+    def run(self, lib: Library, fast: FastApi, args: tuple[Any, ...]) -> object:
         outputs = [None if o is None else np.empty(*o) for o in self.outputs]
         buffer, null = lib.ffi.from_buffer, lib.ffi.NULL
         # (0, i): argument i's bytes; (1, i): output i's; (2, None): NULL
-        pointers = [buffer(args[i]) if k == 0 else buffer(outputs[i]) if k == 1 else null for k, i in self.pointers]
+        # (type: ignore: i is an int where k is 0 or 1, and output i is then an array.)
+        pointers = [buffer(args[i]) if k == 0 else buffer(outputs[i]) if k == 1 else null  # type: ignore[index, call-overload]
+                    for k, i in self.pointers]
         phase1, phase2 = self.phases
         result = fast.call(fast.table, phase1, phase2, lib.stream(), self.desc, self.size, pointers)
         if result:
@@ -238,16 +289,16 @@ class _Plan:
         return outputs[0] if self.shape == "first" else tuple(outputs)
 
 
-def planned(aclnn_impl: Callable) -> Callable:
+def planned(aclnn_impl: _F) -> _F:
     """Decorate an op's ``_aclnn(lib, *args)``: on the fast path, a call whose arguments are of
     the simple kinds (``_plan_key``) and whose geometry (shapes, dtypes, list and scalar values)
     was seen before replays the recorded C sequence in one crossing, skipping the Python
     marshalling, which would come to the same description; the first call of a geometry runs
     ``aclnn_impl`` and is recorded if it took the fast path to a success with nothing else."""
-    plans: dict = {}
+    plans: dict[tuple[Library, tuple[tuple[Any, ...], ...]], _Plan | object] = {}
 
     @functools.wraps(aclnn_impl)
-    def run(lib, *args):
+    def run(lib: Library, *args: Any) -> Any:
         fast = lib.__dict__.get("_fast_api", False)
         if fast is False:
             fast = _fast.api_for(lib)
@@ -256,12 +307,12 @@ def planned(aclnn_impl: Callable) -> Callable:
         key = _plan_key(args)
         if key is None:
             return aclnn_impl(lib, *args)
-        key = (lib, key)
-        plan = plans.get(key)
+        plan_key = (lib, key)
+        plan = plans.get(plan_key)
         if plan is not None:
             if plan is _NOT_PLANNED:
                 return aclnn_impl(lib, *args)
-            return plan.run(lib, fast, args)
+            return cast(_Plan, plan).run(lib, fast, args)
         calls = _recording.__dict__.get("calls")
         if calls is not None:  # a nested op call: only the outer one records
             return aclnn_impl(lib, *args)
@@ -273,20 +324,20 @@ def planned(aclnn_impl: Callable) -> Callable:
         plan = _Plan.record(calls[0], args, result) if len(calls) == 1 else None
         if len(plans) >= _MAX_PLANS:
             plans.clear()
-        plans[key] = _NOT_PLANNED if plan is None else plan
+        plans[plan_key] = _NOT_PLANNED if plan is None else plan
         return result
 
-    run.plans = plans
-    return run
+    run.plans = plans  # type: ignore[attr-defined]  # (the plan table, read by tests)
+    return cast(_F, run)
 
 
-def _release_all(waiting: list[tuple[Callable, object]]) -> None:
+def _release_all(waiting: list[tuple[_Release, object]]) -> None:
     for release, arg in waiting:
         _quietly(lambda: release(arg))
 
 
 class Call:
-    def __init__(self, lib, api: str, *, fast: bool = True) -> None:
+    def __init__(self, lib: Library, api: str, *, fast: bool = True) -> None:
         """``fast=False``: the ABI-mode path only, so that ``tensor``/``int_array``/``bool_array``/
         ``output`` return the C handles themselves (on the fast path they return placeholders
         valid only as arguments of this call's ``run``)."""
@@ -298,14 +349,15 @@ class Call:
         self.stream = lib.stream()  # also sets up runtime and device for this thread
         self.device_io = False
         # (release function, its argument, frees device memory that queued work may still use)
-        self._releases: list[tuple[Callable, object, bool]] = []
-        self._outputs: list[tuple[object, tuple, np.dtype, int] | Tensor] = []
+        self._releases: list[tuple[_Release, object, bool]] = []
+        self._outputs: list[_Output] = []
         self._refused: Exception | None = None
         self._deferred_bytes = 0  # device memory of the temporaries freed after the stream
         self._fast = _fast.api_for(lib) if fast else None  # None: the ABI-mode path only
         self._slots: list[_Slot] = []
         self._fast_done = False
-        self._fast_last: tuple | None = None  # (op, phases, description, pointer slots) of the crossing
+        # (op, phases, description, pointer slots) of the crossing
+        self._fast_last: tuple[str, tuple[Any, Any], list[int], list[_Slot | FFI.CData]] | None = None
         recording = _recording.__dict__.get("calls")
         if recording is not None:
             recording.append(self)
@@ -313,14 +365,15 @@ class Call:
     def __enter__(self) -> "Call":
         return self
 
-    def __exit__(self, exc_type, exc, tb) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
         releases, self._releases = self._releases, []
         if exc_type is not None:
             for release, arg, _ in reversed(releases):
                 _quietly(lambda: release(arg))
             return
         if self.device_io:
-            waiting = []
+            waiting: list[tuple[_Release, object]] = []
             for release, arg, after_stream in reversed(releases):
                 if after_stream:
                     waiting.append((release, arg))
@@ -335,7 +388,7 @@ class Call:
 
     # -- raw handles ----------------------------------------------------------------------
 
-    def _malloc(self, nbytes: int):
+    def _malloc(self, nbytes: int) -> FFI.CData:
         if nbytes == 0:
             return self.ffi.NULL
         if nbytes >= 2**64:  # beyond size_t: no device has it
@@ -346,12 +399,13 @@ class Call:
         status = c.aclrtMalloc(p, nbytes, ACL_MEM_MALLOC_HUGE_FIRST)
         if status:
             self.lib.check(status, "aclrtMalloc")
-        ptr = p[0]
+        ptr: FFI.CData = p[0]
         self._releases.append((c.aclrtFree, ptr, True))
         self._deferred_bytes += nbytes
         return ptr
 
-    def _descriptor(self, shape: tuple, dtype: np.dtype, strides: Sequence[int], storage: int, ptr):
+    def _descriptor(self, shape: Sequence[int], dtype: np.dtype, strides: Sequence[int], storage: int,
+                    ptr: FFI.CData) -> FFI.CData:
         ffi = self.ffi
         # (cffi turns a list argument for a ``T *`` parameter into a temporary C array.)
         c = self.c
@@ -395,15 +449,16 @@ class Call:
         ptr, strides, storage = self.upload(value)
         return self._descriptor(value.shape, value.dtype, strides, storage, ptr)
 
-    def upload(self, value: np.ndarray) -> tuple[object, Sequence[int], int]:
+    def upload(self, value: np.ndarray) -> tuple[FFI.CData, Sequence[int], int]:
         """A device copy of the ndarray ``value`` (an aclDataType's dtype), freed with the call:
         ``(address, strides in elements, storage elements)`` of the view it holds."""
         item = value.itemsize
         if value.size == 0:
             return self.ffi.NULL, _contiguous(value.shape), 0
+        strides: Sequence[int]
         if value.flags.c_contiguous:
             nbytes = value.nbytes
-            source = self.ffi.from_buffer(value)
+            source = self.ffi.from_buffer(value)  # type: ignore[call-overload]
             strides = _contiguous(value.shape)
         else:
             if any(s < 0 or s % item for s in value.strides):
@@ -420,7 +475,7 @@ class Call:
         return ptr, strides, nbytes // item
 
     def descriptor(self, shape: Sequence[int], dtype: np.dtype, strides: Sequence[int], offset: int, storage: int,
-                   ptr, format: int | None = None, *, owned: bool = True) -> object:
+                   ptr: FFI.CData, format: int | None = None, *, owned: bool = True) -> object:
         """An aclTensor over device memory ``ptr``; destroyed with the call when ``owned``
         (else the caller hands it to an owner, e.g. ``aclCreateTensorList``)."""
         ffi = self.ffi
@@ -433,15 +488,16 @@ class Call:
             self._releases.append((self.c.aclDestroyTensor, handle, False))
         return handle
 
-    def adopt(self, release: Callable, handle) -> None:
+    def adopt(self, release: _Release, handle: object) -> None:
         """Release ``handle`` (made outside the call) with ``release`` when the call ends."""
         self._releases.append((release, handle, False))
 
-    def int_array(self, name: str, values) -> object:
+    def int_array(self, name: str, values: object) -> object:
         """The aclIntArray* for a sequence of ints (NULL for None)."""
         if values is None:
             return self.ffi.NULL
         ints = int_array_arg(self.api, name, values)
+        assert ints is not None  # (None only for None)
         if self._fast is not None and len(ints) <= _fast.MAX_ARRAY:
             return self._record([_fast.INT_ARRAY, len(ints), *ints], None, ("int_array", name, ints))
         handle = self.c.aclCreateIntArray(ints, len(ints))
@@ -450,11 +506,12 @@ class Call:
         self._releases.append((self.c.aclDestroyIntArray, handle, False))
         return handle
 
-    def bool_array(self, name: str, values) -> object:
+    def bool_array(self, name: str, values: object) -> object:
         """The aclBoolArray* for a sequence of bools (NULL for None)."""
         if values is None:
             return self.ffi.NULL
         flags = bool_array_arg(self.api, name, values)
+        assert flags is not None  # (None only for None)
         if self._fast is not None and len(flags) <= _fast.MAX_ARRAY:
             return self._record([_fast.BOOL_ARRAY, len(flags), *map(int, flags)], None, ("bool_array", name, flags))
         handle = self.c.aclCreateBoolArray(flags, len(flags))
@@ -463,7 +520,7 @@ class Call:
         self._releases.append((self.c.aclDestroyBoolArray, handle, False))
         return handle
 
-    def output(self, shape: Sequence[int] | None, dtype, *, zero: bool = False,
+    def output(self, shape: Sequence[int] | None, dtype: DTypeLike, *, zero: bool = False,
                refused: Exception | None = None) -> object:
         """The aclTensor* of a new output (NULL for None). ``zero`` fills it with 0 for
         operators that leave parts of their output unwritten. Marshal the inputs first: an
@@ -500,7 +557,8 @@ class Call:
             t = Tensor.empty(shape, dtype, backend=self.lib.backend)
             self._releases.append((Tensor.close, t, False))
             self._outputs.append(t)
-            ptr, nbytes, handle = t.buffer.ptr, t.buffer.nbytes, t.handle
+            # (type: ignore: a new Tensor is open, its buffer set.)
+            ptr, nbytes, handle = t.buffer.ptr, t.buffer.nbytes, t.handle  # type: ignore[union-attr]
         else:
             nbytes = dtype.itemsize
             for d in shape:
@@ -514,12 +572,12 @@ class Call:
 
     # -- the fast path ----------------------------------------------------------------------
 
-    def _record(self, desc: list, pointer, replay: tuple) -> _Slot:
+    def _record(self, desc: list[int], pointer: FFI.CData | None, replay: tuple[Any, ...]) -> _Slot:
         slot = _Slot(desc, pointer, replay)
         self._slots.append(slot)
         return slot
 
-    def _fast_tensor(self, name: str, value) -> _Slot:
+    def _fast_tensor(self, name: str, value: object) -> object:
         if not isinstance(value, np.ndarray):
             raise not_a_tensor(self.api, name, value)
         dtype = value.dtype
@@ -533,7 +591,7 @@ class Call:
             if nbytes == 0:  # no device memory, no copy (the storage is then 0 elements too)
                 return self._record(desc, self.ffi.NULL, ("tensor", name, value))
             # ``value`` (kept in ``replay``) keeps the bytes the pointer points at alive.
-            slot = _Slot(desc, self.ffi.from_buffer(value), ("tensor", name, value))
+            slot = _Slot(desc, self.ffi.from_buffer(value), ("tensor", name, value))  # type: ignore[call-overload]
             self._slots.append(slot)
             return slot
         item = value.itemsize
@@ -553,14 +611,15 @@ class Call:
         return self._record([_fast.HOST_IN, acl, _format(ndim), ndim, *shape, *strides, nbytes // item, nbytes],
                             source, ("tensor", name, value))
 
-    def _fast_output(self, shape: tuple, dtype: np.dtype, zero: bool) -> _Slot | None:
+    def _fast_output(self, shape: tuple[int, ...], dtype: np.dtype, zero: bool) -> _Slot | None:
         if len(shape) > _fast.MAX_DIMS or dtype not in _ACL_DTYPE:
             return None
         desc, nbytes = _contiguous_description(_fast.HOST_OUT, shape, dtype, 1 if zero else 0)
         if nbytes > _FAST_MAX_OUTPUT_BYTES:
             return None
         host = np.empty(shape, dtype)
-        slot = _Slot(desc, self.ffi.from_buffer(host) if nbytes else self.ffi.NULL, ("output", shape, dtype, zero))
+        slot = _Slot(desc, self.ffi.from_buffer(host) if nbytes else self.ffi.NULL,  # type: ignore[call-overload]
+                     ("output", shape, dtype, zero))
         self._slots.append(slot)
         self._outputs.append(host)
         return slot
@@ -583,16 +642,17 @@ class Call:
         made = iter(self._outputs)
         self._outputs = [None if o is None else next(made) for o in outputs]
 
-    def _fast_run(self, op: str, args: tuple) -> bool:
+    def _fast_run(self, op: str, args: tuple[Any, ...]) -> bool:
         """The whole call in one crossing; False when the helper cannot take it."""
         fast = self._fast
+        assert fast is not None  # (run calls it on the fast path only)
         if len(args) > _fast.MAX_ARGS:
             return False
         phases = fast.phases(self.lib, op)
         if phases is None:
             return False
         desc: list[int] = []
-        pointers = []
+        pointers: list[FFI.CData] = []
         plannable = True
         null = self.ffi.NULL
         lo, hi = _INT64
@@ -624,7 +684,7 @@ class Call:
 
     # -- the two phases -------------------------------------------------------------------
 
-    def run(self, op: str, *args) -> None:
+    def run(self, op: str, *args: Any) -> None:
         """``{op}GetWorkspaceSize(*args, &size, &executor)`` then ``{op}(ws, size, executor, stream)``."""
         if self._fast is not None:
             if self._fast_run(op, args):
@@ -654,7 +714,7 @@ class Call:
         # Phase 2 consumes the executor whatever its outcome (single use).
         lib.check(self.fn(op)(workspace, size, executor_p[0], self.stream), op)
 
-    def repeatable(self, op: str, *args) -> tuple[object, object, int]:
+    def repeatable(self, op: str, *args: Any) -> tuple[object, object, int]:
         """``{op}GetWorkspaceSize(*args, &size, &executor)``, then
         ``aclSetAclOpExecutorRepeatable(executor)`` and the workspace (freed with the call):
         ``(executor, workspace, size)``. The caller runs phase 2 as often as it likes and
@@ -672,9 +732,12 @@ class Call:
             raise
         return executor, workspace, int(size_p[0])
 
-    def results(self) -> list:
+    def results(self) -> list[Any]:
         """The outputs, in the order they were made: device ``Tensor``s when any input was
-        one (no waiting), else NumPy arrays after the stream has been synchronised."""
+        one (no waiting), else NumPy arrays after the stream has been synchronised.
+
+        (Each is ``np.ndarray | Tensor | None``; ``Any`` because the op knows which of its
+        outputs it made, and of which kind, and assigns them accordingly.)"""
         if self._fast_done:
             return list(self._outputs)
         if self.device_io:
@@ -683,15 +746,16 @@ class Call:
             self._releases = [r for r in self._releases if not (r[0] is Tensor.close and id(r[1]) in outputs)]
             return list(self._outputs)
         self.lib.synchronize()
-        out = []
+        out: list[np.ndarray | None] = []
         for o in self._outputs:
             if o is None:
                 out.append(None)
                 continue
-            ptr, shape, dtype, nbytes = o
+            # (cast: on the ABI-mode path without device_io every output is a device copy.)
+            ptr, shape, dtype, nbytes = cast("tuple[FFI.CData, tuple[int, ...], np.dtype, int]", o)
             host = np.empty(shape, dtype)
             if nbytes:
-                self.lib.check(self.c.aclrtMemcpy(self.ffi.from_buffer(host), nbytes, ptr, nbytes,
+                self.lib.check(self.c.aclrtMemcpy(self.ffi.from_buffer(host), nbytes, ptr, nbytes,  # type: ignore[call-overload]
                                                   ACL_MEMCPY_DEVICE_TO_HOST), "aclrtMemcpy")
             out.append(host)
         return out
@@ -729,16 +793,17 @@ def shape_check_error(checks: Callable[[], object]) -> Exception | None:
     return None
 
 
-def dtype_of(value, default=np.float32) -> np.dtype:
+def dtype_of(value: object, default: DTypeLike = np.float32) -> np.dtype:
     """The dtype of a tensor argument (ndarray or Tensor), or ``default`` for None."""
-    return np.dtype(getattr(value, "dtype", default))
+    dtype: np.dtype = np.dtype(getattr(value, "dtype", default))
+    return dtype
 
 
-def shape_of(value) -> tuple[int, ...]:
+def shape_of(value: object) -> tuple[int, ...]:
     return tuple(getattr(value, "shape", ()))
 
 
-def c_int(api: str, name: str, value, bits: int) -> int:
+def c_int(api: str, name: str, value: object, bits: int) -> int:
     """A scalar for a C integer parameter of ``bits`` bits (``int`` / ``int8_t`` ...): a value
     the C type cannot hold never reaches the library, so it is refused here as CANN would
     refuse an out-of-range value (161002), instead of cffi's OverflowError."""

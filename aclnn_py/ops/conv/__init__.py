@@ -40,7 +40,7 @@ import math
 import numpy as np
 
 from . import dense, patch, winograd
-from ._geometry import Geometry
+from ._geometry import Engine, Geometry, GeometryArgs, Gradients
 from .dense import DenseEngine
 from .flat import FlatEngine
 from .patch import PatchEngine
@@ -65,13 +65,13 @@ class LoweredConv(Geometry):
     """The convolution ``X -> Y`` whose products give the gradients (module docstring), and the
     choice of the engine that computes them."""
 
-    def gradients(self, x: np.ndarray, dy: np.ndarray, w: np.ndarray, want_input: bool, want_weight: bool):
+    def gradients(self, x: np.ndarray, dy: np.ndarray, w: np.ndarray, want_input: bool, want_weight: bool) -> Gradients:
         """``(gradInput, gradWeight)`` of the (transposed) convolution, None where not wanted.
         gradInput is ``forward(X, W)`` (shape of Y) when transposed, else ``input_grad(dY, W)``
         (shape of X); gradWeight is ``weight_grad(X, dY)``, shape ``(Cy, Cx/groups, *kernel)``."""
         return self.engine(x, dy, w, want_input).gradients(x, dy, w, want_input, want_weight)
 
-    def engine(self, x: np.ndarray, dy: np.ndarray, w: np.ndarray, want_input: bool):
+    def engine(self, x: np.ndarray, dy: np.ndarray, w: np.ndarray, want_input: bool) -> Engine:
         """The engine for these data: tap for inf/NaN, else by shape (``choose``)."""
         if not _all_finite(x, dy, w if want_input else None):
             # The other engines multiply zeros standing for padding and stride gaps, harmless
@@ -79,13 +79,13 @@ class LoweredConv(Geometry):
             return TapEngine(*self.geometry())
         return self.choose(want_input)
 
-    def choose(self, want_input: bool):
+    def choose(self, want_input: bool) -> Engine:
         """The fastest engine for finite data, from the shapes and what is wanted.  Engines hold
         only their plan (index layouts derived from the shapes): one is kept per geometry, which
         takes the planning out of repeated calls (a training loop's, the tiny ones')."""
         return _choose(self.geometry(), want_input, forced)
 
-    def _pick(self, want_input: bool, forced: str | None):
+    def _pick(self, want_input: bool, forced: str | None) -> Engine:
         geometry = self.geometry()
         if forced == "tap":
             return TapEngine(*geometry)
@@ -97,8 +97,9 @@ class LoweredConv(Geometry):
             return WinogradEngine(*geometry, both=None)
         # gradWeight alone of an ordinary convolution: X space too (flat.py).
         space = "x" if self.transposed or not want_input else "y"
-        engine = FlatEngine(*geometry, space=space)
-        if engine.elements is None or (forced != "flat" and engine.elements > self._flat_budget()):
+        flat_engine = FlatEngine(*geometry, space=space)
+        engine: FlatEngine | TapEngine = flat_engine
+        if flat_engine.elements is None or (forced != "flat" and flat_engine.elements > self._flat_budget()):
             engine = TapEngine(*geometry)
         if forced is None and want_input and winograd.applies(self) and winograd.worthwhile(self):
             # gradInput by Winograd; with gradWeight too, the engine chosen here computes both.
@@ -113,7 +114,7 @@ class LoweredConv(Geometry):
 
 
 @functools.lru_cache(maxsize=128)
-def _choose(geometry: tuple, want_input: bool, forced: str | None):
+def _choose(geometry: GeometryArgs, want_input: bool, forced: str | None) -> Engine:
     return LoweredConv(*geometry)._pick(want_input, forced)
 
 

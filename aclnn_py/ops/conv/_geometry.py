@@ -3,10 +3,27 @@
 from __future__ import annotations
 
 import math
+from typing import Protocol, TypeAlias
 
 import numpy as np
 
 FLOAT32 = np.dtype(np.float32)
+
+#: The constructor's arguments of ``Geometry`` (``Geometry.geometry``): batch, x_channels,
+#: y_channels, x_size, y_size, kernel, stride, dilation, pad_lo, groups, transposed.
+GeometryArgs: TypeAlias = tuple[int, int, int, tuple[int, ...], tuple[int, ...], tuple[int, ...],
+                                tuple[int, ...], tuple[int, ...], tuple[int, ...], int, bool]
+#: ``(gradInput, gradWeight)``, None where not wanted.
+Gradients: TypeAlias = tuple[np.ndarray | None, np.ndarray | None]
+
+
+class Engine(Protocol):
+    """What ``LoweredConv`` hands its gradients to: any of the engines."""
+
+    name: str
+
+    def gradients(self, x: np.ndarray, dy: np.ndarray, w: np.ndarray, want_input: bool,
+                  want_weight: bool) -> Gradients: ...
 
 
 class Geometry:
@@ -26,7 +43,7 @@ class Geometry:
         self.stride, self.dilation, self.pad_lo = tuple(stride), tuple(dilation), tuple(pad_lo)
         self.groups, self.transposed = groups, transposed
 
-    def geometry(self) -> tuple:
+    def geometry(self) -> GeometryArgs:
         """The constructor's arguments, to build another engine on the same convolution."""
         return (self.batch, self.x_channels, self.y_channels, self.x_size, self.y_size, self.kernel,
                 self.stride, self.dilation, self.pad_lo, self.groups, self.transposed)
@@ -61,7 +78,8 @@ def axis_slices(size: int, extent: int, step: int, base: int) -> tuple[slice, sl
 
 def c_strides(extents: tuple[int, ...]) -> tuple[int, ...]:
     """Element strides of a C-contiguous array of shape ``extents``."""
-    strides, acc = [], 1
+    strides: list[int] = []
+    acc = 1
     for extent in reversed(extents):
         strides.append(acc)
         acc *= extent
@@ -76,7 +94,8 @@ def grouped(a: np.ndarray, groups: int) -> np.ndarray:
 def spread(src: np.ndarray, extents: tuple[int, ...], steps: tuple[int, ...], bases: tuple[int, ...]) -> np.ndarray:
     """Zeros ``(N, C, *extents)`` holding ``src[..., q]`` at ``q*step + base`` (where inside)."""
     out = np.zeros(src.shape[:2] + extents, FLOAT32)
-    dst, source = [slice(None), slice(None)], [slice(None), slice(None)]
+    dst: list[slice] = [slice(None), slice(None)]
+    source: list[slice] = [slice(None), slice(None)]
     for size, extent, step, base in zip(src.shape[2:], extents, steps, bases):
         connection = axis_slices(extent, size, step, base)
         if connection is None:

@@ -15,10 +15,11 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+from typing import Unpack
 
 import numpy as np
 
-from ._geometry import FLOAT32, Geometry, grouped, spread
+from ._geometry import FLOAT32, Geometry, GeometryArgs, Gradients, grouped, spread
 
 # Problems up to this many multiply-adds (and padded elements) use the dense engine: around
 # there one call of the flat engine's dozen NumPy calls (~5 us each) costs more than the work.
@@ -31,7 +32,7 @@ UNFOLD_ELEMENTS = 1 << 16
 class DenseEngine(Geometry):
     name = "dense"
 
-    def __init__(self, *geometry) -> None:
+    def __init__(self, *geometry: Unpack[GeometryArgs]) -> None:
         super().__init__(*geometry)
         self._reach = tuple((k - 1) * d for k, d in zip(self.kernel, self.dilation))
         self._padded = tuple((y - 1) * s + r + 1 for y, s, r in zip(self.y_size, self.stride, self._reach))
@@ -43,7 +44,7 @@ class DenseEngine(Geometry):
         """Elements of the einsum form's padded X and spread dY."""
         return self.batch * (self.x_channels * math.prod(self._padded) + self.y_channels * math.prod(self._spread))
 
-    def gradients(self, x: np.ndarray, dy: np.ndarray, w: np.ndarray, want_input: bool, want_weight: bool):
+    def gradients(self, x: np.ndarray, dy: np.ndarray, w: np.ndarray, want_input: bool, want_weight: bool) -> Gradients:
         """``(gradInput, gradWeight)``, None where not wanted (``Geometry``)."""
         if self.unfold_elements <= UNFOLD_ELEMENTS:
             return self._unfold_gradients(x, dy, w, want_input, want_weight)
@@ -54,22 +55,25 @@ class DenseEngine(Geometry):
         return self._forward(xb, w) if self.transposed else self._input_grad(dy, w), grad_weight
 
     def _unfold_gradients(self, x: np.ndarray, dy: np.ndarray, w: np.ndarray, want_input: bool,
-                          want_weight: bool):
+                          want_weight: bool) -> Gradients:
         u = unfold_matrix(self.x_size, self.y_size, self.kernel, self.stride, self.dilation, self.pad_lo)
         groups, batch = self.groups, self.batch
         cy_g, cx_g = self.y_channels // groups, self.x_channels // groups
         taps, y_plane = math.prod(self.kernel), math.prod(self.y_size)
         wg = w.reshape(groups, cy_g, cx_g * taps)
         dyg = dy.reshape(batch, groups, cy_g, y_plane)
-        cols = None
+        cols: np.ndarray | None = None
         if want_weight or (want_input and self.transposed):
             # cols[n, g, c*T + t, o]: X at the position tap t of output o reads.
             cols = (x.reshape(-1, u.shape[0]) @ u).reshape(batch, groups, cx_g * taps, y_plane)
-        grad_weight = grad_input = None
+        grad_weight: np.ndarray | None = None
+        grad_input: np.ndarray | None = None
         if want_weight:
+            assert cols is not None
             grad_weight = np.matmul(dyg, cols.swapaxes(2, 3)).sum(axis=0).reshape(
                 self.y_channels, cx_g, *self.kernel)
         if want_input and self.transposed:
+            assert cols is not None
             grad_input = np.matmul(wg, cols).reshape(batch, self.y_channels, *self.y_size)
         elif want_input:
             dcols = np.matmul(wg.swapaxes(1, 2), dyg)          # (N, groups, Cx/groups * T, P_y)
@@ -78,12 +82,12 @@ class DenseEngine(Geometry):
 
     def _forward(self, xb: np.ndarray, w: np.ndarray) -> np.ndarray:
         windows = self._windows(xb, self.y_size, self.stride)
-        y = np.einsum(self.subscripts("ngj_^,gij^->ngi_"), windows, self._grouped_weight(w))
+        y: np.ndarray = np.einsum(self.subscripts("ngj_^,gij^->ngi_"), windows, self._grouped_weight(w))
         return y.reshape(self.batch, self.y_channels, *self.y_size)
 
     def _weight_grad(self, xb: np.ndarray, dy: np.ndarray) -> np.ndarray:
         windows = self._windows(xb, self.y_size, self.stride)
-        dw = np.einsum(self.subscripts("ngi_,ngj_^->gij^"), grouped(dy, self.groups), windows)
+        dw: np.ndarray = np.einsum(self.subscripts("ngi_,ngj_^->gij^"), grouped(dy, self.groups), windows)
         return dw.reshape(self.y_channels, self.x_channels // self.groups, *self.kernel)
 
     def _input_grad(self, dy: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -93,7 +97,7 @@ class DenseEngine(Geometry):
         spread_dy = spread(dy, self._spread, self.stride, front)
         windows = self._windows(spread_dy, self.x_size, (1,) * len(self.kernel))
         flipped = self._grouped_weight(w)[(Ellipsis,) + (slice(None, None, -1),) * len(self.kernel)]
-        dx = np.einsum(self.subscripts("ngi_^,gij^->ngj_"), windows, flipped)
+        dx: np.ndarray = np.einsum(self.subscripts("ngi_^,gij^->ngj_"), windows, flipped)
         return dx.reshape(self.batch, self.x_channels, *self.x_size)
 
     def _windows(self, padded: np.ndarray, out_size: tuple[int, ...], stride: tuple[int, ...]) -> np.ndarray:

@@ -30,11 +30,23 @@ from __future__ import annotations
 
 import itertools
 import math
+from types import EllipsisType
+from collections.abc import Callable, Iterator
+from typing import TypeAlias, Unpack, cast
 
 import numpy as np
 
 from .._common import in_parallel
-from ._geometry import FLOAT32, Geometry, axis_slices, c_strides
+from ._geometry import FLOAT32, Geometry, GeometryArgs, Gradients, axis_slices, c_strides
+
+#: Per dimension ``(step, base)``: where a flat buffer's phase reads its source (_flat_buffer).
+_Phase: TypeAlias = tuple[tuple[int, int], ...]
+#: ``(phase, offset)`` of a tap in a flat buffer.
+_Tap: TypeAlias = tuple[int, int]
+#: ``(corr, cross)`` of _im2col_products / _tapwise_products, None where not asked for.
+_Products: TypeAlias = tuple[np.ndarray | None, np.ndarray | None]
+#: ``(X channels, Y channels, groups)`` of a block (FlatEngine._blocks).
+_Block: TypeAlias = tuple[slice, slice, int]
 
 # im2col is built in chunks of about this size: the chunk and the products' operands stay in
 # a core's share of the last-level cache (every x86-64 and aarch64 server part has >= 4 MiB).
@@ -49,7 +61,7 @@ _ROW_PAD = 16
 class FlatEngine(Geometry):
     name = "flat"
 
-    def __init__(self, *geometry, space: str) -> None:
+    def __init__(self, *geometry: Unpack[GeometryArgs], space: str) -> None:
         super().__init__(*geometry)
         self.space = space
         # One channel in and one out per group: _tapwise_products.
@@ -58,7 +70,7 @@ class FlatEngine(Geometry):
         #: connection: all gradients but the bias are zero).
         self.elements = self._plan_x_space() if space == "x" else self._plan_y_space()
 
-    def gradients(self, x: np.ndarray, dy: np.ndarray, w: np.ndarray, want_input: bool, want_weight: bool):
+    def gradients(self, x: np.ndarray, dy: np.ndarray, w: np.ndarray, want_input: bool, want_weight: bool) -> Gradients:
         """``(gradInput, gradWeight)``, None where not wanted (``Geometry``).  In X space
         gradInput is the forward product, so an ordinary convolution takes X space only for
         gradWeight alone."""
@@ -77,9 +89,9 @@ class FlatEngine(Geometry):
         strides = c_strides(self._extents)
         combos = list(itertools.product(*residues))
         index = {combo: p for p, combo in enumerate(combos)}
-        self._phases = [tuple((s, r - lo) for s, r, lo in zip(self.stride, combo, self.pad_lo))
+        self._phases: list[_Phase] = [tuple((s, r - lo) for s, r, lo in zip(self.stride, combo, self.pad_lo))
                         for combo in combos]
-        self._taps = [(index[tuple(r for r, _ in tap)], sum(q * st for (_, q), st in zip(tap, strides)))
+        self._taps: list[_Tap] = [(index[tuple(r for r, _ in tap)], sum(q * st for (_, q), st in zip(tap, strides)))
                       for tap in itertools.product(*per_dim)]
         self._slack = max(offset for _, offset in self._taps)
         self._length = self.batch * math.prod(self._extents)
@@ -115,21 +127,23 @@ class FlatEngine(Geometry):
         # position a (stored at j = a - a_min) reads tap t at j + (q_max - shift_t).
         strides = c_strides(self._extents)
         self._slack = sum(q * st for q, st in zip(q_max, strides))
-        self._dy_layout = [tuple((1, lo - q) for lo, q in zip(a_min, q_max))]
+        self._dy_layout: list[_Phase] = [tuple((1, lo - q) for lo, q in zip(a_min, q_max))]
         # Plane p of X holds it at the positions of output phase p: j -> x = (j + a_min)*s + r - lo.
-        self._x_layout = [tuple((s, lo_a * s + r - lo)
+        self._x_layout: list[_Phase] = [tuple((s, lo_a * s + r - lo)
                                 for r, lo_a, s, lo in zip(phase, a_min, self.stride, self.pad_lo))
                           for phase in phases]
         kernel_strides = c_strides(self.kernel)
-        self._phase_plan = []   # per output phase: tap ids, taps into dY's buffer, dX slices (from, to)
+        self._phase_plan: list[tuple[list[int], list[_Tap], tuple[slice, ...], tuple[slice, ...]]] = []   # per output phase: tap ids, taps into dY's buffer, dX slices (from, to)
         for phase in phases:
             # The taps of this output phase: every dimension's tap has this residue.
             per_dim = [by_residue[r] for (by_residue, _), r in zip(dims, phase)]
-            tap_ids, taps = [], []
+            tap_ids: list[int] = []
+            taps: list[_Tap] = []
             for combo in itertools.product(*per_dim):
                 tap_ids.append(sum(t * ks for (t, _), ks in zip(combo, kernel_strides)))
                 taps.append((0, sum((q - shift) * st for (_, shift), q, st in zip(combo, q_max, strides))))
-            src, dst = [], []
+            src: list[slice] = []
+            dst: list[slice] = []
             for (_, ranges), r, lo_a, s, lo in zip(dims, phase, a_min, self.stride, self.pad_lo):
                 first, last = ranges[r]
                 src.append(slice(first - lo_a, last - lo_a))
@@ -139,7 +153,7 @@ class FlatEngine(Geometry):
         buffers = self.x_channels * (1 + len(phases)) + self.y_channels      # dX phase, X phases, dY
         return buffers * self._length + self.y_channels * self._slack
 
-    def _blocks(self, length: int):
+    def _blocks(self, length: int) -> list[_Block]:
         """``(X channels, Y channels, groups)`` of the blocks computed one after the other.
         A depthwise convolution's channels are independent: blocks of about TAPWISE_BYTES
         (``length`` floats per channel) keep each block's buffers in cache from when they are
@@ -151,7 +165,7 @@ class FlatEngine(Geometry):
         return [(slice(c0, c0 + step), slice(c0, c0 + step), min(step, self.groups - c0))
                 for c0 in range(0, self.groups, step)]
 
-    def _each_block(self, length: int, block) -> None:
+    def _each_block(self, length: int, block: Callable[[slice, slice, int], None]) -> None:
         """``block(xs, ys, groups)`` for every block of ``_blocks``.  A depthwise convolution's
         blocks are independent and its products are NumPy ufuncs and dot products, which run on
         one core each: the blocks are shared among the worker threads (one per core).  Other
@@ -164,7 +178,8 @@ class FlatEngine(Geometry):
 
         in_parallel(len(blocks), run)
 
-    def _products(self, buf, taps, length, w_op, other):
+    def _products(self, buf: np.ndarray, taps: list[_Tap], length: int, w_op: np.ndarray | None,
+                  other: np.ndarray | None) -> _Products:
         """_tapwise_products for a depthwise convolution, _im2col_products otherwise; ``w_op``
         and ``other`` are in _im2col_products' grouped layout."""
         if self._depthwise:
@@ -174,7 +189,7 @@ class FlatEngine(Geometry):
                     None if cross is None else cross[:, np.newaxis, :])
         return _im2col_products(buf, taps, length, w_op, other)
 
-    def _forward_and_weight_grad(self, x: np.ndarray, w: np.ndarray | None, dy: np.ndarray | None):
+    def _forward_and_weight_grad(self, x: np.ndarray, w: np.ndarray | None, dy: np.ndarray | None) -> Gradients:
         """``(Y = conv(X, W) if w is given, dW if dy is given)``, lowering X once for both:
         ``Y = W @ cols`` and ``dW = dY @ cols^T``."""
         length = self._length
@@ -183,7 +198,7 @@ class FlatEngine(Geometry):
         dw = None if dy is None else np.empty((self.y_channels, cx_g) + self.kernel, FLOAT32)
         crop = (slice(None), slice(None)) + tuple(slice(0, size) for size in self.y_size)
 
-        def block(xs, ys, groups):
+        def block(xs: slice, ys: slice, groups: int) -> None:
             xb = _flat_buffer(x[:, xs], self._extents, self._phases, self._slack)
             w_op = None if w is None else w[ys].reshape(groups, cy_g, -1)
             other = None
@@ -192,14 +207,16 @@ class FlatEngine(Geometry):
                 other = dy_flat.reshape(groups, cy_g, length)
             corr, cross = self._products(xb, self._taps, length, w_op, other)
             if corr is not None:
+                assert y is not None
                 y[:, ys] = corr.reshape(groups * cy_g, self.batch, *self._extents)[crop].swapaxes(0, 1)
             if cross is not None:
+                assert dw is not None
                 dw[ys] = cross.reshape(groups * cy_g, cx_g, *self.kernel)
 
         self._each_block(length, block)
         return y, dw
 
-    def _input_and_weight_grad(self, dy: np.ndarray, w: np.ndarray | None, x: np.ndarray | None):
+    def _input_and_weight_grad(self, dy: np.ndarray, w: np.ndarray | None, x: np.ndarray | None) -> Gradients:
         """``(dX = conv^T(dY, W) if w is given, dW if x is given)``, lowering dY once for both.
 
         Output phase ``x + lo = a*s + r`` of dX correlates dY with the taps ``t*d % s == r``
@@ -208,35 +225,38 @@ class FlatEngine(Geometry):
         q_t] X[a*s + r - lo]`` is the weight gradient's sum in the coordinates of dX."""
         length = self._length
         cy_g, cx_g = self.y_channels // self.groups, self.x_channels // self.groups
-        dx = dw = None
+        dx: np.ndarray | None = None
+        dw: np.ndarray | None = None
         if w is not None:
             shape = (self.batch, self.x_channels) + self.x_size
             dx = (np.empty if self._covers_x else np.zeros)(shape, FLOAT32)
         if x is not None:
             dw = np.zeros((self.y_channels, cx_g, math.prod(self.kernel)), FLOAT32)
 
-        def block(xs, ys, groups):
+        def block(xs: slice, ys: slice, groups: int) -> None:
             dyq = _flat_buffer(dy[:, ys], self._extents, self._dy_layout, self._slack)
             xq = None if x is None else _flat_buffer(x[:, xs], self._extents, self._x_layout, 0)
             w_taps = None if w is None else w[ys].reshape(groups, cy_g, cx_g, -1)
-            dw_taps = None if x is None else dw[ys].reshape(groups, cy_g, cx_g, -1)
+            dw_taps = None if dw is None else dw[ys].reshape(groups, cy_g, cx_g, -1)
             for p, (tap_ids, taps, src, dst) in enumerate(self._phase_plan):
                 w_op = None
-                if w is not None:
+                if w_taps is not None:
                     w_op = w_taps[..., tap_ids].transpose(0, 2, 1, 3).reshape(groups, cx_g, -1)
-                other = None if x is None else xq[:, p].reshape(groups, cx_g, length)
+                other = None if xq is None else xq[:, p].reshape(groups, cx_g, length)
                 corr, cross = self._products(dyq, taps, length, w_op, other)
                 if cross is not None:
+                    assert dw_taps is not None
                     dw_taps[..., tap_ids] = cross.reshape(groups, cx_g, cy_g, len(taps)).transpose(0, 2, 1, 3)
                 if corr is not None:
+                    assert dx is not None
                     out = corr.reshape(groups * cx_g, self.batch, *self._extents)
                     dx[(slice(None), xs) + dst] = out[(slice(None), slice(None)) + src].swapaxes(0, 1)
 
         self._each_block(length, block)
-        return dx, None if x is None else dw.reshape(self.y_channels, cx_g, *self.kernel)
+        return dx, None if dw is None else dw.reshape(self.y_channels, cx_g, *self.kernel)
 
 
-def _flat_buffer(src: np.ndarray, extents: tuple[int, ...], phases: list, slack: int) -> np.ndarray:
+def _flat_buffer(src: np.ndarray, extents: tuple[int, ...], phases: list[_Phase], slack: int) -> np.ndarray:
     """``src (N, C, *size)`` laid out as ``(C, len(phases), N*prod(extents) + slack)``.
 
     Phase ``p`` holds ``src[n, c, a*step + base]`` (per dimension ``(step, base) = phases[p][i]``)
@@ -255,9 +275,11 @@ def _flat_buffer(src: np.ndarray, extents: tuple[int, ...], phases: list, slack:
         if any(c is None for c in connections):
             plane[...] = 0
             continue
-        _zero_outside(plane, [dst for dst, _ in connections])
-        plane[(Ellipsis,) + tuple(dst for dst, _ in connections)] = \
-            channel_first[(Ellipsis,) + tuple(source for _, source in connections)]
+        boxes = cast(list[tuple[slice, slice]], connections)   # none is None (above)
+        _zero_outside(plane, [dst for dst, _ in boxes])
+        into: tuple[EllipsisType | slice, ...] = (Ellipsis, *(dst for dst, _ in boxes))
+        source_index: tuple[EllipsisType | slice, ...] = (Ellipsis, *(source for _, source in boxes))
+        plane[into] = channel_first[source_index]
     return buf
 
 
@@ -270,7 +292,7 @@ def _zero_outside(plane: np.ndarray, box: list[slice]) -> None:
         plane[head + (slice(window.stop, None),)] = 0
 
 
-def _im2col_chunks(buf: np.ndarray, taps: list[tuple[int, int]], length: int):
+def _im2col_chunks(buf: np.ndarray, taps: list[_Tap], length: int) -> Iterator[tuple[int, int, np.ndarray]]:
     """Yield ``(start, stop, cols)`` with ``cols[c, t, j] = buf[c, phase_t, start + j + offset_t]``
     for ``j < stop - start``, chunk after chunk of ``[0, length)``.  ``cols`` is reused; with a
     single tap (a 1x1 kernel) it is a view of ``buf``, no copy."""
@@ -292,8 +314,8 @@ def _im2col_chunks(buf: np.ndarray, taps: list[tuple[int, int]], length: int):
         yield start, stop, view
 
 
-def _im2col_products(buf: np.ndarray, taps: list[tuple[int, int]], length: int,
-                     wmat: np.ndarray | None, other: np.ndarray | None):
+def _im2col_products(buf: np.ndarray, taps: list[_Tap], length: int,
+                     wmat: np.ndarray | None, other: np.ndarray | None) -> _Products:
     """The flat engine's two products on one im2col pass over ``buf (C, phases, >= length + max
     offset)``, with ``Cg = C / groups`` channels per group and ``T = len(taps)``::
 
@@ -307,21 +329,23 @@ def _im2col_products(buf: np.ndarray, taps: list[tuple[int, int]], length: int,
     per pass on the benchmark's resnet 3x3 (8,64,56,56)): both products there took 54 ms in one
     pass against 63 ms in two, the transposed k4 s2 case's 10.3 ms against 11.3 ms.
     """
-    groups = (wmat if wmat is not None else other).shape[0]
+    operand = wmat if wmat is not None else other
+    assert operand is not None   # the caller asks for at least one product
+    groups = operand.shape[0]
     taps_per_group = buf.shape[0] // groups * len(taps)
     corr = None if wmat is None else np.empty((groups, wmat.shape[1], length), FLOAT32)
     cross = None if other is None else np.zeros((groups, other.shape[1], taps_per_group), FLOAT32)
     for start, stop, cols in _im2col_chunks(buf, taps, length):
         cols = cols.reshape(groups, taps_per_group, stop - start)
-        if corr is not None:
+        if corr is not None and wmat is not None:
             np.matmul(wmat, cols, out=corr[:, :, start:stop])
-        if cross is not None:
+        if cross is not None and other is not None:
             cross += np.matmul(other[:, :, start:stop], cols.swapaxes(1, 2))
     return corr, cross
 
 
-def _tapwise_products(buf: np.ndarray, taps: list[tuple[int, int]], length: int,
-                      weights: np.ndarray | None, other: np.ndarray | None):
+def _tapwise_products(buf: np.ndarray, taps: list[_Tap], length: int,
+                      weights: np.ndarray | None, other: np.ndarray | None) -> _Products:
     """The same two products for a depthwise convolution (one channel in and one out per
     group), one tap at a time::
 
@@ -342,12 +366,12 @@ def _tapwise_products(buf: np.ndarray, taps: list[tuple[int, int]], length: int,
     scratch = None if weights is None else np.empty((channels, length), FLOAT32)
     for t, (phase, offset) in enumerate(taps):
         source = buf[:, phase, offset:offset + length]
-        if corr is not None:
+        if corr is not None and weights is not None and scratch is not None:
             if t == 0:
                 np.multiply(source, weights[:, t:t + 1], out=corr)
             else:
                 np.multiply(source, weights[:, t:t + 1], out=scratch)
                 corr += scratch
-        if cross is not None:
+        if cross is not None and other is not None:
             np.matmul(other[:, np.newaxis, :], source[:, :, np.newaxis], out=cross[:, :, t:t + 1])
     return corr, None if cross is None else cross[:, 0, :]

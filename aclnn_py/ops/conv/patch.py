@@ -21,7 +21,7 @@ import math
 
 import numpy as np
 
-from ._geometry import FLOAT32, Geometry
+from ._geometry import FLOAT32, Geometry, Gradients
 
 
 def applies(g: Geometry) -> bool:
@@ -34,27 +34,31 @@ def applies(g: Geometry) -> bool:
 class PatchEngine(Geometry):
     name = "patch"
 
-    def gradients(self, x: np.ndarray, dy: np.ndarray, w: np.ndarray, want_input: bool, want_weight: bool):
+    def gradients(self, x: np.ndarray, dy: np.ndarray, w: np.ndarray, want_input: bool, want_weight: bool) -> Gradients:
         """``(gradInput, gradWeight)``, None where not wanted (``Geometry``)."""
         groups = self.groups
         cx_g, cy_g = self.x_channels // groups, self.y_channels // groups
         rank = len(self.kernel)
-        cols = None
+        cols: np.ndarray | None = None
         if want_weight or (want_input and self.transposed):
             cols = self._cols(x)
-        dy_mat = None
+        dy_mat: np.ndarray | None = None
         if want_weight or (want_input and not self.transposed):
             # (N, Cy, *y) -> (g, Cy/g, N*P_y): N moves inside the channels (one copy).
             dy_mat = np.ascontiguousarray(dy.reshape(self.batch, groups, cy_g, -1).transpose(1, 2, 0, 3)) \
                 .reshape(groups, cy_g, -1)
         w_mat = w.reshape(groups, cy_g, -1)
-        grad_weight = grad_input = None
+        grad_weight: np.ndarray | None = None
+        grad_input: np.ndarray | None = None
         if want_weight:
+            assert dy_mat is not None and cols is not None
             grad_weight = np.matmul(dy_mat, cols.swapaxes(1, 2)).reshape(self.y_channels, cx_g, *self.kernel)
         if want_input and self.transposed:
+            assert cols is not None
             y = np.matmul(w_mat, cols).reshape(groups * cy_g, self.batch, *self.y_size)
             grad_input = np.ascontiguousarray(y.swapaxes(0, 1))
         elif want_input:
+            assert dy_mat is not None
             dcols = np.matmul(w_mat.swapaxes(1, 2), dy_mat)          # (g, Cx/g * T, N * P_y)
             dcols = dcols.reshape((self.x_channels,) + self.kernel + (self.batch,) + self.y_size)
             dx = np.empty((self.batch, self.x_channels) + self.x_size, FLOAT32)

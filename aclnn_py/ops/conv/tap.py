@@ -18,23 +18,27 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Iterator
 
 import numpy as np
 
-from ._geometry import FLOAT32, Geometry, axis_slices, grouped
+from ._geometry import FLOAT32, Geometry, Gradients, axis_slices, grouped
+
+#: A tap's (index into Y, index into X) of the positions it connects (``TapEngine._connections``).
+_Connection = tuple[tuple[slice, ...], tuple[slice, ...]]
 
 
 class TapEngine(Geometry):
     name = "tap"
 
-    def gradients(self, x: np.ndarray, dy: np.ndarray, w: np.ndarray, want_input: bool, want_weight: bool):
+    def gradients(self, x: np.ndarray, dy: np.ndarray, w: np.ndarray, want_input: bool, want_weight: bool) -> Gradients:
         """``(gradInput, gradWeight)``, None where not wanted (``Geometry``)."""
         grad_weight = self._weight_grad(x, dy) if want_weight else None
         if not want_input:
             return None, grad_weight
         return self._forward(x, w) if self.transposed else self._input_grad(dy, w), grad_weight
 
-    def _connections(self):
+    def _connections(self) -> Iterator[_Connection | None]:
         """Per tap (weight order): (index into Y, index into X) of the positions it connects,
         or None where it connects none.  Indices are for ``(N, groups, C/groups, *size)``."""
         per_dim = [[axis_slices(x, y, s, t * d - lo) for t in range(k)]
@@ -42,10 +46,11 @@ class TapEngine(Geometry):
                                                   self.dilation, self.pad_lo)]
         lead = (slice(None),) * 3
         for tap in itertools.product(*per_dim):
-            if any(c is None for c in tap):
+            connected = [c for c in tap if c is not None]
+            if len(connected) < len(tap):
                 yield None
             else:
-                yield lead + tuple(c[0] for c in tap), lead + tuple(c[1] for c in tap)
+                yield lead + tuple(c[0] for c in connected), lead + tuple(c[1] for c in connected)
 
     def _weight_grad(self, x: np.ndarray, dy: np.ndarray) -> np.ndarray:
         xg, dyg = grouped(x, self.groups), grouped(dy, self.groups)

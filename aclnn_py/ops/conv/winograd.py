@@ -27,10 +27,12 @@ largest terms, inside the tolerances of tests/helpers.py.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import Unpack, cast
 
 import numpy as np
 
-from ._geometry import FLOAT32, Geometry, axis_slices
+from ._geometry import FLOAT32, Engine, Geometry, GeometryArgs, Gradients, axis_slices
 from . import flat
 from .._common import in_parallel
 
@@ -58,7 +60,7 @@ def worthwhile(g: Geometry) -> bool:
 class WinogradEngine(Geometry):
     name = "winograd"
 
-    def __init__(self, *geometry, both) -> None:
+    def __init__(self, *geometry: Unpack[GeometryArgs], both: Engine | None) -> None:
         super().__init__(*geometry)
         #: The engine that computes both gradients when both are wanted (None: this one).
         self._both = both
@@ -67,9 +69,9 @@ class WinogradEngine(Geometry):
         # dY placed at offset 2 - lo in a zero image covering every tile's 4x4 reads.
         self._padded = tuple(2 * t + 2 for t in self._tiles)
         self._front = tuple(2 - lo for lo in self.pad_lo)
-        self._weight_engine = None
+        self._weight_engine: Engine | None = None
 
-    def gradients(self, x: np.ndarray, dy: np.ndarray, w: np.ndarray, want_input: bool, want_weight: bool):
+    def gradients(self, x: np.ndarray, dy: np.ndarray, w: np.ndarray, want_input: bool, want_weight: bool) -> Gradients:
         """``(gradInput, gradWeight)``, None where not wanted (``Geometry``)."""
         if want_weight and self._both is not None:
             return self._both.gradients(x, dy, w, want_input, want_weight)
@@ -99,7 +101,7 @@ class WinogradEngine(Geometry):
         if any(c is None for c in box):
             d[...] = 0
         else:
-            (src_h, dst_h), (src_w, dst_w) = box
+            (src_h, dst_h), (src_w, dst_w) = cast(list[tuple[slice, slice]], box)   # none is None (above)
             d[:dst_h.start] = 0
             d[dst_h.stop:] = 0
             d[dst_h, :dst_w.start] = 0
@@ -116,7 +118,7 @@ class WinogradEngine(Geometry):
         # Blocks of tile rows whose transformed tiles take about flat.CHUNK_BYTES: the buffers are
         # made once per thread and stay in cache from the transform to the product to the output.
         step = max(1, flat.CHUNK_BYTES // (16 * tw * batch * max(cx, cy) * FLOAT32.itemsize))
-        shapes = {"t1": lambda nb: (4, nb, wp, batch, cy), "v": lambda nb: (4, 4, nb, tw, batch, cy),
+        shapes: dict[str, Callable[[int], tuple[int, ...]]] = {"t1": lambda nb: (4, nb, wp, batch, cy), "v": lambda nb: (4, 4, nb, tw, batch, cy),
                   "m": lambda nb: (16, nb * tw * batch, cx), "r": lambda nb: (2, 4, nb, tw, batch, cx),
                   "y": lambda nb: (2, 2, nb, tw, batch, cx)}
         starts = list(range(0, th, step))
@@ -139,7 +141,8 @@ class WinogradEngine(Geometry):
         in_parallel(len(starts), run)
         return out
 
-    def _tile_rows(self, d, u, nb, t1, v, m, r, y) -> None:
+    def _tile_rows(self, d: np.ndarray, u: np.ndarray, nb: int, t1: np.ndarray, v: np.ndarray, m: np.ndarray,
+                   r: np.ndarray, y: np.ndarray) -> None:
         """``y (2, 2, nb, tw, N, Cx)``: the output blocks of ``nb`` tile rows from their padded dY
         rows ``d (2*nb + 2, Wp, N, Cy)`` (the other arrays are scratch of their shapes)."""
         groups = self.groups
@@ -176,7 +179,7 @@ class WinogradEngine(Geometry):
         y[:, 1] -= r[:, 3]
 
     @staticmethod
-    def _place(y, out, rows: int, width: int) -> None:
+    def _place(y: np.ndarray, out: np.ndarray, rows: int, width: int) -> None:
         """``out (N, Cx, rows, width)[n, c, 2i + p, 2j + q] = y[p, q, i, j, n, c]``."""
         batch, cx = out.shape[:2]
         hh, wh = rows // 2, width // 2
