@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -64,3 +68,24 @@ def assert_rejected(call, status: int, api: str, *named: str):
     for name in named:
         assert name in error.message, (name, error.message)
     return error
+
+
+FAKE_OPERATORS = Path(__file__).resolve().parent / "call"
+
+
+def build_fake_operator_package(home: Path, root: Path) -> Path:
+    """A custom operator package (``$ASCEND_CUSTOM_OPP_PATH`` layout) at ``root`` holding the test
+    operators of tests/call (``aclnnFakeEverything``, ``aclnnFakeScalarInfo`` and a stand-in
+    ``aclnnAdd``), built against the simulator toolkit at ``home``: operators beyond the five."""
+    from aclnn_py.sim import _build
+
+    include, lib = root / "op_api" / "include", root / "op_api" / "lib"
+    include.mkdir(parents=True)
+    lib.mkdir(parents=True)
+    for header in ("aclnn_fake_everything.h", "aclnn_add.h"):
+        shutil.copy(FAKE_OPERATORS / header, include)
+    subprocess.run(["gcc", "-std=c11", "-Wall", "-Werror", "-shared", "-fPIC", f"-I{home / 'include'}",
+                    f"-I{home / 'include' / 'aclnn'}", f"-I{_build.SRC_DIR}", f"-I{FAKE_OPERATORS}",
+                    str(FAKE_OPERATORS / "fake_ops.c"), str(home / "lib64" / "libaclsim.so"), "-o",
+                    str(lib / "libcust_opapi.so")], check=True)
+    return root

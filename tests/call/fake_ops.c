@@ -7,6 +7,7 @@
 
 #include "sim_internal.h"
 #include "aclnn_fake_everything.h"
+#include "aclnn_add.h"
 
 #define MAX_LIST 8
 
@@ -199,4 +200,52 @@ aclnnStatus aclnnFakeScalarInfo(void *workspace, uint64_t workspaceSize, aclOpEx
                                 aclrtStream stream)
 {
     return aclsim_launch("aclnnFakeScalarInfo", workspace, workspaceSize, executor, stream);
+}
+
+/* The stand-in aclnnAdd of aclnn_add.h: out = self + alpha * other. */
+static aclnnStatus add_kernel(aclOpExecutor *ex, void *workspace)
+{
+    (void)workspace;
+    const double *alpha = aclsim_executor_params(ex, sizeof *alpha);
+    const aclTensor *self = aclsim_executor_input(ex, 0);
+    const aclTensor *other = aclsim_executor_input(ex, 1);
+    aclTensor *out = aclsim_executor_output(ex, 0);
+    for (int64_t k = 0; k < numel(self); k++) {
+        out_data(out)[k] = (float)(in_data(self)[k] + *alpha * in_data(other)[k]);
+    }
+    return ACLNN_SUCCESS;
+}
+
+aclnnStatus aclnnAddGetWorkspaceSize(const aclTensor *self, const aclTensor *other, const aclScalar *alpha,
+                                     aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor)
+{
+    const char *api = "aclnnAddGetWorkspaceSize";
+    if (self == NULL || other == NULL || alpha == NULL || out == NULL || workspaceSize == NULL ||
+        executor == NULL) {
+        FAIL(ACLNN_ERR_PARAM_NULLPTR, "%s: a required argument is NULL", api);
+    }
+    int64_t n = numel(self);
+    if (!float_tensor_like(self, n) || !float_tensor_like(other, n) || !float_tensor_like(out, n)) {
+        FAIL(ACLNN_ERR_PARAM_INVALID, "%s: self, other and out must be float32 of one size (stand-in)", api);
+    }
+    double value;
+    if (scalar_value(alpha, &value) != 0) {
+        FAIL(ACLNN_ERR_PARAM_INVALID, "%s: alpha has an unsupported dtype %d", api, (int)alpha->dtype);
+    }
+    aclOpExecutor *ex = aclsim_executor_new("aclnnAdd", add_kernel, 0);
+    double *p = ex != NULL ? aclsim_executor_params(ex, sizeof *p) : NULL;
+    if (p == NULL || aclsim_executor_add_input(ex, self) < 0 || aclsim_executor_add_input(ex, other) < 0 ||
+        aclsim_executor_add_output(ex, out) < 0) {
+        aclsim_executor_discard(ex);
+        return ACLNN_ERR_INNER;
+    }
+    *p = value;
+    *workspaceSize = 0;
+    *executor = ex;
+    return ACLNN_SUCCESS;
+}
+
+aclnnStatus aclnnAdd(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)
+{
+    return aclsim_launch("aclnnAdd", workspace, workspaceSize, executor, stream);
 }

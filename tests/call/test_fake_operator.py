@@ -15,27 +15,16 @@ from pathlib import Path
 
 import pytest
 
-from aclnn_py.sim import _build
+from helpers import build_fake_operator_package
 
 HERE = Path(__file__).resolve().parent
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 
-def build_package(home: Path, root: Path) -> Path:
-    include, lib = root / "op_api" / "include", root / "op_api" / "lib"
-    include.mkdir(parents=True)
-    lib.mkdir(parents=True)
-    shutil.copy(HERE / "aclnn_fake_everything.h", include)
-    subprocess.run(["gcc", "-std=c11", "-Wall", "-Werror", "-shared", "-fPIC", f"-I{home / 'include'}",
-                    f"-I{home / 'include' / 'aclnn'}", f"-I{_build.SRC_DIR}", f"-I{HERE}", str(HERE / "fake_ops.c"),
-                    str(home / "lib64" / "libaclsim.so"), "-o", str(lib / "libcust_opapi.so")], check=True)
-    return root
-
-
 def test_fake_operator_package(sim_lib, tmp_path):
     if shutil.which("gcc") is None:
         (pytest.fail if IN_CI else pytest.skip)("gcc is needed to build the fake operator package")
-    package = build_package(Path(sim_lib.toolkit.home), tmp_path / "package")
+    package = build_fake_operator_package(Path(sim_lib.toolkit.home), tmp_path / "package")
     env = dict(os.environ, ASCEND_CUSTOM_OPP_PATH=str(package), ACLNN_PY_BACKEND="sim")
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x",
                            str(HERE / "fake_operator_cases.py")], cwd=HERE.parents[1], env=env,
