@@ -1,0 +1,158 @@
+"""aclnn_py.set_device / get_device (one device per thread) on the simulator."""
+
+from __future__ import annotations
+
+import gc
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+
+import numpy as np
+import pytest
+
+import aclnn_py
+from aclnn_py import Tensor, _device
+
+from test_tensor import counters
+
+GRAD = np.arange(4, dtype=np.float32).reshape(1, 1, 2, 2)
+SELF = np.ones((1, 1, 4, 4), np.float32)
+
+
+def _pool(grad, self, **kw):
+    kw.setdefault("backend", "sim")
+    return aclnn_py.avg_pool2d_backward(grad, self, [2], [2], [0], False, True, None, **kw)
+
+
+EXPECTED = _pool(GRAD, SELF, backend="numpy")
+
+
+# -- set_device / get_device ---------------------------------------------------------------------
+
+def _in_a_thread(work):
+    out = []
+
+    def run():
+        try:
+            out.append(work())
+        except Exception as exc:
+            out.append(exc)
+
+    t = threading.Thread(target=run)
+    t.start()
+    t.join()
+    return out[0]
+
+
+def test_default_device_is_0_or_the_environment_variable(monkeypatch):
+    assert _in_a_thread(aclnn_py.get_device) == 0  # the suite runs without ACLNN_PY_DEVICE
+    monkeypatch.setattr(_device, "_default", None)
+    monkeypatch.setenv("ACLNN_PY_DEVICE", "3")
+    assert _in_a_thread(aclnn_py.get_device) == 3
+    monkeypatch.setattr(_device, "_default", None)
+    monkeypatch.setenv("ACLNN_PY_DEVICE", "x")
+    error = _in_a_thread(aclnn_py.get_device)
+    assert isinstance(error, ValueError) and "ACLNN_PY_DEVICE" in str(error)
+    monkeypatch.setattr(_device, "_default", None)
+
+
+@pytest.mark.parametrize("bad, error", [("0", TypeError), (1.0, TypeError), (True, TypeError), (None, TypeError),
+                                        (-1, ValueError)])
+def test_set_device_validates_its_argument(bad, error):
+    with pytest.raises(error, match="set_device: device"):
+        aclnn_py.set_device(bad)
+    assert aclnn_py.get_device() == 0
+
+
+def test_a_device_the_simulator_lacks_is_the_runtimes_error(sim_lib):
+    count = sim_lib.ffi.new("uint32_t *")
+    sim_lib.call("aclrtGetDeviceCount", count)
+    assert count[0] == 1  # ACLSIM_DEVICE_COUNT is not set in the suite
+    with pytest.raises(aclnn_py.AclnnError, match="invalid device id 1") as info:
+        aclnn_py.set_device(1)  # the simulator is loaded: checked at once
+    assert info.value.status == 107001 and info.value.api == "aclrtSetDevice"
+    assert aclnn_py.get_device() == 0
+    np.testing.assert_array_equal(_pool(GRAD, SELF), EXPECTED)  # the thread still works on device 0
+
+
+def test_device_per_thread(sim_lib):
+    seen = {}
+
+    def work(name):
+        aclnn_py.set_device(0)
+        seen[name] = (aclnn_py.get_device(), _pool(GRAD, SELF))
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(seen) == [0, 1, 2]
+    for device, result in seen.values():
+        assert device == 0
+        np.testing.assert_array_equal(result, EXPECTED)
+
+
+TWO_DEVICES = textwrap.dedent("""
+    import threading
+    import numpy as np
+    import aclnn_py
+    from aclnn_py import _ffi
+    lib = _ffi.library("sim")
+
+    def device_of_stream():
+        d = lib.ffi.new("int32_t *")
+        lib.call("aclrtGetDevice", d)
+        return d[0]
+
+    def pool(grad, self, **kw):
+        return aclnn_py.avg_pool2d_backward(grad, self, [2], [2], [0], False, True, None, backend="sim", **kw)
+
+    grad = np.arange(4, dtype=np.float32).reshape(1, 1, 2, 2)
+    x = np.ones((1, 1, 4, 4), np.float32)
+    want = pool(grad, x)
+    seen = {}
+
+    def work(device):
+        aclnn_py.set_device(device)
+        out = pool(grad, x)
+        with aclnn_py.Tensor.from_numpy(grad, backend="sim") as g, aclnn_py.Tensor.from_numpy(x, backend="sim") as t:
+            chained = pool(g, t).numpy()
+        seen[device] = (aclnn_py.get_device(), device_of_stream(), np.array_equal(out, want),
+                        np.array_equal(chained, want))
+
+    threads = [threading.Thread(target=work, args=(d,)) for d in (0, 1)]
+    for t in threads: t.start()
+    for t in threads: t.join()
+    assert seen == {0: (0, 0, True, True), 1: (1, 1, True, True)}, seen
+    assert aclnn_py.get_device() == 0
+    aclnn_py.set_device(1)  # the main thread moves, and back
+    assert device_of_stream() == 1 and np.array_equal(pool(grad, x), want)
+    aclnn_py.set_device(0)
+    assert device_of_stream() == 0 and np.array_equal(pool(grad, x), want)
+    try:
+        aclnn_py.set_device(2)
+    except aclnn_py.AclnnError as e:
+        assert e.status == 107001
+    else:
+        raise AssertionError("device 2 accepted")
+    print("ok")
+""")
+
+
+def test_two_devices_two_threads(sim_lib):
+    env = dict(os.environ, ACLSIM_DEVICE_COUNT="2", ACLNN_PY_BACKEND="sim")
+    env.pop("ACLNN_PY_DEVICE", None)
+    done = subprocess.run([sys.executable, "-c", TWO_DEVICES], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
+
+
+def test_environment_variable_selects_the_device(sim_lib):
+    env = dict(os.environ, ACLSIM_DEVICE_COUNT="2", ACLNN_PY_DEVICE="1")
+    code = ("import aclnn_py\nfrom aclnn_py import _ffi\nlib = _ffi.library('sim')\nlib.stream()\n"
+            "d = lib.ffi.new('int32_t *')\nlib.call('aclrtGetDevice', d)\nprint(aclnn_py.get_device(), d[0])")
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.split() == ["1", "1"], done.stderr
+
