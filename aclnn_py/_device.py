@@ -49,10 +49,12 @@ def set_device(device: int) -> None:
     (other threads keep theirs).
 
     Work this thread left queued on its previous device is waited for first. When the npu or
-    sim backend is already loaded, the device is opened at once (``aclrtSetDevice``), so a
-    device the runtime does not have raises its ``AclnnError`` here (107001 on the simulator,
-    which has ``$ACLSIM_DEVICE_COUNT`` devices, default 1); otherwise the same error comes
-    from the first npu/sim call. On the numpy backend the device is recorded and has no effect.
+    sim backend is loaded, or is the current backend (``get_backend()``, which loads it), the
+    device is opened at once (``aclrtSetDevice``: the C-API mirror ``aclnn_py.capi`` then works
+    on it too), so a device the runtime does not have raises its ``AclnnError`` here (107001
+    on the simulator, which has ``$ACLSIM_DEVICE_COUNT`` devices, default 1); otherwise the
+    same error comes from the first npu/sim call. On the numpy backend the device is recorded
+    and has no effect.
     """
     if isinstance(device, bool) or not isinstance(device, numbers.Integral):
         raise TypeError(f"set_device: device must be an int, got {type(device).__name__}")
@@ -60,8 +62,13 @@ def set_device(device: int) -> None:
     if value < 0:
         raise ValueError(f"set_device: device must be >= 0, got {value}")
     from . import _ffi
+    from ._backend import get_backend
 
-    for name in _ffi.loaded_backends():
+    names = _ffi.loaded_backends()
+    if not names:
+        current = get_backend()
+        names = (current,) if current != "numpy" else ()
+    for name in names:
         _ffi.library(name).use_device(value)
     _local.device = value
 

@@ -149,6 +149,15 @@ def test_two_devices_two_threads(sim_lib):
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
 
 
+def test_set_device_opens_the_device_of_the_current_backend(sim_lib):
+    env = dict(os.environ, ACLNN_PY_BACKEND="sim")
+    code = ("import aclnn_py\nfrom aclnn_py import _ffi, capi\nassert not _ffi.loaded_backends()\n"
+            "try:\n    aclnn_py.set_device(5)\nexcept aclnn_py.AclnnError as e:\n    print(e.status)\n"
+            "aclnn_py.set_device(0)\ncapi.aclrtDestroyStream(capi.aclrtCreateStream())\nprint(aclnn_py.get_device())")
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.split() == ["107001", "0"], done.stderr
+
+
 def test_environment_variable_selects_the_device(sim_lib):
     env = dict(os.environ, ACLSIM_DEVICE_COUNT="2", ACLNN_PY_DEVICE="1")
     code = ("import aclnn_py\nfrom aclnn_py import _ffi\nlib = _ffi.library('sim')\nlib.stream()\n"
