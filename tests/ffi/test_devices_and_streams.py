@@ -1,4 +1,5 @@
-"""aclnn_py.set_device / get_device (one device per thread) on the simulator."""
+"""aclnn_py.set_device / get_device (one device per thread) and ``stream=`` (a stream the caller
+owns) on the simulator."""
 
 from __future__ import annotations
 
@@ -164,4 +165,109 @@ def test_environment_variable_selects_the_device(sim_lib):
             "d = lib.ffi.new('int32_t *')\nlib.call('aclrtGetDevice', d)\nprint(aclnn_py.get_device(), d[0])")
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and done.stdout.split() == ["1", "1"], done.stderr
+
+
+# -- stream= -------------------------------------------------------------------------------------
+
+@pytest.fixture
+def caller_stream(sim_lib):
+    """A stream the test owns (aclnn_py.capi.aclrtCreateStream), destroyed by the test."""
+    from aclnn_py import capi
+
+    sim_lib.stream()  # this thread's device and stream exist before the counters' baseline
+    gc.collect()
+    sim_lib.synchronize()
+    before = counters(sim_lib)
+    with aclnn_py.use_backend("sim"):
+        stream = capi.aclrtCreateStream()
+    yield stream
+    with aclnn_py.use_backend("sim"):
+        capi.aclrtSynchronizeStream(stream)  # still alive and usable
+        capi.aclrtDestroyStream(stream)
+    gc.collect()
+    sim_lib.synchronize()
+    assert counters(sim_lib) == before  # nothing leaked, nothing of the binding's left on it
+
+
+class TorchNpuStream:
+    """A stand-in for torch_npu's ``torch.npu.current_stream()``: its ``npu_stream`` is the
+    aclrtStream's address."""
+
+    def __init__(self, address: int) -> None:
+        self.npu_stream = address
+
+
+def _address(sim_lib, stream) -> int:
+    return int(sim_lib.ffi.cast("uintptr_t", stream))
+
+
+@pytest.mark.parametrize("form", ["cdata", "int", "torch_npu"])
+def test_numpy_results_on_a_caller_stream(sim_lib, caller_stream, form):
+    stream = {"cdata": caller_stream, "int": _address(sim_lib, caller_stream),
+              "torch_npu": TorchNpuStream(_address(sim_lib, caller_stream))}[form]
+    for _ in range(3):  # the second and later calls replay the recorded plan: on the caller's stream too
+        np.testing.assert_array_equal(_pool(GRAD, SELF, stream=stream), EXPECTED)
+    assert sim_lib.stream() is not caller_stream  # the thread's own stream is back
+
+
+def test_work_goes_to_the_callers_stream(sim_lib, caller_stream, monkeypatch):
+    used = []
+    real = sim_lib.fn("aclnnAvgPool2dBackward")
+    monkeypatch.setitem(sim_lib._functions, "aclnnAvgPool2dBackward",
+                        lambda *a: used.append(_address(sim_lib, a[-1])) or real(*a))
+    from aclnn_py.ops import _aclnn
+    monkeypatch.setattr(_aclnn, "PLANS", False)
+    monkeypatch.setattr(sim_lib, "_fast_api", None, raising=False)
+    _pool(GRAD, SELF, stream=caller_stream)
+    _pool(GRAD, SELF)
+    assert used == [_address(sim_lib, caller_stream), _address(sim_lib, sim_lib.stream())]
+
+
+def test_tensor_chain_on_a_caller_stream(sim_lib, caller_stream):
+    with Tensor.from_numpy(GRAD, backend="sim") as g, Tensor.from_numpy(SELF, backend="sim") as x:
+        out = _pool(g, x, stream=caller_stream)  # a device Tensor: nothing waits
+        assert isinstance(out, Tensor)
+        assert sim_lib.pending()[0] >= 1  # the call's temporaries wait for the caller's stream
+        again = _pool(g, out, stream=TorchNpuStream(_address(sim_lib, caller_stream)))
+        np.testing.assert_array_equal(out.numpy(), EXPECTED)  # waits for the caller's stream
+        np.testing.assert_array_equal(again.numpy(), _pool(GRAD, EXPECTED, backend="numpy"))
+        out.close()
+        again.close()
+
+
+def test_pending_releases_wait_for_the_callers_stream(sim_lib, caller_stream):
+    with Tensor.from_numpy(GRAD, backend="sim") as g, Tensor.from_numpy(SELF, backend="sim") as x:
+        outs = [_pool(g, x, stream=caller_stream) for _ in range(5)]
+    state = sim_lib._local.state
+    assert _address(sim_lib, caller_stream) in state.callers
+    sim_lib.synchronize()
+    assert not state.callers and sim_lib.pending() == (0, 0)
+    for o in outs:
+        np.testing.assert_array_equal(o.numpy(), EXPECTED)
+        o.close()
+
+
+def test_caller_stream_in_another_thread(sim_lib, caller_stream):
+    results = []
+
+    def work():
+        results.append(_pool(GRAD, SELF, stream=caller_stream))
+
+    t = threading.Thread(target=work)
+    t.start()
+    t.join()
+    np.testing.assert_array_equal(results[0], EXPECTED)
+
+
+@pytest.mark.parametrize("bad, error", [("s", TypeError), (1.5, TypeError), (True, TypeError), (0, ValueError),
+                                        (-1, ValueError), (TorchNpuStream(0), ValueError),
+                                        (TorchNpuStream("x"), TypeError)])
+def test_stream_argument_is_checked_on_every_backend(backend, bad, error):
+    with pytest.raises(error, match="stream="):
+        _pool(GRAD, SELF, backend=backend, stream=bad)
+
+
+def test_numpy_backend_ignores_a_valid_stream():
+    np.testing.assert_array_equal(_pool(GRAD, SELF, backend="numpy", stream=TorchNpuStream(0x1000)), EXPECTED)
+    np.testing.assert_array_equal(_pool(GRAD, SELF, backend="numpy", stream=0x1000), EXPECTED)
 
