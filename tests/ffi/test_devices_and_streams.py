@@ -271,3 +271,47 @@ def test_numpy_backend_ignores_a_valid_stream():
     np.testing.assert_array_equal(_pool(GRAD, SELF, backend="numpy", stream=TorchNpuStream(0x1000)), EXPECTED)
     np.testing.assert_array_equal(_pool(GRAD, SELF, backend="numpy", stream=0x1000), EXPECTED)
 
+
+# -- stream= on aclnn_py.call and prepared runs ----------------------------------------------------
+
+POOL = "aclnnAvgPool2dBackward"
+POOL_ARGS = ([2, 2], [2, 2], [0, 0], False, True, 0, 0)
+
+
+def test_call_on_a_caller_stream(sim_lib, caller_stream):
+    out = np.zeros_like(SELF)
+    result = aclnn_py.call(POOL, GRAD, SELF, *POOL_ARGS, out, backend="sim", stream=caller_stream)
+    assert result is out
+    np.testing.assert_array_equal(out, EXPECTED)
+    with Tensor.from_numpy(GRAD, backend="sim") as g, Tensor.from_numpy(SELF, backend="sim") as x, \
+            Tensor.empty(SELF.shape, np.float32, backend="sim") as o:
+        aclnn_py.call(POOL, g, x, *POOL_ARGS, o, backend="sim", stream=TorchNpuStream(_address(sim_lib, caller_stream)))
+        np.testing.assert_array_equal(o.numpy(), EXPECTED)
+
+
+def test_prepared_runs_on_caller_streams(sim_lib, caller_stream):
+    out = np.zeros_like(SELF)
+    with aclnn_py.prepare(POOL, GRAD, SELF, *POOL_ARGS, out, backend="sim") as run:
+        for stream in (caller_stream, None, _address(sim_lib, caller_stream)):
+            out[...] = 0
+            run(GRAD, SELF, *POOL_ARGS, out, stream=stream)
+            np.testing.assert_array_equal(out, EXPECTED)
+        with Tensor.from_numpy(GRAD, backend="sim") as g, Tensor.from_numpy(SELF, backend="sim") as x, \
+                Tensor.empty(SELF.shape, np.float32, backend="sim") as o:
+            with aclnn_py.prepare(POOL, g, x, *POOL_ARGS, o, backend="sim") as run2:
+                run2(g, x, *POOL_ARGS, o, stream=caller_stream)  # queued, nobody waits
+                run2(g, x, *POOL_ARGS, o)  # waits for the caller's stream first
+                run2(g, x, *POOL_ARGS, o, stream=caller_stream)
+            np.testing.assert_array_equal(o.numpy(), EXPECTED)
+
+
+@pytest.mark.parametrize("bad, error", [("s", TypeError), (0, ValueError)])
+def test_call_and_prepare_check_the_stream(backend, bad, error):
+    out = np.zeros_like(SELF)
+    with pytest.raises(error, match="stream="):
+        aclnn_py.call(POOL, GRAD, SELF, *POOL_ARGS, out, backend=backend, stream=bad)
+    with aclnn_py.prepare(POOL, GRAD, SELF, *POOL_ARGS, out, backend=backend) as run:
+        with pytest.raises(error, match="stream="):
+            run(GRAD, SELF, *POOL_ARGS, out, stream=bad)
+        run(GRAD, SELF, *POOL_ARGS, out, stream=TorchNpuStream(0x1000) if backend == "numpy" else None)
+    np.testing.assert_array_equal(out, EXPECTED)
