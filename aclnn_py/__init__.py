@@ -6,6 +6,7 @@ CANN-compatible CPU simulator), ``numpy`` (pure NumPy; the default where there i
 
 from . import _errors as errors
 from ._backend import BACKENDS, get_backend, set_backend, use_backend
+from ._device import get_device, set_device
 from ._dtypes import aclDataType, aclFormat, bfloat16
 from ._errors import AclnnError
 from ._ffi.discovery import BackendUnavailable
@@ -51,10 +52,12 @@ __all__ = [
     "convolution_backward",
     "errors",
     "get_backend",
+    "get_device",
     "im2col_backward",
     "max_unpool2d_backward",
     "prepare",
     "reflection_pad2d_backward",
     "set_backend",
+    "set_device",
     "use_backend",
 ]

@@ -43,7 +43,9 @@ from ._errors import ACL_ERROR_API_NOT_SUPPORT, ACLNN_ERR_PARAM_INVALID, AclnnEr
 from .tensor import (BoolArray, DeviceView, FloatArray, IntArray, Scalar, Tensor, _quietly, float_array_arg,
                      scalar_value)
 from .ops._aclnn import _ACL_DTYPE, ACL_MEMCPY_DEVICE_TO_HOST, ACL_MEMCPY_HOST_TO_DEVICE, Call
-from .ops._common import bool_arg, bool_array_arg, int_arg, int_array_arg, tensor_input, unnamed_dtype
+from ._device import stream_address
+from .ops._common import (bool_arg, bool_array_arg, int_arg, int_array_arg, on_stream, tensor_input,
+                          unnamed_dtype)
 
 if TYPE_CHECKING:
     from cffi import FFI
@@ -519,21 +521,31 @@ def _library(backend: str | None) -> Library | None:
     return _ffi.library(name)
 
 
-def call(name: str, *args: object, backend: str | None = None, **kwargs: object) -> Any:
+def call(name: str, *args: object, backend: str | None = None, stream: object = None, **kwargs: object) -> Any:
     """Run the aclnn operator ``name`` (``"aclnnAdd"``) once: phase 1 with the arguments of
     ``aclnnXxxGetWorkspaceSize`` (C order, or C names as keywords), then phase 2 on this
-    thread's stream. Returns the outputs (module docstring).
+    thread's stream, or on ``stream`` (a stream the caller owns, as for the op functions:
+    an int address, a cffi ``aclrtStream`` or a torch_npu stream; not destroyed, waited for
+    only when NumPy outputs are copied back; checked, then ignored, on numpy). Returns the
+    outputs (module docstring).
 
     Raises:
         AclnnError: the library's status; 200001 (ACL_ERROR_API_NOT_SUPPORT) naming ``name``
             when the toolkit declares or exports no such operator.
         TypeError: a missing or unknown argument, or one of the wrong Python type (named).
     """
+    address = None if stream is None else stream_address(stream)
     lib = _library(backend)
     sig = _signature(lib, name)
     values = _bind(sig, args, kwargs)
     if lib is None:
         return _numpy_call(sig, values)
+    if address is not None:
+        return on_stream(lib, address, _call, sig, values)
+    return _call(lib, sig, values)
+
+
+def _call(lib: Library, sig: _Signature, values: list[object]) -> Any:
     with Call(lib, sig.api, fast=False) as c:
         marshal = _Marshal(c, sig, values, own_descriptors=False)
         c.run(sig.op, *marshal.args)
@@ -567,8 +579,9 @@ class Prepared:
     ``aclSetOutputTensorAddr`` (``aclSetDynamic{Input,Output}TensorAddr`` for an element of a
     tensor list); NumPy outputs are written in place. A tensor of another shape, dtype or view,
     or any other argument that differs from phase 1's, is a ValueError naming the parameter
-    (phase 1 computed the executor from them). Runs on the stream of the thread that made it.
-    On the numpy backend each call recomputes."""
+    (phase 1 computed the executor from them). Runs on the stream of the thread that made it,
+    or on ``stream=`` given to the run (a stream the caller owns, as for ``call``; a run after
+    one on another stream waits for that one first). On the numpy backend each call recomputes."""
 
     def __init__(self, sig: _Signature, lib: Library | None, values: list[object]) -> None:
         self.sig = sig
@@ -590,14 +603,17 @@ class Prepared:
         self._slots = _flat_slots(self._marshal.slots)
         self._downloads = [s for s in self._slots if s.value is not None]
         self._queued = False  # whether the last run may still be on the stream
-        self._finalizer = weakref.finalize(self, Prepared._release, c, self._executor)
+        self._last: list[Any] = [None]  # the stream of the last run
+        self._finalizer = weakref.finalize(self, Prepared._release, c, self._executor, self._last)
 
     @staticmethod
-    def _release(c: Call, executor: object) -> None:
+    def _release(c: Call, executor: object, last: list[Any]) -> None:
         """Wait for queued runs, destroy the executor, then the call's descriptors and memory."""
         lib = c.lib
         if lib.finalized:
             return
+        if last[0] is not None:
+            _quietly(lambda: lib.call("aclrtSynchronizeStream", last[0]))
         _quietly(lib.synchronize)
         _quietly(lambda: c.c.aclDestroyAclOpExecutor(executor))
         _quietly(lambda: c.__exit__(None, None, None))
@@ -613,8 +629,9 @@ class Prepared:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def __call__(self, *args: object, **kwargs: object) -> Any:
+    def __call__(self, *args: object, stream: object = None, **kwargs: object) -> Any:
         sig = self.sig
+        address = None if stream is None else stream_address(stream)
         values = _bind(sig, args, kwargs)
         if self.lib is None:
             return _numpy_call(sig, values)
@@ -624,10 +641,22 @@ class Prepared:
         if threading.get_ident() != self._thread:
             raise RuntimeError(f"{sig.op}: a prepared executor runs on the stream of the thread that prepared it")
         plan = self._check(values)
+        if address is not None:
+            return on_stream(self.lib, address, Prepared._run, self, values, plan)
+        return self._run(self.lib, self, values, plan)
+
+    @staticmethod
+    def _run(lib: Library, self: "Prepared", values: list[object],
+             plan: list[tuple[_TensorSlot, np.ndarray | Tensor | None]]) -> Any:
+        sig = self.sig
         c, ffi = self._call, self._call.ffi
         memcpy = c.c.aclrtMemcpy
+        stream = lib.stream()
         if self._queued:
-            self.lib.synchronize()  # the last run may still read the memory about to be refilled
+            # The last run may still read the memory about to be refilled.
+            if self._last[0] is not None and self._last[0] != stream:
+                lib.call("aclrtSynchronizeStream", self._last[0])
+            lib.synchronize()
         for slot, value in plan:
             if isinstance(value, Tensor):
                 ptr = value.buffer.ptr  # type: ignore[union-attr]  # (_same_tensor refused a closed Tensor)
@@ -636,11 +665,12 @@ class Prepared:
             elif slot.host_nbytes:
                 host = np.ascontiguousarray(value)
                 # (type: ignore: an ndarray is a buffer; NumPy's stubs declare __buffer__ for Python >= 3.12 only.)
-                self.lib.check(memcpy(slot.ptr, slot.host_nbytes, ffi.from_buffer(host), slot.host_nbytes,  # type: ignore[call-overload]
+                lib.check(memcpy(slot.ptr, slot.host_nbytes, ffi.from_buffer(host), slot.host_nbytes,  # type: ignore[call-overload]
                                       ACL_MEMCPY_HOST_TO_DEVICE), "aclrtMemcpy")
                 if slot.output:
                     slot.value = value
-        self.lib.check(self._kernel(self._workspace, self._size, self._executor, c.stream), sig.op)
+        lib.check(self._kernel(self._workspace, self._size, self._executor, stream), sig.op)
+        self._last[0] = stream
         self._queued = not self._downloads
         if self._downloads:
             _download(c, self._downloads)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import atexit
 import itertools
-import os
 import threading
 import weakref
 from collections.abc import Callable
@@ -28,6 +27,7 @@ from .._errors import (
     ACL_ERROR_UNINITIALIZE,
     AclnnError,
 )
+from .. import _device
 from .discovery import Toolkit
 
 if TYPE_CHECKING:
@@ -35,7 +35,6 @@ if TYPE_CHECKING:
 from .op_packages import AGGREGATE_LIBRARY, OPERATOR_PACKAGES, operator_of
 from .operator_headers import declarer_for
 
-DEVICE_VAR = "ACLNN_PY_DEVICE"
 
 # Work queued on a thread's stream that nobody waits for (device-Tensor calls never followed by
 # a synchronisation) holds its executor, workspace and input copies until the stream is
@@ -51,22 +50,36 @@ MAX_PENDING_RELEASES = 256
 MAX_PENDING_BYTES = 256 << 20
 
 
-class _ThreadStream:
-    """One thread's stream and the releases that must wait for its queued work. It lives in
+class _ThreadStreams:
+    """One thread's streams and the releases that must wait for its queued work. It lives in
     the thread's ``threading.local``: when the thread ends, CPython drops it (on that thread)
-    and its finalizer synchronises the stream, runs the releases and destroys the stream."""
+    and its finalizer synchronises the streams, runs the releases and destroys its own streams.
 
-    __slots__ = ("stream", "pending", "nbytes", "__weakref__")
+    ``stream`` is the stream the thread's calls queue on: ``own`` (the thread's stream on its
+    device), or a caller's stream while a ``stream=`` call runs (None after ``set_device``,
+    until the next call opens the new device). ``callers`` holds the caller streams that
+    releases in ``pending`` wait for besides ``own`` (by address): every release waits for
+    all of them, so one synchronisation frees them all."""
 
-    def __init__(self, stream: Any) -> None:
-        self.stream = stream
+    __slots__ = ("stream", "own", "streams", "pending", "nbytes", "callers", "__weakref__")
+
+    def __init__(self) -> None:
+        self.stream: Any = None
+        self.own: Any = None
+        self.streams: dict[int, Any] = {}  # device -> this thread's stream on it
         self.pending: list[Callable[[], None]] = []
         self.nbytes = 0
+        self.callers: dict[int, Any] = {}
 
-    def take(self) -> list[Callable[[], None]]:
-        pending, self.pending = self.pending, []
+    def take(self) -> tuple[list[Callable[[], None]], list[Any]]:
+        """The waiting releases and the caller streams they wait for, cleared (in place: the
+        thread's finalizer holds these containers)."""
+        pending = self.pending[:]
+        self.pending.clear()
+        callers = list(self.callers.values())
+        self.callers.clear()
         self.nbytes = 0
-        return pending
+        return pending, callers
 
 
 class Library:
@@ -87,11 +100,16 @@ class Library:
         self._local = threading.local()
         self._initialized = False
         self._finalized = False
-        self._streams: dict[int, object] = {}  # the live streams of the binding's threads, for teardown
+        # the live streams of the binding's threads (each thread's device -> stream), for teardown
+        self._streams: dict[int, dict[int, Any]] = {}
         self._stream_keys = itertools.count()
         self._devices: set[int] = set()
-        self.device_id = int(os.environ.get(DEVICE_VAR, "0"))
         atexit.register(self.teardown)
+
+    @property
+    def device_id(self) -> int:
+        """The calling thread's device (``aclnn_py.get_device()``)."""
+        return _device.get_device()
 
     # -- symbols -----------------------------------------------------------------------------
 
@@ -192,76 +210,140 @@ class Library:
             self._streams.clear()
             self._devices.clear()
 
-    def _thread_stream(self) -> _ThreadStream:
-        state: _ThreadStream | None = getattr(self._local, "state", None)
-        if state is not None:
+    def _thread_stream(self) -> _ThreadStreams:
+        """This thread's streams, with ``stream`` set: the runtime initialised, the thread's
+        device set and its stream on that device created on first use."""
+        local = self._local
+        state: _ThreadStreams | None = getattr(local, "state", None)
+        if state is not None and state.stream is not None:
             return state
         self.ensure_initialized()
-        self.call("aclrtSetDevice", self.device_id)
-        p = self.ffi.new("aclrtStream *")
-        self.call("aclrtCreateStream", p)
-        state = _ThreadStream(p[0])
-        with self._lock:
-            key = next(self._stream_keys)
-            self._devices.add(self.device_id)
-            self._streams[key] = state.stream
-        end = weakref.finalize(state, Library._end_of_thread, self, key, state.stream, state.pending)
-        end.atexit = False  # the main thread's stream is teardown's
-        self._local.state = state
+        if state is None:
+            state = _ThreadStreams()
+            with self._lock:
+                key = next(self._stream_keys)
+                self._streams[key] = state.streams
+            end = weakref.finalize(state, Library._end_of_thread, self, key, state.streams, state.callers,
+                                   state.pending)
+            end.atexit = False  # the main thread's streams are teardown's
+            local.state = state
+        device = _device.get_device()
+        self._open_device(device)
+        own = state.streams.get(device)
+        if own is None:
+            p = self.ffi.new("aclrtStream *")
+            self.call("aclrtCreateStream", p)
+            own = state.streams[device] = p[0]
+        state.own = state.stream = own
         return state
 
-    def stream(self) -> Any:
-        """This thread's stream on the binding's device (device set and stream created once,
-        the stream destroyed when the thread ends)."""
-        state = getattr(self._local, "state", None)
-        return state.stream if state is not None else self._thread_stream().stream
+    def _open_device(self, device: int) -> None:
+        """``aclrtSetDevice(device)`` on this thread unless it is already the device this
+        library set here last."""
+        if getattr(self._local, "device", None) == device:
+            return
+        self.call("aclrtSetDevice", device)
+        self._local.device = device
+        with self._lock:
+            self._devices.add(device)
 
-    def _end_of_thread(self, key: int, stream: Any, pending: list[Any]) -> None:
-        """A thread's ``_ThreadStream`` is gone (the thread ended): wait for its stream, run
-        what waited on it, destroy it. Never raises (it runs as the thread exits)."""
+    def use_device(self, device: int) -> None:
+        """``aclnn_py.set_device(device)`` on this thread: wait for the work (and run the
+        releases) this thread left queued, then open ``device`` now (its error is the
+        runtime's); the thread's stream on it is made or found at the next call."""
+        self.ensure_initialized()
+        state: _ThreadStreams | None = getattr(self._local, "state", None)
+        if state is not None and state.pending:
+            self.synchronize()
+        self._open_device(device)
+        if state is not None:
+            state.own = state.stream = None
+
+    def stream(self) -> Any:
+        """The stream this thread's calls queue on: its own on its device (device set and
+        stream created once, the stream destroyed when the thread ends), or the caller's
+        while a ``stream=`` call runs (``enter_stream``)."""
+        state = getattr(self._local, "state", None)
+        if state is not None:
+            stream = state.stream
+            if stream is not None:
+                return stream
+        return self._thread_stream().stream
+
+    def enter_stream(self, address: int) -> Any:
+        """Queue this thread's calls on the caller's stream at ``address`` (not synchronised
+        or destroyed by the binding, except that NumPy results and the bound on waiting
+        releases synchronise it); returns what ``leave_stream`` restores."""
+        state = self._thread_stream()
+        previous = state.stream
+        state.stream = self.ffi.cast("aclrtStream", address)
+        return previous
+
+    def leave_stream(self, previous: Any) -> None:
+        state: _ThreadStreams | None = getattr(self._local, "state", None)
+        if state is not None:
+            state.stream = previous
+
+    def _end_of_thread(self, key: int, streams: dict[int, Any], callers: dict[int, Any],
+                       pending: list[Any]) -> None:
+        """A thread's ``_ThreadStreams`` is gone (the thread ended): wait for its streams (its
+        own and the callers' its releases wait for), run what waited on them, destroy its own.
+        Never raises (it runs as the thread exits)."""
         with self._lock:
             if self._finalized or self._streams.pop(key, None) is None:
                 return  # teardown (or aclFinalize) took care of it
-        try:
-            self.fn("aclrtSynchronizeStream")(stream)
-        except Exception:
-            pass
+        for stream in (*streams.values(), *callers.values()):
+            try:
+                self.fn("aclrtSynchronizeStream")(stream)
+            except Exception:
+                pass
         for release in reversed(pending):
             try:
                 release()
             except Exception:
                 pass
-        try:
-            self.fn("aclrtDestroyStream")(stream)
-        except Exception:
-            pass
+        for stream in streams.values():
+            try:
+                self.fn("aclrtDestroyStream")(stream)
+            except Exception:
+                pass
 
     def defer(self, release: Callable[[], None], nbytes: int = 0) -> None:
-        """Run ``release`` (which frees ``nbytes`` of device memory) after this thread's stream
-        has completed its queued work. At MAX_PENDING_RELEASES waiting releases or
-        MAX_PENDING_BYTES the stream is synchronised now."""
+        """Run ``release`` (which frees ``nbytes`` of device memory) after the stream this
+        thread's calls queue on (and every other stream its waiting releases wait for) has
+        completed its queued work. At MAX_PENDING_RELEASES waiting releases or
+        MAX_PENDING_BYTES the streams are synchronised now."""
         state = self._thread_stream()
+        stream = state.stream
+        if stream is not state.own:  # a caller's stream
+            state.callers[int(self.ffi.cast("uintptr_t", stream))] = stream
         state.pending.append(release)
         state.nbytes += nbytes
         if len(state.pending) >= MAX_PENDING_RELEASES or state.nbytes >= MAX_PENDING_BYTES:
             self.synchronize()
 
     def has_pending(self) -> bool:
-        """Whether this thread has releases waiting for its stream."""
+        """Whether this thread has releases waiting for its streams."""
         state = getattr(self._local, "state", None)
         return bool(state is not None and state.pending)
 
     def pending(self) -> tuple[int, int]:
-        """This thread's releases waiting for its stream, and the device bytes they free."""
+        """This thread's releases waiting for its streams, and the device bytes they free."""
         state = getattr(self._local, "state", None)
         return (0, 0) if state is None else (len(state.pending), state.nbytes)
 
     def synchronize(self) -> None:
-        """Wait for this thread's stream, then release what was waiting on it."""
+        """Wait for the stream this thread's calls queue on (its own, or the caller's during a
+        ``stream=`` call) and for every caller stream its waiting releases wait for, then run
+        those releases."""
         state = self._thread_stream()
-        pending = state.take()
+        pending, callers = state.take()
         try:
-            self.call("aclrtSynchronizeStream", state.stream)
+            current = state.stream
+            self.call("aclrtSynchronizeStream", current)
+            for stream in (state.own, *callers):
+                if stream is not None and stream != current:
+                    self.call("aclrtSynchronizeStream", stream)
         finally:
             for release in reversed(pending):
                 release()
@@ -274,9 +356,10 @@ class Library:
                 return
             self._finalized = True
             try:
-                for s in self._streams.values():
-                    self.fn("aclrtSynchronizeStream")(s)
-                    self.fn("aclrtDestroyStream")(s)
+                for streams in self._streams.values():
+                    for s in streams.values():
+                        self.fn("aclrtSynchronizeStream")(s)
+                        self.fn("aclrtDestroyStream")(s)
                 for d in sorted(self._devices):
                     self.fn("aclrtResetDevice")(d)
                 self.fn("aclFinalize")()

@@ -26,6 +26,7 @@ from typing import Any, SupportsInt
 import numpy as np
 
 from .. import _backend
+from .._device import stream_address
 from ..tools import _progress
 from .._dtypes import _NUMPY_TO_ACL, bfloat16, dtype_name, format_for_rank
 from .._errors import ACL_ERROR_RT_MEMORY_ALLOCATION, AclnnError, param_invalid, param_nullptr
@@ -264,15 +265,22 @@ def shape_str(shape: Sequence[SupportsInt]) -> str:
     return "[" + ", ".join(map(str, map(int, shape))) + "]"
 
 
-def dispatch(backend: str | None, numpy_impl: Callable[..., Any], aclnn_impl: Callable[..., Any], *args: Any) -> Any:
+def dispatch(backend: str | None, numpy_impl: Callable[..., Any], aclnn_impl: Callable[..., Any], *args: Any,
+             stream: object = None) -> Any:
     """Run one op call on the backend it resolves to.
 
     ``numpy_impl(*args)`` runs on the numpy backend (with a progress line on stderr for a long
     call where ``ACLNN_PY_PROGRESS`` asks for one: ``tools/_progress.setting``);
-    ``aclnn_impl(backend_name, *args)`` runs the two-phase aclnn call through the cffi layer on
-    ``npu`` / ``sim``.
+    ``aclnn_impl(library, *args)`` runs the two-phase aclnn call through the cffi layer on
+    ``npu`` / ``sim``, queued on ``stream`` (a caller's stream: see ``on_stream``) if given.
     """
     name = _backend.resolve(backend)
+    if stream is not None:
+        address = stream_address(stream)  # checked on every backend: code runs on all of them
+        if name != "numpy":
+            from .. import _ffi
+
+            return on_stream(_ffi.library(name), address, aclnn_impl, *args)
     if name == "numpy":
         try:
             show = _progress.setting()
@@ -288,6 +296,17 @@ def dispatch(backend: str | None, numpy_impl: Callable[..., Any], aclnn_impl: Ca
     from .. import _ffi
 
     return aclnn_impl(_ffi.library(name), *args)
+
+
+def on_stream(lib: Any, address: int, run: Callable[..., Any], *args: Any) -> Any:
+    """``run(lib, *args)`` with the calls queued on the caller's stream at ``address``: the
+    binding neither destroys it nor waits for it, except that NumPy results wait for it
+    (synchronised before they are copied back) and releases of temporaries wait for it."""
+    previous = lib.enter_stream(address)
+    try:
+        return run(lib, *args)
+    finally:
+        lib.leave_stream(previous)
 
 
 # -- threads for the memory-bound kernels ------------------------------------------------------

@@ -407,7 +407,7 @@ def _aclnn(lib: Library, grad_output: object, self: object, kernel_size: object,
 def avg_pool2d_backward(grad_output: ArrayLike | Tensor, self: ArrayLike | Tensor, kernel_size: int | Sequence[int],
                         stride: int | Sequence[int] | None, padding: int | Sequence[int], ceil_mode: bool,
                         count_include_pad: bool, divisor_override: int | None, cube_math_type: int = 0, *,
-                        backend: str | None = None) -> np.ndarray | Tensor:
+                        backend: str | None = None, stream: object = None) -> np.ndarray | Tensor:
     """Gradient of 2-D average pooling (``F.avg_pool2d``) with respect to its input: each
     gradient value is divided by its window's divisor and added to every input cell of the
     window (``aten.avg_pool2d_backward``).
@@ -432,6 +432,10 @@ def avg_pool2d_backward(grad_output: ArrayLike | Tensor, self: ArrayLike | Tenso
             BFLOAT16), 3 USE_HF32: a precision hint for the NPU's cube unit (the numpy backend
             always computes in FLOAT).
         backend: ``"npu"``, ``"sim"`` or ``"numpy"``; default: the current backend.
+        stream: on npu/sim, a stream the caller owns to queue the work on (an int address, a
+            cffi ``aclrtStream``, or a torch_npu stream such as ``torch.npu.current_stream()``);
+            the binding neither destroys it nor waits for it, except that NumPy results wait
+            for it. Default: the thread's own stream. Checked, then ignored, on numpy.
 
     Tensor arguments take a CPU array-like (a NumPy array, a torch CPU tensor or anything with
     ``__dlpack__``, ``__array__`` or the buffer protocol; not a Python list) and, on ``npu`` and
@@ -447,5 +451,5 @@ def avg_pool2d_backward(grad_output: ArrayLike | Tensor, self: ArrayLike | Tenso
         TypeError: an argument of the wrong Python type.
     """
     result: np.ndarray | Tensor = dispatch(backend, _numpy, _aclnn, grad_output, self, repeated(kernel_size, 1), repeated(stride, 1),
-                    repeated(padding, 1), ceil_mode, count_include_pad, divisor_override, cube_math_type)
+                    repeated(padding, 1), ceil_mode, count_include_pad, divisor_override, cube_math_type, stream=stream)
     return result

@@ -491,7 +491,7 @@ def convolution_backward(grad_output: ArrayLike | Tensor, input: ArrayLike | Ten
                          bias_sizes: Sequence[int] | None, stride: int | Sequence[int], padding: int | Sequence[int],
                          dilation: int | Sequence[int], transposed: bool, output_padding: int | Sequence[int],
                          groups: int, output_mask: Sequence[bool], cube_math_type: int = 0, *,
-                         backend: str | None = None
+                         backend: str | None = None, stream: object = None
                          ) -> Gradients:
     """The gradients of a 1-D, 2-D or 3-D (transposed) convolution,
     ``(grad_input, grad_weight, grad_bias)`` as ``aten.convolution_backward`` computes them.
@@ -518,6 +518,10 @@ def convolution_backward(grad_output: ArrayLike | Tensor, input: ArrayLike | Ten
         cube_math_type: 0 KEEP_DTYPE, 1 ALLOW_FP32_DOWN_PRECISION, 2 USE_FP16, 3 USE_HF32: a
             precision hint for the NPU's cube unit (the numpy backend computes in FLOAT).
         backend: ``"npu"``, ``"sim"`` or ``"numpy"``; default: the current backend.
+        stream: on npu/sim, a stream the caller owns to queue the work on (an int address, a
+            cffi ``aclrtStream``, or a torch_npu stream such as ``torch.npu.current_stream()``);
+            the binding neither destroys it nor waits for it, except that NumPy results wait
+            for it. Default: the thread's own stream. Checked, then ignored, on numpy.
 
     Every spatial size must match: ``out = (in + padLo + padHi - dilation*(k-1) - 1) // stride
     + 1``, or transposed ``out = (in-1)*stride - padLo - padHi + dilation*(k-1) +
@@ -540,5 +544,5 @@ def convolution_backward(grad_output: ArrayLike | Tensor, input: ArrayLike | Ten
     spatial = spatial_dims(weight, input, grad_output)
     result: Gradients = dispatch(backend, _numpy, _aclnn, grad_output, input, weight, bias_sizes,
                                  repeated(stride, spatial), repeated(padding, spatial), repeated(dilation, spatial),
-                                 transposed, repeated(output_padding, spatial), groups, output_mask, cube_math_type)
+                                 transposed, repeated(output_padding, spatial), groups, output_mask, cube_math_type, stream=stream)
     return result

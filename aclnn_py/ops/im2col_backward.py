@@ -281,7 +281,7 @@ def _ints(values: Any) -> list[int]:  # anything: what is not ints is the librar
 
 def im2col_backward(grad_output: ArrayLike | Tensor, input_size: Sequence[int], kernel_size: int | Sequence[int],
                     dilation: int | Sequence[int], padding: int | Sequence[int], stride: int | Sequence[int], *,
-                    backend: str | None = None) -> np.ndarray | Tensor:
+                    backend: str | None = None, stream: object = None) -> np.ndarray | Tensor:
     """col2im (``torch.nn.functional.fold``): sum the sliding-block columns of ``grad_output``
     back into an image, the gradient of im2col (``F.unfold``).
 
@@ -297,6 +297,10 @@ def im2col_backward(grad_output: ArrayLike | Tensor, input_size: Sequence[int], 
         stride: ``[sH, sW]`` or one int; values > 0. ``Ld = (inputSize[d] + 2*padding[d] -
             dilation[d]*(kernelSize[d] - 1) - 1) // stride[d] + 1`` must give ``L0*L1 == L``.
         backend: ``"npu"``, ``"sim"`` or ``"numpy"``; default: the current backend.
+        stream: on npu/sim, a stream the caller owns to queue the work on (an int address, a
+            cffi ``aclrtStream``, or a torch_npu stream such as ``torch.npu.current_stream()``);
+            the binding neither destroys it nor waits for it, except that NumPy results wait
+            for it. Default: the thread's own stream. Checked, then ignored, on numpy.
 
     Tensor arguments take a CPU array-like (a NumPy array, a torch CPU tensor or anything with
     ``__dlpack__``, ``__array__`` or the buffer protocol; not a Python list) and, on ``npu`` and
@@ -314,5 +318,5 @@ def im2col_backward(grad_output: ArrayLike | Tensor, input_size: Sequence[int], 
             float where an int belongs, a dtype with no aclDataType).
     """
     result: np.ndarray | Tensor = dispatch(backend, _numpy, _aclnn, grad_output, input_size, repeated(kernel_size, 2),
-                    repeated(dilation, 2), repeated(padding, 2), repeated(stride, 2))
+                    repeated(dilation, 2), repeated(padding, 2), repeated(stride, 2), stream=stream)
     return result

@@ -192,7 +192,7 @@ def _aclnn(lib: Library, grad_output: object, self: object, indices: object, out
 
 
 def max_unpool2d_backward(grad_output: ArrayLike | Tensor, self: ArrayLike | Tensor, indices: ArrayLike | Tensor,
-                          output_size: Sequence[int], *, backend: str | None = None) -> np.ndarray | Tensor:
+                          output_size: Sequence[int], *, backend: str | None = None, stream: object = None) -> np.ndarray | Tensor:
     """Gradient of ``F.max_unpool2d`` with respect to its input: ``grad_output`` gathered at
     ``indices`` (``out[n, c, i] = grad_output[n, c, indices[n, c, i]]`` over flattened planes).
 
@@ -208,6 +208,10 @@ def max_unpool2d_backward(grad_output: ArrayLike | Tensor, self: ArrayLike | Ten
             outside is AclnnError 507015 when the computation runs, as the NPU's fault is).
         output_size: outputSize ``[oH, oW]``, equal to grad_output's last two dimensions.
         backend: ``"npu"``, ``"sim"`` or ``"numpy"``; default: the current backend.
+        stream: on npu/sim, a stream the caller owns to queue the work on (an int address, a
+            cffi ``aclrtStream``, or a torch_npu stream such as ``torch.npu.current_stream()``);
+            the binding neither destroys it nor waits for it, except that NumPy results wait
+            for it. Default: the thread's own stream. Checked, then ignored, on numpy.
 
     Tensor arguments take a CPU array-like (a NumPy array, a torch CPU tensor or anything with
     ``__dlpack__``, ``__array__`` or the buffer protocol; not a Python list) and, on ``npu`` and
@@ -222,5 +226,5 @@ def max_unpool2d_backward(grad_output: ArrayLike | Tensor, self: ArrayLike | Ten
             constraints above; 507015 for an index out of range.
         TypeError: an argument of the wrong Python type.
     """
-    result: np.ndarray | Tensor = dispatch(backend, _numpy, _aclnn, grad_output, self, indices, output_size)
+    result: np.ndarray | Tensor = dispatch(backend, _numpy, _aclnn, grad_output, self, indices, output_size, stream=stream)
     return result

@@ -248,7 +248,7 @@ def _aclnn(lib: Library, grad_output: object, self: object, padding: object) -> 
 
 
 def reflection_pad2d_backward(grad_output: ArrayLike | Tensor, self: ArrayLike | Tensor,
-                              padding: int | Sequence[int], *, backend: str | None = None) -> np.ndarray | Tensor:
+                              padding: int | Sequence[int], *, backend: str | None = None, stream: object = None) -> np.ndarray | Tensor:
     """Gradient of reflection padding (``F.pad(self, padding, mode="reflect")``): each element
     of a mirrored border of ``grad_output`` is added back to the element it mirrors.
 
@@ -264,6 +264,10 @@ def reflection_pad2d_backward(grad_output: ArrayLike | Tensor, self: ArrayLike |
             ``left, right < W`` and ``top, bottom < H``; for BFLOAT16 ``top == bottom == 0``
             or every value <= 7.
         backend: ``"npu"``, ``"sim"`` or ``"numpy"``; default: the current backend.
+        stream: on npu/sim, a stream the caller owns to queue the work on (an int address, a
+            cffi ``aclrtStream``, or a torch_npu stream such as ``torch.npu.current_stream()``);
+            the binding neither destroys it nor waits for it, except that NumPy results wait
+            for it. Default: the thread's own stream. Checked, then ignored, on numpy.
 
     Tensor arguments take a CPU array-like (a NumPy array, a torch CPU tensor or anything with
     ``__dlpack__``, ``__array__`` or the buffer protocol; not a Python list) and, on ``npu`` and
@@ -278,5 +282,5 @@ def reflection_pad2d_backward(grad_output: ArrayLike | Tensor, self: ArrayLike |
             outside the constraints above.
         TypeError: an argument of the wrong Python type.
     """
-    result: np.ndarray | Tensor = dispatch(backend, _numpy, _aclnn, grad_output, self, repeated(padding, 4))
+    result: np.ndarray | Tensor = dispatch(backend, _numpy, _aclnn, grad_output, self, repeated(padding, 4), stream=stream)
     return result
