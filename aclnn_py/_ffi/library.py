@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import atexit
 import itertools
+import os
 import threading
 import weakref
 from collections.abc import Callable
@@ -105,6 +106,7 @@ class Library:
         self._stream_keys = itertools.count()
         self._devices: set[int] = set()
         atexit.register(self.teardown)
+        _forget_in_forked_child(self)
 
     @property
     def device_id(self) -> int:
@@ -284,6 +286,17 @@ class Library:
         if state is not None:
             state.stream = previous
 
+    def after_fork_in_child(self) -> None:
+        """In a forked child: the runtime gives the child no open device and none of the
+        parent's streams (aclnn_py/sim/README.md, fork()), so the binding forgets its threads'
+        devices, streams and waiting releases (their handles are the parent's; nothing is
+        called on them) and opens the device and a stream again at the child's next call.
+        aclInit stays done, as the runtime's reference count does."""
+        self._lock = threading.RLock()  # another parent thread may have held it at the fork
+        self._streams.clear()  # so no finalizer of an inherited thread state touches C
+        self._devices.clear()
+        self._local = threading.local()
+
     def _end_of_thread(self, key: int, streams: dict[int, Any], callers: dict[int, Any],
                        pending: list[Any]) -> None:
         """A thread's ``_ThreadStreams`` is gone (the thread ended): wait for its streams (its
@@ -366,3 +379,15 @@ class Library:
             except Exception:  # never raise at interpreter exit
                 pass
             self._streams.clear()
+
+
+def _forget_in_forked_child(lib: Library) -> None:
+    """Reset ``lib``'s per-thread state in a forked child (``Library.after_fork_in_child``)."""
+    ref = weakref.ref(lib)
+
+    def reset() -> None:
+        alive = ref()
+        if alive is not None:
+            alive.after_fork_in_child()
+
+    os.register_at_fork(after_in_child=reset)
