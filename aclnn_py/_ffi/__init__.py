@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 
 from .declarations import include_dir, read_cdef
 from .discovery import BackendUnavailable, Toolkit, find_cann, toolkit_at
-from .library import Library
 
 if TYPE_CHECKING:
     from cffi import FFI
@@ -32,6 +31,12 @@ def ffi() -> FFI:
     f = cffi.FFI()
     f.cdef(read_cdef(include_dir()))
     return f
+
+
+# Only now: ``.library`` imports ``aclnn_py._errors``, whose status codes ``aclnn_py._constants``
+# reads through ``ffi()`` above while this package is still initialising (``aclnn_py/__init__.py``
+# imports this package first for that reason).
+from .library import Library  # noqa: E402
 
 
 def _toolkit(name: str) -> Toolkit:
