@@ -1,7 +1,8 @@
 """CANN's integer constants, read from the binding's own C headers: written once, in ``include/``.
 
-Everything here comes from the cffi declarations (``aclnn_py._ffi.ffi()``, parsed from the
-headers the package ships and the simulator is compiled against), when this module is first
+Everything here comes from the cffi declarations of the headers the package ships and the
+simulator is compiled against (``aclnn_py._ffi.constants_ffi()``: the integer constants and
+enums of ``ffi()``'s declarations, without parsing every prototype), when this module is first
 imported; no simulator, no CANN and no compiler are needed, only the headers. Nothing is
 copied by hand:
 
@@ -26,7 +27,7 @@ from __future__ import annotations
 import enum
 import re
 
-from ._ffi import ffi
+from ._ffi import constants_ffi
 
 _STATUS = re.compile(r"ACL_SUCCESS|ACL_RT_SUCCESS|ACL_ERROR_\w+|ACLNN_SUCCESS|ACLNN_ERR_\w+")
 # The integer-constant enums exported as plain ints (name -> value).
@@ -37,12 +38,12 @@ ENUM_CLASSES = ("aclDataType", "aclFormat")
 
 def enumerators(c_enum: str) -> dict[str, int]:
     """``name -> value`` of every enumerator of the C enum type ``c_enum``, by value."""
-    items = ffi().typeof(c_enum).relements.items()
+    items = constants_ffi().typeof(c_enum).relements.items()
     return dict(sorted(items, key=lambda item: item[1]))
 
 
 def _status_codes() -> dict[str, int]:
-    lib = ffi().dlopen(None)  # ABI mode: the declarations' integer constants, no library needed
+    lib = constants_ffi().dlopen(None)  # ABI mode: the declarations' integer constants, no library needed
     names = sorted(n for n in dir(lib) if _STATUS.fullmatch(n))
     return {n: int(getattr(lib, n)) for n in names}
 

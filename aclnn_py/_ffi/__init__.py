@@ -13,7 +13,7 @@ import functools
 import threading
 from typing import TYPE_CHECKING
 
-from .declarations import include_dir, read_cdef
+from .declarations import constants_cdef, include_dir, read_cdef
 from .discovery import BackendUnavailable, Toolkit, find_cann, toolkit_at
 
 if TYPE_CHECKING:
@@ -30,6 +30,17 @@ def ffi() -> FFI:
 
     f = cffi.FFI()
     f.cdef(read_cdef(include_dir()))
+    return f
+
+
+@functools.lru_cache(maxsize=1)
+def constants_ffi() -> FFI:
+    """A ``cffi.FFI`` of the same headers' integer constants only (``#define`` lines and enums):
+    what ``aclnn_py._constants`` reads at import, for a fraction of ``ffi()``'s parsing."""
+    import cffi
+
+    f = cffi.FFI()
+    f.cdef(constants_cdef(read_cdef(include_dir())))
     return f
 
 
@@ -99,4 +110,4 @@ def npu_present() -> bool:
         return False
 
 
-__all__ = ["BackendUnavailable", "Library", "ffi", "library", "loaded_backends", "npu_present"]
+__all__ = ["BackendUnavailable", "Library", "constants_ffi", "ffi", "library", "loaded_backends", "npu_present"]

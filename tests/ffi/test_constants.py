@@ -83,3 +83,17 @@ def test_the_fast_path_helper_uses_the_headers_values():
     defines = dict(re.findall(r"^#define (ACL\w+) (-?\d+)$", FASTCALL_C.read_text(), re.M))
     assert {"ACL_MEM_MALLOC_HUGE_FIRST", "ACL_MEMCPY_HOST_TO_DEVICE", "ACLNN_ERR_PARAM_INVALID"} <= set(defines)
     assert {n: int(v) for n, v in defines.items()} == {n: getattr(lib, n) for n in defines}
+
+
+def test_the_constants_declarations_are_those_of_the_full_declarations():
+    from aclnn_py._ffi import constants_ffi
+    from aclnn_py._ffi.declarations import constants_cdef
+
+    full, constants = ffi().dlopen(None), constants_ffi().dlopen(None)
+    names = set(dir(constants))
+    assert len(names) > 150 and names <= set(dir(full))
+    assert {n: getattr(constants, n) for n in names} == {n: getattr(full, n) for n in names}
+    # Every integer constant of the full declarations is there (the rest are functions).
+    assert {n for n in dir(full) if re.fullmatch(r"[A-Z][A-Z0-9_]+", n)} <= names
+    assert constants_cdef("#define A 1\nint f(void);\ntypedef enum x {\nB = 2,\nC\n} x;\n"
+                          "typedef struct { int a; } s;\n") == "#define A 1\ntypedef enum x {\nB = 2,\nC\n} x;\n"
