@@ -49,7 +49,8 @@ def _status_codes() -> dict[str, int]:
 
 
 def _enum_class(c_enum: str, doc: str) -> type[enum.IntEnum]:
-    cls = enum.IntEnum(c_enum, enumerators(c_enum), module=__name__)
+    # (Type checkers read _constants.pyi, not this module; run alone, mypy --strict finds only this.)
+    cls = enum.IntEnum(c_enum, enumerators(c_enum), module=__name__)  # type: ignore[misc]
     cls.__doc__ = doc
     return cls
 
