@@ -4,6 +4,9 @@ Backends: ``npu`` (real CANN through cffi), ``sim`` (the same cffi path on the p
 CANN-compatible CPU simulator), ``numpy`` (pure NumPy; the default where there is no NPU).
 """
 
+# First: ``_ffi`` imports ``_errors`` and ``_constants``, which read the headers through
+# ``_ffi.ffi()`` (see ``_ffi/__init__.py``).
+from . import _ffi  # noqa: F401  (isort: skip)
 from . import _errors as errors
 from ._backend import BACKENDS, get_backend, set_backend, use_backend
 from ._device import get_device, set_device

@@ -1,59 +1,14 @@
-"""NumPy dtype <-> aclDataType, in one table (bfloat16 through ml_dtypes)."""
+"""NumPy dtype <-> aclDataType, in one table (bfloat16 through ml_dtypes).
+
+``aclDataType`` and ``aclFormat`` are read from the headers (``aclnn_py._constants``)."""
 
 from __future__ import annotations
-
-import enum
 
 import ml_dtypes
 import numpy as np
 from numpy.typing import DTypeLike
 
-
-class aclDataType(enum.IntEnum):
-    """Values of ``aclDataType`` (acl/acl_base_rt.h)."""
-
-    ACL_DT_UNDEFINED = -1
-    ACL_FLOAT = 0
-    ACL_FLOAT16 = 1
-    ACL_INT8 = 2
-    ACL_INT32 = 3
-    ACL_UINT8 = 4
-    ACL_INT16 = 6
-    ACL_UINT16 = 7
-    ACL_UINT32 = 8
-    ACL_INT64 = 9
-    ACL_UINT64 = 10
-    ACL_DOUBLE = 11
-    ACL_BOOL = 12
-    ACL_STRING = 13
-    ACL_COMPLEX64 = 16
-    ACL_COMPLEX128 = 17
-    ACL_BF16 = 27
-    ACL_INT4 = 29
-    ACL_UINT1 = 30
-    ACL_COMPLEX32 = 33
-    ACL_HIFLOAT8 = 34
-    ACL_FLOAT8_E5M2 = 35
-    ACL_FLOAT8_E4M3FN = 36
-    ACL_FLOAT8_E8M0 = 37
-
-
-class aclFormat(enum.IntEnum):
-    """Values of ``aclFormat`` (acl/acl_base_rt.h) that a binding passes."""
-
-    ACL_FORMAT_UNDEFINED = -1
-    ACL_FORMAT_NCHW = 0
-    ACL_FORMAT_NHWC = 1
-    ACL_FORMAT_ND = 2
-    ACL_FORMAT_NC1HWC0 = 3
-    ACL_FORMAT_FRACTAL_Z = 4
-    ACL_FORMAT_HWCN = 16
-    ACL_FORMAT_NDHWC = 27
-    ACL_FORMAT_FRACTAL_NZ = 29
-    ACL_FORMAT_NCDHW = 30
-    ACL_FORMAT_NC = 35
-    ACL_FORMAT_NCL = 47
-
+from ._constants import aclDataType as aclDataType, aclFormat as aclFormat
 
 bfloat16 = np.dtype(ml_dtypes.bfloat16)
 

@@ -39,10 +39,11 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from . import _backend
+from ._constants import ACL_MEMCPY_DEVICE_TO_HOST, ACL_MEMCPY_HOST_TO_DEVICE
 from ._errors import ACL_ERROR_API_NOT_SUPPORT, ACLNN_ERR_PARAM_INVALID, AclnnError, param_invalid
 from .tensor import (BoolArray, DeviceView, FloatArray, IntArray, Scalar, Tensor, _quietly, float_array_arg,
                      scalar_value)
-from .ops._aclnn import _ACL_DTYPE, ACL_MEMCPY_DEVICE_TO_HOST, ACL_MEMCPY_HOST_TO_DEVICE, Call
+from .ops._aclnn import _ACL_DTYPE, Call
 from ._device import stream_address
 from .ops._common import (bool_arg, bool_array_arg, int_arg, int_array_arg, on_stream, tensor_input,
                           unnamed_dtype)

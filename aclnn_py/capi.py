@@ -47,6 +47,17 @@ import numpy as np
 
 from . import _backend
 from ._dtypes import aclDataType, aclFormat, to_numpy
+from ._constants import (
+    ACL_MEM_MALLOC_HUGE_FIRST,
+    ACL_MEM_MALLOC_HUGE_ONLY,
+    ACL_MEM_MALLOC_NORMAL_ONLY,
+    ACL_MEMCPY_DEFAULT,
+    ACL_MEMCPY_DEVICE_TO_DEVICE,
+    ACL_MEMCPY_DEVICE_TO_HOST,
+    ACL_MEMCPY_HOST_TO_DEVICE,
+    ACL_MEMCPY_HOST_TO_HOST,
+    ACL_SUCCESS,
+)
 from ._errors import ACL_ERROR_REPEAT_INITIALIZE, ACLNN_ERR_PARAM_INVALID, AclnnError
 from .tensor import BoolArray, FloatArray, IntArray, _contiguous, _dims, _index, check_view, scalar_value
 
@@ -55,16 +66,6 @@ CData: TypeAlias = Any
 Memory: TypeAlias = Any
 """Host memory (a NumPy array or any C-contiguous buffer), or a device pointer (``CData``, or an
 int address where the copy kind makes that side device memory)."""
-
-ACL_SUCCESS = 0
-ACL_MEM_MALLOC_HUGE_FIRST = 0
-ACL_MEM_MALLOC_HUGE_ONLY = 1
-ACL_MEM_MALLOC_NORMAL_ONLY = 2
-ACL_MEMCPY_HOST_TO_HOST = 0
-ACL_MEMCPY_HOST_TO_DEVICE = 1
-ACL_MEMCPY_DEVICE_TO_HOST = 2
-ACL_MEMCPY_DEVICE_TO_DEVICE = 3
-ACL_MEMCPY_DEFAULT = 4
 
 globals().update({m.name: int(m) for m in aclDataType})
 globals().update({m.name: int(m) for m in aclFormat})

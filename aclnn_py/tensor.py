@@ -21,12 +21,9 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from . import _backend
+from ._constants import ACL_MEM_MALLOC_HUGE_FIRST, ACL_MEMCPY_DEVICE_TO_HOST, ACL_MEMCPY_HOST_TO_DEVICE
 from ._dtypes import bfloat16, format_for_rank, to_acl, to_numpy
 from ._errors import ACLNN_ERR_PARAM_INVALID, AclnnError
-
-ACL_MEM_MALLOC_HUGE_FIRST = 0
-ACL_MEMCPY_HOST_TO_DEVICE = 1
-ACL_MEMCPY_DEVICE_TO_HOST = 2
 
 if TYPE_CHECKING:
     from ._ffi.library import Library

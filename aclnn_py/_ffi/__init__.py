@@ -13,9 +13,8 @@ import functools
 import threading
 from typing import TYPE_CHECKING
 
-from .declarations import include_dir, read_cdef
+from .declarations import constants_cdef, include_dir, read_cdef
 from .discovery import BackendUnavailable, Toolkit, find_cann, toolkit_at
-from .library import Library
 
 if TYPE_CHECKING:
     from cffi import FFI
@@ -32,6 +31,23 @@ def ffi() -> FFI:
     f = cffi.FFI()
     f.cdef(read_cdef(include_dir()))
     return f
+
+
+@functools.lru_cache(maxsize=1)
+def constants_ffi() -> FFI:
+    """A ``cffi.FFI`` of the same headers' integer constants only (``#define`` lines and enums):
+    what ``aclnn_py._constants`` reads at import, for a fraction of ``ffi()``'s parsing."""
+    import cffi
+
+    f = cffi.FFI()
+    f.cdef(constants_cdef(read_cdef(include_dir())))
+    return f
+
+
+# Only now: ``.library`` imports ``aclnn_py._errors``, whose status codes ``aclnn_py._constants``
+# reads through ``ffi()`` above while this package is still initialising (``aclnn_py/__init__.py``
+# imports this package first for that reason).
+from .library import Library  # noqa: E402
 
 
 def _toolkit(name: str) -> Toolkit:
@@ -94,4 +110,4 @@ def npu_present() -> bool:
         return False
 
 
-__all__ = ["BackendUnavailable", "Library", "ffi", "library", "loaded_backends", "npu_present"]
+__all__ = ["BackendUnavailable", "Library", "constants_ffi", "ffi", "library", "loaded_backends", "npu_present"]

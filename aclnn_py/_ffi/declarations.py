@@ -96,6 +96,16 @@ def _filter(text: str) -> tuple[list[str], list[str]]:
     return out, includes
 
 
+_ENUM_TYPEDEF = re.compile(r"typedef\s+enum\b[^{};]*\{[^{}]*\}\s*\w+\s*;")
+
+
+def constants_cdef(cdef: str) -> str:
+    """The integer constants of cdef text: its ``#define NAME <integer>`` lines and its
+    ``typedef enum`` declarations, without the rest (prototypes, structs)."""
+    defines = [line for line in cdef.splitlines() if line.startswith("#define ")]
+    return "\n".join(defines + _ENUM_TYPEDEF.findall(cdef)) + "\n"
+
+
 def read_cdef(include_dir: str | Path, roots: tuple[str, ...] = ROOT_HEADERS) -> str:
     """The cdef text of ``roots`` and everything they include, each header once, in order."""
     include_dir = Path(include_dir)

@@ -37,6 +37,7 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from .. import _fast
+from .._constants import ACL_MEM_MALLOC_HUGE_FIRST, ACL_MEMCPY_DEVICE_TO_HOST, ACL_MEMCPY_HOST_TO_DEVICE
 from .._dtypes import _NUMPY_TO_ACL, format_for_rank
 from .._errors import ACLNN_ERR_PARAM_INVALID, ACL_ERROR_RT_MEMORY_ALLOCATION, AclnnError, param_invalid
 # (type: ignore: tensor.py picks NumPy's byte_bounds by NumPy version under this private name,
@@ -64,10 +65,6 @@ _Output: TypeAlias = "tuple[FFI.CData, tuple[int, ...], np.dtype, int] | Tensor 
 #: ``(2, None)`` NULL.
 _PointerSource: TypeAlias = "tuple[int, int] | tuple[int, None]"
 _F = TypeVar("_F", bound=Callable[..., Any])
-
-ACL_MEM_MALLOC_HUGE_FIRST = 0
-ACL_MEMCPY_HOST_TO_DEVICE = 1
-ACL_MEMCPY_DEVICE_TO_HOST = 2
 
 
 _ACL_DTYPE = {dt: int(acl) for dt, acl in _NUMPY_TO_ACL.items()}
