@@ -182,7 +182,26 @@ class DeviceBuffer:
                           self.ptr, out.nbytes, ACL_MEMCPY_DEVICE_TO_HOST)
 
 
-class Tensor:
+class _Shaped:
+    """``ndim`` and ``size`` of something with a ``shape`` (as ``numpy.ndarray``'s)."""
+
+    __slots__ = ()
+    shape: tuple[int, ...]
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        """The number of elements."""
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+
+class Tensor(_Shaped):
     """A device-resident tensor: an ``aclTensor`` over device memory, on ``npu`` or ``sim``.
 
     ``shape``, ``strides`` (in elements, like ``aclCreateTensor``), ``offset`` (elements) and
@@ -320,18 +339,6 @@ class Tensor:
         return host if dtype is None else host.astype(dtype, copy=False)
 
     @property
-    def ndim(self) -> int:
-        return len(self.shape)
-
-    @property
-    def size(self) -> int:
-        """The number of elements (as ``numpy.ndarray.size``)."""
-        n = 1
-        for d in self.shape:
-            n *= d
-        return n
-
-    @property
     def acl_dtype(self) -> int:
         return int(to_acl(self.dtype))
 
@@ -361,7 +368,7 @@ _TORCH_DTYPES = {
 }
 
 
-class DeviceView:
+class DeviceView(_Shaped):
     """Device memory a caller owns (a torch_npu tensor), described for a non-owning aclTensor.
 
     ``ptr`` is the address of the first element (torch_npu's ``data_ptr()`` already includes the
@@ -373,17 +380,6 @@ class DeviceView:
     def __init__(self, ptr: int, shape: tuple[int, ...], strides: tuple[int, ...], dtype: np.dtype,
                  owner: object) -> None:
         self.ptr, self.shape, self.strides, self.dtype, self.owner = ptr, shape, strides, dtype, owner
-
-    @property
-    def ndim(self) -> int:
-        return len(self.shape)
-
-    @property
-    def size(self) -> int:
-        n = 1
-        for d in self.shape:
-            n *= d
-        return n
 
     @property
     def span(self) -> int:
