@@ -325,6 +325,22 @@ def run(cases, backends, repeats, warmup, torch) -> dict[str, list[float]]:
     return ratios
 
 
+def _c_program(name: str, home: Path, tmp: str) -> Callable[[int], float]:
+    """Build ``scripts/<name>.c`` against the simulator toolkit at ``home`` (into ``tmp``) and
+    return a runner: ``run(n)`` runs it for ``n`` iterations and returns the microseconds per
+    iteration it prints last."""
+    exe = Path(tmp) / name
+    subprocess.run([os.environ.get("CC", "cc"), "-O2", "-std=c11", f"-I{home / 'include'}",
+                    f"-I{home / 'include' / 'aclnn'}", str(Path(__file__).with_name(f"{name}.c")),
+                    f"-L{home / 'lib64'}", "-lopapi", "-lnnopbase", "-lascendcl", f"-Wl,-rpath,{home / 'lib64'}",
+                    "-o", str(exe)], check=True)
+
+    def run(n: int) -> float:
+        out = subprocess.run([str(exe), str(n)], check=True, capture_output=True, text=True).stdout
+        return float(out.split()[-1])
+    return run
+
+
 def overhead(rounds: int = 7, calls: int = 3000) -> None:
     """Per-call host overhead of the binding on tiny tensors vs scripts/overhead.c doing the
     same sequence (device buffers, copies, descriptors, both phases, sync, copy back, release)
@@ -341,14 +357,9 @@ def overhead(rounds: int = 7, calls: int = 3000) -> None:
     except Exception as exc:
         print(f"overhead: simulator not available ({exc})")
         return
-    source = Path(__file__).with_name("overhead.c")
-    cc = os.environ.get("CC", "cc")
     fast_api = _fast.api_for(lib)
     with tempfile.TemporaryDirectory() as tmp:
-        exe = Path(tmp) / "overhead"
-        subprocess.run([cc, "-O2", "-std=c11", f"-I{home / 'include'}", f"-I{home / 'include' / 'aclnn'}",
-                        str(source), f"-L{home / 'lib64'}", "-lopapi", "-lnnopbase", "-lascendcl",
-                        f"-Wl,-rpath,{home / 'lib64'}", "-o", str(exe)], check=True)
+        c_program = _c_program("overhead", home, tmp)
         g = np.ones((1, 1, 6, 6), np.float32)
         x = np.ones((1, 1, 4, 4), np.float32)
 
@@ -365,11 +376,7 @@ def overhead(rounds: int = 7, calls: int = 3000) -> None:
                 lib._fast_api = fast_api
                 _aclnn.PLANS = True
 
-        def c_us() -> float:
-            out = subprocess.run([str(exe), str(calls)], check=True, capture_output=True, text=True).stdout
-            return float(out.split()[-1])
-
-        runners = {"C program": c_us}
+        runners = {"C program": lambda: c_program(calls)}
         if fast_api is not None:
             runners["fast path, plan"] = lambda: python_us(True, True)
             runners["fast path, no plan"] = lambda: python_us(True, False)
@@ -405,28 +412,19 @@ def prepare_overhead(rounds: int = 5, runs: int = 3000) -> None:
     except Exception as exc:
         print(f"prepare overhead: simulator not available ({exc})")
         return
-    source = Path(__file__).with_name("overhead_repeatable.c")
-    cc = os.environ.get("CC", "cc")
     op = "aclnnReflectionPad2dBackward"
     g = np.ones((1, 1, 6, 6), np.float32)
     x = np.ones((1, 1, 4, 4), np.float32)
     out = np.zeros((1, 1, 4, 4), np.float32)
     with tempfile.TemporaryDirectory() as tmp, \
             aclnn_py.prepare(op, g, x, [1, 1, 1, 1], out, backend="sim") as prepared:
-        exe = Path(tmp) / "overhead_repeatable"
-        subprocess.run([cc, "-O2", "-std=c11", f"-I{home / 'include'}", f"-I{home / 'include' / 'aclnn'}",
-                        str(source), f"-L{home / 'lib64'}", "-lopapi", "-lnnopbase", "-lascendcl",
-                        f"-Wl,-rpath,{home / 'lib64'}", "-o", str(exe)], check=True)
+        c_program = _c_program("overhead_repeatable", home, tmp)
 
         def timed(fn) -> float:
             t0 = time.perf_counter()
             for _ in range(runs):
                 fn()
             return (time.perf_counter() - t0) / runs * 1e6
-
-        def c_us() -> float:
-            done = subprocess.run([str(exe), str(runs)], check=True, capture_output=True, text=True).stdout
-            return float(done.split()[-1])
 
         run = lambda: prepared(g, x, [1, 1, 1, 1], out)  # noqa: E731
         once = lambda: aclnn_py.call(op, g, x, [1, 1, 1, 1], out, backend="sim")  # noqa: E731
@@ -435,7 +433,7 @@ def prepare_overhead(rounds: int = 5, runs: int = 3000) -> None:
         for _ in range(rounds):
             times["prepared"].append(timed(run))
             times["call"].append(timed(once))
-            times["C"].append(c_us())
+            times["C"].append(c_program(runs))
         assert out[0, 0, 1, 1] == 4.0, out  # an interior pixel of a 4x4 with 1-pixel reflection of ones
     med = {k: statistics.median(v) for k, v in times.items()}
     print(f"per-run host overhead, {op} (1,1,6,6) on sim: prepared run {med['prepared']:.1f} us, one-shot call "

@@ -13,18 +13,7 @@
 
 #include "acl/acl.h"
 #include "aclnnop/aclnn_pad2d_backward.h"
-
-#define CHECK(expr)                                                              \
-    do {                                                                         \
-        int status_ = (int)(expr);                                               \
-        if (status_ != 0) {                                                      \
-            /* Read once: the call hands the message over and clears it. */      \
-            const char *message_ = aclGetRecentErrMsg();                          \
-            fprintf(stderr, "%s failed: %d %s\n", #expr, status_,                \
-                    message_ ? message_ : "(no message)");                       \
-            exit(1);                                                             \
-        }                                                                        \
-    } while (0)
+#include "overhead_common.h"
 
 static aclTensor *upload(const float *host, const int64_t *shape, void **dev) {
     int64_t strides[4] = {shape[1] * shape[2] * shape[3], shape[2] * shape[3], shape[3], 1};

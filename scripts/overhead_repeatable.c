@@ -14,17 +14,7 @@
 
 #include "acl/acl.h"
 #include "aclnnop/aclnn_pad2d_backward.h"
-
-#define CHECK(expr)                                                              \
-    do {                                                                         \
-        int status_ = (int)(expr);                                               \
-        if (status_ != 0) {                                                      \
-            const char *message_ = aclGetRecentErrMsg();                          \
-            fprintf(stderr, "%s failed: %d %s\n", #expr, status_,                \
-                    message_ ? message_ : "(no message)");                       \
-            exit(1);                                                             \
-        }                                                                        \
-    } while (0)
+#include "overhead_common.h"
 
 static aclTensor *device_tensor(const int64_t *shape, void **dev, size_t *bytes) {
     int64_t strides[4] = {shape[1] * shape[2] * shape[3], shape[2] * shape[3], shape[3], 1};
