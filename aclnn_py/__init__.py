@@ -14,13 +14,8 @@ from ._dtypes import aclDataType, aclFormat, bfloat16
 from ._errors import AclnnError
 from ._ffi.discovery import BackendUnavailable
 from .tensor import BoolArray, FloatArray, IntArray, Scalar, Tensor
-from .ops import (
-    avg_pool2d_backward,
-    convolution_backward,
-    im2col_backward,
-    max_unpool2d_backward,
-    reflection_pad2d_backward,
-)
+from . import ops
+from .ops import *  # noqa: F403  (the operator functions: aclnn_py.ops lists them, the registry declares them)
 from ._compare import compare
 from .call import Prepared, call, prepare
 
@@ -48,19 +43,15 @@ __all__ = [
     "get_include",
     "aclDataType",
     "aclFormat",
-    "avg_pool2d_backward",
     "bfloat16",
     "call",
     "compare",
-    "convolution_backward",
     "errors",
     "get_backend",
     "get_device",
-    "im2col_backward",
-    "max_unpool2d_backward",
     "prepare",
-    "reflection_pad2d_backward",
     "set_backend",
     "set_device",
     "use_backend",
 ]
+__all__ += [op.name for op in ops.OPERATORS]

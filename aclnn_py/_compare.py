@@ -3,8 +3,8 @@ results are, against per-dtype tolerances.
 
 ``compare(op, *args, backends=("npu", "numpy"), **kwargs)`` calls
 ``op(*args, **kwargs, backend=b)`` for each of the two backends on the same inputs; the
-first backend is the one under test, the second the reference. Each output (three for
-``convolution_backward``) gets an ``OutputComparison``: max abs error, max rel error, cosine
+first backend is the one under test, the second the reference. Each output (the registry's
+``Operator.outputs``) gets an ``OutputComparison``: max abs error, max rel error, cosine
 similarity, the tolerance applied and whether it passed.
 
 The tolerance table below is the only one the project's tools use: ``python -m aclnn_py
@@ -23,8 +23,8 @@ largest ``|actual - reference| / |reference|`` over the elements above the absol
 is meaningful; ``cosine`` the cosine similarity of the two results as flat vectors (1.0 when
 they point the same way, and for two all-zero results).
 
-``cube_math_type``: ``avg_pool2d_backward`` and ``convolution_backward`` take the NPU cube
-unit's precision mode. The numpy backend always computes in float32, but the NPU may not: with
+``cube_math_type``: the operators with that parameter take the NPU cube unit's precision
+mode. The numpy backend always computes in float32, but the NPU may not: with
 1 (ALLOW_FP32_DOWN_PRECISION) or 3 (USE_HF32) it rounds float32 inputs to HFLOAT32 (11
 significant bits), with 2 (USE_FP16) to float16. For float32 results the tolerance is then
 widened to the ``HFLOAT32`` row or the float16 row of the table; other dtypes are unaffected
@@ -43,6 +43,7 @@ from numpy.typing import DTypeLike
 
 from ._ffi.discovery import BackendUnavailable
 from ._dtypes import bfloat16, dtype_name
+from .ops._registry import operators
 
 
 @dataclass(frozen=True)
@@ -151,13 +152,7 @@ class Comparison:
 
 
 # The C names of each operator's outputs, in the order the Python function returns them.
-OUTPUT_NAMES = {
-    "im2col_backward": ("out",),
-    "max_unpool2d_backward": ("out",),
-    "reflection_pad2d_backward": ("gradInput",),
-    "avg_pool2d_backward": ("gradInput",),
-    "convolution_backward": ("gradInput", "gradWeight", "gradBias"),
-}
+OUTPUT_NAMES = {op.name: op.outputs for op in operators()}
 
 
 def resolve_op(op: str | Callable[..., Any]) -> tuple[str, Callable[..., Any]]:

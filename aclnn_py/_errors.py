@@ -4,8 +4,8 @@ aclnn (``aclnnStatus``) and ACL runtime (``aclError``) codes share one numeric s
 table names both.  ``AclnnError`` is raised for every failing status on every backend, with
 the C function that failed and the library's recent error text, e.g.::
 
-    aclnnAvgPool2dBackwardGetWorkspaceSize: ACLNN_ERR_PARAM_INVALID (161002): parameter
-    check failed — kernelSize[0] must be > 0, got kernelSize = [0, 2]
+    aclnnXxxGetWorkspaceSize: ACLNN_ERR_PARAM_INVALID (161002): parameter check failed —
+    kernelSize[0] must be > 0, got kernelSize = [0, 2]
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ class AclnnError(RuntimeError):
 
     Attributes:
         status: the aclnnStatus / aclError code (e.g. 161002).
-        api: the C function that failed (e.g. ``"aclnnIm2colBackwardGetWorkspaceSize"``).
+        api: the C function that failed (e.g. ``"aclnnXxxGetWorkspaceSize"``).
         message: the library's recent error text (``aclGetRecentErrMsg``) or, on the numpy
             backend, the constraint that was violated and the values received.
     """

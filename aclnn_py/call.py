@@ -469,15 +469,13 @@ def _results(sig: _Signature, values: list[object]) -> Any:
     return outs[0] if len(outs) == 1 else tuple(outs)
 
 
-# -- numpy backend: the five operators' own kernels --------------------------------------------
+# -- numpy backend: the registered operators' own kernels ----------------------------------------
 
 def _numpy_kernels() -> dict[str, Callable[..., Any]]:
     from . import ops
 
-    return {"aclnnIm2colBackward": ops.im2col_backward, "aclnnMaxUnpool2dBackward": ops.max_unpool2d_backward,
-            "aclnnReflectionPad2dBackward": ops.reflection_pad2d_backward,
-            "aclnnAvgPool2dBackward": ops.avg_pool2d_backward,
-            "aclnnConvolutionBackward": ops.convolution_backward}
+    # Looked up on the package at each call, so that a replaced function is the one that runs.
+    return {op.kernel: getattr(ops, op.name) for op in ops.OPERATORS}
 
 
 def _needs_device(op: str) -> AclnnError:

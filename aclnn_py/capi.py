@@ -59,6 +59,7 @@ from ._constants import (
     ACL_SUCCESS,
 )
 from ._errors import ACL_ERROR_REPEAT_INITIALIZE, ACLNN_ERR_PARAM_INVALID, AclnnError
+from .ops._registry import operators as _operators
 from .tensor import BoolArray, FloatArray, IntArray, _contiguous, _dims, _index, check_view, scalar_value
 
 CData: TypeAlias = Any
@@ -451,8 +452,8 @@ def _phase2(api: str):
     return launch
 
 
-OPERATORS = ("aclnnIm2colBackward", "aclnnMaxUnpool2dBackward", "aclnnReflectionPad2dBackward",
-             "aclnnAvgPool2dBackward", "aclnnConvolutionBackward")
+# The registered operators (aclnn_py/ops/_registry.py), as the C names of their phase 2.
+OPERATORS = tuple(op.kernel for op in _operators())
 
 for _op in OPERATORS:
     globals()[f"{_op}GetWorkspaceSize"] = _phase1(f"{_op}GetWorkspaceSize")

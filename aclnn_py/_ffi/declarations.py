@@ -21,17 +21,16 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-# The headers whose declarations the binding uses; what they include is read too.
+from .op_packages import operator_packages
+
+# The headers whose declarations the binding uses (each registered operator's too); what they
+# include is read too.
 ROOT_HEADERS = (
     "acl/acl.h",
     "aclnn/acl_meta.h",
     "aclnn/aclnn_base.h",
     "aclnn/opdev/op_errno.h",
-    "aclnnop/aclnn_im2col_backward.h",
-    "aclnnop/aclnn_max_unpool2d_backward.h",
-    "aclnnop/aclnn_pad2d_backward.h",
-    "aclnnop/aclnn_avgpool2d_backward.h",
-    "aclnnop/aclnn_convolution_backward.h",
+    *(f"aclnnop/{header}" for _package, _library, header in operator_packages().values()),
     "aclsim/aclsim.h",
 )
 

@@ -33,7 +33,7 @@ from .discovery import Toolkit
 
 if TYPE_CHECKING:
     from cffi import FFI
-from .op_packages import AGGREGATE_LIBRARY, OPERATOR_PACKAGES, operator_of
+from .op_packages import AGGREGATE_LIBRARY, operator_of, operator_packages
 from .operator_headers import declarer_for
 
 
@@ -146,7 +146,7 @@ class Library:
         if f is None:
             searched = ", ".join(str(p) for p, _ in self._handles)
             operator = operator_of(name)
-            where = (f"{operator} is defined by {OPERATOR_PACKAGES[operator][0]}'s {OPERATOR_PACKAGES[operator][1]} "
+            where = (f"{operator} is defined by {operator_packages()[operator][0]}'s {operator_packages()[operator][1]} "
                      f"or the aggregate {AGGREGATE_LIBRARY}; " if operator else "")
             raise AclnnError(
                 ACL_ERROR_API_NOT_SUPPORT, name,

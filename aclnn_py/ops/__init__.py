@@ -1,15 +1,20 @@
-"""One file per operator: validation in CANN's order, the NumPy kernel, and the two-phase call."""
+"""One file per operator: validation in CANN's order, the NumPy kernel, the two-phase call, and its
+declaration in the registry (``_registry.py``). Importing an operator's module registers it: its
+one line below is the only place outside its module that names it (README, "Adding an operator").
+The ``import f as f`` form is what re-exports ``f`` to type checkers (``aclnn_py`` re-exports
+this package's names)."""
 
-from .avg_pool2d_backward import avg_pool2d_backward
-from .convolution_backward import convolution_backward
-from .im2col_backward import im2col_backward
-from .max_unpool2d_backward import max_unpool2d_backward
-from .reflection_pad2d_backward import reflection_pad2d_backward
+from typing import TYPE_CHECKING
 
-__all__ = [
-    "avg_pool2d_backward",
-    "convolution_backward",
-    "im2col_backward",
-    "max_unpool2d_backward",
-    "reflection_pad2d_backward",
-]
+from ._registry import Operator, operators
+from .im2col_backward import im2col_backward as im2col_backward
+from .max_unpool2d_backward import max_unpool2d_backward as max_unpool2d_backward
+from .reflection_pad2d_backward import reflection_pad2d_backward as reflection_pad2d_backward
+from .avg_pool2d_backward import avg_pool2d_backward as avg_pool2d_backward
+from .convolution_backward import convolution_backward as convolution_backward
+
+#: Every operator, in the order above.
+OPERATORS: tuple[Operator, ...] = operators()
+
+if not TYPE_CHECKING:  # type checkers read the re-exports above
+    __all__ = [op.name for op in OPERATORS]

@@ -453,3 +453,75 @@ def avg_pool2d_backward(grad_output: ArrayLike | Tensor, self: ArrayLike | Tenso
     result: np.ndarray | Tensor = dispatch(backend, _numpy, _aclnn, grad_output, self, repeated(kernel_size, 1), repeated(stride, 1),
                     repeated(padding, 1), ceil_mode, count_include_pad, divisor_override, cube_math_type, stream=stream)
     return result
+
+
+# -- registration: what the tools know of this operator (ops/_registry.py) -------------------------
+
+from typing import Any  # noqa: E402
+
+from ..tools._cases import OpCall, dims, pair, random_array  # noqa: E402
+from ._registry import Operator, register  # noqa: E402
+
+
+def _case(rng: np.random.Generator, shape: Sequence[int], dtype: np.dtype, kernel: int | Sequence[int] = 3,
+          stride: int | Sequence[int] = 2, padding: int | Sequence[int] = 1, ceil_mode: bool = False,
+          count_include_pad: bool = True, divisor_override: int = 0, cube_math_type: int = 0) -> OpCall:
+    """Average pooling of an ``[N,] C, H, W`` self."""
+    *lead, height, width = shape
+    k, s, p = map(pair, (kernel, stride, padding))
+    pooled = [_pooled_size(size, kk, ss, pp, ceil_mode) for size, kk, ss, pp in zip((height, width), k, s, p)]
+    grad = random_array(rng, (*lead, *pooled), dtype)
+    self = random_array(rng, shape, dtype)
+    words = [f"k{dims(k)} s{dims(s)} p{dims(p)}", "ceil" if ceil_mode else "floor",
+             "incl-pad" if count_include_pad else "excl-pad"]
+    if divisor_override:
+        words.append(f"divisor {divisor_override}")
+    if cube_math_type:
+        words.append(f"cubeMathType {cube_math_type}")
+    return OpCall("avg_pool2d_backward", (grad, self, list(k), list(s), list(p), ceil_mode, count_include_pad,
+                                          divisor_override, cube_math_type), case=" ".join(words))
+
+
+def _torch(torch: Any, grad: Any, self: Any, kernel: Any, stride: Any, padding: Any, ceil_mode: bool,
+           count_include_pad: bool, divisor: int | None, cube_math_type: int = 0) -> Any:
+    return torch.ops.aten.avg_pool2d_backward(grad, self, kernel, stride, padding, ceil_mode, count_include_pad,
+                                              divisor or None)
+
+
+def _layer(n: int, c: int, h: int, w: int, k: int, s: int, p: int, ceil: bool, count_include_pad: bool) -> Any:
+    def make(rng: np.random.Generator) -> tuple[Any, ...]:
+        x = rng.standard_normal((n, c, h, w), dtype=np.float32)
+        pooled = (n, c, _pooled_size(h, k, s, p, ceil), _pooled_size(w, k, s, p, ceil))
+        return (rng.standard_normal(pooled, dtype=np.float32), x, [k, k], [s, s], [p, p], ceil, count_include_pad, 0)
+    return make
+
+
+def _fuzz(f: Any) -> list[Any]:
+    n, c, h, w = f.small_int(1, 2), f.small_int(1, 3), f.small_int(2, 7), f.small_int(2, 7)
+    k = f.small_int(1, min(h, w))
+    s = f.small_int(1, 3)
+    p = f.small_int(0, k // 2)
+    oh, ow = (h + 2 * p - k) // s + 1, (w + 2 * p - k) // s + 1
+    dt = f.pick(f.FLOATS)
+    return [f.filled((n, c, oh, ow), dt), f.filled((n, c, h, w), dt), [k], [s], [p], False, f.chance(0.5),
+            f.pick([None, 0, 3])]
+
+
+def _c_arguments(args: list[Any], out_like: Any) -> list[Any]:
+    *head, divisor = args
+    return [*head, divisor or 0, 0, out_like(args[1].shape, args[1].dtype)]
+
+
+OPERATOR = register(Operator(
+    avg_pool2d_backward, "AvgPool2dBackward", header="aclnn_avgpool2d_backward.h", package="ops-nn",
+    library="libopapi_nn.so", outputs=("gradInput",), case=_case,
+    selftest=(((2, 3, 9, 10), _DTYPES, dict(kernel=(3, 2), stride=(2, 1), padding=(1, 1), ceil_mode=True,
+                                            count_include_pad=False)),
+              ((3, 8, 7), (FLOAT32,), dict(kernel=2, stride=2, padding=0, divisor_override=3, cube_math_type=1))),
+    bench=((8, 64, 56, 56), dict(kernel=3, stride=2, padding=1, ceil_mode=False, count_include_pad=True,
+                                 divisor_override=0, cube_math_type=0)),
+    torch=_torch, memory_bound=True, fuzz=_fuzz, c_arguments=_c_arguments,
+    benchmarks=(("avg_pool2d k3 s2 p1 floor (8,64,112,112)", _layer(8, 64, 112, 112, 3, 2, 1, False, True)),
+                ("avg_pool2d k3 s2 p1 ceil excl-pad (8,64,112,112)", _layer(8, 64, 112, 112, 3, 2, 1, True, False)),
+                ("avg_pool2d k2 s2 (8,256,28,28)", _layer(8, 256, 28, 28, 2, 2, 0, False, True)),
+                ("avg_pool2d tiny (1,1,4,4)", _layer(1, 1, 4, 4, 2, 2, 0, False, True)))))

@@ -546,3 +546,119 @@ def convolution_backward(grad_output: ArrayLike | Tensor, input: ArrayLike | Ten
                                  repeated(stride, spatial), repeated(padding, spatial), repeated(dilation, spatial),
                                  transposed, repeated(output_padding, spatial), groups, output_mask, cube_math_type, stream=stream)
     return result
+
+
+# -- registration: what the tools know of this operator (ops/_registry.py) -------------------------
+
+from ..tools._cases import OpCall, dims, pair, random_array  # noqa: E402
+from ._registry import Operator, register  # noqa: E402
+
+
+def _case(rng: np.random.Generator, shape: Sequence[int], dtype: np.dtype, out_channels: int,
+          kernel: int | Sequence[int] = 3, stride: int | Sequence[int] = 1, padding: int | Sequence[int] = 1,
+          dilation: int | Sequence[int] = 1, groups: int = 1, transposed: bool = False,
+          cube_math_type: int = 0) -> OpCall:
+    """All three gradients of a 2-D (transposed) convolution of an ``N, C, H, W`` input."""
+    batch, channels, height, width = shape
+    k, s, p, d = map(pair, (kernel, stride, padding, dilation))
+    sizes = zip((height, width), k, s, p, d)
+    if transposed:
+        weight_shape = (channels, out_channels // groups, *k)
+        out = [(i - 1) * ss - 2 * pp + dd * (kk - 1) + 1 for i, kk, ss, pp, dd in sizes]
+    else:
+        weight_shape = (out_channels, channels // groups, *k)
+        out = [(i + 2 * pp - dd * (kk - 1) - 1) // ss + 1 for i, kk, ss, pp, dd in sizes]
+    grad = random_array(rng, (batch, out_channels, *out), dtype)
+    x = random_array(rng, shape, dtype)
+    weight = random_array(rng, weight_shape, dtype)
+    words = [f"{'transposed ' if transposed else ''}k{dims(k)} s{dims(s)} p{dims(p)} d{dims(d)}"]
+    if groups > 1:
+        words.append(f"groups {groups}")
+    if cube_math_type:
+        words.append(f"cubeMathType {cube_math_type}")
+    return OpCall("convolution_backward", (grad, x, weight, [out_channels], list(s), list(p), list(d), transposed,
+                                           [0, 0], groups, [True, True, True], cube_math_type),
+                  case=" ".join(words))
+
+
+def _torch(torch: Any, grad: Any, input: Any, weight: Any, bias_sizes: Any, stride: Any, padding: Any,
+           dilation: Any, transposed: bool, output_padding: Any, groups: int, output_mask: Any,
+           cube_math_type: int = 0) -> Any:
+    return torch.ops.aten.convolution_backward(grad, input, weight, bias_sizes, stride, padding, dilation,
+                                               transposed, output_padding, groups, output_mask)
+
+
+def _layer(n: int, cin: int, hw: tuple[int, ...], cout: int, k: int, *, stride: int = 1, pad: int = 0,
+           dil: int = 1, groups: int = 1, transposed: bool = False, out_pad: int = 0,
+           mask: tuple[bool, bool, bool] = (True, True, True)) -> Any:
+    rank = len(hw)
+
+    def make(rng: np.random.Generator) -> tuple[Any, ...]:
+        x = rng.standard_normal((n, cin, *hw), dtype=np.float32)
+        if transposed:
+            w = rng.standard_normal((cin, cout // groups, *([k] * rank)), dtype=np.float32)
+            out = [(i - 1) * stride - 2 * pad + dil * (k - 1) + out_pad + 1 for i in hw]
+        else:
+            w = rng.standard_normal((cout, cin // groups, *([k] * rank)), dtype=np.float32)
+            out = [(i + 2 * pad - dil * (k - 1) - 1) // stride + 1 for i in hw]
+        g = rng.standard_normal((n, cout, *out), dtype=np.float32)
+        return (g, x, w, [cout], [stride] * rank, [pad] * rank, [dil] * rank, transposed, [out_pad] * rank, groups,
+                list(mask))
+    return make
+
+
+def _fuzz(f: Any) -> list[Any]:
+    n, groups = f.small_int(1, 2), f.small_int(1, 2)
+    cin, cout = groups * f.small_int(1, 2), groups * f.small_int(1, 2)
+    h, w, k = f.small_int(3, 7), f.small_int(3, 7), f.small_int(1, 3)
+    s, p, d = f.small_int(1, 2), f.small_int(0, 1), f.small_int(1, 2)
+    oh, ow = (h + 2 * p - d * (k - 1) - 1) // s + 1, (w + 2 * p - d * (k - 1) - 1) // s + 1
+    dt = f.pick(f.FLOATS[:2])
+    return [f.filled((n, cout, oh, ow), dt), f.filled((n, cin, h, w), dt), f.filled((cout, cin // groups, k, k), dt),
+            [cout], [s, s], [p, p], [d, d], False, [0, 0], groups, [f.chance(0.7), f.chance(0.7), f.chance(0.7)]]
+
+
+def _c_arguments(args: list[Any], out_like: Any) -> list[Any]:
+    go, x, w, mask = args[0], args[1], args[2], args[10]
+    grads = [out_like(x.shape, x.dtype) if mask[0] else None, out_like(w.shape, w.dtype) if mask[1] else None,
+             out_like((w.shape[0],), go.dtype) if mask[2] else None]
+    return [*args, 0, *grads]
+
+
+# Layers of real networks (ResNet-50, MobileNetV2, U-Net, ViT-B/16, DeepLab, 3-D U-Net), batch sizes cut
+# to keep scripts/bench.py to a few minutes. Masks: "FTF"/"FTT" is a network's first layer (no gradInput
+# wanted), "TFF" gradInput alone.
+_W, _WB, _I = (False, True, False), (False, True, True), (True, False, False)
+
+OPERATOR = register(Operator(
+    convolution_backward, "ConvolutionBackward", header="aclnn_convolution_backward.h", package="ops-nn",
+    library="libopapi_nn.so", outputs=("gradInput", "gradWeight", "gradBias"), case=_case,
+    selftest=(((2, 4, 7, 6), DTYPES, dict(out_channels=6, kernel=3, stride=(2, 1), padding=1, groups=2)),
+              ((2, 4, 5, 5), (FLOAT32,), dict(out_channels=3, kernel=3, stride=2, padding=1, transposed=True,
+                                               cube_math_type=3))),
+    bench=((8, 64, 28, 28), dict(out_channels=64, kernel=3, stride=1, padding=1, dilation=1, groups=1,
+                                 transposed=False, cube_math_type=0)),
+    torch=_torch, fuzz=_fuzz, c_arguments=_c_arguments,
+    benchmarks=(
+        ("conv2d resnet 3x3 (8,64,56,56)", _layer(8, 64, (56, 56), 64, 3, pad=1)),
+        ("conv2d resnet 3x3 gradInput only (8,128,28,28)", _layer(8, 128, (28, 28), 128, 3, pad=1, mask=_I)),
+        ("conv2d resnet 3x3 gradWeight+bias (8,128,28,28)", _layer(8, 128, (28, 28), 128, 3, pad=1, mask=_WB)),
+        ("conv2d resnet stem 7x7 s2 gradWeight (8,3,224,224)", _layer(8, 3, (224, 224), 64, 7, stride=2, pad=3,
+                                                                      mask=_W)),
+        ("conv2d 1x1 stride 2 (8,256,56,56)->512", _layer(8, 256, (56, 56), 512, 1, stride=2)),
+        ("conv2d vit patch 16x16 s16 gradWeight+bias (8,3,224,224)", _layer(8, 3, (224, 224), 768, 16, stride=16,
+                                                                            mask=_WB)),
+        ("conv2d depthwise 3x3 (8,128,56,56)", _layer(8, 128, (56, 56), 128, 3, pad=1, groups=128)),
+        ("conv2d depthwise 3x3 s2 (8,96,112,112)", _layer(8, 96, (112, 112), 96, 3, stride=2, pad=1, groups=96)),
+        ("conv2d dilated 3x3 d2 (4,256,32,32)", _layer(4, 256, (32, 32), 256, 3, pad=2, dil=2)),
+        ("conv2d transposed k4 s2 (8,64,28,28)->32", _layer(8, 64, (28, 28), 32, 4, stride=2, pad=1,
+                                                            transposed=True)),
+        ("conv2d unet up k2 s2 transposed (8,128,32,32)->64", _layer(8, 128, (32, 32), 64, 2, stride=2,
+                                                                     transposed=True)),
+        ("conv1d k5 (16,64,1024)", _layer(16, 64, (1024,), 64, 5, pad=2)),
+        ("conv3d k3 (2,16,16,32,32)", _layer(2, 16, (16, 32, 32), 16, 3, pad=1)),
+        ("conv3d unet k3 (1,32,32,32,32)->32", _layer(1, 32, (32, 32, 32), 32, 3, pad=1)),
+        ("conv3d unet up k2 s2 transposed (1,64,16,16,16)->32", _layer(1, 64, (16, 16, 16), 32, 2, stride=2,
+                                                                       transposed=True)),
+        ("conv2d tiny (1,1,4,4)", _layer(1, 1, (4, 4), 1, 3, pad=1)),
+        ("conv2d tiny gradWeight (1,2,6,6)->2 s2", _layer(1, 2, (6, 6), 2, 3, stride=2, pad=1, mask=_W)))))

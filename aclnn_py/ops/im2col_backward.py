@@ -320,3 +320,61 @@ def im2col_backward(grad_output: ArrayLike | Tensor, input_size: Sequence[int], 
     result: np.ndarray | Tensor = dispatch(backend, _numpy, _aclnn, grad_output, input_size, repeated(kernel_size, 2),
                     repeated(dilation, 2), repeated(padding, 2), repeated(stride, 2), stream=stream)
     return result
+
+
+# -- registration: what the tools know of this operator (ops/_registry.py) -------------------------
+
+from ..tools._cases import OpCall, dims, pair, random_array  # noqa: E402
+from ._registry import Operator, register  # noqa: E402
+
+
+def _case(rng: np.random.Generator, shape: Sequence[int], dtype: np.dtype, kernel: int | Sequence[int] = 3,
+          dilation: int | Sequence[int] = 1, padding: int | Sequence[int] = 1,
+          stride: int | Sequence[int] = 1) -> OpCall:
+    """col2im folding the columns of an im2col over an ``[N,] C, H, W`` image."""
+    *lead, channels, height, width = shape
+    k, d, p, s = map(pair, (kernel, dilation, padding, stride))
+    blocks = [(size + 2 * pp - dd * (kk - 1) - 1) // ss + 1
+              for size, kk, dd, pp, ss in zip((height, width), k, d, p, s)]
+    grad = random_array(rng, (*lead, channels * k[0] * k[1], blocks[0] * blocks[1]), dtype)
+    return OpCall("im2col_backward", (grad, [height, width], list(k), list(d), list(p), list(s)),
+                  case=f"k{dims(k)} d{dims(d)} p{dims(p)} s{dims(s)}")
+
+
+def _torch(torch: Any, grad: Any, size: Any, kernel: Any, dilation: Any, padding: Any, stride: Any) -> Any:
+    return torch.nn.functional.fold(grad, size, kernel, dilation=dilation, padding=padding, stride=stride)
+
+
+def _layer(n: int, c: int, h: int, w: int, k: int, s: int, p: int) -> Any:
+    def make(rng: np.random.Generator) -> tuple[Any, ...]:
+        blocks = ((h + 2 * p - (k - 1) - 1) // s + 1) * ((w + 2 * p - (k - 1) - 1) // s + 1)
+        return (rng.standard_normal((n, c * k * k, blocks), dtype=np.float32), [h, w], [k, k], [1, 1], [p, p],
+                [s, s])
+    return make
+
+
+def _fuzz(f: Any) -> list[Any]:
+    c, kh, kw = f.small_int(1, 3), f.small_int(1, 3), f.small_int(1, 3)
+    h, w = f.small_int(kh, 7), f.small_int(kw, 7)
+    ph, pw, sh, sw = f.small_int(0, 1), f.small_int(0, 1), f.small_int(1, 2), f.small_int(1, 2)
+    l0, l1 = (h + 2 * ph - kh) // sh + 1, (w + 2 * pw - kw) // sw + 1
+    lead = (f.small_int(1, 2),) if f.chance(0.7) else ()
+    return [f.filled(lead + (c * kh * kw, l0 * l1), f.pick(f.FLOATS)), [h, w], [kh, kw], [1, 1], [ph, pw], [sh, sw]]
+
+
+def _c_arguments(args: list[Any], out_like: Any) -> list[Any]:
+    g, size, kernel = args[0], args[1], args[2]
+    return [*args, out_like((*g.shape[:-2], g.shape[-2] // (kernel[0] * kernel[1]), *size), g.dtype)]
+
+
+OPERATOR = register(Operator(
+    im2col_backward, "Im2colBackward", header="aclnn_im2col_backward.h", package="ops-cv",
+    library="libopapi_cv.so", outputs=("out",), case=_case,
+    selftest=(((2, 3, 7, 8), DTYPES, dict(kernel=(2, 3), dilation=(1, 2), padding=(1, 0), stride=(2, 1))),
+              ((3, 6, 5), (FLOAT32,), dict(kernel=2, dilation=1, padding=1, stride=2))),
+    bench=((8, 64, 56, 56), dict(kernel=3, dilation=1, padding=1, stride=1)),
+    torch=_torch, memory_bound=True, fuzz=_fuzz, c_arguments=_c_arguments,
+    benchmarks=(("im2col_backward conv layer k3 (8,64,56,56)", _layer(8, 64, 56, 56, 3, 1, 1)),
+                ("im2col_backward k3 s2 p1 (8,64,56,56)", _layer(8, 64, 56, 56, 3, 2, 1)),
+                ("im2col_backward vit patches k16 s16 (8,3,224,224)", _layer(8, 3, 224, 224, 16, 16, 0)),
+                ("im2col_backward tiny (1,1,4,4)", _layer(1, 1, 4, 4, 2, 2, 0)))))

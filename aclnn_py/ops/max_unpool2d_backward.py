@@ -228,3 +228,65 @@ def max_unpool2d_backward(grad_output: ArrayLike | Tensor, self: ArrayLike | Ten
     """
     result: np.ndarray | Tensor = dispatch(backend, _numpy, _aclnn, grad_output, self, indices, output_size, stream=stream)
     return result
+
+
+# -- registration: what the tools know of this operator (ops/_registry.py) -------------------------
+
+from typing import Any  # noqa: E402
+
+from ..tools._cases import OpCall, random_array  # noqa: E402
+from ._registry import Operator, register  # noqa: E402
+
+
+def _case(rng: np.random.Generator, shape: Sequence[int], dtype: np.dtype,
+          index_dtype: np.dtype | str | type = np.int64) -> OpCall:
+    """The gradient of unpooling a 2x2/2 max pool: ``self`` is ``[N,] C, H, W``, the output 2H x 2W."""
+    *lead, height, width = shape
+    out_h, out_w = 2 * height, 2 * width
+    rows = 2 * np.arange(height)[:, None] + rng.integers(0, 2, size=(*lead, height, width))
+    cols = 2 * np.arange(width)[None, :] + rng.integers(0, 2, size=(*lead, height, width))
+    indices = (rows * out_w + cols).astype(index_dtype)
+    grad = random_array(rng, (*lead, out_h, out_w), dtype)
+    self = random_array(rng, shape, dtype)
+    return OpCall("max_unpool2d_backward", (grad, self, indices, [out_h, out_w]),
+                  case=f"2x2 windows, {np.dtype(index_dtype).name} indices")
+
+
+def _torch(torch: Any, grad: Any, self: Any, indices: Any, output_size: Any) -> Any:
+    return torch.gather(grad.flatten(-2), -1, indices.long().flatten(-2)).view(self.shape)
+
+
+def _layer(n: int, c: int, h: int, w: int) -> Any:
+    def make(rng: np.random.Generator) -> tuple[Any, ...]:
+        x = rng.standard_normal((n, c, h, w), dtype=np.float32)
+        # Indices of a 2x2/2 max pool: one position per window of the (2h, 2w) output.
+        rows = 2 * np.arange(h)[:, None] + rng.integers(0, 2, size=(n, c, h, w))
+        cols = 2 * np.arange(w)[None, :] + rng.integers(0, 2, size=(n, c, h, w))
+        indices = (rows * (2 * w) + cols).astype(np.int64)
+        return (rng.standard_normal((n, c, 2 * h, 2 * w), dtype=np.float32), x, indices, [2 * h, 2 * w])
+    return make
+
+
+def _fuzz(f: Any) -> list[Any]:
+    n, c, h, w = f.small_int(1, 2), f.small_int(1, 3), f.small_int(1, 4), f.small_int(1, 4)
+    oh, ow = h * 2, w * 2
+    dt = f.pick(f.FLOATS)
+    idx = f.rng.integers(0, oh * ow, size=(n, c, h, w)).astype(f.pick([np.int64, np.int32]))
+    return [f.filled((n, c, oh, ow), dt), f.filled((n, c, h, w), dt), idx, [oh, ow]]
+
+
+def _c_arguments(args: list[Any], out_like: Any) -> list[Any]:
+    return [*args, out_like(args[1].shape, args[1].dtype)]
+
+
+OPERATOR = register(Operator(
+    max_unpool2d_backward, "MaxUnpool2dBackward", header="aclnn_max_unpool2d_backward.h", package="ops-nn",
+    library="libopapi_nn.so", outputs=("out",), case=_case,
+    selftest=(((2, 3, 4, 5), tuple(np.dtype(t) for t in (FLOAT32, FLOAT16, np.int32, np.int64, np.int8, np.uint8,
+                                                          np.int16, np.bool_)), {}),
+              ((3, 4, 5), (FLOAT32,), dict(index_dtype=np.int32))),
+    bench=((8, 64, 56, 56), dict(index_dtype="int64")),
+    torch=_torch, memory_bound=True, fuzz=_fuzz, c_arguments=_c_arguments,
+    benchmarks=(("max_unpool2d 2x2 (8,64,56,56)->112", _layer(8, 64, 56, 56)),
+                ("max_unpool2d segnet 2x2 (8,256,28,28)->56", _layer(8, 256, 28, 28)),
+                ("max_unpool2d tiny (1,1,2,2)", _layer(1, 1, 2, 2)))))

@@ -284,3 +284,55 @@ def reflection_pad2d_backward(grad_output: ArrayLike | Tensor, self: ArrayLike |
     """
     result: np.ndarray | Tensor = dispatch(backend, _numpy, _aclnn, grad_output, self, repeated(padding, 4), stream=stream)
     return result
+
+
+# -- registration: what the tools know of this operator (ops/_registry.py) -------------------------
+
+from typing import Any  # noqa: E402
+
+from ..tools._cases import OpCall, random_array  # noqa: E402
+from ._registry import Operator, register  # noqa: E402
+
+
+def _case(rng: np.random.Generator, shape: Sequence[int], dtype: np.dtype,
+          padding: Sequence[int] = (1, 1, 1, 1)) -> OpCall:
+    """``padding = [left, right, top, bottom]`` around an ``[N,] C, H, W`` self."""
+    *lead, height, width = shape
+    left, right, top, bottom = padding
+    grad = random_array(rng, (*lead, height + top + bottom, width + left + right), dtype)
+    self = random_array(rng, shape, dtype)
+    return OpCall("reflection_pad2d_backward", (grad, self, list(padding)), case=f"pad {list(padding)}")
+
+
+def _torch(torch: Any, grad: Any, self: Any, padding: Any) -> Any:
+    return torch.ops.aten.reflection_pad2d_backward(grad, self, padding)
+
+
+def _layer(n: int, c: int, h: int, w: int, pad: int) -> Any:
+    def make(rng: np.random.Generator) -> tuple[Any, ...]:
+        x = rng.standard_normal((n, c, h, w), dtype=np.float32)
+        return (rng.standard_normal((n, c, h + 2 * pad, w + 2 * pad), dtype=np.float32), x, [pad] * 4)
+    return make
+
+
+def _fuzz(f: Any) -> list[Any]:
+    n, c, h, w = f.small_int(1, 2), f.small_int(1, 3), f.small_int(2, 6), f.small_int(2, 6)
+    pads = [f.small_int(0, w - 1), f.small_int(0, w - 1), f.small_int(0, h - 1), f.small_int(0, h - 1)]
+    dt = f.pick(f.FLOATS)
+    return [f.filled((n, c, h + pads[2] + pads[3], w + pads[0] + pads[1]), dt), f.filled((n, c, h, w), dt), pads]
+
+
+def _c_arguments(args: list[Any], out_like: Any) -> list[Any]:
+    return [*args, out_like(args[1].shape, args[1].dtype)]
+
+
+OPERATOR = register(Operator(
+    reflection_pad2d_backward, "ReflectionPad2dBackward", header="aclnn_pad2d_backward.h", package="ops-math",
+    library="libopapi_math.so", outputs=("gradInput",), case=_case,
+    selftest=(((2, 3, 6, 7), DTYPES, dict(padding=(2, 1, 3, 1))),
+              ((3, 5, 4), (FLOAT32,), dict(padding=(3, 3, 0, 2)))),
+    bench=((8, 64, 56, 56), dict(padding=(3, 3, 3, 3))),
+    torch=_torch, memory_bound=True, fuzz=_fuzz, c_arguments=_c_arguments,
+    benchmarks=(("reflection_pad2d p3 (8,3,224,224)", _layer(8, 3, 224, 224, 3)),
+                ("reflection_pad2d p1 (8,64,224,224)", _layer(8, 64, 224, 224, 1)),
+                ("reflection_pad2d tiny (1,1,4,4)", _layer(1, 1, 4, 4, 1)))))

@@ -17,7 +17,8 @@ The home::
                                   the state exists once however a program names the libraries
     <home>/lib64/libopapi_nn.so, libopapi_math.so, libopapi_cv.so
                                   each operator in the package library CANN defines it in
-                                  (the table: aclnn_py/_ffi/op_packages.py)
+                                  (each operator's declaration, read by
+                                  aclnn_py/_ffi/op_packages.py)
     <home>/lib64/libopapi.so      the classic aggregate of every operator
     <home>/set_env.sh        exports ASCEND_HOME_PATH & co. like CANN's set_env.sh
     <home>/opp/README        so that ASCEND_OPP_PATH names a directory (no kernel packages)
@@ -70,7 +71,7 @@ def operator_libraries() -> dict[str, tuple[str, ...]]:
     package libraries, then the aggregate with every operator."""
     table = _operator_packages()
     libraries: dict[str, tuple[str, ...]] = {}
-    for _package, library, header in table["OPERATOR_PACKAGES"].values():
+    for _package, library, header in table["operator_packages"]().values():
         libraries[library] = libraries.get(library, ()) + (header,)
     libraries[table["AGGREGATE_LIBRARY"]] = tuple(h for hs in libraries.values() for h in hs)
     return libraries

@@ -37,20 +37,13 @@ from .._dtypes import bfloat16, dtype_name
 from .._errors import AclnnError
 from .._ffi.discovery import BackendUnavailable
 from .._compare import resolve_op
-from . import _cases
+from ..ops._registry import by_name, operators
 from ._cases import OpCall
 from ._progress import Progress
 
-# op -> (the forward input's default shape, default parameters): mid-sized layers of a CNN.
-DEFAULTS: dict[str, tuple[tuple[int, ...], dict[str, Any]]] = {
-    "im2col_backward": ((8, 64, 56, 56), dict(kernel=3, dilation=1, padding=1, stride=1)),
-    "max_unpool2d_backward": ((8, 64, 56, 56), dict(index_dtype="int64")),
-    "reflection_pad2d_backward": ((8, 64, 56, 56), dict(padding=(3, 3, 3, 3))),
-    "avg_pool2d_backward": ((8, 64, 56, 56), dict(kernel=3, stride=2, padding=1, ceil_mode=False,
-                                                  count_include_pad=True, divisor_override=0, cube_math_type=0)),
-    "convolution_backward": ((8, 64, 28, 28), dict(out_channels=64, kernel=3, stride=1, padding=1, dilation=1,
-                                                   groups=1, transposed=False, cube_math_type=0)),
-}
+# op -> (the forward input's default shape, default parameters): each operator's ``Operator.bench``,
+# mid-sized layers of a CNN.
+DEFAULTS: dict[str, tuple[tuple[int, ...], dict[str, Any]]] = {op.name: op.bench for op in operators()}
 
 DTYPES = {"float32": np.dtype(np.float32), "float16": np.dtype(np.float16), "bfloat16": bfloat16,
           "float64": np.dtype(np.float64), "complex64": np.dtype(np.complex64),
@@ -113,8 +106,8 @@ def make_call(op: str, shape: Sequence[int] | None = None, dtype: DTypeLike = "f
                          f"{', '.join(f'{k}={v!r}' for k, v in default_params.items())}")
     dt = DTYPES[dtype] if isinstance(dtype, str) else np.dtype(dtype)
     to_builder = {shown: name for name, shown in _PYTHON_NAMES.items()}
-    call: OpCall = _cases.BUILDERS[op](np.random.default_rng(seed), tuple(shape or default_shape), dt,
-                                       **{to_builder.get(k, k): v for k, v in merged.items()})
+    call: OpCall = by_name(op).case(np.random.default_rng(seed), tuple(shape or default_shape), dt,
+                                     **{to_builder.get(k, k): v for k, v in merged.items()})
     return call
 
 
@@ -248,7 +241,7 @@ def _param(text: str) -> tuple[str, object]:
 def _defaults_text() -> str:
     lines = ["default cases (forward input shape; parameters):"]
     for op, (shape, params) in DEFAULTS.items():
-        builder = _cases.BUILDERS[op]
+        builder = by_name(op).case
         lines.append(f"  {op}: {','.join(map(str, shape))}; "
                      + ", ".join(f"{k}={v!r}" for k, v in shown_params(params).items()))
         doc = inspect.getdoc(builder)

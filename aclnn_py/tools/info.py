@@ -30,11 +30,11 @@ from pathlib import Path
 
 from .. import _backend, _ffi
 from .._errors import AclnnError
+from ..ops._registry import operators
 from .._ffi.discovery import OVERRIDE_VAR, BackendUnavailable, Toolkit, find_cann, toolkit_at
 
 # The C entry points of the binding's operators.
-OPERATORS = ("aclnnIm2colBackward", "aclnnMaxUnpool2dBackward", "aclnnReflectionPad2dBackward",
-             "aclnnAvgPool2dBackward", "aclnnConvolutionBackward")
+OPERATORS = tuple(op.kernel for op in operators())
 
 ENVIRONMENT = (_backend.ENV_VAR, OVERRIDE_VAR, "ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME", "ASCEND_OPP_PATH",
                "ASCEND_CUSTOM_OPP_PATH", "ACLNN_PY_SIM_HOME", "ACLNN_PY_DEVICE", "LD_LIBRARY_PATH")

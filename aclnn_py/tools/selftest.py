@@ -23,7 +23,7 @@ import argparse
 import sys
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
 
@@ -42,42 +42,16 @@ from .._compare import (
     format_table,
     resolve_op,
 )
-from . import _cases
+from ..ops._registry import by_name, operators
 from ._cases import OpCall
 from ._progress import Progress
 
-F32, F16, F64 = np.dtype(np.float32), np.dtype(np.float16), np.dtype(np.float64)
-C64, C128 = np.dtype(np.complex64), np.dtype(np.complex128)
-FLOATS = (F32, F16, bfloat16)
-UNPOOL_DTYPES = (F32, F16, np.dtype(np.int32), np.dtype(np.int64), np.dtype(np.int8), np.dtype(np.uint8),
-                 np.dtype(np.int16), np.dtype(np.bool_))
-
-
 def cases(seed: int = 0) -> list[OpCall]:
     """The selftest's cases: every documented dtype of every operator, plus a few parameter
-    forms in float32. Shapes are small and odd-sized so that edges, padding and partial
-    windows are exercised and the simulator stays fast."""
-    specs: list[tuple[Callable[..., OpCall], tuple[int, ...], np.dtype, dict[str, Any]]] = []
-    for dt in FLOATS:
-        specs.append((_cases.im2col_backward, (2, 3, 7, 8), dt,
-                      dict(kernel=(2, 3), dilation=(1, 2), padding=(1, 0), stride=(2, 1))))
-    specs.append((_cases.im2col_backward, (3, 6, 5), F32, dict(kernel=2, dilation=1, padding=1, stride=2)))
-    for dt in UNPOOL_DTYPES:
-        specs.append((_cases.max_unpool2d_backward, (2, 3, 4, 5), dt, {}))
-    specs.append((_cases.max_unpool2d_backward, (3, 4, 5), F32, dict(index_dtype=np.int32)))
-    for dt in (F32, F16, bfloat16, F64, C64, C128):
-        specs.append((_cases.reflection_pad2d_backward, (2, 3, 6, 7), dt, dict(padding=(2, 1, 3, 1))))
-    specs.append((_cases.reflection_pad2d_backward, (3, 5, 4), F32, dict(padding=(3, 3, 0, 2))))
-    for dt in FLOATS:
-        specs.append((_cases.avg_pool2d_backward, (2, 3, 9, 10), dt,
-                      dict(kernel=(3, 2), stride=(2, 1), padding=(1, 1), ceil_mode=True, count_include_pad=False)))
-    specs.append((_cases.avg_pool2d_backward, (3, 8, 7), F32,
-                  dict(kernel=2, stride=2, padding=0, divisor_override=3, cube_math_type=1)))
-    for dt in FLOATS:
-        specs.append((_cases.convolution_backward, (2, 4, 7, 6), dt,
-                      dict(out_channels=6, kernel=3, stride=(2, 1), padding=1, groups=2)))
-    specs.append((_cases.convolution_backward, (2, 4, 5, 5), F32,
-                  dict(out_channels=3, kernel=3, stride=2, padding=1, transposed=True, cube_math_type=3)))
+    forms in float32 (each operator's ``Operator.selftest``). Shapes are small and odd-sized so
+    that edges, padding and partial windows are exercised and the simulator stays fast."""
+    specs = [(op.case, shape, np.dtype(dt), params)
+             for op in operators() for shape, dtypes, params in op.selftest for dt in dtypes]
     # One generator per case: a case's data does not depend on which cases ran before it.
     return [build(np.random.default_rng([seed, i]), shape, dt, **params)
             for i, (build, shape, dt, params) in enumerate(specs)]
@@ -86,40 +60,22 @@ def cases(seed: int = 0) -> list[OpCall]:
 # -- the PyTorch reference (for --backend numpy) ----------------------------------------------
 
 def _torch_reference(call: OpCall) -> Any:
-    """The result of ``call`` computed by PyTorch CPU: float16/bfloat16 inputs are computed in
-    float32 and rounded once, as the numpy backend and the NPU's float32 accumulation do."""
+    """The result of ``call`` computed by PyTorch CPU (the operator's ``Operator.torch``):
+    float16/bfloat16 inputs are computed in float32 and rounded once, as the numpy backend and
+    the NPU's float32 accumulation do."""
     import torch
 
-    def t(array: np.ndarray) -> Any:
-        if array.dtype in (F16, bfloat16):
-            array = array.astype(np.float32)
-        return torch.from_numpy(np.ascontiguousarray(array))
+    def t(value: Any) -> Any:
+        if not isinstance(value, np.ndarray):
+            return value
+        if value.dtype in (np.dtype(np.float16), bfloat16):
+            value = value.astype(np.float32)
+        return torch.from_numpy(np.ascontiguousarray(value))
 
-    def back(result: Any, like: np.ndarray) -> Any:
-        return result.numpy().astype(like.dtype)
-
-    a = call.args
-    if call.op == "im2col_backward":
-        grad, size, kernel, dilation, padding, stride = a
-        return back(torch.nn.functional.fold(t(grad), size, kernel, dilation=dilation, padding=padding,
-                                             stride=stride), grad)
-    if call.op == "max_unpool2d_backward":
-        grad, self, indices, _ = a
-        flat = torch.from_numpy(indices.astype(np.int64)).flatten(-2)
-        return back(torch.gather(t(grad).flatten(-2), -1, flat).view(self.shape), self)
-    if call.op == "reflection_pad2d_backward":
-        grad, self, padding = a
-        return back(torch.ops.aten.reflection_pad2d_backward(t(grad), t(self), padding), self)
-    if call.op == "avg_pool2d_backward":
-        grad, self, kernel, stride, padding, ceil_mode, count_include_pad, divisor, _ = a
-        return back(torch.ops.aten.avg_pool2d_backward(t(grad), t(self), kernel, stride, padding, ceil_mode,
-                                                       count_include_pad, divisor or None), self)
-    if call.op == "convolution_backward":
-        grad, x, w, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, mask, _ = a
-        results = torch.ops.aten.convolution_backward(t(grad), t(x), t(w), bias_sizes, stride, padding, dilation,
-                                                      transposed, output_padding, groups, mask)
-        return tuple(None if r is None else back(r, like) for r, like in zip(results, (x, w, grad)))
-    raise ValueError(f"no PyTorch reference for {call.op}")
+    result = by_name(call.op).torch(torch, *map(t, call.args))
+    if isinstance(result, (tuple, list)):
+        return tuple(None if r is None else r.numpy().astype(call.dtype) for r in result)
+    return result.numpy().astype(call.dtype)
 
 
 def _torch_available() -> bool:

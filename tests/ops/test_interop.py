@@ -226,10 +226,10 @@ CASES = {
 
 @pytest.mark.parametrize("op", CASES)
 def test_every_operator_takes_torch_tensors_and_memoryviews(backend, torch, op):
-    from aclnn_py.tools import _cases
+    from aclnn_py.ops._registry import by_name
 
     params = {"convolution_backward": {"out_channels": 4}}.get(op, {})
-    call = _cases.BUILDERS[op](np.random.default_rng(3), CASES[op], np.dtype(np.float32), **params)
+    call = by_name(op).case(np.random.default_rng(3), CASES[op], np.dtype(np.float32), **params)
     fn = getattr(aclnn_py, op)
     expected = fn(*call.args, backend=backend)
     for convert in (torch.from_numpy, memoryview):

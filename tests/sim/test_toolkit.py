@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from aclnn_py import sim
-from aclnn_py._ffi.op_packages import OPERATOR_PACKAGES
+from aclnn_py._ffi.op_packages import operator_packages
 from aclnn_py.sim import _build
 
 C_TESTS = Path(__file__).resolve().parents[1] / "sim_c"
@@ -105,7 +105,7 @@ def expected_exports() -> dict[str, set[str]]:
     expected = {name: under("acl") for name in CANN_RUNTIME}
     expected["libnnopbase.so"] = under("aclnn")
     expected["libopapi.so"] = set()
-    for _package, library, header in OPERATOR_PACKAGES.values():
+    for _package, library, header in operator_packages().values():
         functions = declared_functions(f"aclnnop/{header}")
         expected.setdefault(library, set()).update(functions)
         expected["libopapi.so"].update(functions)

@@ -8,7 +8,7 @@ import pytest
 import aclnn_py
 from aclnn_py import Tensor
 from aclnn_py._compare import HFLOAT32, TOLERANCES, Tolerance, compare, measure, tolerance
-from aclnn_py.tools import _cases
+from aclnn_py.ops._registry import by_name
 
 F32 = np.dtype(np.float32)
 
@@ -18,11 +18,11 @@ def _call(builder, shape, dtype, seed=0, **params):
 
 
 @pytest.mark.parametrize("builder, shape, dtype", [
-    (_cases.im2col_backward, (2, 3, 9, 8), F32),
-    (_cases.im2col_backward, (2, 3, 9, 8), np.dtype(np.float16)),
-    (_cases.max_unpool2d_backward, (2, 3, 4, 5), np.dtype(np.int16)),
-    (_cases.reflection_pad2d_backward, (2, 3, 6, 7), np.dtype(np.complex64)),
-    (_cases.reflection_pad2d_backward, (2, 3, 6, 7), aclnn_py.bfloat16),
+    (by_name("im2col_backward").case, (2, 3, 9, 8), F32),
+    (by_name("im2col_backward").case, (2, 3, 9, 8), np.dtype(np.float16)),
+    (by_name("max_unpool2d_backward").case, (2, 3, 4, 5), np.dtype(np.int16)),
+    (by_name("reflection_pad2d_backward").case, (2, 3, 6, 7), np.dtype(np.complex64)),
+    (by_name("reflection_pad2d_backward").case, (2, 3, 6, 7), aclnn_py.bfloat16),
 ])
 def test_sim_against_numpy_passes_with_sensible_numbers(sim_lib, builder, shape, dtype):
     call = _call(builder, shape, dtype)
@@ -38,7 +38,7 @@ def test_sim_against_numpy_passes_with_sensible_numbers(sim_lib, builder, shape,
 
 
 def test_device_tensor_arguments(sim_lib):
-    call = _call(_cases.reflection_pad2d_backward, (2, 3, 5, 6), F32)
+    call = _call(by_name("reflection_pad2d_backward").case, (2, 3, 5, 6), F32)
     grad, self, padding = call.args
     with Tensor.from_numpy(grad, backend="sim") as g, Tensor.from_numpy(self, backend="sim") as s:
         result = compare(aclnn_py.reflection_pad2d_backward, g, s, padding, backends=("sim", "numpy"))
@@ -46,10 +46,10 @@ def test_device_tensor_arguments(sim_lib):
 
 
 def test_function_or_name_and_three_outputs():
-    call = _call(_cases.convolution_backward, (2, 4, 6, 6), F32, out_channels=6, groups=2)
-    by_name = compare("convolution_backward", *call.args, backends=("numpy", "numpy"))
+    call = _call(by_name("convolution_backward").case, (2, 4, 6, 6), F32, out_channels=6, groups=2)
+    by_op_name = compare("convolution_backward", *call.args, backends=("numpy", "numpy"))
     by_function = compare(aclnn_py.convolution_backward, *call.args, backends=("numpy", "numpy"))
-    for result in (by_name, by_function):
+    for result in (by_op_name, by_function):
         assert [o.output for o in result] == ["gradInput", "gradWeight", "gradBias"]
         # Two runs of one backend: the same numbers up to the order BLAS sums in, which may
         # change with the CPU's kernel; so within the table's tolerance, not bit for bit.
@@ -58,7 +58,7 @@ def test_function_or_name_and_three_outputs():
 
 
 def test_masked_outputs_are_left_out():
-    call = _call(_cases.convolution_backward, (1, 2, 5, 5), F32, out_channels=2)
+    call = _call(by_name("convolution_backward").case, (1, 2, 5, 5), F32, out_channels=2)
     args = list(call.args)
     args[10] = [False, True, False]
     result = compare("convolution_backward", *args, backends=("numpy", "numpy"))
@@ -66,7 +66,7 @@ def test_masked_outputs_are_left_out():
 
 
 def test_bad_arguments():
-    call = _call(_cases.reflection_pad2d_backward, (1, 1, 4, 4), F32)
+    call = _call(by_name("reflection_pad2d_backward").case, (1, 1, 4, 4), F32)
     with pytest.raises(ValueError, match="unknown operator 'no_such_op'"):
         compare("no_such_op", *call.args)
     with pytest.raises(TypeError, match="backends="):
@@ -101,7 +101,7 @@ def test_cube_math_type_widens_float32_only(cube_math_type, expected):
 @pytest.mark.parametrize("how", ["positional", "keyword"])
 @pytest.mark.parametrize("cube_math_type, name", [(0, "FLOAT"), (1, "HFLOAT32"), (3, "HFLOAT32"), (2, "FLOAT16")])
 def test_compare_reads_cube_math_type_from_the_call(how, cube_math_type, name):
-    call = _call(_cases.avg_pool2d_backward, (1, 2, 8, 8), F32)
+    call = _call(by_name("avg_pool2d_backward").case, (1, 2, 8, 8), F32)
     args = list(call.args)
     kwargs = {}
     if how == "positional":

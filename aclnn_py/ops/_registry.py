@@ -1,0 +1,91 @@
+"""The operator registry: every operator the binding ships is declared once, by its own module.
+
+Each ``ops/<op>.py`` ends with ``OPERATOR = register(Operator(...))``: its Python function, C
+name, header, package and library, output names, the argument maker the tools share, the
+selftest cases, the ``bench`` default case, the PyTorch reference, the real-layer cases of
+``scripts/bench.py`` and the argument generator of ``scripts/fuzz.py``. ``ops/__init__.py``
+imports each operator module (one line per operator), which registers it; everything else
+(the package's exports, ``capi``, ``call``, ``info``, ``selftest``, ``bench``, ``compare``, the
+scripts, the simulator's build) iterates ``operators()`` and names no operator itself.
+
+``header``, ``package`` and ``library`` must be string literals in that declaration: the
+simulator's build reads them from the module's text (``aclnn_py/_ffi/op_packages.py``) inside
+pip's isolated build environment, where ``aclnn_py`` cannot be imported. ``tests/test_registry.py``
+checks that both readings agree, and that every tool offers exactly the registered operators.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..tools._cases import OpCall
+
+#: ``(forward input shape, dtypes, parameters of the argument maker)``: one selftest case per dtype.
+SelftestCase = tuple[tuple[int, ...], Sequence[np.dtype], dict[str, Any]]
+#: ``(label, make)``: ``make(rng)`` returns the positional arguments of the operator's function.
+BenchmarkCase = tuple[str, Callable[[np.random.Generator], tuple[Any, ...]]]
+
+
+@dataclass(frozen=True)
+class Operator:
+    """One operator: what every tool needs to know about it (see the module docstring)."""
+
+    function: Callable[..., Any]                       # the public function (its __name__ is the Python name)
+    c_name: str                                        # aclnn<c_name>GetWorkspaceSize and aclnn<c_name>
+    header: str                                        # its header in include/aclnnop/
+    package: str                                       # the CANN operator package that defines it
+    library: str                                       # that package's library (libopapi_<pkg>.so)
+    outputs: tuple[str, ...]                           # C names of the outputs, in the order returned
+    case: Callable[..., OpCall]                        # (rng, shape, dtype, **params) -> consistent arguments
+    selftest: tuple[SelftestCase, ...]                 # `python -m aclnn_py selftest`
+    bench: tuple[tuple[int, ...], dict[str, Any]]      # `python -m aclnn_py bench` default (shape, params)
+    torch: Callable[..., Any]                          # (torch, *args in float32) -> the result (tests' oracle)
+    benchmarks: tuple[BenchmarkCase, ...] = ()         # scripts/bench.py: layers of real networks
+    memory_bound: bool = False                         # scripts/bench.py times it against a copy too
+    fuzz: Callable[[Any], list[Any]] | None = None     # scripts/fuzz.py: (fuzzer) -> valid arguments
+    c_arguments: Callable[[list[Any], Callable[..., Any]], list[Any]] | None = field(default=None)
+    # ^ (function arguments, out_like(shape, dtype)) -> the C argument list of `call`/`prepare`
+
+    @property
+    def name(self) -> str:
+        """The Python name, e.g. ``avg_pool2d_backward``."""
+        return str(self.function.__name__)
+
+    @property
+    def kernel(self) -> str:
+        """Phase 2's C function, e.g. ``aclnnAvgPool2dBackward``."""
+        return f"aclnn{self.c_name}"
+
+    @property
+    def api(self) -> str:
+        """Phase 1's C function, e.g. ``aclnnAvgPool2dBackwardGetWorkspaceSize``."""
+        return f"aclnn{self.c_name}GetWorkspaceSize"
+
+
+_OPERATORS: list[Operator] = []
+
+
+def register(operator: Operator) -> Operator:
+    """Add ``operator`` to the registry (each operator module does, once, at import)."""
+    if any(op.name == operator.name or op.c_name == operator.c_name for op in _OPERATORS):
+        raise ValueError(f"operator {operator.name} ({operator.c_name}) is registered twice")
+    _OPERATORS.append(operator)
+    return operator
+
+
+def operators() -> tuple[Operator, ...]:
+    """Every registered operator, in the order ``ops/__init__.py`` imports them."""
+    return tuple(_OPERATORS)
+
+
+def by_name(name: str) -> Operator:
+    """The operator of a Python name (``avg_pool2d_backward``) or a C name (``AvgPool2dBackward``,
+    ``aclnnAvgPool2dBackward``); KeyError if none."""
+    for op in operators():
+        if name in (op.name, op.c_name, op.kernel):
+            return op
+    raise KeyError(name)
