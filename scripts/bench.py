@@ -36,144 +36,17 @@ import aclnn_py
 @dataclass
 class Case:
     name: str
-    make: Callable[[np.random.Generator], dict]   # -> {"np": args tuple, "kw": kwargs}
+    make: Callable[[np.random.Generator], tuple]  # -> the positional arguments of `ours`
     ours: Callable                                # aclnn_py function
     theirs: Callable                              # (torch, *torch_args) -> result
     memory_bound: bool = False                    # timed against the copy of the bytes it touches too
 
 
-def _f32(rng, *shape):
-    return rng.standard_normal(shape, dtype=np.float32)
-
-
-def _conv_case(name, n, cin, hw, cout, k, *, stride=1, pad=0, dil=1, groups=1, transposed=False, out_pad=0,
-               mask=(True, True, True)):
-    rank = len(hw)
-
-    def make(rng):
-        x = _f32(rng, n, cin, *hw)
-        if transposed:
-            w = _f32(rng, cin, cout // groups, *([k] * rank))
-            out = [(i - 1) * stride - 2 * pad + dil * (k - 1) + out_pad + 1 for i in hw]
-        else:
-            w = _f32(rng, cout, cin // groups, *([k] * rank))
-            out = [(i + 2 * pad - dil * (k - 1) - 1) // stride + 1 for i in hw]
-        g = _f32(rng, n, cout, *out)
-        args = (g, x, w, [cout], [stride] * rank, [pad] * rank, [dil] * rank, transposed,
-                [out_pad] * rank, groups, list(mask))
-        return args
-
-    def theirs(torch, g, x, w, bias, s, p, d, t, op, grp, mask):
-        return torch.ops.aten.convolution_backward(g, x, w, bias, s, p, d, t, op, grp, mask)
-
-    return Case(name, make, aclnn_py.convolution_backward, theirs)
-
-
-def _avg_case(name, n, c, h, w, k, s, p, ceil, cip):
-    def make(rng):
-        x = _f32(rng, n, c, h, w)
-        oh = _pool_out(h, k, s, p, ceil)
-        ow = _pool_out(w, k, s, p, ceil)
-        g = _f32(rng, n, c, oh, ow)
-        return (g, x, [k, k], [s, s], [p, p], ceil, cip, 0)
-
-    def theirs(torch, g, x, k, s, p, ceil, cip, div):
-        return torch.ops.aten.avg_pool2d_backward(g, x, k, s, p, ceil, cip, None)
-
-    return Case(name, make, aclnn_py.avg_pool2d_backward, theirs, memory_bound=True)
-
-
-def _pool_out(size, k, s, p, ceil):
-    out = (size + 2 * p - k + (s - 1 if ceil else 0)) // s + 1
-    if ceil and (out - 1) * s >= size + p:
-        out -= 1
-    return out
-
-
-def _reflect_case(name, n, c, h, w, pad):
-    def make(rng):
-        x = _f32(rng, n, c, h, w)
-        g = _f32(rng, n, c, h + 2 * pad, w + 2 * pad)
-        return (g, x, [pad] * 4)
-
-    def theirs(torch, g, x, padding):
-        return torch.ops.aten.reflection_pad2d_backward(g, x, padding)
-
-    return Case(name, make, aclnn_py.reflection_pad2d_backward, theirs, memory_bound=True)
-
-
-def _unpool_case(name, n, c, h, w):
-    def make(rng):
-        x = _f32(rng, n, c, h, w)
-        # Indices of a 2x2/2 max pool: one position per window of the (2h, 2w) output.
-        dy = rng.integers(0, 2, size=(n, c, h, w))
-        dx = rng.integers(0, 2, size=(n, c, h, w))
-        rows = 2 * np.arange(h)[:, None] + dy
-        cols = 2 * np.arange(w)[None, :] + dx
-        idx = (rows * (2 * w) + cols).astype(np.int64)
-        g = _f32(rng, n, c, 2 * h, 2 * w)
-        return (g, x, idx, [2 * h, 2 * w])
-
-    def theirs(torch, g, x, idx, size):
-        return torch.gather(g.flatten(-2), -1, idx.flatten(-2)).view(x.shape)
-
-    return Case(name, make, aclnn_py.max_unpool2d_backward, theirs, memory_bound=True)
-
-
-def _fold_case(name, n, c, h, w, k, s, p):
-    def make(rng):
-        lh = (h + 2 * p - (k - 1) - 1) // s + 1
-        lw = (w + 2 * p - (k - 1) - 1) // s + 1
-        g = _f32(rng, n, c * k * k, lh * lw)
-        return (g, [h, w], [k, k], [1, 1], [p, p], [s, s])
-
-    def theirs(torch, g, size, k, d, p, s):
-        return torch.nn.functional.fold(g, size, k, dilation=d, padding=p, stride=s)
-
-    return Case(name, make, aclnn_py.im2col_backward, theirs, memory_bound=True)
-
-
 # Layers of real networks (ResNet-50, MobileNetV2, U-Net, ViT-B/16, DeepLab, SegNet, 3-D U-Net),
-# batch sizes cut to keep the whole run to a few minutes.  Masks: "TTT" is all three gradients;
-# "FTF"/"FTT" is a network's first layer (no gradInput wanted), "TFF" gradInput alone.
-_W, _WB, _I = (False, True, False), (False, True, True), (True, False, False)
-CASES = [
-    _conv_case("conv2d resnet 3x3 (8,64,56,56)", 8, 64, (56, 56), 64, 3, pad=1),
-    _conv_case("conv2d resnet 3x3 gradInput only (8,128,28,28)", 8, 128, (28, 28), 128, 3, pad=1, mask=_I),
-    _conv_case("conv2d resnet 3x3 gradWeight+bias (8,128,28,28)", 8, 128, (28, 28), 128, 3, pad=1, mask=_WB),
-    _conv_case("conv2d resnet stem 7x7 s2 gradWeight (8,3,224,224)", 8, 3, (224, 224), 64, 7, stride=2, pad=3,
-               mask=_W),
-    _conv_case("conv2d 1x1 stride 2 (8,256,56,56)->512", 8, 256, (56, 56), 512, 1, stride=2),
-    _conv_case("conv2d vit patch 16x16 s16 gradWeight+bias (8,3,224,224)", 8, 3, (224, 224), 768, 16, stride=16,
-               mask=_WB),
-    _conv_case("conv2d depthwise 3x3 (8,128,56,56)", 8, 128, (56, 56), 128, 3, pad=1, groups=128),
-    _conv_case("conv2d depthwise 3x3 s2 (8,96,112,112)", 8, 96, (112, 112), 96, 3, stride=2, pad=1, groups=96),
-    _conv_case("conv2d dilated 3x3 d2 (4,256,32,32)", 4, 256, (32, 32), 256, 3, pad=2, dil=2),
-    _conv_case("conv2d transposed k4 s2 (8,64,28,28)->32", 8, 64, (28, 28), 32, 4, stride=2, pad=1, transposed=True),
-    _conv_case("conv2d unet up k2 s2 transposed (8,128,32,32)->64", 8, 128, (32, 32), 64, 2, stride=2,
-               transposed=True),
-    _conv_case("conv1d k5 (16,64,1024)", 16, 64, (1024,), 64, 5, pad=2),
-    _conv_case("conv3d k3 (2,16,16,32,32)", 2, 16, (16, 32, 32), 16, 3, pad=1),
-    _conv_case("conv3d unet k3 (1,32,32,32,32)->32", 1, 32, (32, 32, 32), 32, 3, pad=1),
-    _conv_case("conv3d unet up k2 s2 transposed (1,64,16,16,16)->32", 1, 64, (16, 16, 16), 32, 2, stride=2,
-               transposed=True),
-    _conv_case("conv2d tiny (1,1,4,4)", 1, 1, (4, 4), 1, 3, pad=1),
-    _conv_case("conv2d tiny gradWeight (1,2,6,6)->2 s2", 1, 2, (6, 6), 2, 3, stride=2, pad=1, mask=_W),
-    _avg_case("avg_pool2d k3 s2 p1 floor (8,64,112,112)", 8, 64, 112, 112, 3, 2, 1, False, True),
-    _avg_case("avg_pool2d k3 s2 p1 ceil excl-pad (8,64,112,112)", 8, 64, 112, 112, 3, 2, 1, True, False),
-    _avg_case("avg_pool2d k2 s2 (8,256,28,28)", 8, 256, 28, 28, 2, 2, 0, False, True),
-    _avg_case("avg_pool2d tiny (1,1,4,4)", 1, 1, 4, 4, 2, 2, 0, False, True),
-    _reflect_case("reflection_pad2d p3 (8,3,224,224)", 8, 3, 224, 224, 3),
-    _reflect_case("reflection_pad2d p1 (8,64,224,224)", 8, 64, 224, 224, 1),
-    _reflect_case("reflection_pad2d tiny (1,1,4,4)", 1, 1, 4, 4, 1),
-    _unpool_case("max_unpool2d 2x2 (8,64,56,56)->112", 8, 64, 56, 56),
-    _unpool_case("max_unpool2d segnet 2x2 (8,256,28,28)->56", 8, 256, 28, 28),
-    _unpool_case("max_unpool2d tiny (1,1,2,2)", 1, 1, 2, 2),
-    _fold_case("im2col_backward conv layer k3 (8,64,56,56)", 8, 64, 56, 56, 3, 1, 1),
-    _fold_case("im2col_backward k3 s2 p1 (8,64,56,56)", 8, 64, 56, 56, 3, 2, 1),
-    _fold_case("im2col_backward vit patches k16 s16 (8,3,224,224)", 8, 3, 224, 224, 16, 16, 0),
-    _fold_case("im2col_backward tiny (1,1,4,4)", 1, 1, 4, 4, 2, 2, 0),
-]
+# batch sizes cut to keep the whole run to a few minutes: each operator's ``Operator.benchmarks``
+# (aclnn_py/ops/<op>.py), checked and timed against its ``Operator.torch``.
+CASES = [Case(name, make, op.function, op.torch, op.memory_bound)
+         for op in aclnn_py.ops.OPERATORS for name, make in op.benchmarks]
 
 
 def available_backends() -> list[str]:

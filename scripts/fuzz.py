@@ -2,7 +2,7 @@
 
     python scripts/fuzz.py --calls 100000 --seed 1 [--chunk 2000]
 
-What runs: the five op functions (on ``numpy`` and ``sim``; NumPy arrays and device Tensors),
+What runs: every registered operator's function (on ``numpy`` and ``sim``; NumPy arrays and device Tensors),
 the same operators by C name through ``aclnn_py.call`` and ``aclnn_py.prepare`` (run again,
 sometimes on other arguments),
 ``Tensor.from_numpy`` / ``empty`` / ``view`` / ``numpy``, ``IntArray``, ``BoolArray``,
@@ -55,6 +55,8 @@ FLOATS = [np.dtype(np.float32), np.dtype(np.float16), np.dtype(np.float64)]
 
 
 class Fuzzer:
+    FLOATS = FLOATS   # the float dtypes the operators' generators (Operator.fuzz) pick from
+
     def __init__(self, rng: np.random.Generator) -> None:
         import aclnn_py
         from aclnn_py import capi
@@ -201,18 +203,17 @@ class Fuzzer:
 
     def op_call(self):
         backend = self.pick(["numpy", "sim"])
-        name = self.pick(["im2col", "max_unpool", "reflection", "avg_pool", "conv"])
-        clean = getattr(self, f"_{name}_args")()
+        op = self.pick(self.aclnn.ops.OPERATORS)   # each operator's generator: Operator.fuzz
+        clean = op.fuzz(self)
         how = self.pick(["function", "function", "call", "prepare"])
         if how == "function":
             args = self.mutate(clean, backend)
-            fn = {"im2col": self.aclnn.im2col_backward, "max_unpool": self.aclnn.max_unpool2d_backward,
-                  "reflection": self.aclnn.reflection_pad2d_backward, "avg_pool": self.aclnn.avg_pool2d_backward,
-                  "conv": self.aclnn.convolution_backward}[name]
+            fn = op.function
             return f"{fn.__name__}(backend={backend!r}, {_describe(args)})", lambda: fn(*args, backend=backend)
-        # The same operator by its C name: the C argument list (cubeMathType and the outputs too).
-        c_name, c_args = self._c_args(name, clean)
-        args = self.mutate(c_args, backend)
+        # The same operator by its C name: the C argument list (cubeMathType and the outputs too,
+        # of the shapes the valid call produces: Operator.c_arguments).
+        c_name = op.kernel
+        args = self.mutate(op.c_arguments(clean, self._out_like), backend)
         if how == "call":
             return (f"call({c_name!r}, backend={backend!r}, {_describe(args)})",
                     lambda: self.aclnn.call(c_name, *args, backend=backend))
@@ -223,71 +224,8 @@ class Fuzzer:
                 return run(*again)
         return f"prepare({c_name!r}, backend={backend!r}, {_describe(args)})", prepared
 
-    def _c_args(self, name: str, args: list) -> tuple[str, list]:
-        """The C name and argument list of the dedicated function's arguments ``args``, with
-        outputs of the shapes the valid call produces."""
-        def out_like(shape, dtype):
-            return np.zeros(shape, dtype) if self.chance(0.9) else self.junk()
-        if name == "im2col":
-            g, size, kernel = args[0], args[1], args[2]
-            shape = g.shape[:-2] + (g.shape[-2] // (kernel[0] * kernel[1]), *size)
-            return "aclnnIm2colBackward", [*args, out_like(shape, g.dtype)]
-        if name == "max_unpool":
-            return "aclnnMaxUnpool2dBackward", [*args, out_like(args[1].shape, args[1].dtype)]
-        if name == "reflection":
-            return "aclnnReflectionPad2dBackward", [*args, out_like(args[1].shape, args[1].dtype)]
-        if name == "avg_pool":
-            *head, divisor = args
-            return "aclnnAvgPool2dBackward", [*head, divisor or 0, 0, out_like(args[1].shape, args[1].dtype)]
-        go, x, w = args[0], args[1], args[2]
-        mask = args[10]
-        grads = [out_like(x.shape, x.dtype) if mask[0] else None, out_like(w.shape, w.dtype) if mask[1] else None,
-                 out_like((w.shape[0],), go.dtype) if mask[2] else None]
-        return "aclnnConvolutionBackward", [*args, 0, *grads]
-
-    def _im2col_args(self):
-        c, kh, kw = self.small_int(1, 3), self.small_int(1, 3), self.small_int(1, 3)
-        h, w = self.small_int(kh, 7), self.small_int(kw, 7)
-        ph, pw, sh, sw = self.small_int(0, 1), self.small_int(0, 1), self.small_int(1, 2), self.small_int(1, 2)
-        l0, l1 = (h + 2 * ph - kh) // sh + 1, (w + 2 * pw - kw) // sw + 1
-        lead = (self.small_int(1, 2),) if self.chance(0.7) else ()
-        g = self.filled(lead + (c * kh * kw, l0 * l1), self.pick(FLOATS))
-        return [g, [h, w], [kh, kw], [1, 1], [ph, pw], [sh, sw]]
-
-    def _max_unpool_args(self):
-        n, c, h, w = self.small_int(1, 2), self.small_int(1, 3), self.small_int(1, 4), self.small_int(1, 4)
-        oh, ow = h * 2, w * 2
-        dt = self.pick(FLOATS)
-        idx = self.rng.integers(0, oh * ow, size=(n, c, h, w)).astype(self.pick([np.int64, np.int32]))
-        return [self.filled((n, c, oh, ow), dt), self.filled((n, c, h, w), dt), idx, [oh, ow]]
-
-    def _reflection_args(self):
-        n, c, h, w = self.small_int(1, 2), self.small_int(1, 3), self.small_int(2, 6), self.small_int(2, 6)
-        pads = [self.small_int(0, w - 1), self.small_int(0, w - 1), self.small_int(0, h - 1), self.small_int(0, h - 1)]
-        dt = self.pick(FLOATS)
-        return [self.filled((n, c, h + pads[2] + pads[3], w + pads[0] + pads[1]), dt), self.filled((n, c, h, w), dt),
-                pads]
-
-    def _avg_pool_args(self):
-        n, c, h, w = self.small_int(1, 2), self.small_int(1, 3), self.small_int(2, 7), self.small_int(2, 7)
-        k = self.small_int(1, min(h, w))
-        s = self.small_int(1, 3)
-        p = self.small_int(0, k // 2)
-        oh, ow = (h + 2 * p - k) // s + 1, (w + 2 * p - k) // s + 1
-        dt = self.pick(FLOATS)
-        return [self.filled((n, c, oh, ow), dt), self.filled((n, c, h, w), dt), [k], [s], [p], False,
-                self.chance(0.5), self.pick([None, 0, 3])]
-
-    def _conv_args(self):
-        n, groups = self.small_int(1, 2), self.small_int(1, 2)
-        cin, cout = groups * self.small_int(1, 2), groups * self.small_int(1, 2)
-        h, w, k = self.small_int(3, 7), self.small_int(3, 7), self.small_int(1, 3)
-        s, p, d = self.small_int(1, 2), self.small_int(0, 1), self.small_int(1, 2)
-        oh, ow = (h + 2 * p - d * (k - 1) - 1) // s + 1, (w + 2 * p - d * (k - 1) - 1) // s + 1
-        dt = self.pick(FLOATS[:2])
-        return [self.filled((n, cout, oh, ow), dt), self.filled((n, cin, h, w), dt),
-                self.filled((cout, cin // groups, k, k), dt), [cout], [s, s], [p, p], [d, d], False, [0, 0],
-                groups, [self.chance(0.7), self.chance(0.7), self.chance(0.7)]]
+    def _out_like(self, shape, dtype):
+        return np.zeros(shape, dtype) if self.chance(0.9) else self.junk()
 
     def tensor_call(self):
         Tensor = self.aclnn.Tensor
