@@ -203,7 +203,7 @@ def compare(op: str | Callable[..., Any], *args: Any, backends: tuple[str, str] 
     """Run ``op(*args, **kwargs)`` on two backends and compare the results.
 
     Args:
-        op: an operator function (``aclnn_py.avg_pool2d_backward``) or its name.
+        op: an operator function (``aclnn_py.<op>``) or its Python name.
         *args, **kwargs: the operator's arguments, as for a normal call (NumPy arrays; device
             ``Tensor``s are accepted and copied to the host for the numpy backend).
         backends: ``(under test, reference)``; default: ``("npu", "numpy")`` where an NPU is

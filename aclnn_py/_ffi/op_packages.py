@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 from pathlib import Path
 
 #: The classic library that aggregates every package's operators.
@@ -33,10 +34,10 @@ _FIELDS = ("package", "library", "header")
 def _declaration(path: Path) -> tuple[str, tuple[str, str, str]] | None:
     """``(c_name, (package, library, header))`` of the module's ``OPERATOR = ...Operator(...)``."""
     text = path.read_text(encoding="utf-8")
-    start = text.find("\nOPERATOR = ")
-    if start < 0:
+    start = re.search(r"^OPERATOR = ", text, re.M)
+    if start is None:
         return None
-    for node in ast.parse(text[start:], str(path)).body:  # the declaration and what follows it
+    for node in ast.parse(text[start.start():], str(path)).body:  # the declaration and what follows it
         if not (isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "OPERATOR"
                                                      for t in node.targets)):
             continue

@@ -52,17 +52,17 @@ class Operator:
 
     @property
     def name(self) -> str:
-        """The Python name, e.g. ``avg_pool2d_backward``."""
+        """The Python name, e.g. ``xxx_backward``."""
         return str(self.function.__name__)
 
     @property
     def kernel(self) -> str:
-        """Phase 2's C function, e.g. ``aclnnAvgPool2dBackward``."""
+        """Phase 2's C function, e.g. ``aclnnXxxBackward``."""
         return f"aclnn{self.c_name}"
 
     @property
     def api(self) -> str:
-        """Phase 1's C function, e.g. ``aclnnAvgPool2dBackwardGetWorkspaceSize``."""
+        """Phase 1's C function, e.g. ``aclnnXxxBackwardGetWorkspaceSize``."""
         return f"aclnn{self.c_name}GetWorkspaceSize"
 
 
@@ -83,8 +83,8 @@ def operators() -> tuple[Operator, ...]:
 
 
 def by_name(name: str) -> Operator:
-    """The operator of a Python name (``avg_pool2d_backward``) or a C name (``AvgPool2dBackward``,
-    ``aclnnAvgPool2dBackward``); KeyError if none."""
+    """The operator of a Python name (``xxx_backward``) or a C name (``XxxBackward``,
+    ``aclnnXxxBackward``); KeyError if none."""
     for op in operators():
         if name in (op.name, op.c_name, op.kernel):
             return op

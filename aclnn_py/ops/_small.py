@@ -1,6 +1,6 @@
 """Small problems as one matrix product: the numpy backend's path for tiny spatial sizes.
 
-Im2colBackward, ReflectionPad2dBackward and AvgPool2dBackward are linear maps from each
+The col2im, reflection-pad and average-pool gradients are linear maps from each
 (image, channel) plane of gradOutput to the same plane of gradInput, fixed by the shapes and
 parameters. Their vectorised kernels make one NumPy call per kernel offset or border piece,
 ~1 us each whatever the size: on a 4x4 image that overhead is the whole cost (a reflection pad

@@ -1,7 +1,7 @@
-"""NumPy kernels of convolution_backward: a grouped, strided, dilated, padded N-d convolution
+"""NumPy kernels of the convolution gradients: a grouped, strided, dilated, padded N-d convolution
 lowered to BLAS matrix products.
 
-Every gradient aclnnConvolutionBackward returns is one of three products of one *lowered*
+Every gradient the operator returns is one of three products of one *lowered*
 convolution ``X (N, Cx, *x_size) -> Y (N, Cy, *y_size)`` with weight ``W (Cy, Cx/groups, *kernel)``
 (for ``transposed=False`` X is ``input``; for ``transposed=True`` X is ``gradOutput``, because a
 transposed convolution is the adjoint of this one).  With ``u = x + pad_lo`` the padded

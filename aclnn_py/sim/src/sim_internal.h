@@ -156,7 +156,7 @@ ACLSIM_INTERNAL int aclsim_is_live_scalar(const aclScalar *s);
  * kernel gave aclsim_set_error. */
 typedef aclnnStatus (*aclsim_kernel_fn)(aclOpExecutor *executor, void *workspace);
 
-/* NULL + error message on OOM.  op_name is copied (e.g. "aclnnIm2colBackward"). */
+/* NULL + error message on OOM.  op_name is copied (e.g. "aclnnXxxBackward"). */
 ACLSIM_INTERNAL aclOpExecutor *aclsim_executor_new(const char *op_name, aclsim_kernel_fn run,
                                                    uint64_t workspace_size);
 

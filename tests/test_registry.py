@@ -1,0 +1,246 @@
+"""The operator registry (aclnn_py/ops/_registry.py) against what every tool offers: each tool
+offers exactly the registered operators, each reading agrees with the declaration, and each
+seed operator is named in at most five product files (README, "Adding an operator")."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import re
+import runpy
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import aclnn_py
+from aclnn_py import AclnnError
+from aclnn_py import capi, ops
+from aclnn_py._compare import OUTPUT_NAMES, compare_results, resolve_op
+from aclnn_py._ffi import declarations, elf, op_packages
+from aclnn_py.call import _numpy_kernels
+from aclnn_py.ops._registry import Operator, by_name, operators, register
+from aclnn_py.tools import bench, info, selftest
+
+REPO = Path(__file__).resolve().parents[1]
+OPS = operators()
+NAMES = [op.name for op in OPS]
+IDS = {"ids": NAMES}
+
+
+def test_the_registry_is_the_package_s_operator_modules():
+    # Every module of aclnn_py/ops/ that is not private is an operator module that registers itself.
+    modules = sorted(p.stem for p in (REPO / "aclnn_py" / "ops").glob("[!_]*.py"))
+    assert sorted(op.function.__module__.rsplit(".", 1)[1] for op in OPS) == modules
+    assert ops.OPERATORS == OPS and len(set(NAMES)) == len(NAMES) == len(OPS) > 0
+    assert len({op.c_name for op in OPS}) == len(OPS)
+
+
+def test_an_operator_registers_once():
+    with pytest.raises(ValueError, match="registered twice"):
+        register(OPS[0])
+    assert operators() == OPS
+
+
+def test_by_name_takes_every_name_of_an_operator():
+    for op in OPS:
+        assert by_name(op.name) is by_name(op.c_name) is by_name(op.kernel) is op
+        assert op.api == op.kernel + "GetWorkspaceSize"
+    with pytest.raises(KeyError):
+        by_name("aclnnNoSuchOperator")
+
+
+def test_package_exports():
+    exported = {n for n in aclnn_py.__all__ if getattr(getattr(aclnn_py, n), "__module__", "").startswith("aclnn_py.ops.")}
+    assert exported == set(NAMES)
+    for op in OPS:
+        assert getattr(aclnn_py, op.name) is op.function is getattr(ops, op.name)
+    namespace: dict[str, object] = {}
+    exec("from aclnn_py import *", namespace)
+    assert set(NAMES) <= set(namespace)
+
+
+def test_capi_mirror_and_its_stub():
+    assert capi.OPERATORS == tuple(op.kernel for op in OPS)
+    stub = (REPO / "aclnn_py" / "capi.pyi").read_text()
+    for op in OPS:
+        assert callable(getattr(capi, op.api)) and callable(getattr(capi, op.kernel))
+        assert f"\ndef {op.api}(" in stub and f"\ndef {op.kernel}(" in stub
+
+
+def test_info_call_compare_selftest_and_bench_offer_every_operator():
+    assert info.OPERATORS == tuple(op.kernel for op in OPS)
+    assert set(_numpy_kernels()) == {op.kernel for op in OPS}
+    assert OUTPUT_NAMES == {op.name: op.outputs for op in OPS}
+    assert [resolve_op(op.name)[0] for op in OPS] == NAMES
+    assert {c.op for c in selftest.cases()} == set(NAMES)
+    assert list(bench.DEFAULTS) == NAMES
+    assert [bench.make_call(op.name).op for op in OPS] == NAMES
+
+
+@pytest.mark.parametrize("op", OPS, **IDS)
+def test_selftest_covers_every_dtype_an_operator_declares(op: Operator):
+    declared = {np.dtype(dt) for _shape, dtypes, _params in op.selftest for dt in dtypes}
+    tested = {c.dtype for c in selftest.cases() if c.op == op.name}
+    assert tested == declared and np.dtype(np.float32) in tested
+
+
+@pytest.mark.parametrize("op", OPS, **IDS)
+def test_the_case_maker_and_the_function_agree(op: Operator):
+    # Every parameter of the case maker's call is a parameter of the function, in order.
+    call = op.case(np.random.default_rng(0), (1, 2, 5, 6), np.dtype(np.float32),
+                   **({"out_channels": 2} if "out_channels" in inspect.signature(op.case).parameters else {}))
+    assert call.op == op.name
+    result = op.function(*call.args, backend="numpy")
+    results = result if isinstance(result, tuple) else (result,)
+    assert len(results) == len(op.outputs)
+
+
+def test_the_package_table_reads_the_declarations():
+    # The simulator's build reads the declarations as text (no import): the same values.
+    table = runpy.run_path(str(REPO / "aclnn_py" / "_ffi" / "op_packages.py"))["operator_packages"]()
+    assert table == op_packages.operator_packages() == {op.c_name: (op.package, op.library, op.header)
+                                                         for op in OPS}
+    assert {op_packages.operator_of(op.api) for op in OPS} == {op.c_name for op in OPS}
+    assert op_packages.operator_of("aclnnNoSuchThing") is None
+    roots = [h for h in declarations.ROOT_HEADERS if h.startswith("aclnnop/")]
+    assert sorted(roots) == sorted(f"aclnnop/{op.header}" for op in OPS)
+
+
+def test_a_declaration_must_be_literal(tmp_path):
+    good, bad, wrong = (tmp_path / d for d in ("good", "bad", "wrong"))
+    for d in (good, bad, wrong):
+        d.mkdir()
+        (d / "helper.py").write_text("y = 2\n")
+    (good / "good.py").write_text('x = 1\n\nOPERATOR = register(Operator(f, "Good", header="aclnn_good.h",\n'
+                                  '    package="ops-nn", library="libopapi_nn.so", outputs=("out",)))\n')
+    assert op_packages.operator_packages(good) == {"Good": ("ops-nn", "libopapi_nn.so", "aclnn_good.h")}
+    (bad / "bad.py").write_text('OPERATOR = register(Operator(f, "Bad", header=HEADER, package="p",\n'
+                                '    library="l"))\n')
+    with pytest.raises(ValueError, match="string literals"):
+        op_packages.operator_packages(bad)
+    (wrong / "wrong.py").write_text("OPERATOR = None\n")
+    with pytest.raises(ValueError, match="not an Operator"):
+        op_packages.operator_packages(wrong)
+
+
+@pytest.mark.parametrize("op", OPS, **IDS)
+def test_sources_and_exports_of_the_simulator(op: Operator, sim_lib):
+    stem = op.header.removeprefix("aclnn_").removesuffix(".h")
+    assert (REPO / "include" / "aclnnop" / op.header).is_file()
+    assert (REPO / "aclnn_py" / "sim" / "src" / "ops" / f"{stem}.c").is_file()
+    lib64 = Path(aclnn_py.sim.home()) / "lib64"
+    for library in (op.library, op_packages.AGGREGATE_LIBRARY):
+        assert {op.api, op.kernel} <= elf.exported_functions(lib64 / library), library
+
+
+def test_ops_command_lists_every_operator(sim_lib):
+    env = {k: v for k, v in os.environ.items() if k not in ("ACLNN_PY_BACKEND", "ACLNN_PY_ASCEND_HOME")}
+    proc = subprocess.run([sys.executable, "-m", "aclnn_py", "ops", "--backend", "sim", "--json",
+                           *(op.kernel for op in OPS)], capture_output=True, text=True, timeout=120, env=env, cwd=REPO)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    listed = {e["name"]: e for e in json.loads(proc.stdout)}
+    assert set(listed) == {op.kernel for op in OPS}
+    for op in OPS:
+        assert listed[op.kernel]["declared"] and Path(listed[op.kernel]["header"]).name == op.header
+
+
+def _script(name: str) -> dict:
+    sys.path.insert(0, str(REPO / "scripts"))
+    try:
+        return runpy.run_path(str(REPO / "scripts" / f"{name}.py"), run_name=f"_registry_test_{name}")
+    finally:
+        sys.path.remove(str(REPO / "scripts"))
+
+
+def test_scripts_bench_times_every_operator():
+    cases = _script("bench")["CASES"]
+    assert [c.name for c in cases] == [name for op in OPS for name, _make in op.benchmarks]
+    assert {c.ours for c in cases} == {op.function for op in OPS}
+
+
+@pytest.mark.parametrize("op", OPS, **IDS)
+def test_the_torch_reference_agrees_on_the_smallest_benchmark(op: Operator, torch):
+    # The tiniest real-layer case of scripts/bench.py, through the reference both tools use.
+    name, make = min(op.benchmarks, key=lambda b: sum(a.size for a in b[1](np.random.default_rng(0))
+                                                       if isinstance(a, np.ndarray)))
+    args = make(np.random.default_rng(0))
+    ours = op.function(*args, backend="numpy")
+    theirs = op.torch(torch, *(torch.from_numpy(a) if isinstance(a, np.ndarray) else a for a in args))
+    report = compare_results(
+        op.name, ours if isinstance(ours, tuple) else np.asarray(ours),
+        tuple(None if t is None else t.numpy() for t in theirs) if isinstance(theirs, (tuple, list))
+        else theirs.numpy(), ("numpy", "torch"))
+    assert report.passed, (name, str(report))
+
+
+def _outcome(run):
+    try:
+        result = run()
+    except AclnnError as exc:
+        return ("error", exc.status, exc.message)
+    return ("ok", *(None if r is None else r.tobytes() for r in (result if isinstance(result, tuple) else (result,))))
+
+
+@pytest.mark.parametrize("op", OPS, **IDS)
+def test_fuzz_calls_every_operator_both_ways(op: Operator):
+    # fuzz.py's op_call picks among the registered operators, and calls each by its function and
+    # by its C name (Operator.c_arguments): on clean arguments the two give the same outcome.
+    fuzz = _script("fuzz")
+    fuzzer = fuzz["Fuzzer"](np.random.default_rng(5))
+    assert fuzzer.aclnn.ops.OPERATORS == OPS
+    outcomes = set()
+    for _ in range(8):
+        args = op.fuzz(fuzzer)
+        c_args = op.c_arguments(args, lambda shape, dtype: np.zeros(shape, dtype))
+        by_function = _outcome(lambda: op.function(*args, backend="numpy"))
+        by_c_name = _outcome(lambda: aclnn_py.call(op.kernel, *c_args, backend="numpy"))
+        assert by_function == by_c_name
+        outcomes.add(by_function[0])
+    assert "ok" in outcomes
+
+
+# -- each seed operator is named in at most five product files --------------------------------
+
+SEEDS = ("im2col_backward", "max_unpool2d_backward", "reflection_pad2d_backward", "avg_pool2d_backward",
+         "convolution_backward")
+LIMIT = 5
+# The per-call overhead benchmark measures the binding with one operator as its probe: its C
+# programs and the bench's overhead section name that operator (the probe, not its declaration).
+PROBE = ("reflection_pad2d_backward", {"scripts/overhead.c", "scripts/overhead_repeatable.c", "scripts/bench.py"})
+
+
+def _product_files() -> dict[str, str]:
+    listed = subprocess.run(["git", "ls-files", "aclnn_py", "scripts", "include", "setup.py"], cwd=REPO,
+                            capture_output=True, text=True, check=True).stdout.split()
+    texts = {}
+    for path in listed:
+        try:
+            texts[path] = (REPO / path).read_text(encoding="utf-8").lower()
+        except (UnicodeDecodeError, FileNotFoundError):
+            continue
+    return texts
+
+
+def test_product_files_are_found():
+    files = _product_files()
+    assert "aclnn_py/ops/__init__.py" in files and "include/aclnnop/aclnn_util.h" in files
+
+
+@pytest.mark.parametrize("name", SEEDS)
+def test_a_seed_operator_is_named_in_at_most_five_product_files(name):
+    op = by_name(name)
+    stem = op.header.removeprefix("aclnn_").removesuffix(".h")   # also the simulator's C file
+    words = {op.name.lower(), op.c_name.lower(), stem.lower()}
+    naming = sorted(p for p, text in _product_files().items() if any(w in text for w in words))
+    if name == PROBE[0]:
+        naming = [p for p in naming if p not in PROBE[1]]
+    # Its module, its simulator C file, its header, its line in ops/__init__.py, and the
+    # generated C-API stub.
+    assert len(naming) <= LIMIT, naming
+    assert {f"aclnn_py/ops/{op.name}.py", f"aclnn_py/sim/src/ops/{stem}.c", f"include/aclnnop/{op.header}",
+            "aclnn_py/ops/__init__.py"} <= set(naming)
+    assert re.search(rf"^from \.{op.name} import", (REPO / "aclnn_py/ops/__init__.py").read_text(), re.M)
