@@ -12,16 +12,23 @@ scripts, the simulator's build) iterates ``operators()`` and names no operator i
 simulator's build reads them from the module's text (``aclnn_py/_ffi/op_packages.py``) inside
 pip's isolated build environment, where ``aclnn_py`` cannot be imported. ``tests/test_registry.py``
 checks that both readings agree, and that every tool offers exactly the registered operators.
+
+The dtype checks have one table too: each module's ``DTYPE_RULES = {rule: (aclDataType name, ...)}``
+(a literal near its top; ``Operator.dtypes``). The module checks with ``numpy_dtypes(rule)``; the
+simulator's build generates ``aclsim_dtype_rules.h`` from the same text, whose
+``ACLSIM_DTYPES_<C name>_<rule>`` the C checks use. ``tests/ops/test_dtype_rules.py`` feeds every
+dtype to every tensor parameter on both backends and compares the outcomes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from .._dtypes import aclDataType, to_numpy
 from ..tools._cases import OpCall
 
 #: ``(forward input shape, dtypes, parameters of the argument maker)``: one selftest case per dtype.
@@ -49,6 +56,8 @@ class Operator:
     fuzz: Callable[[Any], list[Any]] | None = None     # scripts/fuzz.py: (fuzzer) -> valid arguments
     c_arguments: Callable[[list[Any], Callable[..., Any]], list[Any]] | None = field(default=None)
     # ^ (function arguments, out_like(shape, dtype)) -> the C argument list of `call`/`prepare`
+    dtypes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # ^ the module's DTYPE_RULES: {rule: aclDataType names}, generated into the simulator's C checks
 
     @property
     def name(self) -> str:
@@ -64,6 +73,12 @@ class Operator:
     def api(self) -> str:
         """Phase 1's C function, e.g. ``aclnnXxxBackwardGetWorkspaceSize``."""
         return f"aclnn{self.c_name}GetWorkspaceSize"
+
+
+def numpy_dtypes(names: Sequence[str]) -> tuple[np.dtype, ...]:
+    """The NumPy dtypes of aclDataType names (a rule of an operator's ``DTYPE_RULES``, the one
+    table both the numpy backend's and the simulator's dtype checks read)."""
+    return tuple(to_numpy(aclDataType[name]) for name in names)
 
 
 _OPERATORS: list[Operator] = []

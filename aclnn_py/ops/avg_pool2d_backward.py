@@ -74,6 +74,7 @@ from .._errors import param_invalid
 from .._memory import check_allocation
 from ..tensor import Tensor
 from . import _small
+from ._registry import numpy_dtypes
 from ._aclnn import Call, c_int, dtype_of, planned, shape_check_error, shape_of
 from ._common import (
     FLOAT16,
@@ -97,7 +98,9 @@ if TYPE_CHECKING:
 
 API = "aclnnAvgPool2dBackwardGetWorkspaceSize"
 
-_DTYPES = (FLOAT32, FLOAT16, bfloat16)
+#: The dtypes each rule accepts: the one table of these checks (the simulator's are generated from it).
+DTYPE_RULES = {"DTYPES": ("ACL_FLOAT", "ACL_FLOAT16", "ACL_BF16")}
+_DTYPES = numpy_dtypes(DTYPE_RULES["DTYPES"])
 _CUBE_MATH_TYPES = {0: "KEEP_DTYPE", 1: "ALLOW_FP32_DOWN_PRECISION", 2: "USE_FP16", 3: "USE_HF32"}
 _USE_FP16 = 2
 
@@ -508,8 +511,8 @@ def _fuzz(f: Any) -> list[Any]:
 
 
 def _c_arguments(args: list[Any], out_like: Any) -> list[Any]:
-    *head, divisor = args
-    return [*head, divisor or 0, 0, out_like(args[1].shape, args[1].dtype)]
+    *head, divisor = args[:8]
+    return [*head, divisor or 0, args[8] if len(args) > 8 else 0, out_like(args[1].shape, args[1].dtype)]
 
 
 OPERATOR = register(Operator(
@@ -520,7 +523,7 @@ OPERATOR = register(Operator(
               ((3, 8, 7), (FLOAT32,), dict(kernel=2, stride=2, padding=0, divisor_override=3, cube_math_type=1))),
     bench=((8, 64, 56, 56), dict(kernel=3, stride=2, padding=1, ceil_mode=False, count_include_pad=True,
                                  divisor_override=0, cube_math_type=0)),
-    torch=_torch, memory_bound=True, fuzz=_fuzz, c_arguments=_c_arguments,
+    torch=_torch, memory_bound=True, fuzz=_fuzz, c_arguments=_c_arguments, dtypes=DTYPE_RULES,
     benchmarks=(("avg_pool2d k3 s2 p1 floor (8,64,112,112)", _layer(8, 64, 112, 112, 3, 2, 1, False, True)),
                 ("avg_pool2d k3 s2 p1 ceil excl-pad (8,64,112,112)", _layer(8, 64, 112, 112, 3, 2, 1, True, False)),
                 ("avg_pool2d k2 s2 (8,256,28,28)", _layer(8, 256, 28, 28, 2, 2, 0, False, True)),

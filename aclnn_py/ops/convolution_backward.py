@@ -117,6 +117,7 @@ from ._common import (
     tensor_arg,
     tensor_input,
 )
+from ._registry import numpy_dtypes
 from .conv import LoweredConv
 
 if TYPE_CHECKING:
@@ -124,7 +125,9 @@ if TYPE_CHECKING:
 
 API = "aclnnConvolutionBackwardGetWorkspaceSize"
 
-DTYPES = (FLOAT32, FLOAT16, bfloat16)
+#: The dtypes each rule accepts: the one table of these checks (the simulator's are generated from it).
+DTYPE_RULES = {"DTYPES": ("ACL_FLOAT", "ACL_FLOAT16", "ACL_BF16")}
+DTYPES = numpy_dtypes(DTYPE_RULES["DTYPES"])
 FORMATS = {3: "NCL", 4: "NCHW", 5: "NCDHW"}
 MAX_GROUPS = 65535
 CUBE_MATH_TYPES = {0: "KEEP_DTYPE", 1: "ALLOW_FP32_DOWN_PRECISION", 2: "USE_FP16", 3: "USE_HF32"}
@@ -622,7 +625,7 @@ def _c_arguments(args: list[Any], out_like: Any) -> list[Any]:
     go, x, w, mask = args[0], args[1], args[2], args[10]
     grads = [out_like(x.shape, x.dtype) if mask[0] else None, out_like(w.shape, w.dtype) if mask[1] else None,
              out_like((w.shape[0],), go.dtype) if mask[2] else None]
-    return [*args, 0, *grads]
+    return [*args[:11], args[11] if len(args) > 11 else 0, *grads]
 
 
 # Layers of real networks (ResNet-50, MobileNetV2, U-Net, ViT-B/16, DeepLab, 3-D U-Net), batch sizes cut
@@ -638,7 +641,7 @@ OPERATOR = register(Operator(
                                                cube_math_type=3))),
     bench=((8, 64, 28, 28), dict(out_channels=64, kernel=3, stride=1, padding=1, dilation=1, groups=1,
                                  transposed=False, cube_math_type=0)),
-    torch=_torch, fuzz=_fuzz, c_arguments=_c_arguments,
+    torch=_torch, fuzz=_fuzz, c_arguments=_c_arguments, dtypes=DTYPE_RULES,
     benchmarks=(
         ("conv2d resnet 3x3 (8,64,56,56)", _layer(8, 64, (56, 56), 64, 3, pad=1)),
         ("conv2d resnet 3x3 gradInput only (8,128,28,28)", _layer(8, 128, (28, 28), 128, 3, pad=1, mask=_I)),

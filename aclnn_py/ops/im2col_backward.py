@@ -50,6 +50,7 @@ from .._dtypes import bfloat16, compute_dtype
 from .._memory import check_allocation
 from ..tensor import Tensor
 from . import _small
+from ._registry import numpy_dtypes
 from ._aclnn import Call, dtype_of, planned, shape_check_error, shape_of
 from ._common import (
     FLOAT16,
@@ -74,7 +75,9 @@ if TYPE_CHECKING:
 
 API = "aclnnIm2colBackwardGetWorkspaceSize"
 
-DTYPES = (FLOAT32, FLOAT16, bfloat16)
+#: The dtypes each rule accepts: the one table of these checks (the simulator's are generated from it).
+DTYPE_RULES = {"DTYPES": ("ACL_FLOAT", "ACL_FLOAT16", "ACL_BF16")}
+DTYPES = numpy_dtypes(DTYPE_RULES["DTYPES"])
 
 
 def _c_div(numerator: int, denominator: int) -> int:
@@ -373,7 +376,7 @@ OPERATOR = register(Operator(
     selftest=(((2, 3, 7, 8), DTYPES, dict(kernel=(2, 3), dilation=(1, 2), padding=(1, 0), stride=(2, 1))),
               ((3, 6, 5), (FLOAT32,), dict(kernel=2, dilation=1, padding=1, stride=2))),
     bench=((8, 64, 56, 56), dict(kernel=3, dilation=1, padding=1, stride=1)),
-    torch=_torch, memory_bound=True, fuzz=_fuzz, c_arguments=_c_arguments,
+    torch=_torch, memory_bound=True, fuzz=_fuzz, c_arguments=_c_arguments, dtypes=DTYPE_RULES,
     benchmarks=(("im2col_backward conv layer k3 (8,64,56,56)", _layer(8, 64, 56, 56, 3, 1, 1)),
                 ("im2col_backward k3 s2 p1 (8,64,56,56)", _layer(8, 64, 56, 56, 3, 2, 1)),
                 ("im2col_backward vit patches k16 s16 (8,3,224,224)", _layer(8, 3, 224, 224, 16, 16, 0)),

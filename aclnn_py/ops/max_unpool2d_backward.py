@@ -49,6 +49,7 @@ from .._dtypes import dtype_name
 from .._errors import ACL_ERROR_RT_AICORE_EXCEPTION, AclnnError
 from .._memory import check_allocation
 from ..tensor import Tensor
+from ._registry import numpy_dtypes
 from ._aclnn import Call, dtype_of, planned, shape_check_error, shape_of
 from ._common import (FLOAT16, FLOAT32, check, check_dtype, check_length, check_not_null, check_same_dtype,
                       check_same_shape, dispatch, in_parallel, int_array_arg, shape_str, tensor_arg, tensor_input)
@@ -59,8 +60,12 @@ if TYPE_CHECKING:
 API = "aclnnMaxUnpool2dBackwardGetWorkspaceSize"
 KERNEL = "aclnnMaxUnpool2dBackward"
 
-DTYPES = tuple(np.dtype(t) for t in (FLOAT32, FLOAT16, np.int8, np.uint8, np.int16, np.int32, np.int64, np.bool_))
-INDEX_DTYPES = (np.dtype(np.int64), np.dtype(np.int32))
+#: The dtypes each rule accepts: the one table of these checks (the simulator's are generated from it).
+DTYPE_RULES = {"DTYPES": ("ACL_FLOAT", "ACL_FLOAT16", "ACL_INT8", "ACL_UINT8", "ACL_INT16", "ACL_INT32", "ACL_INT64",
+                          "ACL_BOOL"),
+               "INDEX_DTYPES": ("ACL_INT64", "ACL_INT32")}
+DTYPES = numpy_dtypes(DTYPE_RULES["DTYPES"])
+INDEX_DTYPES = numpy_dtypes(DTYPE_RULES["INDEX_DTYPES"])
 
 
 def _can_cast(source: np.dtype, target: np.dtype) -> bool:
@@ -286,7 +291,7 @@ OPERATOR = register(Operator(
                                                           np.int16, np.bool_)), {}),
               ((3, 4, 5), (FLOAT32,), dict(index_dtype=np.int32))),
     bench=((8, 64, 56, 56), dict(index_dtype="int64")),
-    torch=_torch, memory_bound=True, fuzz=_fuzz, c_arguments=_c_arguments,
+    torch=_torch, memory_bound=True, fuzz=_fuzz, c_arguments=_c_arguments, dtypes=DTYPE_RULES,
     benchmarks=(("max_unpool2d 2x2 (8,64,56,56)->112", _layer(8, 64, 56, 56)),
                 ("max_unpool2d segnet 2x2 (8,256,28,28)->56", _layer(8, 256, 28, 28)),
                 ("max_unpool2d tiny (1,1,2,2)", _layer(1, 1, 2, 2)))))

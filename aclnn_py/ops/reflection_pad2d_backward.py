@@ -50,6 +50,7 @@ from .._memory import check_allocation
 from ..tensor import Tensor
 from ._aclnn import Call, dtype_of, planned, shape_check_error, shape_of
 from . import _small
+from ._registry import numpy_dtypes
 from ._common import (FLOAT16, FLOAT32, check, check_dtype, check_length, check_min, check_not_null, check_same_dtype, dispatch,
                       format_name, int_array_arg, repeated, shape_str, tensor_arg, tensor_input)
 
@@ -58,7 +59,9 @@ if TYPE_CHECKING:
 
 API = "aclnnReflectionPad2dBackwardGetWorkspaceSize"
 
-DTYPES = (FLOAT32, FLOAT16, bfloat16, np.dtype(np.float64), np.dtype(np.complex64), np.dtype(np.complex128))
+#: The dtypes each rule accepts: the one table of these checks (the simulator's are generated from it).
+DTYPE_RULES = {"DTYPES": ("ACL_FLOAT", "ACL_FLOAT16", "ACL_BF16", "ACL_DOUBLE", "ACL_COMPLEX64", "ACL_COMPLEX128")}
+DTYPES = numpy_dtypes(DTYPE_RULES["DTYPES"])
 
 _BF16_MAX_PAD = 7
 
@@ -332,7 +335,7 @@ OPERATOR = register(Operator(
     selftest=(((2, 3, 6, 7), DTYPES, dict(padding=(2, 1, 3, 1))),
               ((3, 5, 4), (FLOAT32,), dict(padding=(3, 3, 0, 2)))),
     bench=((8, 64, 56, 56), dict(padding=(3, 3, 3, 3))),
-    torch=_torch, memory_bound=True, fuzz=_fuzz, c_arguments=_c_arguments,
+    torch=_torch, memory_bound=True, fuzz=_fuzz, c_arguments=_c_arguments, dtypes=DTYPE_RULES,
     benchmarks=(("reflection_pad2d p3 (8,3,224,224)", _layer(8, 3, 224, 224, 3)),
                 ("reflection_pad2d p1 (8,64,224,224)", _layer(8, 64, 224, 224, 1)),
                 ("reflection_pad2d tiny (1,1,4,4)", _layer(1, 1, 4, 4, 1)))))

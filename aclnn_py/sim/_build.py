@@ -77,6 +77,22 @@ def operator_libraries() -> dict[str, tuple[str, ...]]:
     return libraries
 
 
+#: Where the build writes the C headers it generates (under the toolkit home; git-ignored).
+GENERATED = "generated"
+
+
+def dtype_rules_header() -> str:
+    """``aclsim_dtype_rules.h``: the operators' dtype table (each ``DTYPE_RULES`` in
+    aclnn_py/ops/<op>.py, read by path like the package table), for the C checks."""
+    table = _operator_packages()
+    return str(table["c_header"](table["dtype_rules"]()))
+
+
+def generated_include_dir(home: str | os.PathLike[str]) -> Path:
+    """The directory of the headers the build generated (``-I`` it to compile src/ops/*.c)."""
+    return Path(home) / GENERATED
+
+
 ALL_LIBRARIES = (SIM_LIBRARY, *FILTER_LIBRARIES, *operator_libraries())
 
 # -O3: GCC's full auto-vectoriser cost model (at -O2, GCC 12+ vectorises only loops that need no
@@ -119,7 +135,7 @@ def _sources(sub: str, src_dir: Path) -> list[Path]:
 
 def _fingerprint(cc: list[str], src_dir: Path, include_dir: Path, werror: bool) -> str:
     h = hashlib.sha256()
-    h.update(repr((cc, CFLAGS, werror, sys.platform, operator_libraries())).encode())
+    h.update(repr((cc, CFLAGS, werror, sys.platform, operator_libraries(), dtype_rules_header())).encode())
     for root in (src_dir, include_dir):
         for path in sorted(root.rglob("*")):
             if path.is_file() and path.suffix in (".c", ".h"):
@@ -263,7 +279,10 @@ def build(home: str | os.PathLike[str] = DEFAULT_HOME, *, src_dir: str | os.Path
     )
     (lib64 / STAMP).unlink(missing_ok=True)
     flags = list(CFLAGS) + (["-Werror"] if werror else [])
-    includes = [f"-I{include_dir}", f"-I{src_dir}"]
+    generated = generated_include_dir(home)
+    generated.mkdir(exist_ok=True)
+    (generated / "aclsim_dtype_rules.h").write_text(dtype_rules_header())
+    includes = [f"-I{include_dir}", f"-I{src_dir}", f"-I{generated}"]
     with tempfile.TemporaryDirectory(prefix="aclsim-build-") as tmp_name:
         tmp = Path(tmp_name)
         sources = [str(p) for sub in SIM_SOURCES for p in _sources(sub, src_dir)]

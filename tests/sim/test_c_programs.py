@@ -66,7 +66,8 @@ def test_runtime_program_with_sanitizers(sim_home, c_env, tmp_path):
     for source in sources:
         obj = tmp_path / (Path(source).parent.name + "_" + Path(source).stem + ".o")
         subprocess.run(["gcc", "-std=c11", "-O1", "-g", "-fsanitize=address,undefined", "-fno-omit-frame-pointer",
-                        "-pthread", f"-I{include}", f"-I{_build.SRC_DIR}", "-c", source, "-o", str(obj)], check=True)
+                        "-pthread", f"-I{include}", f"-I{_build.SRC_DIR}", f"-I{_build.generated_include_dir(sim_home)}",
+                        "-c", source, "-o", str(obj)], check=True)
         objects.append(str(obj))
     exe = tmp_path / "runtime_test_asan"
     subprocess.run(["g++", "-std=c++11", "-g", "-fsanitize=address,undefined", f"-I{include}", f"-I{include}/aclnn",

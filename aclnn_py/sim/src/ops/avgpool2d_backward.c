@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "aclnnop/aclnn_avgpool2d_backward.h"
+#include "aclsim_dtype_rules.h" /* generated at build: the dtype table (aclnn_py/ops/<op>.py DTYPE_RULES) */
 #include "ops_common.h"
 
 static const char API[] = "aclnnAvgPool2dBackwardGetWorkspaceSize";
@@ -118,7 +119,7 @@ static aclnnStatus check_params(const aclTensor *gradOutput, const aclTensor *se
                                 const aclIntArray *stride, const aclIntArray *padding, bool ceilMode,
                                 int8_t cubeMathType, const aclTensor *gradInput, window_shape *win)
 {
-    static const aclDataType dtypes[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16};
+    static const aclDataType dtypes[] = {ACLSIM_DTYPES_AvgPool2dBackward_DTYPES}; /* the one table */
 
     ACLSIM_OPS_TRY(aclsim_ops_check_not_null(API, "gradOutput", gradOutput));
     ACLSIM_OPS_TRY(aclsim_ops_check_not_null(API, "self", self));
@@ -126,9 +127,9 @@ static aclnnStatus check_params(const aclTensor *gradOutput, const aclTensor *se
     ACLSIM_OPS_TRY(aclsim_ops_check_not_null(API, "padding", padding));
     ACLSIM_OPS_TRY(aclsim_ops_check_not_null(API, "gradInput", gradInput));
 
-    ACLSIM_OPS_TRY(aclsim_ops_check_dtype(API, "gradOutput", gradOutput, dtypes, 3));
-    ACLSIM_OPS_TRY(aclsim_ops_check_dtype(API, "self", self, dtypes, 3));
-    ACLSIM_OPS_TRY(aclsim_ops_check_dtype(API, "gradInput", gradInput, dtypes, 3));
+    ACLSIM_OPS_TRY(aclsim_ops_check_dtype(API, "gradOutput", gradOutput, dtypes, ACLSIM_DTYPES_COUNT(dtypes)));
+    ACLSIM_OPS_TRY(aclsim_ops_check_dtype(API, "self", self, dtypes, ACLSIM_DTYPES_COUNT(dtypes)));
+    ACLSIM_OPS_TRY(aclsim_ops_check_dtype(API, "gradInput", gradInput, dtypes, ACLSIM_DTYPES_COUNT(dtypes)));
     ACLSIM_OPS_TRY(aclsim_ops_check_same_dtype(API, "gradOutput", gradOutput, "gradInput", gradInput));
     /* Documented (self and gradInput share dtype); CANN's code does not compare it. */
     ACLSIM_OPS_TRY(aclsim_ops_check_same_dtype(API, "self", self, "gradInput", gradInput));

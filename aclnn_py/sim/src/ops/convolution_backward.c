@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "aclnnop/aclnn_convolution_backward.h"
+#include "aclsim_dtype_rules.h" /* generated at build: the dtype table (aclnn_py/ops/<op>.py DTYPE_RULES) */
 #include "ops_common.h"
 
 static const char API[] = "aclnnConvolutionBackwardGetWorkspaceSize";
@@ -903,7 +904,7 @@ static aclnnStatus check_empty(const conv_args *a)
 
 static aclnnStatus check_params(conv_args *a, const aclBoolArray *outputMask, int8_t cubeMathType, bool *empty)
 {
-    static const aclDataType dtypes[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16};
+    static const aclDataType dtypes[] = {ACLSIM_DTYPES_ConvolutionBackward_DTYPES}; /* the one table */
 
     ACLSIM_OPS_TRY(aclsim_ops_check_not_null(API, "gradOutput", a->grad_output));
     ACLSIM_OPS_TRY(aclsim_ops_check_not_null(API, "input", a->input));
@@ -924,15 +925,15 @@ static aclnnStatus check_params(conv_args *a, const aclBoolArray *outputMask, in
         }
     }
 
-    ACLSIM_OPS_TRY(aclsim_ops_check_dtype(API, "gradOutput", a->grad_output, dtypes, 3));
-    ACLSIM_OPS_TRY(aclsim_ops_check_dtype(API, "input", a->input, dtypes, 3));
-    ACLSIM_OPS_TRY(aclsim_ops_check_dtype(API, "weight", a->weight, dtypes, 3));
+    ACLSIM_OPS_TRY(aclsim_ops_check_dtype(API, "gradOutput", a->grad_output, dtypes, ACLSIM_DTYPES_COUNT(dtypes)));
+    ACLSIM_OPS_TRY(aclsim_ops_check_dtype(API, "input", a->input, dtypes, ACLSIM_DTYPES_COUNT(dtypes)));
+    ACLSIM_OPS_TRY(aclsim_ops_check_dtype(API, "weight", a->weight, dtypes, ACLSIM_DTYPES_COUNT(dtypes)));
     /* The dtype each gradient must share (documented; CANN's code compares on Ascend 950). */
     const aclTensor *sources[3] = {a->input, a->weight, a->grad_output};
     const char *source_names[3] = {"input", "weight", "gradOutput"};
     for (int i = 0; i < 3; ++i) {
         if (a->grads[i] != NULL) {
-            ACLSIM_OPS_TRY(aclsim_ops_check_dtype(API, GRAD_NAMES[i], a->grads[i], dtypes, 3));
+            ACLSIM_OPS_TRY(aclsim_ops_check_dtype(API, GRAD_NAMES[i], a->grads[i], dtypes, ACLSIM_DTYPES_COUNT(dtypes)));
             ACLSIM_OPS_TRY(aclsim_ops_check_same_dtype(API, GRAD_NAMES[i], a->grads[i], source_names[i], sources[i]));
         }
     }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "aclnnop/aclnn_im2col_backward.h"
+#include "aclsim_dtype_rules.h" /* generated at build: the dtype table (aclnn_py/ops/<op>.py DTYPE_RULES) */
 #include "ops_common.h"
 
 static const char API[] = "aclnnIm2colBackwardGetWorkspaceSize";
@@ -97,7 +98,7 @@ static aclnnStatus check_params(const aclTensor *gradOutput, const aclIntArray *
                                 const aclIntArray *padding, const aclIntArray *stride, const aclTensor *out,
                                 im2col_params *p)
 {
-    static const aclDataType dtypes[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16};
+    static const aclDataType dtypes[] = {ACLSIM_DTYPES_Im2colBackward_DTYPES}; /* the one table */
 
     ACLSIM_OPS_TRY(aclsim_ops_check_not_null(API, "gradOutput", gradOutput));
     ACLSIM_OPS_TRY(aclsim_ops_check_not_null(API, "inputSize", inputSize));
@@ -107,8 +108,8 @@ static aclnnStatus check_params(const aclTensor *gradOutput, const aclIntArray *
     ACLSIM_OPS_TRY(aclsim_ops_check_not_null(API, "stride", stride));
     ACLSIM_OPS_TRY(aclsim_ops_check_not_null(API, "out", out));
 
-    ACLSIM_OPS_TRY(aclsim_ops_check_dtype(API, "gradOutput", gradOutput, dtypes, 3));
-    ACLSIM_OPS_TRY(aclsim_ops_check_dtype(API, "out", out, dtypes, 3));
+    ACLSIM_OPS_TRY(aclsim_ops_check_dtype(API, "gradOutput", gradOutput, dtypes, ACLSIM_DTYPES_COUNT(dtypes)));
+    ACLSIM_OPS_TRY(aclsim_ops_check_dtype(API, "out", out, dtypes, ACLSIM_DTYPES_COUNT(dtypes)));
 
     if (gradOutput->ndim != 2 && gradOutput->ndim != 3) {
         return aclsim_ops_invalid(API, "gradOutput must be 2-D or 3-D, got %llu-D shape %s",

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "aclnnop/aclnn_max_unpool2d_backward.h"
+#include "aclsim_dtype_rules.h" /* generated at build: the dtype table (aclnn_py/ops/<op>.py DTYPE_RULES) */
 #include "ops_common.h"
 
 static const char API[] = "aclnnMaxUnpool2dBackwardGetWorkspaceSize";
@@ -148,9 +149,8 @@ static aclnnStatus unpool_kernel(aclOpExecutor *ex, void *workspace)
 static aclnnStatus check_params(const aclTensor *gradOutput, const aclTensor *self, const aclTensor *indices,
                                 const aclIntArray *outputSize, const aclTensor *out)
 {
-    static const aclDataType dtypes[] = {ACL_FLOAT, ACL_FLOAT16, ACL_INT8, ACL_UINT8,
-                                         ACL_INT16, ACL_INT32,   ACL_INT64, ACL_BOOL};
-    static const aclDataType index_dtypes[] = {ACL_INT64, ACL_INT32};
+    static const aclDataType dtypes[] = {ACLSIM_DTYPES_MaxUnpool2dBackward_DTYPES}; /* the one table */
+    static const aclDataType index_dtypes[] = {ACLSIM_DTYPES_MaxUnpool2dBackward_INDEX_DTYPES};
 
     ACLSIM_OPS_TRY(aclsim_ops_check_not_null(API, "gradOutput", gradOutput));
     ACLSIM_OPS_TRY(aclsim_ops_check_not_null(API, "self", self));
@@ -158,15 +158,15 @@ static aclnnStatus check_params(const aclTensor *gradOutput, const aclTensor *se
     ACLSIM_OPS_TRY(aclsim_ops_check_not_null(API, "outputSize", outputSize));
     ACLSIM_OPS_TRY(aclsim_ops_check_not_null(API, "out", out));
 
-    ACLSIM_OPS_TRY(aclsim_ops_check_dtype(API, "gradOutput", gradOutput, dtypes, 8));
-    ACLSIM_OPS_TRY(aclsim_ops_check_dtype(API, "self", self, dtypes, 8));
-    ACLSIM_OPS_TRY(aclsim_ops_check_dtype(API, "out", out, dtypes, 8));
+    ACLSIM_OPS_TRY(aclsim_ops_check_dtype(API, "gradOutput", gradOutput, dtypes, ACLSIM_DTYPES_COUNT(dtypes)));
+    ACLSIM_OPS_TRY(aclsim_ops_check_dtype(API, "self", self, dtypes, ACLSIM_DTYPES_COUNT(dtypes)));
+    ACLSIM_OPS_TRY(aclsim_ops_check_dtype(API, "out", out, dtypes, ACLSIM_DTYPES_COUNT(dtypes)));
     if (!aclsim_ops_can_cast(gradOutput->dtype, out->dtype)) {
         return aclsim_ops_invalid(API, "gradOutput dtype %s cannot be cast to out dtype %s",
                                   aclsim_ops_dtype_name(gradOutput->dtype), aclsim_ops_dtype_name(out->dtype));
     }
     ACLSIM_OPS_TRY(aclsim_ops_check_same_dtype(API, "gradOutput", gradOutput, "self", self));
-    ACLSIM_OPS_TRY(aclsim_ops_check_dtype(API, "indices", indices, index_dtypes, 2));
+    ACLSIM_OPS_TRY(aclsim_ops_check_dtype(API, "indices", indices, index_dtypes, ACLSIM_DTYPES_COUNT(index_dtypes)));
 
     if (self->ndim != 3 && self->ndim != 4) {
         return aclsim_ops_invalid(API, "self must be 3-D or 4-D, got %llu-D shape %s",

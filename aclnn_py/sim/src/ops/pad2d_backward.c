@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "aclnnop/aclnn_pad2d_backward.h"
+#include "aclsim_dtype_rules.h" /* generated at build: the dtype table (aclnn_py/ops/<op>.py DTYPE_RULES) */
 #include "ops_common.h"
 
 static const char API[] = "aclnnReflectionPad2dBackwardGetWorkspaceSize";
@@ -132,16 +133,16 @@ static aclnnStatus pad_kernel(aclOpExecutor *ex, void *workspace)
 static aclnnStatus check_params(const aclTensor *gradOutput, const aclTensor *self, const aclIntArray *padding,
                                 const aclTensor *gradInput)
 {
-    static const aclDataType dtypes[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE, ACL_COMPLEX64, ACL_COMPLEX128};
+    static const aclDataType dtypes[] = {ACLSIM_DTYPES_ReflectionPad2dBackward_DTYPES}; /* the one table */
 
     ACLSIM_OPS_TRY(aclsim_ops_check_not_null(API, "gradOutput", gradOutput));
     ACLSIM_OPS_TRY(aclsim_ops_check_not_null(API, "self", self));
     ACLSIM_OPS_TRY(aclsim_ops_check_not_null(API, "padding", padding));
     ACLSIM_OPS_TRY(aclsim_ops_check_not_null(API, "gradInput", gradInput));
 
-    ACLSIM_OPS_TRY(aclsim_ops_check_dtype(API, "gradOutput", gradOutput, dtypes, 6));
-    ACLSIM_OPS_TRY(aclsim_ops_check_dtype(API, "self", self, dtypes, 6));
-    ACLSIM_OPS_TRY(aclsim_ops_check_dtype(API, "gradInput", gradInput, dtypes, 6));
+    ACLSIM_OPS_TRY(aclsim_ops_check_dtype(API, "gradOutput", gradOutput, dtypes, ACLSIM_DTYPES_COUNT(dtypes)));
+    ACLSIM_OPS_TRY(aclsim_ops_check_dtype(API, "self", self, dtypes, ACLSIM_DTYPES_COUNT(dtypes)));
+    ACLSIM_OPS_TRY(aclsim_ops_check_dtype(API, "gradInput", gradInput, dtypes, ACLSIM_DTYPES_COUNT(dtypes)));
     ACLSIM_OPS_TRY(aclsim_ops_check_same_dtype(API, "gradOutput", gradOutput, "self", self));
     ACLSIM_OPS_TRY(aclsim_ops_check_same_dtype(API, "gradInput", gradInput, "self", self));
 
