@@ -53,7 +53,7 @@ class Operator:
     torch: Callable[..., Any]                          # (torch, *args in float32) -> the result (tests' oracle)
     benchmarks: tuple[BenchmarkCase, ...] = ()         # scripts/bench.py: layers of real networks
     memory_bound: bool = False                         # scripts/bench.py times it against a copy too
-    fuzz: Callable[[Any], list[Any]] | None = None     # scripts/fuzz.py: (fuzzer) -> valid arguments
+    fuzz: Callable[[Any], list[Any]] | None = None     # scripts/fuzz.py: (fuzzer) -> near-valid arguments
     c_arguments: Callable[[list[Any], Callable[..., Any]], list[Any]] | None = field(default=None)
     # ^ (function arguments, out_like(shape, dtype)) -> the C argument list of `call`/`prepare`
     dtypes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
