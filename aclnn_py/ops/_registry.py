@@ -34,7 +34,7 @@ from ..tools._cases import OpCall
 #: ``(forward input shape, dtypes, parameters of the argument maker)``: one selftest case per dtype.
 SelftestCase = tuple[tuple[int, ...], Sequence[np.dtype], dict[str, Any]]
 #: ``(label, make)``: ``make(rng)`` returns the positional arguments of the operator's function.
-BenchmarkCase = tuple[str, Callable[[np.random.Generator], tuple[Any, ...]]]
+BenchmarkCase = tuple[str, Callable[["np.random.Generator"], tuple[Any, ...]]]  # (a string: numpy.random loads lazily)
 
 
 @dataclass(frozen=True)
