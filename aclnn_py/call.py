@@ -26,6 +26,7 @@ and the release of every handle are ``ops._aclnn.Call``'s, as for the five op fu
 
 from __future__ import annotations
 
+import functools
 import inspect
 import numbers
 import threading
@@ -130,7 +131,7 @@ def _signature(lib: Library | None, name: str) -> _Signature:
         lib.fn(op)
         folders, ffi = lib.toolkit.header_folders, lib.ffi
     else:
-        if op not in _numpy_kernels():
+        if op not in _numpy_kernel_names():
             raise _needs_device(op)
         folders, ffi = (Path(include_dir()) / "aclnnop",), binding_ffi()
     header = find_operator_header(api, folders)
@@ -471,11 +472,19 @@ def _results(sig: _Signature, values: list[object]) -> Any:
 
 # -- numpy backend: the registered operators' own kernels ----------------------------------------
 
+@functools.cache
+def _numpy_kernel_names() -> dict[str, str]:
+    """C name of phase 2 -> Python name, of every registered operator."""
+    from .ops._registry import operators
+
+    return {op.kernel: op.name for op in operators()}
+
+
 def _numpy_kernels() -> dict[str, Callable[..., Any]]:
     from . import ops
 
     # Looked up on the package at each call, so that a replaced function is the one that runs.
-    return {op.kernel: getattr(ops, op.name) for op in ops.OPERATORS}
+    return {kernel: getattr(ops, name) for kernel, name in _numpy_kernel_names().items()}
 
 
 def _needs_device(op: str) -> AclnnError:
@@ -484,7 +493,9 @@ def _needs_device(op: str) -> AclnnError:
 
 
 def _numpy_call(sig: _Signature, values: list[object]) -> Any:
-    kernel = _numpy_kernels()[sig.op]
+    from . import ops
+
+    kernel = getattr(ops, _numpy_kernel_names()[sig.op])
     inputs: list[object]
     outputs: list[tuple[_Param, np.ndarray | Tensor | None]]
     inputs, outputs = [], []
