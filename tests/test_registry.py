@@ -244,3 +244,10 @@ def test_a_seed_operator_is_named_in_at_most_five_product_files(name):
     assert {f"aclnn_py/ops/{op.name}.py", f"aclnn_py/sim/src/ops/{stem}.c", f"include/aclnnop/{op.header}",
             "aclnn_py/ops/__init__.py"} <= set(naming)
     assert re.search(rf"^from \.{op.name} import", (REPO / "aclnn_py/ops/__init__.py").read_text(), re.M)
+
+
+def test_the_readme_lists_the_registered_operators():
+    readme = (REPO / "README.md").read_text()
+    paragraph = readme[readme.index("Operators so far:"):].split("\n\n", 1)[0]
+    assert re.findall(r"`(\w+)`", paragraph) == NAMES
+    assert re.findall(r"\baclnn\w+", paragraph) == [op.kernel for op in OPS]
