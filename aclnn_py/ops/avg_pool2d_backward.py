@@ -79,13 +79,17 @@ from ._common import (
     FLOAT16,
     FLOAT32,
     INT64_MAX,
+    NumpyOp,
+    Plan,
     bool_arg,
     check_dtype,
     check_min,
     check_not_null,
     dispatch,
     format_name,
+    host_array,
     int_array_arg,
+    plan,
     repeated,
     shape_str,
     tensor_arg,
@@ -139,8 +143,9 @@ def _pooled_size(size: int, k: int, s: int, p: int, ceil_mode: bool) -> int:
 
 def _validate(grad_output: object, self: object, kernel_size: object, stride: object, padding: object,
               ceil_mode: object, count_include_pad: object, divisor_override: object,
-              cube_math_type: object) -> _Params:
-    """Coerce and check every argument in CANN's order; return the normalised parameters."""
+              cube_math_type: object) -> tuple[np.ndarray, np.ndarray, _Params]:
+    """Coerce and check every argument in CANN's order; return gradOutput, self and the
+    normalised parameters."""
     # 1. Python types (TypeError) and C ranges, in the order the binding converts them for the
     #    C call, then required arguments (None -> 161001; stride may be None).
     ceil_mode = bool_arg(API, "ceilMode", ceil_mode)
@@ -163,8 +168,8 @@ def _validate(grad_output: object, self: object, kernel_size: object, stride: ob
         raise param_invalid(API, f"gradOutput dtype must equal gradInput dtype, got {dtype_name(grad_output.dtype)} "
                                  f"and {dtype_name(self.dtype)}")
 
-    return _check_geometry(grad_output.shape, self.shape, self.dtype == bfloat16, kernel, strides, pads, ceil_mode,
-                           count_include_pad, divisor, cube_math_type)
+    return grad_output, self, _check_geometry(grad_output.shape, self.shape, self.dtype == bfloat16, kernel, strides,
+                                              pads, ceil_mode, count_include_pad, divisor, cube_math_type)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -329,24 +334,34 @@ def _spread(src: np.ndarray, axis: int, size: int, k: int, s: int, p: int) -> np
     return dst
 
 
-def _numpy(grad_output: object, self: object, kernel_size: object, stride: object, padding: object,
-           ceil_mode: object, count_include_pad: object, divisor_override: object,
-           cube_math_type: object) -> np.ndarray:
-    """The numpy backend: validate, divide each gradient by its window's divisor once, then
-    spread it over the window, along W and then along H (a window is a rectangle, so the spread
-    is separable).  Computes in float32; cubeMathType does not change the numbers."""
-    params = _validate(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
-                       divisor_override, cube_math_type)
-    grad_output, self = tensor_arg(API, "gradOutput", grad_output), tensor_arg(API, "self", self)  # (checked)
-    assert grad_output is not None and self is not None  # (_validate raised for None)
-    check_allocation(self.size * self.itemsize)
-    if grad_output.size == 0 or self.size == 0:
-        return np.zeros(self.shape, dtype=self.dtype)
-    H, W = self.shape[-2:]
+def _prepare(grad_output: object, self: object, kernel_size: object, stride: object, padding: object,
+             ceil_mode: object, count_include_pad: object, divisor_override: object, cube_math_type: object) -> Plan:
+    """The numpy backend: validate, then (``_pool_grad``) divide each gradient by its window's
+    divisor once and spread it over the window, along W and then along H (a window is a
+    rectangle, so the spread is separable); one matrix product on small planes. Computes in
+    float32; cubeMathType does not change the numbers."""
+    grad_output, self, params = _validate(grad_output, self, kernel_size, stride, padding, ceil_mode,
+                                          count_include_pad, divisor_override, cube_math_type)
+    shape, dtype, nbytes = self.shape, self.dtype, self.size * self.itemsize
+    H, W = shape[-2:]
     OH, OW = grad_output.shape[-2:]
-    if _small.use_small(self.size // (H * W), OH * OW, H * W):
-        return _small.apply(_pool_grad, (H, W, params), grad_output, (OH, OW), (H, W), self.dtype)
-    return _pool_grad(grad_output, H, W, params).astype(self.dtype, copy=False)
+    empty = grad_output.size == 0 or self.size == 0
+    small = not empty and _small.use_small(self.size // (H * W), OH * OW, H * W)
+    kernel = _small.product(_pool_grad, (H, W, params), (OH, OW), (H, W), grad_output.dtype, dtype) if small else None
+
+    def run(grad_output: object, *_: object) -> np.ndarray:
+        check_allocation(nbytes)
+        if empty:
+            return np.zeros(shape, dtype=dtype)
+        grad = host_array(API, "gradOutput", grad_output)
+        if kernel is not None:
+            return kernel(grad)
+        return _pool_grad(grad, H, W, params).astype(dtype, copy=False)
+
+    return plan(run, nbytes + grad_output.size * grad_output.itemsize)
+
+
+_numpy = NumpyOp(_prepare)
 
 
 def _pool_grad(grad_output: np.ndarray, H: int, W: int, params: _Params) -> np.ndarray:

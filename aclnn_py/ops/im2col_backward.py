@@ -56,13 +56,17 @@ from ._common import (
     FLOAT32,
     INT64_MAX,
     INT64_MIN,
+    NumpyOp,
+    Plan,
     check,
     check_dtype,
     check_length,
     check_not_null,
     check_min,
     dispatch,
+    host_array,
     int_array_arg,
+    plan,
     repeated,
     shape_str,
     tensor_arg,
@@ -164,23 +168,35 @@ def _hits(blocks: int, size: int, offset: int, stride: int) -> tuple[int, int, i
     return first, max(first, last), first * stride + offset
 
 
-def _numpy(grad_output: object, input_size: object, kernel_size: object, dilation: object, padding: object,
-           stride: object) -> np.ndarray:
+def _prepare(grad_output: object, input_size: object, kernel_size: object, dilation: object, padding: object,
+             stride: object) -> Plan:
     """The numpy path: validate, then sum the columns back (one matrix product when tiny)."""
     grad_output, size, kernel, dilation, padding, stride, grid = _validate(
         grad_output, input_size, kernel_size, dilation, padding, stride)
     batched = grad_output.ndim == 3
-    cols = grad_output if batched else grad_output[np.newaxis]
-    batch, rows, length = cols.shape
+    batch, rows, length = grad_output.shape if batched else (1, *grad_output.shape)
     area = kernel[0] * kernel[1]
     channels = rows // area
-    check_allocation(batch * channels * size[0] * size[1] * grad_output.itemsize)
-    if _small.use_small(batch * channels, area * length, size[0] * size[1]):
-        out = _small.apply(_col2im_planes, (size, kernel, dilation, padding, stride, grid),
-                           cols.reshape(batch, channels, area, length), (area, length), size, grad_output.dtype)
-    else:
-        out = _col2im(cols, size, kernel, dilation, padding, stride, grid).astype(grad_output.dtype, copy=False)
-    return out if batched else out[0]
+    dtype = grad_output.dtype
+    nbytes = batch * channels * size[0] * size[1] * grad_output.itemsize
+    geometry = (size, kernel, dilation, padding, stride, grid)
+    product = (_small.product(_col2im_planes, geometry, (area, length), size, dtype, dtype)
+               if _small.use_small(batch * channels, area * length, size[0] * size[1]) else None)
+
+    def run(grad_output: object, *_: object) -> np.ndarray:
+        check_allocation(nbytes)
+        grad = host_array(API, "gradOutput", grad_output)
+        cols = grad if batched else grad[np.newaxis]
+        if product is not None:
+            out = product(cols.reshape(batch, channels, area, length))
+        else:
+            out = _col2im(cols, *geometry).astype(dtype, copy=False)
+        return out if batched else out[0]
+
+    return plan(run, nbytes + grad_output.size * grad_output.itemsize)
+
+
+_numpy = NumpyOp(_prepare)
 
 
 def _col2im_planes(planes: np.ndarray, size: tuple[int, ...], kernel: tuple[int, ...], dilation: tuple[int, ...], padding: tuple[int, ...], stride: tuple[int, ...],

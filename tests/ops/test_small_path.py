@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import aclnn_py
-from aclnn_py.ops import _small
+from aclnn_py.ops import _common, _small
 from helpers import FLOAT_DTYPES, assert_close, random_array
 from reference.avg_pool2d_backward import avg_pool2d_backward as avg_reference
 from reference.im2col_backward import im2col_backward as im2col_reference
@@ -23,7 +23,9 @@ def path(request, monkeypatch):
         monkeypatch.setattr(_small, "_MAX_WORK", 1 << 60)
     else:  # none does
         monkeypatch.setattr(_small, "MAX_MATRIX_ELEMENTS", 0)
-    return request.param
+    _common.forget_plans()  # plans made under the other choice
+    yield request.param
+    _common.forget_plans()
 
 
 def test_default_choice():
