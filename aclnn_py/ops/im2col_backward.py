@@ -183,14 +183,18 @@ def _prepare(grad_output: object, input_size: object, kernel_size: object, dilat
     product = (_small.product(_col2im_planes, geometry, (area, length), size, dtype, dtype)
                if _small.use_small(batch * channels, area * length, size[0] * size[1]) else None)
 
+    planes, wide = batch * channels, compute_dtype(dtype)
+
     def run(grad_output: object, *_: object) -> np.ndarray:
         check_allocation(nbytes)
         grad = host_array(API, "gradOutput", grad_output)
-        cols = grad if batched else grad[np.newaxis]
+        cols = grad.reshape(planes, area * length)  # a view wherever the strides allow it
         if product is not None:
             out = product(cols.reshape(batch, channels, area, length))
         else:
-            out = _col2im(cols, *geometry).astype(dtype, copy=False)
+            image = np.empty((planes, *size), dtype=wide)
+            _col2im(cols, image, *geometry)
+            out = image.reshape(batch, channels, *size).astype(dtype, copy=False)
         return out if batched else out[0]
 
     return plan(run, nbytes + grad_output.size * grad_output.itemsize)
@@ -199,56 +203,105 @@ def _prepare(grad_output: object, input_size: object, kernel_size: object, dilat
 _numpy = NumpyOp(_prepare)
 
 
-def _col2im_planes(planes: np.ndarray, size: tuple[int, ...], kernel: tuple[int, ...], dilation: tuple[int, ...], padding: tuple[int, ...], stride: tuple[int, ...],
-                   grid: tuple[int, int]) -> np.ndarray:
+def _col2im_planes(planes: np.ndarray, size: tuple[int, ...], kernel: tuple[int, ...], dilation: tuple[int, ...],
+                   padding: tuple[int, ...], stride: tuple[int, ...], grid: tuple[int, int]) -> np.ndarray:
     """``_col2im`` of a stack of float32 one-channel planes ``(n, kH*kW, L)`` -> ``(n, H, W)``
     (the small path builds its matrix with it)."""
-    return _col2im(planes, size, kernel, dilation, padding, stride, grid)[:, 0]
+    out = np.empty((planes.shape[0], *size), dtype=compute_dtype(planes.dtype))
+    _col2im(planes.reshape(planes.shape[0], -1), out, size, kernel, dilation, padding, stride, grid)
+    return out
 
 
-def _col2im(cols: np.ndarray, size: tuple[int, ...], kernel: tuple[int, ...], dilation: tuple[int, ...], padding: tuple[int, ...], stride: tuple[int, ...],
-            grid: tuple[int, int]) -> np.ndarray:
-    """One strided slice-add per kernel offset; ``cols`` is ``(N, C*kH*kW, L)``, the result
-    ``(N, C, H, W)`` in the compute dtype."""
-    (height, width), (kh, kw), (dh, dw), (ph, pw), (sh, sw), (l0, l1) = size, kernel, dilation, padding, stride, grid
-    batch = cols.shape[0]
-    channels = cols.shape[1] // (kh * kw)
+def _same_pitch(size: tuple[int, ...], dilation: tuple[int, ...], stride: tuple[int, ...],
+                grid: tuple[int, int]) -> bool:
+    """Whether a block row is as long as an image row with both strides 1 (a "same"
+    convolution: ``2*pW == dW*(kW - 1)``): then every kernel offset is one shift of the flat
+    plane (``_col2im_flat``)."""
+    return stride == (1, 1) and grid[1] == size[1]
+
+
+def _col2im(cols: np.ndarray, out: np.ndarray, size: tuple[int, ...], kernel: tuple[int, ...],
+            dilation: tuple[int, ...], padding: tuple[int, ...], stride: tuple[int, ...], grid: tuple[int, int],
+            *, flat: bool | None = None) -> None:
+    """Fill ``out``, ``(P, H, W)``, with the images of the ``P`` one-channel column planes
+    ``cols`` ``(P, kH*kW*L)``: one add per kernel offset, of flat planes where the pitches
+    agree (``_same_pitch``; ``flat`` forces the choice), else of strided slices."""
+    (kh, kw), (dh, dw), (ph, pw), (sh, sw) = kernel, dilation, padding, stride
     if (kh, kw) == (sh, sw) and (dh == 1 or kh == 1) and (dw == 1 or kw == 1) and ph == pw == 0 and cols.size:
-        return _untile(cols, size, kernel, grid)
-    out = np.zeros((batch, channels, height, width), dtype=compute_dtype(cols.dtype))
+        _untile(cols, out, size, kernel, grid)
+        return
+    out[...] = 0
     if cols.size == 0:
-        return out
+        return
     # A view wherever the strides allow it (always for contiguous data).
-    cols = cols.reshape(batch, channels, kh, kw, l0, l1)
+    cols = cols.reshape(cols.shape[0], kh, kw, *grid)
+    if _same_pitch(size, dilation, stride, grid) if flat is None else flat:
+        _col2im_flat(cols, out, size, kernel, dilation, padding, grid)
+    else:
+        _col2im_slices(cols, out, size, kernel, dilation, padding, stride, grid, (0, size[1]))
+
+
+def _col2im_slices(cols: np.ndarray, out: np.ndarray, size: tuple[int, ...], kernel: tuple[int, ...],
+                   dilation: tuple[int, ...], padding: tuple[int, ...], stride: tuple[int, ...], grid: tuple[int, int],
+                   columns: tuple[int, int]) -> None:
+    """Add each kernel offset's blocks of ``cols`` ``(P, kH, kW, L0, L1)`` that land in image
+    columns ``[x0, x1)`` to ``out`` ``(P, H, W)``, as one strided slice-add per offset. Each
+    add loops over image rows: one short NumPy inner loop per row and plane."""
+    (height, _), (kh, kw), (dh, dw), (ph, pw), (sh, sw), (l0, l1) = size, kernel, dilation, padding, stride, grid
+    x0, x1 = columns
     for i in range(kh):
         row_first, row_last, row_start = _hits(l0, height, i * dh - ph, sh)
         if row_first == row_last:
             continue
         rows = slice(row_start, row_start + (row_last - row_first - 1) * sh + 1, sh)
         for j in range(kw):
-            col_first, col_last, col_start = _hits(l1, width, j * dw - pw, sw)
+            col_first, col_last, col_start = _hits(l1, x1 - x0, j * dw - pw - x0, sw)
             if col_first == col_last:
                 continue
-            target = out[:, :, rows, col_start:col_start + (col_last - col_first - 1) * sw + 1:sw]
-            np.add(target, cols[:, :, i, j, row_first:row_last, col_first:col_last], out=target)
-    return out
+            target = out[:, rows, x0 + col_start:x0 + col_start + (col_last - col_first - 1) * sw + 1:sw]
+            np.add(target, cols[:, i, j, row_first:row_last, col_first:col_last], out=target)
 
 
-def _untile(cols: np.ndarray, size: tuple[int, ...], kernel: tuple[int, ...], grid: tuple[int, int]) -> np.ndarray:
+def _col2im_flat(cols: np.ndarray, out: np.ndarray, size: tuple[int, ...], kernel: tuple[int, ...],
+                 dilation: tuple[int, ...], padding: tuple[int, ...], grid: tuple[int, int]) -> None:
+    """``_col2im_slices`` when both strides are 1 and a block row is an image row (L1 == W).
+
+    Block ``(bh, bw)`` of offset ``(i, j)`` lands at ``(bh + i*dH - pH, bw + j*dW - pW)``:
+    with equal pitches that is flat position ``block + shift``, so each offset is one add of
+    whole flat planes (a long NumPy inner loop instead of one per row). Where ``bw + j*dW - pW``
+    leaves ``[0, W)`` the flat add wraps into the next or previous row: only image columns
+    within ``pW`` of the left and right edges receive such values, and they are computed again
+    with strided slices."""
+    (height, width), (kh, kw), (dh, dw), (ph, pw), (l0, l1) = size, kernel, dilation, padding, grid
+    planes = out.reshape(out.shape[0], height * width)
+    blocks = cols.reshape(cols.shape[0], kh, kw, l0 * l1)
+    area = height * width
+    for i in range(kh):
+        for j in range(kw):
+            shift = (i * dh - ph) * width + j * dw - pw     # image position - block position
+            lo, hi = max(0, shift), min(area, l0 * l1 + shift)
+            if lo < hi:
+                target = planes[:, lo:hi]
+                np.add(target, blocks[:, i, j, lo - shift:hi - shift], out=target)
+    for x0, x1 in ((0, min(pw, width)), (max(width - pw, pw), width)):
+        if x0 < x1:
+            out[:, :, x0:x1] = 0
+            _col2im_slices(cols, out, size, kernel, dilation, padding, (1, 1), grid, (x0, x1))
+
+
+def _untile(cols: np.ndarray, out: np.ndarray, size: tuple[int, ...], kernel: tuple[int, ...],
+            grid: tuple[int, int]) -> None:
     """``_col2im`` when the patches tile the image (kernel == stride, no dilation or padding:
     a ViT patch embedding): every position receives at most one column element, so the whole
     operation is one transposing copy, and zeros past the last patch (the remainder of the
     floor division that gave ``grid``)."""
     (height, width), (kh, kw), (l0, l1) = size, kernel, grid
-    batch = cols.shape[0]
-    channels = cols.shape[1] // (kh * kw)
-    out = np.empty((batch, channels, height, width), dtype=compute_dtype(cols.dtype))
-    out[:, :, l0 * kh:] = 0
-    out[:, :, :l0 * kh, l1 * kw:] = 0
-    tiled = out[:, :, :l0 * kh, :l1 * kw].view()
-    tiled.shape = (batch, channels, l0, kh, l1, kw)      # a view by construction (raises otherwise)
-    np.copyto(tiled, cols.reshape(batch, channels, kh, kw, l0, l1).transpose(0, 1, 4, 2, 5, 3))
-    return out
+    planes = cols.shape[0]
+    out[:, l0 * kh:] = 0
+    out[:, :l0 * kh, l1 * kw:] = 0
+    tiled = out[:, :l0 * kh, :l1 * kw].view()
+    tiled.shape = (planes, l0, kh, l1, kw)      # a view by construction (raises otherwise)
+    np.copyto(tiled, cols.reshape(planes, kh, kw, l0, l1).transpose(0, 3, 1, 4, 2))
 
 
 @planned

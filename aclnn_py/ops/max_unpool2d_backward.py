@@ -49,6 +49,7 @@ from .._dtypes import dtype_name
 from .._errors import ACL_ERROR_RT_AICORE_EXCEPTION, AclnnError
 from .._memory import check_allocation
 from ..tensor import Tensor
+from . import _common
 from ._aclnn import Call, dtype_of, planned, shape_check_error, shape_of
 from ._common import (FLOAT16, FLOAT32, NumpyOp, Plan, check, check_dtype, check_length, check_not_null,
                       check_same_dtype, check_same_shape, dispatch, host_array, in_parallel, int_array_arg, plan, shape_str,
@@ -131,9 +132,6 @@ def _check_index_range(indices: np.ndarray, output_size: tuple[int, ...]) -> Non
                          f"(outputSize = {shape_str(output_size)}); nothing was written")
 
 
-# Elements per thread below which the gather stays on the calling thread: 256 Ki elements
-# take ~0.2 ms, against ~20 us to hand a part to a worker and wait for it.
-_MIN_PARALLEL = 1 << 18
 # Indices per chunk: the chunk's indices, their int64 offsets and its results (~2.5 MiB at
 # most for int64 indices and results) stay in the last-level cache between the range check,
 # the offset sum and the gather that read them again. Measured on the benchmark's
@@ -179,6 +177,7 @@ def _gather(planes: int, plane: int, output_size: tuple[int, ...],
     size = output_size[0] * output_size[1]
     starts = np.arange(0, planes * size, size, dtype=np.int64)[:, np.newaxis]
     step = max(1, _CHUNK // plane)
+    per_thread = max(1, _common.MIN_PARALLEL_ELEMENTS // plane)
 
     def gather(grad_output: np.ndarray, indices: np.ndarray) -> np.ndarray | None:
         flat = grad_output.reshape(-1)
@@ -204,7 +203,7 @@ def _gather(planes: int, plane: int, output_size: tuple[int, ...],
 
         # The gather is bound by memory latency: planes are split over the worker threads (the
         # benchmark's (8,64,56,56) case: 3.5 ms on 2 threads, 5.7 ms on one).
-        in_parallel(planes, work, min_per_thread=max(1, _MIN_PARALLEL // plane))
+        in_parallel(planes, work, min_per_thread=per_thread)
         return None if bad else out
 
     return gather

@@ -164,3 +164,51 @@ def test_float16_accumulates_in_float32(backend):
     result = aclnn_py.im2col_backward(grad_output, [1, 1], [1, 3], [1, 1], [0, 2], [1, 1], backend=backend)
     assert result.dtype == np.float16
     assert result[0, 0, 0] == 2050
+
+
+# "Same" convolutions (stride 1, L1 == W) and others, each also taken by the other kernel path.
+KERNEL_PATH_CASES = [
+    (2, 3, (6, 7), (3, 3), (1, 1), (1, 1), (1, 1)),
+    (1, 2, (5, 4), (3, 5), (2, 1), (0, 2), (1, 1)),     # L1 == W, not L0 == H
+    (2, 2, (4, 3), (3, 3), (2, 2), (2, 2), (1, 1)),     # edge bands wider than half the image
+    (1, 1, (1, 1), (1, 3), (1, 1), (0, 1), (1, 1)),
+    (2, 2, (6, 6), (1, 1), (1, 1), (0, 0), (1, 1)),     # no padding, no bands
+    (1, 2, (8, 8), (3, 3), (1, 1), (1, 1), (2, 2)),     # strided: slices only
+]
+
+
+@pytest.fixture
+def kernel_choices(monkeypatch):
+    """Choose the numpy kernel's path (the small-matrix path off)."""
+    import sys
+
+    from aclnn_py.ops import _common, _small
+
+    kernel = sys.modules["aclnn_py.ops.im2col_backward"]
+
+    def choose(flat):
+        monkeypatch.setattr(_small, "MAX_MATRIX_ELEMENTS", 0)
+        if flat is not None:
+            monkeypatch.setattr(kernel, "_same_pitch", lambda *args: flat)
+        _common.forget_plans()
+
+    yield choose
+    _common.forget_plans()
+
+
+def _same_pitch(case):
+    _, _, size, kernel, dilation, padding, stride = case
+    return stride == (1, 1) and _blocks(size[1], kernel[1], dilation[1], padding[1], 1) == size[1]
+
+
+@pytest.mark.parametrize("case, flat", [(case, flat) for case in KERNEL_PATH_CASES
+                                        for flat in ((None, True, False) if _same_pitch(case) else (None,))])
+def test_numpy_kernel_paths(kernel_choices, case, flat):
+    """Flat-plane shifts and strided slices (where the pitches agree: forced both ways) match
+    the reference."""
+    batch, channels, *params = case
+    kernel_choices(flat)
+    grad_output = _columns(np.random.default_rng(3), batch, channels, *params, np.float32)
+    for _ in range(2):  # the plan's first call and a call reusing it
+        result = aclnn_py.im2col_backward(grad_output, *params, backend="numpy")
+        assert_close(result, reference(grad_output, *params), np.float32)

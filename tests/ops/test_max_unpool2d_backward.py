@@ -44,7 +44,7 @@ def gather_choices(monkeypatch):
 
     def choose(chunk, per_thread):
         monkeypatch.setattr(kernel, "_CHUNK", chunk)
-        monkeypatch.setattr(kernel, "_MIN_PARALLEL", per_thread)
+        monkeypatch.setattr(_common, "MIN_PARALLEL_ELEMENTS", per_thread)
         _common.forget_plans()
 
     yield choose
