@@ -40,6 +40,7 @@ An inputSize of 0 is rejected as documented although CANN's code would accept it
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -212,81 +213,126 @@ def _col2im_planes(planes: np.ndarray, size: tuple[int, ...], kernel: tuple[int,
     return out
 
 
-def _same_pitch(size: tuple[int, ...], dilation: tuple[int, ...], stride: tuple[int, ...],
-                grid: tuple[int, int]) -> bool:
-    """Whether a block row is as long as an image row with both strides 1 (a "same"
-    convolution: ``2*pW == dW*(kW - 1)``): then every kernel offset is one shift of the flat
-    plane (``_col2im_flat``)."""
-    return stride == (1, 1) and grid[1] == size[1]
+# The three ways _col2im adds the kernel offsets' blocks into the image: strided slices, each
+# add one short NumPy inner loop per image row and plane (kH*kW passes of them); shifts of whole
+# flat planes, where a block row is as long as an image row (stride 1, L1 == W: a "same"
+# convolution), long inner loops; and per output phase (position mod stride), each phase
+# a stride-1 problem that flat shifts solve, written into the image once (one pass of short
+# loops in all, instead of kH*kW).
+SLICES, FLAT, PHASES = "slices", "flat", "phases"
+
+# An axis' placements: (kernel index, offset) pairs, block b of that index landing at position
+# b*stride + offset (in the image) or b + offset (in a phase).
+_Terms = list[tuple[int, int]]
+
+
+def _phase_terms(kernel: int, dilation: int, padding: int, stride: int, phase: int) -> _Terms:
+    """The kernel indices landing on positions ``phase + stride*t`` and their offsets in t."""
+    return [(i, (i * dilation - padding - phase) // stride) for i in range(kernel)
+            if (i * dilation - padding) % stride == phase]
+
+
+def _method(size: tuple[int, ...], kernel: tuple[int, ...], dilation: tuple[int, ...], padding: tuple[int, ...],
+            stride: tuple[int, ...], grid: tuple[int, int]) -> str:
+    """FLAT where the pitches agree at stride 1; PHASES where every phase's row is a block row
+    long (and the kernel has more than one offset per phase on average: else the phases' one
+    pass of writes is all the work slices would do); else SLICES."""
+    (width, (kw, dw, pw, sw), l1) = size[1], (kernel[1], dilation[1], padding[1], stride[1]), grid[1]
+    if stride == (1, 1):
+        return FLAT if l1 == width else SLICES
+    phases_w = [b for b in range(min(sw, width)) if _phase_terms(kw, dw, pw, sw, b)]
+    if kernel[0] * kernel[1] > stride[0] * stride[1] and phases_w and all(
+            len(range(b, width, sw)) == l1 for b in phases_w):
+        return PHASES
+    return SLICES
 
 
 def _col2im(cols: np.ndarray, out: np.ndarray, size: tuple[int, ...], kernel: tuple[int, ...],
             dilation: tuple[int, ...], padding: tuple[int, ...], stride: tuple[int, ...], grid: tuple[int, int],
-            *, flat: bool | None = None) -> None:
+            *, method: str | None = None) -> None:
     """Fill ``out``, ``(P, H, W)``, with the images of the ``P`` one-channel column planes
-    ``cols`` ``(P, kH*kW*L)``: one add per kernel offset, of flat planes where the pitches
-    agree (``_same_pitch``; ``flat`` forces the choice), else of strided slices."""
-    (kh, kw), (dh, dw), (ph, pw), (sh, sw) = kernel, dilation, padding, stride
+    ``cols`` ``(P, kH*kW*L)`` by one of the ``_method`` ways (``method`` forces one where it
+    applies)."""
+    (height, width), (kh, kw), (dh, dw), (ph, pw), (sh, sw) = size, kernel, dilation, padding, stride
     if (kh, kw) == (sh, sw) and (dh == 1 or kh == 1) and (dw == 1 or kw == 1) and ph == pw == 0 and cols.size:
         _untile(cols, out, size, kernel, grid)
         return
-    out[...] = 0
+    method = method or _method(size, kernel, dilation, padding, stride, grid)
+    if method != PHASES:
+        out[...] = 0
     if cols.size == 0:
         return
     # A view wherever the strides allow it (always for contiguous data).
     cols = cols.reshape(cols.shape[0], kh, kw, *grid)
-    if _same_pitch(size, dilation, stride, grid) if flat is None else flat:
-        _col2im_flat(cols, out, size, kernel, dilation, padding, grid)
+    if method == PHASES:
+        # One buffer for every phase (the first is the largest), mapped and cached once.
+        scratch = np.empty(out.shape[0] * len(range(0, height, sh)) * len(range(0, width, sw)), out.dtype)
+        for a in range(min(sh, height)):
+            rows = _phase_terms(kh, dh, ph, sh, a)
+            for b in range(min(sw, width)):
+                terms = _phase_terms(kw, dw, pw, sw, b)
+                if not (rows and terms):
+                    out[:, a::sh, b::sw] = 0
+                    continue
+                shape = (out.shape[0], len(range(a, height, sh)), len(range(b, width, sw)))
+                phase = scratch[:math.prod(shape)].reshape(shape)
+                phase[...] = 0
+                _add_flat(cols, phase, rows, terms)
+                out[:, a::sh, b::sw] = phase
+        return
+    rows = [(i, i * dh - ph) for i in range(kh)]
+    terms = [(j, j * dw - pw) for j in range(kw)]
+    if method == FLAT:
+        _add_flat(cols, out, rows, terms)
     else:
-        _col2im_slices(cols, out, size, kernel, dilation, padding, stride, grid, (0, size[1]))
+        _add_slices(cols, out, rows, terms, stride, (0, width))
 
 
-def _col2im_slices(cols: np.ndarray, out: np.ndarray, size: tuple[int, ...], kernel: tuple[int, ...],
-                   dilation: tuple[int, ...], padding: tuple[int, ...], stride: tuple[int, ...], grid: tuple[int, int],
-                   columns: tuple[int, int]) -> None:
-    """Add each kernel offset's blocks of ``cols`` ``(P, kH, kW, L0, L1)`` that land in image
-    columns ``[x0, x1)`` to ``out`` ``(P, H, W)``, as one strided slice-add per offset. Each
-    add loops over image rows: one short NumPy inner loop per row and plane."""
-    (height, _), (kh, kw), (dh, dw), (ph, pw), (sh, sw), (l0, l1) = size, kernel, dilation, padding, stride, grid
-    x0, x1 = columns
-    for i in range(kh):
-        row_first, row_last, row_start = _hits(l0, height, i * dh - ph, sh)
+def _add_slices(cols: np.ndarray, out: np.ndarray, rows: _Terms, terms: _Terms, stride: tuple[int, ...],
+                columns: tuple[int, int]) -> None:
+    """Add the blocks of ``cols`` ``(P, kH, kW, L0, L1)`` placed by ``rows`` x ``terms`` (see
+    ``_Terms``) that land in columns ``[x0, x1)`` of ``out`` ``(P, n, m)``, one strided
+    slice-add per kernel offset."""
+    (height, (l0, l1), (sh, sw), (x0, x1)) = out.shape[1], cols.shape[3:], stride, columns
+    for i, row_offset in rows:
+        row_first, row_last, row_start = _hits(l0, height, row_offset, sh)
         if row_first == row_last:
             continue
-        rows = slice(row_start, row_start + (row_last - row_first - 1) * sh + 1, sh)
-        for j in range(kw):
-            col_first, col_last, col_start = _hits(l1, x1 - x0, j * dw - pw - x0, sw)
+        target_rows = slice(row_start, row_start + (row_last - row_first - 1) * sh + 1, sh)
+        for j, offset in terms:
+            col_first, col_last, col_start = _hits(l1, x1 - x0, offset - x0, sw)
             if col_first == col_last:
                 continue
-            target = out[:, rows, x0 + col_start:x0 + col_start + (col_last - col_first - 1) * sw + 1:sw]
+            target = out[:, target_rows, x0 + col_start:x0 + col_start + (col_last - col_first - 1) * sw + 1:sw]
             np.add(target, cols[:, i, j, row_first:row_last, col_first:col_last], out=target)
 
 
-def _col2im_flat(cols: np.ndarray, out: np.ndarray, size: tuple[int, ...], kernel: tuple[int, ...],
-                 dilation: tuple[int, ...], padding: tuple[int, ...], grid: tuple[int, int]) -> None:
-    """``_col2im_slices`` when both strides are 1 and a block row is an image row (L1 == W).
+def _add_flat(cols: np.ndarray, out: np.ndarray, rows: _Terms, terms: _Terms) -> None:
+    """``_add_slices`` at stride 1 when a block row is a row of ``out`` (L1 == m).
 
-    Block ``(bh, bw)`` of offset ``(i, j)`` lands at ``(bh + i*dH - pH, bw + j*dW - pW)``:
-    with equal pitches that is flat position ``block + shift``, so each offset is one add of
-    whole flat planes (a long NumPy inner loop instead of one per row). Where ``bw + j*dW - pW``
-    leaves ``[0, W)`` the flat add wraps into the next or previous row: only image columns
-    within ``pW`` of the left and right edges receive such values, and they are computed again
-    with strided slices."""
-    (height, width), (kh, kw), (dh, dw), (ph, pw), (l0, l1) = size, kernel, dilation, padding, grid
+    Block ``(bh, bw)`` lands at ``(bh + row offset, bw + offset)``: with equal pitches that is
+    flat position ``block + shift``, so each kernel offset is one add of whole flat planes (a
+    long NumPy inner loop instead of one per row). Where ``bw + offset`` leaves ``[0, m)`` the
+    flat add wraps into the next or previous row: only the columns within the largest offset
+    of the left and right edges receive such values, and they are computed again with slices."""
+    height, width = out.shape[1:]
+    l0, l1 = cols.shape[3:]
     planes = out.reshape(out.shape[0], height * width)
-    blocks = cols.reshape(cols.shape[0], kh, kw, l0 * l1)
+    blocks = cols.reshape(*cols.shape[:3], l0 * l1)
     area = height * width
-    for i in range(kh):
-        for j in range(kw):
-            shift = (i * dh - ph) * width + j * dw - pw     # image position - block position
+    for i, row_offset in rows:
+        for j, offset in terms:
+            shift = row_offset * width + offset     # position - block position
             lo, hi = max(0, shift), min(area, l0 * l1 + shift)
             if lo < hi:
                 target = planes[:, lo:hi]
                 np.add(target, blocks[:, i, j, lo - shift:hi - shift], out=target)
-    for x0, x1 in ((0, min(pw, width)), (max(width - pw, pw), width)):
+    left = min(width, max(0, max(offset for _, offset in terms)))
+    right = max(left, width - max(0, -min(offset for _, offset in terms)))
+    for x0, x1 in ((0, left), (right, width)):
         if x0 < x1:
             out[:, :, x0:x1] = 0
-            _col2im_slices(cols, out, size, kernel, dilation, padding, (1, 1), grid, (x0, x1))
+            _add_slices(cols, out, rows, terms, (1, 1), (x0, x1))
 
 
 def _untile(cols: np.ndarray, out: np.ndarray, size: tuple[int, ...], kernel: tuple[int, ...],
