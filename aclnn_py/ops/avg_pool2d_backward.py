@@ -62,7 +62,6 @@ series) is not applied: this binding emulates Atlas A2/A3, which accepts any div
 from __future__ import annotations
 
 import functools
-import itertools
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -302,35 +301,42 @@ def _spread(src: np.ndarray, axis: int, size: int, k: int, s: int, p: int) -> np
         spread: np.ndarray = np.matmul(src, member.T) if axis == src.ndim - 1 else np.matmul(member, src)
         return spread
 
-    # One strided slice per offset i.  Offsets i and i + s write the same residue class of x
-    # (a "phase"), one window further right.  Visited in increasing order, the offsets of a
-    # phase first reach its smallest x (the phase itself) and then extend one run [phase, end]
-    # to the right; each new slice overlaps the run or continues it.  The overlap is added, the
-    # rest assigned, so dst needs no zero fill except past the end of each run.
+    # Per phase (the positions x = r + s*t of one residue r), a sum of shifted slices: offset i
+    # lands window o on t = o + (i - p - r) / s of phase (i - p) mod s. The first two slices are
+    # written together, piece by piece between the places where one starts or ends (their sum
+    # where both cover t: one pass fewer than writing one and adding the other; zeros where
+    # none does), and each further slice is added.
     shape = list(src.shape)
     shape[axis] = size
     dst = np.empty(shape, dtype=src.dtype)
     lead = (slice(None),) * axis
 
-    def at(array: np.ndarray, start: int, stop: int | None, step: int = 1) -> np.ndarray:
-        return array[lead + (slice(start, stop, step),)]
+    def phase(r: int, a: int, b: int) -> np.ndarray:
+        return dst[lead + (slice(r + a * s, r + (b - 1) * s + 1, s),)]
 
-    ends: dict[int, int] = {}
-    for i in itertools.chain.from_iterable(offsets):
-        lo = max(0, -((i - p) // s))               # first o with o*s - p + i >= 0
-        hi = min(o - 1, (size - 1 + p - i) // s)   # last o with o*s - p + i < size
-        if hi < lo:
-            continue
-        x0, x1 = lo * s - p + i, hi * s - p + i
-        end = ends.get(x0 % s, x0 - s)
-        if x0 <= end:
-            last = min(x1, end)
-            at(dst, x0, last + 1, s)[...] += at(src, lo, lo + (last - x0) // s + 1)
-        if x1 > end:
-            at(dst, end + s, x1 + 1, s)[...] = at(src, lo + (end + s - x0) // s, hi + 1)
-        ends[x0 % s] = max(end, x1)
-    for phase in range(min(s, size)):
-        at(dst, ends.get(phase, phase - s) + s, None, s)[...] = 0
+    def window(first: int, a: int, b: int) -> np.ndarray:
+        return src[lead + (slice(first + a, first + b),)]
+
+    used = sorted({i for run in offsets for i in run})
+    for r in range(min(s, size)):
+        n = len(range(r, size, s))
+        slices = []  # (first t, last t + 1, window at first t - first t) of each offset's slice
+        for i in used:
+            if (i - p) % s == r:
+                shift = (i - p - r) // s
+                if max(0, shift) < min(n, o + shift):
+                    slices.append((max(0, shift), min(n, o + shift), -shift))
+        pair, rest = slices[:2], slices[2:]
+        cuts = sorted({0, n, *(t for first, last, _ in pair for t in (first, last))})
+        for a, b in zip(cuts[:-1], cuts[1:]):
+            parts = [window(w, a, b) for first, last, w in pair if first <= a and b <= last]
+            if len(parts) == 2:
+                np.add(parts[0], parts[1], out=phase(r, a, b))
+            else:
+                phase(r, a, b)[...] = parts[0] if parts else 0
+        for first, last, w in rest:
+            target = phase(r, first, last)
+            np.add(target, window(w, first, last), out=target)
     return dst
 
 
