@@ -314,12 +314,17 @@ def _add_flat(cols: np.ndarray, out: np.ndarray, rows: _Terms, terms: _Terms) ->
     flat position ``block + shift``, so each kernel offset is one add of whole flat planes (a
     long NumPy inner loop instead of one per row). Where ``bw + offset`` leaves ``[0, m)`` the
     flat add wraps into the next or previous row: only the columns within the largest offset
-    of the left and right edges receive such values, and they are computed again with slices."""
+    of the left and right edges receive such values. Those bands are summed apart with slices,
+    each offset's right after its flat add (its blocks still in the cache), and written last."""
     height, width = out.shape[1:]
     l0, l1 = cols.shape[3:]
     planes = out.reshape(out.shape[0], height * width)
     blocks = cols.reshape(*cols.shape[:3], l0 * l1)
     area = height * width
+    left = min(width, max(0, max(offset for _, offset in terms)))
+    right = max(left, width - max(0, -min(offset for _, offset in terms)))
+    bands = [(x0, x1, np.zeros((out.shape[0], height, x1 - x0), out.dtype))
+             for x0, x1 in ((0, left), (right, width)) if x0 < x1]
     for i, row_offset in rows:
         for j, offset in terms:
             shift = row_offset * width + offset     # position - block position
@@ -327,12 +332,10 @@ def _add_flat(cols: np.ndarray, out: np.ndarray, rows: _Terms, terms: _Terms) ->
             if lo < hi:
                 target = planes[:, lo:hi]
                 np.add(target, blocks[:, i, j, lo - shift:hi - shift], out=target)
-    left = min(width, max(0, max(offset for _, offset in terms)))
-    right = max(left, width - max(0, -min(offset for _, offset in terms)))
-    for x0, x1 in ((0, left), (right, width)):
-        if x0 < x1:
-            out[:, :, x0:x1] = 0
-            _add_slices(cols, out, rows, terms, (1, 1), (x0, x1))
+            for x0, x1, band in bands:
+                _add_slices(cols, band, [(i, row_offset)], [(j, offset - x0)], (1, 1), (0, x1 - x0))
+    for x0, x1, band in bands:
+        out[:, :, x0:x1] = band
 
 
 def _untile(cols: np.ndarray, out: np.ndarray, size: tuple[int, ...], kernel: tuple[int, ...],
