@@ -394,10 +394,10 @@ def dispatch(backend: str | None, numpy_impl: Callable[..., Any], aclnn_impl: Ca
     if name == "numpy":
         try:
             if type(numpy_impl) is NumpyOp:
-                plan = numpy_impl.plan(args)
-                if plan.quick:
-                    return plan.run(*args)
-                run: Callable[..., Any] = plan.run
+                chosen = numpy_impl.plan(args)
+                if chosen.quick:
+                    return chosen.run(*args)
+                run: Callable[..., Any] = chosen.run
             else:
                 run = numpy_impl
             show = _progress.setting()
