@@ -280,11 +280,15 @@ _CACHED_PLANS = 256
 
 class Plan(NamedTuple):
     """A ``NumpyOp``'s answer for one call signature, whose checks all passed: ``run(*args)``
-    computes the call's result from its own arguments; ``quick`` when it touches fewer than
-    ``QUICK_BYTES`` (see ``dispatch``)."""
+    computes the call's result from its own arguments (or the leading ones, coerced);
+    ``quick`` when it touches fewer than ``QUICK_BYTES`` (see ``dispatch``)."""
 
     run: Callable[..., Any]
     quick: bool
+
+
+# What a NumpyOp's prepare returns: the plan, and the leading arguments its run reads, coerced.
+Prepared = tuple[Plan, tuple[object, ...]]
 
 
 def plan(run: Callable[..., Any], nbytes: int) -> Plan:
@@ -322,36 +326,40 @@ class NumpyOp:
     """The numpy backend of one operator, its checks run once per call signature.
 
     ``prepare(*args)`` coerces and checks the arguments as the operator's module says, raising
-    its errors, and returns the ``Plan`` for them. The checks depend on ``signature(args)``
+    its errors, and returns the ``Plan`` for them with the leading arguments its ``run`` reads,
+    coerced (so that a first call does not convert a torch tensor twice). The checks depend on ``signature(args)``
     alone (shapes, dtypes, parameter values; max_unpool's index range, which depends on data,
     is its plan's ``run``'s to check), so the plan of a signature seen before is used again and
     a repeated valid call goes straight to its kernel. A new signature always runs every check;
     a call that raised leaves nothing in the cache. ``run`` re-checks what depends on the
     environment (the device memory) on every call."""
 
-    def __init__(self, prepare: Callable[..., Plan]) -> None:
+    def __init__(self, prepare: Callable[..., Prepared]) -> None:
         self.prepare = prepare
         self.__module__ = prepare.__module__
         self._plans: dict[tuple[object, ...], Plan] = {}
         self._lock = threading.Lock()
         _NUMPY_OPS.append(self)
 
-    def plan(self, args: tuple[object, ...]) -> Plan:
+    def plan(self, args: tuple[object, ...]) -> Prepared:
+        """The plan of a call with ``args``, and the arguments to run it with (``args`` when the
+        plan was cached, else what ``prepare`` coerced)."""
         key = signature(args)
         if key is not None:
             found = self._plans.get(key)
             if found is not None:
-                return found
-        made = self.prepare(*args)
+                return found, args
+        made, coerced = self.prepare(*args)
         if key is not None:
             with self._lock:
                 if len(self._plans) >= _CACHED_PLANS:
                     del self._plans[next(iter(self._plans))]  # the oldest
                 self._plans[key] = made
-        return made
+        return made, coerced
 
     def __call__(self, *args: object) -> Any:
-        return self.plan(args).run(*args)
+        chosen, args = self.plan(args)
+        return chosen.run(*args)
 
 
 _NUMPY_OPS: list[NumpyOp] = []
@@ -394,7 +402,7 @@ def dispatch(backend: str | None, numpy_impl: Callable[..., Any], aclnn_impl: Ca
     if name == "numpy":
         try:
             if type(numpy_impl) is NumpyOp:
-                chosen = numpy_impl.plan(args)
+                chosen, args = numpy_impl.plan(args)
                 if chosen.quick:
                     return chosen.run(*args)
                 run: Callable[..., Any] = chosen.run

@@ -79,7 +79,7 @@ from ._common import (
     FLOAT32,
     INT64_MAX,
     NumpyOp,
-    Plan,
+    Prepared,
     bool_arg,
     check_dtype,
     check_min,
@@ -341,7 +341,8 @@ def _spread(src: np.ndarray, axis: int, size: int, k: int, s: int, p: int) -> np
 
 
 def _prepare(grad_output: object, self: object, kernel_size: object, stride: object, padding: object,
-             ceil_mode: object, count_include_pad: object, divisor_override: object, cube_math_type: object) -> Plan:
+             ceil_mode: object, count_include_pad: object, divisor_override: object,
+             cube_math_type: object) -> Prepared:
     """The numpy backend: validate, then (``_pool_grad``) divide each gradient by its window's
     divisor once and spread it over the window, along W and then along H (a window is a
     rectangle, so the spread is separable); one matrix product on small planes. Computes in
@@ -364,7 +365,7 @@ def _prepare(grad_output: object, self: object, kernel_size: object, stride: obj
             return kernel(grad)
         return _pool_grad(grad, H, W, params).astype(dtype, copy=False)
 
-    return plan(run, nbytes + grad_output.size * grad_output.itemsize)
+    return plan(run, nbytes + grad_output.size * grad_output.itemsize), (grad_output,)
 
 
 _numpy = NumpyOp(_prepare)

@@ -58,7 +58,7 @@ from ._common import (
     INT64_MAX,
     INT64_MIN,
     NumpyOp,
-    Plan,
+    Prepared,
     check,
     check_dtype,
     check_length,
@@ -170,7 +170,7 @@ def _hits(blocks: int, size: int, offset: int, stride: int) -> tuple[int, int, i
 
 
 def _prepare(grad_output: object, input_size: object, kernel_size: object, dilation: object, padding: object,
-             stride: object) -> Plan:
+             stride: object) -> Prepared:
     """The numpy path: validate, then sum the columns back (one matrix product when tiny)."""
     grad_output, size, kernel, dilation, padding, stride, grid = _validate(
         grad_output, input_size, kernel_size, dilation, padding, stride)
@@ -198,7 +198,7 @@ def _prepare(grad_output: object, input_size: object, kernel_size: object, dilat
             out = image.reshape(batch, channels, *size).astype(dtype, copy=False)
         return out if batched else out[0]
 
-    return plan(run, nbytes + grad_output.size * grad_output.itemsize)
+    return plan(run, nbytes + grad_output.size * grad_output.itemsize), (grad_output,)
 
 
 _numpy = NumpyOp(_prepare)

@@ -51,9 +51,9 @@ from .._memory import check_allocation
 from ..tensor import Tensor
 from . import _common
 from ._aclnn import Call, dtype_of, planned, shape_check_error, shape_of
-from ._common import (FLOAT16, FLOAT32, NumpyOp, Plan, check, check_dtype, check_length, check_not_null,
-                      check_same_dtype, check_same_shape, dispatch, host_array, in_parallel, int_array_arg, plan, shape_str,
-                      tensor_arg, tensor_input)
+from ._common import (FLOAT16, FLOAT32, NumpyOp, Prepared, check, check_dtype, check_length, check_not_null,
+                      check_same_dtype, check_same_shape, dispatch, host_array, in_parallel, int_array_arg, plan,
+                      shape_str, tensor_arg, tensor_input)
 
 if TYPE_CHECKING:
     from .._ffi.library import Library
@@ -139,7 +139,7 @@ def _check_index_range(indices: np.ndarray, output_size: tuple[int, ...]) -> Non
 _CHUNK = 1 << 17
 
 
-def _prepare(grad_output: object, self: object, indices: object, output_size: object) -> Plan:
+def _prepare(grad_output: object, self: object, indices: object, output_size: object) -> Prepared:
     """The numpy path: validate; then each call checks the index range and gathers."""
     grad_output, self, indices, output_size = _validate(grad_output, self, indices, output_size)
     shape, dtype, nbytes = self.shape, self.dtype, self.size * self.itemsize
@@ -148,7 +148,7 @@ def _prepare(grad_output: object, self: object, indices: object, output_size: ob
         def run_empty(*_: object) -> np.ndarray:
             check_allocation(nbytes)
             return np.empty(shape, dtype=dtype)
-        return plan(run_empty, nbytes_touched)
+        return plan(run_empty, nbytes_touched), ()
     gather = _gather(self.size // (shape[-2] * shape[-1]), shape[-2] * shape[-1], output_size, dtype)
 
     def run(grad_output: object, self: object, indices: object, *_: object) -> np.ndarray:
@@ -160,7 +160,7 @@ def _prepare(grad_output: object, self: object, indices: object, output_size: ob
         assert out is not None
         return out.reshape(shape)
 
-    return plan(run, nbytes_touched)
+    return plan(run, nbytes_touched), (grad_output, self, indices)
 
 
 _numpy = NumpyOp(_prepare)

@@ -50,7 +50,7 @@ from .._memory import check_allocation
 from ..tensor import Tensor
 from ._aclnn import Call, dtype_of, planned, shape_check_error, shape_of
 from . import _small
-from ._common import (FLOAT16, FLOAT32, NumpyOp, Plan, check, check_dtype, check_length, check_min, check_not_null,
+from ._common import (FLOAT16, FLOAT32, NumpyOp, Prepared, check, check_dtype, check_length, check_min, check_not_null,
                       check_same_dtype, dispatch, format_name, host_array, int_array_arg, plan, repeated, shape_str,
                       tensor_arg, tensor_input)
 
@@ -162,7 +162,7 @@ def _clip(part: tuple[slice, slice, bool], lo: int, hi: int) -> tuple[slice, sli
 _SMALL = 1 << 15  # gradOutput elements up to which the plain kernel is used
 
 
-def _prepare(grad_output: object, self: object, padding: object) -> Plan:
+def _prepare(grad_output: object, self: object, padding: object) -> Prepared:
     """The numpy path: validate, then fold the borders back (one matrix product when tiny)."""
     grad_output, self, padding = _validate(grad_output, self, padding)
     shape, dtype, nbytes = self.shape, self.dtype, self.size * self.itemsize
@@ -178,7 +178,7 @@ def _prepare(grad_output: object, self: object, padding: object) -> Plan:
             return kernel(grad)
         return _fold(grad, shape, dtype, padding)
 
-    return plan(run, nbytes + grad_output.size * grad_output.itemsize)
+    return plan(run, nbytes + grad_output.size * grad_output.itemsize), (grad_output,)
 
 
 _numpy = NumpyOp(_prepare)

@@ -64,7 +64,7 @@ def _counting_op(fail_on=()):
         made.append((x.shape, n))
         if n in fail_on:
             raise ValueError(f"n = {n}")
-        return _common.plan(lambda x, n: x * n, x.nbytes)
+        return _common.plan(lambda x, n: x * n, x.nbytes), (x, n)
 
     return _common.NumpyOp(prepare), made
 
