@@ -9,6 +9,10 @@ missing required argument (``None``) is ``AclnnError`` 161001. As on npu/sim, wh
 converts every argument before the library sees any, Python types come before NULLs. The
 messages are the simulator's, word for word (``tests/ops/test_invalid_cases.py`` holds both
 backends to that).
+
+On the numpy backend an operator is a ``NumpyOp``: its checks run once per call signature
+(shapes, dtypes, strides, parameter values) and leave a ``Plan``, so that a repeated valid call
+goes straight to its kernel; a tiny call's cost is then the kernel's few NumPy calls.
 """
 
 from __future__ import annotations
