@@ -258,9 +258,8 @@ def _col2im(cols: np.ndarray, out: np.ndarray, size: tuple[int, ...], kernel: tu
         _untile(cols, out, size, kernel, grid)
         return
     method = method or _method(size, kernel, dilation, padding, stride, grid)
-    if method != PHASES:
-        out[...] = 0
     if cols.size == 0:
+        out[...] = 0
         return
     # A view wherever the strides allow it (always for contiguous data).
     cols = cols.reshape(cols.shape[0], kh, kw, *grid)
@@ -276,15 +275,15 @@ def _col2im(cols: np.ndarray, out: np.ndarray, size: tuple[int, ...], kernel: tu
                     continue
                 shape = (out.shape[0], len(range(a, height, sh)), len(range(b, width, sw)))
                 phase = scratch[:math.prod(shape)].reshape(shape)
-                phase[...] = 0
-                _add_flat(cols, phase, rows, terms)
+                _set_flat(cols, phase, rows, terms)
                 out[:, a::sh, b::sw] = phase
         return
     rows = [(i, i * dh - ph) for i in range(kh)]
     terms = [(j, j * dw - pw) for j in range(kw)]
     if method == FLAT:
-        _add_flat(cols, out, rows, terms)
+        _set_flat(cols, out, rows, terms)
     else:
+        out[...] = 0
         _add_slices(cols, out, rows, terms, stride, (0, width))
 
 
@@ -307,12 +306,15 @@ def _add_slices(cols: np.ndarray, out: np.ndarray, rows: _Terms, terms: _Terms, 
             np.add(target, cols[:, i, j, row_first:row_last, col_first:col_last], out=target)
 
 
-def _add_flat(cols: np.ndarray, out: np.ndarray, rows: _Terms, terms: _Terms) -> None:
-    """``_add_slices`` at stride 1 when a block row is a row of ``out`` (L1 == m).
+def _set_flat(cols: np.ndarray, out: np.ndarray, rows: _Terms, terms: _Terms) -> None:
+    """Set ``out`` to the sum ``_add_slices`` would add to it at stride 1, when a block row is
+    a row of ``out`` (L1 == m).
 
     Block ``(bh, bw)`` lands at ``(bh + row offset, bw + offset)``: with equal pitches that is
     flat position ``block + shift``, so each kernel offset is one add of whole flat planes (a
-    long NumPy inner loop instead of one per row). Where ``bw + offset`` leaves ``[0, m)`` the
+    long NumPy inner loop instead of one per row); the first two offsets are written together,
+    piece by piece between the places where one starts or ends (their sum where both land, as
+    one pass instead of a zero fill and two adds). Where ``bw + offset`` leaves ``[0, m)`` the
     flat add wraps into the next or previous row: only the columns within the largest offset
     of the left and right edges receive such values. Those bands are summed apart with slices,
     each offset's right after its flat add (its blocks still in the cache), and written last."""
@@ -325,15 +327,32 @@ def _add_flat(cols: np.ndarray, out: np.ndarray, rows: _Terms, terms: _Terms) ->
     right = max(left, width - max(0, -min(offset for _, offset in terms)))
     bands = [(x0, x1, np.zeros((out.shape[0], height, x1 - x0), out.dtype))
              for x0, x1 in ((0, left), (right, width)) if x0 < x1]
+    adds = []  # (first, last position, (kernel offset), (row offset, offset), shift) of those reaching out
     for i, row_offset in rows:
         for j, offset in terms:
             shift = row_offset * width + offset     # position - block position
-            lo, hi = max(0, shift), min(area, l0 * l1 + shift)
-            if lo < hi:
-                target = planes[:, lo:hi]
-                np.add(target, blocks[:, i, j, lo - shift:hi - shift], out=target)
-            for x0, x1, band in bands:
-                _add_slices(cols, band, [(i, row_offset)], [(j, offset - x0)], (1, 1), (0, x1 - x0))
+            if max(0, shift) < min(area, l0 * l1 + shift):
+                adds.append((max(0, shift), min(area, l0 * l1 + shift), (i, j), (row_offset, offset), shift))
+
+    def add_to_bands(i: int, j: int, row_offset: int, offset: int) -> None:
+        for x0, x1, band in bands:
+            _add_slices(cols, band, [(i, row_offset)], [(j, offset - x0)], (1, 1), (0, x1 - x0))
+
+    pair = adds[:2]
+    cuts = sorted({0, area, *(t for first, last, *_ in pair for t in (first, last))})
+    for a, b in zip(cuts[:-1], cuts[1:]):
+        parts = [blocks[:, i, j, a - shift:b - shift] for first, last, (i, j), _, shift in pair
+                 if first <= a and b <= last]
+        if len(parts) == 2:
+            np.add(parts[0], parts[1], out=planes[:, a:b])
+        else:
+            planes[:, a:b] = parts[0] if parts else 0
+    for _, _, (i, j), (row_offset, offset), _ in pair:
+        add_to_bands(i, j, row_offset, offset)
+    for first, last, (i, j), (row_offset, offset), shift in adds[2:]:
+        target = planes[:, first:last]
+        np.add(target, blocks[:, i, j, first - shift:last - shift], out=target)
+        add_to_bands(i, j, row_offset, offset)
     for x0, x1, band in bands:
         out[:, :, x0:x1] = band
 
