@@ -185,18 +185,17 @@ def _prepare(grad_output: object, input_size: object, kernel_size: object, dilat
                if _small.use_small(batch * channels, area * length, size[0] * size[1]) else None)
 
     planes, wide = batch * channels, compute_dtype(dtype)
+    lead = grad_output.shape[:-2] + (channels,)     # ([N,] C) of the result
+    out_shape = lead + tuple(size)
 
     def run(grad_output: object, *_: object) -> np.ndarray:
         check_allocation(nbytes)
         grad = host_array(API, "gradOutput", grad_output)
-        cols = grad.reshape(planes, area * length)  # a view wherever the strides allow it
         if product is not None:
-            out = product(cols.reshape(batch, channels, area, length))
-        else:
-            image = np.empty((planes, *size), dtype=wide)
-            _col2im(cols, image, *geometry)
-            out = image.reshape(batch, channels, *size).astype(dtype, copy=False)
-        return out if batched else out[0]
+            return product(grad.reshape(*lead, area, length))
+        image = np.empty((planes, *size), dtype=wide)
+        _col2im(grad.reshape(planes, area * length), image, *geometry)  # (a view wherever the strides allow)
+        return image.reshape(out_shape).astype(dtype, copy=False)
 
     return plan(run, nbytes + grad_output.size * grad_output.itemsize), (grad_output,)
 
