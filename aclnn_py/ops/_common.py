@@ -305,8 +305,8 @@ def signature(args: tuple[Any, ...]) -> tuple[object, ...] | None:
     argument is of a kind it does not cover.
 
     An ndarray stands for its shape, dtype and strides (no check reads tensor data); a list or
-    tuple of ints for its values; an int, a bool or None for its type and value. Types are
-    exact: in Python ``True == 1 == 1.0`` and their hashes agree, so a bool or a float must not
+    tuple of ints for its values; an int or None for itself; a bool for its type and value.
+    Types are exact: in Python ``True == 1 == 1.0`` and their hashes agree, so a bool or a float must not
     find the plan of an int (their checks differ: a TypeError), nor an ndarray subclass or a
     NumPy integer the plan of what they resemble. Anything else is not cached."""
     key: list[object] = []
@@ -319,8 +319,10 @@ def signature(args: tuple[Any, ...]) -> tuple[object, ...] | None:
                 if type(v) is not int:
                     return None
             key.append(tuple(value))
-        elif kind is int or kind is bool or value is None:
-            key.append((kind, value))
+        elif kind is int or value is None:
+            key.append(value)  # (never equal to another kind's entry: tuples, or a bool's pair)
+        elif kind is bool:
+            key.append((bool, value))
         else:
             return None
     return tuple(key)
