@@ -320,7 +320,7 @@ def _spread(src: np.ndarray, axis: int, size: int, k: int, s: int, p: int) -> np
     used = sorted({i for run in offsets for i in run})
     for r in range(min(s, size)):
         n = len(range(r, size, s))
-        slices = []  # (first t, last t + 1, window at first t - first t) of each offset's slice
+        slices = []  # (first t, last t + 1, window - t) of each offset's slice in this phase
         for i in used:
             if (i - p) % s == r:
                 shift = (i - p - r) // s
