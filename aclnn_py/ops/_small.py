@@ -63,21 +63,23 @@ def _finite(rows: np.ndarray) -> bool:
 
 
 def product(kernel: Callable[..., np.ndarray], params: tuple[Any, ...], in_plane: tuple[int, ...],
-            out_plane: tuple[int, ...], in_dtype: np.dtype, out_dtype: np.dtype) -> Callable[[np.ndarray], np.ndarray]:
-    """``kernel(x, *params)`` as one matrix product: a function of ``grad`` (leading dims, then
-    ``in_plane``, dtype ``in_dtype``) returning a new array ``grad.shape[:-len(in_plane)] + out_plane``
-    of ``out_dtype``, the same for every plane.
+            out_plane: tuple[int, ...], lead: tuple[int, ...], in_dtype: np.dtype,
+            out_dtype: np.dtype) -> Callable[[np.ndarray], np.ndarray]:
+    """``kernel(x, *params)`` as one matrix product: a function of ``grad``, ``lead`` planes of
+    ``in_plane`` elements of ``in_dtype`` in C order (in any shape), returning a new array
+    ``lead + out_plane`` of ``out_dtype``, the same map for every plane.
 
     ``kernel`` (a module-level function) maps a float32 array ``(batch, *in_plane)`` to
     ``(batch, *out_plane)``; with the hashable ``params`` and ``in_plane`` it keys the cache.
     """
     matrix = _matrix(kernel, params, in_plane)
-    size, rank = math.prod(in_plane), len(in_plane)
+    rows_shape, out_shape = (math.prod(lead), math.prod(in_plane)), lead + out_plane
     wide = compute_dtype(in_dtype)
+    widen, narrow = in_dtype != wide, out_dtype != wide
 
     def apply(grad: np.ndarray) -> np.ndarray:
-        rows = grad.reshape(-1, size)
-        if rows.dtype != wide:
+        rows = grad.reshape(rows_shape)
+        if widen:
             rows = rows.astype(wide)
         if _finite(rows):
             # np.dot skips matmul's gufunc machinery (~0.3 us of a ~6 us call on these sizes)
@@ -86,7 +88,7 @@ def product(kernel: Callable[..., np.ndarray], params: tuple[Any, ...], in_plane
             # An inf or NaN input times the matrix's zeros would be NaN everywhere: such inputs
             # take the kernel, which keeps each value inside its window.
             out = kernel(rows.reshape(-1, *in_plane), *params)
-        result: np.ndarray = out.reshape(*grad.shape[:grad.ndim - rank], *out_plane).astype(out_dtype, copy=False)
-        return result
+        result: np.ndarray = out.reshape(out_shape)
+        return result.astype(out_dtype) if narrow else result
 
     return apply

@@ -354,7 +354,8 @@ def _prepare(grad_output: object, self: object, kernel_size: object, stride: obj
     OH, OW = grad_output.shape[-2:]
     empty = grad_output.size == 0 or self.size == 0
     small = not empty and _small.use_small(self.size // (H * W), OH * OW, H * W)
-    kernel = _small.product(_pool_grad, (H, W, params), (OH, OW), (H, W), grad_output.dtype, dtype) if small else None
+    kernel = (_small.product(_pool_grad, (H, W, params), (OH, OW), (H, W), shape[:-2], grad_output.dtype, dtype)
+              if small else None)
 
     def run(grad_output: object, *_: object) -> np.ndarray:
         check_allocation(nbytes)

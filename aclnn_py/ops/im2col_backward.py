@@ -181,18 +181,17 @@ def _prepare(grad_output: object, input_size: object, kernel_size: object, dilat
     dtype = grad_output.dtype
     nbytes = batch * channels * size[0] * size[1] * grad_output.itemsize
     geometry = (size, kernel, dilation, padding, stride, grid)
-    product = (_small.product(_col2im_planes, geometry, (area, length), size, dtype, dtype)
-               if _small.use_small(batch * channels, area * length, size[0] * size[1]) else None)
-
     planes, wide = batch * channels, compute_dtype(dtype)
     lead = grad_output.shape[:-2] + (channels,)     # ([N,] C) of the result
     out_shape = lead + tuple(size)
+    product = (_small.product(_col2im_planes, geometry, (area, length), tuple(size), lead, dtype, dtype)
+               if _small.use_small(planes, area * length, size[0] * size[1]) else None)
 
     def run(grad_output: object, *_: object) -> np.ndarray:
         check_allocation(nbytes)
         grad = host_array(API, "gradOutput", grad_output)
         if product is not None:
-            return product(grad.reshape(*lead, area, length))
+            return product(grad)
         image = np.empty((planes, *size), dtype=wide)
         _col2im(grad.reshape(planes, area * length), image, *geometry)  # (a view wherever the strides allow)
         return image.reshape(out_shape).astype(dtype, copy=False)

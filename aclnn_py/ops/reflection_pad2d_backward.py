@@ -169,7 +169,8 @@ def _prepare(grad_output: object, self: object, padding: object) -> Prepared:
     in_plane, out_plane = grad_output.shape[-2:], shape[-2:]
     small = self.size and _small.use_small(self.size // (shape[-2] * shape[-1]), in_plane[0] * in_plane[1],
                                            shape[-2] * shape[-1])
-    kernel = _small.product(_fold_planes, padding, in_plane, out_plane, grad_output.dtype, dtype) if small else None
+    kernel = (_small.product(_fold_planes, padding, in_plane, out_plane, shape[:-2], grad_output.dtype, dtype)
+              if small else None)
 
     def run(grad_output: object, *_: object) -> np.ndarray:
         check_allocation(nbytes)
