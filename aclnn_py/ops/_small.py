@@ -47,25 +47,48 @@ def _matrix(kernel: Callable[..., np.ndarray], params: tuple[Any, ...], in_plane
     return matrix
 
 
-def apply(kernel: Callable[..., np.ndarray], params: tuple[Any, ...], grad: np.ndarray, in_plane: tuple[int, ...],
-          out_plane: tuple[int, ...], out_dtype: np.dtype) -> np.ndarray:
-    """``kernel(x, *params)`` applied to every plane of ``grad`` (leading dims, then
-    ``in_plane``) as one matrix product; a new array ``grad.shape[:-len(in_plane)] + out_plane``.
+# Up to this many elements, summing them as Python numbers tells whether all are finite sooner
+# than np.isfinite(x).all(), whose two NumPy calls cost ~1 us whatever the size (measured:
+# 0.2 us for 4 elements, 0.8 us for 64, 1.8 us for 128, against 1.0-1.3 us).
+_PYTHON_SUM = 64
+
+
+def _finite(rows: np.ndarray) -> bool:
+    """Whether every element of ``rows`` is finite. The Python sum is exact enough: float32 or
+    float16 values cannot overflow it; a float64 or complex one that does only sends a finite
+    input to the kernel, which computes the same."""
+    if rows.size <= _PYTHON_SUM:
+        return math.isfinite(abs(sum(rows.ravel().tolist())))
+    return bool(np.isfinite(rows).all())
+
+
+def product(kernel: Callable[..., np.ndarray], params: tuple[Any, ...], in_plane: tuple[int, ...],
+            out_plane: tuple[int, ...], lead: tuple[int, ...], in_dtype: np.dtype,
+            out_dtype: np.dtype) -> Callable[[np.ndarray], np.ndarray]:
+    """``kernel(x, *params)`` as one matrix product: a function of ``grad``, ``lead`` planes of
+    ``in_plane`` elements of ``in_dtype`` in C order (in any shape), returning a new array
+    ``lead + out_plane`` of ``out_dtype``, the same map for every plane.
 
     ``kernel`` (a module-level function) maps a float32 array ``(batch, *in_plane)`` to
     ``(batch, *out_plane)``; with the hashable ``params`` and ``in_plane`` it keys the cache.
     """
-    lead = grad.shape[:grad.ndim - len(in_plane)]
-    rows = grad.reshape(-1, math.prod(in_plane))
-    wide = compute_dtype(grad.dtype)
-    if rows.dtype != wide:
-        rows = rows.astype(wide)
-    if np.isfinite(rows).all():
-        # np.dot skips matmul's gufunc machinery (~0.3 us of a ~6 us call on these sizes)
-        out = np.dot(rows, _matrix(kernel, params, in_plane))
-    else:
-        # An inf or NaN input times the matrix's zeros would be NaN everywhere: such inputs take
-        # the kernel, which keeps each value inside its window.
-        out = kernel(rows.reshape(-1, *in_plane), *params)
-    result: np.ndarray = out.reshape(*lead, *out_plane).astype(out_dtype, copy=False)
-    return result
+    matrix = _matrix(kernel, params, in_plane)
+    rows_shape, out_shape = (math.prod(lead), math.prod(in_plane)), lead + out_plane
+    wide = compute_dtype(in_dtype)
+    widen, narrow = in_dtype != wide, out_dtype != wide
+
+    def apply(grad: np.ndarray) -> np.ndarray:
+        rows = grad.reshape(rows_shape)
+        if widen:
+            rows = rows.astype(wide)
+        if _finite(rows):
+            # np.dot skips matmul's gufunc machinery (~0.3 us of a ~6 us call on these sizes)
+            out = np.dot(rows, matrix)
+        else:
+            # An inf or NaN input times the matrix's zeros would be NaN everywhere: such inputs
+            # take the kernel, which keeps each value inside its window.
+            out = kernel(rows.reshape(-1, *in_plane), *params)
+        result: np.ndarray = out.reshape(out_shape)
+        return result.astype(out_dtype) if narrow else result
+
+    return apply

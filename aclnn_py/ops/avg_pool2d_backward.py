@@ -62,7 +62,6 @@ series) is not applied: this binding emulates Atlas A2/A3, which accepts any div
 from __future__ import annotations
 
 import functools
-import itertools
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -80,13 +79,17 @@ from ._common import (
     FLOAT16,
     FLOAT32,
     INT64_MAX,
+    NumpyOp,
+    Prepared,
     bool_arg,
     check_dtype,
     check_min,
     check_not_null,
     dispatch,
     format_name,
+    host_array,
     int_array_arg,
+    plan,
     repeated,
     shape_str,
     tensor_arg,
@@ -142,8 +145,9 @@ def _pooled_size(size: int, k: int, s: int, p: int, ceil_mode: bool) -> int:
 
 def _validate(grad_output: object, self: object, kernel_size: object, stride: object, padding: object,
               ceil_mode: object, count_include_pad: object, divisor_override: object,
-              cube_math_type: object) -> _Params:
-    """Coerce and check every argument in CANN's order; return the normalised parameters."""
+              cube_math_type: object) -> tuple[np.ndarray, np.ndarray, _Params]:
+    """Coerce and check every argument in CANN's order; return gradOutput, self and the
+    normalised parameters."""
     # 1. Python types (TypeError) and C ranges, in the order the binding converts them for the
     #    C call, then required arguments (None -> 161001; stride may be None).
     ceil_mode = bool_arg(API, "ceilMode", ceil_mode)
@@ -166,8 +170,8 @@ def _validate(grad_output: object, self: object, kernel_size: object, stride: ob
         raise param_invalid(API, f"gradOutput dtype must equal gradInput dtype, got {dtype_name(grad_output.dtype)} "
                                  f"and {dtype_name(self.dtype)}")
 
-    return _check_geometry(grad_output.shape, self.shape, self.dtype == bfloat16, kernel, strides, pads, ceil_mode,
-                           count_include_pad, divisor, cube_math_type)
+    return grad_output, self, _check_geometry(grad_output.shape, self.shape, self.dtype == bfloat16, kernel, strides,
+                                              pads, ceil_mode, count_include_pad, divisor, cube_math_type)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -300,56 +304,75 @@ def _spread(src: np.ndarray, axis: int, size: int, k: int, s: int, p: int) -> np
         spread: np.ndarray = np.matmul(src, member.T) if axis == src.ndim - 1 else np.matmul(member, src)
         return spread
 
-    # One strided slice per offset i.  Offsets i and i + s write the same residue class of x
-    # (a "phase"), one window further right.  Visited in increasing order, the offsets of a
-    # phase first reach its smallest x (the phase itself) and then extend one run [phase, end]
-    # to the right; each new slice overlaps the run or continues it.  The overlap is added, the
-    # rest assigned, so dst needs no zero fill except past the end of each run.
+    # Per phase (the positions x = r + s*t of one residue r), a sum of shifted slices: offset i
+    # lands window o on t = o + (i - p - r) / s of phase (i - p) mod s. The first two slices are
+    # written together, piece by piece between the places where one starts or ends (their sum
+    # where both cover t: one pass fewer than writing one and adding the other; zeros where
+    # none does), and each further slice is added.
     shape = list(src.shape)
     shape[axis] = size
     dst = np.empty(shape, dtype=src.dtype)
     lead = (slice(None),) * axis
 
-    def at(array: np.ndarray, start: int, stop: int | None, step: int = 1) -> np.ndarray:
-        return array[lead + (slice(start, stop, step),)]
+    def phase(r: int, a: int, b: int) -> np.ndarray:
+        return dst[lead + (slice(r + a * s, r + (b - 1) * s + 1, s),)]
 
-    ends: dict[int, int] = {}
-    for i in itertools.chain.from_iterable(offsets):
-        lo = max(0, -((i - p) // s))               # first o with o*s - p + i >= 0
-        hi = min(o - 1, (size - 1 + p - i) // s)   # last o with o*s - p + i < size
-        if hi < lo:
-            continue
-        x0, x1 = lo * s - p + i, hi * s - p + i
-        end = ends.get(x0 % s, x0 - s)
-        if x0 <= end:
-            last = min(x1, end)
-            at(dst, x0, last + 1, s)[...] += at(src, lo, lo + (last - x0) // s + 1)
-        if x1 > end:
-            at(dst, end + s, x1 + 1, s)[...] = at(src, lo + (end + s - x0) // s, hi + 1)
-        ends[x0 % s] = max(end, x1)
-    for phase in range(min(s, size)):
-        at(dst, ends.get(phase, phase - s) + s, None, s)[...] = 0
+    def window(first: int, a: int, b: int) -> np.ndarray:
+        return src[lead + (slice(first + a, first + b),)]
+
+    used = sorted({i for run in offsets for i in run})
+    for r in range(min(s, size)):
+        n = len(range(r, size, s))
+        slices = []  # (first t, last t + 1, window - t) of each offset's slice in this phase
+        for i in used:
+            if (i - p) % s == r:
+                shift = (i - p - r) // s
+                if max(0, shift) < min(n, o + shift):
+                    slices.append((max(0, shift), min(n, o + shift), -shift))
+        pair, rest = slices[:2], slices[2:]
+        cuts = sorted({0, n, *(t for first, last, _ in pair for t in (first, last))})
+        for a, b in zip(cuts[:-1], cuts[1:]):
+            parts = [window(w, a, b) for first, last, w in pair if first <= a and b <= last]
+            if len(parts) == 2:
+                np.add(parts[0], parts[1], out=phase(r, a, b))
+            else:
+                phase(r, a, b)[...] = parts[0] if parts else 0
+        for first, last, w in rest:
+            target = phase(r, first, last)
+            np.add(target, window(w, first, last), out=target)
     return dst
 
 
-def _numpy(grad_output: object, self: object, kernel_size: object, stride: object, padding: object,
-           ceil_mode: object, count_include_pad: object, divisor_override: object,
-           cube_math_type: object) -> np.ndarray:
-    """The numpy backend: validate, divide each gradient by its window's divisor once, then
-    spread it over the window, along W and then along H (a window is a rectangle, so the spread
-    is separable).  Computes in float32; cubeMathType does not change the numbers."""
-    params = _validate(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
-                       divisor_override, cube_math_type)
-    grad_output, self = tensor_arg(API, "gradOutput", grad_output), tensor_arg(API, "self", self)  # (checked)
-    assert grad_output is not None and self is not None  # (_validate raised for None)
-    check_allocation(self.size * self.itemsize)
-    if grad_output.size == 0 or self.size == 0:
-        return np.zeros(self.shape, dtype=self.dtype)
-    H, W = self.shape[-2:]
+def _prepare(grad_output: object, self: object, kernel_size: object, stride: object, padding: object,
+             ceil_mode: object, count_include_pad: object, divisor_override: object,
+             cube_math_type: object) -> Prepared:
+    """The numpy backend: validate, then (``_pool_grad``) divide each gradient by its window's
+    divisor once and spread it over the window, along W and then along H (a window is a
+    rectangle, so the spread is separable); one matrix product on small planes. Computes in
+    float32; cubeMathType does not change the numbers."""
+    grad_output, self, params = _validate(grad_output, self, kernel_size, stride, padding, ceil_mode,
+                                          count_include_pad, divisor_override, cube_math_type)
+    shape, dtype, nbytes = self.shape, self.dtype, self.size * self.itemsize
+    H, W = shape[-2:]
     OH, OW = grad_output.shape[-2:]
-    if _small.use_small(self.size // (H * W), OH * OW, H * W):
-        return _small.apply(_pool_grad, (H, W, params), grad_output, (OH, OW), (H, W), self.dtype)
-    return _pool_grad(grad_output, H, W, params).astype(self.dtype, copy=False)
+    empty = grad_output.size == 0 or self.size == 0
+    small = not empty and _small.use_small(self.size // (H * W), OH * OW, H * W)
+    kernel = (_small.product(_pool_grad, (H, W, params), (OH, OW), (H, W), shape[:-2], grad_output.dtype, dtype)
+              if small else None)
+
+    def run(grad_output: object, *_: object) -> np.ndarray:
+        check_allocation(nbytes)
+        if empty:
+            return np.zeros(shape, dtype=dtype)
+        grad = host_array(API, "gradOutput", grad_output)
+        if kernel is not None:
+            return kernel(grad)
+        return _pool_grad(grad, H, W, params).astype(dtype, copy=False)
+
+    return plan(run, nbytes + grad_output.size * grad_output.itemsize), (grad_output,)
+
+
+_numpy = NumpyOp(_prepare)
 
 
 def _pool_grad(grad_output: np.ndarray, H: int, W: int, params: _Params) -> np.ndarray:

@@ -51,8 +51,9 @@ from ..tensor import Tensor
 from ._aclnn import Call, dtype_of, planned, shape_check_error, shape_of
 from . import _small
 from ._registry import numpy_dtypes
-from ._common import (FLOAT16, FLOAT32, check, check_dtype, check_length, check_min, check_not_null, check_same_dtype, dispatch,
-                      format_name, int_array_arg, repeated, shape_str, tensor_arg, tensor_input)
+from ._common import (FLOAT16, FLOAT32, NumpyOp, Prepared, check, check_dtype, check_length, check_min, check_not_null,
+                      check_same_dtype, dispatch, format_name, host_array, int_array_arg, plan, repeated, shape_str,
+                      tensor_arg, tensor_input)
 
 if TYPE_CHECKING:
     from .._ffi.library import Library
@@ -164,15 +165,27 @@ def _clip(part: tuple[slice, slice, bool], lo: int, hi: int) -> tuple[slice, sli
 _SMALL = 1 << 15  # gradOutput elements up to which the plain kernel is used
 
 
-def _numpy(grad_output: object, self: object, padding: object) -> np.ndarray:
+def _prepare(grad_output: object, self: object, padding: object) -> Prepared:
     """The numpy path: validate, then fold the borders back (one matrix product when tiny)."""
     grad_output, self, padding = _validate(grad_output, self, padding)
-    check_allocation(self.size * self.itemsize)
-    if self.size and _small.use_small(self.size // (self.shape[-2] * self.shape[-1]),
-                                      grad_output.shape[-2] * grad_output.shape[-1],
-                                      self.shape[-2] * self.shape[-1]):
-        return _small.apply(_fold_planes, padding, grad_output, grad_output.shape[-2:], self.shape[-2:], self.dtype)
-    return _fold(grad_output, self.shape, self.dtype, padding)
+    shape, dtype, nbytes = self.shape, self.dtype, self.size * self.itemsize
+    in_plane, out_plane = grad_output.shape[-2:], shape[-2:]
+    small = self.size and _small.use_small(self.size // (shape[-2] * shape[-1]), in_plane[0] * in_plane[1],
+                                           shape[-2] * shape[-1])
+    kernel = (_small.product(_fold_planes, padding, in_plane, out_plane, shape[:-2], grad_output.dtype, dtype)
+              if small else None)
+
+    def run(grad_output: object, *_: object) -> np.ndarray:
+        check_allocation(nbytes)
+        grad = host_array(API, "gradOutput", grad_output)
+        if kernel is not None:
+            return kernel(grad)
+        return _fold(grad, shape, dtype, padding)
+
+    return plan(run, nbytes + grad_output.size * grad_output.itemsize), (grad_output,)
+
+
+_numpy = NumpyOp(_prepare)
 
 
 def _fold_planes(planes: np.ndarray, left: int, right: int, top: int, bottom: int) -> np.ndarray:

@@ -363,3 +363,26 @@ def test_stride_may_be_none(backend):
     by_none = _call(backend, grad_output=grad_output, kernel_size=[2, 2], stride=None, padding=[0])
     by_kernel = _call(backend, grad_output=grad_output, kernel_size=[2, 2], stride=[2, 2], padding=[0])
     assert_close(by_none, by_kernel, np.float32)
+
+
+def test_spread_by_slices_against_a_loop(monkeypatch):
+    """The strided-slice spread (phases, pieces where two slices overlap, further slices added)
+    along either axis, for every small size, kernel, stride and padding, against a loop."""
+    monkeypatch.setattr(_module, "_SMALL", -1)
+    monkeypatch.setattr(_module, "_BLAS_ADVANTAGE", 0)
+    rng = np.random.default_rng(7)
+    for size in range(1, 9):
+        for k in range(1, 6):
+            for s in range(1, 6):
+                for p in range(k // 2 + 1):
+                    windows = (size + 2 * p - k) // s + 1
+                    if windows <= 0:
+                        continue
+                    src = rng.standard_normal((2, windows)).astype(np.float32)
+                    expected = np.zeros((2, size), np.float32)
+                    for o in range(windows):
+                        for x in range(max(0, o * s - p), min(size, o * s - p + k)):
+                            expected[:, x] += src[:, o]
+                    assert_close(_module._spread(src, 1, size, k, s, p), expected, np.float32)
+                    assert_close(_module._spread(np.ascontiguousarray(src.T), 0, size, k, s, p).T, expected,
+                                 np.float32)

@@ -5,8 +5,10 @@ from __future__ import annotations
 import os
 import signal
 
+import numpy as np
 import pytest
 
+import aclnn_py
 from aclnn_py.ops import _common
 from aclnn_py.ops._common import in_parallel
 
@@ -39,3 +41,90 @@ def test_a_forked_child_gets_a_pool_of_its_own():
             os._exit(2)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+# -- the numpy backend's plan cache -------------------------------------------------------------
+
+def test_signature_keys_exact_types():
+    a = np.zeros((2, 3), np.float32)
+    key = _common.signature((a, [1, 2], (3,), 4, True, None))
+    assert key is not None and key == _common.signature((a.copy(), (1, 2), [3], 4, True, None))
+    # True == 1 == 1.0 with equal hashes: each kind keys apart, or is not cached at all
+    assert _common.signature((a, [1, 2], (3,), 1, True, None)) != _common.signature((a, [1, 2], (3,), True, True, None))
+    for uncached in ([1.0, 2], [True, 2], [np.int64(1)], np.int64(1), 1.0, "x", a.view(np.matrix), a.tolist()):
+        assert _common.signature((a, uncached)) is None, uncached
+    # shape, dtype and strides each count
+    assert len({_common.signature((b,)) for b in (a, a.T.copy(), a.astype(np.float64), a[:, ::2].copy(), a[:, ::2])}) == 5
+
+
+def _counting_op(fail_on=()):
+    made = []
+
+    def prepare(x, n):
+        made.append((x.shape, n))
+        if n in fail_on:
+            raise ValueError(f"n = {n}")
+        return _common.plan(lambda x, n: x * n, x.nbytes), (x, n)
+
+    return _common.NumpyOp(prepare), made
+
+
+def test_a_plan_is_made_once_per_signature_and_errors_are_not_kept():
+    op, made = _counting_op(fail_on=(3,))
+    x = np.ones(4, np.float32)
+    assert op(x, 2).tolist() == [2.0] * 4 and op(x * 5, 2).tolist() == [10.0] * 4  # data differ: same plan
+    assert made == [((4,), 2)]
+    op(x[:2], 2)                                  # a new shape: checked
+    assert len(made) == 2
+    for _ in range(2):                            # an error is raised each time, never kept
+        with pytest.raises(ValueError, match="n = 3"):
+            op(x, 3)
+    assert len(made) == 4
+    op(x, 2.0)                                    # not cached (a float): prepared every time
+    op(x, 2.0)
+    assert len(made) == 6
+
+
+def test_the_plan_cache_is_bounded(monkeypatch):
+    monkeypatch.setattr(_common, "_CACHED_PLANS", 3)
+    op, made = _counting_op()
+    x = np.ones(2, np.float32)
+    for n in range(5):
+        op(x, n)
+    assert len(op._plans) == 3 and list(op._plans) == [_common.signature((x, n)) for n in (2, 3, 4)]
+    op(x, 0)                                      # the oldest went first
+    assert len(made) == 6
+
+
+def test_forget_plans():
+    op, made = _counting_op()
+    x = np.ones(2, np.float32)
+    op(x, 1)
+    _common.forget_plans()
+    op(x, 1)
+    assert len(made) == 2
+
+
+def test_a_cached_valid_call_does_not_let_a_wrong_type_through():
+    """The checks of a call whose arguments only look equal to a cached valid one still run."""
+    x = np.zeros((1, 1, 4, 4), np.float32)
+    g = np.ones((1, 1, 2, 2), np.float32)
+    aclnn_py.avg_pool2d_backward(g, x, [2, 2], [2, 2], [0, 0], False, True, 0, backend="numpy")
+    for kernel in ([2.0, 2], [True, 2]):
+        with pytest.raises(TypeError, match="kernelSize"):
+            aclnn_py.avg_pool2d_backward(g, x, kernel, [2, 2], [0, 0], False, True, 0, backend="numpy")
+    with pytest.raises(TypeError, match="ceilMode"):
+        aclnn_py.avg_pool2d_backward(g, x, [2, 2], [2, 2], [0, 0], 0, True, 0, backend="numpy")
+    with pytest.raises(aclnn_py.AclnnError, match="cubeMathType"):
+        aclnn_py.avg_pool2d_backward(g, x, [2, 2], [2, 2], [0, 0], False, True, 0, 9, backend="numpy")
+
+
+def test_only_calls_that_may_be_long_read_the_progress_setting(monkeypatch):
+    """A quick plan (fewer than QUICK_BYTES touched) runs without looking up ACLNN_PY_PROGRESS;
+    any other call reads it (here a value it refuses, to tell)."""
+    monkeypatch.setenv("ACLNN_PY_PROGRESS", "yes please")
+    x = np.zeros((1, 1, 4, 4), np.float32)
+    aclnn_py.reflection_pad2d_backward(np.ones((1, 1, 6, 6), np.float32), x, 1, backend="numpy")
+    big = np.zeros((1, 1, 512, 512), np.float32)
+    with pytest.raises(ValueError, match="ACLNN_PY_PROGRESS"):
+        aclnn_py.reflection_pad2d_backward(np.ones((1, 1, 514, 514), np.float32), big, 1, backend="numpy")

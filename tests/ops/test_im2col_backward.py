@@ -164,3 +164,65 @@ def test_float16_accumulates_in_float32(backend):
     result = aclnn_py.im2col_backward(grad_output, [1, 1], [1, 3], [1, 1], [0, 2], [1, 1], backend=backend)
     assert result.dtype == np.float16
     assert result[0, 0, 0] == 2050
+
+
+# Cases of each of the numpy kernel's ways (im2col_backward._method), each also taken by slices.
+KERNEL_PATH_CASES = [
+    (2, 3, (6, 7), (3, 3), (1, 1), (1, 1), (1, 1)),     # flat: a "same" convolution
+    (1, 2, (5, 4), (3, 5), (2, 1), (0, 2), (1, 1)),     # flat: L1 == W, not L0 == H
+    (2, 2, (4, 3), (3, 3), (2, 2), (2, 2), (1, 1)),     # flat: edge bands wider than half the image
+    (1, 1, (1, 1), (1, 3), (1, 1), (0, 1), (1, 1)),     # flat
+    (2, 2, (6, 6), (1, 1), (1, 1), (0, 0), (1, 1)),     # flat: no padding, no bands
+    (1, 2, (8, 8), (3, 3), (1, 1), (1, 1), (2, 2)),     # phases: k3 s2 p1
+    (2, 2, (9, 7), (3, 4), (1, 1), (1, 1), (2, 1)),     # phases, one stride 1
+    (1, 2, (10, 9), (5, 3), (2, 1), (4, 1), (3, 2)),    # phases, dilated, a phase row without blocks
+    (1, 2, (7, 9), (3, 3), (1, 1), (0, 0), (2, 2)),     # slices: a phase row is not a block row long
+]
+
+
+@pytest.fixture
+def kernel_choices(monkeypatch):
+    """Choose the numpy kernel's way (the small-matrix path off)."""
+    import sys
+
+    from aclnn_py.ops import _common, _small
+
+    kernel = sys.modules["aclnn_py.ops.im2col_backward"]
+
+    def choose(method):
+        monkeypatch.setattr(_small, "MAX_MATRIX_ELEMENTS", 0)
+        if method is not None:
+            monkeypatch.setattr(kernel, "_method", lambda *args: method)
+        _common.forget_plans()
+
+    yield choose
+    _common.forget_plans()
+
+
+def _methods(case):
+    """The ways the case may take: its own (None), slices always, flat where the pitches agree."""
+    _, _, size, kernel, dilation, padding, stride = case
+    same_pitch = stride == (1, 1) and _blocks(size[1], kernel[1], dilation[1], padding[1], 1) == size[1]
+    return (None, "slices", "flat") if same_pitch else (None, "slices")
+
+
+def test_kernel_path_cases_cover_every_way():
+    import sys
+
+    kernel = sys.modules["aclnn_py.ops.im2col_backward"]
+    chosen = set()
+    for _, _, size, kernel_size, dilation, padding, stride in KERNEL_PATH_CASES:
+        grid = tuple(_blocks(size[d], kernel_size[d], dilation[d], padding[d], stride[d]) for d in range(2))
+        chosen.add(kernel._method(size, kernel_size, dilation, padding, stride, grid))
+    assert chosen == {"slices", "flat", "phases"}
+
+
+@pytest.mark.parametrize("case, method", [(case, method) for case in KERNEL_PATH_CASES for method in _methods(case)])
+def test_numpy_kernel_paths(kernel_choices, case, method):
+    """Each way the numpy kernel adds blocks, by its own choice or forced, matches the reference."""
+    batch, channels, *params = case
+    kernel_choices(method)
+    grad_output = _columns(np.random.default_rng(3), batch, channels, *params, np.float32)
+    for _ in range(2):  # the plan's first call and a call reusing it
+        result = aclnn_py.im2col_backward(grad_output, *params, backend="numpy")
+        assert_close(result, reference(grad_output, *params), np.float32)

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import aclnn_py
+from aclnn_py.ops import _common
 from helpers import assert_close, random_array
 from reference.max_unpool2d_backward import max_unpool2d_backward as reference
 
@@ -34,20 +35,54 @@ def test_matches_reference(backend, self_shape, output_size, dtype, index_dtype)
     assert_close(result, reference(grad_output, self, indices, output_size), dtype)
 
 
-@pytest.mark.parametrize("index_dtype", INDEX_DTYPES, ids=str)
-@pytest.mark.parametrize("chunk, per_thread", [(7, 1), (1, 5), (1 << 16, 1)])
-def test_numpy_gather_in_chunks_and_threads(monkeypatch, chunk, per_thread, index_dtype):
-    """Large inputs are gathered on every worker thread, in chunks of planes: forced here
-    (chunks of one plane or a few, parts down to one plane) on a small problem."""
+@pytest.fixture
+def gather_choices(monkeypatch):
+    """Set the numpy gather's chunk and per-thread sizes (plans made before are forgotten)."""
     import sys
 
     kernel = sys.modules["aclnn_py.ops.max_unpool2d_backward"]
-    monkeypatch.setattr(kernel, "_CHUNK", chunk)
-    monkeypatch.setattr(kernel, "_MIN_PARALLEL", per_thread)
+
+    def choose(chunk, per_thread):
+        monkeypatch.setattr(kernel, "_CHUNK", chunk)
+        monkeypatch.setattr(_common, "MIN_PARALLEL_ELEMENTS", per_thread)
+        _common.forget_plans()
+
+    yield choose
+    _common.forget_plans()
+
+
+@pytest.mark.parametrize("index_dtype", INDEX_DTYPES, ids=str)
+@pytest.mark.parametrize("chunk, per_thread", [(7, 1), (1, 5), (6, 1), (1 << 16, 1)])
+def test_numpy_gather_in_chunks_and_threads(gather_choices, chunk, per_thread, index_dtype):
+    """Large inputs are gathered on every worker thread, in chunks of planes: forced here
+    (chunks of one plane or a few, parts down to one plane; one chunk for all) on a small
+    problem."""
+    gather_choices(chunk, per_thread)
     rng = np.random.default_rng(4)
     grad_output, self, indices = _problem(rng, (3, 5, 2, 3), (4, 5), np.float32, index_dtype)
-    result = aclnn_py.max_unpool2d_backward(grad_output, self, indices, [4, 5], backend="numpy")
-    assert_close(result, reference(grad_output, self, indices, (4, 5)), np.float32)
+    for _ in range(2):  # the plan's first call, and a call reusing it
+        result = aclnn_py.max_unpool2d_backward(grad_output, self, indices, [4, 5], backend="numpy")
+        assert_close(result, reference(grad_output, self, indices, (4, 5)), np.float32)
+
+
+@pytest.mark.parametrize("index_dtype", INDEX_DTYPES, ids=str)
+@pytest.mark.parametrize("chunk, per_thread", [(6, 1), (1 << 16, 1)])
+@pytest.mark.parametrize("bad", [[(2, 4, 1, 2)], [(1, 0, 0, 0), (2, 4, 1, 2)], [(0, 3, 1, 0), (0, 0, 0, 1)]])
+@pytest.mark.parametrize("value", [-1, 20, 2**31 - 1])
+def test_numpy_index_out_of_range_in_any_chunk(gather_choices, chunk, per_thread, index_dtype, bad, value):
+    """An index out of range anywhere (a later chunk, another thread's part, several) is 507015
+    naming the first one in C order, also once the call's plan is cached."""
+    gather_choices(chunk, per_thread)
+    rng = np.random.default_rng(5)
+    grad_output, self, indices = _problem(rng, (3, 5, 2, 3), (4, 5), np.float32, index_dtype)
+    aclnn_py.max_unpool2d_backward(grad_output, self, indices, [4, 5], backend="numpy")  # caches the plan
+    for at in bad:
+        indices[at] = value
+    first = min(bad)
+    with pytest.raises(aclnn_py.AclnnError) as caught:
+        aclnn_py.max_unpool2d_backward(grad_output, self, indices, [4, 5], backend="numpy")
+    assert caught.value.status == 507015 and caught.value.api == "aclrtSynchronizeStream"
+    assert f"indices[{', '.join(map(str, first))}] = {value} is outside [0, 20)" in caught.value.message
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)

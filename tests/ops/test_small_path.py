@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import aclnn_py
-from aclnn_py.ops import _small
+from aclnn_py.ops import _common, _small
 from helpers import FLOAT_DTYPES, assert_close, random_array
 from reference.avg_pool2d_backward import avg_pool2d_backward as avg_reference
 from reference.im2col_backward import im2col_backward as im2col_reference
@@ -23,7 +23,9 @@ def path(request, monkeypatch):
         monkeypatch.setattr(_small, "_MAX_WORK", 1 << 60)
     else:  # none does
         monkeypatch.setattr(_small, "MAX_MATRIX_ELEMENTS", 0)
-    return request.param
+    _common.forget_plans()  # plans made under the other choice
+    yield request.param
+    _common.forget_plans()
 
 
 def test_default_choice():
@@ -104,3 +106,20 @@ def test_non_finite_values_stay_where_they_land(path):
     got = aclnn_py.im2col_backward(cols, [4, 4], [2, 2], [1, 1], [0, 0], [2, 2], backend="numpy")
     assert np.isnan(got[0, 0, 0, 0]) and np.count_nonzero(np.isnan(got)) == 1
 
+
+
+@pytest.mark.parametrize("planes", [1, 2, 3])  # 36, 72 and 108 elements: both ways of telling
+@pytest.mark.parametrize("dtype", [np.dtype(np.float32), np.dtype(np.float16), np.dtype(np.float64)], ids=str)
+@pytest.mark.parametrize("bad", [np.inf, -np.inf, np.nan, "inf-inf"])
+def test_non_finite_values_on_any_plane(path, planes, dtype, bad):
+    """A non-finite value on any plane (the last one here), alone or as inf and -inf whose sum
+    is NaN, is found whatever the number of elements, and stays where it lands."""
+    grad = random_array(np.random.default_rng(4), (planes, 6, 6), dtype)
+    if bad == "inf-inf":
+        grad[-1, 2, 2], grad[-1, 3, 3] = np.inf, -np.inf
+    else:
+        grad[-1, 2, 2] = bad
+    self = np.zeros((planes, 4, 4), dtype)
+    got = aclnn_py.reflection_pad2d_backward(grad, self, [1, 1, 1, 1], backend="numpy")
+    assert_close(got, reflection_reference(grad, self, [1, 1, 1, 1]), dtype)
+    assert np.isfinite(got[:-1]).all() and np.count_nonzero(~np.isfinite(got[-1])) == (2 if bad == "inf-inf" else 1)
