@@ -47,7 +47,12 @@ def _f32(rng, *shape):
 
 
 def _conv_case(name, n, cin, hw, cout, k, *, stride=1, pad=0, dil=1, groups=1, transposed=False, out_pad=0,
-               mask=(True, True, True)):
+               mask=(True, True, True), torch_one_thread=False):
+    """``torch_one_thread``: the tiny cases' PyTorch call runs on one thread, as NumPy's does.
+    With 2 threads, aten's parallel region in a call of ~10 us waits for its second OpenMP
+    worker to be scheduled, which on a shared 2-core machine happens at a scheduler tick:
+    samples of 4, 8, 12 or 16 ms (the case then measured the scheduler, not the operator;
+    measured: 7-12 ms median with 2 threads, 0.009 ms with 1, mask TTT and FTF alike)."""
     rank = len(hw)
 
     def make(rng):
@@ -64,7 +69,14 @@ def _conv_case(name, n, cin, hw, cout, k, *, stride=1, pad=0, dil=1, groups=1, t
         return args
 
     def theirs(torch, g, x, w, bias, s, p, d, t, op, grp, mask):
-        return torch.ops.aten.convolution_backward(g, x, w, bias, s, p, d, t, op, grp, mask)
+        if not torch_one_thread:
+            return torch.ops.aten.convolution_backward(g, x, w, bias, s, p, d, t, op, grp, mask)
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            return torch.ops.aten.convolution_backward(g, x, w, bias, s, p, d, t, op, grp, mask)
+        finally:
+            torch.set_num_threads(threads)
 
     return Case(name, make, aclnn_py.convolution_backward, theirs)
 
@@ -157,8 +169,9 @@ CASES = [
     _conv_case("conv3d unet k3 (1,32,32,32,32)->32", 1, 32, (32, 32, 32), 32, 3, pad=1),
     _conv_case("conv3d unet up k2 s2 transposed (1,64,16,16,16)->32", 1, 64, (16, 16, 16), 32, 2, stride=2,
                transposed=True),
-    _conv_case("conv2d tiny (1,1,4,4)", 1, 1, (4, 4), 1, 3, pad=1),
-    _conv_case("conv2d tiny gradWeight (1,2,6,6)->2 s2", 1, 2, (6, 6), 2, 3, stride=2, pad=1, mask=_W),
+    _conv_case("conv2d tiny (1,1,4,4)", 1, 1, (4, 4), 1, 3, pad=1, torch_one_thread=True),
+    _conv_case("conv2d tiny gradWeight (1,2,6,6)->2 s2", 1, 2, (6, 6), 2, 3, stride=2, pad=1, mask=_W,
+               torch_one_thread=True),
     _avg_case("avg_pool2d k3 s2 p1 floor (8,64,112,112)", 8, 64, 112, 112, 3, 2, 1, False, True),
     _avg_case("avg_pool2d k3 s2 p1 ceil excl-pad (8,64,112,112)", 8, 64, 112, 112, 3, 2, 1, True, False),
     _avg_case("avg_pool2d k2 s2 (8,256,28,28)", 8, 256, 28, 28, 2, 2, 0, False, True),
