@@ -81,7 +81,7 @@ CASES = {
 
 # The numpy backend's engines (aclnn_py/ops/conv/, one module each), forced: "dense" (tiny
 # problems; its matrix form, and "dense einsums" its einsum form), "patch" (kernel == stride;
-# elsewhere it does not apply and the choice goes on), "winograd" (gradInput of a 2-D 3x3 stride-1
+# elsewhere it does not apply and the choice goes on), "winograd" (both gradients of a 2-D 3x3 stride-1
 # convolution; elsewhere the choice goes on), "flat" (im2col + BLAS, or the tap-wise
 # kernels when depthwise; X space for gradWeight alone), "flat in pieces" (the same with im2col
 # in many chunks and depthwise convolutions one channel per block; "winograd in pieces": one

@@ -21,10 +21,9 @@ Five engines compute these, one module each; ``LoweredConv`` picks one from the 
 * ``dense`` (dense.py): tiny problems, one cached 0/1 unfold matrix; per-call cost.
 * ``patch`` (patch.py): kernel == stride, the windows tile X: one reshape and one matrix
   product per gradient.
-* ``winograd`` (winograd.py): the input gradient of an ordinary 2-D 3x3 stride-1 convolution
-  with >= 16 channels per group on each side, by Winograd's F(2x2, 3x3): 2.25x fewer
-  multiply-adds in BLAS, when gradInput is wanted alone (both gradients come cheaper from one
-  im2col of the flat engine).
+* ``winograd`` (winograd.py): both gradients of an ordinary 2-D 3x3 stride-1 convolution
+  with >= 16 channels per group on each side, by Winograd's F(2x2, 3x3) (and F(3x3, 2x2) for
+  the weight): 2.25x fewer multiply-adds in BLAS.
 * ``flat`` (flat.py): everything else, im2col of phase-split flat buffers in cache-sized chunks
   fed to BLAS (tap by tap for depthwise convolutions).  Lowered in X space for a transposed
   convolution and for gradWeight alone, in Y space (per output phase of dX) otherwise.
@@ -93,17 +92,16 @@ class LoweredConv(Geometry):
             return DenseEngine(*geometry)
         if forced in (None, "patch") and patch.applies(self):
             return PatchEngine(*geometry)
-        if forced == "winograd" and want_input and winograd.applies(self):
-            return WinogradEngine(*geometry, both=None)
+        if forced == "winograd" and winograd.applies(self):
+            return WinogradEngine(*geometry)
         # gradWeight alone of an ordinary convolution: X space too (flat.py).
         space = "x" if self.transposed or not want_input else "y"
         flat_engine = FlatEngine(*geometry, space=space)
         engine: FlatEngine | TapEngine = flat_engine
         if flat_engine.elements is None or (forced != "flat" and flat_engine.elements > self._flat_budget()):
             engine = TapEngine(*geometry)
-        if forced is None and want_input and winograd.applies(self) and winograd.worthwhile(self):
-            # gradInput by Winograd; with gradWeight too, the engine chosen here computes both.
-            return WinogradEngine(*geometry, both=engine)
+        if forced is None and winograd.applies(self) and winograd.worthwhile(self):
+            return WinogradEngine(*geometry)
         return engine
 
     def _tiny(self) -> bool:
