@@ -53,6 +53,10 @@ CASES = {
     "2d 3x3 stride 1 odd": (2, 3, (7, 5), 4, (3, 3), (1, 1), (2, 0), (1, 1), False, (0, 0), 1),
     "2d 3x3 stride 1 grouped asymmetric": (2, 4, (6, 9), 6, (3, 3), (1, 1), (0, 2, 1, 3), (1, 1), False, (0, 0),
                                            2),
+    # Dilated 3x3 stride 1 (the winograd engine on the dilation phases): a dilation per
+    # dimension, phases of unequal sizes, asymmetric padding, groups.
+    "2d 3x3 dilated": (2, 4, (9, 8), 6, (3, 3), (1, 1), (2, 1, 3, 0), (2, 3), False, (0, 0), 2),
+    "2d 3x3 dilated square": (1, 3, (7, 7), 2, (3, 3), (1, 1), (2, 2), (2, 2), False, (0, 0), 1),
     "2d 1x1 strided": (2, 6, (7, 6), 4, (1, 1), (2, 3), (0, 0), (1, 1), False, (0, 0), 1),
     "2d asymmetric padding": (2, 3, (6, 7), 4, (3, 2), (2, 1), (2, 0, 1, 3), (1, 2), False, (0, 0), 1),
     "2d depthwise": (2, 4, (7, 6), 4, (3, 3), (1, 1), (1, 1), (1, 1), False, (0, 0), 4),
@@ -117,7 +121,7 @@ def test_each_numpy_kernel_matches_reference(monkeypatch, case, engine):
 
 @pytest.mark.parametrize("mask", [m for m in itertools.product([False, True], repeat=3) if any(m[:2])], ids=str)
 @pytest.mark.parametrize("engine", ENGINES)
-@pytest.mark.parametrize("case", ["2d mixed params", "2d 3x3 stride 1 grouped asymmetric", "2d depthwise", "2d depthwise multiplier", "3d",
+@pytest.mark.parametrize("case", ["2d mixed params", "2d 3x3 stride 1 grouped asymmetric", "2d 3x3 dilated", "2d depthwise", "2d depthwise multiplier", "3d",
                                   "2d transposed", "2d transposed depthwise", "3d transposed",
                                   "2d patches remainder grouped", "2d transposed patches"])
 def test_each_numpy_kernel_computes_only_the_masked_gradients(monkeypatch, case, engine, mask):

@@ -34,7 +34,7 @@ from typing import Unpack, cast
 
 import numpy as np
 
-from ._geometry import FLOAT32, Engine, Geometry, GeometryArgs, Gradients, axis_slices
+from ._geometry import FLOAT32, Geometry, GeometryArgs, Gradients, axis_slices, spread
 from . import flat
 from .._common import in_parallel
 
@@ -49,9 +49,8 @@ _G = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0.0, 0.0, 1.
 
 
 def applies(g: Geometry) -> bool:
-    """An ordinary 2-D convolution with a 3x3 kernel, stride 1 and dilation 1."""
-    return (not g.transposed and len(g.kernel) == 2 and g.kernel == (3, 3) and g.stride == (1, 1)
-            and g.dilation == (1, 1))
+    """An ordinary 2-D convolution with a 3x3 kernel and stride 1 (any dilation: _Dilated)."""
+    return not g.transposed and len(g.kernel) == 2 and g.kernel == (3, 3) and g.stride == (1, 1)
 
 
 def worthwhile(g: Geometry) -> bool:
@@ -64,6 +63,8 @@ class WinogradEngine(Geometry):
 
     def __init__(self, *geometry: Unpack[GeometryArgs]) -> None:
         super().__init__(*geometry)
+        #: A dilated convolution is computed as the undilated one of its phases (_Dilated).
+        self._dilated = None if self.dilation == (1, 1) else _Dilated(self)
         h, w = self.x_size
         self._tiles = ((h + 1) // 2, (w + 1) // 2)
         # dY placed at offset 2 - lo in a zero image covering every tile's 4x4 reads.
@@ -74,6 +75,8 @@ class WinogradEngine(Geometry):
 
     def gradients(self, x: np.ndarray, dy: np.ndarray, w: np.ndarray, want_input: bool, want_weight: bool) -> Gradients:
         """``(gradInput, gradWeight)``, None where not wanted (``Geometry``)."""
+        if self._dilated is not None:
+            return self._dilated.gradients(x, dy, w, want_input, want_weight)
         return (self._input_grad(dy, w) if want_input else None), (self._weight_grad(x, dy) if want_weight else None)
 
     def _input_grad(self, dy: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -254,3 +257,46 @@ def _block_transform(dy: np.ndarray, s1: np.ndarray, u: np.ndarray) -> None:
     np.add(left, right, out=u[:, 1])
     np.subtract(left, right, out=u[:, 2])
     np.negative(right, out=u[:, 3])
+
+
+class _Dilated:
+    """A stride-1 convolution dilated by ``d = (dh, dw)`` is ``dh*dw`` undilated ones: output
+    ``o = a*d + r`` reads padded X at ``o + t*d = (a + t)*d + r``, so phase ``r`` of Y is the
+    undilated convolution of phase ``r`` of padded X.  The phases are stacked in the batch
+    (every phase padded to the largest one's size with zeros, which add no term) and handed to
+    an undilated WinogradEngine; dX comes back by the inverse rearrangement.  Three copies of
+    the data buy the 2.25x smaller products (DeepLab's dilated 3x3 layers)."""
+
+    def __init__(self, g: Geometry) -> None:
+        self.g = g
+        self.y_phase = tuple(-(-y // d) for y, d in zip(g.y_size, g.dilation))    # ceil(y / d)
+        self.x_phase = tuple(y + 2 for y in self.y_phase)
+        count = math.prod(g.dilation)
+        self.inner = WinogradEngine(g.batch * count, g.x_channels, g.y_channels, self.x_phase, self.y_phase,
+                                    g.kernel, g.stride, (1, 1), (0, 0), g.groups, False)
+
+    def gradients(self, x: np.ndarray, dy: np.ndarray, w: np.ndarray, want_input: bool, want_weight: bool) -> Gradients:
+        g = self.g
+        xq = self._split(x, self.x_phase, g.pad_lo) if want_weight else x
+        dyq = self._split(dy, self.y_phase, (0, 0))
+        dxq, dw = self.inner.gradients(xq, dyq, w, want_input, want_weight)
+        if dxq is None:
+            return None, dw
+        (dh, dw_), (hq, wq) = g.dilation, self.x_phase
+        channels = dxq.shape[1]
+        # (N*dh*dw, C, hq, wq) -> (N, C, hq*dh, wq*dw), cropped to X (at pad_lo).
+        whole = dxq.reshape(g.batch, dh, dw_, channels, hq, wq).transpose(0, 3, 4, 1, 5, 2)
+        whole = whole.reshape(g.batch, channels, hq * dh, wq * dw_)
+        (lo_h, lo_w), (h, w_) = g.pad_lo, g.x_size
+        return np.ascontiguousarray(whole[:, :, lo_h:lo_h + h, lo_w:lo_w + w_]), dw
+
+    def _split(self, a: np.ndarray, phase_size: tuple[int, ...], front: tuple[int, ...]) -> np.ndarray:
+        """``a (N, C, H, W)`` placed at ``front`` in zeros ``(N, C, ph*dh, pw*dw)``, its phases
+        stacked in the batch: ``(N*dh*dw, C, ph, pw)`` with ``[n*dh*dw + rh*dw + rw, c, i, j] =
+        padded[n, c, i*dh + rh, j*dw + rw]``."""
+        (dh, dw), (ph, pw) = self.g.dilation, phase_size
+        batch, channels = a.shape[:2]
+        out = np.empty((batch, dh, dw, channels, ph, pw), FLOAT32)
+        padded = spread(a, (ph * dh, pw * dw), (1, 1), front)
+        out[...] = padded.reshape(batch, channels, ph, dh, pw, dw).transpose(0, 3, 5, 1, 2, 4)
+        return out.reshape(batch * dh * dw, channels, ph, pw)
