@@ -40,9 +40,12 @@ from .._common import in_parallel
 
 # Chosen when both channel counts per group are at least this: per 2x2 outputs and channel
 # pair the BLAS product saves 20 of 36 multiply-adds (~2.25x), while the transforms cost about
-# 16 loads, stores and additions per element and channel on each side - below the saving
-# once each channel meets >= 16 channels of the other side (ResNet's 3x3 layers have 64-512).
-MIN_CHANNELS = 16
+# 16 loads, stores and additions per element and channel on each side - a cost per element
+# that the saving, growing with the channels the element meets, passes at a few dozen.
+# Measured (one BLAS thread, process CPU time, Winograd over the flat engine, each mask, 3x3
+# pad 1, Cin = Cout = C, (8, C, 28, 28) and (4, C, 56, 56)): C = 16: 0.9-3.2, 32: 0.9-2.5,
+# 48: 0.87-1.04, 64: 0.82-0.90, 96 and 128: 0.70-0.77.  (ResNet's 3x3 layers have 64-512.)
+MIN_CHANNELS = 64
 
 # G of F(2x2, 3x3): the kernel transform.
 _G = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0.0, 0.0, 1.0]], np.float32)
