@@ -476,3 +476,20 @@ def test_ieee_semantics_follow_the_terms(backend, case, scenario):
             # assert_allclose requires NaN and inf in the same places, with the same sign.
             assert_close(got, want, np.float32, scale=4)
             assert (got[count == 0] == 0).all()
+
+
+@pytest.mark.parametrize("mask", [(True, True), (True, False), (False, True)], ids=str)
+def test_numpy_engine_choice_follows_the_shapes(mask):
+    """The numpy backend's cost model: Winograd for 3x3 stride-1 2-D layers (dilated too) with
+    >= 64 channels per group, for any mask; below that, and for other kernels, the flat engine."""
+    from aclnn_py.ops.conv import LoweredConv
+
+    def engine(channels, size, kernel, dilation=1):
+        pad = dilation * (kernel - 1) // 2
+        return LoweredConv(2, channels, channels, (size, size), (size, size), (kernel, kernel), (1, 1),
+                           (dilation, dilation), (pad, pad), 1, False).choose(mask[0]).name
+
+    assert engine(64, 14, 3) == "winograd"
+    assert engine(64, 14, 3, dilation=2) == "winograd"
+    assert engine(32, 14, 3) == "flat"
+    assert engine(64, 14, 5) == "flat"

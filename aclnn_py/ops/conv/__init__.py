@@ -22,8 +22,9 @@ Five engines compute these, one module each; ``LoweredConv`` picks one from the 
 * ``patch`` (patch.py): kernel == stride, the windows tile X: one reshape and one matrix
   product per gradient.
 * ``winograd`` (winograd.py): both gradients of an ordinary 2-D 3x3 stride-1 convolution
-  with >= 16 channels per group on each side, by Winograd's F(2x2, 3x3) (and F(3x3, 2x2) for
-  the weight): 2.25x fewer multiply-adds in BLAS.
+  (dilated too: its dilation phases are undilated convolutions) with >= 64 channels per group
+  on each side, by Winograd's F(2x2, 3x3) (and F(3x3, 2x2) for the weight): 2.25x fewer
+  multiply-adds in BLAS.
 * ``flat`` (flat.py): everything else, im2col of phase-split flat buffers in cache-sized chunks
   fed to BLAS (tap by tap for depthwise convolutions).  Lowered in X space for a transposed
   convolution and for gradWeight alone, in Y space (per output phase of dX) otherwise.

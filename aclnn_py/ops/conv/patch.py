@@ -10,6 +10,9 @@ is one matrix product on it (no chunking, no scatter-add)::
     input_grad    cols(dX) = W^T @ dY, put back by the inverse transpose; positions of X past
                   ``y_size * kernel`` (the remainder of a floor division) are 0.
 
+The products run image by image where that saves a copy: cols is laid out ``(C, *kernel, N,
+*y_size)``, so image n's matrix is a view, and Y, dY and cols(dX) keep their (N, C, ...) layout.
+
 Its products hold exactly the terms of the sums (no zero stands for padding), yet it is chosen
 for finite data only, as the other BLAS engines: LoweredConv sends inf and NaN to the tap engine
 by one rule.
