@@ -117,7 +117,7 @@ from ._common import (
     tensor_arg,
     tensor_input,
 )
-from .conv import LoweredConv
+from .conv import lowered
 
 if TYPE_CHECKING:
     from .._ffi.library import Library
@@ -421,16 +421,17 @@ def _numpy(grad_output: object, input: object, weight: object, bias_sizes: objec
         inp = p.input.astype(FLOAT32, copy=False)
         w = p.weight.astype(FLOAT32, copy=False)
         x, y = (grad_out, inp) if p.transposed else (inp, grad_out)
-        conv = LoweredConv(x.shape[0], x.shape[1], y.shape[1], x.shape[2:], y.shape[2:], w.shape[2:],
-                           p.stride, p.dilation, p.pad_lo, p.groups, p.transposed)
+        conv = lowered(x.shape[0], x.shape[1], y.shape[1], x.shape[2:], y.shape[2:], w.shape[2:],
+                       p.stride, p.dilation, p.pad_lo, p.groups, p.transposed)
         grad_input, grad_weight = conv.gradients(x, y, w, want_input, want_weight)
         if grad_input is not None:
             grad_input = grad_input.astype(p.input.dtype, copy=False)
         if grad_weight is not None:
             grad_weight = grad_weight.astype(p.weight.dtype, copy=False)
     if want_bias:
-        per_image = grad_out.reshape(grad_out.shape[0], grad_out.shape[1], -1).sum(axis=2)
-        grad_bias = per_image.sum(axis=0).astype(p.grad_output.dtype, copy=False)
+        # One reduction (the inner axis pairwise, as NumPy sums a contiguous run).
+        grad_bias = np.add.reduce(grad_out.reshape(grad_out.shape[0], grad_out.shape[1], -1), axis=(0, 2)) \
+            .astype(p.grad_output.dtype, copy=False)
     return grad_input, grad_weight, grad_bias
 
 

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import functools
 import math
+from typing import Unpack
 
 import numpy as np
 
@@ -47,7 +48,7 @@ from .patch import PatchEngine
 from .tap import TapEngine
 from .winograd import WinogradEngine
 
-__all__ = ["LoweredConv", "ENGINES"]
+__all__ = ["LoweredConv", "ENGINES", "lowered"]
 
 ENGINES = ("dense", "patch", "winograd", "flat", "tap")
 
@@ -110,6 +111,13 @@ class LoweredConv(Geometry):
 
     def _flat_budget(self) -> int:
         return FLAT_OVERHEAD * self.data_elements + FLAT_SLACK_ELEMENTS
+
+
+@functools.lru_cache(maxsize=128)
+def lowered(*geometry: Unpack[GeometryArgs]) -> LoweredConv:
+    """The LoweredConv of a geometry, kept: a repeated call (a training loop's, the tiny ones')
+    does not build it again."""
+    return LoweredConv(*geometry)
 
 
 @functools.lru_cache(maxsize=128)
