@@ -493,3 +493,14 @@ def test_numpy_engine_choice_follows_the_shapes(mask):
     assert engine(64, 14, 3, dilation=2) == "winograd"
     assert engine(32, 14, 3) == "flat"
     assert engine(64, 14, 5) == "flat"
+
+
+def test_numpy_winograd_not_chosen_when_its_buffers_would_dwarf_the_data():
+    """A huge dilation over a small image: the dilation phases would be thousands of padded
+    3x3 images (memory far from proportional to the data): the flat engine's budget rule."""
+    from aclnn_py.ops.conv import LoweredConv
+
+    huge = LoweredConv(1, 64, 64, (2, 2), (2, 2), (3, 3), (1, 1), (100, 100), (100, 100), 1, False)
+    assert huge.choose(True).name != "winograd"
+    normal = LoweredConv(1, 64, 64, (20, 20), (20, 20), (3, 3), (1, 1), (2, 2), (2, 2), 1, False)
+    assert normal.choose(True).name == "winograd"

@@ -52,9 +52,9 @@ __all__ = ["LoweredConv", "ENGINES", "lowered"]
 
 ENGINES = ("dense", "patch", "winograd", "flat", "tap")
 
-# The flat engine is used while its buffers are at most this many times the data (+ a
-# constant): beyond that (huge padding or dilation) building them costs more than the tap
-# engine's per-tap passes, and the memory would not be proportional to the data.
+# The flat (and winograd) engine is used while its buffers are at most this many times the
+# data (+ a constant): beyond that (huge padding or dilation) building them costs more than the
+# tap engine's per-tap passes, and the memory would not be proportional to the data.
 FLAT_OVERHEAD = 4
 FLAT_SLACK_ELEMENTS = 1 << 16
 
@@ -103,7 +103,9 @@ class LoweredConv(Geometry):
         if flat_engine.elements is None or (forced != "flat" and flat_engine.elements > self._flat_budget()):
             engine = TapEngine(*geometry)
         if forced is None and winograd.applies(self) and winograd.worthwhile(self):
-            return WinogradEngine(*geometry)
+            winograd_engine = WinogradEngine(*geometry)
+            if winograd_engine.elements <= self._flat_budget():
+                return winograd_engine
         return engine
 
     def _tiny(self) -> bool:

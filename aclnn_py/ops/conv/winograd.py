@@ -76,6 +76,18 @@ class WinogradEngine(Geometry):
         # The weight gradient tiles Y instead: 2x2 blocks of dY, 4x4 tiles of X padded by lo.
         self._y_tiles = tuple((y + 1) // 2 for y in self.y_size)
 
+    @property
+    def elements(self) -> int:
+        """Elements of the padded copies of X and dY (the dilation phases' when dilated), the
+        largest buffers; the transforms' are about CHUNK_BYTES per worker."""
+        if self._dilated is not None:
+            inner = self._dilated.inner
+            return inner.elements + inner.batch * (inner.x_channels * math.prod(inner.x_size)
+                                                   + inner.y_channels * math.prod(inner.y_size))
+        y_padded = tuple(2 * t + 2 for t in self._y_tiles)
+        return self.batch * (max(self.x_channels * math.prod(y_padded), self.y_channels * math.prod(self._padded))
+                             + self.y_channels * math.prod(y_padded))
+
     def gradients(self, x: np.ndarray, dy: np.ndarray, w: np.ndarray, want_input: bool, want_weight: bool) -> Gradients:
         """``(gradInput, gradWeight)``, None where not wanted (``Geometry``)."""
         if self._dilated is not None:
