@@ -53,6 +53,10 @@ CASES = {
     "2d 3x3 stride 1 odd": (2, 3, (7, 5), 4, (3, 3), (1, 1), (2, 0), (1, 1), False, (0, 0), 1),
     "2d 3x3 stride 1 grouped asymmetric": (2, 4, (6, 9), 6, (3, 3), (1, 1), (0, 2, 1, 3), (1, 1), False, (0, 0),
                                            2),
+    # Dilated 3x3 stride 1 (the winograd engine on the dilation phases): a dilation per
+    # dimension, phases of unequal sizes, asymmetric padding, groups.
+    "2d 3x3 dilated": (2, 4, (9, 8), 6, (3, 3), (1, 1), (2, 1, 3, 0), (2, 3), False, (0, 0), 2),
+    "2d 3x3 dilated square": (1, 3, (7, 7), 2, (3, 3), (1, 1), (2, 2), (2, 2), False, (0, 0), 1),
     "2d 1x1 strided": (2, 6, (7, 6), 4, (1, 1), (2, 3), (0, 0), (1, 1), False, (0, 0), 1),
     "2d asymmetric padding": (2, 3, (6, 7), 4, (3, 2), (2, 1), (2, 0, 1, 3), (1, 2), False, (0, 0), 1),
     "2d depthwise": (2, 4, (7, 6), 4, (3, 3), (1, 1), (1, 1), (1, 1), False, (0, 0), 4),
@@ -81,7 +85,7 @@ CASES = {
 
 # The numpy backend's engines (aclnn_py/ops/conv/, one module each), forced: "dense" (tiny
 # problems; its matrix form, and "dense einsums" its einsum form), "patch" (kernel == stride;
-# elsewhere it does not apply and the choice goes on), "winograd" (gradInput of a 2-D 3x3 stride-1
+# elsewhere it does not apply and the choice goes on), "winograd" (both gradients of a 2-D 3x3 stride-1
 # convolution; elsewhere the choice goes on), "flat" (im2col + BLAS, or the tap-wise
 # kernels when depthwise; X space for gradWeight alone), "flat in pieces" (the same with im2col
 # in many chunks and depthwise convolutions one channel per block; "winograd in pieces": one
@@ -117,7 +121,7 @@ def test_each_numpy_kernel_matches_reference(monkeypatch, case, engine):
 
 @pytest.mark.parametrize("mask", [m for m in itertools.product([False, True], repeat=3) if any(m[:2])], ids=str)
 @pytest.mark.parametrize("engine", ENGINES)
-@pytest.mark.parametrize("case", ["2d mixed params", "2d 3x3 stride 1 grouped asymmetric", "2d depthwise", "2d depthwise multiplier", "3d",
+@pytest.mark.parametrize("case", ["2d mixed params", "2d 3x3 stride 1 grouped asymmetric", "2d 3x3 dilated", "2d depthwise", "2d depthwise multiplier", "3d",
                                   "2d transposed", "2d transposed depthwise", "3d transposed",
                                   "2d patches remainder grouped", "2d transposed patches"])
 def test_each_numpy_kernel_computes_only_the_masked_gradients(monkeypatch, case, engine, mask):
@@ -472,3 +476,31 @@ def test_ieee_semantics_follow_the_terms(backend, case, scenario):
             # assert_allclose requires NaN and inf in the same places, with the same sign.
             assert_close(got, want, np.float32, scale=4)
             assert (got[count == 0] == 0).all()
+
+
+@pytest.mark.parametrize("mask", [(True, True), (True, False), (False, True)], ids=str)
+def test_numpy_engine_choice_follows_the_shapes(mask):
+    """The numpy backend's cost model: Winograd for 3x3 stride-1 2-D layers (dilated too) with
+    >= 64 channels per group, for any mask; below that, and for other kernels, the flat engine."""
+    from aclnn_py.ops.conv import LoweredConv
+
+    def engine(channels, size, kernel, dilation=1):
+        pad = dilation * (kernel - 1) // 2
+        return LoweredConv(2, channels, channels, (size, size), (size, size), (kernel, kernel), (1, 1),
+                           (dilation, dilation), (pad, pad), 1, False).choose(mask[0]).name
+
+    assert engine(64, 14, 3) == "winograd"
+    assert engine(64, 14, 3, dilation=2) == "winograd"
+    assert engine(32, 14, 3) == "flat"
+    assert engine(64, 14, 5) == "flat"
+
+
+def test_numpy_winograd_not_chosen_when_its_buffers_would_dwarf_the_data():
+    """A huge dilation over a small image: the dilation phases would be thousands of padded
+    3x3 images (memory far from proportional to the data): the flat engine's budget rule."""
+    from aclnn_py.ops.conv import LoweredConv
+
+    huge = LoweredConv(1, 64, 64, (2, 2), (2, 2), (3, 3), (1, 1), (100, 100), (100, 100), 1, False)
+    assert huge.choose(True).name != "winograd"
+    normal = LoweredConv(1, 64, 64, (20, 20), (20, 20), (3, 3), (1, 1), (2, 2), (2, 2), 1, False)
+    assert normal.choose(True).name == "winograd"

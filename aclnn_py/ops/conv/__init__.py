@@ -21,10 +21,10 @@ Five engines compute these, one module each; ``LoweredConv`` picks one from the 
 * ``dense`` (dense.py): tiny problems, one cached 0/1 unfold matrix; per-call cost.
 * ``patch`` (patch.py): kernel == stride, the windows tile X: one reshape and one matrix
   product per gradient.
-* ``winograd`` (winograd.py): the input gradient of an ordinary 2-D 3x3 stride-1 convolution
-  with >= 16 channels per group on each side, by Winograd's F(2x2, 3x3): 2.25x fewer
-  multiply-adds in BLAS, when gradInput is wanted alone (both gradients come cheaper from one
-  im2col of the flat engine).
+* ``winograd`` (winograd.py): both gradients of an ordinary 2-D 3x3 stride-1 convolution
+  (dilated too: its dilation phases are undilated convolutions) with >= 64 channels per group
+  on each side, by Winograd's F(2x2, 3x3) (and F(3x3, 2x2) for the weight): 2.25x fewer
+  multiply-adds in BLAS.
 * ``flat`` (flat.py): everything else, im2col of phase-split flat buffers in cache-sized chunks
   fed to BLAS (tap by tap for depthwise convolutions).  Lowered in X space for a transposed
   convolution and for gradWeight alone, in Y space (per output phase of dX) otherwise.
@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import functools
 import math
+from typing import Unpack
 
 import numpy as np
 
@@ -47,13 +48,13 @@ from .patch import PatchEngine
 from .tap import TapEngine
 from .winograd import WinogradEngine
 
-__all__ = ["LoweredConv", "ENGINES"]
+__all__ = ["LoweredConv", "ENGINES", "lowered"]
 
 ENGINES = ("dense", "patch", "winograd", "flat", "tap")
 
-# The flat engine is used while its buffers are at most this many times the data (+ a
-# constant): beyond that (huge padding or dilation) building them costs more than the tap
-# engine's per-tap passes, and the memory would not be proportional to the data.
+# The flat (and winograd) engine is used while its buffers are at most this many times the
+# data (+ a constant): beyond that (huge padding or dilation) building them costs more than the
+# tap engine's per-tap passes, and the memory would not be proportional to the data.
 FLAT_OVERHEAD = 4
 FLAT_SLACK_ELEMENTS = 1 << 16
 
@@ -93,17 +94,18 @@ class LoweredConv(Geometry):
             return DenseEngine(*geometry)
         if forced in (None, "patch") and patch.applies(self):
             return PatchEngine(*geometry)
-        if forced == "winograd" and want_input and winograd.applies(self):
-            return WinogradEngine(*geometry, both=None)
+        if forced == "winograd" and winograd.applies(self):
+            return WinogradEngine(*geometry)
         # gradWeight alone of an ordinary convolution: X space too (flat.py).
         space = "x" if self.transposed or not want_input else "y"
         flat_engine = FlatEngine(*geometry, space=space)
         engine: FlatEngine | TapEngine = flat_engine
         if flat_engine.elements is None or (forced != "flat" and flat_engine.elements > self._flat_budget()):
             engine = TapEngine(*geometry)
-        if forced is None and want_input and winograd.applies(self) and winograd.worthwhile(self):
-            # gradInput by Winograd; with gradWeight too, the engine chosen here computes both.
-            return WinogradEngine(*geometry, both=engine)
+        if forced is None and winograd.applies(self) and winograd.worthwhile(self):
+            winograd_engine = WinogradEngine(*geometry)
+            if winograd_engine.elements <= self._flat_budget():
+                return winograd_engine
         return engine
 
     def _tiny(self) -> bool:
@@ -111,6 +113,13 @@ class LoweredConv(Geometry):
 
     def _flat_budget(self) -> int:
         return FLAT_OVERHEAD * self.data_elements + FLAT_SLACK_ELEMENTS
+
+
+@functools.lru_cache(maxsize=128)
+def lowered(*geometry: Unpack[GeometryArgs]) -> LoweredConv:
+    """The LoweredConv of a geometry, kept: a repeated call (a training loop's, the tiny ones')
+    does not build it again."""
+    return LoweredConv(*geometry)
 
 
 @functools.lru_cache(maxsize=128)

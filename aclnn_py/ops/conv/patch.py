@@ -10,6 +10,9 @@ is one matrix product on it (no chunking, no scatter-add)::
     input_grad    cols(dX) = W^T @ dY, put back by the inverse transpose; positions of X past
                   ``y_size * kernel`` (the remainder of a floor division) are 0.
 
+The products run image by image where that saves a copy: cols is laid out ``(C, *kernel, N,
+*y_size)``, so image n's matrix is a view, and Y, dY and cols(dX) keep their (N, C, ...) layout.
+
 Its products hold exactly the terms of the sums (no zero stands for padding), yet it is chosen
 for finite data only, as the other BLAS engines: LoweredConv sends inf and NaN to the tap engine
 by one rule.
@@ -36,35 +39,43 @@ class PatchEngine(Geometry):
 
     def gradients(self, x: np.ndarray, dy: np.ndarray, w: np.ndarray, want_input: bool, want_weight: bool) -> Gradients:
         """``(gradInput, gradWeight)``, None where not wanted (``Geometry``)."""
-        groups = self.groups
+        groups, batch = self.groups, self.batch
         cx_g, cy_g = self.x_channels // groups, self.y_channels // groups
         rank = len(self.kernel)
+        taps, y_plane = math.prod(self.kernel), math.prod(self.y_size)
         cols: np.ndarray | None = None
+        per_image: np.ndarray | None = None
         if want_weight or (want_input and self.transposed):
             cols = self._cols(x)
-        dy_mat: np.ndarray | None = None
-        if want_weight or (want_input and not self.transposed):
-            # (N, Cy, *y) -> (g, Cy/g, N*P_y): N moves inside the channels (one copy).
-            dy_mat = np.ascontiguousarray(dy.reshape(self.batch, groups, cy_g, -1).transpose(1, 2, 0, 3)) \
-                .reshape(groups, cy_g, -1)
+            # The same as (N, g, Cx/g * T, P_y): image n's matrix is a view (rows N*P_y apart).
+            per_image = cols.reshape(groups, cx_g * taps, batch, y_plane).transpose(2, 0, 1, 3)
+        dy_image = dy.reshape(batch, groups, cy_g, y_plane)
         w_mat = w.reshape(groups, cy_g, -1)
         grad_weight: np.ndarray | None = None
         grad_input: np.ndarray | None = None
         if want_weight:
-            assert dy_mat is not None and cols is not None
-            grad_weight = np.matmul(dy_mat, cols.swapaxes(1, 2)).reshape(self.y_channels, cx_g, *self.kernel)
+            assert cols is not None and per_image is not None
+            if cx_g * taps <= y_plane:
+                # Per image, summed: the N partial products (Cy x Cx/g*T each) are smaller than
+                # dY, whose copy the single product needs (U-Net's up-convolutions).
+                grad_weight = np.matmul(dy_image, per_image.swapaxes(2, 3)).sum(axis=0)
+            else:
+                # One product over N*P_y: (N, Cy, *y) -> (g, Cy/g, N*P_y), one copy of dY
+                # (ViT's patches: 768 x 768 partial products per image against 196 positions).
+                dy_mat = np.ascontiguousarray(dy_image.transpose(1, 2, 0, 3)).reshape(groups, cy_g, -1)
+                grad_weight = np.matmul(dy_mat, cols.swapaxes(1, 2))
+            grad_weight = grad_weight.reshape(self.y_channels, cx_g, *self.kernel)
         if want_input and self.transposed:
-            assert cols is not None
-            y = np.matmul(w_mat, cols).reshape(groups * cy_g, self.batch, *self.y_size)
-            grad_input = np.ascontiguousarray(y.swapaxes(0, 1))
+            assert per_image is not None
+            # Image by image, straight into Y's layout (N, g, Cy/g, P_y).
+            grad_input = np.matmul(w_mat, per_image).reshape(batch, self.y_channels, *self.y_size)
         elif want_input:
-            assert dy_mat is not None
-            dcols = np.matmul(w_mat.swapaxes(1, 2), dy_mat)          # (g, Cx/g * T, N * P_y)
-            dcols = dcols.reshape((self.x_channels,) + self.kernel + (self.batch,) + self.y_size)
-            dx = np.empty((self.batch, self.x_channels) + self.x_size, FLOAT32)
+            dcols = np.matmul(w_mat.swapaxes(1, 2), dy_image)          # (N, g, Cx/g * T, P_y)
+            dcols = dcols.reshape((batch, self.x_channels) + self.kernel + self.y_size)
+            dx = np.empty((batch, self.x_channels) + self.x_size, FLOAT32)
             covered = self._covered(dx)
-            # covered[n, c, a0, k0, a1, k1, ...] = dcols[c, k0, k1, ..., n, a0, a1, ...]
-            order = [1 + rank, 0] + [x for d in range(rank) for x in (2 + rank + d, 1 + d)]
+            # covered[n, c, a0, k0, a1, k1, ...] = dcols[n, c, k0, k1, ..., a0, a1, ...]
+            order = [0, 1] + [x for d in range(rank) for x in (2 + rank + d, 2 + d)]
             np.copyto(covered, dcols.transpose(order))
             self._zero_rest(dx)
             grad_input = dx
