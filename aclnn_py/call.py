@@ -41,8 +41,8 @@ from numpy.typing import DTypeLike
 from . import _backend
 from ._constants import ACL_MEMCPY_DEVICE_TO_HOST, ACL_MEMCPY_HOST_TO_DEVICE
 from ._errors import ACL_ERROR_API_NOT_SUPPORT, ACLNN_ERR_PARAM_INVALID, AclnnError, param_invalid
-from .tensor import (BoolArray, DeviceView, FloatArray, IntArray, Scalar, Tensor, _quietly, float_array_arg,
-                     scalar_value)
+from ._resources import Transaction, quietly
+from .tensor import BoolArray, DeviceView, FloatArray, IntArray, Scalar, Tensor, float_array_arg, scalar_value
 from .ops._aclnn import _ACL_DTYPE, Call
 from ._device import stream_address
 from .ops._common import (bool_arg, bool_array_arg, int_arg, int_array_arg, on_stream, tensor_input,
@@ -338,17 +338,17 @@ class _Marshal:
         """A list that takes ownership of its elements: each made unowned, destroyed one by one
         only when the list cannot be made."""
         call, items = self.call, []
-        try:
+        with Transaction() as elements:
+            release_item = call.fn(destroy_item)
             for make in makers:
-                items.append(make())
+                item = make()
+                items.append(item)
+                elements.add(release_item, item)
             handle: FFI.CData = call.fn(create)(items, len(items))
             if handle == self.ffi.NULL:
                 raise AclnnError(ACLNN_ERR_PARAM_INVALID, create, call.lib.recent_error())
-        except BaseException:
-            for item in reversed(items):
-                _quietly(lambda: call.fn(destroy_item)(item))
-            raise
-        call.adopt(call.fn(destroy), handle)
+            call.adopt(call.fn(destroy), handle)
+            elements.keep()  # the list destroys them
         return handle
 
     def _tensor(self, p: _Param, v: object, output: bool, *, in_list: bool = False) -> "_TensorSlot":
@@ -614,10 +614,10 @@ class Prepared:
         if lib.finalized:
             return
         if last[0] is not None:
-            _quietly(lambda: lib.call("aclrtSynchronizeStream", last[0]))
-        _quietly(lib.synchronize)
-        _quietly(lambda: c.c.aclDestroyAclOpExecutor(executor))
-        _quietly(lambda: c.__exit__(None, None, None))
+            quietly(lambda: lib.call("aclrtSynchronizeStream", last[0]))
+        quietly(lib.synchronize)
+        quietly(lambda: c.c.aclDestroyAclOpExecutor(executor))
+        quietly(lambda: c.__exit__(None, None, None))
 
     def close(self) -> None:
         """Destroy the executor and release what phase 1 was given (once; later calls do nothing)."""

@@ -1,10 +1,13 @@
 """Owning wrappers of CANN handles: device memory, ``Tensor``, ``IntArray``, ``BoolArray``,
-``FloatArray``, ``Scalar``, and the ``Transaction`` that releases them on error paths.
+``FloatArray``, ``Scalar``.
 
 Every handle is released exactly once: by ``close()`` (also the context-manager exit), or by
 a finalizer when the object is garbage-collected; finalizers never raise and do nothing once
 the backend has been torn down at exit. Device memory is freed only after the owning thread's
-stream has finished the work queued on it.
+stream has finished the work queued on it. Each wrapper is built inside a ``Transaction``
+(``aclnn_py._resources``, re-exported here): a failure halfway through (``aclCreateTensor``
+refusing after ``aclrtMalloc`` succeeded...) releases what was already acquired; on success
+the wrapper's finalizer takes the handles over.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from . import _backend
+from ._resources import Transaction, quietly
 from ._constants import ACL_MEM_MALLOC_HUGE_FIRST, ACL_MEMCPY_DEVICE_TO_HOST, ACL_MEMCPY_HOST_TO_DEVICE
 from ._dtypes import bfloat16, format_for_rank, to_acl, to_numpy
 from ._errors import ACLNN_ERR_PARAM_INVALID, AclnnError
@@ -46,13 +50,6 @@ def _library(backend: str | None) -> Library:
         raise AclnnError(ACLNN_ERR_PARAM_INVALID, "aclnn_py.Tensor",
                          "device tensors need backend 'npu' or 'sim' (the current backend is 'numpy')")
     return _ffi.library(name)
-
-
-def _quietly(release: Callable[[], object]) -> None:
-    try:
-        release()
-    except Exception:  # a finalizer must never raise
-        pass
 
 
 def _index(api: str, name: str, value: object) -> int:
@@ -99,40 +96,6 @@ def check_view(api: str, shape: Sequence[int], strides: Sequence[int], offset: i
                          f"element {last}, outside its storage of {storage} elements")
 
 
-class Transaction:
-    """Register the release of each handle as it is acquired; on error, release in reverse.
-
-    ``with Transaction() as tx: h = acquire(); tx.add(lambda: release(h)); ...`` — when the
-    block raises, every registered release runs (newest first) and the error propagates;
-    when it completes, the releases run too unless ``tx.keep()`` was called.
-    """
-
-    def __init__(self) -> None:
-        self._releases: list[Callable[[], None]] = []
-        self._keep = False
-
-    def add(self, release: Callable[[], None]) -> None:
-        self._releases.append(release)
-
-    def keep(self) -> None:
-        """On success, do not release (ownership passed on)."""
-        self._keep = True
-
-    def __enter__(self) -> "Transaction":
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
-        if exc_type is None and self._keep:
-            self._releases.clear()
-            return
-        releases, self._releases = self._releases, []
-        for release in reversed(releases):
-            if exc_type is None:
-                release()
-            else:
-                _quietly(release)
-
-
 class DeviceBuffer:
     """``aclrtMalloc``'d device memory, freed once (after queued work) by ``free()`` or GC."""
 
@@ -146,11 +109,14 @@ class DeviceBuffer:
             self.ptr = lib.ffi.NULL
             self._finalizer = None
             return
-        p = lib.ffi.new("void **")
-        lib.call("aclrtMalloc", p, self.nbytes, ACL_MEM_MALLOC_HUGE_FIRST)
-        self.ptr = p[0]
-        self._finalizer = weakref.finalize(self, DeviceBuffer._release, lib, self.ptr, self.nbytes,
-                                           threading.get_ident())
+        with Transaction() as tx:
+            p = lib.ffi.new("void **")
+            lib.call("aclrtMalloc", p, self.nbytes, ACL_MEM_MALLOC_HUGE_FIRST)
+            self.ptr = p[0]
+            tx.add(lib.fn("aclrtFree"), self.ptr)
+            self._finalizer = weakref.finalize(self, DeviceBuffer._release, lib, self.ptr, self.nbytes,
+                                               threading.get_ident())
+            tx.keep()
 
     @staticmethod
     def _release(lib: Library, ptr: CData, nbytes: int, owner_thread: int) -> None:
@@ -160,9 +126,9 @@ class DeviceBuffer:
         if threading.get_ident() == owner_thread and lib.has_pending():
             # Queued work may still touch it. (Past the pending budget this synchronises; a
             # finalizer cannot raise a failure of queued work, so it is dropped here.)
-            _quietly(lambda: lib.defer(free, nbytes))
+            quietly(lambda: lib.defer(free, nbytes))
         else:
-            _quietly(free)
+            quietly(free)
 
     def free(self) -> None:
         if self._finalizer is not None:
@@ -231,19 +197,22 @@ class Tensor(_Shaped):
         dims = ffi.new("int64_t[]", self.shape or [0])
         st = ffi.new("int64_t[]", self.strides or [0])
         storage = ffi.new("int64_t[]", [storage_elements])
-        handle = self.lib.fn("aclCreateTensor")(
-            dims, len(self.shape), acl_dtype, st, self.offset, self.format,
-            storage, 1, buffer.ptr)
-        if handle == ffi.NULL:
-            raise AclnnError(ACLNN_ERR_PARAM_INVALID, "aclCreateTensor",
-                             self.lib.recent_error() or f"could not create a tensor of shape {list(self.shape)}")
-        self.handle = handle
-        self._finalizer = weakref.finalize(self, Tensor._release, self.lib, handle)
+        with Transaction() as tx:
+            handle = self.lib.fn("aclCreateTensor")(
+                dims, len(self.shape), acl_dtype, st, self.offset, self.format,
+                storage, 1, buffer.ptr)
+            if handle == ffi.NULL:
+                raise AclnnError(ACLNN_ERR_PARAM_INVALID, "aclCreateTensor",
+                                 self.lib.recent_error() or f"could not create a tensor of shape {list(self.shape)}")
+            tx.add(self.lib.fn("aclDestroyTensor"), handle)
+            self.handle = handle
+            self._finalizer = weakref.finalize(self, Tensor._release, self.lib, handle)
+            tx.keep()
 
     @staticmethod
     def _release(lib: Library, handle: CData) -> None:
         if not lib.finalized:
-            _quietly(lambda: lib.fn("aclDestroyTensor")(handle))
+            quietly(lambda: lib.fn("aclDestroyTensor")(handle))
 
     # -- construction ---------------------------------------------------------------------
 
@@ -263,14 +232,14 @@ class Tensor(_Shaped):
             array = np.ascontiguousarray(array)
         # The bytes the view spans, copied as they lie: strides describe the view on the device.
         low, high = _byte_bounds(array)
-        buf = DeviceBuffer(lib, high - low)
-        try:
+        with Transaction() as tx:
+            buf = DeviceBuffer(lib, high - low)
+            tx.add(DeviceBuffer.free, buf)
             buf.upload(low, high - low)
             strides = [s // item for s in array.strides]
-            return cls(buf, array.shape, array.dtype, strides, 0, format)
-        except BaseException:
-            buf.free()
-            raise
+            tensor = cls(buf, array.shape, array.dtype, strides, 0, format)
+            tx.keep()  # the Tensor holds the buffer now
+        return tensor
 
     @classmethod
     def empty(cls, shape: Sequence[int], dtype: DTypeLike, *, backend: str | None = None, format: int | None = None) -> "Tensor":
@@ -287,12 +256,12 @@ class Tensor(_Shaped):
             raise ValueError(f"aclnn_py.Tensor.empty: shape {list(shape)} of {dtype} needs {nbytes} bytes, "
                              "more than int64 can count")
         lib = _library(backend)
-        buf = DeviceBuffer(lib, nbytes)
-        try:
-            return cls(buf, shape, dtype, format=format)
-        except BaseException:
-            buf.free()
-            raise
+        with Transaction() as tx:
+            buf = DeviceBuffer(lib, nbytes)
+            tx.add(DeviceBuffer.free, buf)
+            tensor = cls(buf, shape, dtype, format=format)
+            tx.keep()  # the Tensor holds the buffer now
+        return tensor
 
     def view(self, shape: Sequence[int], strides: Sequence[int], offset: int = 0) -> "Tensor":
         """Another aclTensor over the same device memory (strides and offset in elements).
@@ -437,22 +406,29 @@ class _HostArray:
         def _coerce(cls, values: object) -> tuple[Any, ...]: ...
 
     def __init__(self, values: Sequence[object], *, backend: str | None = None) -> None:
-        if values is None:
-            raise TypeError(f"{self._create}: values must be a sequence, got None")
-        self.values = self._coerce(values)
-        self.lib = _library(backend)
-        ffi = self.lib.ffi
-        buf = ffi.new(f"{self._c_type}[]", list(self.values) or [0])
-        handle = self.lib.fn(self._create)(buf, len(self.values))
-        if handle == ffi.NULL:
-            raise AclnnError(ACLNN_ERR_PARAM_INVALID, self._create, self.lib.recent_error())
+        lib = _library(backend)
+        self.values, handle = self.create(lib, values)
+        self.lib = lib
         self.handle = handle
-        self._finalizer = weakref.finalize(self, _HostArray._release, self.lib, self._destroy, handle)
+        self._finalizer = _own(self, lib, handle, self._destroy)
+
+    @classmethod
+    def create(cls, lib: Library, values: object) -> tuple[tuple[Any, ...], CData]:
+        """The checked values and a raw handle of them (the caller releases it: the C-API
+        mirror hands it to the user, ``__init__`` to the wrapper's finalizer)."""
+        if values is None:
+            raise TypeError(f"{cls._create}: values must be a sequence, got None")
+        checked = cls._coerce(values)
+        ffi = lib.ffi
+        handle = lib.fn(cls._create)(ffi.new(f"{cls._c_type}[]", list(checked) or [0]), len(checked))
+        if handle == ffi.NULL:
+            raise AclnnError(ACLNN_ERR_PARAM_INVALID, cls._create, lib.recent_error())
+        return checked, handle
 
     @staticmethod
     def _release(lib: Library, destroy: str, handle: CData) -> None:
         if not lib.finalized:
-            _quietly(lambda: lib.fn(destroy)(handle))
+            quietly(lambda: lib.fn(destroy)(handle))
 
     def close(self) -> None:
         self._finalizer()
@@ -468,6 +444,16 @@ class _HostArray:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({list(self.values)})"
+
+
+def _own(owner: object, lib: Library, handle: CData, destroy: str) -> weakref.finalize[[Library, str, CData], object]:
+    """The finalizer through which ``owner`` releases the host-side ``handle`` (``destroy``)
+    once: ``handle`` is released now if the finalizer cannot be made."""
+    with Transaction() as tx:
+        tx.add(lib.fn(destroy), handle)
+        finalizer = weakref.finalize(owner, _HostArray._release, lib, destroy, handle)
+        tx.keep()
+    return finalizer
 
 
 class IntArray(_HostArray):
@@ -544,7 +530,7 @@ class Scalar:
         if handle == ffi.NULL:
             raise AclnnError(ACLNN_ERR_PARAM_INVALID, "aclCreateScalar", self.lib.recent_error())
         self.handle = handle
-        self._finalizer = weakref.finalize(self, _HostArray._release, self.lib, "aclDestroyScalar", handle)
+        self._finalizer = _own(self, self.lib, handle, "aclDestroyScalar")
 
     def close(self) -> None:
         self._finalizer()

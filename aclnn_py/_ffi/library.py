@@ -20,7 +20,7 @@ import threading
 import weakref
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._errors import (
     ACL_ERROR_API_NOT_SUPPORT,
@@ -29,6 +29,7 @@ from .._errors import (
     AclnnError,
 )
 from .. import _device
+from .._resources import run_all
 from .discovery import Toolkit
 
 if TYPE_CHECKING:
@@ -49,6 +50,8 @@ from .operator_headers import declarer_for
 # out the user's tensors).
 MAX_PENDING_RELEASES = 256
 MAX_PENDING_BYTES = 256 << 20
+
+_T = TypeVar("_T")
 
 
 class _ThreadStreams:
@@ -97,6 +100,7 @@ class Library:
         self._handles = [(p, ffi.dlopen(str(p))) for p in paths]
         self._declarer = declarer_for(ffi)
         self._functions: dict[str, Callable[..., Any]] = {}
+        self._cache: dict[str, Any] = {}
         self._lock = threading.RLock()
         self._local = threading.local()
         self._initialized = False
@@ -162,6 +166,15 @@ class Library:
             except AttributeError:
                 continue
         return None
+
+    def cached(self, key: str, make: Callable[[Library], _T]) -> _T:
+        """A value the modules built on this library keep for its lifetime (the per-call
+        path's function table...): ``make(self)`` the first time ``key`` is asked for."""
+        try:
+            value: _T = self._cache[key]
+        except KeyError:
+            value = self._cache[key] = make(self)
+        return value
 
     def recent_error(self) -> str:
         """``aclGetRecentErrMsg()`` of this thread (obtained and cleared), or ``""``."""
@@ -310,11 +323,7 @@ class Library:
                 self.fn("aclrtSynchronizeStream")(stream)
             except Exception:
                 pass
-        for release in reversed(pending):
-            try:
-                release()
-            except Exception:
-                pass
+        run_all(pending)
         for stream in streams.values():
             try:
                 self.fn("aclrtDestroyStream")(stream)
@@ -348,7 +357,8 @@ class Library:
     def synchronize(self) -> None:
         """Wait for the stream this thread's calls queue on (its own, or the caller's during a
         ``stream=`` call) and for every caller stream its waiting releases wait for, then run
-        those releases."""
+        those releases (every one, newest first, also when a wait or a release fails: then
+        the first error is raised)."""
         state = self._thread_stream()
         pending, callers = state.take()
         try:
@@ -358,8 +368,9 @@ class Library:
                 if stream is not None and stream != current:
                     self.call("aclrtSynchronizeStream", stream)
         finally:
-            for release in reversed(pending):
-                release()
+            failed = run_all(pending)
+        if failed is not None:
+            raise failed
 
     def teardown(self) -> None:
         """At exit: finish queued work, destroy streams, reset devices, aclFinalize."""

@@ -82,11 +82,11 @@ def test_transaction_releases_in_reverse_on_error():
     order = []
     with pytest.raises(ValueError):
         with Transaction() as tx:
-            tx.add(lambda: order.append(1))
-            tx.add(lambda: order.append(2))
+            tx.add(order.append, 1)
+            tx.add(order.append, 2)
             raise ValueError
     assert order == [2, 1]
     with Transaction() as tx:
-        tx.add(lambda: order.append(3))
+        tx.add(order.append, 3)
         tx.keep()
     assert order == [2, 1]
