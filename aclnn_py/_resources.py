@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 
 #: A release: called with its one argument (a C handle, a wrapper object...).
 Release: TypeAlias = Callable[[Any], object]
+#: A registration: ``(release, handle, after_stream, nbytes)`` (``Transaction.add``'s arguments).
+Held: TypeAlias = tuple[Release, object, bool, int]
 
 
 def quietly(release: Callable[[], object]) -> None:
@@ -43,10 +45,10 @@ def quietly(release: Callable[[], object]) -> None:
         pass
 
 
-def _release_all(held: list[tuple[Release, object, bool]]) -> BaseException | None:
+def _release_all(held: list[Held]) -> BaseException | None:
     """Run every release of ``held`` newest first, whatever each does; the first error."""
     first: BaseException | None = None
-    for release, arg, _ in reversed(held):
+    for release, arg, _, _ in reversed(held):
         try:
             release(arg)
         except BaseException as exc:  # KeyboardInterrupt too: the rest still run
@@ -74,7 +76,7 @@ class _Waiting:
 
     __slots__ = ("held",)
 
-    def __init__(self, held: list[tuple[Release, object, bool]]) -> None:
+    def __init__(self, held: list[Held]) -> None:
         self.held = held
 
     def __call__(self) -> None:
@@ -88,11 +90,13 @@ class Transaction:
     ``with Transaction() as tx:`` ends it with the block; ``end(error, defer_to)`` ends it
     explicitly (an op call ends its own from its ``__exit__``)."""
 
-    __slots__ = ("_held", "_nbytes", "_kept")
+    __slots__ = ("_held", "hold", "_kept")
 
     def __init__(self) -> None:
-        self._held: list[tuple[Release, object, bool]] = []
-        self._nbytes = 0
+        self._held: list[Held] = []
+        #: ``hold((release, handle, after_stream, nbytes))``: ``add`` as one C-level call, for
+        #: the per-call hot path (an op call registers half a dozen handles).
+        self.hold: Callable[[Held], None] = self._held.append
         self._kept = False
 
     def add(self, release: Release, handle: object, after_stream: bool = False, nbytes: int = 0) -> None:
@@ -100,13 +104,15 @@ class Transaction:
         queued work may still use it (device memory, or an object keeping such memory alive),
         so it waits for the stream when the transaction ends with ``defer_to``; ``nbytes``: the
         device memory its release frees (counted against the library's bound)."""
-        self._held.append((release, handle, after_stream))
-        self._nbytes += nbytes
+        self._held.append((release, handle, after_stream, nbytes))
 
     def detach(self, handle: object) -> None:
         """Ownership of ``handle`` passes on: its release (the newest registered for it) will
         not run. ValueError if the transaction does not hold it."""
         held = self._held
+        if held and held[-1][1] is handle:  # the common case: the handle just registered
+            held.pop()
+            return
         for i in range(len(held) - 1, -1, -1):
             if held[i][1] is handle:
                 del held[i]
@@ -126,9 +132,10 @@ class Transaction:
         exception, if it failed (then it is the one that propagates, and ``keep`` does not
         apply). ``defer_to``: the library whose stream the ``after_stream`` handles wait for
         (one ``Library.defer`` for them all); None releases them now with the rest."""
-        held, self._held = self._held, []
-        nbytes, self._nbytes = self._nbytes, 0
-        if error is None and self._kept:
+        held = self._held[:]
+        self._held.clear()  # (in place: ``hold`` appends to it)
+        kept, self._kept = self._kept, False
+        if error is None and kept:
             return
         first: BaseException | None = None
         if defer_to is not None:
@@ -138,15 +145,20 @@ class Transaction:
                 first = _release_all(held)
                 bundle = _Waiting(waiting)
                 try:
-                    defer_to.defer(bundle, nbytes)
+                    defer_to.defer(bundle, sum(h[3] for h in waiting))
                 except BaseException as exc:
                     # (A failed wait has run the waiting releases already; otherwise they run
                     # now rather than never: the bundle runs once.)
                     bundle()
-                    first = first or exc
+                    if first is None:
+                        first = exc
                 held = []
-        if held:
-            first = _release_all(held)
+        for release, arg, _, _ in reversed(held):
+            try:
+                release(arg)
+            except BaseException as exc:  # KeyboardInterrupt too: the rest still run
+                if first is None:
+                    first = exc
         if first is not None and error is None:
             raise first
 

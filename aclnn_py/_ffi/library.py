@@ -360,9 +360,16 @@ class Library:
         those releases (every one, newest first, also when a wait or a release fails: then
         the first error is raised)."""
         state = self._thread_stream()
+        current = state.stream
+        if not state.pending and not state.callers:  # the common case: nothing waits
+            sync = self.fn("aclrtSynchronizeStream")
+            self.check(sync(current), "aclrtSynchronizeStream")
+            own = state.own
+            if own is not current and own is not None and own != current:
+                self.check(sync(own), "aclrtSynchronizeStream")
+            return
         pending, callers = state.take()
         try:
-            current = state.stream
             self.call("aclrtSynchronizeStream", current)
             for stream in (state.own, *callers):
                 if stream is not None and stream != current:

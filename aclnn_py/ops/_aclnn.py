@@ -337,7 +337,7 @@ class Call:
         self.stream = lib.stream()  # also sets up runtime and device for this thread
         self.device_io = False
         self._resources = Transaction()  # every handle the call acquires
-        self._hold = self._resources.add
+        self._hold = self._resources.hold
         self._launched = False  # phase 2 queued work that may use the call's device memory
         self._outputs: list[_Output] = []
         self._refused: Exception | None = None
@@ -377,7 +377,7 @@ class Call:
         if status:
             self.lib.check(status, "aclrtMalloc")
         ptr: FFI.CData = p[0]
-        self._hold(c.aclrtFree, ptr, True, nbytes)
+        self._hold((c.aclrtFree, ptr, True, nbytes))
         return ptr
 
     def _descriptor(self, shape: Sequence[int], dtype: np.dtype, strides: Sequence[int], storage: int,
@@ -390,7 +390,7 @@ class Call:
         if handle == ffi.NULL:
             raise AclnnError(ACLNN_ERR_PARAM_INVALID, "aclCreateTensor",
                              self.lib.recent_error() or f"could not create a tensor of shape {list(shape)}")
-        self._hold(c.aclDestroyTensor, handle)
+        self._hold((c.aclDestroyTensor, handle, False, 0))
         return handle
 
     # -- arguments ----------------------------------------------------------------------
@@ -409,7 +409,7 @@ class Call:
             # Caller-owned device memory: a non-owning aclTensor over it, kept alive (through
             # the view's owner) until the stream is past this call.
             self.device_io = True
-            self._hold(_keep_alive, value, True)
+            self._hold((_keep_alive, value, True, 0))
             return self._descriptor(value.shape, value.dtype, value.strides, value.span,
                                     self.ffi.cast("void *", value.ptr))
         if type(value) is not np.ndarray and isinstance(value, Tensor):
@@ -461,12 +461,12 @@ class Call:
             raise AclnnError(ACLNN_ERR_PARAM_INVALID, "aclCreateTensor",
                              self.lib.recent_error() or f"could not create a tensor of shape {list(shape)}")
         if owned:
-            self._hold(self.c.aclDestroyTensor, handle)
+            self._hold((self.c.aclDestroyTensor, handle, False, 0))
         return handle
 
     def adopt(self, release: Release, handle: object) -> None:
         """Release ``handle`` (made outside the call) with ``release`` when the call ends."""
-        self._hold(release, handle)
+        self._hold((release, handle, False, 0))
 
     def int_array(self, name: str, values: object) -> object:
         """The aclIntArray* for a sequence of ints (NULL for None)."""
@@ -479,7 +479,7 @@ class Call:
         handle = self.c.aclCreateIntArray(ints, len(ints))
         if handle == self.ffi.NULL:
             raise AclnnError(ACLNN_ERR_PARAM_INVALID, "aclCreateIntArray", self.lib.recent_error())
-        self._hold(self.c.aclDestroyIntArray, handle)
+        self._hold((self.c.aclDestroyIntArray, handle, False, 0))
         return handle
 
     def bool_array(self, name: str, values: object) -> object:
@@ -493,7 +493,7 @@ class Call:
         handle = self.c.aclCreateBoolArray(flags, len(flags))
         if handle == self.ffi.NULL:
             raise AclnnError(ACLNN_ERR_PARAM_INVALID, "aclCreateBoolArray", self.lib.recent_error())
-        self._hold(self.c.aclDestroyBoolArray, handle)
+        self._hold((self.c.aclDestroyBoolArray, handle, False, 0))
         return handle
 
     def output(self, shape: Sequence[int] | None, dtype: DTypeLike, *, zero: bool = False,
@@ -531,7 +531,7 @@ class Call:
         shape = safe_shape(shape)
         if self.device_io:
             t = Tensor.empty(shape, dtype, backend=self.lib.backend)
-            self._hold(Tensor.close, t)
+            self._hold((Tensor.close, t, False, 0))
             self._outputs.append(t)
             # (type: ignore: a new Tensor is open, its buffer set.)
             ptr, nbytes, handle = t.buffer.ptr, t.buffer.nbytes, t.handle  # type: ignore[union-attr]
@@ -674,7 +674,7 @@ class Call:
         lib.check(self.fn(f"{op}GetWorkspaceSize")(*args, size_p, executor_p), f"{op}GetWorkspaceSize")
         executor = executor_p[0]
         # Until phase 2 takes it, the executor is the call's: destroyed on an error, or nothing will.
-        self._hold(self.c.aclDestroyAclOpExecutor, executor)
+        self._hold((self.c.aclDestroyAclOpExecutor, executor, False, 0))
         if self._refused is not None:
             # The library accepted arguments the binding's shape checks refuse (a documented
             # deviation of the numpy path): fail as the numpy backend does, not into a stand-in.
@@ -701,7 +701,7 @@ class Call:
         executor_p = ffi.new(self.c.executor_pp)
         lib.check(self.fn(f"{op}GetWorkspaceSize")(*args, size_p, executor_p), f"{op}GetWorkspaceSize")
         executor = executor_p[0]
-        self._hold(self.c.aclDestroyAclOpExecutor, executor)
+        self._hold((self.c.aclDestroyAclOpExecutor, executor, False, 0))
         lib.check(self.fn("aclSetAclOpExecutorRepeatable")(executor), "aclSetAclOpExecutorRepeatable")
         workspace = self._malloc(int(size_p[0]))
         self._resources.detach(executor)  # the caller's now (it destroys it before the call ends)
