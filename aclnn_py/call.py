@@ -592,12 +592,11 @@ class Prepared:
             self._finalizer = None
             return
         c = Call(lib, sig.api, fast=False)
-        c.__enter__()
         try:
             self._marshal = _Marshal(c, sig, values, own_descriptors=True)
             self._executor, self._workspace, self._size = c.repeatable(sig.op, *self._marshal.args)
         except BaseException as exc:
-            c.__exit__(type(exc), exc, exc.__traceback__)
+            c.end(exc)
             raise
         self._call = c
         self._kernel = lib.fn(sig.op)
@@ -609,15 +608,23 @@ class Prepared:
 
     @staticmethod
     def _release(c: Call, executor: object, last: list[Any]) -> None:
-        """Wait for queued runs, destroy the executor, then the call's descriptors and memory."""
+        """Wait for queued runs, destroy the executor, then the call's descriptors and memory:
+        each step runs whatever the others do (an interrupted wait included)."""
         lib = c.lib
         if lib.finalized:
             return
-        if last[0] is not None:
-            quietly(lambda: lib.call("aclrtSynchronizeStream", last[0]))
-        quietly(lib.synchronize)
-        quietly(lambda: c.c.aclDestroyAclOpExecutor(executor))
-        quietly(lambda: c.__exit__(None, None, None))
+        steps = Transaction()  # (run newest first)
+        steps.add(Call.end, c)
+        steps.add(c.c.aclDestroyAclOpExecutor, executor)
+        steps.add(Prepared._wait, (lib, last[0]))
+        quietly(steps.end)
+
+    @staticmethod
+    def _wait(args: tuple[Library, Any]) -> None:
+        lib, stream = args
+        if stream is not None:
+            lib.call("aclrtSynchronizeStream", stream)
+        lib.synchronize()
 
     def close(self) -> None:
         """Destroy the executor and release what phase 1 was given (once; later calls do nothing)."""

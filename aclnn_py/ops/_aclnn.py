@@ -355,6 +355,11 @@ class Call:
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
+        self.end(exc)
+
+    def end(self, exc: BaseException | None = None) -> None:
+        """Release the call's handles (once: a second end releases nothing); ``exc``: the
+        error the call failed with, which then propagates instead of a release's."""
         # The call's device memory waits for the stream (one deferred release per call, the
         # library bounding how many calls and bytes may wait) when the call returns device
         # Tensors without waiting, or fails with its kernel queued; else the stream has
@@ -684,12 +689,11 @@ class Call:
             raise param_invalid(self.api, f"inconsistent arguments: {refused}")
         size = int(size_p[0])
         workspace = self._malloc(size)
-        # Phase 2 consumes the executor whatever its outcome (single use).
+        # Phase 2 consumes the executor whatever its outcome (single use); from then on the
+        # call's device memory may be in use by queued work until the stream is past it.
         self._resources.detach(executor)
-        status = self.fn(op)(workspace, size, executor, self.stream)
-        if status:
-            lib.check(status, op)
         self._launched = True
+        lib.check(self.fn(op)(workspace, size, executor, self.stream), op)
 
     def repeatable(self, op: str, *args: Any) -> tuple[object, object, int]:
         """``{op}GetWorkspaceSize(*args, &size, &executor)``, then
