@@ -29,7 +29,7 @@ from .._errors import (
     AclnnError,
 )
 from .. import _device
-from .._resources import run_all
+from .._resources import Transaction, quietly, run_all
 from .discovery import Toolkit
 
 if TYPE_CHECKING:
@@ -318,17 +318,17 @@ class Library:
         with self._lock:
             if self._finalized or self._streams.pop(key, None) is None:
                 return  # teardown (or aclFinalize) took care of it
-        for stream in (*streams.values(), *callers.values()):
-            try:
-                self.fn("aclrtSynchronizeStream")(stream)
-            except Exception:
-                pass
-        run_all(pending)
+        steps = Transaction()  # (run newest first, each whatever the others do)
         for stream in streams.values():
-            try:
-                self.fn("aclrtDestroyStream")(stream)
-            except Exception:
-                pass
+            steps.add(self._calling("aclrtDestroyStream"), stream)
+        steps.add(run_all, pending)
+        for stream in (*streams.values(), *callers.values()):
+            steps.add(self._calling("aclrtSynchronizeStream"), stream)
+        quietly(steps.end)
+
+    def _calling(self, name: str) -> Callable[[Any], object]:
+        """A release calling the C function ``name`` (looked up when it runs) on its handle."""
+        return lambda handle: self.fn(name)(handle)
 
     def defer(self, release: Callable[[], None], nbytes: int = 0) -> None:
         """Run ``release`` (which frees ``nbytes`` of device memory) after the stream this
@@ -386,16 +386,17 @@ class Library:
                 self._finalized = True
                 return
             self._finalized = True
-            try:
-                for streams in self._streams.values():
-                    for s in streams.values():
-                        self.fn("aclrtSynchronizeStream")(s)
-                        self.fn("aclrtDestroyStream")(s)
-                for d in sorted(self._devices):
-                    self.fn("aclrtResetDevice")(d)
-                self.fn("aclFinalize")()
-            except Exception:  # never raise at interpreter exit
-                pass
+            # (run newest first, each whatever the others do: a stream that cannot be waited
+            # for still lets the devices be reset and the runtime finalised)
+            steps = Transaction()
+            steps.add(lambda _: self.fn("aclFinalize")(), None)
+            for d in sorted(self._devices, reverse=True):
+                steps.add(self._calling("aclrtResetDevice"), d)
+            for streams in self._streams.values():
+                for s in streams.values():
+                    steps.add(self._calling("aclrtDestroyStream"), s)
+                    steps.add(self._calling("aclrtSynchronizeStream"), s)
+            quietly(steps.end)  # never raise at interpreter exit
             self._streams.clear()
 
 
