@@ -137,26 +137,20 @@ class Transaction:
         kept, self._kept = self._kept, False
         if error is None and kept:
             return
-        first: BaseException | None = None
+        waiting = None
         if defer_to is not None:
             waiting = [h for h in held if h[2]]
             if waiting:
                 held = [h for h in held if not h[2]]
-                first = _release_all(held)
-                bundle = _Waiting(waiting)
-                try:
-                    defer_to.defer(bundle, sum(h[3] for h in waiting))
-                except BaseException as exc:
-                    # (A failed wait has run the waiting releases already; otherwise they run
-                    # now rather than never: the bundle runs once.)
-                    bundle()
-                    if first is None:
-                        first = exc
-                held = []
-        for release, arg, _, _ in reversed(held):
+        first = _release_all(held)
+        if waiting and defer_to is not None:
+            bundle = _Waiting(waiting)
             try:
-                release(arg)
-            except BaseException as exc:  # KeyboardInterrupt too: the rest still run
+                defer_to.defer(bundle, sum(h[3] for h in waiting))
+            except BaseException as exc:
+                # (A failed wait has run the waiting releases already; otherwise they run now
+                # rather than never: the bundle runs once.)
+                bundle()
                 if first is None:
                     first = exc
         if first is not None and error is None:

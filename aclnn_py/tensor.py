@@ -17,7 +17,7 @@ import numbers
 import operator
 import threading
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Self, TypeAlias
 
 import numpy as np
