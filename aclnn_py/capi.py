@@ -376,7 +376,7 @@ def aclCreateTensor(viewDims: Sequence[int], dataType: int, stride: Sequence[int
 
 
 def _create_array(wrapper, values):
-    return wrapper.create(_lib(), values)[1]  # the owning wrapper's checks and call: one source
+    return wrapper.create(_lib(), values)  # the owning wrapper's checks and call: one source
 
 
 def aclCreateIntArray(value: Sequence[int]) -> CData:

@@ -406,24 +406,30 @@ class _HostArray:
         def _coerce(cls, values: object) -> tuple[Any, ...]: ...
 
     def __init__(self, values: Sequence[object], *, backend: str | None = None) -> None:
-        lib = _library(backend)
-        self.values, handle = self.create(lib, values)
-        self.lib = lib
-        self.handle = handle
-        self._finalizer = _own(self, lib, handle, self._destroy)
+        self.values = self._checked(values)
+        self.lib = _library(backend)
+        self.handle = self._make(self.lib, self.values)
+        self._finalizer = _own(self, self.lib, self.handle, self._destroy)
 
     @classmethod
-    def create(cls, lib: Library, values: object) -> tuple[tuple[Any, ...], CData]:
-        """The checked values and a raw handle of them (the caller releases it: the C-API
-        mirror hands it to the user, ``__init__`` to the wrapper's finalizer)."""
+    def create(cls, lib: Library, values: object) -> CData:
+        """A raw handle of ``values`` (checked as the wrapper checks them) that the caller
+        releases: the C-API mirror's ``aclCreate*Array``."""
+        return cls._make(lib, cls._checked(values))
+
+    @classmethod
+    def _checked(cls, values: object) -> tuple[Any, ...]:
         if values is None:
             raise TypeError(f"{cls._create}: values must be a sequence, got None")
-        checked = cls._coerce(values)
+        return cls._coerce(values)
+
+    @classmethod
+    def _make(cls, lib: Library, values: tuple[Any, ...]) -> CData:
         ffi = lib.ffi
-        handle = lib.fn(cls._create)(ffi.new(f"{cls._c_type}[]", list(checked) or [0]), len(checked))
+        handle = lib.fn(cls._create)(ffi.new(f"{cls._c_type}[]", list(values) or [0]), len(values))
         if handle == ffi.NULL:
             raise AclnnError(ACLNN_ERR_PARAM_INVALID, cls._create, lib.recent_error())
-        return checked, handle
+        return handle
 
     @staticmethod
     def _release(lib: Library, destroy: str, handle: CData) -> None:
