@@ -393,3 +393,19 @@ def test_threads_calling_with_device_tensors_leave_nothing(sim_lib):
     after = counters(sim_lib)
     # the threads' streams ended with them; every handle and byte is back
     assert after == before, (after, before)
+
+
+def test_host_arrays_check_their_values_before_anything_else(sim_lib):
+    """Validate first: a bad value is the caller's error on every backend, before a library
+    is looked for or a handle made."""
+    before = settled(sim_lib)
+    for backend in ("numpy", "sim"):
+        with pytest.raises(TypeError, match="aclCreateIntArray: values must be a sequence, got None"):
+            IntArray(None, backend=backend)  # type: ignore[arg-type]
+        with pytest.raises(TypeError):
+            BoolArray([1.5], backend=backend)
+        with pytest.raises(ValueError, match="float32"):
+            FloatArray([1e39], backend=backend)
+    with pytest.raises(AclnnError, match="backend 'npu' or 'sim'"):
+        IntArray([1], backend="numpy")
+    assert counters(sim_lib) == before
