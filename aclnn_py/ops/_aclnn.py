@@ -355,11 +355,6 @@ class Call:
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
-        self.end(exc)
-
-    def end(self, exc: BaseException | None = None) -> None:
-        """Release the call's handles (once: a second end releases nothing); ``exc``: the
-        error the call failed with, which then propagates instead of a release's."""
         # The call's device memory waits for the stream (one deferred release per call, the
         # library bounding how many calls and bytes may wait) when the call returns device
         # Tensors without waiting, or fails with its kernel queued; else the stream has
@@ -367,6 +362,11 @@ class Call:
         # had it.
         queued = self.device_io if exc is None else self._launched
         self._resources.end(exc, self.lib if queued else None)
+
+    def end(self, exc: BaseException | None = None) -> None:
+        """Release the call's handles (once: a second end releases nothing); ``exc``: the
+        error the call failed with, which then propagates instead of a release's."""
+        self.__exit__(None if exc is None else type(exc), exc, None)
 
     # -- raw handles ----------------------------------------------------------------------
 
