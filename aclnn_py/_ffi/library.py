@@ -359,11 +359,15 @@ class Library:
         ``stream=`` call) and for every caller stream its waiting releases wait for, then run
         those releases (every one, newest first, also when a wait or a release fails: then
         the first error is raised)."""
-        state = self._thread_stream()
+        state: _ThreadStreams | None = getattr(self._local, "state", None)
+        if state is None or state.stream is None:
+            state = self._thread_stream()
         current = state.stream
-        if not state.pending and not state.callers:  # the common case: nothing waits
+        if not state.pending and not state.callers:  # the common case (each NumPy result): nothing waits
             sync = self.fn("aclrtSynchronizeStream")
-            self.check(sync(current), "aclrtSynchronizeStream")
+            status = sync(current)
+            if status:
+                self.check(status, "aclrtSynchronizeStream")
             own = state.own
             if own is not current and own is not None and own != current:
                 self.check(sync(own), "aclrtSynchronizeStream")
