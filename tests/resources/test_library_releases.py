@@ -125,3 +125,20 @@ print(" ".join(calls))
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["aclrtSynchronizeStream", "aclrtDestroyStream", "aclrtResetDevice",
                                    "aclFinalize"]
+
+
+def test_cached_makes_a_value_once_per_library_and_key(sim_lib):
+    made: list[object] = []
+
+    def make(lib):
+        made.append(lib)
+        return object()
+
+    key = "tests/resources: a value"
+    first = sim_lib.cached(key, make)
+    assert sim_lib.cached(key, make) is first and made == [sim_lib]
+    assert sim_lib.cached(key + " 2", make) is not first and len(made) == 2
+    from aclnn_py.ops._aclnn import _functions
+
+    assert _functions(sim_lib) is _functions(sim_lib)  # the per-call path's table, looked up once
+    assert _functions(sim_lib).aclrtMalloc is sim_lib.fn("aclrtMalloc")
