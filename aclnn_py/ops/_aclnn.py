@@ -693,7 +693,9 @@ class Call:
         # call's device memory may be in use by queued work until the stream is past it.
         self._resources.detach(executor)
         self._launched = True
-        lib.check(self.fn(op)(workspace, size, executor, self.stream), op)
+        status = self.fn(op)(workspace, size, executor, self.stream)
+        if status:
+            lib.check(status, op)
 
     def repeatable(self, op: str, *args: Any) -> tuple[object, object, int]:
         """``{op}GetWorkspaceSize(*args, &size, &executor)``, then
