@@ -110,10 +110,15 @@ class Transaction:
         """Ownership of ``handle`` passes on: its release (the newest registered for it) will
         not run. ValueError if the transaction does not hold it."""
         held = self._held
-        if held and held[-1][1] is handle:  # the common case: the handle just registered
+        # (The common cases first: the handle just registered, or the one before it, as an
+        # executor before its workspace.)
+        if held and held[-1][1] is handle:
             held.pop()
             return
-        for i in range(len(held) - 1, -1, -1):
+        if len(held) > 1 and held[-2][1] is handle:
+            del held[-2]
+            return
+        for i in range(len(held) - 3, -1, -1):
             if held[i][1] is handle:
                 del held[i]
                 return
@@ -134,9 +139,10 @@ class Transaction:
         (one ``Library.defer`` for them all); None releases them now with the rest."""
         held = self._held[:]
         self._held.clear()  # (in place: ``hold`` appends to it)
-        kept, self._kept = self._kept, False
-        if error is None and kept:
-            return
+        if self._kept:
+            self._kept = False
+            if error is None:
+                return
         waiting = None
         if defer_to is not None:
             waiting = [h for h in held if h[2]]

@@ -678,20 +678,23 @@ class Call:
         executor_p = ffi.new(self.c.executor_pp)
         lib.check(self.fn(f"{op}GetWorkspaceSize")(*args, size_p, executor_p), f"{op}GetWorkspaceSize")
         executor = executor_p[0]
-        # Until phase 2 takes it, the executor is the call's: destroyed on an error, or nothing will.
-        self._hold((self.c.aclDestroyAclOpExecutor, executor, False, 0))
-        if self._refused is not None:
-            # The library accepted arguments the binding's shape checks refuse (a documented
-            # deviation of the numpy path): fail as the numpy backend does, not into a stand-in.
-            refused = self._refused
-            if isinstance(refused, AclnnError):
-                raise refused
-            raise param_invalid(self.api, f"inconsistent arguments: {refused}")
         size = int(size_p[0])
-        workspace = self._malloc(size)
+        workspace = ffi.NULL
+        if size or self._refused is not None:
+            # Until phase 2 takes it, the executor is the call's: destroyed if what comes before
+            # fails, or nothing will. (With nothing in between, it goes straight to phase 2.)
+            self._hold((self.c.aclDestroyAclOpExecutor, executor, False, 0))
+            if self._refused is not None:
+                # The library accepted arguments the binding's shape checks refuse (a documented
+                # deviation of the numpy path): fail as the numpy backend does, not into a stand-in.
+                refused = self._refused
+                if isinstance(refused, AclnnError):
+                    raise refused
+                raise param_invalid(self.api, f"inconsistent arguments: {refused}")
+            workspace = self._malloc(size)
+            self._resources.detach(executor)
         # Phase 2 consumes the executor whatever its outcome (single use); from then on the
         # call's device memory may be in use by queued work until the stream is past it.
-        self._resources.detach(executor)
         self._launched = True
         status = self.fn(op)(workspace, size, executor, self.stream)
         if status:
