@@ -137,6 +137,9 @@ class Transaction:
         exception, if it failed (then it is the one that propagates, and ``keep`` does not
         apply). ``defer_to``: the library whose stream the ``after_stream`` handles wait for
         (one ``Library.defer`` for them all); None releases them now with the rest."""
+        if not self._held:  # (an op call on the fast path holds nothing)
+            self._kept = False
+            return
         held = self._held[:]
         self._held.clear()  # (in place: ``hold`` appends to it)
         if self._kept:
