@@ -137,25 +137,31 @@ class Transaction:
         exception, if it failed (then it is the one that propagates, and ``keep`` does not
         apply). ``defer_to``: the library whose stream the ``after_stream`` handles wait for
         (one ``Library.defer`` for them all); None releases them now with the rest."""
-        if not self._held:  # (an op call on the fast path holds nothing)
-            self._kept = False
-            return
-        held = self._held[:]
-        self._held.clear()  # (in place: ``hold`` appends to it)
         if self._kept:
             self._kept = False
             if error is None:
+                self._held.clear()
                 return
-        waiting = None
+        if not self._held:  # (an op call on the fast path holds nothing)
+            return
+        held = self._held[:]
+        self._held.clear()  # (in place: ``hold`` appends to it)
+        waiting: list[Held] = []
         if defer_to is not None:
-            waiting = [h for h in held if h[2]]
-            if waiting:
-                held = [h for h in held if not h[2]]
+            now: list[Held] = []
+            nbytes = 0
+            for h in held:
+                if h[2]:
+                    waiting.append(h)
+                    nbytes += h[3]
+                else:
+                    now.append(h)
+            held = now
         first = _release_all(held)
         if waiting and defer_to is not None:
             bundle = _Waiting(waiting)
             try:
-                defer_to.defer(bundle, sum(h[3] for h in waiting))
+                defer_to.defer(bundle, nbytes)
             except BaseException as exc:
                 # (A failed wait has run the waiting releases already; otherwise they run now
                 # rather than never: the bundle runs once.)
@@ -170,6 +176,10 @@ class Transaction:
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
+        if exc is None and self._kept:  # (the common end of building an owner: ``end``'s first case)
+            self._kept = False
+            self._held.clear()
+            return
         self.end(exc)
 
 

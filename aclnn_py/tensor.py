@@ -4,10 +4,11 @@
 Every handle is released exactly once: by ``close()`` (also the context-manager exit), or by
 a finalizer when the object is garbage-collected; finalizers never raise and do nothing once
 the backend has been torn down at exit. Device memory is freed only after the owning thread's
-stream has finished the work queued on it. Each wrapper is built inside a ``Transaction``
-(``aclnn_py._resources``, re-exported here): a failure halfway through (``aclCreateTensor``
-refusing after ``aclrtMalloc`` succeeded...) releases what was already acquired; on success
-the wrapper's finalizer takes the handles over.
+stream has finished the work queued on it. A wrapper made of one handle gives it to its
+finalizer the moment it exists; one built from several (a ``Tensor`` and its new device
+memory) is built inside a ``Transaction`` (``aclnn_py._resources``, re-exported here): a
+failure halfway through (``aclCreateTensor`` refusing after ``aclrtMalloc`` succeeded...)
+releases what was already acquired, and on success the owners take the handles over.
 """
 
 from __future__ import annotations
@@ -109,14 +110,12 @@ class DeviceBuffer:
             self.ptr = lib.ffi.NULL
             self._finalizer = None
             return
-        with Transaction() as tx:
-            p = lib.ffi.new("void **")
-            lib.call("aclrtMalloc", p, self.nbytes, ACL_MEM_MALLOC_HUGE_FIRST)
-            self.ptr = p[0]
-            tx.add(lib.fn("aclrtFree"), self.ptr)
-            self._finalizer = weakref.finalize(self, DeviceBuffer._release, lib, self.ptr, self.nbytes,
-                                               threading.get_ident())
-            tx.keep()
+        p = lib.ffi.new("void **")
+        lib.call("aclrtMalloc", p, self.nbytes, ACL_MEM_MALLOC_HUGE_FIRST)
+        self.ptr = p[0]
+        # (One handle: its finalizer owns it from the moment it exists.)
+        self._finalizer = weakref.finalize(self, DeviceBuffer._release, lib, self.ptr, self.nbytes,
+                                           threading.get_ident())
 
     @staticmethod
     def _release(lib: Library, ptr: CData, nbytes: int, owner_thread: int) -> None:
@@ -197,17 +196,14 @@ class Tensor(_Shaped):
         dims = ffi.new("int64_t[]", self.shape or [0])
         st = ffi.new("int64_t[]", self.strides or [0])
         storage = ffi.new("int64_t[]", [storage_elements])
-        with Transaction() as tx:
-            handle = self.lib.fn("aclCreateTensor")(
-                dims, len(self.shape), acl_dtype, st, self.offset, self.format,
-                storage, 1, buffer.ptr)
-            if handle == ffi.NULL:
-                raise AclnnError(ACLNN_ERR_PARAM_INVALID, "aclCreateTensor",
-                                 self.lib.recent_error() or f"could not create a tensor of shape {list(self.shape)}")
-            tx.add(self.lib.fn("aclDestroyTensor"), handle)
-            self.handle = handle
-            self._finalizer = weakref.finalize(self, Tensor._release, self.lib, handle)
-            tx.keep()
+        handle = self.lib.fn("aclCreateTensor")(
+            dims, len(self.shape), acl_dtype, st, self.offset, self.format,
+            storage, 1, buffer.ptr)
+        if handle == ffi.NULL:
+            raise AclnnError(ACLNN_ERR_PARAM_INVALID, "aclCreateTensor",
+                             self.lib.recent_error() or f"could not create a tensor of shape {list(self.shape)}")
+        self.handle = handle
+        self._finalizer = weakref.finalize(self, Tensor._release, self.lib, handle)
 
     @staticmethod
     def _release(lib: Library, handle: CData) -> None:
@@ -409,7 +405,7 @@ class _HostArray:
         self.values = self._checked(values)
         self.lib = _library(backend)
         self.handle = self._make(self.lib, self.values)
-        self._finalizer = _own(self, self.lib, self.handle, self._destroy)
+        self._finalizer = weakref.finalize(self, _HostArray._release, self.lib, self._destroy, self.handle)
 
     @classmethod
     def create(cls, lib: Library, values: object) -> CData:
@@ -450,16 +446,6 @@ class _HostArray:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({list(self.values)})"
-
-
-def _own(owner: object, lib: Library, handle: CData, destroy: str) -> weakref.finalize[[Library, str, CData], object]:
-    """The finalizer through which ``owner`` releases the host-side ``handle`` (``destroy``)
-    once: ``handle`` is released now if the finalizer cannot be made."""
-    with Transaction() as tx:
-        tx.add(lib.fn(destroy), handle)
-        finalizer = weakref.finalize(owner, _HostArray._release, lib, destroy, handle)
-        tx.keep()
-    return finalizer
 
 
 class IntArray(_HostArray):
@@ -536,7 +522,7 @@ class Scalar:
         if handle == ffi.NULL:
             raise AclnnError(ACLNN_ERR_PARAM_INVALID, "aclCreateScalar", self.lib.recent_error())
         self.handle = handle
-        self._finalizer = _own(self, self.lib, handle, "aclDestroyScalar")
+        self._finalizer = weakref.finalize(self, _HostArray._release, self.lib, "aclDestroyScalar", handle)
 
     def close(self) -> None:
         self._finalizer()
