@@ -69,6 +69,14 @@ def _index(api: str, name: str, value: object) -> int:
 
 def _dims(api: str, name: str, values: object) -> tuple[int, ...]:
     """A sequence of int64 values (a shape or strides)."""
+    if type(values) is tuple or type(values) is list:
+        # The common case (a NumPy shape, strides computed here): plain ints, checked in one
+        # pass; anything else takes the general path below, which names the bad element.
+        for v in values:
+            if type(v) is not int or not -INT64_MAX - 1 <= v <= INT64_MAX:
+                break
+        else:
+            return tuple(values)
     if isinstance(values, (str, bytes)) or not isinstance(values, (Sequence, np.ndarray)):
         raise TypeError(f"{api}: {name} must be a sequence of ints, got {type(values).__name__}")
     if isinstance(values, np.ndarray) and values.ndim != 1:
