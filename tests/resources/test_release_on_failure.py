@@ -409,3 +409,20 @@ def test_host_arrays_check_their_values_before_anything_else(sim_lib):
     with pytest.raises(AclnnError, match="backend 'npu' or 'sim'"):
         IntArray([1], backend="numpy")
     assert counters(sim_lib) == before
+
+
+def test_a_call_releases_its_handles_once_however_often_it_ends(abi_lib):
+    from aclnn_py.ops._aclnn import Call
+
+    before = settled(abi_lib)
+    c = Call(abi_lib, "aclnnReflectionPad2dBackward", fast=False)
+    c.tensor("gradOutput", np.ones((1, 1, 4, 4), np.float32))
+    c.int_array("padding", [1, 1, 1, 1])
+    c.output((1, 1, 2, 2), np.float32)
+    during = counters(abi_lib)
+    assert during["tensors"] == before["tensors"] + 2 and during["device_blocks"] == before["device_blocks"] + 2
+    c.end()
+    assert counters(abi_lib) == before
+    c.end()
+    c.__exit__(None, None, None)
+    assert counters(abi_lib) == before  # (a second release would have gone below, or been refused)
