@@ -42,8 +42,8 @@ from numpy.typing import DTypeLike
 from . import _backend
 from ._constants import ACL_MEMCPY_DEVICE_TO_HOST, ACL_MEMCPY_HOST_TO_DEVICE
 from ._errors import ACL_ERROR_API_NOT_SUPPORT, ACLNN_ERR_PARAM_INVALID, AclnnError, param_invalid
-from .tensor import (BoolArray, DeviceView, FloatArray, IntArray, Scalar, Tensor, _quietly, float_array_arg,
-                     scalar_value)
+from ._resources import Transaction, quietly
+from .tensor import BoolArray, DeviceView, FloatArray, IntArray, Scalar, Tensor, float_array_arg, scalar_value
 from .ops._aclnn import _ACL_DTYPE, Call
 from ._device import stream_address
 from .ops._common import (bool_arg, bool_array_arg, int_arg, int_array_arg, on_stream, tensor_input,
@@ -339,17 +339,17 @@ class _Marshal:
         """A list that takes ownership of its elements: each made unowned, destroyed one by one
         only when the list cannot be made."""
         call, items = self.call, []
-        try:
+        with Transaction() as elements:
+            release_item = call.fn(destroy_item)
             for make in makers:
-                items.append(make())
+                item = make()
+                items.append(item)
+                elements.add(release_item, item)
             handle: FFI.CData = call.fn(create)(items, len(items))
             if handle == self.ffi.NULL:
                 raise AclnnError(ACLNN_ERR_PARAM_INVALID, create, call.lib.recent_error())
-        except BaseException:
-            for item in reversed(items):
-                _quietly(lambda: call.fn(destroy_item)(item))
-            raise
-        call.adopt(call.fn(destroy), handle)
+            call.adopt(call.fn(destroy), handle)
+            elements.keep()  # the list destroys them
         return handle
 
     def _tensor(self, p: _Param, v: object, output: bool, *, in_list: bool = False) -> "_TensorSlot":
@@ -601,12 +601,11 @@ class Prepared:
             self._finalizer = None
             return
         c = Call(lib, sig.api, fast=False)
-        c.__enter__()
         try:
             self._marshal = _Marshal(c, sig, values, own_descriptors=True)
             self._executor, self._workspace, self._size = c.repeatable(sig.op, *self._marshal.args)
         except BaseException as exc:
-            c.__exit__(type(exc), exc, exc.__traceback__)
+            c.end(exc)
             raise
         self._call = c
         self._kernel = lib.fn(sig.op)
@@ -618,15 +617,23 @@ class Prepared:
 
     @staticmethod
     def _release(c: Call, executor: object, last: list[Any]) -> None:
-        """Wait for queued runs, destroy the executor, then the call's descriptors and memory."""
+        """Wait for queued runs, destroy the executor, then the call's descriptors and memory:
+        each step runs whatever the others do (an interrupted wait included)."""
         lib = c.lib
         if lib.finalized:
             return
-        if last[0] is not None:
-            _quietly(lambda: lib.call("aclrtSynchronizeStream", last[0]))
-        _quietly(lib.synchronize)
-        _quietly(lambda: c.c.aclDestroyAclOpExecutor(executor))
-        _quietly(lambda: c.__exit__(None, None, None))
+        steps = Transaction()  # (run newest first)
+        steps.add(Call.end, c)
+        steps.add(c.c.aclDestroyAclOpExecutor, executor)
+        steps.add(Prepared._wait, (lib, last[0]))
+        quietly(steps.end)
+
+    @staticmethod
+    def _wait(args: tuple[Library, Any]) -> None:
+        lib, stream = args
+        if stream is not None:
+            lib.call("aclrtSynchronizeStream", stream)
+        lib.synchronize()
 
     def close(self) -> None:
         """Destroy the executor and release what phase 1 was given (once; later calls do nothing)."""

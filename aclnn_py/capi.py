@@ -377,12 +377,7 @@ def aclCreateTensor(viewDims: Sequence[int], dataType: int, stride: Sequence[int
 
 
 def _create_array(wrapper, values):
-    lib = _lib()
-    values = wrapper._coerce(values)  # the owning wrapper's checks: one source
-    handle = lib.fn(wrapper._create)(lib.ffi.new(f"{wrapper._c_type}[]", list(values) or [0]), len(values))
-    if handle == lib.ffi.NULL:
-        raise AclnnError(ACLNN_ERR_PARAM_INVALID, wrapper._create, lib.recent_error())
-    return handle
+    return wrapper.create(_lib(), values)  # the owning wrapper's checks and call: one source
 
 
 def aclCreateIntArray(value: Sequence[int]) -> CData:

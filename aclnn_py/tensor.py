@@ -1,10 +1,14 @@
 """Owning wrappers of CANN handles: device memory, ``Tensor``, ``IntArray``, ``BoolArray``,
-``FloatArray``, ``Scalar``, and the ``Transaction`` that releases them on error paths.
+``FloatArray``, ``Scalar``.
 
 Every handle is released exactly once: by ``close()`` (also the context-manager exit), or by
 a finalizer when the object is garbage-collected; finalizers never raise and do nothing once
 the backend has been torn down at exit. Device memory is freed only after the owning thread's
-stream has finished the work queued on it.
+stream has finished the work queued on it. A wrapper made of one handle gives it to its
+finalizer the moment it exists; one built from several (a ``Tensor`` and its new device
+memory) is built inside a ``Transaction`` (``aclnn_py._resources``, re-exported here): a
+failure halfway through (``aclCreateTensor`` refusing after ``aclrtMalloc`` succeeded...)
+releases what was already acquired, and on success the owners take the handles over.
 """
 
 from __future__ import annotations
@@ -14,13 +18,14 @@ import numbers
 import operator
 import threading
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Self, TypeAlias
 
 import numpy as np
 from numpy.typing import DTypeLike
 
 from . import _backend
+from ._resources import Transaction, quietly
 from ._constants import ACL_MEM_MALLOC_HUGE_FIRST, ACL_MEMCPY_DEVICE_TO_HOST, ACL_MEMCPY_HOST_TO_DEVICE
 from ._dtypes import bfloat16, format_for_rank, to_acl, to_numpy
 from ._errors import ACLNN_ERR_PARAM_INVALID, AclnnError
@@ -48,13 +53,6 @@ def _library(backend: str | None) -> Library:
     return _ffi.library(name)
 
 
-def _quietly(release: Callable[[], object]) -> None:
-    try:
-        release()
-    except Exception:  # a finalizer must never raise
-        pass
-
-
 def _index(api: str, name: str, value: object) -> int:
     """An int argument of the Python layer (bool and non-integers are TypeError; a value
     outside int64 is ValueError: the C side holds every size and stride in int64_t)."""
@@ -71,6 +69,14 @@ def _index(api: str, name: str, value: object) -> int:
 
 def _dims(api: str, name: str, values: object) -> tuple[int, ...]:
     """A sequence of int64 values (a shape or strides)."""
+    if type(values) is tuple or type(values) is list:
+        # The common case (a NumPy shape, strides computed here): plain ints, checked in one
+        # pass; anything else takes the general path below, which names the bad element.
+        for v in values:
+            if type(v) is not int or not -INT64_MAX - 1 <= v <= INT64_MAX:
+                break
+        else:
+            return tuple(values)
     if isinstance(values, (str, bytes)) or not isinstance(values, (Sequence, np.ndarray)):
         raise TypeError(f"{api}: {name} must be a sequence of ints, got {type(values).__name__}")
     if isinstance(values, np.ndarray) and values.ndim != 1:
@@ -99,40 +105,6 @@ def check_view(api: str, shape: Sequence[int], strides: Sequence[int], offset: i
                          f"element {last}, outside its storage of {storage} elements")
 
 
-class Transaction:
-    """Register the release of each handle as it is acquired; on error, release in reverse.
-
-    ``with Transaction() as tx: h = acquire(); tx.add(lambda: release(h)); ...`` — when the
-    block raises, every registered release runs (newest first) and the error propagates;
-    when it completes, the releases run too unless ``tx.keep()`` was called.
-    """
-
-    def __init__(self) -> None:
-        self._releases: list[Callable[[], None]] = []
-        self._keep = False
-
-    def add(self, release: Callable[[], None]) -> None:
-        self._releases.append(release)
-
-    def keep(self) -> None:
-        """On success, do not release (ownership passed on)."""
-        self._keep = True
-
-    def __enter__(self) -> "Transaction":
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
-        if exc_type is None and self._keep:
-            self._releases.clear()
-            return
-        releases, self._releases = self._releases, []
-        for release in reversed(releases):
-            if exc_type is None:
-                release()
-            else:
-                _quietly(release)
-
-
 class DeviceBuffer:
     """``aclrtMalloc``'d device memory, freed once (after queued work) by ``free()`` or GC."""
 
@@ -149,6 +121,7 @@ class DeviceBuffer:
         p = lib.ffi.new("void **")
         lib.call("aclrtMalloc", p, self.nbytes, ACL_MEM_MALLOC_HUGE_FIRST)
         self.ptr = p[0]
+        # (One handle: its finalizer owns it from the moment it exists.)
         self._finalizer = weakref.finalize(self, DeviceBuffer._release, lib, self.ptr, self.nbytes,
                                            threading.get_ident())
 
@@ -160,9 +133,9 @@ class DeviceBuffer:
         if threading.get_ident() == owner_thread and lib.has_pending():
             # Queued work may still touch it. (Past the pending budget this synchronises; a
             # finalizer cannot raise a failure of queued work, so it is dropped here.)
-            _quietly(lambda: lib.defer(free, nbytes))
+            quietly(lambda: lib.defer(free, nbytes))
         else:
-            _quietly(free)
+            quietly(free)
 
     def free(self) -> None:
         if self._finalizer is not None:
@@ -243,7 +216,7 @@ class Tensor(_Shaped):
     @staticmethod
     def _release(lib: Library, handle: CData) -> None:
         if not lib.finalized:
-            _quietly(lambda: lib.fn("aclDestroyTensor")(handle))
+            quietly(lambda: lib.fn("aclDestroyTensor")(handle))
 
     # -- construction ---------------------------------------------------------------------
 
@@ -263,14 +236,14 @@ class Tensor(_Shaped):
             array = np.ascontiguousarray(array)
         # The bytes the view spans, copied as they lie: strides describe the view on the device.
         low, high = _byte_bounds(array)
-        buf = DeviceBuffer(lib, high - low)
-        try:
+        with Transaction() as tx:
+            buf = DeviceBuffer(lib, high - low)
+            tx.add(DeviceBuffer.free, buf)
             buf.upload(low, high - low)
             strides = [s // item for s in array.strides]
-            return cls(buf, array.shape, array.dtype, strides, 0, format)
-        except BaseException:
-            buf.free()
-            raise
+            tensor = cls(buf, array.shape, array.dtype, strides, 0, format)
+            tx.keep()  # the Tensor holds the buffer now
+        return tensor
 
     @classmethod
     def empty(cls, shape: Sequence[int], dtype: DTypeLike, *, backend: str | None = None, format: int | None = None) -> "Tensor":
@@ -287,12 +260,12 @@ class Tensor(_Shaped):
             raise ValueError(f"aclnn_py.Tensor.empty: shape {list(shape)} of {dtype} needs {nbytes} bytes, "
                              "more than int64 can count")
         lib = _library(backend)
-        buf = DeviceBuffer(lib, nbytes)
-        try:
-            return cls(buf, shape, dtype, format=format)
-        except BaseException:
-            buf.free()
-            raise
+        with Transaction() as tx:
+            buf = DeviceBuffer(lib, nbytes)
+            tx.add(DeviceBuffer.free, buf)
+            tensor = cls(buf, shape, dtype, format=format)
+            tx.keep()  # the Tensor holds the buffer now
+        return tensor
 
     def view(self, shape: Sequence[int], strides: Sequence[int], offset: int = 0) -> "Tensor":
         """Another aclTensor over the same device memory (strides and offset in elements).
@@ -437,22 +410,35 @@ class _HostArray:
         def _coerce(cls, values: object) -> tuple[Any, ...]: ...
 
     def __init__(self, values: Sequence[object], *, backend: str | None = None) -> None:
-        if values is None:
-            raise TypeError(f"{self._create}: values must be a sequence, got None")
-        self.values = self._coerce(values)
+        self.values = self._checked(values)
         self.lib = _library(backend)
-        ffi = self.lib.ffi
-        buf = ffi.new(f"{self._c_type}[]", list(self.values) or [0])
-        handle = self.lib.fn(self._create)(buf, len(self.values))
+        self.handle = self._make(self.lib, self.values)
+        self._finalizer = weakref.finalize(self, _HostArray._release, self.lib, self._destroy, self.handle)
+
+    @classmethod
+    def create(cls, lib: Library, values: object) -> CData:
+        """A raw handle of ``values`` (checked as the wrapper checks them) that the caller
+        releases: the C-API mirror's ``aclCreate*Array``."""
+        return cls._make(lib, cls._checked(values))
+
+    @classmethod
+    def _checked(cls, values: object) -> tuple[Any, ...]:
+        if values is None:
+            raise TypeError(f"{cls._create}: values must be a sequence, got None")
+        return cls._coerce(values)
+
+    @classmethod
+    def _make(cls, lib: Library, values: tuple[Any, ...]) -> CData:
+        ffi = lib.ffi
+        handle = lib.fn(cls._create)(ffi.new(f"{cls._c_type}[]", list(values) or [0]), len(values))
         if handle == ffi.NULL:
-            raise AclnnError(ACLNN_ERR_PARAM_INVALID, self._create, self.lib.recent_error())
-        self.handle = handle
-        self._finalizer = weakref.finalize(self, _HostArray._release, self.lib, self._destroy, handle)
+            raise AclnnError(ACLNN_ERR_PARAM_INVALID, cls._create, lib.recent_error())
+        return handle
 
     @staticmethod
     def _release(lib: Library, destroy: str, handle: CData) -> None:
         if not lib.finalized:
-            _quietly(lambda: lib.fn(destroy)(handle))
+            quietly(lambda: lib.fn(destroy)(handle))
 
     def close(self) -> None:
         self._finalizer()

@@ -20,7 +20,7 @@ import threading
 import weakref
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._errors import (
     ACL_ERROR_API_NOT_SUPPORT,
@@ -29,6 +29,7 @@ from .._errors import (
     AclnnError,
 )
 from .. import _device
+from .._resources import Transaction, quietly, run_all
 from .discovery import Toolkit
 
 if TYPE_CHECKING:
@@ -49,6 +50,8 @@ from .operator_headers import declarer_for
 # out the user's tensors).
 MAX_PENDING_RELEASES = 256
 MAX_PENDING_BYTES = 256 << 20
+
+_T = TypeVar("_T")
 
 
 class _ThreadStreams:
@@ -97,6 +100,7 @@ class Library:
         self._handles = [(p, ffi.dlopen(str(p))) for p in paths]
         self._declarer = declarer_for(ffi)
         self._functions: dict[str, Callable[..., Any]] = {}
+        self._cache: dict[str, Any] = {}
         self._lock = threading.RLock()
         self._local = threading.local()
         self._initialized = False
@@ -162,6 +166,15 @@ class Library:
             except AttributeError:
                 continue
         return None
+
+    def cached(self, key: str, make: Callable[[Library], _T]) -> _T:
+        """A value the modules built on this library keep for its lifetime (the per-call
+        path's function table...): ``make(self)`` the first time ``key`` is asked for."""
+        try:
+            value: _T = self._cache[key]
+        except KeyError:
+            value = self._cache[key] = make(self)
+        return value
 
     def recent_error(self) -> str:
         """``aclGetRecentErrMsg()`` of this thread (obtained and cleared), or ``""``."""
@@ -305,21 +318,17 @@ class Library:
         with self._lock:
             if self._finalized or self._streams.pop(key, None) is None:
                 return  # teardown (or aclFinalize) took care of it
-        for stream in (*streams.values(), *callers.values()):
-            try:
-                self.fn("aclrtSynchronizeStream")(stream)
-            except Exception:
-                pass
-        for release in reversed(pending):
-            try:
-                release()
-            except Exception:
-                pass
+        steps = Transaction()  # (run newest first, each whatever the others do)
         for stream in streams.values():
-            try:
-                self.fn("aclrtDestroyStream")(stream)
-            except Exception:
-                pass
+            steps.add(self._calling("aclrtDestroyStream"), stream)
+        steps.add(run_all, pending)
+        for stream in (*streams.values(), *callers.values()):
+            steps.add(self._calling("aclrtSynchronizeStream"), stream)
+        quietly(steps.end)
+
+    def _calling(self, name: str) -> Callable[[Any], object]:
+        """A release calling the C function ``name`` (looked up when it runs) on its handle."""
+        return lambda handle: self.fn(name)(handle)
 
     def defer(self, release: Callable[[], None], nbytes: int = 0) -> None:
         """Run ``release`` (which frees ``nbytes`` of device memory) after the stream this
@@ -348,18 +357,31 @@ class Library:
     def synchronize(self) -> None:
         """Wait for the stream this thread's calls queue on (its own, or the caller's during a
         ``stream=`` call) and for every caller stream its waiting releases wait for, then run
-        those releases."""
-        state = self._thread_stream()
+        those releases (every one, newest first, also when a wait or a release fails: then
+        the first error is raised)."""
+        state: _ThreadStreams | None = getattr(self._local, "state", None)
+        if state is None or state.stream is None:
+            state = self._thread_stream()
+        current = state.stream
+        if not state.pending and not state.callers:  # the common case (each NumPy result): nothing waits
+            sync = self.fn("aclrtSynchronizeStream")
+            status = sync(current)
+            if status:
+                self.check(status, "aclrtSynchronizeStream")
+            own = state.own
+            if own is not current and own is not None and own != current:
+                self.check(sync(own), "aclrtSynchronizeStream")
+            return
         pending, callers = state.take()
         try:
-            current = state.stream
             self.call("aclrtSynchronizeStream", current)
             for stream in (state.own, *callers):
                 if stream is not None and stream != current:
                     self.call("aclrtSynchronizeStream", stream)
         finally:
-            for release in reversed(pending):
-                release()
+            failed = run_all(pending)
+        if failed is not None:
+            raise failed
 
     def teardown(self) -> None:
         """At exit: finish queued work, destroy streams, reset devices, aclFinalize."""
@@ -368,16 +390,17 @@ class Library:
                 self._finalized = True
                 return
             self._finalized = True
-            try:
-                for streams in self._streams.values():
-                    for s in streams.values():
-                        self.fn("aclrtSynchronizeStream")(s)
-                        self.fn("aclrtDestroyStream")(s)
-                for d in sorted(self._devices):
-                    self.fn("aclrtResetDevice")(d)
-                self.fn("aclFinalize")()
-            except Exception:  # never raise at interpreter exit
-                pass
+            # (run newest first, each whatever the others do: a stream that cannot be waited
+            # for still lets the devices be reset and the runtime finalised)
+            steps = Transaction()
+            steps.add(lambda _: self.fn("aclFinalize")(), None)
+            for d in sorted(self._devices, reverse=True):
+                steps.add(self._calling("aclrtResetDevice"), d)
+            for streams in self._streams.values():
+                for s in streams.values():
+                    steps.add(self._calling("aclrtDestroyStream"), s)
+                    steps.add(self._calling("aclrtSynchronizeStream"), s)
+            quietly(steps.end)  # never raise at interpreter exit
             self._streams.clear()
 
 

@@ -11,9 +11,10 @@ Results: if any tensor argument was a device ``Tensor``, the outputs are returne
 copies of NumPy inputs are freed when the stream is next synchronised). Otherwise the stream
 is synchronised and the outputs come back as NumPy arrays.
 
-Temporaries are raw handles owned by the call (no wrapper objects: this is the per-call hot
-path). Each release is registered the moment its handle exists, and every one runs exactly
-once: in reverse order on an error, after the stream has finished on success.
+Temporaries are raw handles owned by the call's ``Transaction`` (``aclnn_py._resources``; no
+wrapper objects: this is the per-call hot path). Each release is registered the moment its
+handle exists, and every one runs exactly once, newest first: when the call ends, or, for
+device memory work queued on the stream may still use, once the stream is past that work.
 
 The fast path (``aclnn_py/_fast``, where its helper library was built and ``ACLNN_PY_FAST`` is
 not 0): ``tensor``/``int_array``/``bool_array``/``output`` check their arguments as above but
@@ -40,9 +41,10 @@ from .. import _fast
 from .._constants import ACL_MEM_MALLOC_HUGE_FIRST, ACL_MEMCPY_DEVICE_TO_HOST, ACL_MEMCPY_HOST_TO_DEVICE
 from .._dtypes import _NUMPY_TO_ACL, format_for_rank
 from .._errors import ACLNN_ERR_PARAM_INVALID, ACL_ERROR_RT_MEMORY_ALLOCATION, AclnnError, param_invalid
+from .._resources import Release, Transaction
 # (type: ignore: tensor.py picks NumPy's byte_bounds by NumPy version under this private name,
 # shared within the package but not re-exported.)
-from ..tensor import DeviceView, Tensor, _byte_bounds, _contiguous, _quietly  # type: ignore[attr-defined]
+from ..tensor import DeviceView, Tensor, _byte_bounds, _contiguous  # type: ignore[attr-defined]
 from ._common import (INT64_MAX, bool_array_arg, int_arg, int_array_arg, not_a_tensor, tensor_input,
                       unnamed_dtype)
 
@@ -52,8 +54,6 @@ if TYPE_CHECKING:
     from .._fast import FastApi
     from .._ffi.library import Library
 
-#: A release registered with a call: the function and its one argument (a C handle, a Tensor...).
-_Release: TypeAlias = Callable[[Any], object]
 #: An output of a call, in the order made: None (a NULL output), ``(device address, shape,
 #: dtype, nbytes)`` of a device copy on the ABI-mode path, a device ``Tensor`` (when an input
 #: was one), or the host array the fast path writes into.
@@ -102,11 +102,7 @@ class _Functions:
 
 
 def _functions(lib: Library) -> _Functions:
-    c: _Functions | None = getattr(lib, "_call_functions", None)
-    if c is None:
-        # (type: ignore: a cache kept on the Library, which does not declare it.)
-        c = lib._call_functions = _Functions(lib)  # type: ignore[attr-defined]
-    return c
+    return lib.cached("ops._aclnn functions", _Functions)
 
 
 def _keep_alive(view: DeviceView) -> None:
@@ -328,11 +324,6 @@ def planned(aclnn_impl: _F) -> _F:
     return cast(_F, run)
 
 
-def _release_all(waiting: list[tuple[_Release, object]]) -> None:
-    for release, arg in waiting:
-        _quietly(lambda: release(arg))
-
-
 class Call:
     def __init__(self, lib: Library, api: str, *, fast: bool = True) -> None:
         """``fast=False``: the ABI-mode path only, so that ``tensor``/``int_array``/``bool_array``/
@@ -345,11 +336,11 @@ class Call:
         self.c = _functions(lib)
         self.stream = lib.stream()  # also sets up runtime and device for this thread
         self.device_io = False
-        # (release function, its argument, frees device memory that queued work may still use)
-        self._releases: list[tuple[_Release, object, bool]] = []
+        self._resources = Transaction()  # every handle the call acquires
+        self._hold = self._resources.hold
+        self._launched = False  # phase 2 queued work that may use the call's device memory
         self._outputs: list[_Output] = []
         self._refused: Exception | None = None
-        self._deferred_bytes = 0  # device memory of the temporaries freed after the stream
         self._fast = _fast.api_for(lib) if fast else None  # None: the ABI-mode path only
         self._slots: list[_Slot] = []
         self._fast_done = False
@@ -364,24 +355,18 @@ class Call:
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
-        releases, self._releases = self._releases, []
-        if exc_type is not None:
-            for release, arg, _ in reversed(releases):
-                _quietly(lambda: release(arg))
-            return
-        if self.device_io:
-            waiting: list[tuple[_Release, object]] = []
-            for release, arg, after_stream in reversed(releases):
-                if after_stream:
-                    waiting.append((release, arg))
-                else:
-                    release(arg)
-            # One deferred release per call: the call's temporaries, freed once the stream is
-            # past its kernel (the library bounds how many calls and bytes may wait).
-            self.lib.defer(lambda: _release_all(waiting), self._deferred_bytes)
-        else:
-            for release, arg, _ in reversed(releases):
-                release(arg)
+        # The call's device memory waits for the stream (one deferred release per call, the
+        # library bounding how many calls and bytes may wait) when the call returns device
+        # Tensors without waiting, or fails with its kernel queued; else the stream has
+        # finished with it (NumPy results are copied back after a synchronisation) or never
+        # had it.
+        queued = self.device_io if exc is None else self._launched
+        self._resources.end(exc, self.lib if queued else None)
+
+    def end(self, exc: BaseException | None = None) -> None:
+        """Release the call's handles (once: a second end releases nothing); ``exc``: the
+        error the call failed with, which then propagates instead of a release's."""
+        self.__exit__(None if exc is None else type(exc), exc, None)
 
     # -- raw handles ----------------------------------------------------------------------
 
@@ -397,8 +382,7 @@ class Call:
         if status:
             self.lib.check(status, "aclrtMalloc")
         ptr: FFI.CData = p[0]
-        self._releases.append((c.aclrtFree, ptr, True))
-        self._deferred_bytes += nbytes
+        self._hold((c.aclrtFree, ptr, True, nbytes))
         return ptr
 
     def _descriptor(self, shape: Sequence[int], dtype: np.dtype, strides: Sequence[int], storage: int,
@@ -411,7 +395,7 @@ class Call:
         if handle == ffi.NULL:
             raise AclnnError(ACLNN_ERR_PARAM_INVALID, "aclCreateTensor",
                              self.lib.recent_error() or f"could not create a tensor of shape {list(shape)}")
-        self._releases.append((c.aclDestroyTensor, handle, False))
+        self._hold((c.aclDestroyTensor, handle, False, 0))
         return handle
 
     # -- arguments ----------------------------------------------------------------------
@@ -430,7 +414,7 @@ class Call:
             # Caller-owned device memory: a non-owning aclTensor over it, kept alive (through
             # the view's owner) until the stream is past this call.
             self.device_io = True
-            self._releases.append((_keep_alive, value, True))
+            self._hold((_keep_alive, value, True, 0))
             return self._descriptor(value.shape, value.dtype, value.strides, value.span,
                                     self.ffi.cast("void *", value.ptr))
         if type(value) is not np.ndarray and isinstance(value, Tensor):
@@ -482,12 +466,12 @@ class Call:
             raise AclnnError(ACLNN_ERR_PARAM_INVALID, "aclCreateTensor",
                              self.lib.recent_error() or f"could not create a tensor of shape {list(shape)}")
         if owned:
-            self._releases.append((self.c.aclDestroyTensor, handle, False))
+            self._hold((self.c.aclDestroyTensor, handle, False, 0))
         return handle
 
-    def adopt(self, release: _Release, handle: object) -> None:
+    def adopt(self, release: Release, handle: object) -> None:
         """Release ``handle`` (made outside the call) with ``release`` when the call ends."""
-        self._releases.append((release, handle, False))
+        self._hold((release, handle, False, 0))
 
     def int_array(self, name: str, values: object) -> object:
         """The aclIntArray* for a sequence of ints (NULL for None)."""
@@ -500,7 +484,7 @@ class Call:
         handle = self.c.aclCreateIntArray(ints, len(ints))
         if handle == self.ffi.NULL:
             raise AclnnError(ACLNN_ERR_PARAM_INVALID, "aclCreateIntArray", self.lib.recent_error())
-        self._releases.append((self.c.aclDestroyIntArray, handle, False))
+        self._hold((self.c.aclDestroyIntArray, handle, False, 0))
         return handle
 
     def bool_array(self, name: str, values: object) -> object:
@@ -514,7 +498,7 @@ class Call:
         handle = self.c.aclCreateBoolArray(flags, len(flags))
         if handle == self.ffi.NULL:
             raise AclnnError(ACLNN_ERR_PARAM_INVALID, "aclCreateBoolArray", self.lib.recent_error())
-        self._releases.append((self.c.aclDestroyBoolArray, handle, False))
+        self._hold((self.c.aclDestroyBoolArray, handle, False, 0))
         return handle
 
     def output(self, shape: Sequence[int] | None, dtype: DTypeLike, *, zero: bool = False,
@@ -552,7 +536,7 @@ class Call:
         shape = safe_shape(shape)
         if self.device_io:
             t = Tensor.empty(shape, dtype, backend=self.lib.backend)
-            self._releases.append((Tensor.close, t, False))
+            self._hold((Tensor.close, t, False, 0))
             self._outputs.append(t)
             # (type: ignore: a new Tensor is open, its buffer set.)
             ptr, nbytes, handle = t.buffer.ptr, t.buffer.nbytes, t.handle  # type: ignore[union-attr]
@@ -693,23 +677,28 @@ class Call:
         size_p = ffi.new(self.c.u64_p)
         executor_p = ffi.new(self.c.executor_pp)
         lib.check(self.fn(f"{op}GetWorkspaceSize")(*args, size_p, executor_p), f"{op}GetWorkspaceSize")
-        if self._refused is not None:
-            # The library accepted arguments the binding's shape checks refuse (a documented
-            # deviation of the numpy path): fail as the numpy backend does, not into a stand-in.
-            self.c.aclDestroyAclOpExecutor(executor_p[0])
-            refused = self._refused
-            if isinstance(refused, AclnnError):
-                raise refused
-            raise param_invalid(self.api, f"inconsistent arguments: {refused}")
+        executor = executor_p[0]
         size = int(size_p[0])
-        try:
+        workspace = ffi.NULL
+        if size or self._refused is not None:
+            # Until phase 2 takes it, the executor is the call's: destroyed if what comes before
+            # fails, or nothing will. (With nothing in between, it goes straight to phase 2.)
+            self._hold((self.c.aclDestroyAclOpExecutor, executor, False, 0))
+            if self._refused is not None:
+                # The library accepted arguments the binding's shape checks refuse (a documented
+                # deviation of the numpy path): fail as the numpy backend does, not into a stand-in.
+                refused = self._refused
+                if isinstance(refused, AclnnError):
+                    raise refused
+                raise param_invalid(self.api, f"inconsistent arguments: {refused}")
             workspace = self._malloc(size)
-        except BaseException:
-            # Phase 2 never ran, so it never took the executor: destroy it, or nothing will.
-            self.c.aclDestroyAclOpExecutor(executor_p[0])
-            raise
-        # Phase 2 consumes the executor whatever its outcome (single use).
-        lib.check(self.fn(op)(workspace, size, executor_p[0], self.stream), op)
+            self._resources.detach(executor)
+        # Phase 2 consumes the executor whatever its outcome (single use); from then on the
+        # call's device memory may be in use by queued work until the stream is past it.
+        self._launched = True
+        status = self.fn(op)(workspace, size, executor, self.stream)
+        if status:
+            lib.check(status, op)
 
     def repeatable(self, op: str, *args: Any) -> tuple[object, object, int]:
         """``{op}GetWorkspaceSize(*args, &size, &executor)``, then
@@ -721,12 +710,10 @@ class Call:
         executor_p = ffi.new(self.c.executor_pp)
         lib.check(self.fn(f"{op}GetWorkspaceSize")(*args, size_p, executor_p), f"{op}GetWorkspaceSize")
         executor = executor_p[0]
-        try:
-            lib.check(self.fn("aclSetAclOpExecutorRepeatable")(executor), "aclSetAclOpExecutorRepeatable")
-            workspace = self._malloc(int(size_p[0]))
-        except BaseException:
-            self.c.aclDestroyAclOpExecutor(executor)
-            raise
+        self._hold((self.c.aclDestroyAclOpExecutor, executor, False, 0))
+        lib.check(self.fn("aclSetAclOpExecutorRepeatable")(executor), "aclSetAclOpExecutorRepeatable")
+        workspace = self._malloc(int(size_p[0]))
+        self._resources.detach(executor)  # the caller's now (it destroys it before the call ends)
         return executor, workspace, int(size_p[0])
 
     def results(self) -> list[Any]:
@@ -738,9 +725,9 @@ class Call:
         if self._fast_done:
             return list(self._outputs)
         if self.device_io:
-            # The caller owns the outputs now.
-            outputs = {id(o) for o in self._outputs if isinstance(o, Tensor)}
-            self._releases = [r for r in self._releases if not (r[0] is Tensor.close and id(r[1]) in outputs)]
+            for o in self._outputs:
+                if isinstance(o, Tensor):
+                    self._resources.detach(o)  # the caller's now
             return list(self._outputs)
         self.lib.synchronize()
         out: list[np.ndarray | None] = []

@@ -82,11 +82,30 @@ def test_transaction_releases_in_reverse_on_error():
     order = []
     with pytest.raises(ValueError):
         with Transaction() as tx:
-            tx.add(lambda: order.append(1))
-            tx.add(lambda: order.append(2))
+            tx.add(order.append, 1)
+            tx.add(order.append, 2)
             raise ValueError
     assert order == [2, 1]
     with Transaction() as tx:
-        tx.add(lambda: order.append(3))
+        tx.add(order.append, 3)
         tx.keep()
     assert order == [2, 1]
+
+
+def test_shapes_and_strides_are_int64_sequences():
+    """Plain ints take the quick check, anything else the element-by-element one: same rules."""
+    from aclnn_py.tensor import _dims
+
+    assert _dims("api", "shape", (2, 3)) == (2, 3) and _dims("api", "shape", [2, 3]) == (2, 3)
+    assert _dims("api", "shape", (np.int64(2), 3)) == (2, 3)
+    assert _dims("api", "shape", np.array([4, 5])) == (4, 5)
+    assert _dims("api", "shape", ()) == ()
+    with pytest.raises(TypeError, match=r"api: shape\[1\] must be an int, got bool"):
+        _dims("api", "shape", (2, True))
+    with pytest.raises(TypeError, match=r"shape\[0\] must be an int, got float"):
+        _dims("api", "shape", [2.0])
+    with pytest.raises(ValueError, match=r"api: strides\[0\] = 9223372036854775808 does not fit in int64"):
+        _dims("api", "strides", (2**63,))
+    assert _dims("api", "strides", (-(2**63), 2**63 - 1)) == (-(2**63), 2**63 - 1)
+    with pytest.raises(TypeError, match="must be a sequence of ints, got str"):
+        _dims("api", "shape", "23")
