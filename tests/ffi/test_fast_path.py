@@ -38,6 +38,16 @@ def fast_lib(sim_lib):
     return sim_lib
 
 
+@pytest.fixture
+def entry_lib(fast_lib):
+    """The simulator with the fast entry (plans) on as well."""
+    if _fast.entry() is None:
+        if os.environ.get("CI", "").lower() in ("1", "true", "yes") and "aclnn_py._fast._entry" not in sys.modules:
+            pytest.fail(f"the fast entry must be built in CI ({_fast.ENTRY})")
+        pytest.skip("the fast entry is not built")
+    return fast_lib
+
+
 def _abi_mode(monkeypatch, lib) -> None:
     monkeypatch.setattr(lib, "_fast_api", None)
 
@@ -57,16 +67,16 @@ def test_env_var_turns_it_off(sim_lib):
         assert _fast.enabled()
 
 
-def test_same_results_on_both_paths_and_plans_are_used(fast_lib, monkeypatch):
+def test_same_results_on_both_paths_and_plans_are_used(entry_lib, monkeypatch):
     rng = np.random.default_rng(1)
     calls = list(_valid_calls(rng))
     first = _results(calls)    # records the plans
     second = _results(calls)   # replays them
     for module in ("reflection_pad2d_backward", "avg_pool2d_backward", "im2col_backward",
                    "max_unpool2d_backward", "convolution_backward"):
-        plans = sys.modules[f"aclnn_py.ops.{module}"]._aclnn.plans
-        assert any(p is not _aclnn._NOT_PLANNED for p in plans.values()), module
-    _abi_mode(monkeypatch, fast_lib)
+        plans = sys.modules[f"aclnn_py.ops.{module}"]._aclnn.plans()
+        assert any(planned for _, planned in plans), module
+    _abi_mode(monkeypatch, entry_lib)
     slow = _results(calls)
     for a, b, c in zip(first, second, slow):
         assert len(a) == len(b) == len(c)
@@ -110,24 +120,19 @@ def test_arguments_a_plan_does_not_replay(fast_lib):
         aclnn_py.reflection_pad2d_backward(g, x, [True, True, True, True], backend="sim")
 
 
-def test_plan_key():
-    a = np.zeros((2, 3), np.float32)
-    assert _aclnn._plan_key((a, [1, 2], None, 3, True, 0.5)) == (
-        ((2, 3), np.dtype(np.float32), (12, 4)), (list, (int, int), 1, 2), (type(None), None), (int, 3),
-        (bool, True), (float, 0.5))
-    assert _aclnn._plan_key(([1, True],)) != _aclnn._plan_key(([1, 1],))
-    assert _aclnn._plan_key(([1.5],)) is None
-    assert _aclnn._plan_key((object(),)) is None
-
-
-def test_plans_are_bounded(fast_lib, monkeypatch):
-    monkeypatch.setattr(_aclnn, "_MAX_PLANS", 3)
-    x = np.zeros((1, 1, 4, 4), np.float32)
-    plans = sys.modules["aclnn_py.ops.reflection_pad2d_backward"]._aclnn.plans
-    for p in range(8):
-        g = np.ones((1, 1, 4 + 2 * (p % 3), 4 + 2 * (p % 3)), np.float32)
-        aclnn_py.reflection_pad2d_backward(g, x, [p % 3] * 4, backend="sim")
-        assert len(plans) <= 3
+def test_plans_are_bounded(entry_lib):
+    planner = sys.modules["aclnn_py.ops.reflection_pad2d_backward"]._aclnn
+    planner.clear()
+    g = np.ones((1, 1, 6, 6), np.float32)
+    for n in range(_fast.entry().MAX_PLANS + 5):  # as many keys (padding values), then a few more
+        x = np.zeros((1, 1, 4 + n, 4), np.float32)
+        aclnn_py.reflection_pad2d_backward(np.ones((1, 1, 6 + n, 6), np.float32), x, [1, 1, 1, 1], backend="sim")
+        assert len(planner.plans()) <= _fast.entry().MAX_PLANS
+    assert 0 < len(planner.plans()) < _fast.entry().MAX_PLANS  # cleared once when full
+    np.testing.assert_array_equal(aclnn_py.reflection_pad2d_backward(g, g[..., 1:5, 1:5].copy(), [1, 1, 1, 1],
+                                                                     backend="sim"),
+                                  aclnn_py.reflection_pad2d_backward(g, g[..., 1:5, 1:5].copy(), [1, 1, 1, 1],
+                                                                     backend="numpy"))
 
 
 # -- CANN failing halfway: each failure point raises its function's error, releases all -------
