@@ -1,7 +1,8 @@
 """The fast path (aclnn_py/_fast: the whole call in one crossing into a C helper, and plans
 that replay an op call of a geometry already seen) against the ABI-mode path it stands in for:
 same results, same errors, every handle and device byte released exactly once, also when a
-CANN function fails halfway; and ACLNN_PY_FAST=0 runs the op tests on the ABI-mode path."""
+CANN function fails halfway (tests/fast/test_entry.py runs the relevant tests with ACLNN_PY_FAST=0
+and without the entry)."""
 
 from __future__ import annotations
 
@@ -245,19 +246,3 @@ def test_build_helper(tmp_path):
 
     library = build.build(tmp_path, werror=True)
     assert library.is_file() and library.name == _fast.LIBRARY.name
-
-
-def test_op_tests_on_the_abi_mode_path(sim_lib):
-    """The op tests (invalid-case table included) and the leak and stream tests, with the fast
-    path forced off."""
-    if FORCED_OFF:
-        pytest.skip("already running with ACLNN_PY_FAST=0")
-    env = dict(os.environ, ACLNN_PY_FAST="0")
-    env.pop("COVERAGE_PROCESS_START", None)
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
-                           "tests/ops", "tests/ffi/test_leaks_and_threads.py", "tests/ffi/test_streams_and_pending.py",
-                           "tests/ffi/test_validate_before_allocating.py", "tests/ffi/test_memory_safety.py",
-                           "tests/ffi/test_fast_path.py"],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
-    assert done.returncode == 0, done.stdout[-5000:] + done.stderr[-3000:]
-    assert " passed" in done.stdout
