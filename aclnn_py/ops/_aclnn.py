@@ -23,6 +23,12 @@ synchronisation, copies back, releases) in one crossing into the helper. A call 
 does not cover (a device ``Tensor`` argument, a refused output stand-in, an operator with a
 floating-point parameter, an argument ``run`` cannot describe, a very large output) is
 replayed through the path above at the point it is met, with the same results and errors.
+
+Plans (``planned``, with the fast entry ``aclnn_py/_fast/entry.c`` built): an op call whose key
+(backend library, and per argument an ndarray's dtype, shape, strides and writability, or a
+list's or scalar's values and types) was seen before skips all of the above; the entry replays
+the plan recorded from the first call of that key, which ran the op's Python path (and so its
+checks) to a success through the helper. ``_plan_spec`` turns that call into the plan.
 """
 
 from __future__ import annotations
