@@ -699,7 +699,8 @@ static PyObject *planner_entry(PyObject *op, PyObject *const *args, Py_ssize_t n
         PyErr_SetString(PyExc_TypeError, "call(name, backend, args)");
         return NULL;
     }
-    PyObject *lib = args[1] == Py_None ? NULL : PyDict_GetItemWithError(self->backends, args[1]);
+    /* (A backend that is not a str is the Python path's error to report.) */
+    PyObject *lib = PyUnicode_CheckExact(args[1]) ? PyDict_GetItemWithError(self->backends, args[1]) : NULL;
     if (!lib || !PyUnicode_Check(args[0]) || !PyTuple_Check(args[2])) {
         if (PyErr_Occurred()) return NULL;
         Py_INCREF(miss);

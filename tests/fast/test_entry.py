@@ -216,6 +216,8 @@ def test_call_forms(lib):
         out[...] = 0
         aclnn_py.call(OP, g, x, [1, 1, 1, 1], out, backend="numpy")
         np.testing.assert_array_equal(out, want)
+    with pytest.raises(TypeError, match="backend must be a str"):  # the Python path's error, not the entry's
+        aclnn_py.call(OP, g, x, [1, 1, 1, 1], out, backend=["sim"])
     # A NULL output: phase 1 refuses it, on every call.
     for _ in range(2):
         assert _error(lambda: aclnn_py.call(OP, g, x, [1, 1, 1, 1], None, backend="sim"))[0] == 161001
