@@ -223,6 +223,33 @@ def test_call_forms(lib):
         assert _error(lambda: aclnn_py.call(OP, g, x, [1, 1, 1, 1], None, backend="sim"))[0] == 161001
 
 
+def test_call_plan_with_lists_values_and_several_outputs(lib, monkeypatch):
+    """ConvolutionBackward by name: int and bool lists, a bool and int values, a NULL output and
+    two written ones, returned as a tuple of what was passed."""
+    rng = np.random.default_rng(7)
+    go = rng.standard_normal((2, 2, 3, 3)).astype(np.float32)
+    x = rng.standard_normal((2, 3, 5, 5)).astype(np.float32)
+    w = rng.standard_normal((2, 3, 3, 3)).astype(np.float32)
+    _, want_weight, want_bias = aclnn_py.convolution_backward(go, x, w, [2], [1, 1], [0, 0], [1, 1], False, [0, 0], 1,
+                                                              [False, True, True], backend="numpy")
+
+    def run():
+        grad_weight, grad_bias = np.full_like(w, 7), np.full((2,), 7, np.float32)
+        result = aclnn_py.call("aclnnConvolutionBackward", go, x, w, [2], [1, 1], [0, 0], [1, 1], False, [0, 0], 1,
+                               [False, True, True], 0, None, grad_weight, grad_bias, backend="sim")
+        assert result[0] is None and result[1] is grad_weight and result[2] is grad_bias
+        return grad_weight, grad_bias
+
+    runs = [run() for _ in range(3)]
+    assert [n for n, planned in CALL._PLANS.plans() if planned] == ["aclnnConvolutionBackward"]
+    _abi(monkeypatch, lib)
+    runs.append(run())
+    for grad_weight, grad_bias in runs:
+        assert_close(grad_weight, want_weight, np.float32, scale=4)
+        assert_close(grad_bias, want_bias, np.float32, scale=4)
+        np.testing.assert_array_equal(grad_weight, runs[-1][0])  # the same C kernel on every path
+
+
 def _recording_synchronize(lib, monkeypatch):
     """The helper's aclrtSynchronizeStream replaced by one that records the stream it is given."""
     api = lib._fast_api
