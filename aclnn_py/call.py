@@ -584,9 +584,9 @@ def _plan_spec(lib: Library, sig: _Signature, values: list[object]) -> _aclnn.Pl
     """The plan of a ``call`` that succeeded on the Python path with ``values``, or None when
     its arguments are not all of the kinds the helper describes: ndarray tensors (C-contiguous,
     writable outputs), int/bool lists, integer and bool values, None for a tensor."""
-    fast = _fast.api_for(lib)
+    fast, entry = _fast.api_for(lib), _fast.entry()
     phases = None if fast is None or len(values) > _fast.MAX_ARGS else fast.phases(lib, sig.op)
-    if phases is None:
+    if phases is None or entry is None:
         return None
     desc: list[int] = []
     pointers: list[tuple[int, int | None]] = []
@@ -594,17 +594,17 @@ def _plan_spec(lib: Library, sig: _Signature, values: list[object]) -> _aclnn.Pl
     for i, (p, v) in enumerate(zip(sig.params, values)):
         if p.kind == "tensor":
             if p.output:
-                results.append((_aclnn.ARG, i))
+                results.append((entry.ARG, i))
             if v is None:
                 desc.append(_fast.POINTER)
-                pointers.append((_aclnn.NULL, None))
+                pointers.append((entry.NULL, None))
                 continue
             if (type(v) is not np.ndarray or not v.flags.c_contiguous or v.ndim > _fast.MAX_DIMS
                     or v.dtype not in _ACL_DTYPE or (p.output and not v.flags.writeable)):
                 return None
             item, nbytes = _contiguous_description(_fast.HOST_INOUT if p.output else _fast.HOST_IN, v.shape, v.dtype)
             desc += item
-            pointers.append(((_aclnn.ARG_WRITTEN if p.output else _aclnn.ARG), i) if nbytes else (_aclnn.NULL, None))
+            pointers.append(((entry.ARG_WRITTEN if p.output else entry.ARG), i) if nbytes else (entry.NULL, None))
         elif p.kind in ("int_array", "bool_array") and isinstance(v, (list, tuple)) and len(v) <= _fast.MAX_ARRAY:
             if p.kind == "int_array":
                 ints = int_array_arg(sig.api, p.name, v) or ()
@@ -619,7 +619,7 @@ def _plan_spec(lib: Library, sig: _Signature, values: list[object]) -> _aclnn.Pl
             desc += [_fast.VALUE, value]
         else:
             return None
-    mode = _aclnn.NONE if not results else _aclnn.SINGLE if len(results) == 1 else _aclnn.TUPLE
+    mode = entry.NONE if not results else entry.SINGLE if len(results) == 1 else entry.TUPLE
     return (sig.op, _fast.address(phases[0]), _fast.address(phases[1]), desc, pointers, [], results, mode)
 
 

@@ -48,6 +48,7 @@ STAGE_API = {1: "aclrtMalloc", 2: "aclrtMemcpy", 3: "aclCreateTensor", 4: "aclCr
              11: "aclrtMemcpy"}
 AT_CREATE_TENSOR, AT_PHASE1, AT_PHASE2, AT_DESCRIPTION = 3, 7, 9, 12
 
+ENTRY_VERSION = 1  # entry.c's: an entry built from other sources is not used
 ABI_VERSION = 2  # fastcall.c's: a helper built from other sources is not used
 
 _CDEF = """
@@ -124,7 +125,7 @@ def entry() -> Any:
                     from . import _entry as module  # type: ignore[attr-defined, no-redef]
                 except ImportError:
                     module = None
-                if module is not None and module.abi_version() != ABI_VERSION:
+                if module is not None and module.abi_version() != (ABI_VERSION, ENTRY_VERSION):
                     module = None
                 if module is not None:
                     import numpy as np

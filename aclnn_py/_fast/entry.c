@@ -30,6 +30,11 @@
 
 #include "fastcall.c"
 
+/* The layout of a plan's description (plan_from_spec) and of the Planner's methods:
+ * aclnn_py/_fast/__init__.py's ENTRY_VERSION must equal it, or the binding does not use an
+ * entry built from other sources. The kinds below are read from this module by the binding. */
+#define ENTRY_VERSION 1
+
 #define MAX_KEY 640          /* int64 words of one key */
 #define MAX_KEY_LIST 64      /* elements of a list argument */
 #define MAX_PLANS 1024       /* entries of one table; it is cleared when full */
@@ -865,13 +870,13 @@ static PyObject *set_plans(PyObject *module, PyObject *flag) {
 static PyObject *abi_version(PyObject *module, PyObject *unused) {
     (void)module;
     (void)unused;
-    return PyLong_FromLong(aclnnpy_fast_abi_version());
+    return Py_BuildValue("(ii)", aclnnpy_fast_abi_version(), ENTRY_VERSION);
 }
 
 static PyMethodDef module_methods[] = {
     {"setup", (PyCFunction)(void (*)(void))setup, METH_FASTCALL, "setup(ndarray, empty, to_address, fast_failed, api_for, miss)"},
     {"set_plans", set_plans, METH_O, "set_plans(on) -> the previous setting: plans replayed or not"},
-    {"abi_version", abi_version, METH_NOARGS, "fastcall.c's ABI_VERSION compiled in"},
+    {"abi_version", abi_version, METH_NOARGS, "(fastcall.c's ABI_VERSION, entry.c's ENTRY_VERSION) compiled in"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -896,7 +901,12 @@ PyMODINIT_FUNC PyInit__entry(void) {
         Py_XDECREF(type);
         goto fail;
     }
-    if (PyModule_AddIntConstant(m, "MAX_PLANS", MAX_PLANS)) goto fail;
+    struct { const char *name; long value; } constants[] = {
+        {"MAX_PLANS", MAX_PLANS}, {"ARG", P_ARG}, {"NEW_OUTPUT", P_OUTPUT}, {"NULL", P_NULL},
+        {"ARG_WRITTEN", P_ARG_WRITABLE}, {"SINGLE", R_SINGLE}, {"TUPLE", R_TUPLE}, {"NONE", R_NONE},
+    };
+    for (size_t i = 0; i < sizeof constants / sizeof constants[0]; ++i)
+        if (PyModule_AddIntConstant(m, constants[i].name, constants[i].value)) goto fail;
     return m;
 fail:
     Py_DECREF(m);

@@ -172,13 +172,12 @@ _recording = threading.local()  # .calls: the Calls made while an op call is bei
 
 #: A plan as the entry takes it (``aclnn_py/_fast/entry.c``'s plan_from_spec): (op, phase-1 and
 #: phase-2 addresses, description, pointer sources, outputs to make as (shape, dtype) or None,
-#: results, result mode). Pointer sources and results are ``(kind, index)``: kind 0 argument
-#: ``index`` (its bytes; as a result, the argument itself), 1 new output ``index``, 2 NULL,
-#: 3 argument ``index``'s bytes written back.
+#: results, result mode). Pointer sources and results are ``(kind, index)``, the kinds and modes
+#: the entry's constants: ``ARG`` argument ``index`` (its bytes; as a result, the argument
+#: itself), ``NEW_OUTPUT`` output ``index`` made by the entry, ``NULL``, ``ARG_WRITTEN`` argument
+#: ``index``'s bytes, written back; modes ``SINGLE``, ``TUPLE``, ``NONE``.
 PlanSpec: TypeAlias = ("tuple[str, int, int, list[int], list[tuple[int, int | None]], "
                        "list[tuple[tuple[int, ...], np.dtype] | None], list[tuple[int, int]], int]")
-ARG, NEW_OUTPUT, NULL, ARG_WRITTEN = 0, 1, 2, 3
-SINGLE, TUPLE, NONE = 0, 1, 2
 
 
 def set_plans(on: bool) -> bool:
@@ -191,7 +190,8 @@ def set_plans(on: bool) -> bool:
 def _plan_spec(call: Call, args: tuple[Any, ...], result: object) -> PlanSpec | None:
     """The plan of an op call that took the helper's path to a success (``call``, the only
     Call the op made, with ``args``, returning ``result``), or None when it cannot be replayed."""
-    if call._fast_last is None or call._fast is None:
+    entry = _fast.entry()
+    if call._fast_last is None or call._fast is None or entry is None:
         return None
     op, phases, desc, slots = call._fast_last
     null = call.ffi.NULL
@@ -200,7 +200,7 @@ def _plan_spec(call: Call, args: tuple[Any, ...], result: object) -> PlanSpec | 
     pointers: list[tuple[int, int | None]] = []
     for arg in slots:
         if arg is null:
-            pointers.append((NULL, None))  # a NULL argument (POINTER in the description)
+            pointers.append((entry.NULL, None))  # a NULL argument (POINTER in the description)
             continue
         slot = cast(_Slot, arg)  # (the rest are slots)
         if slot.pointer is None:
@@ -210,27 +210,27 @@ def _plan_spec(call: Call, args: tuple[Any, ...], result: object) -> PlanSpec | 
             index = next((i for i, a in enumerate(args) if a is slot.replay[2]), None)
             if index is None or type(args[index]) is not np.ndarray or not args[index].flags.c_contiguous:
                 return None  # an array the op made itself, or one whose bytes are not one block
-            pointers.append((ARG, index) if slot.pointer != null else (NULL, None))
+            pointers.append((entry.ARG, index) if slot.pointer != null else (entry.NULL, None))
         elif kind == "output":
             if slot.pointer == null:
-                pointers.append((NULL, None))  # an empty output: no memory, none copied back
+                pointers.append((entry.NULL, None))  # an empty output: no memory, none copied back
                 continue
             address = int(call.ffi.cast("intptr_t", slot.pointer))
             index = next((i for i, o in enumerate(outputs) if o is not None and o.ctypes.data == address), None)
             if index is None:
                 return None
-            pointers.append((NEW_OUTPUT, index))
+            pointers.append((entry.NEW_OUTPUT, index))
         else:
             return None
     if len(outputs) == 1 and result is outputs[0]:
-        mode = SINGLE
+        mode = entry.SINGLE
     elif type(result) is tuple and len(result) == len(outputs) and all(r is o for r, o in zip(result, outputs)):
-        mode = TUPLE
+        mode = entry.TUPLE
     else:
         return None
     return (op, _fast.address(phases[0]), _fast.address(phases[1]), desc, pointers,
             [None if o is None else (o.shape, o.dtype) for o in outputs],
-            [(NEW_OUTPUT, i) for i in range(len(outputs))], mode)
+            [(entry.NEW_OUTPUT, i) for i in range(len(outputs))], mode)
 
 
 def _record(aclnn_impl: Callable[..., Any], lib: Library, args: tuple[Any, ...]) -> tuple[Any, PlanSpec | None, bool]:

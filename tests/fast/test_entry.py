@@ -396,6 +396,18 @@ def test_planner_interface(lib):
         aclnn_py.ops._aclnn.set_plans(True)
 
 
+def test_an_entry_of_other_sources_is_not_used(lib, monkeypatch):
+    monkeypatch.setattr(_fast, "ENTRY_VERSION", -1)
+    _fast.reset()
+    try:
+        assert _fast.entry() is None
+        assert aclnn_py.ops._aclnn.set_plans(False) is False  # nothing to switch
+    finally:
+        monkeypatch.undo()
+        _fast.reset()
+    assert _fast.entry() is not None and _fast.entry().abi_version() == (_fast.ABI_VERSION, _fast.ENTRY_VERSION)
+
+
 def test_build_entry(tmp_path):
     from aclnn_py._fast import build
 
