@@ -123,6 +123,35 @@ static int pairs(PyObject *seq, const char *what, int max_kind, int *count, int8
     return 0;
 }
 
+/* How many pointers fastcall.c takes for desc (walked as it walks it), or -1 when desc is not
+ * one it would accept whole: every plan is checked once, when it is made. */
+static int desc_pointers(const int64_t *desc, int64_t len) {
+    int64_t at = 0;
+    int pointers = 0, items = 0;
+    while (at < len) {
+        int64_t kind = desc[at++];
+        if (++items > MAX_ARGS) return -1;
+        if (kind == HOST_IN || kind == HOST_OUT || kind == HOST_INOUT) {
+            if (at + 3 > len) return -1;
+            int64_t ndim = desc[at + 2];
+            if (ndim < 0 || ndim > MAX_DIMS) return -1;
+            at += 3 + 2 * ndim + (kind == HOST_OUT ? 3 : 2);
+            ++pointers;
+        } else if (kind == INT_ARRAY || kind == BOOL_ARRAY) {
+            if (at >= len || desc[at] < 0 || desc[at] > MAX_ARRAY) return -1;
+            at += 1 + desc[at];
+        } else if (kind == POINTER) {
+            ++pointers;
+        } else if (kind == VALUE) {
+            ++at;
+        } else {
+            return -1;
+        }
+        if (at > len) return -1;
+    }
+    return pointers;
+}
+
 /* A plan from its Python description (ops/_aclnn.py's plan_spec):
  * (op, phase1 address, phase2 address, desc ints, pointers [(kind, index)],
  *  outputs [(shape, dtype) or None], results [(kind, index)], mode) */
@@ -164,7 +193,12 @@ static PyObject *plan_from_spec(PyObject *spec) {
         }
     }
     Py_DECREF(o);
-    if (p->npointers > MAX_ARGS || p->noutputs > MAX_ARGS || p->mode < R_SINGLE || p->mode > R_NONE) {
+    if (desc_pointers(p->desc, p->desc_len) != p->npointers) {
+        PyErr_SetString(PyExc_ValueError, "plan: a description fastcall.c would not take, or pointers for another one");
+        goto fail;
+    }
+    if (p->npointers > MAX_ARGS || p->noutputs > MAX_ARGS || p->nresults > MAX_ARGS || p->mode < R_SINGLE ||
+        p->mode > R_NONE) {
         PyErr_SetString(PyExc_ValueError, "plan out of bounds");
         goto fail;
     }
@@ -441,7 +475,8 @@ static PyObject *fast_api(PyObject *lib) {
     return api;
 }
 
-static PyObject *run_plan(PyObject *capsule, PyObject *lib, PyObject *api, PyObject *const *args, key_t *k) {
+static PyObject *run_plan(PyObject *capsule, PyObject *lib, PyObject *api, PyObject *const *args, Py_ssize_t nargs,
+                          key_t *k) {
     plan_t *p = PyCapsule_GetPointer(capsule, "aclnn_py.plan");
     if (!p) return NULL;
     PyObject *outputs[MAX_ARGS] = {NULL};
@@ -535,6 +570,10 @@ static PyObject *run_plan(PyObject *capsule, PyObject *lib, PyObject *api, PyObj
         PyObject *items[MAX_ARGS];
         for (int i = 0; i < p->nresults; ++i) {
             int index = p->result_index[i];
+            if (p->result_kind[i] == P_ARG && index >= nargs) {
+                PyErr_SetString(PyExc_SystemError, "aclnn_py fast entry: a plan's result is not an argument");
+                goto done;
+            }
             items[i] = p->result_kind[i] == P_ARG ? args[index] : outputs[index] ? outputs[index] : Py_None;
         }
         if (p->mode == R_SINGLE) {
@@ -594,7 +633,7 @@ static PyObject *lookup_run(planner_t *self, PyObject *lib, PyObject *name, PyOb
     }
     PyObject *plan = e->plan;
     Py_INCREF(plan); /* the table may be cleared while the GIL is released */
-    PyObject *result = run_plan(plan, lib, api, args, k);
+    PyObject *result = run_plan(plan, lib, api, args, nargs, k);
     Py_DECREF(plan);
     Py_DECREF(api);
     return result;

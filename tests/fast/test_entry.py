@@ -383,6 +383,11 @@ def test_planner_interface(lib):
     spec = ("aclnnX", 0, 0, [], [(5, 0)], [], [], 0)
     with pytest.raises(ValueError):
         planner.add(lib, OP, [g, x], spec)  # a pointer kind the entry does not know
+    host_in = [_fast.HOST_IN, 0, 2, 1, 4, 1, 4, 16]  # float32 [4], 4 elements, 16 bytes
+    for desc, pointers in (([9], []), (host_in, []), (host_in, [(0, 0), (0, 1)]), (host_in[:-2], [(0, 0)]),
+                           ([_fast.INT_ARRAY, 65] + [1] * 65, [])):
+        with pytest.raises(ValueError, match="fastcall.c would not take"):
+            planner.add(lib, OP, [g, x], ("aclnnX", 0, 0, desc, pointers, [], [], 0))
     assert planner.add(lib, OP, [object()], None) is False  # no key: nothing stored
     assert planner.run(lib, OP, [g, x]) is _fast.MISS
     assert planner.call(OP, "numpy", (g, x)) is _fast.MISS
