@@ -341,6 +341,29 @@ def _c_program(name: str, home: Path, tmp: str) -> Callable[[int], float]:
     return run
 
 
+def _c_in_process(name: str, home: Path, tmp: str) -> Callable[[int], float]:
+    """Build ``scripts/<name>.c`` as a shared library (``-DOVERHEAD_LIBRARY``) against the
+    simulator toolkit at ``home`` and load it into this process, which has loaded the same
+    toolkit and set up the runtime and device on this thread: ``run(n)`` runs its loop for ``n``
+    iterations here and returns the microseconds per iteration."""
+    import ctypes
+
+    library = Path(tmp) / f"lib{name}.so"
+    subprocess.run([os.environ.get("CC", "cc"), "-O2", "-std=c11", "-shared", "-fPIC", "-DOVERHEAD_LIBRARY",
+                    f"-I{home / 'include'}", f"-I{home / 'include' / 'aclnn'}",
+                    str(Path(__file__).with_name(f"{name}.c")), f"-L{home / 'lib64'}", "-lopapi", "-lnnopbase",
+                    "-lascendcl", f"-Wl,-rpath,{home / 'lib64'}", "-o", str(library)], check=True)
+    function = getattr(ctypes.CDLL(str(library)), f"{name}_run")
+    function.restype, function.argtypes = ctypes.c_double, [ctypes.c_long]
+
+    def run(n: int) -> float:
+        us = float(function(n))
+        if us < 0:
+            raise RuntimeError(f"{name}: unexpected result")
+        return us
+    return run
+
+
 def overhead(rounds: int = 15, calls: int = 2000) -> None:
     """Per-call host overhead of the binding on tiny tensors against C programs doing the same
     sequence on the simulator, every runner alternating round after round in this one process
@@ -354,6 +377,10 @@ def overhead(rounds: int = 15, calls: int = 2000) -> None:
 
     repeated, against scripts/overhead_repeatable.c (a repeatable executor: new data copied in,
     phase 2, sync, result copied back): a run of ``aclnn_py.prepare``'s object.
+
+    The C programs run inside this process (built as libraries: on a busy machine a short-lived
+    process of its own gets the scheduler's favour that this long-running one does not), on
+    the toolkit and device this process has set up; as programs of their own they are shown too.
 
     Each runner is compared with its C program twice: the median over the rounds of its time over
     the C program's time in the same round, and its fastest round over the C program's fastest
@@ -396,12 +423,16 @@ def overhead(rounds: int = 15, calls: int = 2000) -> None:
     via_call = lambda: aclnn_py.call(op, g, x, [1, 1, 1, 1], out, backend="sim")  # noqa: E731
     with tempfile.TemporaryDirectory() as tmp, \
             aclnn_py.prepare(op, g, x, [1, 1, 1, 1], out, backend="sim") as prepared:
-        c_once = _c_program("overhead", home, tmp)
-        c_repeat = _c_program("overhead_repeatable", home, tmp)
+        lib.stream()  # the runtime initialised and the device set on this thread, for the C loops
+        c_once = _c_in_process("overhead", home, tmp)
+        c_repeat = _c_in_process("overhead_repeatable", home, tmp)
+        c_once_alone = _c_program("overhead", home, tmp)
+        c_repeat_alone = _c_program("overhead_repeatable", home, tmp)
         run = lambda: prepared(g, x, [1, 1, 1, 1], out)  # noqa: E731
         # (runner, its C counterpart)
         runners: dict[str, tuple[Callable[[], float], str]] = {
             "C program": (lambda: c_once(calls), "C program"),
+            "C program, own process": (lambda: c_once_alone(calls), "C program, own process"),
             "op function": (on_path(function, fast=True, plans=True), "C program"),
             "call": (on_path(via_call, fast=True, plans=True), "C program"),
         }
@@ -410,6 +441,7 @@ def overhead(rounds: int = 15, calls: int = 2000) -> None:
         runners["op function, ABI mode"] = (on_path(function, fast=False, plans=False), "C program")
         runners["call, ABI mode"] = (on_path(via_call, fast=False, plans=False), "C program")
         runners["C repeatable"] = (lambda: c_repeat(calls), "C repeatable")
+        runners["C repeatable, own process"] = (lambda: c_repeat_alone(calls), "C repeatable, own process")
         runners["prepared run"] = (lambda: timed(run), "C repeatable")
         for fn, _ in runners.values():
             fn()  # warm-up
@@ -429,7 +461,7 @@ def overhead(rounds: int = 15, calls: int = 2000) -> None:
         ratio = statistics.median(t / r for t, r in zip(ts, times[c]))
         fastest = min(ts) / min(times[c])
         against = "" if k == c else f"  {ratio:5.1f}x {fastest:5.1f}x {c}"
-        print(f"  {k:22s} {med:6.2f} us{against:28s}  (rounds {min(ts):.2f}-{max(ts):.2f} us)")
+        print(f"  {k:26s} {med:6.2f} us{against:28s}  (rounds {min(ts):.2f}-{max(ts):.2f} us)")
     if entry is None or fast_api is None:
         print("  (the fast entry is not built, or ACLNN_PY_FAST=0: the op function and call rows take "
               "the same path as the rows below them)")

@@ -30,11 +30,11 @@ def test_overhead_rows(sim_lib, capsys):
     api = _fast.api_for(sim_lib)
     _bench().overhead(rounds=2, calls=20)
     out = capsys.readouterr().out
-    rows = ["C program", "op function", "call", "op function, ABI mode", "call, ABI mode", "C repeatable",
-            "prepared run"] + (["op function, no plan"] if api is not None else [])
+    rows = ["C program", "C program, own process", "op function", "call", "op function, ABI mode", "call, ABI mode",
+            "C repeatable", "C repeatable, own process", "prepared run"] + (["op function, no plan"] if api is not None else [])
     for row in rows:
         assert re.search(rf"^  {re.escape(row)} +\d+\.\d+ us", out, re.M), (row, out)
-    assert len(re.findall(r"\d+\.\dx +\d+\.\dx C (program|repeatable)", out)) == len(rows) - 2, out
+    assert len(re.findall(r"\d+\.\dx +\d+\.\dx C (program|repeatable)", out)) == len(rows) - 4, out
     assert sim_lib._fast_api is api  # restored
     if _fast.entry() is not None:
         assert _fast.entry().set_plans(True) is True  # plans were left on
