@@ -16,15 +16,20 @@ isolated build environment).
 Without a C compiler the build stops with an error that says what to install.  Set
 ``ACLNN_PY_SKIP_SIM=1`` to install without the simulator (numpy and npu backends only).
 
-After the simulator, the fast path's helper ``aclnn_py/_fast/libaclnn_py_fast.so`` is
-compiled from ``aclnn_py/_fast/fastcall.c`` (see ``aclnn_py/_fast/__init__.py``); with
-``ACLNN_PY_SKIP_SIM=1`` it is not, and every call takes the ABI-mode path.
+After the simulator, the fast path is compiled (see ``aclnn_py/_fast/__init__.py``): its helper
+``aclnn_py/_fast/libaclnn_py_fast.so`` from ``fastcall.c``, and its per-call entry, the CPython
+extension ``aclnn_py/_fast/_entry.abi3.so`` from ``entry.c`` on the stable ABI of CPython 3.11
+(skipped with a warning where the Python headers are missing); with ``ACLNN_PY_SKIP_SIM=1``
+neither is, and every call takes the ABI-mode path.
 
 The binding's own headers (``include/``, the source of its cffi declarations) are package
 data: every non-editable build copies them to ``aclnn_py/include``, with or without the
-simulator.  The wheel is tagged ``py3-none-<platform>``: it holds no Python extension (cffi's
-ABI mode dlopens the libraries, the fast path's helper too), only native libraries for one
-platform.
+simulator.  The wheel is tagged ``cp311-abi3-<platform>`` when it holds the fast entry: an
+extension on CPython's stable ABI, so one wheel serves CPython 3.11 and later (a
+``cpXY-cpXY`` tag would need a wheel per Python version for no gain: the entry uses nothing
+beyond the limited API). Without it (``ACLNN_PY_SKIP_SIM=1``) the wheel holds no Python
+extension, only native libraries for one platform (cffi's ABI mode dlopens them), and is
+tagged ``py3-none-<platform>``.
 """
 
 from __future__ import annotations
@@ -58,16 +63,25 @@ def _sim_builder():
     return _load("_aclnn_py_sim_build", SIM / "_build.py")
 
 
+#: Whether this build compiled the fast entry (a CPython extension): the wheel's tag says so.
+_built_entry: list[Path] = []
+
+
 def _build_fast_path(out_dir: Path, announce) -> None:
-    """Compile the fast path's helper (aclnn_py/_fast/fastcall.c) into ``out_dir``. It is an
-    optimisation: without it every call takes the ABI-mode path, so a failure only warns."""
+    """Compile the fast path's helper (aclnn_py/_fast/fastcall.c) and entry (entry.c) into
+    ``out_dir``. They are an optimisation: without them every call takes the ABI-mode path, so
+    a failure only warns."""
     builder = _load("_aclnn_py_fast_build", FAST / "build.py")
-    try:
-        library = builder.build(out_dir, src_dir=FAST)
-    except builder.FastBuildError as exc:
-        announce(f"WARNING: {exc}\n(aclnn_py works without it, at the ABI-mode path's per-call cost)", level=3)
-        return
-    announce(f"built the fast path's helper {library}", level=2)
+    for make, what in ((builder.build, "helper"), (builder.build_entry, "entry")):
+        try:
+            built = make(out_dir, src_dir=FAST)
+        except builder.FastBuildError as exc:
+            announce(f"WARNING: {exc}\n(aclnn_py works without the fast path's {what}, at a higher per-call cost)",
+                     level=3)
+            continue
+        if what == "entry":
+            _built_entry.append(built)
+        announce(f"built the fast path's {what} {built}", level=2)
 
 
 class BuildPyWithSimulator(build_py):
@@ -116,10 +130,13 @@ class PlatformDistribution(Distribution):
 
 
 class PlatformWheel(bdist_wheel):
-    """Any Python 3, no ABI (nothing is compiled against CPython), this platform."""
+    """This platform; CPython 3.11+'s stable ABI when the fast entry was built, else any Python 3
+    with no ABI (nothing compiled against CPython)."""
 
     def get_tag(self) -> tuple[str, str, str]:
         _, _, platform = super().get_tag()
+        if _built_entry:
+            return "cp311", "abi3", platform
         return "py3", "none", platform
 
 

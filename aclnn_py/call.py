@@ -39,12 +39,13 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import numpy as np
 from numpy.typing import DTypeLike
 
-from . import _backend
+from . import _backend, _fast
 from ._constants import ACL_MEMCPY_DEVICE_TO_HOST, ACL_MEMCPY_HOST_TO_DEVICE
 from ._errors import ACL_ERROR_API_NOT_SUPPORT, ACLNN_ERR_PARAM_INVALID, AclnnError, param_invalid
 from ._resources import Transaction, quietly
 from .tensor import BoolArray, DeviceView, FloatArray, IntArray, Scalar, Tensor, float_array_arg, scalar_value
-from .ops._aclnn import _ACL_DTYPE, Call
+from .ops import _aclnn
+from .ops._aclnn import _ACL_DTYPE, Call, _contiguous_description
 from ._device import stream_address
 from .ops._common import (bool_arg, bool_array_arg, int_arg, int_array_arg, on_stream, tensor_input,
                           unnamed_dtype)
@@ -528,7 +529,15 @@ def _library(backend: str | None) -> Library | None:
         return None
     from . import _ffi
 
-    return _ffi.library(name)
+    lib = _ffi.library(name)
+    if _PLANS is not None:
+        _PLANS.backend(name, lib)  # the entry's shortcut from this backend name to its library
+    return lib
+
+
+#: The plans of ``call`` (``aclnn_py/_fast/entry.c``'s Planner, keyed per library, operator name
+#: and argument signature), or None without the fast entry.
+_PLANS: Any = None if _fast.entry() is None else _fast.entry().Planner()
 
 
 def call(name: str, *args: object, backend: str | None = None, stream: object = None, **kwargs: object) -> Any:
@@ -544,6 +553,11 @@ def call(name: str, *args: object, backend: str | None = None, stream: object = 
             when the toolkit declares or exports no such operator.
         TypeError: a missing or unknown argument, or one of the wrong Python type (named).
     """
+    if _PLANS is not None and stream is None and not kwargs:
+        # The fast entry: arguments by position whose signature was planned on this backend.
+        result = _PLANS.call(name, backend if backend is not None else _backend.get_backend(), args)
+        if result is not _fast.MISS:
+            return result
     address = None if stream is None else stream_address(stream)
     lib = _library(backend)
     sig = _signature(lib, name)
@@ -556,6 +570,11 @@ def call(name: str, *args: object, backend: str | None = None, stream: object = 
 
 
 def _call(lib: Library, sig: _Signature, values: list[object]) -> Any:
+    planner = _PLANS
+    if planner is not None:
+        result = planner.run(lib, sig.op, values)
+        if result is not _fast.MISS:
+            return result
     with Call(lib, sig.api, fast=False) as c:
         marshal = _Marshal(c, sig, values, own_descriptors=False)
         c.run(sig.op, *marshal.args)
@@ -564,7 +583,53 @@ def _call(lib: Library, sig: _Signature, values: list[object]) -> Any:
             _download(c, downloads)
         elif not c.device_io:
             c.lib.synchronize()  # the call's device memory is freed when it ends
+    if planner is not None and _fast.api_for(lib) is not None:
+        # Succeeded: the next call of this signature replays it (None: it takes this path).
+        planner.add(lib, sig.op, values, _plan_spec(lib, sig, values))
     return _results(sig, values)
+
+
+def _plan_spec(lib: Library, sig: _Signature, values: list[object]) -> _aclnn.PlanSpec | None:
+    """The plan of a ``call`` that succeeded on the Python path with ``values``, or None when
+    its arguments are not all of the kinds the helper describes: ndarray tensors (C-contiguous,
+    writable outputs), int/bool lists, integer and bool values, None for a tensor."""
+    fast, entry = _fast.api_for(lib), _fast.entry()
+    phases = None if fast is None or len(values) > _fast.MAX_ARGS else fast.phases(lib, sig.op)
+    if phases is None or entry is None:
+        return None
+    desc: list[int] = []
+    pointers: list[tuple[int, int | None]] = []
+    results: list[tuple[int, int]] = []
+    for i, (p, v) in enumerate(zip(sig.params, values)):
+        if p.kind == "tensor":
+            if p.output:
+                results.append((entry.ARG, i))
+            if v is None:
+                desc.append(_fast.POINTER)
+                pointers.append((entry.NULL, None))
+                continue
+            if (type(v) is not np.ndarray or not v.flags.c_contiguous or v.ndim > _fast.MAX_DIMS
+                    or v.dtype not in _ACL_DTYPE or (p.output and not v.flags.writeable)):
+                return None
+            item, nbytes = _contiguous_description(_fast.HOST_INOUT if p.output else _fast.HOST_IN, v.shape, v.dtype)
+            desc += item
+            pointers.append(((entry.ARG_WRITTEN if p.output else entry.ARG), i) if nbytes else (entry.NULL, None))
+        elif p.kind in ("int_array", "bool_array") and isinstance(v, (list, tuple)) and len(v) <= _fast.MAX_ARRAY:
+            if p.kind == "int_array":
+                ints = int_array_arg(sig.api, p.name, v) or ()
+                desc += [_fast.INT_ARRAY, len(ints), *ints]
+            else:
+                flags = bool_array_arg(sig.api, p.name, v) or ()
+                desc += [_fast.BOOL_ARRAY, len(flags), *map(int, flags)]
+        elif p.kind in ("int", "bool") and type(v) in (int, bool):
+            value = int(_plain(sig.api, p, v))  # type: ignore[arg-type]
+            if not -(2**63) <= value < 2**63:
+                return None
+            desc += [_fast.VALUE, value]
+        else:
+            return None
+    mode = entry.NONE if not results else entry.SINGLE if len(results) == 1 else entry.TUPLE
+    return (sig.op, _fast.address(phases[0]), _fast.address(phases[1]), desc, pointers, [], results, mode)
 
 
 def prepare(name: str, *args: object, backend: str | None = None, **kwargs: object) -> "Prepared":

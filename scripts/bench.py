@@ -235,13 +235,50 @@ def _c_program(name: str, home: Path, tmp: str) -> Callable[[int], float]:
     return run
 
 
-def overhead(rounds: int = 7, calls: int = 3000) -> None:
-    """Per-call host overhead of the binding on tiny tensors vs scripts/overhead.c doing the
-    same sequence (device buffers, copies, descriptors, both phases, sync, copy back, release)
-    on the simulator, alternating them round after round in this one process: the fast path
-    replaying a plan (a repeated geometry, the common case), the fast path marshalling every
-    call (plans off), and the ABI-mode path (fast path off, as without a compiler or with
-    ACLNN_PY_FAST=0)."""
+def _c_in_process(name: str, home: Path, tmp: str) -> Callable[[int], float]:
+    """Build ``scripts/<name>.c`` as a shared library (``-DOVERHEAD_LIBRARY``) against the
+    simulator toolkit at ``home`` and load it into this process, which has loaded the same
+    toolkit and set up the runtime and device on this thread: ``run(n)`` runs its loop for ``n``
+    iterations here and returns the microseconds per iteration."""
+    import ctypes
+
+    library = Path(tmp) / f"lib{name}.so"
+    subprocess.run([os.environ.get("CC", "cc"), "-O2", "-std=c11", "-shared", "-fPIC", "-DOVERHEAD_LIBRARY",
+                    f"-I{home / 'include'}", f"-I{home / 'include' / 'aclnn'}",
+                    str(Path(__file__).with_name(f"{name}.c")), f"-L{home / 'lib64'}", "-lopapi", "-lnnopbase",
+                    "-lascendcl", f"-Wl,-rpath,{home / 'lib64'}", "-o", str(library)], check=True)
+    function = getattr(ctypes.CDLL(str(library)), f"{name}_run")
+    function.restype, function.argtypes = ctypes.c_double, [ctypes.c_long]
+
+    def run(n: int) -> float:
+        us = float(function(n))
+        if us < 0:
+            raise RuntimeError(f"{name}: unexpected result")
+        return us
+    return run
+
+
+def overhead(rounds: int = 15, calls: int = 2000) -> None:
+    """Per-call host overhead of the binding on tiny tensors against C programs doing the same
+    sequence on the simulator, every runner alternating round after round in this one process
+    (same case, same run; a round of each runner is ``calls`` calls):
+
+    one-shot, against scripts/overhead.c (device buffers, copies, descriptors, both phases,
+    sync, copy back, release): the op function and ``aclnn_py.call`` through the fast entry
+    replaying their plans (a repeated geometry, the common case); the op function on the fast
+    path marshalling every call (plans off: the helper's one crossing); both on the ABI-mode
+    path (fast path off, as without a compiler or with ACLNN_PY_FAST=0).
+
+    repeated, against scripts/overhead_repeatable.c (a repeatable executor: new data copied in,
+    phase 2, sync, result copied back): a run of ``aclnn_py.prepare``'s object.
+
+    The C programs run inside this process (built as libraries: on a busy machine a short-lived
+    process of its own gets the scheduler's favour that this long-running one does not), on
+    the toolkit and device this process has set up; as programs of their own they are shown too.
+
+    Each runner is compared with its C program twice: the median over the rounds of its time over
+    the C program's time in the same round, and its fastest round over the C program's fastest
+    (noise only ever adds time, so on a busy machine the fastest rounds are the truest)."""
     try:
         from aclnn_py import _fast, _ffi, sim
         from aclnn_py.ops import _aclnn
@@ -252,88 +289,76 @@ def overhead(rounds: int = 7, calls: int = 3000) -> None:
         print(f"overhead: simulator not available ({exc})")
         return
     fast_api = _fast.api_for(lib)
-    with tempfile.TemporaryDirectory() as tmp:
-        c_program = _c_program("overhead", home, tmp)
-        g = np.ones((1, 1, 6, 6), np.float32)
-        x = np.ones((1, 1, 4, 4), np.float32)
-
-        def python_us(fast: bool, plans: bool) -> float:
-            lib._fast_api = fast_api if fast else None
-            _aclnn.PLANS = plans
-            try:
-                aclnn_py.reflection_pad2d_backward(g, x, [1, 1, 1, 1], backend="sim")  # records the plan
-                t0 = time.perf_counter()
-                for _ in range(calls):
-                    aclnn_py.reflection_pad2d_backward(g, x, [1, 1, 1, 1], backend="sim")
-                return (time.perf_counter() - t0) / calls * 1e6
-            finally:
-                lib._fast_api = fast_api
-                _aclnn.PLANS = True
-
-        runners = {"C program": lambda: c_program(calls)}
-        if fast_api is not None:
-            runners["fast path, plan"] = lambda: python_us(True, True)
-            runners["fast path, no plan"] = lambda: python_us(True, False)
-        runners["ABI-mode path"] = lambda: python_us(False, False)
-        for run in runners.values():
-            run()  # warm-up
-        times: dict[str, list[float]] = {k: [] for k in runners}
-        for _ in range(rounds):
-            for k, run in runners.items():
-                times[k].append(run())
-    c_med = statistics.median(times["C program"])
-    print(f"per-call host overhead, ReflectionPad2dBackward (1,1,6,6) on sim, median of {rounds} rounds "
-          f"of {calls} calls:")
-    for k, ts in times.items():
-        med = statistics.median(ts)
-        # each round's ratio to the C program's run next to it, then their median
-        ratio = statistics.median(t / c for t, c in zip(ts, times["C program"]))
-        print(f"  {k:20s} {med:6.1f} us  {med / c_med:5.1f}x C  (per-round ratio median {ratio:.1f}x, "
-              f"rounds {min(ts):.1f}-{max(ts):.1f} us)")
-    if fast_api is None:
-        print("  (the fast path's helper is not built or ACLNN_PY_FAST=0: ABI-mode path only)")
-
-
-def prepare_overhead(rounds: int = 5, runs: int = 3000) -> None:
-    """Per-run host overhead of ``aclnn_py.prepare``'s object vs a one-shot ``aclnn_py.call`` vs
-    scripts/overhead_repeatable.c running the same repeatable executor on the simulator (new
-    data copied in, phase 2, synchronise, result copied back), alternating, round after round."""
-    try:
-        from aclnn_py import _ffi, sim
-
-        _ffi.library("sim")
-        home = Path(sim.home())
-    except Exception as exc:
-        print(f"prepare overhead: simulator not available ({exc})")
-        return
+    entry = _fast.entry()
     op = "aclnnReflectionPad2dBackward"
     g = np.ones((1, 1, 6, 6), np.float32)
     x = np.ones((1, 1, 4, 4), np.float32)
     out = np.zeros((1, 1, 4, 4), np.float32)
+
+    def timed(fn) -> float:
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        return (time.perf_counter() - t0) / calls * 1e6
+
+    def on_path(fn, *, fast: bool, plans: bool) -> Callable[[], float]:
+        def run() -> float:
+            lib.fast_api = fast_api if fast else None
+            previous = _aclnn.set_plans(plans)
+            try:
+                fn()  # records the plan where there is one to record
+                return timed(fn)
+            finally:
+                lib.fast_api = fast_api
+                _aclnn.set_plans(previous)
+        return run
+
+    function = lambda: aclnn_py.reflection_pad2d_backward(g, x, [1, 1, 1, 1], backend="sim")  # noqa: E731
+    via_call = lambda: aclnn_py.call(op, g, x, [1, 1, 1, 1], out, backend="sim")  # noqa: E731
     with tempfile.TemporaryDirectory() as tmp, \
             aclnn_py.prepare(op, g, x, [1, 1, 1, 1], out, backend="sim") as prepared:
-        c_program = _c_program("overhead_repeatable", home, tmp)
-
-        def timed(fn) -> float:
-            t0 = time.perf_counter()
-            for _ in range(runs):
-                fn()
-            return (time.perf_counter() - t0) / runs * 1e6
-
+        lib.stream()  # the runtime initialised and the device set on this thread, for the C loops
+        c_once = _c_in_process("overhead", home, tmp)
+        c_repeat = _c_in_process("overhead_repeatable", home, tmp)
+        c_once_alone = _c_program("overhead", home, tmp)
+        c_repeat_alone = _c_program("overhead_repeatable", home, tmp)
         run = lambda: prepared(g, x, [1, 1, 1, 1], out)  # noqa: E731
-        once = lambda: aclnn_py.call(op, g, x, [1, 1, 1, 1], out, backend="sim")  # noqa: E731
-        timed(run), timed(once)  # warm-up
-        times: dict[str, list[float]] = {"prepared": [], "call": [], "C": []}
+        # (runner, its C counterpart)
+        runners: dict[str, tuple[Callable[[], float], str]] = {
+            "C program": (lambda: c_once(calls), "C program"),
+            "C program, own process": (lambda: c_once_alone(calls), "C program, own process"),
+            "op function": (on_path(function, fast=True, plans=True), "C program"),
+            "call": (on_path(via_call, fast=True, plans=True), "C program"),
+        }
+        if fast_api is not None:
+            runners["op function, no plan"] = (on_path(function, fast=True, plans=False), "C program")
+        runners["op function, ABI mode"] = (on_path(function, fast=False, plans=False), "C program")
+        runners["call, ABI mode"] = (on_path(via_call, fast=False, plans=False), "C program")
+        runners["C repeatable"] = (lambda: c_repeat(calls), "C repeatable")
+        runners["C repeatable, own process"] = (lambda: c_repeat_alone(calls), "C repeatable, own process")
+        runners["prepared run"] = (lambda: timed(run), "C repeatable")
+        for fn, _ in runners.values():
+            fn()  # warm-up
+        times: dict[str, list[float]] = {k: [] for k in runners}
         for _ in range(rounds):
-            times["prepared"].append(timed(run))
-            times["call"].append(timed(once))
-            times["C"].append(c_program(runs))
+            for k, (fn, _) in runners.items():
+                times[k].append(fn())
         assert out[0, 0, 1, 1] == 4.0, out  # an interior pixel of a 4x4 with 1-pixel reflection of ones
-    med = {k: statistics.median(v) for k, v in times.items()}
-    print(f"per-run host overhead, {op} (1,1,6,6) on sim: prepared run {med['prepared']:.1f} us, one-shot call "
-          f"{med['call']:.1f} us, C repeatable executor {med['C']:.1f} us; prepared/C "
-          f"{med['prepared'] / med['C']:.1f}x, call/C {med['call'] / med['C']:.1f}x, "
-          f"call/prepared {med['call'] / med['prepared']:.1f}x")
+    path = ("fast entry" if entry is not None and fast_api is not None else
+            "fast path's helper, no entry" if fast_api is not None else "ABI-mode path only")
+    print(f"per-call host overhead, {op} (1,1,6,6) on sim ({path}), {rounds} interleaved rounds of {calls} "
+          f"calls: median us, per-round ratio median, fastest-round ratio")
+    for k, ts in times.items():
+        c = runners[k][1]
+        med = statistics.median(ts)
+        # each round's ratio to its C program's run in the same round, then their median
+        ratio = statistics.median(t / r for t, r in zip(ts, times[c]))
+        fastest = min(ts) / min(times[c])
+        against = "" if k == c else f"  {ratio:5.1f}x {fastest:5.1f}x {c}"
+        print(f"  {k:26s} {med:6.2f} us{against:28s}  (rounds {min(ts):.2f}-{max(ts):.2f} us)")
+    if entry is None or fast_api is None:
+        print("  (the fast entry is not built, or ACLNN_PY_FAST=0: the op function and call rows take "
+              "the same path as the rows below them)")
 
 
 def main(argv=None) -> int:
@@ -359,7 +384,6 @@ def main(argv=None) -> int:
     if not opts.no_overhead:
         print()
         overhead()
-        prepare_overhead()
     return 0
 
 

@@ -4,6 +4,9 @@
  * simulator toolkit and compares the binding's time for the same call with it.
  *
  *   overhead ITERATIONS   -> prints "per_call_us <microseconds>"
+ *
+ * Built with -DOVERHEAD_LIBRARY -shared, it is instead a library whose overhead_run(ITERATIONS)
+ * returns the microseconds per call, for scripts/bench.py to run inside its own process.
  */
 #define _POSIX_C_SOURCE 199309L
 #include <stdio.h>
@@ -24,18 +27,14 @@ static aclTensor *upload(const float *host, const int64_t *shape, void **dev) {
     return aclCreateTensor(shape, 4, ACL_FLOAT, strides, 0, ACL_FORMAT_NCHW, &storage, 1, *dev);
 }
 
-int main(int argc, char **argv) {
-    long iterations = argc > 1 ? atol(argv[1]) : 10000;
+/* The timed loop: `iterations` calls (after 200 warm-up calls) on `stream`; microseconds per
+ * call, the result of the last call in `result`. */
+static double run(aclrtStream stream, long iterations, float *result) {
     const int64_t grad_shape[4] = {1, 1, 6, 6}, self_shape[4] = {1, 1, 4, 4};
     const int64_t padding[4] = {1, 1, 1, 1};
-    float grad[36], self[16], result[16];
+    float grad[36], self[16];
     for (int i = 0; i < 36; ++i) grad[i] = 1.0f;
     for (int i = 0; i < 16; ++i) self[i] = 1.0f;
-
-    aclrtStream stream;
-    CHECK(aclInit(NULL));
-    CHECK(aclrtSetDevice(0));
-    CHECK(aclrtCreateStream(&stream));
 
     struct timespec t0, t1;
     for (long it = -200; it < iterations; ++it) { /* 200 warm-up calls */
@@ -51,7 +50,7 @@ int main(int argc, char **argv) {
         if (workspace_size > 0) CHECK(aclrtMalloc(&workspace, workspace_size, ACL_MEM_MALLOC_HUGE_FIRST));
         CHECK(aclnnReflectionPad2dBackward(workspace, workspace_size, executor, stream));
         CHECK(aclrtSynchronizeStream(stream));
-        CHECK(aclrtMemcpy(result, sizeof result, out_dev, sizeof result, ACL_MEMCPY_DEVICE_TO_HOST));
+        CHECK(aclrtMemcpy(result, 16 * sizeof(float), out_dev, 16 * sizeof(float), ACL_MEMCPY_DEVICE_TO_HOST));
         aclDestroyTensor(g);
         aclDestroyTensor(x);
         aclDestroyTensor(out);
@@ -63,7 +62,30 @@ int main(int argc, char **argv) {
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double us = ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec)) / 1e3;
-    printf("per_call_us %.3f\n", iterations > 0 ? us / (double)iterations : 0.0);
+    return iterations > 0 ? us / (double)iterations : 0.0;
+}
+
+#ifdef OVERHEAD_LIBRARY
+/* Built as a shared library (-DOVERHEAD_LIBRARY -shared), the loop runs inside the process of
+ * scripts/bench.py, which loaded the same toolkit and already initialised the runtime and set
+ * the device on its thread: the C program and the binding then share the process and the
+ * machine's scheduling. Its own stream, made on the first call; -1 for a wrong result. */
+__attribute__((visibility("default"))) double overhead_run(long iterations) {
+    static aclrtStream stream;
+    float result[16];
+    if (!stream) CHECK(aclrtCreateStream(&stream));
+    double us = run(stream, iterations, result);
+    return result[5] == 4.0f ? us : -1.0; /* an interior pixel of a 4x4 with 1-pixel reflection of ones */
+}
+#else
+int main(int argc, char **argv) {
+    long iterations = argc > 1 ? atol(argv[1]) : 10000;
+    float result[16];
+    aclrtStream stream;
+    CHECK(aclInit(NULL));
+    CHECK(aclrtSetDevice(0));
+    CHECK(aclrtCreateStream(&stream));
+    printf("per_call_us %.3f\n", run(stream, iterations, result));
     if (result[5] != 4.0f) { /* an interior pixel of a 4x4 with 1-pixel reflection of ones */
         fprintf(stderr, "unexpected result %f\n", result[5]);
         return 1;
@@ -73,3 +95,4 @@ int main(int argc, char **argv) {
     CHECK(aclFinalize());
     return 0;
 }
+#endif

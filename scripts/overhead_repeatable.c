@@ -6,6 +6,9 @@
  * aclnn_py.prepare's object, and a one-shot aclnn_py.call, with it.
  *
  *   overhead_repeatable ITERATIONS   -> prints "per_run_us <microseconds>"
+ *
+ * Built with -DOVERHEAD_LIBRARY -shared, a library whose overhead_repeatable_run(ITERATIONS)
+ * returns the microseconds per run, for scripts/bench.py to run inside its own process.
  */
 #define _POSIX_C_SOURCE 199309L
 #include <stdio.h>
@@ -24,18 +27,14 @@ static aclTensor *device_tensor(const int64_t *shape, void **dev, size_t *bytes)
     return aclCreateTensor(shape, 4, ACL_FLOAT, strides, 0, ACL_FORMAT_NCHW, &storage, 1, *dev);
 }
 
-int main(int argc, char **argv) {
-    long iterations = argc > 1 ? atol(argv[1]) : 10000;
+/* Phase 1 once, then `iterations` runs (after 200 warm-up runs) on `stream`: microseconds per
+ * run; 1 in *wrong when the result is not the expected one. */
+static double run(aclrtStream stream, long iterations, int *wrong) {
     const int64_t grad_shape[4] = {1, 1, 6, 6}, self_shape[4] = {1, 1, 4, 4};
     const int64_t padding[4] = {1, 1, 1, 1};
     float grad[36], self[16], result[16] = {0};
     for (int i = 0; i < 36; ++i) grad[i] = 1.0f;
     for (int i = 0; i < 16; ++i) self[i] = 1.0f;
-
-    aclrtStream stream;
-    CHECK(aclInit(NULL));
-    CHECK(aclrtSetDevice(0));
-    CHECK(aclrtCreateStream(&stream));
 
     void *g_dev, *x_dev, *out_dev, *workspace = NULL;
     size_t g_bytes, x_bytes, out_bytes;
@@ -63,8 +62,7 @@ int main(int argc, char **argv) {
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double us = ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec)) / 1e3;
-    printf("per_run_us %.3f\n", iterations > 0 ? us / (double)iterations : 0.0);
-    int wrong = result[5] != 4.0f; /* an interior pixel of a 4x4 with 1-pixel reflection of ones */
+    *wrong = result[5] != 4.0f; /* an interior pixel of a 4x4 with 1-pixel reflection of ones */
     CHECK(aclDestroyAclOpExecutor(executor));
     aclDestroyTensor(g);
     aclDestroyTensor(x);
@@ -74,8 +72,30 @@ int main(int argc, char **argv) {
     aclrtFree(g_dev);
     aclrtFree(x_dev);
     aclrtFree(out_dev);
+    return iterations > 0 ? us / (double)iterations : 0.0;
+}
+
+#ifdef OVERHEAD_LIBRARY
+/* Built as a shared library (-DOVERHEAD_LIBRARY -shared): the loop inside scripts/bench.py's
+ * process (see overhead.c); -1 for a wrong result. */
+__attribute__((visibility("default"))) double overhead_repeatable_run(long iterations) {
+    static aclrtStream stream;
+    int wrong;
+    if (!stream) CHECK(aclrtCreateStream(&stream));
+    double us = run(stream, iterations, &wrong);
+    return wrong ? -1.0 : us;
+}
+#else
+int main(int argc, char **argv) {
+    long iterations = argc > 1 ? atol(argv[1]) : 10000;
+    aclrtStream stream;
+    int wrong;
+    CHECK(aclInit(NULL));
+    CHECK(aclrtSetDevice(0));
+    CHECK(aclrtCreateStream(&stream));
+    printf("per_run_us %.3f\n", run(stream, iterations, &wrong));
     if (wrong) {
-        fprintf(stderr, "unexpected result %f\n", result[5]);
+        fprintf(stderr, "unexpected result\n");
         return 1;
     }
     CHECK(aclrtDestroyStream(stream));
@@ -83,3 +103,4 @@ int main(int argc, char **argv) {
     CHECK(aclFinalize());
     return 0;
 }
+#endif

@@ -1,15 +1,22 @@
-"""The fast path of the per-call sequence: ``libaclnn_py_fast.so`` (``fastcall.c``), built at
-install next to the simulator where a C compiler exists, does one aclnn call's device buffers,
-copies, descriptors, both phases, synchronisation and releases in a single cffi crossing.
+"""The fast path of the per-call sequence, two native pieces built at install next to the
+simulator where a C compiler exists (``build.py``):
 
-Why a helper library loaded by cffi's ABI mode rather than an API-mode extension: it needs
-no Python headers and no CPython ABI (one build for every Python 3, the wheel stays
-``py3-none``), and it takes CANN's functions as the pointers the binding already resolved
-from the libraries it loaded, so it runs on real CANN exactly as on the simulator.
+* ``libaclnn_py_fast.so`` (``fastcall.c``), the helper: one aclnn call's device buffers,
+  copies, descriptors, both phases, synchronisation and releases in a single cffi crossing
+  (ABI mode: no Python headers, no CPython ABI). ``ops/_aclnn.py``'s ``Call`` describes a call
+  to it when the call's arguments are new (the "no plan" path).
+* ``_entry.abi3.so`` (``entry.c``, which compiles ``fastcall.c`` in), a CPython extension on
+  the stable ABI of CPython 3.11+: the per-call entry of the five op functions (``planned``)
+  and of ``aclnn_py.call``. It reads the Python arguments itself, finds the plan recorded for
+  their geometry (a hash table keyed by everything the Python path's checks depend on) and runs
+  it in one crossing; a new geometry goes through the Python path, which records its plan once
+  the call succeeded.
 
-Without the library (no compiler at install: ``ACLNN_PY_SKIP_SIM=1``), or with
-``ACLNN_PY_FAST=0`` in the environment, every call takes the ABI-mode path of
-``aclnn_py/ops/_aclnn.py``.
+Both take CANN's functions as the pointers the binding resolved from the libraries it loaded
+(``FastApi``), so they run on real CANN exactly as on the simulator. Without them (no compiler
+at install: ``ACLNN_PY_SKIP_SIM=1``; no Python headers: the extension alone is missing), or with
+``ACLNN_PY_FAST=0`` in the environment, calls take the ABI-mode path of ``ops/_aclnn.py`` (one
+cffi crossing per C call), with the same results and errors.
 """
 
 from __future__ import annotations
@@ -19,10 +26,13 @@ import platform
 import sys
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
+
+from .._errors import AclnnError
 
 HERE = Path(__file__).resolve().parent
 LIBRARY = HERE / "libaclnn_py_fast.so"
+ENTRY = HERE / "_entry.abi3.so"
 ENV = "ACLNN_PY_FAST"
 
 #: CANN's functions handed to the helper, in the order of its api_t.
@@ -31,14 +41,15 @@ API_FUNCTIONS = ("aclrtMalloc", "aclrtFree", "aclrtMemcpy", "aclrtMemset", "aclC
                  "aclDestroyAclOpExecutor", "aclrtSynchronizeStream")
 
 # Item kinds and failure stages of fastcall.c.
-HOST_IN, HOST_OUT, POINTER, INT_ARRAY, BOOL_ARRAY, VALUE = 1, 2, 3, 4, 5, 6
+HOST_IN, HOST_OUT, POINTER, INT_ARRAY, BOOL_ARRAY, VALUE, HOST_INOUT = 1, 2, 3, 4, 5, 6, 7
 MAX_ARGS, MAX_DIMS, MAX_ARRAY = 30, 8, 64
 STAGE_API = {1: "aclrtMalloc", 2: "aclrtMemcpy", 3: "aclCreateTensor", 4: "aclCreateIntArray",
              5: "aclCreateBoolArray", 6: "aclrtMemset", 8: "aclrtMalloc", 10: "aclrtSynchronizeStream",
              11: "aclrtMemcpy"}
 AT_CREATE_TENSOR, AT_PHASE1, AT_PHASE2, AT_DESCRIPTION = 3, 7, 9, 12
 
-ABI_VERSION = 1  # fastcall.c's: a helper built from other sources is not used
+ENTRY_VERSION = 1  # entry.c's: an entry built from other sources is not used
+ABI_VERSION = 2  # fastcall.c's: a helper built from other sources is not used
 
 _CDEF = """
 int32_t aclnnpy_fast_abi_version(void);
@@ -85,6 +96,75 @@ def reset() -> None:
     """Forget the loaded state (tests: re-read ``ACLNN_PY_FAST``)."""
     with _lock:
         _state.clear()
+        _entry_state.clear()
+
+
+class _Miss:
+    """The entry's answer when it has no plan: the call takes the Python path."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "MISS"
+
+
+MISS = _Miss()
+_entry_state: list[Any] = []  # [the set-up extension module, or None], loaded once
+
+
+def entry() -> Any:
+    """The per-call entry (the ``_entry`` extension, set up), or None where it is not built,
+    is of other sources, or ``ACLNN_PY_FAST`` turns the fast path off."""
+    if _entry_state:
+        return _entry_state[0]
+    with _lock:
+        if not _entry_state:
+            module = None
+            if enabled() and (sys.platform, platform.machine()) in ABIS:
+                try:
+                    from . import _entry as module  # type: ignore[attr-defined, no-redef]
+                except ImportError:
+                    module = None
+                if module is not None and module.abi_version() != (ABI_VERSION, ENTRY_VERSION):
+                    module = None
+                if module is not None:
+                    import numpy as np
+
+                    module.setup(np.ndarray, np.empty, address, failed, api_for, MISS)
+            _entry_state.append(module)
+    return _entry_state[0]
+
+
+def address(cdata: Any) -> int:
+    """The address a cffi pointer or array holds (the entry caches it per object)."""
+    import cffi
+
+    return int(_address_ffi(cffi).cast("uintptr_t", cdata))
+
+
+_ffi_for_addresses: list[Any] = []
+
+
+def _address_ffi(cffi: Any) -> Any:
+    if not _ffi_for_addresses:
+        _ffi_for_addresses.append(cffi.FFI())
+    return _ffi_for_addresses[0]
+
+
+def failed(lib: Any, op: str, result: int) -> NoReturn:
+    """Raise the error the ABI-mode path raises for the helper's failure ``result`` (the status
+    in the low 32 bits, the stage above them) of operator ``op`` on backend library ``lib``."""
+    status, stage = result & 0xFFFFFFFF, result >> 32
+    if status >= 2**31:
+        status -= 2**32
+    if stage == AT_PHASE1:
+        raise AclnnError(status, f"{op}GetWorkspaceSize", lib.recent_error())
+    if stage == AT_PHASE2:
+        raise AclnnError(status, op, lib.recent_error())
+    message = lib.recent_error()
+    if stage == AT_CREATE_TENSOR and not message:
+        message = "could not create a tensor"
+    raise AclnnError(status, STAGE_API.get(stage, "aclnn_py fast path"), message)
 
 
 class FastApi:
@@ -121,11 +201,11 @@ def _integral(t: Any) -> bool:
 
 def api_for(lib: Any) -> FastApi | None:
     """The ``FastApi`` of backend library ``lib``, or None when the fast path is off."""
-    known: FastApi | None | bool = getattr(lib, "_fast_api", False)
+    known: FastApi | None | bool = getattr(lib, "fast_api", False)
     if known is not False:
         assert known is None or isinstance(known, FastApi)
         return known
     h = helper()
     api = None if h is None else FastApi(lib, h[0], h[1])
-    lib._fast_api = api
+    lib.fast_api = api
     return api

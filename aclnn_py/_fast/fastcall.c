@@ -16,6 +16,8 @@
  *   4 INT_ARRAY n values[n]
  *   5 BOOL_ARRAY n values[n]
  *   6 VALUE     an integer argument (sign-extended to 64 bits)
+ *   7 HOST_INOUT dtype format ndim shape[ndim] strides[ndim] storage nbytes  (+1 host pointer):
+ *               copied in like HOST_IN and back like HOST_OUT (aclnn_py.call's ndarray outputs)
  * then phase 1's own &workspaceSize and &executor.
  *
  * Phase 1 is called through a prototype of 64-bit integer slots. The binding takes this path
@@ -32,7 +34,7 @@
 
 /* The layout of api_t and of the description: aclnn_py/_fast/__init__.py's ABI_VERSION must
  * equal it, or the binding does not use a helper built from other sources. */
-#define ABI_VERSION 1
+#define ABI_VERSION 2
 
 EXPORT int32_t aclnnpy_fast_abi_version(void) { return ABI_VERSION; }
 
@@ -55,7 +57,7 @@ typedef struct {
     status_t (*synchronize)(void *);
 } api_t;
 
-enum { HOST_IN = 1, HOST_OUT = 2, POINTER = 3, INT_ARRAY = 4, BOOL_ARRAY = 5, VALUE = 6 };
+enum { HOST_IN = 1, HOST_OUT = 2, POINTER = 3, INT_ARRAY = 4, BOOL_ARRAY = 5, VALUE = 6, HOST_INOUT = 7 };
 
 /* Where a failure happened: bits 32-39 of the result. */
 enum {
@@ -124,7 +126,7 @@ EXPORT int64_t aclnnpy_fast_call(const void *api_p, void *phase1, void *phase2, 
         h->device = h->handle = h->host = NULL;
         h->kind = (int)kind;
         h->nbytes = 0;
-        if (kind == HOST_IN || kind == HOST_OUT) {
+        if (kind == HOST_IN || kind == HOST_OUT || kind == HOST_INOUT) {
             int32_t dtype = (int32_t)desc[at], format = (int32_t)desc[at + 1];
             int64_t ndim = desc[at + 2];
             if (ndim < 0 || ndim > MAX_DIMS) FAIL(ACLNN_ERR_INNER, AT_DESCRIPTION);
@@ -138,10 +140,11 @@ EXPORT int64_t aclnnpy_fast_call(const void *api_p, void *phase1, void *phase2, 
             if (nbytes) {
                 status_t s = api->malloc_(&h->device, nbytes, ACL_MEM_MALLOC_HUGE_FIRST);
                 if (s) { h->device = NULL; FAIL(s, AT_MALLOC); }
-                if (kind == HOST_IN) {
+                if (kind != HOST_OUT) {
                     s = api->memcpy_(h->device, nbytes, host, nbytes, ACL_MEMCPY_HOST_TO_DEVICE);
                     if (s) FAIL(s, AT_H2D);
-                } else {
+                }
+                if (kind != HOST_IN) {
                     h->host = host;
                     h->nbytes = nbytes;
                 }

@@ -101,6 +101,9 @@ class Library:
         self._declarer = declarer_for(ffi)
         self._functions: dict[str, Callable[..., Any]] = {}
         self._cache: dict[str, Any] = {}
+        #: The fast path's ``FastApi`` for this library (``aclnn_py._fast.api_for`` sets it;
+        #: None: the fast path is off for it; False: not asked yet). Read by the fast entry too.
+        self.fast_api: Any = False
         self._lock = threading.RLock()
         self._local = threading.local()
         self._initialized = False

@@ -24,11 +24,16 @@ synchronisation, copies back, releases) in one crossing into the helper. A call 
 does not cover (a device ``Tensor`` argument, a refused output stand-in, an operator with a
 floating-point parameter, an argument ``run`` cannot describe, a very large output) is
 replayed through the path above at the point it is met, with the same results and errors.
+
+Plans (``planned``, with the fast entry ``aclnn_py/_fast/entry.c`` built): an op call whose key
+(backend library, and per argument an ndarray's dtype, shape, strides and writability, or a
+list's or scalar's values and types) was seen before skips all of the above; the entry replays
+the plan recorded from the first call of that key, which ran the op's Python path (and so its
+checks) to a success through the helper. ``_plan_spec`` turns that call into the plan.
 """
 
 from __future__ import annotations
 
-import functools
 import threading
 from collections.abc import Callable, Sequence
 from types import TracebackType
@@ -61,9 +66,6 @@ _Output: TypeAlias = "tuple[FFI.CData, tuple[int, ...], np.dtype, int] | Tensor 
 # (type: ignore[call-overload] on ``ffi.from_buffer(ndarray)``: an ndarray is a buffer, but
 # NumPy's stubs declare its ``__buffer__`` for Python >= 3.12 only.)
 
-#: Where a plan's pointer comes from: ``(0, i)`` argument i's bytes, ``(1, i)`` output i's,
-#: ``(2, None)`` NULL.
-_PointerSource: TypeAlias = "tuple[int, int] | tuple[int, None]"
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 
@@ -156,172 +158,108 @@ class _Slot:
         self.handle: object = None
 
 
-def _fast_failed(lib: Library, op: str, result: int) -> NoReturn:
-    """Raise the error the ABI-mode path raises for the helper's failure ``result``."""
-    status, stage = result & 0xFFFFFFFF, result >> 32
-    if status >= 2**31:
-        status -= 2**32
-    if stage == _fast.AT_PHASE1:
-        raise AclnnError(status, f"{op}GetWorkspaceSize", lib.recent_error())
-    if stage == _fast.AT_PHASE2:
-        raise AclnnError(status, op, lib.recent_error())
-    message = lib.recent_error()
-    if stage == _fast.AT_CREATE_TENSOR and not message:
-        message = "could not create a tensor"
-    raise AclnnError(status, _fast.STAGE_API.get(stage, "aclnn_py fast path"), message)
+#: Raise the error of the helper's failure ``result`` (``aclnn_py._fast.failed``).
+_fast_failed = _fast.failed
 
 
 # -- plans: an op call of a geometry already seen, in one step ----------------------------------
 
 _recording = threading.local()  # .calls: the Calls made while an op call is being recorded
-PLANS = True  # False: every op call marshals its arguments (scripts/bench.py measures both)
-_MAX_PLANS = 1024
-_NOT_PLANNED = object()
+
+#: A plan as the entry takes it (``aclnn_py/_fast/entry.c``'s plan_from_spec): (op, phase-1 and
+#: phase-2 addresses, description, pointer sources, outputs to make as (shape, dtype) or None,
+#: results, result mode). Pointer sources and results are ``(kind, index)``, the kinds and modes
+#: the entry's constants: ``ARG`` argument ``index`` (its bytes; as a result, the argument
+#: itself), ``NEW_OUTPUT`` output ``index`` made by the entry, ``NULL``, ``ARG_WRITTEN`` argument
+#: ``index``'s bytes, written back; modes ``SINGLE``, ``TUPLE``, ``NONE``.
+PlanSpec: TypeAlias = ("tuple[str, int, int, list[int], list[tuple[int, int | None]], "
+                       "list[tuple[tuple[int, ...], np.dtype] | None], list[tuple[int, int]], int]")
 
 
-_SCALARS = (int, bool, float, type(None))
-_ELEMENTS = frozenset((int, bool))
+def set_plans(on: bool) -> bool:
+    """Whether op calls replay plans (True, the default) or marshal every call (the "no plan"
+    path scripts/bench.py measures); returns the previous setting."""
+    entry = _fast.entry()
+    return bool(entry.set_plans(on)) if entry is not None else False
 
 
-def _plan_key(args: tuple[Any, ...]) -> tuple[tuple[Any, ...], ...] | None:
-    """What decides an op call's whole C sequence, or None when the arguments are not all of
-    the simple kinds a plan replays: ndarrays (shape, dtype, strides), lists/tuples of ints
-    and bools (values and types), ints, bools, floats (type and value), None."""
-    key: list[tuple[Any, ...]] = []
-    for a in args:
-        t = type(a)
-        if t is np.ndarray:
-            key.append((a.shape, a.dtype, a.strides))
-        elif t is list or t is tuple:
-            types = tuple(map(type, a))
-            if not _ELEMENTS.issuperset(types):
-                return None
-            key.append((t, types, *a))
-        elif t in _SCALARS:
-            key.append((t, a))
-        else:
-            return None
-    return tuple(key)
-
-
-class _Plan:
-    """The recorded fast-path call of one op geometry: the description (a C array made once),
-    where each pointer comes from (an ndarray argument, a new output, NULL) and how the op
-    returned its results. Running it is the helper's one crossing plus the results' arrays."""
-
-    __slots__ = ("op", "phases", "desc", "size", "pointers", "outputs", "shape")
-    op: str
-    phases: tuple[Any, Any]  # phase functions as ``void *`` (FastApi.phases)
-    desc: FFI.CData
-    size: int
-    pointers: list[_PointerSource]
-    outputs: list[tuple[tuple[int, ...], np.dtype] | None]
-    shape: str  # "first" (the op returned its first output) or "tuple" (all of them)
-
-    @classmethod
-    def record(cls, call: Call, args: tuple[Any, ...], result: object) -> _Plan | None:
-        if call._fast_last is None or call._fast is None:
-            return None
-        op, phases, desc, slots = call._fast_last
-        null = call.ffi.NULL
-        # (cast: a call that took the fast path made host arrays, or None, for its outputs.)
-        outputs = cast("list[np.ndarray | None]", call._outputs)
-        pointers: list[_PointerSource] = []
-        for arg in slots:
-            if arg is null:
-                pointers.append((2, None))  # a NULL argument (POINTER in the description)
+def _plan_spec(call: Call, args: tuple[Any, ...], result: object) -> PlanSpec | None:
+    """The plan of an op call that took the helper's path to a success (``call``, the only
+    Call the op made, with ``args``, returning ``result``), or None when it cannot be replayed."""
+    entry = _fast.entry()
+    if call._fast_last is None or call._fast is None or entry is None:
+        return None
+    op, phases, desc, slots = call._fast_last
+    null = call.ffi.NULL
+    # (cast: a call that took the fast path made host arrays, or None, for its outputs.)
+    outputs = cast("list[np.ndarray | None]", call._outputs)
+    pointers: list[tuple[int, int | None]] = []
+    for arg in slots:
+        if arg is null:
+            pointers.append((entry.NULL, None))  # a NULL argument (POINTER in the description)
+            continue
+        slot = cast(_Slot, arg)  # (the rest are slots)
+        if slot.pointer is None:
+            continue  # an int/bool array: wholly in the description
+        kind = slot.replay[0]
+        if kind == "tensor":
+            index = next((i for i, a in enumerate(args) if a is slot.replay[2]), None)
+            if index is None or type(args[index]) is not np.ndarray or not args[index].flags.c_contiguous:
+                return None  # an array the op made itself, or one whose bytes are not one block
+            pointers.append((entry.ARG, index) if slot.pointer != null else (entry.NULL, None))
+        elif kind == "output":
+            if slot.pointer == null:
+                pointers.append((entry.NULL, None))  # an empty output: no memory, none copied back
                 continue
-            slot = cast(_Slot, arg)  # (the rest are slots)
-            if slot.pointer is None:
-                continue  # an int/bool array: wholly in the description
-            kind = slot.replay[0]
-            if kind == "tensor":
-                index = next((i for i, a in enumerate(args) if a is slot.replay[2]), None)
-                if index is None or not args[index].flags.c_contiguous:
-                    return None  # an array the op made itself, or one whose bytes are not one block
-                pointers.append((0, index) if slot.pointer != null else (2, None))
-            elif kind == "output":
-                if slot.pointer == null:
-                    pointers.append((2, None))  # an empty output: no memory, none copied back
-                    continue
-                address = int(call.ffi.cast("intptr_t", slot.pointer))
-                index = next((i for i, o in enumerate(outputs) if o is not None and o.ctypes.data == address), None)
-                if index is None:
-                    return None
-                pointers.append((1, index))
-            else:
+            address = int(call.ffi.cast("intptr_t", slot.pointer))
+            index = next((i for i, o in enumerate(outputs) if o is not None and o.ctypes.data == address), None)
+            if index is None:
                 return None
-        if len(outputs) == 1 and result is outputs[0]:
-            shape = "first"
-        elif type(result) is tuple and len(result) == len(outputs) and all(r is o for r, o in zip(result, outputs)):
-            shape = "tuple"
+            pointers.append((entry.NEW_OUTPUT, index))
         else:
             return None
-        plan = cls()
-        plan.op, plan.phases = op, phases
-        plan.size = len(desc)
-        plan.desc = call._fast.ffi.new("int64_t[]", desc)
-        plan.pointers = pointers
-        plan.outputs = [None if o is None else (o.shape, o.dtype) for o in outputs]
-        plan.shape = shape
-        return plan
+    if len(outputs) == 1 and result is outputs[0]:
+        mode = entry.SINGLE
+    elif type(result) is tuple and len(result) == len(outputs) and all(r is o for r, o in zip(result, outputs)):
+        mode = entry.TUPLE
+    else:
+        return None
+    return (op, _fast.address(phases[0]), _fast.address(phases[1]), desc, pointers,
+            [None if o is None else (o.shape, o.dtype) for o in outputs],
+            [(entry.NEW_OUTPUT, i) for i in range(len(outputs))], mode)
 
-    def run(self, lib: Library, fast: FastApi, args: tuple[Any, ...]) -> object:
-        outputs = [None if o is None else np.empty(*o) for o in self.outputs]
-        buffer, null = lib.ffi.from_buffer, lib.ffi.NULL
-        # (0, i): argument i's bytes; (1, i): output i's; (2, None): NULL
-        # (type: ignore: i is an int where k is 0 or 1, and output i is then an array.)
-        pointers = [buffer(args[i]) if k == 0 else buffer(outputs[i]) if k == 1 else null  # type: ignore[index, call-overload]
-                    for k, i in self.pointers]
-        phase1, phase2 = self.phases
-        result = fast.call(fast.table, phase1, phase2, lib.stream(), self.desc, self.size, pointers)
-        if result:
-            _fast_failed(lib, self.op, result)
-        if lib.has_pending():
-            lib.synchronize()
-        return outputs[0] if self.shape == "first" else tuple(outputs)
+
+def _record(aclnn_impl: Callable[..., Any], lib: Library, args: tuple[Any, ...]) -> tuple[Any, PlanSpec | None, bool]:
+    """Run an op call of a new geometry on the Python path, which checks its arguments:
+    ``(result, plan or None, whether to store it)``. Reached only when the call has a key; a
+    call that raises stores nothing, so the checks run again for it."""
+    calls = _recording.__dict__.get("calls")
+    if calls is not None:  # a nested op call: only the outer one records
+        return aclnn_impl(lib, *args), None, False
+    _recording.calls = calls = []
+    try:
+        result = aclnn_impl(lib, *args)
+    finally:
+        _recording.calls = None
+    arrays = [id(a) for a in args if type(a) is np.ndarray]
+    if len(set(arrays)) < len(arrays):
+        # One array at several places: its slots cannot tell which place each came from, and a
+        # later call of this key may pass different arrays there. Record that call instead.
+        return result, None, False
+    return result, _plan_spec(calls[0], args, result) if len(calls) == 1 else None, True
 
 
 def planned(aclnn_impl: _F) -> _F:
-    """Decorate an op's ``_aclnn(lib, *args)``: on the fast path, a call whose arguments are of
-    the simple kinds (``_plan_key``) and whose geometry (shapes, dtypes, list and scalar values)
-    was seen before replays the recorded C sequence in one crossing, skipping the Python
-    marshalling, which would come to the same description; the first call of a geometry runs
-    ``aclnn_impl`` and is recorded if it took the fast path to a success with nothing else."""
-    plans: dict[tuple[Library, tuple[tuple[Any, ...], ...]], _Plan | object] = {}
-
-    @functools.wraps(aclnn_impl)
-    def run(lib: Library, *args: Any) -> Any:
-        fast = lib.__dict__.get("_fast_api", False)
-        if fast is False:
-            fast = _fast.api_for(lib)
-        if fast is None or not PLANS:
-            return aclnn_impl(lib, *args)
-        key = _plan_key(args)
-        if key is None:
-            return aclnn_impl(lib, *args)
-        plan_key = (lib, key)
-        plan = plans.get(plan_key)
-        if plan is not None:
-            if plan is _NOT_PLANNED:
-                return aclnn_impl(lib, *args)
-            return cast(_Plan, plan).run(lib, fast, args)
-        calls = _recording.__dict__.get("calls")
-        if calls is not None:  # a nested op call: only the outer one records
-            return aclnn_impl(lib, *args)
-        _recording.calls = calls = []
-        try:
-            result = aclnn_impl(lib, *args)
-        finally:
-            _recording.calls = None
-        plan = _Plan.record(calls[0], args, result) if len(calls) == 1 else None
-        if len(plans) >= _MAX_PLANS:
-            plans.clear()
-        plans[plan_key] = _NOT_PLANNED if plan is None else plan
-        return result
-
-    run.plans = plans  # type: ignore[attr-defined]  # (the plan table, read by tests)
-    return cast(_F, run)
+    """Decorate an op's ``_aclnn(lib, *args)`` with the fast entry (``aclnn_py/_fast/entry.c``):
+    a call whose arguments and backend were seen before replays the recorded C sequence in one
+    crossing; the first call of a geometry runs ``aclnn_impl`` (the Python path: its checks,
+    then the helper or the ABI-mode path) and is recorded if it took the helper to a success
+    with nothing else. Without the entry (not built, or ``ACLNN_PY_FAST=0``), ``aclnn_impl``
+    itself. The planner's ``plans()`` lists its keys (tests)."""
+    entry = _fast.entry()
+    if entry is None:
+        return aclnn_impl
+    return cast(_F, entry.Planner(aclnn_impl, _record))
 
 
 class Call:

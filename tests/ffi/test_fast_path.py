@@ -1,7 +1,8 @@
 """The fast path (aclnn_py/_fast: the whole call in one crossing into a C helper, and plans
 that replay an op call of a geometry already seen) against the ABI-mode path it stands in for:
 same results, same errors, every handle and device byte released exactly once, also when a
-CANN function fails halfway; and ACLNN_PY_FAST=0 runs the op tests on the ABI-mode path."""
+CANN function fails halfway (tests/fast/test_entry.py runs the relevant tests with ACLNN_PY_FAST=0
+and without the entry)."""
 
 from __future__ import annotations
 
@@ -38,8 +39,18 @@ def fast_lib(sim_lib):
     return sim_lib
 
 
+@pytest.fixture
+def entry_lib(fast_lib):
+    """The simulator with the fast entry (plans) on as well."""
+    if _fast.entry() is None:
+        if os.environ.get("CI", "").lower() in ("1", "true", "yes") and "aclnn_py._fast._entry" not in sys.modules:
+            pytest.fail(f"the fast entry must be built in CI ({_fast.ENTRY})")
+        pytest.skip("the fast entry is not built")
+    return fast_lib
+
+
 def _abi_mode(monkeypatch, lib) -> None:
-    monkeypatch.setattr(lib, "_fast_api", None)
+    monkeypatch.setattr(lib, "fast_api", None)
 
 
 def _results(calls):
@@ -57,16 +68,16 @@ def test_env_var_turns_it_off(sim_lib):
         assert _fast.enabled()
 
 
-def test_same_results_on_both_paths_and_plans_are_used(fast_lib, monkeypatch):
+def test_same_results_on_both_paths_and_plans_are_used(entry_lib, monkeypatch):
     rng = np.random.default_rng(1)
     calls = list(_valid_calls(rng))
     first = _results(calls)    # records the plans
     second = _results(calls)   # replays them
     for module in ("reflection_pad2d_backward", "avg_pool2d_backward", "im2col_backward",
                    "max_unpool2d_backward", "convolution_backward"):
-        plans = sys.modules[f"aclnn_py.ops.{module}"]._aclnn.plans
-        assert any(p is not _aclnn._NOT_PLANNED for p in plans.values()), module
-    _abi_mode(monkeypatch, fast_lib)
+        plans = sys.modules[f"aclnn_py.ops.{module}"]._aclnn.plans()
+        assert any(planned for _, planned in plans), module
+    _abi_mode(monkeypatch, entry_lib)
     slow = _results(calls)
     for a, b, c in zip(first, second, slow):
         assert len(a) == len(b) == len(c)
@@ -110,24 +121,19 @@ def test_arguments_a_plan_does_not_replay(fast_lib):
         aclnn_py.reflection_pad2d_backward(g, x, [True, True, True, True], backend="sim")
 
 
-def test_plan_key():
-    a = np.zeros((2, 3), np.float32)
-    assert _aclnn._plan_key((a, [1, 2], None, 3, True, 0.5)) == (
-        ((2, 3), np.dtype(np.float32), (12, 4)), (list, (int, int), 1, 2), (type(None), None), (int, 3),
-        (bool, True), (float, 0.5))
-    assert _aclnn._plan_key(([1, True],)) != _aclnn._plan_key(([1, 1],))
-    assert _aclnn._plan_key(([1.5],)) is None
-    assert _aclnn._plan_key((object(),)) is None
-
-
-def test_plans_are_bounded(fast_lib, monkeypatch):
-    monkeypatch.setattr(_aclnn, "_MAX_PLANS", 3)
-    x = np.zeros((1, 1, 4, 4), np.float32)
-    plans = sys.modules["aclnn_py.ops.reflection_pad2d_backward"]._aclnn.plans
-    for p in range(8):
-        g = np.ones((1, 1, 4 + 2 * (p % 3), 4 + 2 * (p % 3)), np.float32)
-        aclnn_py.reflection_pad2d_backward(g, x, [p % 3] * 4, backend="sim")
-        assert len(plans) <= 3
+def test_plans_are_bounded(entry_lib):
+    planner = sys.modules["aclnn_py.ops.reflection_pad2d_backward"]._aclnn
+    planner.clear()
+    g = np.ones((1, 1, 6, 6), np.float32)
+    for n in range(_fast.entry().MAX_PLANS + 5):  # as many keys (padding values), then a few more
+        x = np.zeros((1, 1, 4 + n, 4), np.float32)
+        aclnn_py.reflection_pad2d_backward(np.ones((1, 1, 6 + n, 6), np.float32), x, [1, 1, 1, 1], backend="sim")
+        assert len(planner.plans()) <= _fast.entry().MAX_PLANS
+    assert 0 < len(planner.plans()) < _fast.entry().MAX_PLANS  # cleared once when full
+    np.testing.assert_array_equal(aclnn_py.reflection_pad2d_backward(g, g[..., 1:5, 1:5].copy(), [1, 1, 1, 1],
+                                                                     backend="sim"),
+                                  aclnn_py.reflection_pad2d_backward(g, g[..., 1:5, 1:5].copy(), [1, 1, 1, 1],
+                                                                     backend="numpy"))
 
 
 # -- CANN failing halfway: each failure point raises its function's error, releases all -------
@@ -135,7 +141,7 @@ def test_plans_are_bounded(fast_lib, monkeypatch):
 def _failing_table(lib, monkeypatch, index: int, name: str, fail_at: int):
     """Replace function ``index`` of the helper's table by one failing (207001) at its
     ``fail_at``-th call and forwarding the others to CANN's."""
-    api = lib._fast_api
+    api = lib.fast_api
     ffi = lib.ffi
     real = lib.fn(name)
     seen = [0]
@@ -240,19 +246,3 @@ def test_build_helper(tmp_path):
 
     library = build.build(tmp_path, werror=True)
     assert library.is_file() and library.name == _fast.LIBRARY.name
-
-
-def test_op_tests_on_the_abi_mode_path(sim_lib):
-    """The op tests (invalid-case table included) and the leak and stream tests, with the fast
-    path forced off."""
-    if FORCED_OFF:
-        pytest.skip("already running with ACLNN_PY_FAST=0")
-    env = dict(os.environ, ACLNN_PY_FAST="0")
-    env.pop("COVERAGE_PROCESS_START", None)
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
-                           "tests/ops", "tests/ffi/test_leaks_and_threads.py", "tests/ffi/test_streams_and_pending.py",
-                           "tests/ffi/test_validate_before_allocating.py", "tests/ffi/test_memory_safety.py",
-                           "tests/ffi/test_fast_path.py"],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
-    assert done.returncode == 0, done.stdout[-5000:] + done.stderr[-3000:]
-    assert " passed" in done.stdout

@@ -26,10 +26,7 @@ ALLOWED = {
 
 # Not yet moved to a public interface, and owned by other work in progress (the fast path's
 # per-library helper state, issue #12 item 1): Library.cached is the public home for it.
-PENDING = {
-    ("_fast/__init__.py", "lib._fast_api"),
-    ("ops/_aclnn.py", "lib.__dict__['_fast_api']"),
-}
+PENDING: set[tuple[str, str]] = set()
 
 _REFLECTION = ("getattr", "setattr", "hasattr", "delattr")
 

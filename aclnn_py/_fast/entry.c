@@ -1,0 +1,953 @@
+/* aclnn_py._fast._entry: the per-call fast entry, a CPython extension (the stable ABI of
+ * Python 3.11: one build serves every later CPython).
+ *
+ * An op call whose arguments were seen before (same shapes, dtypes, strides, list and scalar
+ * values, same backend library) replays the plan recorded the first time: the Python arguments
+ * are read here (the buffer protocol for ndarrays, ints and bools for lists and scalars), the
+ * plan is found in a hash table keyed by all of that, and the whole host sequence (device
+ * buffers, copies, descriptors, both phases, workspace, synchronisation, copies back, every
+ * release) runs in one crossing through fastcall.c's aclnnpy_fast_call, with the GIL released.
+ * A call whose key has no plan yet goes through the binding's Python path, which checks the
+ * arguments and records the plan only after the call succeeded (aclnn_py/ops/_aclnn.py).
+ *
+ * What a plan depends on and the key therefore holds:
+ *   the backend's Library object (its identity), the operator name (call's plans),
+ *   per argument its kind and: ndarray (exact type) -> dtype object (identity; the entry keeps
+ *   it alive), writable, item size, ndim, shape, strides; list/tuple of ints/bools -> each
+ *   element's type and value; int, bool -> value; float -> its bits; None.
+ * Anything else (another type, a list of something else, an int beyond int64, a dtype the
+ * buffer protocol does not export) has no key: such a call always takes the Python path.
+ *
+ * The device and the stream are not part of the key: a plan holds no device state, and every
+ * run reads this thread's current stream from the Library (the caller's stream inside a
+ * stream= call), opening device and stream through Library.stream() when the thread has none.
+ */
+#define Py_LIMITED_API 0x030B0000
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+#include <string.h>
+
+#include "fastcall.c"
+
+/* The layout of a plan's description (plan_from_spec) and of the Planner's methods:
+ * aclnn_py/_fast/__init__.py's ENTRY_VERSION must equal it, or the binding does not use an
+ * entry built from other sources. The kinds below are read from this module by the binding. */
+#define ENTRY_VERSION 1
+
+#define MAX_KEY 640          /* int64 words of one key */
+#define MAX_KEY_LIST 64      /* elements of a list argument */
+#define MAX_PLANS 1024       /* entries of one table; it is cleared when full */
+#define TABLE_SLOTS 2048     /* open addressing, a power of two > 2 * MAX_PLANS */
+#define MAX_ADDRESSES 256    /* the cdata -> address cache */
+
+/* Replace *slot by value (a new reference), dropping the old one (Py_XSETREF is not in the
+ * limited API). */
+#define SET_REF(slot, value)          \
+    do {                              \
+        PyObject *old_ = (PyObject *)(slot); \
+        (slot) = (value);             \
+        Py_XDECREF(old_);             \
+    } while (0)
+
+enum { K_ARRAY = 1, K_LIST, K_TUPLE, K_INT, K_BOOL, K_FLOAT, K_NONE };
+/* Where a pointer of a plan comes from. */
+enum { P_ARG = 0, P_OUTPUT = 1, P_NULL = 2, P_ARG_WRITABLE = 3 };
+/* What a plan returns. */
+enum { R_SINGLE = 0, R_TUPLE = 1, R_NONE = 2 };
+
+/* Set once by setup(). */
+static PyObject *ndarray_type, *np_empty, *to_address, *fast_failed, *api_for, *miss;
+static PyObject *addresses;  /* cdata -> int: stream and table addresses */
+static PyObject *s_local, *s_state, *s_stream, *s_pending, *s_fast_api, *s_table, *s_dtype, *s_synchronize,
+    *s_stream_method, *s_has_pending;
+static int plans_on = 1;
+
+/* -- plans ----------------------------------------------------------------------------- */
+
+typedef struct {
+    void *phase1, *phase2;
+    int64_t *desc;
+    int64_t desc_len;
+    int npointers;
+    int8_t *pointer_kind;
+    int32_t *pointer_index;
+    int noutputs;
+    PyObject **output_args; /* (shape, dtype) for numpy.empty, or NULL: a NULL output (None) */
+    int nresults;
+    int8_t *result_kind;    /* P_ARG: argument i as given; P_OUTPUT: new output i */
+    int32_t *result_index;
+    int mode;
+    PyObject *op;           /* the operator's C name, for errors */
+} plan_t;
+
+static void plan_free(plan_t *p) {
+    if (!p) return;
+    for (int i = 0; i < p->noutputs; ++i) Py_XDECREF(p->output_args ? p->output_args[i] : NULL);
+    Py_XDECREF(p->op);
+    PyMem_Free(p->desc);
+    PyMem_Free(p->pointer_kind);
+    PyMem_Free(p->pointer_index);
+    PyMem_Free(p->output_args);
+    PyMem_Free(p->result_kind);
+    PyMem_Free(p->result_index);
+    PyMem_Free(p);
+}
+
+static void plan_capsule_free(PyObject *capsule) { plan_free(PyCapsule_GetPointer(capsule, "aclnn_py.plan")); }
+
+static int pairs(PyObject *seq, const char *what, int max_kind, int *count, int8_t **kinds, int32_t **indexes) {
+    PyObject *fast = PySequence_Tuple(seq);
+    if (!fast) return -1;
+    Py_ssize_t n = PyTuple_Size(fast);
+    *count = (int)n;
+    *kinds = PyMem_Calloc(n ? (size_t)n : 1, 1);
+    *indexes = PyMem_Calloc(n ? (size_t)n : 1, sizeof(int32_t));
+    if (!*kinds || !*indexes) { Py_DECREF(fast); PyErr_NoMemory(); return -1; }
+    for (Py_ssize_t i = 0; i < n; ++i) {
+        long kind, index;
+        PyObject *pair = PyTuple_GetItem(fast, i);
+        PyObject *second = pair && PyTuple_Check(pair) && PyTuple_Size(pair) == 2 ? PyTuple_GetItem(pair, 1) : NULL;
+        if (!second) { Py_DECREF(fast); PyErr_Format(PyExc_ValueError, "%s: pairs expected", what); return -1; }
+        kind = PyLong_AsLong(PyTuple_GetItem(pair, 0));
+        index = second == Py_None ? 0 : PyLong_AsLong(second);
+        if (PyErr_Occurred() || kind < 0 || kind > max_kind || index < 0 || index >= MAX_ARGS) {
+            Py_DECREF(fast);
+            if (!PyErr_Occurred()) PyErr_Format(PyExc_ValueError, "%s: bad pair", what);
+            return -1;
+        }
+        (*kinds)[i] = (int8_t)kind;
+        (*indexes)[i] = (int32_t)index;
+    }
+    Py_DECREF(fast);
+    return 0;
+}
+
+/* How many pointers fastcall.c takes for desc (walked as it walks it), or -1 when desc is not
+ * one it would accept whole: every plan is checked once, when it is made. */
+static int desc_pointers(const int64_t *desc, int64_t len) {
+    int64_t at = 0;
+    int pointers = 0, items = 0;
+    while (at < len) {
+        int64_t kind = desc[at++];
+        if (++items > MAX_ARGS) return -1;
+        if (kind == HOST_IN || kind == HOST_OUT || kind == HOST_INOUT) {
+            if (at + 3 > len) return -1;
+            int64_t ndim = desc[at + 2];
+            if (ndim < 0 || ndim > MAX_DIMS) return -1;
+            at += 3 + 2 * ndim + (kind == HOST_OUT ? 3 : 2);
+            ++pointers;
+        } else if (kind == INT_ARRAY || kind == BOOL_ARRAY) {
+            if (at >= len || desc[at] < 0 || desc[at] > MAX_ARRAY) return -1;
+            at += 1 + desc[at];
+        } else if (kind == POINTER) {
+            ++pointers;
+        } else if (kind == VALUE) {
+            ++at;
+        } else {
+            return -1;
+        }
+        if (at > len) return -1;
+    }
+    return pointers;
+}
+
+/* A plan from its Python description (ops/_aclnn.py's plan_spec):
+ * (op, phase1 address, phase2 address, desc ints, pointers [(kind, index)],
+ *  outputs [(shape, dtype) or None], results [(kind, index)], mode) */
+static PyObject *plan_from_spec(PyObject *spec) {
+    PyObject *op, *desc, *pointers, *outputs, *results;
+    unsigned long long phase1, phase2;
+    int mode;
+    if (!PyArg_ParseTuple(spec, "UKKOOOOi", &op, &phase1, &phase2, &desc, &pointers, &outputs, &results, &mode))
+        return NULL;
+    plan_t *p = PyMem_Calloc(1, sizeof *p);
+    if (!p) return PyErr_NoMemory();
+    p->phase1 = (void *)(uintptr_t)phase1;
+    p->phase2 = (void *)(uintptr_t)phase2;
+    p->mode = mode;
+    Py_INCREF(op);
+    p->op = op;
+    PyObject *d = PySequence_Tuple(desc);
+    if (!d) goto fail;
+    p->desc_len = PyTuple_Size(d);
+    p->desc = PyMem_Calloc(p->desc_len ? (size_t)p->desc_len : 1, sizeof(int64_t));
+    if (!p->desc) { Py_DECREF(d); PyErr_NoMemory(); goto fail; }
+    for (Py_ssize_t i = 0; i < p->desc_len; ++i) {
+        p->desc[i] = PyLong_AsLongLong(PyTuple_GetItem(d, i));
+        if (PyErr_Occurred()) { Py_DECREF(d); goto fail; }
+    }
+    Py_DECREF(d);
+    if (pairs(pointers, "pointers", P_ARG_WRITABLE, &p->npointers, &p->pointer_kind, &p->pointer_index)) goto fail;
+    if (pairs(results, "results", P_OUTPUT, &p->nresults, &p->result_kind, &p->result_index)) goto fail;
+    PyObject *o = PySequence_Tuple(outputs);
+    if (!o) goto fail;
+    p->noutputs = (int)PyTuple_Size(o);
+    p->output_args = PyMem_Calloc(p->noutputs ? (size_t)p->noutputs : 1, sizeof(PyObject *));
+    if (!p->output_args) { Py_DECREF(o); PyErr_NoMemory(); goto fail; }
+    for (int i = 0; i < p->noutputs; ++i) {
+        PyObject *item = PyTuple_GetItem(o, i);
+        if (item != Py_None) {
+            Py_INCREF(item);
+            p->output_args[i] = item;
+        }
+    }
+    Py_DECREF(o);
+    if (desc_pointers(p->desc, p->desc_len) != p->npointers) {
+        PyErr_SetString(PyExc_ValueError, "plan: a description fastcall.c would not take, or pointers for another one");
+        goto fail;
+    }
+    if (p->npointers > MAX_ARGS || p->noutputs > MAX_ARGS || p->nresults > MAX_ARGS || p->mode < R_SINGLE ||
+        p->mode > R_NONE) {
+        PyErr_SetString(PyExc_ValueError, "plan out of bounds");
+        goto fail;
+    }
+    for (int i = 0; i < p->npointers; ++i)
+        if (p->pointer_kind[i] == P_OUTPUT && p->pointer_index[i] >= p->noutputs) {
+            PyErr_SetString(PyExc_ValueError, "plan: pointer to a missing output");
+            goto fail;
+        }
+    for (int i = 0; i < p->nresults; ++i)
+        if (p->result_kind[i] == P_OUTPUT && p->result_index[i] >= p->noutputs) {
+            PyErr_SetString(PyExc_ValueError, "plan: result of a missing output");
+            goto fail;
+        }
+    PyObject *capsule = PyCapsule_New(p, "aclnn_py.plan", plan_capsule_free);
+    if (!capsule) goto fail;
+    return capsule;
+fail:
+    plan_free(p);
+    return NULL;
+}
+
+/* -- keys ------------------------------------------------------------------------------ */
+
+typedef struct {
+    int64_t words[MAX_KEY];
+    Py_ssize_t len;
+    PyObject *dtypes[MAX_ARGS]; /* new references, identities in words */
+    int ndtypes;
+    Py_buffer views[MAX_ARGS];
+    int8_t has_view[MAX_ARGS];
+} key_t;
+
+static void key_init(key_t *k) {
+    k->len = 0;
+    k->ndtypes = 0;
+    memset(k->has_view, 0, sizeof k->has_view);
+}
+
+/* The argument buffers the key held (before any Python code runs again). */
+static void key_release_views(key_t *k) {
+    for (int i = 0; i < MAX_ARGS; ++i)
+        if (k->has_view[i]) {
+            PyBuffer_Release(&k->views[i]);
+            k->has_view[i] = 0;
+        }
+}
+
+/* Everything the key held. */
+static void key_release(key_t *k) {
+    key_release_views(k);
+    for (int i = 0; i < k->ndtypes; ++i) Py_DECREF(k->dtypes[i]);
+    k->ndtypes = 0;
+}
+
+#define PUT(v)                                      \
+    do {                                            \
+        if (k->len >= MAX_KEY) return 0;            \
+        k->words[k->len++] = (int64_t)(v);          \
+    } while (0)
+
+static int key_int(key_t *k, PyObject *v) {
+    if (PyBool_Check(v)) {
+        PUT(K_BOOL);
+        PUT(v == Py_True);
+        return 1;
+    }
+    if (PyLong_CheckExact(v)) {
+        int overflow = 0;
+        long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+        if (overflow || (x == -1 && PyErr_Occurred())) {
+            PyErr_Clear();
+            return 0;
+        }
+        PUT(K_INT);
+        PUT(x);
+        return 1;
+    }
+    return 0;
+}
+
+/* The key of (lib, name or NULL, args): 1 made, 0 none (a Python-path call), -1 error.
+ * Buffers of ndarray arguments stay held in k->views (key_release). */
+static int make_key(key_t *k, PyObject *lib, PyObject *name, PyObject *const *args, Py_ssize_t nargs) {
+    key_init(k);
+    if (nargs > MAX_ARGS) return 0;
+    PUT((intptr_t)lib);
+    PUT(nargs);
+    if (name) {
+        Py_hash_t h = PyObject_Hash(name);
+        if (h == -1) return -1;
+        PUT(h);
+    }
+    for (Py_ssize_t i = 0; i < nargs; ++i) {
+        PyObject *a = args[i];
+        PyTypeObject *t = Py_TYPE(a);
+        if ((PyObject *)t == ndarray_type) {
+            Py_buffer *v = &k->views[i];
+            if (PyObject_GetBuffer(a, v, PyBUF_STRIDES) < 0) {
+                PyErr_Clear(); /* e.g. a dtype the buffer protocol cannot describe */
+                return 0;
+            }
+            k->has_view[i] = 1;
+            PyObject *dtype = PyObject_GetAttr(a, s_dtype);
+            if (!dtype) return -1;
+            k->dtypes[k->ndtypes++] = dtype;
+            if (v->ndim > MAX_DIMS) return 0;
+            PUT(K_ARRAY);
+            PUT((intptr_t)dtype);
+            PUT(v->readonly);
+            PUT(v->itemsize);
+            PUT(v->ndim);
+            for (int d = 0; d < v->ndim; ++d) PUT(v->shape[d]);
+            for (int d = 0; d < v->ndim; ++d) PUT(v->strides[d]);
+        } else if (t == &PyList_Type || t == &PyTuple_Type) {
+            Py_ssize_t n = PySequence_Size(a);
+            if (n < 0) return -1;
+            if (n > MAX_KEY_LIST) return 0;
+            PUT(t == &PyList_Type ? K_LIST : K_TUPLE);
+            PUT(n);
+            for (Py_ssize_t j = 0; j < n; ++j) {
+                PyObject *e = t == &PyList_Type ? PyList_GetItem(a, j) : PyTuple_GetItem(a, j);
+                if (!e) return -1;
+                if (!key_int(k, e)) return 0;
+            }
+        } else if (a == Py_None) {
+            PUT(K_NONE);
+        } else if (PyBool_Check(a) || PyLong_CheckExact(a)) {
+            if (!key_int(k, a)) return 0;
+        } else if (PyFloat_CheckExact(a)) {
+            double x = PyFloat_AsDouble(a);
+            int64_t bits;
+            memcpy(&bits, &x, sizeof bits);
+            PUT(K_FLOAT);
+            PUT(bits);
+        } else {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static uint64_t key_hash(const key_t *k) {
+    uint64_t h = 0x9E3779B97F4A7C15ull;
+    for (Py_ssize_t i = 0; i < k->len; ++i) {
+        h ^= (uint64_t)k->words[i];
+        h *= 0xFF51AFD7ED558CCDull;
+        h ^= h >> 32;
+    }
+    return h;
+}
+
+/* -- the table ------------------------------------------------------------------------- */
+
+typedef struct {
+    uint64_t hash;
+    int64_t *words;
+    Py_ssize_t len;
+    PyObject *name;  /* call's operator name, or NULL */
+    PyObject *plan;  /* a plan capsule, or Py_None: this key takes the Python path */
+    PyObject *refs;  /* the library and dtypes whose identities the key holds */
+} entry_t;
+
+typedef struct {
+    entry_t *slots;
+    Py_ssize_t count;
+} table_t;
+
+static void table_clear(table_t *t) {
+    if (!t->slots) return;
+    for (Py_ssize_t i = 0; i < TABLE_SLOTS; ++i) {
+        entry_t *e = &t->slots[i];
+        if (!e->words) continue;
+        PyMem_Free(e->words);
+        Py_XDECREF(e->name);
+        Py_XDECREF(e->plan);
+        Py_XDECREF(e->refs);
+        memset(e, 0, sizeof *e);
+    }
+    t->count = 0;
+}
+
+static entry_t *table_find(table_t *t, const key_t *k, uint64_t hash, PyObject *name) {
+    if (!t->slots) return NULL;
+    for (Py_ssize_t i = (Py_ssize_t)(hash & (TABLE_SLOTS - 1));; i = (i + 1) & (TABLE_SLOTS - 1)) {
+        entry_t *e = &t->slots[i];
+        if (!e->words) return NULL;
+        if (e->hash == hash && e->len == k->len && !memcmp(e->words, k->words, (size_t)k->len * sizeof(int64_t))) {
+            if (!name) return e;
+            if (e->name == name) return e;
+            int same = PyObject_RichCompareBool(e->name, name, Py_EQ);
+            if (same < 0) PyErr_Clear();
+            if (same > 0) return e;
+        }
+    }
+}
+
+/* Store plan (a capsule or None) under k; a full table is cleared first. 0, or -1 on error. */
+static int table_add(table_t *t, const key_t *k, uint64_t hash, PyObject *name, PyObject *lib, PyObject *plan) {
+    if (!t->slots) {
+        t->slots = PyMem_Calloc(TABLE_SLOTS, sizeof(entry_t));
+        if (!t->slots) { PyErr_NoMemory(); return -1; }
+    }
+    entry_t *e = table_find(t, k, hash, name);
+    if (!e) {
+        if (t->count >= MAX_PLANS) table_clear(t);
+        Py_ssize_t i = (Py_ssize_t)(hash & (TABLE_SLOTS - 1));
+        while (t->slots[i].words) i = (i + 1) & (TABLE_SLOTS - 1);
+        e = &t->slots[i];
+        PyObject *refs = PyTuple_New(1 + k->ndtypes);
+        int64_t *words = PyMem_Malloc((size_t)k->len * sizeof(int64_t));
+        if (!refs || !words) { Py_XDECREF(refs); PyMem_Free(words); PyErr_NoMemory(); return -1; }
+        Py_INCREF(lib);
+        PyTuple_SetItem(refs, 0, lib);
+        for (int j = 0; j < k->ndtypes; ++j) {
+            Py_INCREF(k->dtypes[j]);
+            PyTuple_SetItem(refs, 1 + j, k->dtypes[j]);
+        }
+        memcpy(words, k->words, (size_t)k->len * sizeof(int64_t));
+        e->words = words;
+        e->len = k->len;
+        e->hash = hash;
+        e->refs = refs;
+        Py_XINCREF(name);
+        e->name = name;
+        e->plan = NULL;
+        ++t->count;
+    }
+    Py_INCREF(plan);
+    SET_REF(e->plan, plan);
+    return 0;
+}
+
+/* -- running a plan -------------------------------------------------------------------- */
+
+/* The address a cffi pointer (a stream, the function table) holds. */
+static int address_of(PyObject *cdata, void **out) {
+    PyObject *found = PyDict_GetItemWithError(addresses, cdata);
+    if (!found) {
+        if (PyErr_Occurred()) return -1;
+        found = PyObject_CallFunctionObjArgs(to_address, cdata, NULL);
+        if (!found) return -1;
+        if (PyDict_Size(addresses) >= MAX_ADDRESSES) PyDict_Clear(addresses);
+        int failed = PyDict_SetItem(addresses, cdata, found);
+        Py_DECREF(found);
+        if (failed) return -1;
+    }
+    *out = PyLong_AsVoidPtr(found);
+    return *out == NULL && PyErr_Occurred() ? -1 : 0;
+}
+
+/* This thread's ThreadStreams of lib (new reference), or NULL without an error when it has none. */
+static PyObject *thread_state(PyObject *lib) {
+    PyObject *local = PyObject_GetAttr(lib, s_local);
+    if (!local) { PyErr_Clear(); return NULL; }
+    PyObject *state = PyObject_GetAttr(local, s_state);
+    Py_DECREF(local);
+    if (!state) PyErr_Clear();
+    return state;
+}
+
+/* lib's fast API (new reference), or NULL with no error when the fast path is off for lib. */
+static PyObject *fast_api(PyObject *lib) {
+    PyObject *api = PyObject_GetAttr(lib, s_fast_api);
+    if (!api) {
+        if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return NULL;
+        PyErr_Clear();
+        api = PyObject_CallFunctionObjArgs(api_for, lib, NULL);
+        if (!api) return NULL;
+    }
+    if (api == Py_None) {
+        Py_DECREF(api);
+        return NULL;
+    }
+    return api;
+}
+
+static PyObject *run_plan(PyObject *capsule, PyObject *lib, PyObject *api, PyObject *const *args, Py_ssize_t nargs,
+                          key_t *k) {
+    plan_t *p = PyCapsule_GetPointer(capsule, "aclnn_py.plan");
+    if (!p) return NULL;
+    PyObject *outputs[MAX_ARGS] = {NULL};
+    Py_buffer out_views[MAX_ARGS];
+    int8_t has_out_view[MAX_ARGS] = {0};
+    void *pointers[MAX_ARGS];
+    void *table = NULL, *stream = NULL;
+    PyObject *result = NULL, *state = NULL, *stream_obj = NULL, *table_obj = NULL;
+    int64_t status;
+
+    table_obj = PyObject_GetAttr(api, s_table);
+    if (!table_obj || address_of(table_obj, &table)) goto done;
+    state = thread_state(lib);
+    stream_obj = state ? PyObject_GetAttr(state, s_stream) : NULL;
+    if (!stream_obj) PyErr_Clear();
+    if (!stream_obj || stream_obj == Py_None) {
+        /* No stream on this thread yet (first call, after set_device or fork): the Library
+         * initialises the runtime, opens the device and makes the stream. */
+        Py_XDECREF(stream_obj);
+        stream_obj = PyObject_CallMethodObjArgs(lib, s_stream_method, NULL);
+        if (!stream_obj) goto done;
+        Py_XDECREF(state);
+        state = thread_state(lib);
+    }
+    if (address_of(stream_obj, &stream)) goto done;
+    for (int i = 0; i < p->noutputs; ++i) {
+        if (!p->output_args[i]) continue;
+        outputs[i] = PyObject_Call(np_empty, p->output_args[i], NULL);
+        if (!outputs[i]) goto done;
+        if (PyObject_GetBuffer(outputs[i], &out_views[i], PyBUF_WRITABLE) < 0) goto done;
+        has_out_view[i] = 1;
+    }
+    for (int i = 0; i < p->npointers; ++i) {
+        int index = p->pointer_index[i];
+        switch (p->pointer_kind[i]) {
+        case P_ARG:
+        case P_ARG_WRITABLE:
+            if (!k->has_view[index]) {
+                PyErr_SetString(PyExc_SystemError, "aclnn_py fast entry: a plan's argument is not an array");
+                goto done;
+            }
+            pointers[i] = k->views[index].buf;
+            break;
+        case P_OUTPUT:
+            pointers[i] = has_out_view[index] ? out_views[index].buf : NULL;
+            break;
+        default:
+            pointers[i] = NULL;
+        }
+    }
+    Py_BEGIN_ALLOW_THREADS
+    status = aclnnpy_fast_call(table, p->phase1, p->phase2, stream, p->desc, p->desc_len, pointers);
+    Py_END_ALLOW_THREADS
+    for (int i = 0; i < p->noutputs; ++i)
+        if (has_out_view[i]) {
+            PyBuffer_Release(&out_views[i]);
+            has_out_view[i] = 0;
+        }
+    if (status) {
+        PyObject *code = PyLong_FromLongLong(status);
+        if (code) {
+            PyObject *r = PyObject_CallFunctionObjArgs(fast_failed, lib, p->op, code, NULL);
+            Py_XDECREF(r); /* it raises */
+            Py_DECREF(code);
+        }
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_SystemError, "aclnn_py fast entry: a failure raised nothing");
+        goto done;
+    }
+    /* What earlier device-Tensor calls left waiting on the stream (Call's rule). */
+    PyObject *pending = state ? PyObject_GetAttr(state, s_pending) : NULL;
+    int waiting;
+    if (pending) {
+        waiting = PyObject_IsTrue(pending);
+        Py_DECREF(pending);
+    } else {
+        PyErr_Clear();
+        PyObject *r = PyObject_CallMethodObjArgs(lib, s_has_pending, NULL);
+        waiting = r ? PyObject_IsTrue(r) : -1;
+        Py_XDECREF(r);
+    }
+    if (waiting < 0) goto done;
+    if (waiting) {
+        PyObject *r = PyObject_CallMethodObjArgs(lib, s_synchronize, NULL);
+        if (!r) goto done;
+        Py_DECREF(r);
+    }
+    if (p->mode == R_NONE) {
+        result = Py_None;
+        Py_INCREF(result);
+    } else {
+        PyObject *items[MAX_ARGS];
+        for (int i = 0; i < p->nresults; ++i) {
+            int index = p->result_index[i];
+            if (p->result_kind[i] == P_ARG && index >= nargs) {
+                PyErr_SetString(PyExc_SystemError, "aclnn_py fast entry: a plan's result is not an argument");
+                goto done;
+            }
+            items[i] = p->result_kind[i] == P_ARG ? args[index] : outputs[index] ? outputs[index] : Py_None;
+        }
+        if (p->mode == R_SINGLE) {
+            result = p->nresults ? items[0] : Py_None;
+            Py_INCREF(result);
+        } else {
+            result = PyTuple_New(p->nresults);
+            if (result)
+                for (int i = 0; i < p->nresults; ++i) {
+                    Py_INCREF(items[i]);
+                    PyTuple_SetItem(result, i, items[i]);
+                }
+        }
+    }
+done:
+    for (int i = 0; i < p->noutputs; ++i) {
+        if (has_out_view[i]) PyBuffer_Release(&out_views[i]);
+        Py_XDECREF(outputs[i]);
+    }
+    Py_XDECREF(table_obj);
+    Py_XDECREF(state);
+    Py_XDECREF(stream_obj);
+    return result;
+}
+
+/* -- the Planner type ------------------------------------------------------------------- */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *impl;    /* the op's Python path: impl(lib, *args) */
+    PyObject *record;  /* record(impl, lib, args) -> (result, spec, store) */
+    PyObject *backends; /* call's: backend name -> Library, as the Python path resolved them */
+    table_t table;
+} planner_t;
+
+/* Look (lib, name, args) up: on a plan, run it (a new reference, or NULL with an error);
+ * else return `miss` (a borrowed sentinel: the Python path), *found_none telling whether the
+ * key is known to take it. k is left for the caller to release. */
+static PyObject *lookup_run(planner_t *self, PyObject *lib, PyObject *name, PyObject *const *args,
+                            Py_ssize_t nargs, key_t *k, int *keyed, uint64_t *hash) {
+    *keyed = 0;
+    key_init(k);
+    if (!plans_on) return miss;
+    PyObject *api = fast_api(lib);
+    if (!api) return PyErr_Occurred() ? NULL : miss;
+    int made = make_key(k, lib, name, args, nargs);
+    if (made <= 0) {
+        Py_DECREF(api);
+        return made < 0 ? NULL : miss;
+    }
+    *keyed = 1;
+    *hash = key_hash(k);
+    entry_t *e = table_find(&self->table, k, *hash, name);
+    if (!e || e->plan == Py_None) {
+        Py_DECREF(api);
+        return miss;
+    }
+    PyObject *plan = e->plan;
+    Py_INCREF(plan); /* the table may be cleared while the GIL is released */
+    PyObject *result = run_plan(plan, lib, api, args, nargs, k);
+    Py_DECREF(plan);
+    Py_DECREF(api);
+    return result;
+}
+
+static PyObject *planner_call(PyObject *op, PyObject *args, PyObject *kwargs) {
+    planner_t *self = (planner_t *)op;
+    Py_ssize_t n = PyTuple_Size(args);
+    if (n < 1 || (kwargs && PyDict_Size(kwargs)) || !self->impl || n - 1 > MAX_ARGS)
+        return self->impl ? PyObject_Call(self->impl, args, kwargs)
+                          : (PyErr_SetString(PyExc_TypeError, "this planner has no operator function"), NULL);
+    PyObject *items[MAX_ARGS + 1];
+    for (Py_ssize_t i = 0; i < n; ++i) items[i] = PyTuple_GetItem(args, i);
+    PyObject *lib = items[0];
+    key_t k;
+    int keyed;
+    uint64_t hash = 0;
+    PyObject *result = lookup_run(self, lib, NULL, items + 1, n - 1, &k, &keyed, &hash);
+    key_release_views(&k);
+    if (result != miss || !keyed) {
+        key_release(&k);
+        return result != miss ? result : PyObject_Call(self->impl, args, NULL);
+    }
+    /* A key without a plan: the Python path, recorded (k's words and dtypes stay valid). */
+    PyObject *tail = PyTuple_GetSlice(args, 1, n);
+    PyObject *recorded = tail ? PyObject_CallFunctionObjArgs(self->record, self->impl, lib, tail, NULL) : NULL;
+    Py_XDECREF(tail);
+    result = NULL;
+    if (recorded) {
+        PyObject *spec, *store;
+        if (PyArg_ParseTuple(recorded, "OOO", &result, &spec, &store)) {
+            Py_INCREF(result);
+            int keep = PyObject_IsTrue(store);
+            PyObject *plan = NULL;
+            if (keep > 0) plan = spec == Py_None ? (Py_INCREF(Py_None), Py_None) : plan_from_spec(spec);
+            if (keep < 0 || (keep > 0 && (!plan || table_add(&self->table, &k, hash, NULL, lib, plan)))) {
+                Py_CLEAR(result);
+            }
+            Py_XDECREF(plan);
+        }
+        Py_DECREF(recorded);
+    }
+    key_release(&k);
+    return result;
+}
+
+/* run(lib, name, args): call's route; the result, or the miss sentinel. */
+static PyObject *planner_run(PyObject *op, PyObject *const *args, Py_ssize_t nargs) {
+    planner_t *self = (planner_t *)op;
+    if (nargs != 3 || !PyUnicode_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "run(lib, name, args)");
+        return NULL;
+    }
+    PyObject *seq = PySequence_Tuple(args[2]);
+    if (!seq) return NULL;
+    Py_ssize_t n = PyTuple_Size(seq);
+    PyObject *items[MAX_ARGS];
+    PyObject *result = miss;
+    key_t k;
+    int keyed = 0;
+    uint64_t hash;
+    key_init(&k);
+    if (n <= MAX_ARGS) {
+        for (Py_ssize_t i = 0; i < n; ++i) items[i] = PyTuple_GetItem(seq, i);
+        result = lookup_run(self, args[0], args[1], items, n, &k, &keyed, &hash);
+        key_release(&k);
+    }
+    Py_DECREF(seq);
+    if (result == miss) Py_INCREF(miss);
+    return result;
+}
+
+/* add(lib, name, args, spec): store call's plan (spec None: this key takes the Python path). */
+static PyObject *planner_add(PyObject *op, PyObject *const *args, Py_ssize_t nargs) {
+    planner_t *self = (planner_t *)op;
+    if (nargs != 4 || !PyUnicode_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "add(lib, name, args, spec)");
+        return NULL;
+    }
+    PyObject *seq = PySequence_Tuple(args[2]);
+    if (!seq) return NULL;
+    Py_ssize_t n = PyTuple_Size(seq);
+    PyObject *items[MAX_ARGS];
+    key_t k;
+    key_init(&k);
+    int made = 0, failed = 0;
+    if (n <= MAX_ARGS) {
+        for (Py_ssize_t i = 0; i < n; ++i) items[i] = PyTuple_GetItem(seq, i);
+        made = make_key(&k, args[0], args[1], items, n);
+    }
+    if (made > 0) {
+        PyObject *plan = args[3] == Py_None ? (Py_INCREF(Py_None), Py_None) : plan_from_spec(args[3]);
+        failed = !plan || table_add(&self->table, &k, key_hash(&k), args[1], args[0], plan);
+        Py_XDECREF(plan);
+    }
+    key_release(&k);
+    Py_DECREF(seq);
+    if (made < 0 || failed) return NULL;
+    return PyBool_FromLong(made > 0);
+}
+
+/* call(name, backend, args): aclnn_py.call's entry for a backend the Python path resolved
+ * before (backend(name, lib)); the result, or the miss sentinel. */
+static PyObject *planner_entry(PyObject *op, PyObject *const *args, Py_ssize_t nargs) {
+    planner_t *self = (planner_t *)op;
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "call(name, backend, args)");
+        return NULL;
+    }
+    /* (A backend that is not a str is the Python path's error to report.) */
+    PyObject *lib = PyUnicode_CheckExact(args[1]) ? PyDict_GetItemWithError(self->backends, args[1]) : NULL;
+    if (!lib || !PyUnicode_Check(args[0]) || !PyTuple_Check(args[2])) {
+        if (PyErr_Occurred()) return NULL;
+        Py_INCREF(miss);
+        return miss;
+    }
+    Py_ssize_t n = PyTuple_Size(args[2]);
+    PyObject *items[MAX_ARGS];
+    PyObject *result = miss;
+    key_t k;
+    int keyed = 0;
+    uint64_t hash;
+    key_init(&k);
+    if (n <= MAX_ARGS) {
+        for (Py_ssize_t i = 0; i < n; ++i) items[i] = PyTuple_GetItem(args[2], i);
+        Py_INCREF(lib);
+        result = lookup_run(self, lib, args[0], items, n, &k, &keyed, &hash);
+        key_release(&k);
+        Py_DECREF(lib);
+    }
+    if (result == miss) Py_INCREF(miss);
+    return result;
+}
+
+/* backend(name, lib): the Library the Python path resolved for backend name. */
+static PyObject *planner_backend(PyObject *op, PyObject *const *args, Py_ssize_t nargs) {
+    planner_t *self = (planner_t *)op;
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "backend(name, lib)");
+        return NULL;
+    }
+    if (PyDict_SetItem(self->backends, args[0], args[1])) return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *planner_clear(PyObject *op, PyObject *unused) {
+    (void)unused;
+    planner_t *self = (planner_t *)op;
+    table_clear(&self->table);
+    PyDict_Clear(self->backends);
+    Py_RETURN_NONE;
+}
+
+/* plans(): [(name or None, planned)] of every key in the table (for tests). */
+static PyObject *planner_plans(PyObject *op, PyObject *unused) {
+    (void)unused;
+    planner_t *self = (planner_t *)op;
+    PyObject *out = PyList_New(0);
+    if (!out || !self->table.slots) return out;
+    for (Py_ssize_t i = 0; i < TABLE_SLOTS; ++i) {
+        entry_t *e = &self->table.slots[i];
+        if (!e->words) continue;
+        PyObject *item = Py_BuildValue("(OO)", e->name ? e->name : Py_None, e->plan == Py_None ? Py_False : Py_True);
+        if (!item || PyList_Append(out, item)) {
+            Py_XDECREF(item);
+            Py_DECREF(out);
+            return NULL;
+        }
+        Py_DECREF(item);
+    }
+    return out;
+}
+
+static int planner_init(PyObject *op, PyObject *args, PyObject *kwargs) {
+    planner_t *self = (planner_t *)op;
+    PyObject *impl = Py_None, *record = Py_None;
+    static char *names[] = {"impl", "record", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OO", names, &impl, &record)) return -1;
+    SET_REF(self->impl, impl == Py_None ? NULL : (Py_INCREF(impl), impl));
+    SET_REF(self->record, (Py_INCREF(record), record));
+    if (!self->backends && !(self->backends = PyDict_New())) return -1;
+    return 0;
+}
+
+static int planner_traverse(PyObject *op, visitproc visit, void *arg) {
+    planner_t *self = (planner_t *)op;
+    Py_VISIT(self->impl);
+    Py_VISIT(self->record);
+    Py_VISIT(self->backends);
+    Py_VISIT(Py_TYPE(op));
+    return 0;
+}
+
+static int planner_tp_clear(PyObject *op) {
+    planner_t *self = (planner_t *)op;
+    Py_CLEAR(self->impl);
+    Py_CLEAR(self->record);
+    Py_CLEAR(self->backends);
+    table_clear(&self->table);
+    return 0;
+}
+
+static void planner_dealloc(PyObject *op) {
+    planner_t *self = (planner_t *)op;
+    PyTypeObject *type = Py_TYPE(op);
+    PyObject_GC_UnTrack(op);
+    planner_tp_clear(op);
+    PyMem_Free(self->table.slots);
+    self->table.slots = NULL;
+    freefunc free_ = (freefunc)PyType_GetSlot(type, Py_tp_free);
+    free_(op);
+    Py_DECREF(type);
+}
+
+static PyMethodDef planner_methods[] = {
+    {"run", (PyCFunction)(void (*)(void))planner_run, METH_FASTCALL, "run(lib, name, args): result or MISS"},
+    {"add", (PyCFunction)(void (*)(void))planner_add, METH_FASTCALL, "add(lib, name, args, spec)"},
+    {"call", (PyCFunction)(void (*)(void))planner_entry, METH_FASTCALL, "call(name, backend, args): result or MISS"},
+    {"backend", (PyCFunction)(void (*)(void))planner_backend, METH_FASTCALL, "backend(name, lib)"},
+    {"clear", planner_clear, METH_NOARGS, "forget every plan"},
+    {"plans", planner_plans, METH_NOARGS, "[(name, planned)] per key"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyMemberDef planner_members[] = {
+    {"__wrapped__", T_OBJECT, offsetof(planner_t, impl), READONLY, "the op's Python path"},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyType_Slot planner_slots[] = {
+    {Py_tp_doc, "Planner(impl=None, record=None): the plans of one op function (called as impl(lib, *args)) "
+                "or of aclnn_py.call (run/add/call)."},
+    {Py_tp_init, planner_init},
+    {Py_tp_call, planner_call},
+    {Py_tp_methods, planner_methods},
+    {Py_tp_members, planner_members},
+    {Py_tp_traverse, planner_traverse},
+    {Py_tp_clear, planner_tp_clear},
+    {Py_tp_dealloc, planner_dealloc},
+    {Py_tp_new, PyType_GenericNew},
+    {0, NULL},
+};
+
+static PyType_Spec planner_spec = {
+    "aclnn_py._fast._entry.Planner", sizeof(planner_t), 0, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC, planner_slots,
+};
+
+/* -- module ---------------------------------------------------------------------------- */
+
+static PyObject *setup(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    (void)module;
+    if (nargs != 6) {
+        PyErr_SetString(PyExc_TypeError, "setup(ndarray, empty, to_address, fast_failed, api_for, miss)");
+        return NULL;
+    }
+    PyObject **slots[] = {&ndarray_type, &np_empty, &to_address, &fast_failed, &api_for, &miss};
+    for (int i = 0; i < 6; ++i) {
+        Py_INCREF(args[i]);
+        SET_REF(*slots[i], args[i]);
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *set_plans(PyObject *module, PyObject *flag) {
+    (void)module;
+    int on = PyObject_IsTrue(flag);
+    if (on < 0) return NULL;
+    int was = plans_on;
+    plans_on = on;
+    return PyBool_FromLong(was);
+}
+
+static PyObject *abi_version(PyObject *module, PyObject *unused) {
+    (void)module;
+    (void)unused;
+    return Py_BuildValue("(ii)", aclnnpy_fast_abi_version(), ENTRY_VERSION);
+}
+
+static PyMethodDef module_methods[] = {
+    {"setup", (PyCFunction)(void (*)(void))setup, METH_FASTCALL, "setup(ndarray, empty, to_address, fast_failed, api_for, miss)"},
+    {"set_plans", set_plans, METH_O, "set_plans(on) -> the previous setting: plans replayed or not"},
+    {"abi_version", abi_version, METH_NOARGS, "(fastcall.c's ABI_VERSION, entry.c's ENTRY_VERSION) compiled in"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT, "aclnn_py._fast._entry", "The fast path's per-call entry (entry.c).", -1, module_methods,
+    NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__entry(void) {
+    PyObject *m = PyModule_Create(&module_def);
+    if (!m) return NULL;
+    struct { PyObject **slot; const char *text; } strings[] = {
+        {&s_local, "_local"}, {&s_state, "state"}, {&s_stream, "stream"}, {&s_pending, "pending"},
+        {&s_fast_api, "fast_api"}, {&s_table, "table"}, {&s_dtype, "dtype"}, {&s_synchronize, "synchronize"},
+        {&s_stream_method, "stream"}, {&s_has_pending, "has_pending"},
+    };
+    for (size_t i = 0; i < sizeof strings / sizeof strings[0]; ++i)
+        if (!*strings[i].slot && !(*strings[i].slot = PyUnicode_InternFromString(strings[i].text))) goto fail;
+    if (!addresses && !(addresses = PyDict_New())) goto fail;
+    PyObject *type = PyType_FromSpec(&planner_spec);
+    if (!type || PyModule_AddObject(m, "Planner", type)) {
+        Py_XDECREF(type);
+        goto fail;
+    }
+    struct { const char *name; long value; } constants[] = {
+        {"MAX_PLANS", MAX_PLANS}, {"ARG", P_ARG}, {"NEW_OUTPUT", P_OUTPUT}, {"NULL", P_NULL},
+        {"ARG_WRITTEN", P_ARG_WRITABLE}, {"SINGLE", R_SINGLE}, {"TUPLE", R_TUPLE}, {"NONE", R_NONE},
+    };
+    for (size_t i = 0; i < sizeof constants / sizeof constants[0]; ++i)
+        if (PyModule_AddIntConstant(m, constants[i].name, constants[i].value)) goto fail;
+    return m;
+fail:
+    Py_DECREF(m);
+    return NULL;
+}
