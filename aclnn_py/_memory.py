@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 import os
 
+from ._environ import Setting
 from ._errors import ACL_ERROR_RT_MEMORY_ALLOCATION, AclnnError
 
 DEVICE_MEMORY_ENV = "ACLNN_PY_SIM_DEVICE_MEMORY"
@@ -67,13 +68,20 @@ def _machine_limit() -> int:
     return min(int(min(known) * DEVICE_FRACTION), DEVICE_CAP) if known else DEVICE_CAP
 
 
-def device_memory() -> int:
-    """The CPU backends' device memory in bytes (module docstring): ``ACLNN_PY_SIM_DEVICE_MEMORY``
-    when it is a positive integer, else the machine's rule."""
-    text = os.environ.get(DEVICE_MEMORY_ENV, "")
+def _parse_device_memory(text: str) -> int:
     if not text:
         return _machine_limit()
     return int(text) if text.isascii() and text.isdigit() and int(text) < 2**64 else 0
+
+
+# Read on every call (tests and users change it at run time), parsed when it changed.
+_DEVICE_MEMORY = Setting(DEVICE_MEMORY_ENV, _parse_device_memory)
+
+
+def device_memory() -> int:
+    """The CPU backends' device memory in bytes (module docstring): ``ACLNN_PY_SIM_DEVICE_MEMORY``
+    when it is a positive integer, else the machine's rule."""
+    return _DEVICE_MEMORY.get()
 
 
 def check_allocation(nbytes: int) -> None:

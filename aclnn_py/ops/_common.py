@@ -128,6 +128,8 @@ def not_a_tensor(api: str, name: str, value: object) -> TypeError:
 def repeated(value: object, count: int) -> object:
     """torch's one-int form of a list of equal values: an int becomes ``[value] * count``;
     anything else is returned as it is (for ``int_array_arg`` to check). bool is not an int here."""
+    if type(value) is list:  # the common case, first
+        return value
     if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
         return [value] * count
     return value
@@ -305,7 +307,8 @@ def signature(args: tuple[Any, ...]) -> tuple[object, ...] | None:
     argument is of a kind it does not cover.
 
     An ndarray stands for its shape, dtype and strides (no check reads tensor data); a list or
-    tuple of ints for its values; an int or None for itself; a bool for its type and value.
+    tuple of ints for its values, one of bools for their type and values; an int or None for
+    itself; a bool for its type and value.
     Types are exact: in Python ``True == 1 == 1.0`` and their hashes agree, so a bool or a float must not
     find the plan of an int (their checks differ: a TypeError), nor an ndarray subclass or a
     NumPy integer the plan of what they resemble. Anything else is not cached."""
@@ -315,10 +318,17 @@ def signature(args: tuple[Any, ...]) -> tuple[object, ...] | None:
         if kind is np.ndarray:
             key.append((value.shape, value.dtype, value.strides))
         elif kind is list or kind is tuple:
-            for v in value:
+            items = tuple(value)
+            if items and type(items[0]) is bool:  # an aclBoolArray (outputMask)
+                for v in items:
+                    if type(v) is not bool:
+                        return None
+                key.append((bool, items))  # (never equal to the ints' tuple: True == 1)
+                continue
+            for v in items:
                 if type(v) is not int:
                     return None
-            key.append(tuple(value))
+            key.append(items)
         elif kind is int or value is None:
             key.append(value)  # (never equal to another kind's entry: tuples, or a bool's pair)
         elif kind is bool:

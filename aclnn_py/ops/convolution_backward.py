@@ -105,13 +105,17 @@ from ._common import (
     FLOAT32,
     INT64_MAX,
     INT64_MIN,
+    NumpyOp,
+    Prepared,
     bool_arg,
     bool_array_arg,
     check_dtype,
     check_min,
     check_not_null,
     dispatch,
+    host_array,
     int_array_arg,
+    plan,
     repeated,
     shape_str,
     spatial_dims,
@@ -195,14 +199,15 @@ def _validate(grad_output: object, input: object, weight: object, bias_sizes: ob
         raise param_nullptr(API, f"outputMask must have 3 elements (gradInput, gradWeight, gradBias), "
                                  f"got {len(output_mask)}")
 
-    return _check_cached(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
-                         output_padding, groups, output_mask, cube_math_type)
+    return _check(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
+                  output_padding, groups, output_mask, cube_math_type)
 
 
 def _check_cached(grad_output: np.ndarray, input: np.ndarray, weight: np.ndarray, bias_sizes: tuple[int, ...] | None, stride: tuple[int, ...], padding: tuple[int, ...],
                   dilation: tuple[int, ...], transposed: bool, output_padding: tuple[int, ...], groups: int,
                   output_mask: tuple[bool, bool, bool], cube_math_type: int) -> _Params:
-    """``_check`` on coerced arguments (the tensors: anything with shape, ndim, size and dtype)."""
+    """``_check`` on coerced arguments (the tensors: anything with shape, ndim, size and dtype),
+    for the npu/sim path's output sizes (the numpy path has its plans: ``_prepare``)."""
     # Checks 2-10 depend on shapes, dtypes and the coerced parameters alone: a repeated call
     # with the same ones skips them (a tiny convolution spent ~10 us here).
     key = (grad_output.shape, grad_output.dtype, input.shape, input.dtype, weight.shape, weight.dtype,
@@ -405,38 +410,80 @@ def _validate_empty(grad_output: np.ndarray, input: np.ndarray, weight: np.ndarr
                    pad_lo, pad_hi, bias_length, True)
 
 
-def _numpy(grad_output: object, input: object, weight: object, bias_sizes: object, stride: object, padding: object,
-           dilation: object, transposed: object, output_padding: object, groups: object, output_mask: object,
-           cube_math_type: object) -> tuple[np.ndarray | None, np.ndarray | None, np.ndarray | None]:
-    """The numpy path: validate, then compute the requested gradients in float32."""
+def _prepare(grad_output: object, input: object, weight: object, bias_sizes: object, stride: object, padding: object,
+             dilation: object, transposed: object, output_padding: object, groups: object, output_mask: object,
+             cube_math_type: object) -> Prepared:
+    """The numpy path: validate (every check, for a signature not seen before), then plan the
+    requested gradients in float32: the lowered convolution is chosen here, once, and a call's
+    ``run`` only converts the dtypes that are not float32, runs the engine and sums gradBias."""
     p = _validate(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
                   output_padding, groups, output_mask, cube_math_type)
     want_input, want_weight, want_bias = p.output_mask
-    check_allocation(want_input * p.input.size * p.input.itemsize + want_weight * p.weight.size * p.weight.itemsize
-                     + want_bias * p.bias_length * p.grad_output.itemsize)
-    if p.empty:
-        return (np.zeros(p.input.shape, p.input.dtype) if want_input else None,
-                np.zeros(p.weight.shape, p.weight.dtype) if want_weight else None,
-                np.zeros((p.bias_length,), p.grad_output.dtype) if want_bias else None)
+    in_shape, in_dtype = p.input.shape, p.input.dtype
+    w_shape, w_dtype = p.weight.shape, p.weight.dtype
+    go_dtype = p.grad_output.dtype
+    bias_length = p.bias_length
+    nbytes = (want_input * p.input.size * in_dtype.itemsize + want_weight * p.weight.size * w_dtype.itemsize
+              + want_bias * bias_length * go_dtype.itemsize)
+    coerced = (p.grad_output, p.input, p.weight)
+    touched = nbytes + p.grad_output.nbytes + p.input.nbytes + p.weight.nbytes
 
-    grad_out = p.grad_output.astype(FLOAT32, copy=False)
-    grad_input = grad_weight = grad_bias = None
+    if p.empty:
+        def run_empty(*_: object) -> Gradients:
+            check_allocation(nbytes)
+            return (np.zeros(in_shape, in_dtype) if want_input else None,
+                    np.zeros(w_shape, w_dtype) if want_weight else None,
+                    np.zeros((bias_length,), go_dtype) if want_bias else None)
+        return plan(run_empty, touched), coerced
+
+    # The products are computed in float32: a float16/bfloat16 tensor is widened, a result
+    # rounded once to its dtype (``_widen``: None where the tensor is float32 already).
+    go_wide, in_wide, w_wide = _widen(go_dtype), _widen(in_dtype), _widen(w_dtype)
+    go_shape = p.grad_output.shape
+    bias_rows = (go_shape[0], go_shape[1], -1)  # gradBias: one reduction, the inner axis pairwise
+    conv = None
     if want_input or want_weight:
-        inp = p.input.astype(FLOAT32, copy=False)
-        w = p.weight.astype(FLOAT32, copy=False)
-        x, y = (grad_out, inp) if p.transposed else (inp, grad_out)
-        conv = lowered(x.shape[0], x.shape[1], y.shape[1], x.shape[2:], y.shape[2:], w.shape[2:],
+        x_shape, y_shape = (go_shape, in_shape) if p.transposed else (in_shape, go_shape)
+        conv = lowered(x_shape[0], x_shape[1], y_shape[1], x_shape[2:], y_shape[2:], w_shape[2:],
                        p.stride, p.dilation, p.pad_lo, p.groups, p.transposed)
-        grad_input, grad_weight = conv.gradients(x, y, w, want_input, want_weight)
-        if grad_input is not None:
-            grad_input = grad_input.astype(p.input.dtype, copy=False)
-        if grad_weight is not None:
-            grad_weight = grad_weight.astype(p.weight.dtype, copy=False)
-    if want_bias:
-        # One reduction (the inner axis pairwise, as NumPy sums a contiguous run).
-        grad_bias = np.add.reduce(grad_out.reshape(grad_out.shape[0], grad_out.shape[1], -1), axis=(0, 2)) \
-            .astype(p.grad_output.dtype, copy=False)
-    return grad_input, grad_weight, grad_bias
+    transposed_ = p.transposed
+
+    def run(grad_output: object, input: object, weight: object, *_: object) -> Gradients:
+        check_allocation(nbytes)
+        grad_out = host_array(API, "gradOutput", grad_output)
+        if go_wide:
+            grad_out = grad_out.astype(FLOAT32)
+        grad_input = grad_weight = grad_bias = None
+        if conv is not None:
+            inp = host_array(API, "input", input)
+            w = host_array(API, "weight", weight)
+            if in_wide:
+                inp = inp.astype(FLOAT32)
+            if w_wide:
+                w = w.astype(FLOAT32)
+            if transposed_:
+                grad_input, grad_weight = conv.gradients(grad_out, inp, w, want_input, want_weight)
+            else:
+                grad_input, grad_weight = conv.gradients(inp, grad_out, w, want_input, want_weight)
+            if in_wide and grad_input is not None:
+                grad_input = grad_input.astype(in_dtype)
+            if w_wide and grad_weight is not None:
+                grad_weight = grad_weight.astype(w_dtype)
+        if want_bias:
+            grad_bias = np.add.reduce(grad_out.reshape(bias_rows), axis=(0, 2))
+            if go_wide:
+                grad_bias = grad_bias.astype(go_dtype)
+        return grad_input, grad_weight, grad_bias
+
+    return plan(run, touched), coerced
+
+
+def _widen(dtype: np.dtype) -> bool:
+    """Whether a tensor of ``dtype`` is converted to float32 for the products (not float32)."""
+    return dtype != FLOAT32
+
+
+_numpy = NumpyOp(_prepare)
 
 
 @planned

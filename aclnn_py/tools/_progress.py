@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
 import threading
 import time
 from collections.abc import Iterator
 from typing import TextIO
+
+from .._environ import Setting
 
 
 class Progress:
@@ -71,8 +72,12 @@ ENV_VAR = "ACLNN_PY_PROGRESS"
 def setting() -> bool | None:
     """``ACLNN_PY_PROGRESS``: ``1``/``always`` shows a progress line for long numpy-backend calls,
     ``auto`` shows it when stderr is a terminal (None), unset, ``0`` or ``never``: not (False).
-    Any other value is a ValueError naming the variable."""
-    value = os.environ.get(ENV_VAR, "").strip().lower()
+    Any other value is a ValueError naming the variable (on every call)."""
+    return _SETTING.get()
+
+
+def _parse(text: str) -> bool | None:
+    value = text.strip().lower()
     if value in ("", "0", "never"):
         return False
     if value in ("1", "always"):
@@ -80,6 +85,9 @@ def setting() -> bool | None:
     if value == "auto":
         return None
     raise ValueError(f"environment variable {ENV_VAR}={value!r}: expected 1/always, auto, or 0/never")
+
+
+_SETTING = Setting(ENV_VAR, _parse)  # read on every call, parsed when it changed
 
 
 @contextlib.contextmanager

@@ -53,6 +53,12 @@ def test_signature_keys_exact_types():
     assert _common.signature((a, [1, 2], (3,), 1, True, None)) != _common.signature((a, [1, 2], (3,), True, True, None))
     for uncached in ([1.0, 2], [True, 2], [np.int64(1)], np.int64(1), 1.0, "x", a.view(np.matrix), a.tolist()):
         assert _common.signature((a, uncached)) is None, uncached
+    # a list of bools (outputMask) keys by type and values, apart from the ints it equals
+    mask = _common.signature((a, [True, False, True]))
+    assert mask is not None and mask == _common.signature((a, (True, False, True)))
+    assert mask != _common.signature((a, [1, 0, 1])) and mask != _common.signature((a, [True, True, True]))
+    for uncached in ([True, 1], [True, np.bool_(False)], [False, 0.0]):
+        assert _common.signature((a, uncached)) is None, uncached
     # shape, dtype and strides each count
     assert len({_common.signature((b,)) for b in (a, a.T.copy(), a.astype(np.float64), a[:, ::2].copy(), a[:, ::2])}) == 5
 

@@ -504,3 +504,38 @@ def test_numpy_winograd_not_chosen_when_its_buffers_would_dwarf_the_data():
     assert huge.choose(True).name != "winograd"
     normal = LoweredConv(1, 64, 64, (20, 20), (20, 20), (3, 3), (1, 1), (2, 2), (2, 2), 1, False)
     assert normal.choose(True).name == "winograd"
+
+
+def test_numpy_plans_once_per_signature_and_each_call_reads_its_own_data(monkeypatch):
+    """A repeated call of one signature is planned once (ops/_common.NumpyOp); the plan holds no
+    data: new values, and inf/NaN among them (the exact engine), give the reference's numbers;
+    a float16 signature, another outputMask or an invalid call is planned (checked) on its own."""
+    import sys
+
+    module = sys.modules["aclnn_py.ops.convolution_backward"]
+    prepared = []
+    real = module._numpy.prepare
+    monkeypatch.setattr(module._numpy, "prepare", lambda *args: prepared.append(1) or real(*args))
+    monkeypatch.setattr(module._numpy, "_plans", {})
+    rng = np.random.default_rng(7)
+    shapes = ((1, 2, 4, 4), (1, 3, 6, 6), (2, 3, 3, 3))
+    for round, dtype in enumerate((np.float32, np.float32, np.float16)):
+        grad_output, x, w = (random_array(rng, s, dtype) for s in shapes)
+        if round == 1:
+            w[0, 0, 1, 1] = np.inf
+        result = aclnn_py.convolution_backward(grad_output, x, w, [2], [1, 1], [0, 0], [1, 1], False, [0, 0], 1,
+                                               [True, True, True], backend="numpy")
+        expected = reference(grad_output, x, w, (1, 1), (0, 0), (1, 1), False, 1)
+        with np.errstate(invalid="ignore"):
+            for got, want in zip(result, expected):
+                assert got.dtype == dtype
+                assert_close(got, want, dtype, scale=4)
+    assert len(prepared) == 2  # float32 once, float16 once
+    for _ in range(2):
+        with pytest.raises(aclnn_py.AclnnError, match="groups"):
+            aclnn_py.convolution_backward(grad_output, x, w, [2], [1, 1], [0, 0], [1, 1], False, [0, 0], 2,
+                                          [True, True, True], backend="numpy")
+    assert len(prepared) == 4
+    result = aclnn_py.convolution_backward(grad_output, x, w, [2], [1, 1], [0, 0], [1, 1], False, [0, 0], 1,
+                                           [False, True, False], backend="numpy")
+    assert result[0] is None and result[2] is None and len(prepared) == 5
