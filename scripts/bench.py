@@ -219,12 +219,25 @@ def run(cases, backends, repeats, warmup, torch) -> dict[str, list[float]]:
     return ratios
 
 
+def _probe():
+    """The overhead section's probe: the one registered operator whose entry says
+    ``overhead_probe=True`` (its functions take gradOutput (1,1,6,6), self (1,1,4,4), an int
+    array of 4 and out (1,1,4,4)), its arguments, and the C programs' -D flags naming it and the
+    value they must find at element 5 of the result (the numpy backend's, on the same ones)."""
+    (op,) = [o for o in aclnn_py.ops.OPERATORS if o.overhead_probe]
+    g = np.ones((1, 1, 6, 6), np.float32)
+    x = np.ones((1, 1, 4, 4), np.float32)
+    expect = float(np.asarray(op.function(g, x, [1, 1, 1, 1], backend="numpy")).reshape(-1)[5])
+    flags = [f"-DPROBE={op.c_name}", f'-DPROBE_HEADER="aclnnop/{op.header}"', f"-DPROBE_EXPECT={expect!r}"]
+    return op, g, x, flags
+
+
 def _c_program(name: str, home: Path, tmp: str) -> Callable[[int], float]:
     """Build ``scripts/<name>.c`` against the simulator toolkit at ``home`` (into ``tmp``) and
     return a runner: ``run(n)`` runs it for ``n`` iterations and returns the microseconds per
     iteration it prints last."""
     exe = Path(tmp) / name
-    subprocess.run([os.environ.get("CC", "cc"), "-O2", "-std=c11", f"-I{home / 'include'}",
+    subprocess.run([os.environ.get("CC", "cc"), "-O2", "-std=c11", *_probe()[3], f"-I{home / 'include'}",
                     f"-I{home / 'include' / 'aclnn'}", str(Path(__file__).with_name(f"{name}.c")),
                     f"-L{home / 'lib64'}", "-lopapi", "-lnnopbase", "-lascendcl", f"-Wl,-rpath,{home / 'lib64'}",
                     "-o", str(exe)], check=True)
@@ -243,7 +256,7 @@ def _c_in_process(name: str, home: Path, tmp: str) -> Callable[[int], float]:
     import ctypes
 
     library = Path(tmp) / f"lib{name}.so"
-    subprocess.run([os.environ.get("CC", "cc"), "-O2", "-std=c11", "-shared", "-fPIC", "-DOVERHEAD_LIBRARY",
+    subprocess.run([os.environ.get("CC", "cc"), "-O2", "-std=c11", "-shared", "-fPIC", "-DOVERHEAD_LIBRARY", *_probe()[3],
                     f"-I{home / 'include'}", f"-I{home / 'include' / 'aclnn'}",
                     str(Path(__file__).with_name(f"{name}.c")), f"-L{home / 'lib64'}", "-lopapi", "-lnnopbase",
                     "-lascendcl", f"-Wl,-rpath,{home / 'lib64'}", "-o", str(library)], check=True)
@@ -290,9 +303,8 @@ def overhead(rounds: int = 15, calls: int = 2000) -> None:
         return
     fast_api = _fast.api_for(lib)
     entry = _fast.entry()
-    op = "aclnnReflectionPad2dBackward"
-    g = np.ones((1, 1, 6, 6), np.float32)
-    x = np.ones((1, 1, 4, 4), np.float32)
+    probe, g, x, _ = _probe()
+    op = probe.kernel
     out = np.zeros((1, 1, 4, 4), np.float32)
 
     def timed(fn) -> float:
@@ -313,7 +325,7 @@ def overhead(rounds: int = 15, calls: int = 2000) -> None:
                 _aclnn.set_plans(previous)
         return run
 
-    function = lambda: aclnn_py.reflection_pad2d_backward(g, x, [1, 1, 1, 1], backend="sim")  # noqa: E731
+    function = lambda: probe.function(g, x, [1, 1, 1, 1], backend="sim")  # noqa: E731
     via_call = lambda: aclnn_py.call(op, g, x, [1, 1, 1, 1], out, backend="sim")  # noqa: E731
     with tempfile.TemporaryDirectory() as tmp, \
             aclnn_py.prepare(op, g, x, [1, 1, 1, 1], out, backend="sim") as prepared:
@@ -343,7 +355,7 @@ def overhead(rounds: int = 15, calls: int = 2000) -> None:
         for _ in range(rounds):
             for k, (fn, _) in runners.items():
                 times[k].append(fn())
-        assert out[0, 0, 1, 1] == 4.0, out  # an interior pixel of a 4x4 with 1-pixel reflection of ones
+        np.testing.assert_allclose(out, probe.function(g, x, [1, 1, 1, 1], backend="numpy"), rtol=1e-6)
     path = ("fast entry" if entry is not None and fast_api is not None else
             "fast path's helper, no entry" if fast_api is not None else "ABI-mode path only")
     print(f"per-call host overhead, {op} (1,1,6,6) on sim ({path}), {rounds} interleaved rounds of {calls} "

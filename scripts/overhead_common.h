@@ -1,5 +1,11 @@
-/* What scripts/overhead.c and overhead_repeatable.c share: a status check that prints the
- * failing call with the runtime's recent error message and exits. */
+/* What scripts/overhead.c and overhead_repeatable.c share: the probe operator's two functions
+ * and a status check that prints the failing call with the runtime's recent error message and
+ * exits.
+ *
+ * The probe is the registered operator scripts/bench.py names on the command line (the one whose
+ * registry entry says overhead_probe=True): -DPROBE=<its C name> -DPROBE_HEADER="<its header>"
+ * -DPROBE_EXPECT=<element 5 of its result on these inputs, from the numpy backend>. Its
+ * functions take (gradOutput 1x1x6x6, self 1x1x4x4, an int array of 4, out 1x1x4x4).  */
 #ifndef ACLNN_PY_OVERHEAD_COMMON_H
 #define ACLNN_PY_OVERHEAD_COMMON_H
 
@@ -7,6 +13,19 @@
 #include <stdlib.h>
 
 #include "acl/acl.h"
+
+#if !defined(PROBE) || !defined(PROBE_HEADER) || !defined(PROBE_EXPECT)
+#error "build with -DPROBE=<C name> -DPROBE_HEADER=\"aclnnop/<header>\" -DPROBE_EXPECT=<value> (scripts/bench.py does)"
+#endif
+#include PROBE_HEADER
+
+#define PROBE_CAT_(a, b, c) a##b##c
+#define PROBE_CAT(a, b, c) PROBE_CAT_(a, b, c)
+/* aclnn<PROBE>GetWorkspaceSize and aclnn<PROBE> */
+#define PROBE_PHASE1 PROBE_CAT(aclnn, PROBE, GetWorkspaceSize)
+#define PROBE_PHASE2 PROBE_CAT(aclnn, PROBE, )
+/* The result's element 5 is the probe's value given by the bench. */
+#define PROBE_RESULT_OK(result) ((result)[5] == (float)(PROBE_EXPECT))
 
 #define CHECK(expr)                                                              \
     do {                                                                         \

@@ -56,6 +56,8 @@ class Operator:
     fuzz: Callable[[Any], list[Any]] | None = None     # scripts/fuzz.py: (fuzzer) -> near-valid arguments
     c_arguments: Callable[[list[Any], Callable[..., Any]], list[Any]] | None = field(default=None)
     # ^ (function arguments, out_like(shape, dtype)) -> the C argument list of `call`/`prepare`
+    overhead_probe: bool = False                       # scripts/bench.py's per-call overhead probe (one operator:
+    # ^ its functions take gradOutput (1,1,6,6), self (1,1,4,4), an int array of 4, out; scripts/overhead*.c call it)
     dtypes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # ^ the module's DTYPE_RULES: {rule: aclDataType names}, generated into the simulator's C checks
 
