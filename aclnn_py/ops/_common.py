@@ -29,7 +29,7 @@ from typing import Any, NamedTuple, SupportsInt
 
 import numpy as np
 
-from .. import _backend
+from .. import _backend, _ffi
 from .._device import stream_address
 from ..tools import _progress
 from .._dtypes import _NUMPY_TO_ACL, bfloat16, dtype_name, format_for_rank
@@ -412,8 +412,6 @@ def dispatch(backend: str | None, numpy_impl: Callable[..., Any], aclnn_impl: Ca
     if stream is not None:
         address = stream_address(stream)  # checked on every backend: code runs on all of them
         if name != "numpy":
-            from .. import _ffi
-
             return on_stream(_ffi.library(name), address, aclnn_impl, *args)
     if name == "numpy":
         try:
@@ -434,8 +432,6 @@ def dispatch(backend: str | None, numpy_impl: Callable[..., Any], aclnn_impl: Ca
             # the host running out for the kernels' own buffers is the same failure.
             raise AclnnError(ACL_ERROR_RT_MEMORY_ALLOCATION, "aclrtMalloc",
                              f"out of memory for the numpy backend's buffers ({error})") from error
-    from .. import _ffi
-
     return aclnn_impl(_ffi.library(name), *args)
 
 
