@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import os
 from collections.abc import Iterator
+
+from ._environ import Setting
 
 BACKENDS = ("npu", "sim", "numpy")
 ENV_VAR = "ACLNN_PY_BACKEND"
@@ -19,6 +20,7 @@ ENV_VAR = "ACLNN_PY_BACKEND"
 _chosen: str | None = None
 _scoped: contextvars.ContextVar[str | None] = contextvars.ContextVar("aclnn_py_backend", default=None)
 _auto: str | None = None
+_env = Setting(ENV_VAR, str)  # read on every call without backend=: parsed only when it changes
 
 
 def _check_name(name: object, where: str) -> str:
@@ -45,7 +47,7 @@ def get_backend() -> str:
         return scoped
     if _chosen is not None:
         return _chosen
-    env = os.environ.get(ENV_VAR)
+    env = _env.get()
     if env:
         return _check_name(env, f"environment variable {ENV_VAR}")
     return _automatic()
