@@ -89,3 +89,22 @@ def build_fake_operator_package(home: Path, root: Path) -> Path:
                     str(FAKE_OPERATORS / "fake_ops.c"), str(home / "lib64" / "libaclsim.so"), "-o",
                     str(lib / "libcust_opapi.so")], check=True)
     return root
+
+
+#: What a package build needs from the repository (tests that build wheels copy these).
+PACKAGE_SOURCES = ("setup.py", "pyproject.toml", "MANIFEST.in", "README.md", "LICENSE", "include", "aclnn_py")
+
+
+def copy_package_sources(dst: Path) -> Path:
+    """Copy the repository's package sources (no build output) into ``dst`` (made), for a build
+    that must not touch the working tree (pip builds in the source tree); returns ``dst``."""
+    root = Path(__file__).resolve().parents[1]
+    ignore = shutil.ignore_patterns("toolkit", "__pycache__", "*.so", "*.o", "*.egg-info")
+    dst.mkdir(parents=True, exist_ok=True)
+    for name in PACKAGE_SOURCES:
+        path = root / name
+        if path.is_dir():
+            shutil.copytree(path, dst / name, ignore=ignore)
+        else:
+            shutil.copy2(path, dst / name)
+    return dst

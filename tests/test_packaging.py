@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import zipfile
@@ -15,10 +14,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-# What `pip wheel .` reads: the build files, the headers, the package (without its built toolkit).
-SOURCES = ("setup.py", "pyproject.toml", "MANIFEST.in", "README.md", "LICENSE", "include", "aclnn_py")
-IGNORE = shutil.ignore_patterns("toolkit", "__pycache__", "*.so", "*.o", "*.egg-info")
+from helpers import copy_package_sources
 
 RUN_ON_NPU = """\
 import json, sys
@@ -42,14 +38,7 @@ def skip_sim_install(tmp_path_factory):
     """(the wheel, the --target directory it was installed into), built with ACLNN_PY_SKIP_SIM=1
     from a copy of the sources (pip builds in the source tree: keep the worktree clean)."""
     root = tmp_path_factory.mktemp("packaging")
-    src = root / "src"
-    src.mkdir()
-    for name in SOURCES:
-        path = ROOT / name
-        if path.is_dir():
-            shutil.copytree(path, src / name, ignore=IGNORE)
-        else:
-            shutil.copy2(path, src / name)
+    src = copy_package_sources(root / "src")
     env = dict(os.environ, ACLNN_PY_SKIP_SIM="1", PIP_NO_INDEX="1", PIP_DISABLE_PIP_VERSION_CHECK="1")
     pip = [sys.executable, "-m", "pip"]
     done = subprocess.run(pip + ["wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(root / "dist"),

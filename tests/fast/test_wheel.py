@@ -6,15 +6,11 @@ wheel: no native code, ``py3-none-<platform>``, the ABI-mode path.)"""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import zipfile
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-SOURCES = ("setup.py", "pyproject.toml", "MANIFEST.in", "README.md", "LICENSE", "include", "aclnn_py")
-IGNORE = shutil.ignore_patterns("toolkit", "__pycache__", "*.so", "*.o", "*.egg-info")
+from helpers import copy_package_sources
 
 RUN = """\
 import sys
@@ -32,14 +28,7 @@ print("ok")
 
 
 def test_wheel_with_the_entry(tmp_path):
-    src = tmp_path / "src"
-    src.mkdir()
-    for name in SOURCES:
-        path = ROOT / name
-        if path.is_dir():
-            shutil.copytree(path, src / name, ignore=IGNORE)
-        else:
-            shutil.copy2(path, src / name)
+    src = copy_package_sources(tmp_path / "src")
     env = {k: v for k, v in os.environ.items() if not k.startswith("ACLNN_PY_") and k != "PYTHONPATH"}
     env.update(PIP_NO_INDEX="1", PIP_DISABLE_PIP_VERSION_CHECK="1")
     env.pop("COVERAGE_PROCESS_START", None)
