@@ -22,6 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../kernels/gemm.h"
 #include "aclnnop/aclnn_convolution_backward.h"
 #include "ops_common.h"
 
@@ -42,7 +43,10 @@ typedef struct {
     uint64_t at_grad_output, at_input, at_weight, at_grad_input, at_grad_weight, at_grad_bias;
     int64_t chunk;              /* S positions per im2col chunk (gemm path) */
     int64_t workers;            /* threads of the gemm path, each on its own images */
+    int64_t gemm_threads;       /* threads of each matrix product (> 1 only when there is one worker) */
     uint64_t at_cols;           /* per worker, the im2col chunk: (B channels / groups * taps) x chunk floats */
+    uint64_t at_gemm;           /* per worker, the matrix product's packing space (gemm_bytes bytes) */
+    uint64_t gemm_bytes;
     uint64_t at_partial_weight; /* per worker but the first, its partial gradWeight */
 } conv_params;
 
@@ -206,121 +210,20 @@ static void grad_weight_pass(const conv_params *p, const float *sbuf, const floa
  * Per image and group, the S positions are taken a chunk at a time and B is lowered to the
  * im2col matrix cols (r = b * taps + tap, j = S position in the chunk), zero where a tap reads
  * padding:
- *   gradWeight[a, r]         += sum_j S[a, j] * cols[r, j]                  (gemm_nt)
- *   transposed: gradInput[a, j] = sum_r W[a, r] * cols[r, j]                (gemm_nn)
- *   normal: cols[r, j] = sum_a W[a, r] * S[a, j], scattered back into B's positions (gemm_nn)
+ *   gradWeight[a, r]         += sum_j S[a, j] * cols[r, j]
+ *   transposed: gradInput[a, j] = sum_r W[a, r] * cols[r, j]
+ *   normal: cols[r, j] = sum_a W[a, r] * S[a, j], scattered back into B's positions
+ * (three products of kernels/gemm.c).
  * The zeros stand for "no term", which only finite data allows (inf * 0 is NaN): data with inf
  * or NaN takes the exact passes above.
  */
 
 /* Bytes of one im2col chunk: it and the S rows it meets stay in a core's share of the
- * last-level cache (at least 1 MiB per core on current x86-64 and aarch64 server parts). */
+ * last-level cache (at least 1 MiB per core on current x86-64 and aarch64 server parts).  With
+ * one image per call the chunk's products are shared by the threads instead, and a chunk is
+ * GEMM_SHARED_CHUNK times larger so that a thread start is worth it. */
 #define COLS_BYTES (1 << 20)
-
-/* The two matrix kernels are also compiled for the x86-64-v4 (AVX-512) and v3 (AVX2 + FMA)
- * feature levels, the CPU choosing at load time by its features (target_clones with ISA levels:
- * GCC >= 12 on x86-64); elsewhere the baseline ISA's vectors (e.g. aarch64 NEON). */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
-#define VECTOR_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#endif
-#ifndef VECTOR_CLONES
-#define VECTOR_CLONES
-#endif
-
-/* The register tile of gemm_nn: TILE_M rows of C, TILE_N columns (one or more vectors). */
-enum { TILE_M = 4, TILE_N = 16 };
-
-/* C[i, j] = sum_k A[i*a_i + k*a_k] * B[k*ldb + j] for i < m, j < n (C row stride ldc). */
-VECTOR_CLONES
-static void gemm_nn(int64_t m, int64_t n, int64_t depth, const float *restrict a, int64_t a_i, int64_t a_k,
-                    const float *restrict b, int64_t ldb, float *restrict c, int64_t ldc)
-{
-    for (int64_t i0 = 0; i0 < m; i0 += TILE_M) {
-        int64_t mi = m - i0 < TILE_M ? m - i0 : TILE_M;
-        for (int64_t j0 = 0; j0 < n; j0 += TILE_N) {
-            int64_t nj = n - j0 < TILE_N ? n - j0 : TILE_N;
-            float acc[TILE_M][TILE_N] = {{0.0f}};
-            if (mi == TILE_M && nj == TILE_N) {
-                for (int64_t k = 0; k < depth; ++k) {
-                    const float *brow = b + k * ldb + j0;
-                    for (int i = 0; i < TILE_M; ++i) {
-                        float av = a[(i0 + i) * a_i + k * a_k];
-                        for (int j = 0; j < TILE_N; ++j) {
-                            acc[i][j] += av * brow[j];
-                        }
-                    }
-                }
-            } else {
-                for (int64_t k = 0; k < depth; ++k) {
-                    const float *brow = b + k * ldb + j0;
-                    for (int64_t i = 0; i < mi; ++i) {
-                        float av = a[(i0 + i) * a_i + k * a_k];
-                        for (int64_t j = 0; j < nj; ++j) {
-                            acc[i][j] += av * brow[j];
-                        }
-                    }
-                }
-            }
-            for (int64_t i = 0; i < mi; ++i) {
-                for (int64_t j = 0; j < nj; ++j) {
-                    c[(i0 + i) * ldc + j0 + j] = acc[i][j];
-                }
-            }
-        }
-    }
-}
-
-/* The register tile of gemm_nt: TILE_I x TILE_J dot products, LANES partial sums each. */
-enum { TILE_I = 4, TILE_J = 2, LANES = 16 };
-
-/* C[i, j] += sum_k A[i*lda + k] * B[j*ldb + k] for i < m, j < n: dot products of rows, in
- * LANES interleaved partial sums (vectorisable without reassociating one sum). */
-VECTOR_CLONES
-static void gemm_nt(int64_t m, int64_t n, int64_t depth, const float *restrict a, int64_t lda,
-                    const float *restrict b, int64_t ldb, float *restrict c, int64_t ldc)
-{
-    int64_t body = depth - depth % LANES;
-    for (int64_t i0 = 0; i0 < m; i0 += TILE_I) {
-        int64_t mi = m - i0 < TILE_I ? m - i0 : TILE_I;
-        for (int64_t j0 = 0; j0 < n; j0 += TILE_J) {
-            int64_t nj = n - j0 < TILE_J ? n - j0 : TILE_J;
-            float acc[TILE_I][TILE_J][LANES] = {{{0.0f}}};
-            if (mi == TILE_I && nj == TILE_J) {
-                for (int64_t k = 0; k < body; k += LANES) {
-                    for (int i = 0; i < TILE_I; ++i) {
-                        for (int j = 0; j < TILE_J; ++j) {
-                            for (int l = 0; l < LANES; ++l) {
-                                acc[i][j][l] += a[(i0 + i) * lda + k + l] * b[(j0 + j) * ldb + k + l];
-                            }
-                        }
-                    }
-                }
-            } else {
-                for (int64_t k = 0; k < body; k += LANES) {
-                    for (int64_t i = 0; i < mi; ++i) {
-                        for (int64_t j = 0; j < nj; ++j) {
-                            for (int l = 0; l < LANES; ++l) {
-                                acc[i][j][l] += a[(i0 + i) * lda + k + l] * b[(j0 + j) * ldb + k + l];
-                            }
-                        }
-                    }
-                }
-            }
-            for (int64_t i = 0; i < mi; ++i) {
-                for (int64_t j = 0; j < nj; ++j) {
-                    for (int64_t k = body; k < depth; ++k) {
-                        acc[i][j][k - body] += a[(i0 + i) * lda + k] * b[(j0 + j) * ldb + k];
-                    }
-                    float sum = 0.0f;
-                    for (int l = 0; l < LANES; ++l) {
-                        sum += acc[i][j][l];
-                    }
-                    c[(i0 + i) * ldc + j0 + j] += sum;
-                }
-            }
-        }
-    }
-}
+#define GEMM_SHARED_CHUNK 4
 
 /* Between one B channel image and the taps' rows of cols (row stride ldr) for the S positions
  * [o0, o1): gather (cols = B at each tap's position, 0 in padding) or scatter (B += cols where
@@ -380,6 +283,7 @@ typedef struct {
     const conv_params *p;
     const float *s, *w;
     float *b, *gi, *gw, *cols;
+    void *pack;                 /* the matrix products' packing space */
     int64_t n0, n1;             /* the images [n0, n1) */
 } gemm_part;
 
@@ -390,6 +294,8 @@ static void *gemm_images(void *arg)
     const conv_params *p = part->p;
     const float *s = part->s, *w = part->w;
     float *b = part->b, *gi = part->gi, *gw = part->gw, *cols = part->cols;
+    void *pack = part->pack;
+    int threads = (int)p->gemm_threads;
     int64_t taps = p->ks[0] * p->ks[1] * p->ks[2], cs_group = p->cs / p->groups, cb_group = p->cb / p->groups;
     int64_t rows = cb_group * taps, s_plane = p->ss[0] * p->ss[1] * p->ss[2];
     int64_t b_plane = p->bs[0] * p->bs[1] * p->bs[2], chunk = p->chunk;
@@ -410,15 +316,28 @@ static void *gemm_images(void *arg)
                         im2col_rows(p, o0, o1, b + b_first + bl * b_plane, cols + bl * taps * width, width, false);
                     }
                     if (gw != NULL) {
-                        gemm_nt(cs_group, rows, width, s + s_first + o0, s_plane, cols, width, gw + g * cs_group * rows,
-                                rows);
+                        aclsim_gemm_args prod = {
+                            .m = cs_group, .n = rows, .k = width, .a = s + s_first + o0, .a_rs = s_plane, .a_cs = 1,
+                            .b = cols, .b_rs = 1, .b_cs = width, .c = gw + g * cs_group * rows, .ldc = rows,
+                            .accumulate = true,
+                        };
+                        aclsim_gemm_f32(&prod, threads, pack);
                     }
                     if (gi != NULL && p->transposed) {
-                        gemm_nn(cs_group, width, rows, w_group, rows, 1, cols, width, gi + s_first + o0, s_plane);
+                        aclsim_gemm_args prod = {
+                            .m = cs_group, .n = width, .k = rows, .a = w_group, .a_rs = rows, .a_cs = 1, .b = cols,
+                            .b_rs = width, .b_cs = 1, .c = gi + s_first + o0, .ldc = s_plane, .accumulate = false,
+                        };
+                        aclsim_gemm_f32(&prod, threads, pack);
                     }
                 }
                 if (gi != NULL && !p->transposed) {
-                    gemm_nn(rows, width, cs_group, w_group, 1, rows, s + s_first + o0, s_plane, cols, width);
+                    aclsim_gemm_args prod = {
+                        .m = rows, .n = width, .k = cs_group, .a = w_group, .a_rs = 1, .a_cs = rows,
+                        .b = s + s_first + o0, .b_rs = s_plane, .b_cs = 1, .c = cols, .ldc = width,
+                        .accumulate = false,
+                    };
+                    aclsim_gemm_f32(&prod, threads, pack);
                     for (int64_t bl = 0; bl < cb_group; ++bl) {
                         im2col_rows(p, o0, o1, gi + b_first + bl * b_plane, cols + bl * taps * width, width, true);
                     }
@@ -432,10 +351,15 @@ static void *gemm_images(void *arg)
 /* Threads for the gemm path: one per online core, at most 4 (as the numpy backend's worker
  * threads), never more than the images (each thread takes whole images: their gradInput
  * writes are disjoint, and gradWeight is summed from one partial per thread). */
-static int64_t gemm_workers(int64_t images)
+static int64_t gemm_cores(void)
 {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    int64_t workers = cores < 1 ? 1 : cores > 4 ? 4 : cores;
+    return cores < 1 ? 1 : cores > 4 ? 4 : cores;
+}
+
+static int64_t gemm_workers(int64_t images)
+{
+    int64_t workers = gemm_cores();
     return workers < images ? workers : images > 1 ? images : 1;
 }
 
@@ -444,7 +368,7 @@ static int64_t gemm_workers(int64_t images)
  * only a transposed one's).  cols holds p->workers chunks, partial_weight p->workers - 1
  * gradWeight partials. */
 static void gemm_passes(const conv_params *p, const float *s, float *b, const float *w, float *gi, float *gw,
-                        float *cols, float *partial_weight)
+                        float *cols, float *partial_weight, char *pack)
 {
     int64_t rows = p->cb / p->groups * p->ks[0] * p->ks[1] * p->ks[2], weights = p->cs * rows;
     gemm_part parts[4];
@@ -453,6 +377,7 @@ static void gemm_passes(const conv_params *p, const float *s, float *b, const fl
     for (int64_t t = 0; t < p->workers; ++t) {
         parts[t] = (gemm_part){
             .p = p, .s = s, .w = w, .b = b, .gi = gi, .cols = cols + t * rows * p->chunk,
+            .pack = pack + t * p->gemm_bytes,
             .gw = gw == NULL ? NULL : t == 0 ? gw : partial_weight + (t - 1) * weights,
             .n0 = p->n * t / p->workers, .n1 = p->n * (t + 1) / p->workers,
         };
@@ -475,6 +400,9 @@ static void gemm_passes(const conv_params *p, const float *s, float *b, const fl
         }
     }
 }
+
+/* Partial sums of all_finite (independent lanes: vectorisable). */
+enum { LANES = 16 };
 
 /* No inf or NaN among x[0..count): x * 0 is 0 for finite x, NaN otherwise. */
 static bool all_finite(const float *x, int64_t count)
@@ -535,7 +463,7 @@ static aclnnStatus conv_kernel(aclOpExecutor *ex, void *workspace)
     if (finite && (gi != NULL || gw != NULL)) {
         /* S is gradOutput normally, input when transposed; B the other one. */
         gemm_passes(p, p->transposed ? in : go, p->transposed ? go : in, w, gi, gw, (float *)(base + p->at_cols),
-                    (float *)(base + p->at_partial_weight));
+                    (float *)(base + p->at_partial_weight), base + p->at_gemm);
     } else {
         /* inf or NaN: the exact terms only (no im2col zero standing for padding times inf) */
         if (gi != NULL) {
@@ -1071,13 +999,28 @@ aclnnStatus aclnnConvolutionBackwardGetWorkspaceSize(const aclTensor *gradOutput
     p.at_grad_bias = at;
     at += a.mask[GRAD_BIAS] ? aclsim_ops_region((uint64_t)gradOutput->view_dims[1], sizeof(float)) : 0;
     int64_t rows = p.cb / p.groups * p.ks[0] * p.ks[1] * p.ks[2], s_plane = p.ss[0] * p.ss[1] * p.ss[2];
-    p.chunk = COLS_BYTES / (int64_t)sizeof(float) / rows;
+    p.workers = gemm_workers(p.n);
+    /* One image: the threads share each product instead of taking images. */
+    p.gemm_threads = p.workers == 1 ? gemm_cores() : 1;
+    p.chunk = COLS_BYTES / (int64_t)sizeof(float) / rows * (p.gemm_threads > 1 ? GEMM_SHARED_CHUNK : 1);
     p.chunk = p.chunk < 64 ? 64 : p.chunk;
     p.chunk = p.chunk > s_plane ? s_plane : p.chunk;
-    p.workers = gemm_workers(p.n);
     p.at_cols = at;
     bool gemm = a.mask[GRAD_INPUT] || a.mask[GRAD_WEIGHT];
     at += gemm ? aclsim_ops_region((uint64_t)(p.workers * rows * p.chunk), sizeof(float)) : 0;
+    /* The packing space of the largest of the three products gemm_images runs. */
+    int64_t cs_group = p.cs / p.groups;
+    int threads = (int)p.gemm_threads;
+    uint64_t shapes[3] = {aclsim_gemm_workspace_size(cs_group, rows, p.chunk, threads),
+                          aclsim_gemm_workspace_size(cs_group, p.chunk, rows, threads),
+                          aclsim_gemm_workspace_size(rows, p.chunk, cs_group, threads)};
+    p.gemm_bytes = 0;
+    for (int i = 0; gemm && i < 3; ++i) {
+        uint64_t bytes = aclsim_ops_region(shapes[i], 1);
+        p.gemm_bytes = bytes > p.gemm_bytes ? bytes : p.gemm_bytes;
+    }
+    p.at_gemm = at;
+    at += (uint64_t)p.workers * p.gemm_bytes;
     p.at_partial_weight = at;
     at += a.mask[GRAD_WEIGHT] ? aclsim_ops_region((uint64_t)((p.workers - 1) * w_n), sizeof(float)) : 0;
     return aclsim_ops_finish(KERNEL, conv_kernel, at, &p, sizeof p, inputs, 3, outputs, 3, workspaceSize, executor);
