@@ -401,6 +401,13 @@ static void gemm_passes(const conv_params *p, const float *s, float *b, const fl
     }
 }
 
+/* Groups this thin on both sides (depthwise convolutions) take the direct passes: their matrix
+ * products would have one or two rows, mostly padding in a register tile. */
+static bool direct_groups(const conv_params *p)
+{
+    return p->cs / p->groups <= 2 && p->cb / p->groups <= 2;
+}
+
 /* Partial sums of all_finite (independent lanes: vectorisable). */
 enum { LANES = 16 };
 
@@ -460,12 +467,13 @@ static aclnnStatus conv_kernel(aclOpExecutor *ex, void *workspace)
     bool finite = all_finite(go, aclsim_ops_numel(grad_output)) &&
                   (in == NULL || all_finite(in, aclsim_ops_numel(aclsim_executor_input(ex, INPUT)))) &&
                   (w == NULL || all_finite(w, aclsim_ops_numel(aclsim_executor_input(ex, WEIGHT))));
-    if (finite && (gi != NULL || gw != NULL)) {
+    if (finite && !direct_groups(p) && (gi != NULL || gw != NULL)) {
         /* S is gradOutput normally, input when transposed; B the other one. */
         gemm_passes(p, p->transposed ? in : go, p->transposed ? go : in, w, gi, gw, (float *)(base + p->at_cols),
                     (float *)(base + p->at_partial_weight), base + p->at_gemm);
     } else {
-        /* inf or NaN: the exact terms only (no im2col zero standing for padding times inf) */
+        /* inf or NaN: the exact terms only (no im2col zero standing for padding times inf); or
+         * groups of one or two channels, whose products are too thin to be worth packing */
         if (gi != NULL) {
             memset(gi, 0, (size_t)aclsim_ops_numel(grad_input) * sizeof(float));
             if (p->transposed) {
