@@ -165,10 +165,10 @@ def test_gemm_under_sanitizers(tmp_path, sim_home):
         pytest.skip("this gcc cannot link AddressSanitizer programs")
     (tmp_path / "driver.c").write_text(DRIVER)
     exe = tmp_path / "gemm_asan"
+    kernels = [str(p) for p in sorted((_build.SRC_DIR / "kernels").glob("*.c"))]
     subprocess.run(["gcc", "-std=c11", "-O1", "-g", "-fsanitize=address,undefined", "-fno-omit-frame-pointer",
                     "-fno-sanitize-recover=undefined", "-pthread", f"-I{Path(sim_home) / 'include'}",
-                    f"-I{_build.SRC_DIR}", str(tmp_path / "driver.c"), str(_build.SRC_DIR / "kernels" / "gemm.c"),
-                    "-lm", "-o", str(exe)], check=True)
+                    f"-I{_build.SRC_DIR}", str(tmp_path / "driver.c"), *kernels, "-lm", "-o", str(exe)], check=True)
     proc = subprocess.run([str(exe)], capture_output=True, text=True, timeout=300,
                           env={"ASAN_OPTIONS": "detect_leaks=1", "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1"})
     assert proc.returncode == 0, (proc.stdout[-3000:], proc.stderr[-6000:])

@@ -32,12 +32,12 @@
 #pragma GCC optimize("fp-contract=fast")
 #endif
 
-#define _POSIX_C_SOURCE 200809L /* pthreads */
-
 #include "gemm.h"
 
-#include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
+
+#include "parallel.h"
 #include <string.h>
 
 /* Cache blocking (floats): a KC x NR panel of B (32 KiB at NR = 32) in L1, an MC x KC block of
@@ -46,8 +46,6 @@ enum { KC = 256, MC = 144, NC = 2048 };
 
 /* The two register tiles. */
 enum { WIDE_MR = 8, WIDE_NR = 32, NARROW_MR = 6, NARROW_NR = 16 };
-/* Enough room for either tile's partial store. */
-enum { MAX_TILE = WIDE_MR * WIDE_NR };
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
 #define GEMM_X86_LEVELS 1
@@ -270,39 +268,40 @@ static void zero_c(const aclsim_gemm_args *g)
 /* Below this many multiply-adds a product runs on one thread (a thread start costs about as
  * much as ~10^5 of them). */
 #define GEMM_MIN_PARALLEL ((double)(1 << 21))
-enum { MAX_SHARES = 64 };
+
+/* The number of threads to use: at most `threads` and ACLSIM_MAX_WORKERS, at most one per NR
+ * columns, 1 for a small product. */
+static int share_count(int64_t m, int64_t n, int64_t k, tile t, int threads)
+{
+    if (threads <= 1 || m <= 0 || n <= 0 || k <= 0 || (double)m * (double)n * (double)k < GEMM_MIN_PARALLEL) {
+        return 1;
+    }
+    int64_t panels = (n + t.nr - 1) / t.nr;
+    return (int)min64(min64(threads, ACLSIM_MAX_WORKERS), panels);
+}
 
 typedef struct {
     const aclsim_gemm_args *g;
     tile t;
-    int64_t j_begin, j_end;
-    float *work;
-} gemm_share;
+    uint64_t per_share;     /* floats of packing space per share */
+    float *workspace;
+} gemm_job;
 
-static void *run_share(void *arg)
+/* Share `worker`: the column panels [begin, end). */
+static void run_share(void *ctx, int64_t begin, int64_t end, int worker)
 {
-    const gemm_share *s = arg;
-    gemm_columns(s->g, s->t, s->j_begin, s->j_end, s->work);
-    return NULL;
-}
-
-/* The number of threads to use: at most `threads` and MAX_SHARES, at most one per NR columns,
- * 1 for a small product. */
-static int share_count(const aclsim_gemm_args *g, tile t, int threads)
-{
-    if (threads <= 1 || g->m <= 0 || g->n <= 0 || g->k <= 0 ||
-        (double)g->m * (double)g->n * (double)g->k < GEMM_MIN_PARALLEL) {
-        return 1;
+    const gemm_job *job = ctx;
+    int64_t nr = job->t.nr;
+    if (end > begin) {
+        gemm_columns(job->g, job->t, begin * nr, min64(end * nr, job->g->n),
+                     job->workspace + (uint64_t)worker * job->per_share);
     }
-    int64_t panels = (g->n + t.nr - 1) / t.nr;
-    return (int)min64(min64(threads, MAX_SHARES), panels);
 }
 
 uint64_t aclsim_gemm_workspace_size(int64_t m, int64_t n, int64_t k, int threads)
 {
     tile t = pick_tile();
-    aclsim_gemm_args g = {.m = m, .n = n, .k = k};
-    int shares = share_count(&g, t, threads);
+    int shares = share_count(m, n, k, t, threads);
     int64_t width = round_up((n + shares - 1) / shares, t.nr);
     return (uint64_t)shares * thread_floats(m, width, k, t) * sizeof(float);
 }
@@ -319,33 +318,11 @@ void aclsim_gemm_f32(const aclsim_gemm_args *g, int threads, void *workspace)
         return;
     }
     tile t = pick_tile();
-    int shares = share_count(g, t, threads);
-    /* Column ranges aligned to the tile's width, as even as the panels allow. */
-    int64_t panels = (g->n + t.nr - 1) / t.nr;
+    int shares = share_count(g->m, g->n, g->k, t, threads);
+    /* Column ranges of whole panels, as even as the panels allow (at most `width` columns). */
     int64_t width = round_up((g->n + shares - 1) / shares, t.nr);
-    uint64_t per_share = thread_floats(g->m, width, g->k, t);
-    gemm_share parts[MAX_SHARES];
-    pthread_t ids[MAX_SHARES];
-    bool started[MAX_SHARES];
-    for (int s = 0; s < shares; ++s) {
-        int64_t first = panels * s / shares, last = panels * (s + 1) / shares;
-        parts[s] = (gemm_share){
-            .g = g, .t = t, .j_begin = first * t.nr, .j_end = min64(last * t.nr, g->n),
-            .work = (float *)workspace + (uint64_t)s * per_share,
-        };
-        started[s] = false;
-    }
-    for (int s = 1; s < shares; ++s) {
-        started[s] = pthread_create(&ids[s], NULL, run_share, &parts[s]) == 0;
-    }
-    run_share(&parts[0]);
-    for (int s = 1; s < shares; ++s) {
-        if (started[s]) {
-            pthread_join(ids[s], NULL);
-        } else {
-            run_share(&parts[s]);
-        }
-    }
+    gemm_job job = {g, t, thread_floats(g->m, width, g->k, t), workspace};
+    aclsim_parallel((g->n + t.nr - 1) / t.nr, shares, run_share, &job);
 }
 
 int aclsim_gemm_f32_test(int64_t m, int64_t n, int64_t k, const float *a, int64_t a_rs, int64_t a_cs, const float *b,

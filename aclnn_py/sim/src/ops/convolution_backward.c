@@ -16,13 +16,11 @@
  * buffers, plus the gradInput / gradWeight / gradBias results before they are cast into the
  * (possibly strided) outputs.  Reductions accumulate in double.
  */
-#define _POSIX_C_SOURCE 200809L /* pthreads, sysconf */
 
-#include <pthread.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "../kernels/gemm.h"
+#include "../kernels/parallel.h"
 #include "aclnnop/aclnn_convolution_backward.h"
 #include "ops_common.h"
 
@@ -288,9 +286,8 @@ typedef struct {
 } gemm_part;
 
 /* The gemm path on one part's images; gw receives that part's sum. */
-static void *gemm_images(void *arg)
+static void gemm_images(const gemm_part *part)
 {
-    const gemm_part *part = arg;
     const conv_params *p = part->p;
     const float *s = part->s, *w = part->w;
     float *b = part->b, *gi = part->gi, *gw = part->gw, *cols = part->cols;
@@ -345,21 +342,23 @@ static void *gemm_images(void *arg)
             }
         }
     }
-    return NULL;
+}
+
+/* aclsim_parallel's share `worker`: the images [begin, end) with that worker's buffers. */
+static void run_images(void *ctx, int64_t begin, int64_t end, int worker)
+{
+    gemm_part *part = (gemm_part *)ctx + worker;
+    part->n0 = begin;
+    part->n1 = end;
+    gemm_images(part);
 }
 
 /* Threads for the gemm path: one per online core, at most 4 (as the numpy backend's worker
  * threads), never more than the images (each thread takes whole images: their gradInput
  * writes are disjoint, and gradWeight is summed from one partial per thread). */
-static int64_t gemm_cores(void)
-{
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    return cores < 1 ? 1 : cores > 4 ? 4 : cores;
-}
-
 static int64_t gemm_workers(int64_t images)
 {
-    int64_t workers = gemm_cores();
+    int64_t workers = aclsim_cores();
     return workers < images ? workers : images > 1 ? images : 1;
 }
 
@@ -371,28 +370,15 @@ static void gemm_passes(const conv_params *p, const float *s, float *b, const fl
                         float *cols, float *partial_weight, char *pack)
 {
     int64_t rows = p->cb / p->groups * p->ks[0] * p->ks[1] * p->ks[2], weights = p->cs * rows;
-    gemm_part parts[4];
-    pthread_t threads[4];
-    bool started[4] = {false, false, false, false};
+    gemm_part parts[ACLSIM_MAX_WORKERS];
     for (int64_t t = 0; t < p->workers; ++t) {
         parts[t] = (gemm_part){
             .p = p, .s = s, .w = w, .b = b, .gi = gi, .cols = cols + t * rows * p->chunk,
             .pack = pack + t * p->gemm_bytes,
             .gw = gw == NULL ? NULL : t == 0 ? gw : partial_weight + (t - 1) * weights,
-            .n0 = p->n * t / p->workers, .n1 = p->n * (t + 1) / p->workers,
         };
     }
-    for (int64_t t = 1; t < p->workers; ++t) {
-        started[t] = pthread_create(&threads[t], NULL, gemm_images, &parts[t]) == 0;
-    }
-    gemm_images(&parts[0]);
-    for (int64_t t = 1; t < p->workers; ++t) {
-        if (started[t]) {
-            pthread_join(threads[t], NULL);
-        } else {
-            gemm_images(&parts[t]);    /* no thread to be had: this one does the part */
-        }
-    }
+    aclsim_parallel(p->n, (int)p->workers, run_images, parts);
     for (int64_t t = 1; gw != NULL && t < p->workers; ++t) {
         const float *part = partial_weight + (t - 1) * weights;
         for (int64_t i = 0; i < weights; ++i) {
@@ -1009,7 +995,7 @@ aclnnStatus aclnnConvolutionBackwardGetWorkspaceSize(const aclTensor *gradOutput
     int64_t rows = p.cb / p.groups * p.ks[0] * p.ks[1] * p.ks[2], s_plane = p.ss[0] * p.ss[1] * p.ss[2];
     p.workers = gemm_workers(p.n);
     /* One image: the threads share each product instead of taking images. */
-    p.gemm_threads = p.workers == 1 ? gemm_cores() : 1;
+    p.gemm_threads = p.workers == 1 ? aclsim_cores() : 1;
     p.chunk = COLS_BYTES / (int64_t)sizeof(float) / rows * (p.gemm_threads > 1 ? GEMM_SHARED_CHUNK : 1);
     p.chunk = p.chunk < 64 ? 64 : p.chunk;
     p.chunk = p.chunk > s_plane ? s_plane : p.chunk;

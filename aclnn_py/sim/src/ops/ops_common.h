@@ -85,6 +85,31 @@ ACLSIM_OPS_API void aclsim_ops_write_f64(aclTensor *t, const double *src);
 ACLSIM_OPS_API void aclsim_ops_write_c128(aclTensor *t, const double *src); /* (re, im) pairs */
 ACLSIM_OPS_API void aclsim_ops_fill_zero(aclTensor *t);
 
+/* ---------------------------------------------------------------- planes
+ *
+ * The memory-bound operators (pooling, padding, unpooling, fold) compute their output one
+ * (H, W) plane at a time, each plane from its own gradOutput plane only, in parallel over the
+ * N * C planes (kernels/parallel.h): a single pass reading gradOutput once and writing the
+ * output once.  Since each plane's result depends on that plane alone, the result does not
+ * depend on the number of threads.
+ */
+
+/* A 3-D (C, H, W) or 4-D (N, C, H, W) view's strides as (N, C, H, W); N's is 0 for 3-D. */
+ACLSIM_OPS_API void aclsim_ops_nchw_strides(const aclTensor *t, int64_t s[4]);
+
+/* The `count` floats of src into data[first + j*step] (in element units), converted to dtype. */
+ACLSIM_OPS_API void aclsim_ops_scatter_f32(void *data, aclDataType dtype, int64_t first, int64_t step, int64_t count,
+                                           const float *src);
+
+/* Whether the bytes the two views can touch overlap (an output written plane by plane over an
+ * input it overlaps would change the input before it is read). */
+ACLSIM_OPS_API bool aclsim_ops_views_overlap(const aclTensor *a, const aclTensor *b);
+
+/* A contiguous copy of the view `in` (same dtype and shape) in *staged, its buffer malloc'ed in
+ * *buffer (free() it); for an input its output overlaps.  false (+ kernel message naming `api`)
+ * when there is no memory for it. */
+ACLSIM_OPS_API bool aclsim_ops_stage(const char *api, const aclTensor *in, aclTensor *staged, void **buffer);
+
 /* ---------------------------------------------------------------- messages */
 
 /* Fixed-size text returned by value, e.g. aclsim_set_error("%s", aclsim_ops_shape(t).s). */
