@@ -116,6 +116,23 @@ static double dot(const float *restrict x, const float *restrict y, int64_t yste
     return ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
 }
 
+/* sum of x[i] in double, in eight interleaved partial sums (one double sum would wait on
+ * each add's latency). */
+static double sum(const float *restrict x, int64_t count)
+{
+    double lanes[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+    int64_t i = 0;
+    for (; i + 8 <= count; i += 8) {
+        for (int j = 0; j < 8; ++j) {
+            lanes[j] += (double)x[i + j];
+        }
+    }
+    for (; i < count; ++i) {
+        lanes[i & 7] += (double)x[i];
+    }
+    return ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
+}
+
 /* gradInput through every tap: scatter S -> B (normal) or gather B -> S (transposed). */
 static void grad_input_pass(const conv_params *p, float *sbuf, float *bbuf, const float *w, bool into_b)
 {
@@ -222,6 +239,9 @@ static void grad_weight_pass(const conv_params *p, const float *sbuf, const floa
  * GEMM_SHARED_CHUNK times larger so that a thread start is worth it. */
 #define COLS_BYTES (1 << 20)
 #define GEMM_SHARED_CHUNK 4
+/* At least this many positions per chunk however many rows cols has: a chunk is the depth of
+ * the gradWeight product, and a shallower one would add more to gradWeight than it sums. */
+#define MIN_CHUNK 256
 
 /* Between one B channel image and the taps' rows of cols (row stride ldr) for the S positions
  * [o0, o1): gather (cols = B at each tap's position, 0 in padding) or scatter (B += cols where
@@ -230,6 +250,8 @@ static void im2col_rows(const conv_params *p, int64_t o0, int64_t o1, float *b_i
                         bool scatter)
 {
     const int64_t *ss = p->ss, *bs = p->bs, *ks = p->ks, *st = p->stride;
+    /* o0 as (od, oh, ow), once: the runs below walk on without dividing */
+    int64_t ow0 = o0 % ss[2], oh0 = o0 / ss[2] % ss[1], od0 = o0 / (ss[2] * ss[1]);
     for (int64_t kd = 0; kd < ks[0]; ++kd) {
         int64_t off_d = kd * p->dilation[0] - p->pad[0], d_lo, d_hi;
         tap_range(ss[0], bs[0], st[0], off_d, &d_lo, &d_hi);
@@ -240,34 +262,52 @@ static void im2col_rows(const conv_params *p, int64_t o0, int64_t o1, float *b_i
                 int64_t off_w = kw * p->dilation[2] - p->pad[2], w_lo, w_hi;
                 tap_range(ss[2], bs[2], st[2], off_w, &w_lo, &w_hi);
                 float *row = rows + ((kd * ks[1] + kh) * ks[2] + kw) * ldr;
+                int64_t ow = ow0, oh = oh0, od = od0;
                 for (int64_t o = o0; o < o1;) {
-                    int64_t ow = o % ss[2], oh = o / ss[2] % ss[1], od = o / (ss[2] * ss[1]);
                     int64_t run = ss[2] - ow < o1 - o ? ss[2] - ow : o1 - o;
-                    float *cell = row + (o - o0) - ow;       /* cell[x] for x in [ow, ow + run) */
+                    float *restrict cell = row + (o - o0) - ow;       /* cell[x] for x in [ow, ow + run) */
                     /* the positions [first, last) of the run whose tap lands inside B */
                     int64_t first = w_lo > ow ? w_lo : ow, last = w_hi < ow + run ? w_hi : ow + run;
                     if (od < d_lo || od >= d_hi || oh < h_lo || oh >= h_hi || last <= first) {
                         first = last = ow;
                     }
                     /* B's row, from its element for the run's first landing position */
-                    int64_t b_at = first < last ? ((od * st[0] + off_d) * bs[1] + oh * st[1] + off_h) * bs[2] +
-                                                  first * st[2] + off_w : 0;
-                    if (scatter) {
-                        for (int64_t x = first; x < last; ++x) {
-                            b_img[b_at + (x - first) * st[2]] += cell[x];
+                    float *restrict b_row = b_img + (first < last ? ((od * st[0] + off_d) * bs[1] + oh * st[1] +
+                                                                     off_h) * bs[2] + first * st[2] + off_w : 0);
+                    const float *restrict src = cell + first;
+                    float *restrict dst = cell + first;
+                    int64_t count = last - first;
+                    if (scatter && st[2] == 1) {
+                        for (int64_t x = 0; x < count; ++x) {
+                            b_row[x] += src[x];
+                        }
+                    } else if (scatter) {
+                        for (int64_t x = 0; x < count; ++x) {
+                            b_row[x * st[2]] += src[x];
                         }
                     } else {
                         for (int64_t x = ow; x < first; ++x) {
                             cell[x] = 0.0f;
                         }
-                        for (int64_t x = first; x < last; ++x) {
-                            cell[x] = b_img[b_at + (x - first) * st[2]];
+                        if (st[2] == 1) {
+                            for (int64_t x = 0; x < count; ++x) {
+                                dst[x] = b_row[x];
+                            }
+                        } else {
+                            for (int64_t x = 0; x < count; ++x) {
+                                dst[x] = b_row[x * st[2]];
+                            }
                         }
                         for (int64_t x = last; x < ow + run; ++x) {
                             cell[x] = 0.0f;
                         }
                     }
                     o += run;
+                    ow = 0;
+                    if (++oh == ss[1]) {
+                        oh = 0;
+                        ++od;
+                    }
                 }
             }
         }
@@ -485,10 +525,7 @@ static aclnnStatus conv_kernel(aclOpExecutor *ex, void *workspace)
         for (int64_t c = 0; c < channels; ++c) {
             double acc = 0.0;
             for (int64_t n = 0; n < p->n; ++n) {
-                const float *img = go + (n * channels + c) * plane;
-                for (int64_t i = 0; i < plane; ++i) {
-                    acc += img[i];
-                }
+                acc += sum(go + (n * channels + c) * plane, plane);
             }
             gb[c] = (float)acc;
         }
@@ -997,7 +1034,7 @@ aclnnStatus aclnnConvolutionBackwardGetWorkspaceSize(const aclTensor *gradOutput
     /* One image: the threads share each product instead of taking images. */
     p.gemm_threads = p.workers == 1 ? aclsim_cores() : 1;
     p.chunk = COLS_BYTES / (int64_t)sizeof(float) / rows * (p.gemm_threads > 1 ? GEMM_SHARED_CHUNK : 1);
-    p.chunk = p.chunk < 64 ? 64 : p.chunk;
+    p.chunk = p.chunk < MIN_CHUNK ? MIN_CHUNK : p.chunk;
     p.chunk = p.chunk > s_plane ? s_plane : p.chunk;
     p.at_cols = at;
     bool gemm = a.mask[GRAD_INPUT] || a.mask[GRAD_WEIGHT];
