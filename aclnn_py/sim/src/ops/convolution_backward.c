@@ -134,12 +134,13 @@ static double sum(const float *restrict x, int64_t count)
 }
 
 /* gradInput through every tap: scatter S -> B (normal) or gather B -> S (transposed). */
-static void grad_input_pass(const conv_params *p, float *sbuf, float *bbuf, const float *w, bool into_b)
+static void grad_input_pass(const conv_params *p, float *sbuf, float *bbuf, const float *w, bool into_b, int64_t n0,
+                            int64_t n1)
 {
     const int64_t *ss = p->ss, *bs = p->bs, *ks = p->ks, *st = p->stride;
     int64_t s_plane = ss[0] * ss[1] * ss[2], b_plane = bs[0] * bs[1] * bs[2], k_size = ks[0] * ks[1] * ks[2];
     int64_t cs_group = p->cs / p->groups, cb_group = p->cb / p->groups;
-    for (int64_t n = 0; n < p->n; ++n) {
+    for (int64_t n = n0; n < n1; ++n) {
         for (int64_t a = 0; a < p->cs; ++a) {
             int64_t g = a / cs_group;
             float *s_img = sbuf + (n * p->cs + a) * s_plane;
@@ -180,12 +181,13 @@ static void grad_input_pass(const conv_params *p, float *sbuf, float *bbuf, cons
     }
 }
 
-static void grad_weight_pass(const conv_params *p, const float *sbuf, const float *bbuf, float *gw)
+static void grad_weight_pass(const conv_params *p, const float *sbuf, const float *bbuf, float *gw, int64_t a0,
+                             int64_t a1)
 {
     const int64_t *ss = p->ss, *bs = p->bs, *ks = p->ks, *st = p->stride;
     int64_t s_plane = ss[0] * ss[1] * ss[2], b_plane = bs[0] * bs[1] * bs[2];
     int64_t cs_group = p->cs / p->groups, cb_group = p->cb / p->groups;
-    for (int64_t a = 0; a < p->cs; ++a) {
+    for (int64_t a = a0; a < a1; ++a) {
         int64_t g = a / cs_group;
         for (int64_t bl = 0; bl < cb_group; ++bl) {
             int64_t b = g * cb_group + bl;
@@ -434,6 +436,33 @@ static bool direct_groups(const conv_params *p)
     return p->cs / p->groups <= 2 && p->cb / p->groups <= 2;
 }
 
+/* The direct passes, on threads: gradInput over images, gradWeight over S channels (each
+ * element of either is summed by one thread, in the same order as on one). */
+typedef struct {
+    const conv_params *p;
+    float *go, *in, *gi, *gw;
+    const float *w;
+} direct_job;
+
+static void direct_images(void *ctx, int64_t begin, int64_t end, int worker)
+{
+    const direct_job *job = ctx;
+    (void)worker;
+    if (job->p->transposed) {
+        grad_input_pass(job->p, job->gi, job->go, job->w, false, begin, end);
+    } else {
+        grad_input_pass(job->p, job->go, job->gi, job->w, true, begin, end);
+    }
+}
+
+static void direct_weights(void *ctx, int64_t begin, int64_t end, int worker)
+{
+    const direct_job *job = ctx;
+    (void)worker;
+    grad_weight_pass(job->p, job->p->transposed ? job->in : job->go, job->p->transposed ? job->go : job->in, job->gw,
+                     begin, end);
+}
+
 /* Partial sums of all_finite (independent lanes: vectorisable). */
 enum { LANES = 16 };
 
@@ -500,16 +529,15 @@ static aclnnStatus conv_kernel(aclOpExecutor *ex, void *workspace)
     } else {
         /* inf or NaN: the exact terms only (no im2col zero standing for padding times inf); or
          * groups of one or two channels, whose products are too thin to be worth packing */
+        direct_job job = {.p = p, .go = go, .in = in, .w = w, .gi = gi, .gw = gw};
+        int64_t taps = p->ks[0] * p->ks[1] * p->ks[2], per_image = p->cs * (p->cb / p->groups) * taps * p->ss[0] *
+                                                                     p->ss[1] * p->ss[2];
         if (gi != NULL) {
             memset(gi, 0, (size_t)aclsim_ops_numel(grad_input) * sizeof(float));
-            if (p->transposed) {
-                grad_input_pass(p, gi, go, w, false);
-            } else {
-                grad_input_pass(p, go, gi, w, true);
-            }
+            aclsim_parallel(p->n, aclsim_workers(p->n, per_image), direct_images, &job);
         }
         if (gw != NULL) {
-            grad_weight_pass(p, p->transposed ? in : go, p->transposed ? go : in, gw);
+            aclsim_parallel(p->cs, aclsim_workers(p->cs, per_image / p->cs * p->n), direct_weights, &job);
         }
     }
     if (gi != NULL) {
