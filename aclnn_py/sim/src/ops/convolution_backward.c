@@ -13,7 +13,7 @@
  *               gradBias[c] = sum of gradOutput over n and space
  *
  * Workspace (float32): gradOutput, and input / weight where needed, converted to contiguous
- * buffers, plus the gradInput / gradWeight / gradBias results before they are cast into the
+ * buffers (unless they are contiguous float32 already: then they are read in place), plus the gradInput / gradWeight / gradBias results before they are cast into the
  * (possibly strided) outputs.  Reductions accumulate in double.
  */
 
@@ -39,6 +39,7 @@ typedef struct {
     int64_t stride[3], dilation[3], pad[3];
     /* workspace regions, in bytes from the start */
     uint64_t at_grad_output, at_input, at_weight, at_grad_input, at_grad_weight, at_grad_bias;
+    bool in_place[3];           /* gradOutput, input, weight read where they are (float32, contiguous) */
     int64_t chunk;              /* S positions per im2col chunk (gemm path) */
     int64_t workers;            /* threads of the gemm path, each on its own images */
     int64_t gemm_threads;       /* threads of each matrix product (> 1 only when there is one worker) */
@@ -486,6 +487,18 @@ static bool all_finite(const float *x, int64_t count)
     return sum == 0.0f;
 }
 
+/* An input as contiguous float32: the tensor's own memory when it is already that (in_place,
+ * decided in phase 1; the kernels only read their inputs, and write the outputs at the end),
+ * else its copy converted into the workspace region `copy`. */
+static float *operand(const conv_params *p, int which, const aclTensor *t, char *copy)
+{
+    if (p->in_place[which]) {
+        return (float *)t->data + t->offset;
+    }
+    aclsim_ops_read_f32(t, (float *)copy);
+    return (float *)copy;
+}
+
 static aclnnStatus conv_kernel(aclOpExecutor *ex, void *workspace)
 {
     ACLSIM_OPS_TRY(aclsim_ops_kernel_check_memory(KERNEL, ex, 0x7u, 3));
@@ -505,16 +518,13 @@ static aclnnStatus conv_kernel(aclOpExecutor *ex, void *workspace)
 
     char *base = workspace;
     const aclTensor *grad_output = aclsim_executor_input(ex, GRAD_OUTPUT);
-    float *go = (float *)(base + p->at_grad_output);
-    aclsim_ops_read_f32(grad_output, go);
+    float *go = operand(p, GRAD_OUTPUT, grad_output, base + p->at_grad_output);
     float *in = NULL, *w = NULL;
     if (p->mask[GRAD_WEIGHT]) {
-        in = (float *)(base + p->at_input);
-        aclsim_ops_read_f32(aclsim_executor_input(ex, INPUT), in);
+        in = operand(p, INPUT, aclsim_executor_input(ex, INPUT), base + p->at_input);
     }
     if (p->mask[GRAD_INPUT]) {
-        w = (float *)(base + p->at_weight);
-        aclsim_ops_read_f32(aclsim_executor_input(ex, WEIGHT), w);
+        w = operand(p, WEIGHT, aclsim_executor_input(ex, WEIGHT), base + p->at_weight);
     }
 
     float *gi = p->mask[GRAD_INPUT] ? (float *)(base + p->at_grad_input) : NULL;
@@ -1045,12 +1055,16 @@ aclnnStatus aclnnConvolutionBackwardGetWorkspaceSize(const aclTensor *gradOutput
     uint64_t go_n = (uint64_t)aclsim_ops_numel(gradOutput), in_n = (uint64_t)aclsim_ops_numel(input);
     uint64_t w_n = (uint64_t)aclsim_ops_numel(weight);
     uint64_t at = 0;
+    const aclTensor *operands[3] = {gradOutput, input, weight};
+    for (int i = 0; i < 3; ++i) {
+        p.in_place[i] = operands[i]->dtype == ACL_FLOAT && aclsim_ops_is_contiguous(operands[i]);
+    }
     p.at_grad_output = at;
-    at += aclsim_ops_region(go_n, sizeof(float));
+    at += p.in_place[GRAD_OUTPUT] ? 0 : aclsim_ops_region(go_n, sizeof(float));
     p.at_input = at;
-    at += a.mask[GRAD_WEIGHT] ? aclsim_ops_region(in_n, sizeof(float)) : 0;
+    at += a.mask[GRAD_WEIGHT] && !p.in_place[INPUT] ? aclsim_ops_region(in_n, sizeof(float)) : 0;
     p.at_weight = at;
-    at += a.mask[GRAD_INPUT] ? aclsim_ops_region(w_n, sizeof(float)) : 0;
+    at += a.mask[GRAD_INPUT] && !p.in_place[WEIGHT] ? aclsim_ops_region(w_n, sizeof(float)) : 0;
     p.at_grad_input = at;
     at += a.mask[GRAD_INPUT] ? aclsim_ops_region(in_n, sizeof(float)) : 0;
     p.at_grad_weight = at;

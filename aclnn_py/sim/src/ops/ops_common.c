@@ -381,6 +381,18 @@ int64_t aclsim_ops_dim(const aclTensor *t, int i)
     return t->view_dims[k];
 }
 
+bool aclsim_ops_is_contiguous(const aclTensor *t)
+{
+    int64_t expected = 1;
+    for (uint64_t i = t->ndim; i-- > 0;) {
+        if (t->view_dims[i] != 1 && t->strides[i] != expected) {
+            return false;
+        }
+        expected *= t->view_dims[i];
+    }
+    return true;
+}
+
 void aclsim_ops_for_each_row(const aclTensor *t, aclsim_ops_row_fn fn, void *ctx)
 {
     if (aclsim_ops_is_empty(t)) {

@@ -66,6 +66,8 @@ ACLSIM_OPS_API bool aclsim_ops_same_shape(const aclTensor *a, const aclTensor *b
 ACLSIM_OPS_API bool aclsim_ops_has_negative_dim(const aclTensor *t);
 /* View dim i counted from the end when negative (dim(t, -1) is the last). */
 ACLSIM_OPS_API int64_t aclsim_ops_dim(const aclTensor *t, int i);
+/* The view is row-major contiguous (strides of dims of size 1 do not matter). */
+ACLSIM_OPS_API bool aclsim_ops_is_contiguous(const aclTensor *t);
 
 /*
  * Element offsets (from t->data, in elements, offset included) of the view in row-major
