@@ -168,3 +168,24 @@ def test_output_overlapping_its_input(op):
         with go_view, out_view:
             aclnn_py.call(op, go_view, *args, out_view, backend="sim")
             assert_close(out_view.numpy(), expected, np.float32)
+
+
+def test_convolution_reads_views_in_place_or_converted():
+    """Contiguous float32 operands are read where they are (an offset into a larger buffer
+    included); a strided one is converted first: both give PyTorch's gradients."""
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((2, 4, 9, 8)).astype(np.float32)
+    w = rng.standard_normal((6, 4, 3, 3)).astype(np.float32)
+    g = rng.standard_normal((2, 6, 9, 8)).astype(np.float32)
+    expected = torch.ops.aten.convolution_backward(_t(g), _t(x), _t(w), [6], [1, 1], [1, 1], [1, 1], False, [0, 0],
+                                                   1, [True, True, True])
+    padded = np.concatenate([np.full(5, np.nan, np.float32), x.ravel()])
+    with Tensor.from_numpy(padded, backend="sim") as x_buffer, \
+            Tensor.from_numpy(np.ascontiguousarray(g.transpose(0, 1, 3, 2)), backend="sim") as g_buffer:
+        x_view = x_buffer.view(x.shape, [288, 72, 8, 1], offset=5)
+        g_view = g_buffer.view(g.shape, [432, 72, 1, 9])      # rows not contiguous
+        with x_view, g_view:
+            results = aclnn_py.convolution_backward(g_view, x_view, w, [6], [1, 1], [1, 1], [1, 1], False, [0, 0], 1,
+                                                    [True, True, True], backend="sim")
+            for result, reference in zip(results, expected):
+                assert_close(np.asarray(result), reference.numpy(), np.float32)
