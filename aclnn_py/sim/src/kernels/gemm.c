@@ -202,18 +202,17 @@ static void pack_b(const aclsim_gemm_args *g, int64_t p0, int64_t kc, int64_t j0
                 dst += nr_tile;
             }
         } else {
-            for (int64_t j = 0; j < cols; ++j) {
-                const float *col = src + j * g->b_cs;
-                for (int64_t p = 0; p < kc; ++p) {
-                    dst[p * nr_tile + j] = col[p * g->b_rs];
+            /* p after p: each packed row written whole, its values gathered from the columns */
+            for (int64_t p = 0; p < kc; ++p) {
+                const float *row = src + p * g->b_rs;
+                for (int64_t j = 0; j < cols; ++j) {
+                    dst[j] = row[j * g->b_cs];
                 }
-            }
-            for (int64_t j = cols; j < nr_tile; ++j) {
-                for (int64_t p = 0; p < kc; ++p) {
-                    dst[p * nr_tile + j] = 0.0f;
+                for (int64_t j = cols; j < nr_tile; ++j) {
+                    dst[j] = 0.0f;
                 }
+                dst += nr_tile;
             }
-            dst += kc * nr_tile;
         }
     }
 }
