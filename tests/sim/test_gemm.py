@@ -115,7 +115,9 @@ DRIVER = r"""
 /* Odd shapes and all four transposes on 1 and 3 threads, against a double loop. */
 int main(void)
 {
-    static const int shapes[][3] = {{1, 1, 1}, {1, 40, 3}, {40, 1, 3}, {9, 33, 257}, {17, 70, 300}, {150, 130, 20}};
+    /* the last one is large enough for several threads (GEMM_MIN_PARALLEL) */
+    static const int shapes[][3] = {{1, 1, 1}, {1, 40, 3}, {40, 1, 3}, {9, 33, 257}, {17, 70, 300}, {150, 130, 20},
+                                    {64, 700, 400}};
     int failures = 0;
     unsigned seed = 1;
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s) {

@@ -53,8 +53,9 @@ def unpool_indices(rng, shape):
     return (rows * 2 * w + cols).astype(np.int64)
 
 
-# Enough planes and elements for several worker threads (kernels/parallel.h).
-LARGE = (3, 24, 40, 36)
+# Enough planes and elements for several worker threads (ACLSIM_PARALLEL_MIN_WORK = 2^22 element
+# operations in kernels/parallel.h: 256 planes of 128 x 128).
+LARGE = (2, 128, 128, 128)
 
 
 @pytest.mark.parametrize("case", ["k3s2p1", "k2s2", "k3s2p1-ceil-exclude-pad", "k5s1p2"])

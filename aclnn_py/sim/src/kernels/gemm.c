@@ -264,9 +264,9 @@ static void zero_c(const aclsim_gemm_args *g)
     }
 }
 
-/* Below this many multiply-adds a product runs on one thread (a thread start costs about as
- * much as ~10^5 of them). */
-#define GEMM_MIN_PARALLEL ((double)(1 << 21))
+/* Below this many multiply-adds (~0.1 ms on one core) a product runs on one thread (see
+ * ACLSIM_PARALLEL_MIN_WORK: a helper thread can cost far more than its start on a busy machine). */
+#define GEMM_MIN_PARALLEL ((double)(1 << 24))
 
 /* The number of threads to use: at most `threads` and ACLSIM_MAX_WORKERS, at most one per NR
  * columns, 1 for a small product. */

@@ -21,9 +21,11 @@ enum { ACLSIM_MAX_WORKERS = 4 };
 ACLSIM_INTERNAL int aclsim_cores(void);
 
 /* How many workers `items` independent items of about `cost` element operations each are worth:
- * 1 below ACLSIM_PARALLEL_MIN_WORK operations in all (a thread start costs about as much as
- * ~10^5 simple element operations), else min(aclsim_cores(), items). */
-#define ACLSIM_PARALLEL_MIN_WORK ((int64_t)1 << 18)
+ * 1 below ACLSIM_PARALLEL_MIN_WORK operations in all, else min(aclsim_cores(), items).  The floor
+ * is a few milliseconds of work on one thread: besides its start (tens of microseconds), a helper
+ * thread on a busy machine may wait a whole scheduler time slice before it runs, and the kernel
+ * waits for it (measured: a 1 ms kernel's median went to 6-8 ms with 2^18 as the floor). */
+#define ACLSIM_PARALLEL_MIN_WORK ((int64_t)1 << 22)
 ACLSIM_INTERNAL int aclsim_workers(int64_t items, int64_t cost);
 
 /* fn(ctx, begin, end, worker) for worker = 0 .. workers-1 over the consecutive ranges
