@@ -46,7 +46,7 @@ def _operand(rng, rows: int, cols: int, transposed: bool) -> np.ndarray:
 
 
 SHAPES = [(1, 1, 1), (1, 53, 7), (53, 1, 7), (5, 7, 1), (1, 1, 600), (7, 9, 257), (8, 32, 256), (9, 33, 513),
-          (6, 16, 3), (145, 70, 40), (150, 2100, 70), (31, 4100, 9)]
+          (6, 16, 3), (145, 70, 40), (150, 2100, 70), (31, 4100, 9), (3, 5, 5000)]
 
 
 @pytest.mark.parametrize("m, n, k", SHAPES, ids=[f"{m}x{n}x{k}" for m, n, k in SHAPES])
