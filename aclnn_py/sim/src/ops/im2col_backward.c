@@ -101,6 +101,7 @@ static void im2col_planes(void *ctx, int64_t begin, int64_t end, int worker)
     int64_t os[4];
     aclsim_ops_nchw_strides(out, os);
     bool direct = out->dtype == ACL_FLOAT && os[3] == 1;
+    bool in_place = grad->dtype == ACL_FLOAT && stride_l == 1;   /* block rows read where they are */
     for (int64_t plane = begin; plane < end; ++plane) {
         int64_t n = plane / p->c, c = plane % p->c;
         int64_t o_base = out->offset + n * os[0] + c * os[1];
@@ -115,11 +116,14 @@ static void im2col_planes(void *ctx, int64_t begin, int64_t end, int worker)
                         continue;
                     }
                     int64_t r = (c * p->kh + i) * p->kw + j;
-                    aclsim_ops_gather_f32(grad->data, grad->dtype,
-                                          grad->offset + n * stride_n + r * stride_r + (bh * p->l1 + lo) * stride_l,
-                                          stride_l, count, row);
-                    float *restrict at = dst + lo * p->sw + j * p->dw - p->pw;
+                    int64_t first = grad->offset + n * stride_n + r * stride_r + (bh * p->l1 + lo) * stride_l;
                     const float *restrict src = row;
+                    if (in_place) {
+                        src = (const float *)grad->data + first;
+                    } else {
+                        aclsim_ops_gather_f32(grad->data, grad->dtype, first, stride_l, count, row);
+                    }
+                    float *restrict at = dst + lo * p->sw + j * p->dw - p->pw;
                     if (p->sw == 1) {
                         for (int64_t b = 0; b < count; ++b) {
                             at[b] += src[b];
