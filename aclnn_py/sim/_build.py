@@ -44,9 +44,10 @@ HERE = Path(__file__).resolve().parent
 SRC_DIR = HERE / "src"
 DEFAULT_HOME = HERE / "toolkit"
 
-#: The one library holding the simulator's state and code (these source sub-directories).
+#: The one library holding the simulator's state and code (these source sub-directories;
+#: kernels/ is the compute the operator libraries share, e.g. the matrix product).
 SIM_LIBRARY = "libaclsim.so"
-SIM_SOURCES = ("runtime", "nnopbase")
+SIM_SOURCES = ("runtime", "nnopbase", "kernels")
 
 #: CANN-named filter library -> the headers declaring exactly the functions it defines.
 FILTER_LIBRARIES = {

@@ -61,7 +61,7 @@ def test_runtime_program_with_sanitizers(sim_home, c_env, tmp_path):
     if probe.returncode != 0:
         pytest.skip("this gcc cannot link AddressSanitizer programs")
     include = Path(sim_home) / "include"
-    sources = [str(p) for sub in ("runtime", "nnopbase", "ops") for p in sorted((_build.SRC_DIR / sub).glob("*.c"))]
+    sources = [str(p) for sub in (*_build.SIM_SOURCES, "ops") for p in sorted((_build.SRC_DIR / sub).glob("*.c"))]
     objects = []
     for source in sources:
         obj = tmp_path / (Path(source).parent.name + "_" + Path(source).stem + ".o")

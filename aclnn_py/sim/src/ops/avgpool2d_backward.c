@@ -5,11 +5,14 @@
  * countIncludePad the window size clipped to the padded input; else the real-element count.
  * A 3-D (C, H, W) input is one image.  cubeMathType is validated and has no effect.
  *
- * Workspace: a float32 accumulation image of gradInput's size plus one float32 row of
- * gradOutput (CANN's AvgPool3DGrad path also computes through float32 buffers).
+ * Workspace: the window tables of both axes and, per worker thread, float32 rows: gradOutput's
+ * rows spread over their windows' columns for one plane, one gradOutput row and one gradInput
+ * row (CANN's AvgPool3DGrad path also computes through float32 buffers).
  */
+#include <stdlib.h>
 #include <string.h>
 
+#include "../kernels/parallel.h"
 #include "aclnnop/aclnn_avgpool2d_backward.h"
 #include "aclsim_dtype_rules.h" /* generated at build: the dtype table (aclnn_py/ops/<op>.py DTYPE_RULES) */
 #include "ops_common.h"
@@ -23,72 +26,205 @@ typedef struct {
     int64_t kh, kw, sh, sw, ph, pw;
     int64_t divisor_override;
     bool count_include_pad;
+    int64_t workers;        /* threads over the N * C planes */
 } avgpool_params;
 
 typedef struct {
     int64_t kh, kw, sh, sw, ph, pw;
 } window_shape;
 
-static aclnnStatus avgpool_kernel(aclOpExecutor *ex, void *workspace)
+/* Along one axis, for each window o < out: its real (non-padding) elements [lo[o], hi[o]) and
+ * its divisor factor (the padded extent with countIncludePad, else the real one); for each
+ * element i < size: the windows [first[i], last[i]) holding it (windows move forward with o,
+ * so they are consecutive). */
+typedef struct {
+    int64_t *lo, *hi, *factor, *first, *last;
+} axis_table;
+
+static void fill_axis(int64_t out, int64_t size, int64_t k, int64_t s, int64_t pad, bool include_pad, axis_table t)
 {
-    ACLSIM_OPS_TRY(aclsim_ops_kernel_check_memory(KERNEL, ex, 1u << 0, 1));
-    const avgpool_params *p = aclsim_executor_params(ex, sizeof *p);
-    const aclTensor *grad = aclsim_executor_input(ex, 0);
-    aclTensor *grad_input = aclsim_executor_output(ex, 0);
-    int64_t plane = p->h * p->w;
-    int64_t image = p->n * p->c * plane;
-    float *acc = workspace;
-    float *row = (float *)((char *)workspace + aclsim_ops_region((uint64_t)image, sizeof(float)));
+    for (int64_t o = 0; o < out; ++o) {
+        int64_t start = o * s - pad;
+        int64_t end = start + k < size + pad ? start + k : size + pad;
+        int64_t padded = end - start;
+        start = start < 0 ? 0 : start;
+        end = end > size ? size : end;
+        t.lo[o] = start;
+        t.hi[o] = end > start ? end : start;
+        t.factor[o] = include_pad ? padded : t.hi[o] - t.lo[o];
+    }
+    int64_t first = 0, last = 0;
+    for (int64_t i = 0; i < size; ++i) {
+        while (first < out && t.hi[first] <= i) {
+            ++first;
+        }
+        if (last < first) {
+            last = first;
+        }
+        while (last < out && t.lo[last] <= i) {
+            ++last;
+        }
+        t.first[i] = first;
+        t.last[i] = last;
+    }
+}
 
-    int lead = grad->ndim == 4 ? 1 : 0;
-    int64_t sn = lead ? grad->strides[0] : 0, sc = grad->strides[lead];
-    int64_t sy = grad->strides[lead + 1], sx = grad->strides[lead + 2];
+typedef struct {
+    const avgpool_params *p;
+    const aclTensor *grad;
+    aclTensor *grad_input;
+    axis_table rows, cols;
+    float *divisors;        /* oh x ow: each window's divisor (1 for a window without real elements) */
+    int64_t *tap_lo, *tap_hi; /* per column offset j < kw: the windows ow whose column ow*sw - pw + j is real */
+    float *scratch;         /* per worker: scratch_floats floats */
+    int64_t scratch_floats;
+} avgpool_job;
 
-    for (int64_t n = 0; n < p->n; ++n) {
-        for (int64_t c = 0; c < p->c; ++c) {
-            float *dst = acc + (n * p->c + c) * plane;
-            memset(dst, 0, (size_t)plane * sizeof(float));    /* zeroed while it is about to be used */
-            for (int64_t oh = 0; oh < p->oh; ++oh) {
-                aclsim_ops_gather_f32(grad->data, grad->dtype, grad->offset + n * sn + c * sc + oh * sy, sx, p->ow,
-                                      row);
-                int64_t h0 = oh * p->sh - p->ph;
-                int64_t h1 = h0 + p->kh < p->h + p->ph ? h0 + p->kh : p->h + p->ph;
-                int64_t padded_rows = h1 - h0;
-                if (h0 < 0) {
-                    h0 = 0;
-                }
-                if (h1 > p->h) {
-                    h1 = p->h;
-                }
-                for (int64_t ow = 0; ow < p->ow; ++ow) {
-                    int64_t w0 = ow * p->sw - p->pw;
-                    int64_t w1 = w0 + p->kw < p->w + p->pw ? w0 + p->kw : p->w + p->pw;
-                    int64_t padded_cols = w1 - w0;
-                    if (w0 < 0) {
-                        w0 = 0;
+/* Floats of one worker's scratch: the spread rows (oh x w), a gradOutput row, an output row. */
+static int64_t scratch_floats(const avgpool_params *p)
+{
+    return (int64_t)(aclsim_ops_region((uint64_t)(p->oh * p->w), sizeof(float)) +
+                     aclsim_ops_region((uint64_t)p->ow, sizeof(float)) +
+                     aclsim_ops_region((uint64_t)p->w, sizeof(float))) / (int64_t)sizeof(float);
+}
+
+/* ceil(a / b) for b > 0. */
+static int64_t ceil_div(int64_t a, int64_t b)
+{
+    return a >= 0 ? (a + b - 1) / b : -((-a) / b);
+}
+
+/*
+ * The planes [begin, end) (n * C + c): each gradOutput row oh is divided by its divisors and
+ * spread over its windows' columns into spread[oh] (w floats), one column offset j of the
+ * windows at a time (a strided run, unit stride when sW is 1); then each gradInput row y is the
+ * sum of the spread rows of the windows holding it, written once.
+ */
+static void avgpool_planes(void *ctx, int64_t begin, int64_t end, int worker)
+{
+    const avgpool_job *job = ctx;
+    const avgpool_params *p = job->p;
+    const aclTensor *grad = job->grad;
+    aclTensor *out = job->grad_input;
+    float *spread = job->scratch + worker * job->scratch_floats;
+    float *row = spread + aclsim_ops_region((uint64_t)(p->oh * p->w), sizeof(float)) / sizeof(float);
+    float *line = row + aclsim_ops_region((uint64_t)p->ow, sizeof(float)) / sizeof(float);
+    int64_t gs[4], os[4];
+    aclsim_ops_nchw_strides(grad, gs);
+    aclsim_ops_nchw_strides(out, os);
+    bool direct = out->dtype == ACL_FLOAT && os[3] == 1;
+    const axis_table *r = &job->rows;
+    int64_t sw = p->sw;
+    for (int64_t plane = begin; plane < end; ++plane) {
+        int64_t n = plane / p->c, ch = plane % p->c;
+        int64_t g_base = grad->offset + n * gs[0] + ch * gs[1], o_base = out->offset + n * os[0] + ch * os[1];
+        for (int64_t oh = 0; oh < p->oh; ++oh) {
+            if (r->hi[oh] <= r->lo[oh]) {
+                continue; /* no real row: no gradInput row reads spread[oh] */
+            }
+            float *restrict dst = spread + oh * p->w;
+            float *restrict share = row;
+            const float *restrict divisor = job->divisors + oh * p->ow;
+            aclsim_ops_gather_f32(grad->data, grad->dtype, g_base + oh * gs[2], gs[3], p->ow, share);
+            for (int64_t ow = 0; ow < p->ow; ++ow) {
+                share[ow] /= divisor[ow];
+            }
+            memset(dst, 0, (size_t)p->w * sizeof(float));
+            for (int64_t j = 0; j < p->kw; ++j) {
+                int64_t lo = job->tap_lo[j], count = job->tap_hi[j] - lo;
+                float *restrict at = dst + lo * sw - p->pw + j;
+                const float *restrict from = share + lo;
+                if (sw == 1) {
+                    for (int64_t i = 0; i < count; ++i) {
+                        at[i] += from[i];
                     }
-                    if (w1 > p->w) {
-                        w1 = p->w;
-                    }
-                    if (h1 <= h0 || w1 <= w0) {
-                        continue; /* the window holds no real element */
-                    }
-                    int64_t real = (h1 - h0) * (w1 - w0);
-                    int64_t divisor = p->divisor_override != 0 ? p->divisor_override
-                                      : p->count_include_pad   ? padded_rows * padded_cols
-                                                               : real;
-                    float share = row[ow] / (float)divisor;
-                    for (int64_t y = h0; y < h1; ++y) {
-                        float *dst_row = dst + y * p->w;
-                        for (int64_t x = w0; x < w1; ++x) {
-                            dst_row[x] += share;
-                        }
+                } else {
+                    for (int64_t i = 0; i < count; ++i) {
+                        at[i * sw] += from[i];
                     }
                 }
             }
         }
+        for (int64_t y = 0; y < p->h; ++y) {
+            float *restrict dst = direct ? (float *)out->data + o_base + y * os[2] : line;
+            int64_t first = r->first[y], last = r->last[y];
+            if (first >= last) {
+                memset(dst, 0, (size_t)p->w * sizeof(float));
+            } else {
+                memcpy(dst, spread + first * p->w, (size_t)p->w * sizeof(float));
+                for (int64_t oh = first + 1; oh < last; ++oh) {
+                    const float *restrict src = spread + oh * p->w;
+                    for (int64_t x = 0; x < p->w; ++x) {
+                        dst[x] += src[x];
+                    }
+                }
+            }
+            if (!direct) {
+                aclsim_ops_scatter_f32(out->data, out->dtype, o_base + y * os[2], os[3], p->w, line);
+            }
+        }
     }
-    aclsim_ops_write_f32(grad_input, acc);
+}
+
+/* Bytes of the tables: both axes (int64), the divisors (float), the column offsets (int64). */
+static uint64_t table_bytes(const avgpool_params *p)
+{
+    return aclsim_ops_region((uint64_t)(3 * (p->oh + p->ow) + 2 * (p->h + p->w)), sizeof(int64_t)) +
+           aclsim_ops_region((uint64_t)(p->oh * p->ow), sizeof(float)) +
+           aclsim_ops_region((uint64_t)(2 * p->kw), sizeof(int64_t));
+}
+
+/* The tables every plane shares, from the workspace's start. */
+static void fill_tables(const avgpool_params *p, avgpool_job *job, char *workspace)
+{
+    int64_t *t = (int64_t *)workspace;
+    job->rows = (axis_table){t, t + p->oh, t + 2 * p->oh, t + 3 * p->oh, t + 3 * p->oh + p->h};
+    t += 3 * p->oh + 2 * p->h;
+    job->cols = (axis_table){t, t + p->ow, t + 2 * p->ow, t + 3 * p->ow, t + 3 * p->ow + p->w};
+    fill_axis(p->oh, p->h, p->kh, p->sh, p->ph, p->count_include_pad, job->rows);
+    fill_axis(p->ow, p->w, p->kw, p->sw, p->pw, p->count_include_pad, job->cols);
+    workspace += aclsim_ops_region((uint64_t)(3 * (p->oh + p->ow) + 2 * (p->h + p->w)), sizeof(int64_t));
+    job->divisors = (float *)workspace;
+    for (int64_t oh = 0; oh < p->oh; ++oh) {
+        for (int64_t ow = 0; ow < p->ow; ++ow) {
+            bool real = job->rows.hi[oh] > job->rows.lo[oh] && job->cols.hi[ow] > job->cols.lo[ow];
+            int64_t divisor = p->divisor_override != 0 ? p->divisor_override
+                                                       : job->rows.factor[oh] * job->cols.factor[ow];
+            job->divisors[oh * p->ow + ow] = real ? (float)divisor : 1.0f;
+        }
+    }
+    workspace += aclsim_ops_region((uint64_t)(p->oh * p->ow), sizeof(float));
+    job->tap_lo = (int64_t *)workspace;
+    job->tap_hi = job->tap_lo + p->kw;
+    for (int64_t j = 0; j < p->kw; ++j) {
+        /* column x = ow*sw - pw + j lies in [0, w) */
+        int64_t lo = ceil_div(p->pw - j, p->sw), hi = ceil_div(p->w + p->pw - j, p->sw);
+        lo = lo < 0 ? 0 : lo;
+        hi = hi > p->ow ? p->ow : hi;
+        job->tap_lo[j] = lo;
+        job->tap_hi[j] = hi > lo ? hi : lo;
+    }
+}
+
+static aclnnStatus avgpool_kernel(aclOpExecutor *ex, void *workspace)
+{
+    ACLSIM_OPS_TRY(aclsim_ops_kernel_check_memory(KERNEL, ex, 1u << 0, 1));
+    const avgpool_params *p = aclsim_executor_params(ex, sizeof *p);
+    avgpool_job job = {.p = p, .grad = aclsim_executor_input(ex, 0), .grad_input = aclsim_executor_output(ex, 0)};
+    fill_tables(p, &job, workspace);
+    job.scratch = (float *)((char *)workspace + table_bytes(p));
+    job.scratch_floats = scratch_floats(p);
+
+    aclTensor staged;
+    void *copy = NULL;
+    if (aclsim_ops_views_overlap(job.grad, job.grad_input)) {
+        if (!aclsim_ops_stage(KERNEL, job.grad, &staged, &copy)) {
+            return ACLSIM_OPS_KERNEL_FAULT;
+        }
+        job.grad = &staged;
+    }
+    aclsim_parallel(p->n * p->c, (int)p->workers, avgpool_planes, &job);
+    free(copy);
     return ACLNN_SUCCESS;
 }
 
@@ -268,8 +404,9 @@ aclnnStatus aclnnAvgPool2dBackwardGetWorkspaceSize(const aclTensor *gradOutput, 
         .divisor_override = divisorOverride,
         .count_include_pad = countIncludePad,
     };
-    uint64_t workspace = aclsim_ops_region((uint64_t)aclsim_ops_numel(gradInput), sizeof(float)) +
-                         aclsim_ops_region((uint64_t)p.ow, sizeof(float));
+    p.workers = aclsim_workers(p.n * p.c, p.h * p.w + p.oh * p.ow);
+    uint64_t workspace = table_bytes(&p) +
+                         (uint64_t)(p.workers * scratch_floats(&p)) * sizeof(float);
     const aclTensor *inputs[] = {gradOutput, self};
     const aclTensor *outputs[] = {gradInput};
     return aclsim_ops_finish(KERNEL, avgpool_kernel, workspace, &p, sizeof p, inputs, 2, outputs, 1, workspaceSize,

@@ -13,15 +13,14 @@
  *               gradBias[c] = sum of gradOutput over n and space
  *
  * Workspace (float32): gradOutput, and input / weight where needed, converted to contiguous
- * buffers, plus the gradInput / gradWeight / gradBias results before they are cast into the
+ * buffers (unless they are contiguous float32 already: then they are read in place), plus the gradInput / gradWeight / gradBias results before they are cast into the
  * (possibly strided) outputs.  Reductions accumulate in double.
  */
-#define _POSIX_C_SOURCE 200809L /* pthreads, sysconf */
 
-#include <pthread.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "../kernels/gemm.h"
+#include "../kernels/parallel.h"
 #include "aclnnop/aclnn_convolution_backward.h"
 #include "aclsim_dtype_rules.h" /* generated at build: the dtype table (aclnn_py/ops/<op>.py DTYPE_RULES) */
 #include "ops_common.h"
@@ -41,9 +40,13 @@ typedef struct {
     int64_t stride[3], dilation[3], pad[3];
     /* workspace regions, in bytes from the start */
     uint64_t at_grad_output, at_input, at_weight, at_grad_input, at_grad_weight, at_grad_bias;
+    bool in_place[3];           /* gradOutput, input, weight read where they are (float32, contiguous) */
     int64_t chunk;              /* S positions per im2col chunk (gemm path) */
     int64_t workers;            /* threads of the gemm path, each on its own images */
+    int64_t gemm_threads;       /* threads of each matrix product (> 1 only when there is one worker) */
     uint64_t at_cols;           /* per worker, the im2col chunk: (B channels / groups * taps) x chunk floats */
+    uint64_t at_gemm;           /* per worker, the matrix product's packing space (gemm_bytes bytes) */
+    uint64_t gemm_bytes;
     uint64_t at_partial_weight; /* per worker but the first, its partial gradWeight */
 } conv_params;
 
@@ -115,13 +118,31 @@ static double dot(const float *restrict x, const float *restrict y, int64_t yste
     return ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
 }
 
+/* sum of x[i] in double, in eight interleaved partial sums (one double sum would wait on
+ * each add's latency). */
+static double sum(const float *restrict x, int64_t count)
+{
+    double lanes[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+    int64_t i = 0;
+    for (; i + 8 <= count; i += 8) {
+        for (int j = 0; j < 8; ++j) {
+            lanes[j] += (double)x[i + j];
+        }
+    }
+    for (; i < count; ++i) {
+        lanes[i & 7] += (double)x[i];
+    }
+    return ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
+}
+
 /* gradInput through every tap: scatter S -> B (normal) or gather B -> S (transposed). */
-static void grad_input_pass(const conv_params *p, float *sbuf, float *bbuf, const float *w, bool into_b)
+static void grad_input_pass(const conv_params *p, float *sbuf, float *bbuf, const float *w, bool into_b, int64_t n0,
+                            int64_t n1)
 {
     const int64_t *ss = p->ss, *bs = p->bs, *ks = p->ks, *st = p->stride;
     int64_t s_plane = ss[0] * ss[1] * ss[2], b_plane = bs[0] * bs[1] * bs[2], k_size = ks[0] * ks[1] * ks[2];
     int64_t cs_group = p->cs / p->groups, cb_group = p->cb / p->groups;
-    for (int64_t n = 0; n < p->n; ++n) {
+    for (int64_t n = n0; n < n1; ++n) {
         for (int64_t a = 0; a < p->cs; ++a) {
             int64_t g = a / cs_group;
             float *s_img = sbuf + (n * p->cs + a) * s_plane;
@@ -162,12 +183,13 @@ static void grad_input_pass(const conv_params *p, float *sbuf, float *bbuf, cons
     }
 }
 
-static void grad_weight_pass(const conv_params *p, const float *sbuf, const float *bbuf, float *gw)
+static void grad_weight_pass(const conv_params *p, const float *sbuf, const float *bbuf, float *gw, int64_t a0,
+                             int64_t a1)
 {
     const int64_t *ss = p->ss, *bs = p->bs, *ks = p->ks, *st = p->stride;
     int64_t s_plane = ss[0] * ss[1] * ss[2], b_plane = bs[0] * bs[1] * bs[2];
     int64_t cs_group = p->cs / p->groups, cb_group = p->cb / p->groups;
-    for (int64_t a = 0; a < p->cs; ++a) {
+    for (int64_t a = a0; a < a1; ++a) {
         int64_t g = a / cs_group;
         for (int64_t bl = 0; bl < cb_group; ++bl) {
             int64_t b = g * cb_group + bl;
@@ -207,121 +229,23 @@ static void grad_weight_pass(const conv_params *p, const float *sbuf, const floa
  * Per image and group, the S positions are taken a chunk at a time and B is lowered to the
  * im2col matrix cols (r = b * taps + tap, j = S position in the chunk), zero where a tap reads
  * padding:
- *   gradWeight[a, r]         += sum_j S[a, j] * cols[r, j]                  (gemm_nt)
- *   transposed: gradInput[a, j] = sum_r W[a, r] * cols[r, j]                (gemm_nn)
- *   normal: cols[r, j] = sum_a W[a, r] * S[a, j], scattered back into B's positions (gemm_nn)
+ *   gradWeight[a, r]         += sum_j S[a, j] * cols[r, j]
+ *   transposed: gradInput[a, j] = sum_r W[a, r] * cols[r, j]
+ *   normal: cols[r, j] = sum_a W[a, r] * S[a, j], scattered back into B's positions
+ * (three products of kernels/gemm.c).
  * The zeros stand for "no term", which only finite data allows (inf * 0 is NaN): data with inf
  * or NaN takes the exact passes above.
  */
 
 /* Bytes of one im2col chunk: it and the S rows it meets stay in a core's share of the
- * last-level cache (at least 1 MiB per core on current x86-64 and aarch64 server parts). */
+ * last-level cache (at least 1 MiB per core on current x86-64 and aarch64 server parts).  With
+ * one image per call the chunk's products are shared by the threads instead, and a chunk is
+ * GEMM_SHARED_CHUNK times larger so that a thread start is worth it. */
 #define COLS_BYTES (1 << 20)
-
-/* The two matrix kernels are also compiled for the x86-64-v4 (AVX-512) and v3 (AVX2 + FMA)
- * feature levels, the CPU choosing at load time by its features (target_clones with ISA levels:
- * GCC >= 12 on x86-64); elsewhere the baseline ISA's vectors (e.g. aarch64 NEON). */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
-#define VECTOR_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#endif
-#ifndef VECTOR_CLONES
-#define VECTOR_CLONES
-#endif
-
-/* The register tile of gemm_nn: TILE_M rows of C, TILE_N columns (one or more vectors). */
-enum { TILE_M = 4, TILE_N = 16 };
-
-/* C[i, j] = sum_k A[i*a_i + k*a_k] * B[k*ldb + j] for i < m, j < n (C row stride ldc). */
-VECTOR_CLONES
-static void gemm_nn(int64_t m, int64_t n, int64_t depth, const float *restrict a, int64_t a_i, int64_t a_k,
-                    const float *restrict b, int64_t ldb, float *restrict c, int64_t ldc)
-{
-    for (int64_t i0 = 0; i0 < m; i0 += TILE_M) {
-        int64_t mi = m - i0 < TILE_M ? m - i0 : TILE_M;
-        for (int64_t j0 = 0; j0 < n; j0 += TILE_N) {
-            int64_t nj = n - j0 < TILE_N ? n - j0 : TILE_N;
-            float acc[TILE_M][TILE_N] = {{0.0f}};
-            if (mi == TILE_M && nj == TILE_N) {
-                for (int64_t k = 0; k < depth; ++k) {
-                    const float *brow = b + k * ldb + j0;
-                    for (int i = 0; i < TILE_M; ++i) {
-                        float av = a[(i0 + i) * a_i + k * a_k];
-                        for (int j = 0; j < TILE_N; ++j) {
-                            acc[i][j] += av * brow[j];
-                        }
-                    }
-                }
-            } else {
-                for (int64_t k = 0; k < depth; ++k) {
-                    const float *brow = b + k * ldb + j0;
-                    for (int64_t i = 0; i < mi; ++i) {
-                        float av = a[(i0 + i) * a_i + k * a_k];
-                        for (int64_t j = 0; j < nj; ++j) {
-                            acc[i][j] += av * brow[j];
-                        }
-                    }
-                }
-            }
-            for (int64_t i = 0; i < mi; ++i) {
-                for (int64_t j = 0; j < nj; ++j) {
-                    c[(i0 + i) * ldc + j0 + j] = acc[i][j];
-                }
-            }
-        }
-    }
-}
-
-/* The register tile of gemm_nt: TILE_I x TILE_J dot products, LANES partial sums each. */
-enum { TILE_I = 4, TILE_J = 2, LANES = 16 };
-
-/* C[i, j] += sum_k A[i*lda + k] * B[j*ldb + k] for i < m, j < n: dot products of rows, in
- * LANES interleaved partial sums (vectorisable without reassociating one sum). */
-VECTOR_CLONES
-static void gemm_nt(int64_t m, int64_t n, int64_t depth, const float *restrict a, int64_t lda,
-                    const float *restrict b, int64_t ldb, float *restrict c, int64_t ldc)
-{
-    int64_t body = depth - depth % LANES;
-    for (int64_t i0 = 0; i0 < m; i0 += TILE_I) {
-        int64_t mi = m - i0 < TILE_I ? m - i0 : TILE_I;
-        for (int64_t j0 = 0; j0 < n; j0 += TILE_J) {
-            int64_t nj = n - j0 < TILE_J ? n - j0 : TILE_J;
-            float acc[TILE_I][TILE_J][LANES] = {{{0.0f}}};
-            if (mi == TILE_I && nj == TILE_J) {
-                for (int64_t k = 0; k < body; k += LANES) {
-                    for (int i = 0; i < TILE_I; ++i) {
-                        for (int j = 0; j < TILE_J; ++j) {
-                            for (int l = 0; l < LANES; ++l) {
-                                acc[i][j][l] += a[(i0 + i) * lda + k + l] * b[(j0 + j) * ldb + k + l];
-                            }
-                        }
-                    }
-                }
-            } else {
-                for (int64_t k = 0; k < body; k += LANES) {
-                    for (int64_t i = 0; i < mi; ++i) {
-                        for (int64_t j = 0; j < nj; ++j) {
-                            for (int l = 0; l < LANES; ++l) {
-                                acc[i][j][l] += a[(i0 + i) * lda + k + l] * b[(j0 + j) * ldb + k + l];
-                            }
-                        }
-                    }
-                }
-            }
-            for (int64_t i = 0; i < mi; ++i) {
-                for (int64_t j = 0; j < nj; ++j) {
-                    for (int64_t k = body; k < depth; ++k) {
-                        acc[i][j][k - body] += a[(i0 + i) * lda + k] * b[(j0 + j) * ldb + k];
-                    }
-                    float sum = 0.0f;
-                    for (int l = 0; l < LANES; ++l) {
-                        sum += acc[i][j][l];
-                    }
-                    c[(i0 + i) * ldc + j0 + j] += sum;
-                }
-            }
-        }
-    }
-}
+#define GEMM_SHARED_CHUNK 4
+/* At least this many positions per chunk however many rows cols has: a chunk is the depth of
+ * the gradWeight product, and a shallower one would add more to gradWeight than it sums. */
+#define MIN_CHUNK 256
 
 /* Between one B channel image and the taps' rows of cols (row stride ldr) for the S positions
  * [o0, o1): gather (cols = B at each tap's position, 0 in padding) or scatter (B += cols where
@@ -330,6 +254,8 @@ static void im2col_rows(const conv_params *p, int64_t o0, int64_t o1, float *b_i
                         bool scatter)
 {
     const int64_t *ss = p->ss, *bs = p->bs, *ks = p->ks, *st = p->stride;
+    /* o0 as (od, oh, ow), once: the runs below walk on without dividing */
+    int64_t ow0 = o0 % ss[2], oh0 = o0 / ss[2] % ss[1], od0 = o0 / (ss[2] * ss[1]);
     for (int64_t kd = 0; kd < ks[0]; ++kd) {
         int64_t off_d = kd * p->dilation[0] - p->pad[0], d_lo, d_hi;
         tap_range(ss[0], bs[0], st[0], off_d, &d_lo, &d_hi);
@@ -340,34 +266,52 @@ static void im2col_rows(const conv_params *p, int64_t o0, int64_t o1, float *b_i
                 int64_t off_w = kw * p->dilation[2] - p->pad[2], w_lo, w_hi;
                 tap_range(ss[2], bs[2], st[2], off_w, &w_lo, &w_hi);
                 float *row = rows + ((kd * ks[1] + kh) * ks[2] + kw) * ldr;
+                int64_t ow = ow0, oh = oh0, od = od0;
                 for (int64_t o = o0; o < o1;) {
-                    int64_t ow = o % ss[2], oh = o / ss[2] % ss[1], od = o / (ss[2] * ss[1]);
                     int64_t run = ss[2] - ow < o1 - o ? ss[2] - ow : o1 - o;
-                    float *cell = row + (o - o0) - ow;       /* cell[x] for x in [ow, ow + run) */
+                    float *restrict cell = row + (o - o0) - ow;       /* cell[x] for x in [ow, ow + run) */
                     /* the positions [first, last) of the run whose tap lands inside B */
                     int64_t first = w_lo > ow ? w_lo : ow, last = w_hi < ow + run ? w_hi : ow + run;
                     if (od < d_lo || od >= d_hi || oh < h_lo || oh >= h_hi || last <= first) {
                         first = last = ow;
                     }
                     /* B's row, from its element for the run's first landing position */
-                    int64_t b_at = first < last ? ((od * st[0] + off_d) * bs[1] + oh * st[1] + off_h) * bs[2] +
-                                                  first * st[2] + off_w : 0;
-                    if (scatter) {
-                        for (int64_t x = first; x < last; ++x) {
-                            b_img[b_at + (x - first) * st[2]] += cell[x];
+                    float *restrict b_row = b_img + (first < last ? ((od * st[0] + off_d) * bs[1] + oh * st[1] +
+                                                                     off_h) * bs[2] + first * st[2] + off_w : 0);
+                    const float *restrict src = cell + first;
+                    float *restrict dst = cell + first;
+                    int64_t count = last - first;
+                    if (scatter && st[2] == 1) {
+                        for (int64_t x = 0; x < count; ++x) {
+                            b_row[x] += src[x];
+                        }
+                    } else if (scatter) {
+                        for (int64_t x = 0; x < count; ++x) {
+                            b_row[x * st[2]] += src[x];
                         }
                     } else {
                         for (int64_t x = ow; x < first; ++x) {
                             cell[x] = 0.0f;
                         }
-                        for (int64_t x = first; x < last; ++x) {
-                            cell[x] = b_img[b_at + (x - first) * st[2]];
+                        if (st[2] == 1) {
+                            for (int64_t x = 0; x < count; ++x) {
+                                dst[x] = b_row[x];
+                            }
+                        } else {
+                            for (int64_t x = 0; x < count; ++x) {
+                                dst[x] = b_row[x * st[2]];
+                            }
                         }
                         for (int64_t x = last; x < ow + run; ++x) {
                             cell[x] = 0.0f;
                         }
                     }
                     o += run;
+                    ow = 0;
+                    if (++oh == ss[1]) {
+                        oh = 0;
+                        ++od;
+                    }
                 }
             }
         }
@@ -381,16 +325,18 @@ typedef struct {
     const conv_params *p;
     const float *s, *w;
     float *b, *gi, *gw, *cols;
+    void *pack;                 /* the matrix products' packing space */
     int64_t n0, n1;             /* the images [n0, n1) */
 } gemm_part;
 
 /* The gemm path on one part's images; gw receives that part's sum. */
-static void *gemm_images(void *arg)
+static void gemm_images(const gemm_part *part)
 {
-    const gemm_part *part = arg;
     const conv_params *p = part->p;
     const float *s = part->s, *w = part->w;
     float *b = part->b, *gi = part->gi, *gw = part->gw, *cols = part->cols;
+    void *pack = part->pack;
+    int threads = (int)p->gemm_threads;
     int64_t taps = p->ks[0] * p->ks[1] * p->ks[2], cs_group = p->cs / p->groups, cb_group = p->cb / p->groups;
     int64_t rows = cb_group * taps, s_plane = p->ss[0] * p->ss[1] * p->ss[2];
     int64_t b_plane = p->bs[0] * p->bs[1] * p->bs[2], chunk = p->chunk;
@@ -411,15 +357,28 @@ static void *gemm_images(void *arg)
                         im2col_rows(p, o0, o1, b + b_first + bl * b_plane, cols + bl * taps * width, width, false);
                     }
                     if (gw != NULL) {
-                        gemm_nt(cs_group, rows, width, s + s_first + o0, s_plane, cols, width, gw + g * cs_group * rows,
-                                rows);
+                        aclsim_gemm_args prod = {
+                            .m = cs_group, .n = rows, .k = width, .a = s + s_first + o0, .a_rs = s_plane, .a_cs = 1,
+                            .b = cols, .b_rs = 1, .b_cs = width, .c = gw + g * cs_group * rows, .ldc = rows,
+                            .accumulate = true,
+                        };
+                        aclsim_gemm_f32(&prod, threads, pack);
                     }
                     if (gi != NULL && p->transposed) {
-                        gemm_nn(cs_group, width, rows, w_group, rows, 1, cols, width, gi + s_first + o0, s_plane);
+                        aclsim_gemm_args prod = {
+                            .m = cs_group, .n = width, .k = rows, .a = w_group, .a_rs = rows, .a_cs = 1, .b = cols,
+                            .b_rs = width, .b_cs = 1, .c = gi + s_first + o0, .ldc = s_plane, .accumulate = false,
+                        };
+                        aclsim_gemm_f32(&prod, threads, pack);
                     }
                 }
                 if (gi != NULL && !p->transposed) {
-                    gemm_nn(rows, width, cs_group, w_group, 1, rows, s + s_first + o0, s_plane, cols, width);
+                    aclsim_gemm_args prod = {
+                        .m = rows, .n = width, .k = cs_group, .a = w_group, .a_rs = 1, .a_cs = rows,
+                        .b = s + s_first + o0, .b_rs = s_plane, .b_cs = 1, .c = cols, .ldc = width,
+                        .accumulate = false,
+                    };
+                    aclsim_gemm_f32(&prod, threads, pack);
                     for (int64_t bl = 0; bl < cb_group; ++bl) {
                         im2col_rows(p, o0, o1, gi + b_first + bl * b_plane, cols + bl * taps * width, width, true);
                     }
@@ -427,7 +386,15 @@ static void *gemm_images(void *arg)
             }
         }
     }
-    return NULL;
+}
+
+/* aclsim_parallel's share `worker`: the images [begin, end) with that worker's buffers. */
+static void run_images(void *ctx, int64_t begin, int64_t end, int worker)
+{
+    gemm_part *part = (gemm_part *)ctx + worker;
+    part->n0 = begin;
+    part->n1 = end;
+    gemm_images(part);
 }
 
 /* Threads for the gemm path: one per online core, at most 4 (as the numpy backend's worker
@@ -435,8 +402,7 @@ static void *gemm_images(void *arg)
  * writes are disjoint, and gradWeight is summed from one partial per thread). */
 static int64_t gemm_workers(int64_t images)
 {
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    int64_t workers = cores < 1 ? 1 : cores > 4 ? 4 : cores;
+    int64_t workers = aclsim_cores();
     return workers < images ? workers : images > 1 ? images : 1;
 }
 
@@ -445,30 +411,18 @@ static int64_t gemm_workers(int64_t images)
  * only a transposed one's).  cols holds p->workers chunks, partial_weight p->workers - 1
  * gradWeight partials. */
 static void gemm_passes(const conv_params *p, const float *s, float *b, const float *w, float *gi, float *gw,
-                        float *cols, float *partial_weight)
+                        float *cols, float *partial_weight, char *pack)
 {
     int64_t rows = p->cb / p->groups * p->ks[0] * p->ks[1] * p->ks[2], weights = p->cs * rows;
-    gemm_part parts[4];
-    pthread_t threads[4];
-    bool started[4] = {false, false, false, false};
+    gemm_part parts[ACLSIM_MAX_WORKERS];
     for (int64_t t = 0; t < p->workers; ++t) {
         parts[t] = (gemm_part){
             .p = p, .s = s, .w = w, .b = b, .gi = gi, .cols = cols + t * rows * p->chunk,
+            .pack = pack + t * p->gemm_bytes,
             .gw = gw == NULL ? NULL : t == 0 ? gw : partial_weight + (t - 1) * weights,
-            .n0 = p->n * t / p->workers, .n1 = p->n * (t + 1) / p->workers,
         };
     }
-    for (int64_t t = 1; t < p->workers; ++t) {
-        started[t] = pthread_create(&threads[t], NULL, gemm_images, &parts[t]) == 0;
-    }
-    gemm_images(&parts[0]);
-    for (int64_t t = 1; t < p->workers; ++t) {
-        if (started[t]) {
-            pthread_join(threads[t], NULL);
-        } else {
-            gemm_images(&parts[t]);    /* no thread to be had: this one does the part */
-        }
-    }
+    aclsim_parallel(p->n, (int)p->workers, run_images, parts);
     for (int64_t t = 1; gw != NULL && t < p->workers; ++t) {
         const float *part = partial_weight + (t - 1) * weights;
         for (int64_t i = 0; i < weights; ++i) {
@@ -476,6 +430,43 @@ static void gemm_passes(const conv_params *p, const float *s, float *b, const fl
         }
     }
 }
+
+/* Groups this thin on both sides (depthwise convolutions) take the direct passes: their matrix
+ * products would have one or two rows, mostly padding in a register tile. */
+static bool direct_groups(const conv_params *p)
+{
+    return p->cs / p->groups <= 2 && p->cb / p->groups <= 2;
+}
+
+/* The direct passes, on threads: gradInput over images, gradWeight over S channels (each
+ * element of either is summed by one thread, in the same order as on one). */
+typedef struct {
+    const conv_params *p;
+    float *go, *in, *gi, *gw;
+    const float *w;
+} direct_job;
+
+static void direct_images(void *ctx, int64_t begin, int64_t end, int worker)
+{
+    const direct_job *job = ctx;
+    (void)worker;
+    if (job->p->transposed) {
+        grad_input_pass(job->p, job->gi, job->go, job->w, false, begin, end);
+    } else {
+        grad_input_pass(job->p, job->go, job->gi, job->w, true, begin, end);
+    }
+}
+
+static void direct_weights(void *ctx, int64_t begin, int64_t end, int worker)
+{
+    const direct_job *job = ctx;
+    (void)worker;
+    grad_weight_pass(job->p, job->p->transposed ? job->in : job->go, job->p->transposed ? job->go : job->in, job->gw,
+                     begin, end);
+}
+
+/* Partial sums of all_finite (independent lanes: vectorisable). */
+enum { LANES = 16 };
 
 /* No inf or NaN among x[0..count): x * 0 is 0 for finite x, NaN otherwise. */
 static bool all_finite(const float *x, int64_t count)
@@ -497,6 +488,18 @@ static bool all_finite(const float *x, int64_t count)
     return sum == 0.0f;
 }
 
+/* An input as contiguous float32: the tensor's own memory when it is already that (in_place,
+ * decided in phase 1; the kernels only read their inputs, and write the outputs at the end),
+ * else its copy converted into the workspace region `copy`. */
+static float *operand(const conv_params *p, int which, const aclTensor *t, char *copy)
+{
+    if (p->in_place[which]) {
+        return (float *)t->data + t->offset;
+    }
+    aclsim_ops_read_f32(t, (float *)copy);
+    return (float *)copy;
+}
+
 static aclnnStatus conv_kernel(aclOpExecutor *ex, void *workspace)
 {
     ACLSIM_OPS_TRY(aclsim_ops_kernel_check_memory(KERNEL, ex, 0x7u, 3));
@@ -516,16 +519,13 @@ static aclnnStatus conv_kernel(aclOpExecutor *ex, void *workspace)
 
     char *base = workspace;
     const aclTensor *grad_output = aclsim_executor_input(ex, GRAD_OUTPUT);
-    float *go = (float *)(base + p->at_grad_output);
-    aclsim_ops_read_f32(grad_output, go);
+    float *go = operand(p, GRAD_OUTPUT, grad_output, base + p->at_grad_output);
     float *in = NULL, *w = NULL;
     if (p->mask[GRAD_WEIGHT]) {
-        in = (float *)(base + p->at_input);
-        aclsim_ops_read_f32(aclsim_executor_input(ex, INPUT), in);
+        in = operand(p, INPUT, aclsim_executor_input(ex, INPUT), base + p->at_input);
     }
     if (p->mask[GRAD_INPUT]) {
-        w = (float *)(base + p->at_weight);
-        aclsim_ops_read_f32(aclsim_executor_input(ex, WEIGHT), w);
+        w = operand(p, WEIGHT, aclsim_executor_input(ex, WEIGHT), base + p->at_weight);
     }
 
     float *gi = p->mask[GRAD_INPUT] ? (float *)(base + p->at_grad_input) : NULL;
@@ -533,22 +533,22 @@ static aclnnStatus conv_kernel(aclOpExecutor *ex, void *workspace)
     bool finite = all_finite(go, aclsim_ops_numel(grad_output)) &&
                   (in == NULL || all_finite(in, aclsim_ops_numel(aclsim_executor_input(ex, INPUT)))) &&
                   (w == NULL || all_finite(w, aclsim_ops_numel(aclsim_executor_input(ex, WEIGHT))));
-    if (finite && (gi != NULL || gw != NULL)) {
+    if (finite && !direct_groups(p) && (gi != NULL || gw != NULL)) {
         /* S is gradOutput normally, input when transposed; B the other one. */
         gemm_passes(p, p->transposed ? in : go, p->transposed ? go : in, w, gi, gw, (float *)(base + p->at_cols),
-                    (float *)(base + p->at_partial_weight));
+                    (float *)(base + p->at_partial_weight), base + p->at_gemm);
     } else {
-        /* inf or NaN: the exact terms only (no im2col zero standing for padding times inf) */
+        /* inf or NaN: the exact terms only (no im2col zero standing for padding times inf); or
+         * groups of one or two channels, whose products are too thin to be worth packing */
+        direct_job job = {.p = p, .go = go, .in = in, .w = w, .gi = gi, .gw = gw};
+        int64_t taps = p->ks[0] * p->ks[1] * p->ks[2], per_image = p->cs * (p->cb / p->groups) * taps * p->ss[0] *
+                                                                     p->ss[1] * p->ss[2];
         if (gi != NULL) {
             memset(gi, 0, (size_t)aclsim_ops_numel(grad_input) * sizeof(float));
-            if (p->transposed) {
-                grad_input_pass(p, gi, go, w, false);
-            } else {
-                grad_input_pass(p, go, gi, w, true);
-            }
+            aclsim_parallel(p->n, aclsim_workers(p->n, per_image), direct_images, &job);
         }
         if (gw != NULL) {
-            grad_weight_pass(p, p->transposed ? in : go, p->transposed ? go : in, gw);
+            aclsim_parallel(p->cs, aclsim_workers(p->cs, per_image / p->cs * p->n), direct_weights, &job);
         }
     }
     if (gi != NULL) {
@@ -564,10 +564,7 @@ static aclnnStatus conv_kernel(aclOpExecutor *ex, void *workspace)
         for (int64_t c = 0; c < channels; ++c) {
             double acc = 0.0;
             for (int64_t n = 0; n < p->n; ++n) {
-                const float *img = go + (n * channels + c) * plane;
-                for (int64_t i = 0; i < plane; ++i) {
-                    acc += img[i];
-                }
+                acc += sum(go + (n * channels + c) * plane, plane);
             }
             gb[c] = (float)acc;
         }
@@ -1059,12 +1056,16 @@ aclnnStatus aclnnConvolutionBackwardGetWorkspaceSize(const aclTensor *gradOutput
     uint64_t go_n = (uint64_t)aclsim_ops_numel(gradOutput), in_n = (uint64_t)aclsim_ops_numel(input);
     uint64_t w_n = (uint64_t)aclsim_ops_numel(weight);
     uint64_t at = 0;
+    const aclTensor *operands[3] = {gradOutput, input, weight};
+    for (int i = 0; i < 3; ++i) {
+        p.in_place[i] = operands[i]->dtype == ACL_FLOAT && aclsim_ops_is_contiguous(operands[i]);
+    }
     p.at_grad_output = at;
-    at += aclsim_ops_region(go_n, sizeof(float));
+    at += p.in_place[GRAD_OUTPUT] ? 0 : aclsim_ops_region(go_n, sizeof(float));
     p.at_input = at;
-    at += a.mask[GRAD_WEIGHT] ? aclsim_ops_region(in_n, sizeof(float)) : 0;
+    at += a.mask[GRAD_WEIGHT] && !p.in_place[INPUT] ? aclsim_ops_region(in_n, sizeof(float)) : 0;
     p.at_weight = at;
-    at += a.mask[GRAD_INPUT] ? aclsim_ops_region(w_n, sizeof(float)) : 0;
+    at += a.mask[GRAD_INPUT] && !p.in_place[WEIGHT] ? aclsim_ops_region(w_n, sizeof(float)) : 0;
     p.at_grad_input = at;
     at += a.mask[GRAD_INPUT] ? aclsim_ops_region(in_n, sizeof(float)) : 0;
     p.at_grad_weight = at;
@@ -1072,13 +1073,28 @@ aclnnStatus aclnnConvolutionBackwardGetWorkspaceSize(const aclTensor *gradOutput
     p.at_grad_bias = at;
     at += a.mask[GRAD_BIAS] ? aclsim_ops_region((uint64_t)gradOutput->view_dims[1], sizeof(float)) : 0;
     int64_t rows = p.cb / p.groups * p.ks[0] * p.ks[1] * p.ks[2], s_plane = p.ss[0] * p.ss[1] * p.ss[2];
-    p.chunk = COLS_BYTES / (int64_t)sizeof(float) / rows;
-    p.chunk = p.chunk < 64 ? 64 : p.chunk;
-    p.chunk = p.chunk > s_plane ? s_plane : p.chunk;
     p.workers = gemm_workers(p.n);
+    /* One image: the threads share each product instead of taking images. */
+    p.gemm_threads = p.workers == 1 ? aclsim_cores() : 1;
+    p.chunk = COLS_BYTES / (int64_t)sizeof(float) / rows * (p.gemm_threads > 1 ? GEMM_SHARED_CHUNK : 1);
+    p.chunk = p.chunk < MIN_CHUNK ? MIN_CHUNK : p.chunk;
+    p.chunk = p.chunk > s_plane ? s_plane : p.chunk;
     p.at_cols = at;
     bool gemm = a.mask[GRAD_INPUT] || a.mask[GRAD_WEIGHT];
     at += gemm ? aclsim_ops_region((uint64_t)(p.workers * rows * p.chunk), sizeof(float)) : 0;
+    /* The packing space of the largest of the three products gemm_images runs. */
+    int64_t cs_group = p.cs / p.groups;
+    int threads = (int)p.gemm_threads;
+    uint64_t shapes[3] = {aclsim_gemm_workspace_size(cs_group, rows, p.chunk, threads),
+                          aclsim_gemm_workspace_size(cs_group, p.chunk, rows, threads),
+                          aclsim_gemm_workspace_size(rows, p.chunk, cs_group, threads)};
+    p.gemm_bytes = 0;
+    for (int i = 0; gemm && i < 3; ++i) {
+        uint64_t bytes = aclsim_ops_region(shapes[i], 1);
+        p.gemm_bytes = bytes > p.gemm_bytes ? bytes : p.gemm_bytes;
+    }
+    p.at_gemm = at;
+    at += (uint64_t)p.workers * p.gemm_bytes;
     p.at_partial_weight = at;
     at += a.mask[GRAD_WEIGHT] ? aclsim_ops_region((uint64_t)((p.workers - 1) * w_n), sizeof(float)) : 0;
     return aclsim_ops_finish(KERNEL, conv_kernel, at, &p, sizeof p, inputs, 3, outputs, 3, workspaceSize, executor);

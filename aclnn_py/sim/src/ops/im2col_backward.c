@@ -5,11 +5,15 @@
  * Column l = bh*L1 + bw at kernel offset (i, j) adds gradOutput[n, c*kH*kW + i*kW + j, l] into
  * out[n, c, bh*sH - pH + i*dH, bw*sW - pW + j*dW] when that lies inside the image.
  *
- * Workspace: a float32 accumulation image of out's size (CANN also works on a private
- * NC1HWC0 copy and casts at the end) plus one float32 row of gradOutput (L values).
+ * Computed in float32 (CANN also works on a private NC1HWC0 copy and casts at the end), one
+ * (H, W) plane at a time in parallel over the N * C planes, each out row written once.
+ * Workspace: the tables of which block rows land on each out row and which blocks of each
+ * kernel column lie inside a row, and per worker thread a block row and an out row.
  */
+#include <stdlib.h>
 #include <string.h>
 
+#include "../kernels/parallel.h"
 #include "aclnnop/aclnn_im2col_backward.h"
 #include "aclsim_dtype_rules.h" /* generated at build: the dtype table (aclnn_py/ops/<op>.py DTYPE_RULES) */
 #include "ops_common.h"
@@ -20,62 +24,143 @@ typedef struct {
     int64_t n, c, h, w;           /* out as (N, C, H, W); N = 1 when unbatched */
     int64_t kh, kw, dh, dw, ph, pw, sh, sw;
     int64_t l0, l1;               /* block grid */
+    int64_t workers;              /* threads over the N * C planes */
 } im2col_params;
+
+typedef struct {
+    const im2col_params *p;
+    const aclTensor *grad;
+    aclTensor *out;
+    const int64_t *taps;          /* per out row y: kh (i, bh) pairs, the block rows landing on y */
+    const int64_t *tap_count;     /* per out row y: how many */
+    const int64_t *bw_lo, *bw_hi; /* per kernel column j: the blocks whose column lies inside the row */
+    float *scratch;               /* per worker: a block row of gradOutput (l1) and an out row (w) */
+    int64_t scratch_floats;
+} im2col_job;
+
+/* Floats of one worker's scratch. */
+static int64_t scratch_floats(const im2col_params *p)
+{
+    return (int64_t)(aclsim_ops_region((uint64_t)p->l1, sizeof(float)) +
+                     aclsim_ops_region((uint64_t)p->w, sizeof(float))) / (int64_t)sizeof(float);
+}
+
+/* int64 entries of the tables. */
+static int64_t table_entries(const im2col_params *p)
+{
+    return 2 * p->h * p->kh + p->h + 2 * p->kw;
+}
+
+/* The tables every plane shares (see im2col_job), from `t`. */
+static void fill_tables(const im2col_params *p, im2col_job *job, int64_t *t)
+{
+    int64_t *taps = t, *tap_count = t + 2 * p->h * p->kh, *bw_lo = tap_count + p->h, *bw_hi = bw_lo + p->kw;
+    for (int64_t y = 0; y < p->h; ++y) {
+        int64_t count = 0;
+        for (int64_t i = 0; i < p->kh; ++i) {
+            int64_t at = y + p->ph - i * p->dh; /* = bh * sh */
+            if (at >= 0 && at % p->sh == 0 && at / p->sh < p->l0) {
+                taps[2 * (y * p->kh + count)] = i;
+                taps[2 * (y * p->kh + count) + 1] = at / p->sh;
+                ++count;
+            }
+        }
+        tap_count[y] = count;
+    }
+    for (int64_t j = 0; j < p->kw; ++j) {
+        /* the blocks [lo, hi) whose column x = bw*sw + off lies inside the row */
+        int64_t off = j * p->dw - p->pw;
+        int64_t lo = off >= 0 ? 0 : (-off + p->sw - 1) / p->sw;
+        int64_t hi = p->w - off > 0 ? (p->w - off + p->sw - 1) / p->sw : 0;
+        hi = hi < p->l1 ? hi : p->l1;
+        bw_lo[j] = lo;
+        bw_hi[j] = hi > lo ? hi : lo;
+    }
+    job->taps = taps;
+    job->tap_count = tap_count;
+    job->bw_lo = bw_lo;
+    job->bw_hi = bw_hi;
+}
+
+/*
+ * The planes [begin, end) (n * C + c): each out row y written once, as the sum (kernel rows i,
+ * then kernel columns j, ascending) of the block rows landing on it; every gradOutput element
+ * is read once.
+ */
+static void im2col_planes(void *ctx, int64_t begin, int64_t end, int worker)
+{
+    const im2col_job *job = ctx;
+    const im2col_params *p = job->p;
+    const aclTensor *grad = job->grad;
+    aclTensor *out = job->out;
+    float *row = job->scratch + worker * job->scratch_floats;
+    float *line = row + aclsim_ops_region((uint64_t)p->l1, sizeof(float)) / sizeof(float);
+    int batched = grad->ndim == 3;
+    int64_t stride_n = batched ? grad->strides[0] : 0;
+    int64_t stride_r = grad->strides[batched ? 1 : 0];
+    int64_t stride_l = grad->strides[batched ? 2 : 1];
+    int64_t os[4];
+    aclsim_ops_nchw_strides(out, os);
+    bool direct = out->dtype == ACL_FLOAT && os[3] == 1;
+    bool in_place = grad->dtype == ACL_FLOAT && stride_l == 1;   /* block rows read where they are */
+    for (int64_t plane = begin; plane < end; ++plane) {
+        int64_t n = plane / p->c, c = plane % p->c;
+        int64_t o_base = out->offset + n * os[0] + c * os[1];
+        for (int64_t y = 0; y < p->h; ++y) {
+            float *restrict dst = direct ? (float *)out->data + o_base + y * os[2] : line;
+            memset(dst, 0, (size_t)p->w * sizeof(float));
+            for (int64_t t = 0; t < job->tap_count[y]; ++t) {
+                int64_t i = job->taps[2 * (y * p->kh + t)], bh = job->taps[2 * (y * p->kh + t) + 1];
+                for (int64_t j = 0; j < p->kw; ++j) {
+                    int64_t lo = job->bw_lo[j], count = job->bw_hi[j] - lo;
+                    if (count <= 0) {
+                        continue;
+                    }
+                    int64_t r = (c * p->kh + i) * p->kw + j;
+                    int64_t first = grad->offset + n * stride_n + r * stride_r + (bh * p->l1 + lo) * stride_l;
+                    const float *restrict src = row;
+                    if (in_place) {
+                        src = (const float *)grad->data + first;
+                    } else {
+                        aclsim_ops_gather_f32(grad->data, grad->dtype, first, stride_l, count, row);
+                    }
+                    float *restrict at = dst + lo * p->sw + j * p->dw - p->pw;
+                    if (p->sw == 1) {
+                        for (int64_t b = 0; b < count; ++b) {
+                            at[b] += src[b];
+                        }
+                    } else {
+                        for (int64_t b = 0; b < count; ++b) {
+                            at[b * p->sw] += src[b];
+                        }
+                    }
+                }
+            }
+            if (!direct) {
+                aclsim_ops_scatter_f32(out->data, out->dtype, o_base + y * os[2], os[3], p->w, line);
+            }
+        }
+    }
+}
 
 static aclnnStatus im2col_kernel(aclOpExecutor *ex, void *workspace)
 {
     ACLSIM_OPS_TRY(aclsim_ops_kernel_check_memory("aclnnIm2colBackward", ex, 1u << 0, 1));
     const im2col_params *p = aclsim_executor_params(ex, sizeof *p);
-    const aclTensor *grad = aclsim_executor_input(ex, 0);
-    aclTensor *out = aclsim_executor_output(ex, 0);
-
-    int64_t plane = p->h * p->w;
-    int64_t image = p->n * p->c * plane;
-    int64_t length = p->l0 * p->l1;
-    float *acc = workspace;
-    float *row = (float *)((char *)workspace + aclsim_ops_region((uint64_t)image, sizeof(float)));
-
-    int batched = grad->ndim == 3;
-    int64_t stride_n = batched ? grad->strides[0] : 0;
-    int64_t stride_r = grad->strides[batched ? 1 : 0];
-    int64_t stride_l = grad->strides[batched ? 2 : 1];
-
-    for (int64_t n = 0; n < p->n; ++n) {
-        for (int64_t c = 0; c < p->c; ++c) {
-            float *dst = acc + (n * p->c + c) * plane;
-            memset(dst, 0, (size_t)plane * sizeof(float));    /* zeroed while it is about to be used */
-            for (int64_t i = 0; i < p->kh; ++i) {
-                for (int64_t j = 0; j < p->kw; ++j) {
-                    /* the blocks [bw_lo, bw_hi) whose column x = bw*sw + off lies inside the row */
-                    int64_t off = j * p->dw - p->pw;
-                    int64_t bw_lo = off >= 0 ? 0 : (-off + p->sw - 1) / p->sw;
-                    int64_t bw_hi = p->w - off > 0 ? (p->w - off + p->sw - 1) / p->sw : 0;
-                    bw_hi = bw_hi < p->l1 ? bw_hi : p->l1;
-                    int64_t r = (c * p->kh + i) * p->kw + j;
-                    aclsim_ops_gather_f32(grad->data, grad->dtype, grad->offset + n * stride_n + r * stride_r,
-                                          stride_l, length, row);
-                    for (int64_t bh = 0; bh < p->l0; ++bh) {
-                        int64_t y = bh * p->sh - p->ph + i * p->dh;
-                        if (y < 0 || y >= p->h) {
-                            continue;
-                        }
-                        const float *restrict src = row + bh * p->l1;
-                        float *restrict dst_row = dst + y * p->w;
-                        if (p->sw == 1) {
-                            for (int64_t bw = bw_lo; bw < bw_hi; ++bw) {
-                                dst_row[bw + off] += src[bw];
-                            }
-                        } else {
-                            for (int64_t bw = bw_lo; bw < bw_hi; ++bw) {
-                                dst_row[bw * p->sw + off] += src[bw];
-                            }
-                        }
-                    }
-                }
-            }
+    im2col_job job = {.p = p, .grad = aclsim_executor_input(ex, 0), .out = aclsim_executor_output(ex, 0)};
+    fill_tables(p, &job, workspace);
+    job.scratch = (float *)((char *)workspace + aclsim_ops_region((uint64_t)table_entries(p), sizeof(int64_t)));
+    job.scratch_floats = scratch_floats(p);
+    aclTensor staged;
+    void *copy = NULL;
+    if (aclsim_ops_views_overlap(job.grad, job.out)) {
+        if (!aclsim_ops_stage("aclnnIm2colBackward", job.grad, &staged, &copy)) {
+            return ACLSIM_OPS_KERNEL_FAULT;
         }
+        job.grad = &staged;
     }
-    aclsim_ops_write_f32(out, acc);
+    aclsim_parallel(p->n * p->c, (int)p->workers, im2col_planes, &job);
+    free(copy);
     return ACLNN_SUCCESS;
 }
 
@@ -231,9 +316,9 @@ aclnnStatus aclnnIm2colBackwardGetWorkspaceSize(const aclTensor *gradOutput, con
     ACLSIM_OPS_TRY(aclsim_ops_check_memory(API, "gradOutput", gradOutput));
     ACLSIM_OPS_TRY(aclsim_ops_check_memory(API, "out", out));
 
-    uint64_t image = (uint64_t)aclsim_ops_numel(out);
-    uint64_t workspace = aclsim_ops_region(image, sizeof(float)) +
-                         aclsim_ops_region((uint64_t)(p.l0 * p.l1), sizeof(float));
+    p.workers = aclsim_workers(p.n * p.c, p.h * p.w + p.kh * p.kw * p.l0 * p.l1);
+    uint64_t workspace = aclsim_ops_region((uint64_t)table_entries(&p), sizeof(int64_t)) +
+                         (uint64_t)(p.workers * scratch_floats(&p)) * sizeof(float);
     const aclTensor *inputs[] = {gradOutput};
     const aclTensor *outputs[] = {out};
     return aclsim_ops_finish("aclnnIm2colBackward", im2col_kernel, workspace, &p, sizeof p, inputs, 1, outputs, 1,

@@ -4,13 +4,16 @@
  * A 3-D (C, H, W) input is one image.
  *
  * CANN does not check the index values.  The kernel never reads outside gradOutput: it first
- * checks every index and stores it in the workspace (one 8-byte slot per element of out); if
- * one lies outside [0, oH*oW) it writes nothing and fails, so the stream reports 507015.
- * Then the gathered values replace the indices in their slots, and only then is out written.
+ * checks every index (pass 1); if one lies outside [0, oH*oW) it writes nothing and fails, so
+ * the stream reports 507015.  Pass 2 then gathers straight into out, one row at a time, in
+ * parallel over the N * C planes (from a copy of gradOutput or indices when out overlaps it).
+ * Workspace: one row of indices per worker thread.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "../kernels/parallel.h"
 #include "aclnnop/aclnn_max_unpool2d_backward.h"
 #include "aclsim_dtype_rules.h" /* generated at build: the dtype table (aclnn_py/ops/<op>.py DTYPE_RULES) */
 #include "ops_common.h"
@@ -21,34 +24,115 @@ static const char KERNEL[] = "aclnnMaxUnpool2dBackward";
 typedef struct {
     int64_t n, c, h, w;     /* self / out as (N, C, H, W), N = 1 for 3-D */
     int64_t oh, ow;         /* gradOutput plane */
+    int64_t workers;        /* threads over the N * C planes */
 } unpool_params;
 
-/* Strides of a 3-D or 4-D view as (N, C, H, W); N's stride is 0 for 3-D. */
-static void nchw_strides(const aclTensor *t, int64_t s[4])
+typedef struct {
+    const unpool_params *p;
+    const aclTensor *grad, *indices;
+    aclTensor *out;
+    int64_t *scratch;       /* per worker: one row of indices (w) */
+    int64_t bad_at[ACLSIM_MAX_WORKERS], bad_index[ACLSIM_MAX_WORKERS]; /* pass 1: first index out of range */
+} unpool_job;
+
+/* Row y of plane (n, c) of the indices into k[0 .. w), as int64. */
+static void load_index_row(const unpool_job *job, int64_t n, int64_t c, int64_t y, int64_t *restrict k)
 {
-    int lead = t->ndim == 4 ? 1 : 0;
-    s[0] = lead ? t->strides[0] : 0;
-    s[1] = t->strides[lead];
-    s[2] = t->strides[lead + 1];
-    s[3] = t->strides[lead + 2];
+    const aclTensor *t = job->indices;
+    int64_t is[4];
+    aclsim_ops_nchw_strides(t, is);
+    int64_t first = t->offset + n * is[0] + c * is[1] + y * is[2], step = is[3], w = job->p->w;
+    if (t->dtype == ACL_INT64) {
+        const int64_t *src = (const int64_t *)t->data + first;
+        for (int64_t x = 0; x < w; ++x) {
+            k[x] = src[x * step];
+        }
+    } else if (t->dtype == ACL_INT32) {
+        const int32_t *src = (const int32_t *)t->data + first;
+        for (int64_t x = 0; x < w; ++x) {
+            k[x] = src[x * step];
+        }
+    } else {
+        for (int64_t x = 0; x < w; ++x) {
+            k[x] = aclsim_ops_load_int(t->data, t->dtype, first + x * step);
+        }
+    }
 }
 
-/* memcpy of one element, with the size a constant in the common cases (inlined, no call) */
-static void copy_element(void *dst, const void *src, size_t size)
+/* Pass 1 on the planes [begin, end): the first index outside [0, oH*oW), as the element's
+ * row-major position in bad_at[worker] (INT64_MAX when none) and its value in bad_index. */
+static void check_planes(void *ctx, int64_t begin, int64_t end, int worker)
 {
-    switch (size) {
-    case 2:
-        memcpy(dst, src, 2);
-        break;
-    case 4:
-        memcpy(dst, src, 4);
-        break;
-    case 8:
-        memcpy(dst, src, 8);
-        break;
-    default:
-        memcpy(dst, src, size);
-        break;
+    unpool_job *job = ctx;
+    const unpool_params *p = job->p;
+    int64_t *k = job->scratch + worker * p->w, plane_size = p->oh * p->ow;
+    job->bad_at[worker] = INT64_MAX;
+    for (int64_t plane = begin; plane < end; ++plane) {
+        for (int64_t y = 0; y < p->h; ++y) {
+            load_index_row(job, plane / p->c, plane % p->c, y, k);
+            bool bad = false;
+            for (int64_t x = 0; x < p->w; ++x) {
+                bad |= k[x] < 0 || k[x] >= plane_size;
+            }
+            if (!bad) {
+                continue;
+            }
+            for (int64_t x = 0;; ++x) {
+                if (k[x] < 0 || k[x] >= plane_size) {
+                    job->bad_at[worker] = (plane * p->h + y) * p->w + x;
+                    job->bad_index[worker] = k[x];
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/* out[x * step] = src[k[x] * ...] for one row, elements of `size` bytes copied as they are. */
+#define GATHER_ROW(type)                                                                                                   do {                                                                                                                       const type *restrict from = (const type *)grad->data + g_base;                                                         type *restrict to = (type *)out->data + o_base;                                                                        if (rows_follow) {                                                                                                         for (int64_t x = 0; x < p->w; ++x) {                                                                                       to[x * os[3]] = from[k[x] * gs[3]];                                                                                }                                                                                                                  } else {                                                                                                                   for (int64_t x = 0; x < p->w; ++x) {                                                                                       to[x * os[3]] = from[(k[x] / p->ow) * gs[2] + (k[x] % p->ow) * gs[3]];                                             }                                                                                                                  }                                                                                                                  } while (0)
+
+/* Pass 2 on the planes [begin, end): out = gradOutput at the (checked) indices. */
+static void gather_planes(void *ctx, int64_t begin, int64_t end, int worker)
+{
+    const unpool_job *job = ctx;
+    const unpool_params *p = job->p;
+    const aclTensor *grad = job->grad;
+    aclTensor *out = job->out;
+    int64_t *k = job->scratch + worker * p->w;
+    int64_t gs[4], os[4];
+    aclsim_ops_nchw_strides(grad, gs);
+    aclsim_ops_nchw_strides(out, os);
+    /* rows of the plane one after the other: no division per element */
+    bool rows_follow = gs[2] == p->ow * gs[3];
+    size_t size = aclsim_ops_dtype_size(out->dtype);
+    bool same = grad->dtype == out->dtype, to_float = aclsim_ops_is_floating(out->dtype);
+    for (int64_t plane = begin; plane < end; ++plane) {
+        int64_t n = plane / p->c, c = plane % p->c;
+        for (int64_t y = 0; y < p->h; ++y) {
+            load_index_row(job, n, c, y, k);
+            int64_t g_base = grad->offset + n * gs[0] + c * gs[1];
+            int64_t o_base = out->offset + n * os[0] + c * os[1] + y * os[2];
+            if (same && size == 4) {
+                GATHER_ROW(uint32_t);
+            } else if (same && size == 2) {
+                GATHER_ROW(uint16_t);
+            } else if (same && size == 8) {
+                GATHER_ROW(uint64_t);
+            } else if (same && size == 1) {
+                GATHER_ROW(uint8_t);
+            } else {
+                for (int64_t x = 0; x < p->w; ++x) {
+                    int64_t src = g_base + (k[x] / p->ow) * gs[2] + (k[x] % p->ow) * gs[3];
+                    if (to_float) {
+                        aclsim_ops_store(out->data, out->dtype, o_base + x * os[3],
+                                         aclsim_ops_load(grad->data, grad->dtype, src));
+                    } else {
+                        aclsim_ops_store_int(out->data, out->dtype, o_base + x * os[3],
+                                             aclsim_ops_load_int(grad->data, grad->dtype, src));
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -56,93 +140,48 @@ static aclnnStatus unpool_kernel(aclOpExecutor *ex, void *workspace)
 {
     ACLSIM_OPS_TRY(aclsim_ops_kernel_check_memory(KERNEL, ex, 1u << 0 | 1u << 2, 1));
     const unpool_params *p = aclsim_executor_params(ex, sizeof *p);
-    const aclTensor *grad = aclsim_executor_input(ex, 0);
-    const aclTensor *indices = aclsim_executor_input(ex, 2);
-    aclTensor *out = aclsim_executor_output(ex, 0);
-    int64_t *flat = workspace;
-    int64_t gs[4], is[4], os[4];
-    nchw_strides(grad, gs);
-    nchw_strides(indices, is);
-    nchw_strides(out, os);
-    int64_t plane = p->oh * p->ow;
+    unpool_job job = {
+        .p = p, .grad = aclsim_executor_input(ex, 0), .indices = aclsim_executor_input(ex, 2),
+        .out = aclsim_executor_output(ex, 0), .scratch = workspace,
+    };
 
     /* Pass 1: every index in range, or nothing is written. */
-    int64_t e = 0;
-    for (int64_t n = 0; n < p->n; ++n) {
-        for (int64_t c = 0; c < p->c; ++c) {
-            for (int64_t h = 0; h < p->h; ++h) {
-                for (int64_t w = 0; w < p->w; ++w, ++e) {
-                    int64_t at = indices->offset + n * is[0] + c * is[1] + h * is[2] + w * is[3];
-                    int64_t k = indices->dtype == ACL_INT64   ? ((const int64_t *)indices->data)[at]
-                                : indices->dtype == ACL_INT32 ? ((const int32_t *)indices->data)[at]
-                                                              : aclsim_ops_load_int(indices->data, indices->dtype, at);
-                    if (k < 0 || k >= plane) {
-                        char at[96];
-                        if (indices->ndim == 4) {
-                            snprintf(at, sizeof at, "%lld, %lld, %lld, %lld", (long long)n, (long long)c,
-                                     (long long)h, (long long)w);
-                        } else {
-                            snprintf(at, sizeof at, "%lld, %lld, %lld", (long long)c, (long long)h, (long long)w);
-                        }
-                        aclsim_set_error("%s: indices[%s] = %lld is outside [0, %lld) (outputSize = [%lld, %lld]); "
-                                         "nothing was written", KERNEL, at, (long long)k, (long long)plane,
-                                         (long long)p->oh, (long long)p->ow);
-                        return ACLSIM_OPS_KERNEL_FAULT;
-                    }
-                    flat[e] = k;
-                }
-            }
+    aclsim_parallel(p->n * p->c, (int)p->workers, check_planes, &job);
+    int first = 0;
+    for (int w = 1; w < (int)p->workers; ++w) {
+        first = job.bad_at[w] < job.bad_at[first] ? w : first;
+    }
+    if (job.bad_at[first] != INT64_MAX) {
+        int64_t e = job.bad_at[first], x = e % p->w, y = e / p->w % p->h, c = e / (p->w * p->h) % p->c;
+        int64_t n = e / (p->w * p->h * p->c);
+        char at[96];
+        if (job.indices->ndim == 4) {
+            snprintf(at, sizeof at, "%lld, %lld, %lld, %lld", (long long)n, (long long)c, (long long)y, (long long)x);
+        } else {
+            snprintf(at, sizeof at, "%lld, %lld, %lld", (long long)c, (long long)y, (long long)x);
         }
+        aclsim_set_error("%s: indices[%s] = %lld is outside [0, %lld) (outputSize = [%lld, %lld]); nothing was "
+                         "written", KERNEL, at, (long long)job.bad_index[first], (long long)(p->oh * p->ow),
+                         (long long)p->oh, (long long)p->ow);
+        return ACLSIM_OPS_KERNEL_FAULT;
     }
 
-    /* Pass 2: gather every value into its slot (raw bytes within a dtype, else converted to
-     * double or int64), so that an out sharing memory with gradOutput reads no written value. */
-    size_t size = aclsim_ops_dtype_size(out->dtype);
-    bool same = grad->dtype == out->dtype;
-    bool to_float = aclsim_ops_is_floating(out->dtype);
-    const unsigned char *src_base = grad->data;
-    bool rows_follow = gs[2] == p->ow * gs[3];
-    e = 0;
-    for (int64_t n = 0; n < p->n; ++n) {
-        for (int64_t c = 0; c < p->c; ++c) {
-            for (int64_t i = 0; i < p->h * p->w; ++i, ++e) {
-                int64_t k = flat[e];
-                /* rows of the plane one after the other: no division per element */
-                int64_t src = grad->offset + n * gs[0] + c * gs[1] +
-                              (rows_follow ? k * gs[3] : (k / p->ow) * gs[2] + (k % p->ow) * gs[3]);
-                if (same) {
-                    copy_element(&flat[e], src_base + src * (int64_t)size, size);
-                } else if (to_float) {
-                    double v = aclsim_ops_load(grad->data, grad->dtype, src);
-                    memcpy(&flat[e], &v, sizeof v);
-                } else {
-                    flat[e] = aclsim_ops_load_int(grad->data, grad->dtype, src);
-                }
+    /* Pass 2, straight into out; from copies of the inputs out overlaps, if any. */
+    aclTensor staged[2];
+    void *copies[2] = {NULL, NULL};
+    const aclTensor **sources[2] = {&job.grad, &job.indices};
+    for (int i = 0; i < 2; ++i) {
+        if (aclsim_ops_views_overlap(*sources[i], job.out)) {
+            if (!aclsim_ops_stage(KERNEL, *sources[i], &staged[i], &copies[i])) {
+                free(copies[0]);
+                return ACLSIM_OPS_KERNEL_FAULT;
             }
+            *sources[i] = &staged[i];
         }
     }
-
-    /* Pass 3: the slots into out. */
-    unsigned char *dst_base = out->data;
-    e = 0;
-    for (int64_t n = 0; n < p->n; ++n) {
-        for (int64_t c = 0; c < p->c; ++c) {
-            for (int64_t h = 0; h < p->h; ++h) {
-                for (int64_t w = 0; w < p->w; ++w, ++e) {
-                    int64_t dst = out->offset + n * os[0] + c * os[1] + h * os[2] + w * os[3];
-                    if (same) {
-                        copy_element(dst_base + dst * (int64_t)size, &flat[e], size);
-                    } else if (to_float) {
-                        double v;
-                        memcpy(&v, &flat[e], sizeof v);
-                        aclsim_ops_store(out->data, out->dtype, dst, v);
-                    } else {
-                        aclsim_ops_store_int(out->data, out->dtype, dst, flat[e]);
-                    }
-                }
-            }
-        }
-    }
+    aclsim_parallel(p->n * p->c, (int)p->workers, gather_planes, &job);
+    free(copies[0]);
+    free(copies[1]);
     return ACLNN_SUCCESS;
 }
 
@@ -229,7 +268,8 @@ aclnnStatus aclnnMaxUnpool2dBackwardGetWorkspaceSize(const aclTensor *gradOutput
         .oh = aclsim_ops_dim(gradOutput, -2),
         .ow = aclsim_ops_dim(gradOutput, -1),
     };
-    uint64_t workspace = aclsim_ops_region((uint64_t)aclsim_ops_numel(self), sizeof(int64_t));
+    p.workers = aclsim_workers(p.n * p.c, p.h * p.w);
+    uint64_t workspace = (uint64_t)(p.workers * p.w) * sizeof(int64_t);
     const aclTensor *inputs[] = {gradOutput, self, indices};
     const aclTensor *outputs[] = {out};
     return aclsim_ops_finish(KERNEL, unpool_kernel, workspace, &p, sizeof p, inputs, 3, outputs, 1, workspaceSize,

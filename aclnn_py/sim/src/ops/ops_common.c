@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---------------------------------------------------------------- element types */
@@ -380,6 +381,18 @@ int64_t aclsim_ops_dim(const aclTensor *t, int i)
     return t->view_dims[k];
 }
 
+bool aclsim_ops_is_contiguous(const aclTensor *t)
+{
+    int64_t expected = 1;
+    for (uint64_t i = t->ndim; i-- > 0;) {
+        if (t->view_dims[i] != 1 && t->strides[i] != expected) {
+            return false;
+        }
+        expected *= t->view_dims[i];
+    }
+    return true;
+}
+
 void aclsim_ops_for_each_row(const aclTensor *t, aclsim_ops_row_fn fn, void *ctx)
 {
     if (aclsim_ops_is_empty(t)) {
@@ -561,6 +574,90 @@ void aclsim_ops_fill_zero(aclTensor *t)
 {
     copy_ctx c = {t->data, t->dtype, NULL};
     aclsim_ops_for_each_row(t, zero_row, &c);
+}
+
+/* ---------------------------------------------------------------- planes */
+
+void aclsim_ops_nchw_strides(const aclTensor *t, int64_t s[4])
+{
+    int lead = t->ndim == 4 ? 1 : 0;
+    s[0] = lead ? t->strides[0] : 0;
+    s[1] = t->strides[lead];
+    s[2] = t->strides[lead + 1];
+    s[3] = t->strides[lead + 2];
+}
+
+void aclsim_ops_scatter_f32(void *data, aclDataType dtype, int64_t first, int64_t step, int64_t count,
+                            const float *src)
+{
+    copy_ctx c = {data, dtype, (void *)src};
+    write_f32_row(&c, first, step, count);
+}
+
+/* The byte range [*lo, *hi) a non-empty view can touch. */
+static void view_bytes(const aclTensor *t, uintptr_t *lo, uintptr_t *hi)
+{
+    int64_t first = t->offset, last = t->offset;
+    for (uint64_t i = 0; i < t->ndim; ++i) {
+        int64_t span = t->strides[i] * (t->view_dims[i] - 1);
+        if (span < 0) {
+            first += span;
+        } else {
+            last += span;
+        }
+    }
+    int64_t size = (int64_t)aclsim_ops_dtype_size(t->dtype);
+    *lo = (uintptr_t)t->data + (uintptr_t)(first * size);
+    *hi = (uintptr_t)t->data + (uintptr_t)((last + 1) * size);
+}
+
+bool aclsim_ops_views_overlap(const aclTensor *a, const aclTensor *b)
+{
+    if (aclsim_ops_is_empty(a) || aclsim_ops_is_empty(b)) {
+        return false;
+    }
+    uintptr_t a_lo, a_hi, b_lo, b_hi;
+    view_bytes(a, &a_lo, &a_hi);
+    view_bytes(b, &b_lo, &b_hi);
+    return a_lo < b_hi && b_lo < a_hi;
+}
+
+typedef struct {
+    const unsigned char *data;
+    size_t size;
+    unsigned char *dst;
+} stage_ctx;
+
+static void stage_row(void *p, int64_t first, int64_t step, int64_t count)
+{
+    stage_ctx *c = p;
+    for (int64_t j = 0; j < count; ++j) {
+        memcpy(c->dst, c->data + (first + j * step) * (int64_t)c->size, c->size);
+        c->dst += c->size;
+    }
+}
+
+bool aclsim_ops_stage(const char *api, const aclTensor *in, aclTensor *staged, void **buffer)
+{
+    size_t size = aclsim_ops_dtype_size(in->dtype);
+    uint64_t count = (uint64_t)aclsim_ops_numel(in);
+    *buffer = count <= SIZE_MAX / size ? malloc((size_t)count * size) : NULL;
+    if (*buffer == NULL) {
+        aclsim_set_error("%s: the output overlaps an input; no host memory to copy the input (%llu bytes) first",
+                         api, (unsigned long long)(count * size));
+        return false;
+    }
+    stage_ctx c = {in->data, size, *buffer};
+    aclsim_ops_for_each_row(in, stage_row, &c);
+    *staged = *in;
+    staged->data = *buffer;
+    staged->offset = 0;
+    int64_t stride = 1;
+    for (uint64_t i = in->ndim; i-- > 0;) {
+        staged->strides[i] = stride;
+        stride *= in->view_dims[i];
+    }
+    return true;
 }
 
 /* ---------------------------------------------------------------- messages */

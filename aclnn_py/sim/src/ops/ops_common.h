@@ -66,6 +66,8 @@ ACLSIM_OPS_API bool aclsim_ops_same_shape(const aclTensor *a, const aclTensor *b
 ACLSIM_OPS_API bool aclsim_ops_has_negative_dim(const aclTensor *t);
 /* View dim i counted from the end when negative (dim(t, -1) is the last). */
 ACLSIM_OPS_API int64_t aclsim_ops_dim(const aclTensor *t, int i);
+/* The view is row-major contiguous (strides of dims of size 1 do not matter). */
+ACLSIM_OPS_API bool aclsim_ops_is_contiguous(const aclTensor *t);
 
 /*
  * Element offsets (from t->data, in elements, offset included) of the view in row-major
@@ -84,6 +86,31 @@ ACLSIM_OPS_API void aclsim_ops_write_f32(aclTensor *t, const float *src);
 ACLSIM_OPS_API void aclsim_ops_write_f64(aclTensor *t, const double *src);
 ACLSIM_OPS_API void aclsim_ops_write_c128(aclTensor *t, const double *src); /* (re, im) pairs */
 ACLSIM_OPS_API void aclsim_ops_fill_zero(aclTensor *t);
+
+/* ---------------------------------------------------------------- planes
+ *
+ * The memory-bound operators (pooling, padding, unpooling, fold) compute their output one
+ * (H, W) plane at a time, each plane from its own gradOutput plane only, in parallel over the
+ * N * C planes (kernels/parallel.h): a single pass reading gradOutput once and writing the
+ * output once.  Since each plane's result depends on that plane alone, the result does not
+ * depend on the number of threads.
+ */
+
+/* A 3-D (C, H, W) or 4-D (N, C, H, W) view's strides as (N, C, H, W); N's is 0 for 3-D. */
+ACLSIM_OPS_API void aclsim_ops_nchw_strides(const aclTensor *t, int64_t s[4]);
+
+/* The `count` floats of src into data[first + j*step] (in element units), converted to dtype. */
+ACLSIM_OPS_API void aclsim_ops_scatter_f32(void *data, aclDataType dtype, int64_t first, int64_t step, int64_t count,
+                                           const float *src);
+
+/* Whether the bytes the two views can touch overlap (an output written plane by plane over an
+ * input it overlaps would change the input before it is read). */
+ACLSIM_OPS_API bool aclsim_ops_views_overlap(const aclTensor *a, const aclTensor *b);
+
+/* A contiguous copy of the view `in` (same dtype and shape) in *staged, its buffer malloc'ed in
+ * *buffer (free() it); for an input its output overlaps.  false (+ kernel message naming `api`)
+ * when there is no memory for it. */
+ACLSIM_OPS_API bool aclsim_ops_stage(const char *api, const aclTensor *in, aclTensor *staged, void **buffer);
 
 /* ---------------------------------------------------------------- messages */
 

@@ -4,13 +4,17 @@
  * element at padded position (y, x) is added into gradInput at its reflected source
  * (r(y - top, H), r(x - left, W)), r(t, n) = -t if t < 0, 2(n - 1) - t if t >= n, else t.
  *
- * Workspace: the accumulation image, one per element of gradInput, in float for float32,
- * float16 and bfloat16 (CANN also casts those up and back around its kernel), else in double
- * (complex: pairs of doubles), and the reflected source column of each gradOutput column.
+ * float32, float16 and bfloat16 are computed in float, one plane at a time in parallel over the
+ * N * C planes, each gradInput row written once; workspace: the table of the gradOutput rows
+ * landing on each gradInput row and, per worker thread, one row of each.  double and complex
+ * accumulate in double (complex: pairs of doubles) into a gradInput-sized workspace image, plus
+ * the reflected source column of each gradOutput column.
  * (The header declares only the reflection variant, so ReplicationPad2dBackward is absent.)
  */
+#include <stdlib.h>
 #include <string.h>
 
+#include "../kernels/parallel.h"
 #include "aclnnop/aclnn_pad2d_backward.h"
 #include "aclsim_dtype_rules.h" /* generated at build: the dtype table (aclnn_py/ops/<op>.py DTYPE_RULES) */
 #include "ops_common.h"
@@ -24,6 +28,7 @@ typedef struct {
     int64_t left, top;
     bool complex;
     bool single;                 /* accumulate in float (float32, float16, bfloat16) */
+    int64_t workers;             /* threads over the N * C planes (float path) */
 } pad_params;
 
 static int64_t reflect(int64_t t, int64_t n)
@@ -34,31 +39,83 @@ static int64_t reflect(int64_t t, int64_t n)
     return t >= n ? 2 * (n - 1) - t : t;
 }
 
-/* dst_row[src_x[x]] += gradOutput row element x, for a float-convertible dtype (at most four
- * terms meet in one position: float accumulation loses nothing the tolerance sees): the row is
- * converted a chunk at a time (one dtype dispatch per chunk, not per element), the columns that
- * land on themselves (x - left inside the row) added as one vectorisable run, the reflected
- * border columns through src_x. */
-static void add_row(float *restrict dst_row, const aclTensor *grad, int64_t row, int64_t sx, const pad_params *p,
-                    const int64_t *restrict src_x)
+/* The gradOutput rows that land on each gradInput row y, ascending (at most three: the row
+ * itself, its reflection across the top and across the bottom): rows[3y ..), count[y]. */
+static void fill_source_rows(const pad_params *p, int64_t *rows, int64_t *count)
 {
-    enum { CHUNK = 512 };
-    float buf[CHUNK];
-    for (int64_t x0 = 0; x0 < p->ow; x0 += CHUNK) {
-        int64_t count = p->ow - x0 < CHUNK ? p->ow - x0 : CHUNK;
-        aclsim_ops_gather_f32(grad->data, grad->dtype, row + x0 * sx, sx, count, buf);
-        int64_t lo = p->left - x0, hi = p->left + p->w - x0;   /* the run [lo, hi) of this chunk */
-        lo = lo < 0 ? 0 : lo > count ? count : lo;
-        hi = hi < lo ? lo : hi > count ? count : hi;
-        for (int64_t j = 0; j < lo; ++j) {
-            dst_row[src_x[x0 + j]] += buf[j];
-        }
-        float *run = dst_row + (x0 + lo - p->left);
-        for (int64_t j = lo; j < hi; ++j) {
-            run[j - lo] += buf[j];
-        }
-        for (int64_t j = hi; j < count; ++j) {
-            dst_row[src_x[x0 + j]] += buf[j];
+    for (int64_t y = 0; y < p->h; ++y) {
+        count[y] = 0;
+    }
+    for (int64_t oy = 0; oy < p->oh; ++oy) {
+        int64_t y = reflect(oy - p->top, p->h);
+        rows[3 * y + count[y]++] = oy;
+    }
+}
+
+typedef struct {
+    const pad_params *p;
+    const aclTensor *grad;
+    aclTensor *grad_input;
+    const int64_t *rows, *count;
+    float *scratch;         /* per worker: a gradOutput row (ow) and a gradInput row (w) */
+    int64_t scratch_floats;
+} pad_job;
+
+/* Floats of one worker's scratch. */
+static int64_t scratch_floats(const pad_params *p)
+{
+    return (int64_t)(aclsim_ops_region((uint64_t)p->ow, sizeof(float)) +
+                     aclsim_ops_region((uint64_t)p->w, sizeof(float))) / (int64_t)sizeof(float);
+}
+
+/*
+ * float32, float16 and bfloat16 (computed in float: at most four terms meet in one position,
+ * float loses nothing the tolerance sees), the planes [begin, end): each gradInput row written
+ * once, from its source rows in ascending order, each row's terms in ascending column order
+ * (reflected left border, the row itself, reflected right border).
+ */
+static void pad_planes(void *ctx, int64_t begin, int64_t end, int worker)
+{
+    const pad_job *job = ctx;
+    const pad_params *p = job->p;
+    const aclTensor *grad = job->grad;
+    aclTensor *out = job->grad_input;
+    float *row = job->scratch + worker * job->scratch_floats;
+    float *line = row + aclsim_ops_region((uint64_t)p->ow, sizeof(float)) / sizeof(float);
+    int64_t gs[4], os[4];
+    aclsim_ops_nchw_strides(grad, gs);
+    aclsim_ops_nchw_strides(out, os);
+    bool direct = out->dtype == ACL_FLOAT && os[3] == 1;
+    int64_t left = p->left, w = p->w, right = p->ow - p->left - p->w;
+    for (int64_t plane = begin; plane < end; ++plane) {
+        int64_t n = plane / p->c, ch = plane % p->c;
+        int64_t g_base = grad->offset + n * gs[0] + ch * gs[1], o_base = out->offset + n * os[0] + ch * os[1];
+        for (int64_t y = 0; y < p->h; ++y) {
+            float *restrict dst = direct ? (float *)out->data + o_base + y * os[2] : line;
+            for (int64_t k = 0; k < job->count[y]; ++k) {
+                aclsim_ops_gather_f32(grad->data, grad->dtype, g_base + job->rows[3 * y + k] * gs[2], gs[3], p->ow,
+                                      row);
+                const float *restrict centre = row + left;
+                if (k == 0) {
+                    for (int64_t x = 0; x < w; ++x) {
+                        dst[x] = centre[x];
+                    }
+                }
+                for (int64_t ox = 0; ox < left; ++ox) {
+                    dst[left - ox] += row[ox];    /* column ox reflects onto x = left - ox */
+                }
+                if (k > 0) {
+                    for (int64_t x = 0; x < w; ++x) {
+                        dst[x] += centre[x];
+                    }
+                }
+                for (int64_t i = 0; i < right; ++i) {
+                    dst[w - 2 - i] += centre[w + i];    /* column left + w + i onto x = w - 2 - i */
+                }
+            }
+            if (!direct) {
+                aclsim_ops_scatter_f32(out->data, out->dtype, o_base + y * os[2], os[3], w, line);
+            }
         }
     }
 }
@@ -76,29 +133,32 @@ static aclnnStatus pad_kernel(aclOpExecutor *ex, void *workspace)
     int lead = grad->ndim == 4 ? 1 : 0;
     int64_t sn = lead ? grad->strides[0] : 0, sc = grad->strides[lead];
     int64_t sy = grad->strides[lead + 1], sx = grad->strides[lead + 2];
+    if (p->single) {
+        pad_job job = {.p = p, .grad = grad, .grad_input = grad_input};
+        int64_t *rows = workspace, *count = rows + 3 * p->h;
+        fill_source_rows(p, rows, count);
+        job.rows = rows;
+        job.count = count;
+        job.scratch = (float *)((char *)workspace + aclsim_ops_region((uint64_t)(4 * p->h), sizeof(int64_t)));
+        job.scratch_floats = scratch_floats(p);
+        aclTensor staged;
+        void *copy = NULL;
+        if (aclsim_ops_views_overlap(grad, grad_input)) {
+            if (!aclsim_ops_stage(KERNEL, grad, &staged, &copy)) {
+                return ACLSIM_OPS_KERNEL_FAULT;
+            }
+            job.grad = &staged;
+        }
+        aclsim_parallel(p->n * p->c, (int)p->workers, pad_planes, &job);
+        free(copy);
+        return ACLNN_SUCCESS;
+    }
     int64_t *src_x = (int64_t *)((char *)workspace + aclsim_ops_region((uint64_t)(p->n * p->c * plane * lanes),
-                                                                        p->single ? sizeof(float) : sizeof(double)));
+                                                                        sizeof(double)));
     for (int64_t x = 0; x < p->ow; ++x) {
         src_x[x] = reflect(x - p->left, p->w);
     }
 
-    if (p->single) {
-        /* float accumulators (half the memory traffic of double), each plane zeroed just before
-         * it is summed into, while in cache */
-        float *facc = workspace;
-        for (int64_t n = 0; n < p->n; ++n) {
-            for (int64_t c = 0; c < p->c; ++c) {
-                float *dst = facc + (n * p->c + c) * plane;
-                memset(dst, 0, (size_t)plane * sizeof(float));
-                int64_t base = grad->offset + n * sn + c * sc;
-                for (int64_t y = 0; y < p->oh; ++y) {
-                    add_row(dst + reflect(y - p->top, p->h) * p->w, grad, base + y * sy, sx, p, src_x);
-                }
-            }
-        }
-        aclsim_ops_write_f32(grad_input, facc);
-        return ACLNN_SUCCESS;
-    }
     memset(acc, 0, (size_t)(p->n * p->c * plane * lanes) * sizeof(double));
     for (int64_t n = 0; n < p->n; ++n) {
         for (int64_t c = 0; c < p->c; ++c) {
@@ -255,9 +315,15 @@ aclnnStatus aclnnReflectionPad2dBackwardGetWorkspaceSize(const aclTensor *gradOu
         .single = gradOutput->dtype == ACL_FLOAT || gradOutput->dtype == ACL_FLOAT16 || gradOutput->dtype == ACL_BF16,
     };
     uint64_t values = (uint64_t)aclsim_ops_numel(self) * (p.complex ? 2u : 1u);
-    /* half the bytes (and the 0xFF fill and first-touch faults of a fresh block) for float */
-    uint64_t workspace = aclsim_ops_region(values, p.single ? sizeof(float) : sizeof(double)) +
-                         aclsim_ops_region((uint64_t)p.ow, sizeof(int64_t));
+    uint64_t workspace;
+    if (p.single) {
+        /* the source-row table and each worker's rows */
+        p.workers = aclsim_workers(p.n * p.c, p.oh * p.ow);
+        workspace = aclsim_ops_region((uint64_t)(4 * p.h), sizeof(int64_t)) +
+                    (uint64_t)(p.workers * scratch_floats(&p)) * sizeof(float);
+    } else {
+        workspace = aclsim_ops_region(values, sizeof(double)) + aclsim_ops_region((uint64_t)p.ow, sizeof(int64_t));
+    }
     const aclTensor *inputs[] = {gradOutput, self};
     const aclTensor *outputs[] = {gradInput};
     return aclsim_ops_finish(KERNEL, pad_kernel, workspace, &p, sizeof p, inputs, 2, outputs, 1, workspaceSize,

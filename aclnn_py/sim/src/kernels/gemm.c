@@ -1,0 +1,342 @@
+/*
+ * Blocked float32 matrix product (see gemm.h), plain C11 for the compiler's auto-vectoriser.
+ *
+ * The classic five loops around a register-blocked micro-kernel:
+ *
+ *   for each NC-wide block of C's columns (a thread's share):
+ *     for each KC-deep slice of the sum:
+ *       pack B[slice, block] into NR-wide micro-panels (KC x NC floats, meant for the L3 cache)
+ *       for each MC-high block of C's rows:
+ *         pack A[block, slice] into MR-high micro-panels (MC x KC floats, meant for L2)
+ *         for each micro-panel of B (KC x NR, stays in L1), each micro-panel of A:
+ *           micro-kernel: an MR x NR tile of C summed in registers over the slice
+ *
+ * Packing makes every operand stream contiguous whatever its strides (transposes included) and
+ * pads the edges with zeros, so the micro-kernel always runs a full tile with fixed trip counts;
+ * only its final store looks at the edge.
+ *
+ * Instruction sets: the simulator is compiled when it is installed, on the machine that will
+ * run it, but not necessarily for that machine only (a wheel or a container image may move to
+ * another CPU of the same architecture), so the build does not use -march=native.  The
+ * micro-kernels are instead compiled for several x86-64 feature levels with GCC's function
+ * multi-versioning, and the CPU picks at run time: x86-64-v4 (AVX-512) gets an 8 x 32 tile
+ * (16 accumulator vectors of 16 floats), x86-64-v3 (AVX2 + FMA) and the baseline a 6 x 16 tile
+ * (12 vectors of 8 floats on AVX2).  Elsewhere (other compilers or architectures, e.g. aarch64
+ * NEON) the 6 x 16 tile is compiled for the baseline instruction set.
+ *
+ * fp-contract=fast for this file: in ISO C mode (-std=c11) GCC does not fuse a * b + c into a
+ * fused multiply-add unless told to, and the FMA doubles the kernel's throughput (it also rounds
+ * once instead of twice).  Restricted to this file so the other kernels keep their arithmetic.
+ */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("fp-contract=fast")
+#endif
+
+#include "gemm.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "parallel.h"
+#include <string.h>
+
+/* Cache blocking (floats): a KC x NR panel of B (32 KiB at NR = 32) in L1, an MC x KC block of
+ * A (144 KiB) in L2, a KC x NC block of B (2 MiB) in L3.  MC is a multiple of both MRs. */
+enum { KC = 256, MC = 144, NC = 2048 };
+
+/* The two register tiles. */
+enum { WIDE_MR = 8, WIDE_NR = 32, NARROW_MR = 6, NARROW_NR = 16 };
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
+#define GEMM_X86_LEVELS 1
+#define WIDE_TARGET __attribute__((target("arch=x86-64-v4")))
+#define NARROW_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define GEMM_X86_LEVELS 0
+#define WIDE_TARGET
+#define NARROW_CLONES
+#endif
+
+#if defined(__GNUC__)
+#define GEMM_UNROLL _Pragma("GCC unroll 64")
+#else
+#define GEMM_UNROLL
+#endif
+
+/*
+ * The micro-kernel body, for tile MR x NR: the tile of packed A (kc x MR, p-major) times packed
+ * B (kc x NR, p-major) into C (row stride ldc), of which only mr x nr is C's.  `add`: C += the
+ * sum, else C = the sum.  The accumulators are a local array with constant bounds and the i/j
+ * loops are fully unrolled, so GCC keeps them in vector registers and vectorises over j with a
+ * broadcast of A per row (without the unroll hint it may vectorise over p instead).
+ */
+#define GEMM_MICRO_KERNEL(MR, NR)                                                                                      \
+    float acc[MR][NR];                                                                                                 \
+    GEMM_UNROLL for (int i = 0; i < MR; ++i)                                                                       \
+    {                                                                                                                  \
+        GEMM_UNROLL for (int j = 0; j < NR; ++j) { acc[i][j] = 0.0f; }                                            \
+    }                                                                                                                  \
+    for (int64_t p = 0; p < kc; ++p) {                                                                                 \
+        const float *restrict ap = pa + p * MR;                                                                        \
+        const float *restrict bp = pb + p * NR;                                                                        \
+        GEMM_UNROLL for (int i = 0; i < MR; ++i)                                                                   \
+        {                                                                                                              \
+            float ai = ap[i];                                                                                          \
+            GEMM_UNROLL for (int j = 0; j < NR; ++j) { acc[i][j] += ai * bp[j]; }                                 \
+        }                                                                                                              \
+    }                                                                                                                  \
+    if (mr == MR && nr == NR) {                                                                                        \
+        for (int i = 0; i < MR; ++i) {                                                                                 \
+            float *restrict ci = c + i * ldc;                                                                          \
+            if (add) {                                                                                                 \
+                for (int j = 0; j < NR; ++j) { ci[j] += acc[i][j]; }                                                   \
+            } else {                                                                                                   \
+                for (int j = 0; j < NR; ++j) { ci[j] = acc[i][j]; }                                                    \
+            }                                                                                                          \
+        }                                                                                                              \
+    } else {                                                                                                           \
+        for (int i = 0; i < mr; ++i) {                                                                                 \
+            float *restrict ci = c + i * ldc;                                                                          \
+            for (int j = 0; j < nr; ++j) { ci[j] = add ? ci[j] + acc[i][j] : acc[i][j]; }                              \
+        }                                                                                                              \
+    }
+
+WIDE_TARGET
+static void kernel_wide(int64_t kc, const float *restrict pa, const float *restrict pb, float *restrict c,
+                        int64_t ldc, int mr, int nr, bool add)
+{
+    GEMM_MICRO_KERNEL(WIDE_MR, WIDE_NR)
+}
+
+NARROW_CLONES
+static void kernel_narrow(int64_t kc, const float *restrict pa, const float *restrict pb, float *restrict c,
+                          int64_t ldc, int mr, int nr, bool add)
+{
+    GEMM_MICRO_KERNEL(NARROW_MR, NARROW_NR)
+}
+
+typedef void (*micro_kernel_fn)(int64_t kc, const float *restrict pa, const float *restrict pb, float *restrict c,
+                                int64_t ldc, int mr, int nr, bool add);
+
+typedef struct {
+    int mr, nr;
+    micro_kernel_fn kernel;
+} tile;
+
+/* The tile for this CPU: the 8 x 32 AVX-512 one when the CPU has the x86-64-v4 level. */
+static tile pick_tile(void)
+{
+#if GEMM_X86_LEVELS
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("x86-64-v4")) {
+        return (tile){WIDE_MR, WIDE_NR, kernel_wide};
+    }
+#else
+    (void)kernel_wide;
+#endif
+    return (tile){NARROW_MR, NARROW_NR, kernel_narrow};
+}
+
+static int64_t min64(int64_t a, int64_t b)
+{
+    return a < b ? a : b;
+}
+
+static int64_t round_up(int64_t a, int64_t b)
+{
+    return (a + b - 1) / b * b;
+}
+
+/* A[i0 .. i0+mc, p0 .. p0+kc] into micro-panels of MR rows: panel r holds, p after p, the MR
+ * values A[i0 + r*MR + i, p0 + p] (0 past row mc). */
+static void pack_a(const aclsim_gemm_args *g, int64_t i0, int64_t mc, int64_t p0, int64_t kc, int mr_tile,
+                   float *restrict dst)
+{
+    for (int64_t r = 0; r < mc; r += mr_tile) {
+        int64_t rows = min64(mr_tile, mc - r);
+        const float *src = g->a + (i0 + r) * g->a_rs + p0 * g->a_cs;
+        if (g->a_rs == 1) {
+            for (int64_t p = 0; p < kc; ++p) {
+                const float *col = src + p * g->a_cs;
+                for (int64_t i = 0; i < rows; ++i) {
+                    dst[i] = col[i];
+                }
+                for (int64_t i = rows; i < mr_tile; ++i) {
+                    dst[i] = 0.0f;
+                }
+                dst += mr_tile;
+            }
+        } else {
+            for (int64_t i = 0; i < rows; ++i) {
+                const float *row = src + i * g->a_rs;
+                for (int64_t p = 0; p < kc; ++p) {
+                    dst[p * mr_tile + i] = row[p * g->a_cs];
+                }
+            }
+            for (int64_t i = rows; i < mr_tile; ++i) {
+                for (int64_t p = 0; p < kc; ++p) {
+                    dst[p * mr_tile + i] = 0.0f;
+                }
+            }
+            dst += kc * mr_tile;
+        }
+    }
+}
+
+/* B[p0 .. p0+kc, j0 .. j0+nc] into micro-panels of NR columns, p after p (0 past column nc). */
+static void pack_b(const aclsim_gemm_args *g, int64_t p0, int64_t kc, int64_t j0, int64_t nc, int nr_tile,
+                   float *restrict dst)
+{
+    for (int64_t s = 0; s < nc; s += nr_tile) {
+        int64_t cols = min64(nr_tile, nc - s);
+        const float *src = g->b + p0 * g->b_rs + (j0 + s) * g->b_cs;
+        if (g->b_cs == 1) {
+            for (int64_t p = 0; p < kc; ++p) {
+                const float *row = src + p * g->b_rs;
+                for (int64_t j = 0; j < cols; ++j) {
+                    dst[j] = row[j];
+                }
+                for (int64_t j = cols; j < nr_tile; ++j) {
+                    dst[j] = 0.0f;
+                }
+                dst += nr_tile;
+            }
+        } else {
+            /* p after p: each packed row written whole, its values gathered from the columns */
+            for (int64_t p = 0; p < kc; ++p) {
+                const float *row = src + p * g->b_rs;
+                for (int64_t j = 0; j < cols; ++j) {
+                    dst[j] = row[j * g->b_cs];
+                }
+                for (int64_t j = cols; j < nr_tile; ++j) {
+                    dst[j] = 0.0f;
+                }
+                dst += nr_tile;
+            }
+        }
+    }
+}
+
+/* Floats of one thread's packing buffers for columns of width n. */
+static uint64_t thread_floats(int64_t m, int64_t n, int64_t k, tile t)
+{
+    int64_t kc = min64(KC, k > 0 ? k : 1);
+    int64_t mc = min64(MC, round_up(m, t.mr));
+    int64_t nc = min64(NC, round_up(n, t.nr));
+    /* + 16: room to round the B buffer's start up to 64 bytes */
+    return (uint64_t)(mc * kc + kc * nc + 16);
+}
+
+/* C's columns [j_begin, j_end) on the calling thread, with `work` as packing space. */
+static void gemm_columns(const aclsim_gemm_args *g, tile t, int64_t j_begin, int64_t j_end, float *work)
+{
+    int64_t kc_max = min64(KC, g->k);
+    float *pack_a_buf = work;
+    float *pack_b_buf = work + round_up(min64(MC, round_up(g->m, t.mr)) * kc_max, 16);
+    for (int64_t j0 = j_begin; j0 < j_end; j0 += NC) {
+        int64_t nc = min64(NC, j_end - j0);
+        for (int64_t p0 = 0; p0 < g->k; p0 += KC) {
+            int64_t kc = min64(KC, g->k - p0);
+            bool add = g->accumulate || p0 > 0;
+            pack_b(g, p0, kc, j0, nc, t.nr, pack_b_buf);
+            for (int64_t i0 = 0; i0 < g->m; i0 += MC) {
+                int64_t mc = min64(MC, g->m - i0);
+                pack_a(g, i0, mc, p0, kc, t.mr, pack_a_buf);
+                for (int64_t js = 0; js < nc; js += t.nr) {
+                    const float *pb = pack_b_buf + js * kc;
+                    int nr = (int)min64(t.nr, nc - js);
+                    for (int64_t is = 0; is < mc; is += t.mr) {
+                        int mr = (int)min64(t.mr, mc - is);
+                        t.kernel(kc, pack_a_buf + is * kc, pb, g->c + (i0 + is) * g->ldc + j0 + js, g->ldc, mr, nr,
+                                 add);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* m x n of C set to 0 (k == 0 and not accumulating). */
+static void zero_c(const aclsim_gemm_args *g)
+{
+    for (int64_t i = 0; i < g->m; ++i) {
+        memset(g->c + i * g->ldc, 0, (size_t)g->n * sizeof(float));
+    }
+}
+
+/* Below this many multiply-adds (~0.1 ms on one core) a product runs on one thread (see
+ * ACLSIM_PARALLEL_MIN_WORK: a helper thread can cost far more than its start on a busy machine). */
+#define GEMM_MIN_PARALLEL ((double)(1 << 24))
+
+/* The number of threads to use: at most `threads` and ACLSIM_MAX_WORKERS, at most one per NR
+ * columns, 1 for a small product. */
+static int share_count(int64_t m, int64_t n, int64_t k, tile t, int threads)
+{
+    if (threads <= 1 || m <= 0 || n <= 0 || k <= 0 || (double)m * (double)n * (double)k < GEMM_MIN_PARALLEL) {
+        return 1;
+    }
+    int64_t panels = (n + t.nr - 1) / t.nr;
+    return (int)min64(min64(threads, ACLSIM_MAX_WORKERS), panels);
+}
+
+typedef struct {
+    const aclsim_gemm_args *g;
+    tile t;
+    uint64_t per_share;     /* floats of packing space per share */
+    float *workspace;
+} gemm_job;
+
+/* Share `worker`: the column panels [begin, end). */
+static void run_share(void *ctx, int64_t begin, int64_t end, int worker)
+{
+    const gemm_job *job = ctx;
+    int64_t nr = job->t.nr;
+    if (end > begin) {
+        gemm_columns(job->g, job->t, begin * nr, min64(end * nr, job->g->n),
+                     job->workspace + (uint64_t)worker * job->per_share);
+    }
+}
+
+uint64_t aclsim_gemm_workspace_size(int64_t m, int64_t n, int64_t k, int threads)
+{
+    tile t = pick_tile();
+    int shares = share_count(m, n, k, t, threads);
+    int64_t width = round_up((n + shares - 1) / shares, t.nr);
+    return (uint64_t)shares * thread_floats(m, width, k, t) * sizeof(float);
+}
+
+void aclsim_gemm_f32(const aclsim_gemm_args *g, int threads, void *workspace)
+{
+    if (g->m <= 0 || g->n <= 0) {
+        return;
+    }
+    if (g->k <= 0) {
+        if (!g->accumulate) {
+            zero_c(g);
+        }
+        return;
+    }
+    tile t = pick_tile();
+    int shares = share_count(g->m, g->n, g->k, t, threads);
+    /* Column ranges of whole panels, as even as the panels allow (at most `width` columns). */
+    int64_t width = round_up((g->n + shares - 1) / shares, t.nr);
+    gemm_job job = {g, t, thread_floats(g->m, width, g->k, t), workspace};
+    aclsim_parallel((g->n + t.nr - 1) / t.nr, shares, run_share, &job);
+}
+
+int aclsim_gemm_f32_test(int64_t m, int64_t n, int64_t k, const float *a, int64_t a_rs, int64_t a_cs, const float *b,
+                         int64_t b_rs, int64_t b_cs, float *c, int64_t ldc, int accumulate, int threads)
+{
+    aclsim_gemm_args g = {
+        .m = m, .n = n, .k = k, .a = a, .a_rs = a_rs, .a_cs = a_cs, .b = b, .b_rs = b_rs, .b_cs = b_cs,
+        .c = c, .ldc = ldc, .accumulate = accumulate != 0,
+    };
+    uint64_t bytes = aclsim_gemm_workspace_size(m, n, k, threads);
+    void *work = malloc(bytes > 0 ? bytes : 1);
+    if (work == NULL) {
+        return -1;
+    }
+    aclsim_gemm_f32(&g, threads, work);
+    free(work);
+    return 0;
+}
