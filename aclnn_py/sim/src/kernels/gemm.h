@@ -1,6 +1,6 @@
 /*
  * The simulator's float32 matrix product, shared by the operators that lower to one
- * (aclnnConvolutionBackward).  Compiled into libaclsim.so (exported for the operator libraries,
+ * (the convolutions).  Compiled into libaclsim.so (exported for the operator libraries,
  * never by a CANN-named library), like the rest of the aclsim_* internal interface.
  *
  *     C[i, j] = (accumulate ? C[i, j] : 0) + sum_p A[i, p] * B[p, j]     i < m, j < n, p < k
