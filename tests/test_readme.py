@@ -41,6 +41,18 @@ def test_readme_has_the_two_commands():
     assert "python examples/quickstart.py" in ci and consoles[1] in ci
 
 
+def test_ci_stops_at_any_failed_command(tmp_path):
+    """bash's set -e ignores a failure inside an && list unless it is the list's last command:
+    every && list of .ci/run must end with `|| exit $?`, and such a line does fail the script."""
+    ci = (ROOT / ".ci" / "run").read_text().splitlines()
+    lists = [line for line in ci if "&&" in line and not line.lstrip().startswith("#")]
+    assert lists and all(line.rstrip().endswith("|| exit $?") for line in lists), lists
+    script = tmp_path / "run"
+    script.write_text("set -euo pipefail\ntrue && false && true || exit $?\necho reached\n")
+    done = subprocess.run(["bash", str(script)], capture_output=True, text=True)
+    assert done.returncode == 1 and "reached" not in done.stdout
+
+
 @pytest.mark.parametrize("index", range(len(PYTHON_BLOCKS)))
 def test_python_snippet_runs(sim_lib, index, tmp_path):
     script = tmp_path / f"snippet{index}.py"
