@@ -539,3 +539,41 @@ def test_numpy_plans_once_per_signature_and_each_call_reads_its_own_data(monkeyp
     result = aclnn_py.convolution_backward(grad_output, x, w, [2], [1, 1], [0, 0], [1, 1], False, [0, 0], 1,
                                            [False, True, False], backend="numpy")
     assert result[0] is None and result[2] is None and len(prepared) == 5
+
+
+@pytest.mark.parametrize("sizes", [(16, 9, 4), (4, 4, 400), (400, 300, 200)], ids=["all small", "mixed", "all large"])
+@pytest.mark.parametrize("where", [0, 1, 2])
+@pytest.mark.parametrize("value", [np.inf, -np.inf, np.nan])
+def test_numpy_non_finite_value_anywhere_takes_the_exact_engine(sizes, where, value):
+    """An inf or NaN in any of X, dY, W takes the tap engine, whether the array is checked by a
+    Python sum (small) or a NumPy reduction (large); finite data does not, also where the float32
+    sum of a small array overflows (the Python sum does not) and where two arrays' infinities
+    would cancel in a float32 sum of sums (each array's own sum is not finite)."""
+    from aclnn_py.ops.conv import _all_finite
+
+    rng = np.random.default_rng(11)
+    arrays = [rng.standard_normal(n, dtype=np.float32) for n in sizes]
+    assert _all_finite(*arrays) and _all_finite(arrays[0], arrays[1], None)
+    arrays[where][len(arrays[where]) // 2] = value
+    assert not _all_finite(*arrays)
+    if where == 2:
+        assert _all_finite(arrays[0], arrays[1], None)  # W not looked at: None
+    if value == np.inf:
+        arrays[(where + 1) % 3][0] = -np.inf
+        assert not _all_finite(*arrays)
+    big = np.full(4, np.finfo(np.float32).max, np.float32)
+    assert _all_finite(big, big, None)
+
+
+def test_numpy_tiny_call_with_non_finite_data_gives_ieee_results():
+    """The tiny (dense-engine) call: an inf in the weight gives the reference's inf/NaN pattern."""
+    rng = np.random.default_rng(12)
+    grad_output, x, w = (random_array(rng, s, np.float32) for s in ((1, 1, 3, 3), (1, 1, 4, 4), (1, 1, 2, 2)))
+    w[0, 0, 1, 0] = np.inf
+    result = aclnn_py.convolution_backward(grad_output, x, w, [1], [1, 1], [0, 0], [1, 1], False, [0, 0], 1,
+                                           [True, True, True], backend="numpy")
+    expected = reference(grad_output, x, w, (1, 1), (0, 0), (1, 1), False, 1)
+    with np.errstate(invalid="ignore"):
+        for got, want in zip(result, expected):
+            assert_close(got, want, np.float32, scale=4)
+    assert np.isinf(result[0]).any()

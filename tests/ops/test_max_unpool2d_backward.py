@@ -52,11 +52,11 @@ def gather_choices(monkeypatch):
 
 
 @pytest.mark.parametrize("index_dtype", INDEX_DTYPES, ids=str)
-@pytest.mark.parametrize("chunk, per_thread", [(7, 1), (1, 5), (6, 1), (1 << 16, 1)])
+@pytest.mark.parametrize("chunk, per_thread", [(7, 1), (1, 5), (6, 1), (12, 1), (18, 1 << 16), (1 << 16, 1)])
 def test_numpy_gather_in_chunks_and_threads(gather_choices, chunk, per_thread, index_dtype):
     """Large inputs are gathered on every worker thread, in chunks of planes: forced here
-    (chunks of one plane or a few, parts down to one plane; one chunk for all) on a small
-    problem."""
+    (chunks of one plane or a few, the last one short; parts down to one plane; one chunk for
+    all) on a small problem."""
     gather_choices(chunk, per_thread)
     rng = np.random.default_rng(4)
     grad_output, self, indices = _problem(rng, (3, 5, 2, 3), (4, 5), np.float32, index_dtype)
@@ -66,7 +66,7 @@ def test_numpy_gather_in_chunks_and_threads(gather_choices, chunk, per_thread, i
 
 
 @pytest.mark.parametrize("index_dtype", INDEX_DTYPES, ids=str)
-@pytest.mark.parametrize("chunk, per_thread", [(6, 1), (1 << 16, 1)])
+@pytest.mark.parametrize("chunk, per_thread", [(6, 1), (12, 1), (1 << 16, 1)])
 @pytest.mark.parametrize("bad", [[(2, 4, 1, 2)], [(1, 0, 0, 0), (2, 4, 1, 2)], [(0, 3, 1, 0), (0, 0, 0, 1)]])
 @pytest.mark.parametrize("value", [-1, 20, 2**31 - 1])
 def test_numpy_index_out_of_range_in_any_chunk(gather_choices, chunk, per_thread, index_dtype, bad, value):

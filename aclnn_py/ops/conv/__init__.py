@@ -127,9 +127,31 @@ def _choose(geometry: GeometryArgs, want_input: bool, forced: str | None) -> Eng
     return LoweredConv(*geometry)._pick(want_input, forced)
 
 
+# Arrays of up to this many elements are checked by summing their values as Python floats
+# (doubles: no sum of float32 values this short can overflow one), sooner than a NumPy
+# reduction under np.errstate (measured, three arrays of n elements each: 0.6 us at n = 4,
+# 2.3 us at 64, 4.5 us at 128, against 3.2-3.3 us for the reductions).
+_PYTHON_SUM = 64
+
+
 def _all_finite(*arrays: np.ndarray | None) -> bool:
     """No inf or NaN in any of ``arrays`` (None skipped).  A sum is one pass without a mask
-    array; a finite sum proves finite data, and the rare overflow of a sum of finite values
-    only costs the exact (slower) engine."""
+    array: a finite sum proves finite data (inf - inf is NaN), and the rare overflow of a
+    float32 sum of finite values only costs the exact (slower) engine.  Small arrays are summed
+    as Python floats (``_PYTHON_SUM``), which no float32 values overflow: the same rule, without
+    NumPy's per-call cost or the errstate context."""
+    total = 0.0
+    large = []
+    for a in arrays:
+        if a is None:
+            continue
+        if a.size <= _PYTHON_SUM:
+            total += sum(a.ravel().tolist())
+        else:
+            large.append(a)
+    if not math.isfinite(total):
+        return False
+    if not large:
+        return True
     with np.errstate(over="ignore", invalid="ignore"):
-        return all(a is None or math.isfinite(float(np.add.reduce(a, axis=None))) for a in arrays)
+        return all(math.isfinite(float(np.add.reduce(a, axis=None))) for a in large)
