@@ -284,16 +284,7 @@ def _flat_buffer(src: np.ndarray, extents: tuple[int, ...], phases: list[_Phase]
 
 
 def _zero_outside(plane: np.ndarray, box: list[slice]) -> None:
-    """Zero ``plane (C, N, *extents)`` outside ``plane[:, :, *box]`` (unit-step slices).
-
-    A margin of the last dimension is a few floats at the ends of every row: NumPy zeroes such
-    a strided view one short inner loop per row (on the benchmark's conv1d k5 (16,64,1024), 2
-    floats a row: 0.65 ms per plane, a third of the products' time).  Then the whole plane is
-    zeroed instead, one contiguous pass per channel that costs no more than the copy of the
-    data that follows it (0.05 ms there).  Margins of the other dimensions are whole rows."""
-    if box[-1].start > 0 or box[-1].stop < plane.shape[-1]:
-        plane[...] = 0
-        return
+    """Zero ``plane (C, N, *extents)`` outside ``plane[:, :, *box]`` (unit-step slices)."""
     lead = plane.ndim - len(box)
     for i, window in enumerate(box):
         head = (slice(None),) * (lead + i)
