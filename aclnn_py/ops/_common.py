@@ -25,7 +25,7 @@ import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple, SupportsInt
+from typing import Any, NamedTuple, SupportsInt, TypeVar
 
 import numpy as np
 
@@ -483,3 +483,35 @@ def in_parallel(count: int, work: Callable[[int, int], None], *, min_per_thread:
     futures = [pool.submit(work, a, b) for a, b in zip(bounds[:-1], bounds[1:])]
     for f in futures:
         f.result()  # re-raises a worker's exception
+
+
+# What every operator function's docstring says of the arguments all of them take, written once:
+# ``@documented`` puts each text where its docstring has the placeholder line.
+_COMMON_DOC = {
+    "        {backend_and_stream}\n": """\
+        backend: ``"npu"``, ``"sim"`` or ``"numpy"``; default: the current backend.
+        stream: on npu/sim, a stream the caller owns to queue the work on (an int address, a
+            cffi ``aclrtStream``, or a torch_npu stream such as ``torch.npu.current_stream()``);
+            the binding neither destroys it nor waits for it, except that NumPy results wait
+            for it. Default: the thread's own stream. Checked, then ignored, on numpy.
+""",
+    "    {tensor_arguments}\n": """\
+    Tensor arguments take a CPU array-like (a NumPy array, a torch CPU tensor or anything with
+    ``__dlpack__``, ``__array__`` or the buffer protocol; not a Python list) and, on ``npu`` and
+    ``sim``, an ``aclnn_py.Tensor`` or a torch_npu tensor (used in place, no copy). Results are
+    NumPy arrays, or device ``Tensor``s when a tensor argument was on the device.
+""",
+}
+
+_Documented = TypeVar("_Documented", bound=Callable[..., Any])
+
+
+def documented(function: _Documented) -> _Documented:
+    """``function`` with the shared argument texts (``_COMMON_DOC``) in its docstring."""
+    doc = function.__doc__ or ""
+    for placeholder, text in _COMMON_DOC.items():
+        if placeholder not in doc:
+            raise ValueError(f"{function.__name__}'s docstring lacks the line {placeholder.strip()}")
+        doc = doc.replace(placeholder, text)
+    function.__doc__ = doc
+    return function

@@ -85,7 +85,7 @@ from ._common import (
     check_dtype,
     check_min,
     check_not_null,
-    dispatch,
+    dispatch, documented,
     format_name,
     host_array,
     int_array_arg,
@@ -430,6 +430,7 @@ def _aclnn(lib: Library, grad_output: object, self: object, kernel_size: object,
         return result
 
 
+@documented
 def avg_pool2d_backward(grad_output: ArrayLike | Tensor, self: ArrayLike | Tensor, kernel_size: int | Sequence[int],
                         stride: int | Sequence[int] | None, padding: int | Sequence[int], ceil_mode: bool,
                         count_include_pad: bool, divisor_override: int | None, cube_math_type: int = 0, *,
@@ -457,16 +458,9 @@ def avg_pool2d_backward(grad_output: ArrayLike | Tensor, self: ArrayLike | Tenso
         cube_math_type: 0 KEEP_DTYPE, 1 ALLOW_FP32_DOWN_PRECISION, 2 USE_FP16 (not with
             BFLOAT16), 3 USE_HF32: a precision hint for the NPU's cube unit (the numpy backend
             always computes in FLOAT).
-        backend: ``"npu"``, ``"sim"`` or ``"numpy"``; default: the current backend.
-        stream: on npu/sim, a stream the caller owns to queue the work on (an int address, a
-            cffi ``aclrtStream``, or a torch_npu stream such as ``torch.npu.current_stream()``);
-            the binding neither destroys it nor waits for it, except that NumPy results wait
-            for it. Default: the thread's own stream. Checked, then ignored, on numpy.
+        {backend_and_stream}
 
-    Tensor arguments take a CPU array-like (a NumPy array, a torch CPU tensor or anything with
-    ``__dlpack__``, ``__array__`` or the buffer protocol; not a Python list) and, on ``npu`` and
-    ``sim``, an ``aclnn_py.Tensor`` or a torch_npu tensor (used in place, no copy). Results are
-    NumPy arrays, or device ``Tensor``s when a tensor argument was on the device.
+    {tensor_arguments}
 
     Returns:
         gradInput: ``self``'s shape and dtype (zeros when a tensor is empty).

@@ -112,7 +112,7 @@ from ._common import (
     check_dtype,
     check_min,
     check_not_null,
-    dispatch,
+    dispatch, documented,
     host_array,
     int_array_arg,
     plan,
@@ -539,6 +539,7 @@ Gradients: TypeAlias = tuple[np.ndarray | Tensor | None, np.ndarray | Tensor | N
 """``(grad_input, grad_weight, grad_bias)``, each None where output_mask is False."""
 
 
+@documented
 def convolution_backward(grad_output: ArrayLike | Tensor, input: ArrayLike | Tensor, weight: ArrayLike | Tensor,
                          bias_sizes: Sequence[int] | None, stride: int | Sequence[int], padding: int | Sequence[int],
                          dilation: int | Sequence[int], transposed: bool, output_padding: int | Sequence[int],
@@ -569,20 +570,13 @@ def convolution_backward(grad_output: ArrayLike | Tensor, input: ArrayLike | Ten
         output_mask: 3 bools: which of grad_input, grad_weight, grad_bias to compute.
         cube_math_type: 0 KEEP_DTYPE, 1 ALLOW_FP32_DOWN_PRECISION, 2 USE_FP16, 3 USE_HF32: a
             precision hint for the NPU's cube unit (the numpy backend computes in FLOAT).
-        backend: ``"npu"``, ``"sim"`` or ``"numpy"``; default: the current backend.
-        stream: on npu/sim, a stream the caller owns to queue the work on (an int address, a
-            cffi ``aclrtStream``, or a torch_npu stream such as ``torch.npu.current_stream()``);
-            the binding neither destroys it nor waits for it, except that NumPy results wait
-            for it. Default: the thread's own stream. Checked, then ignored, on numpy.
+        {backend_and_stream}
 
     Every spatial size must match: ``out = (in + padLo + padHi - dilation*(k-1) - 1) // stride
     + 1``, or transposed ``out = (in-1)*stride - padLo - padHi + dilation*(k-1) +
     output_padding + 1`` (up to stride-1 longer, as CANN accepts).
 
-    Tensor arguments take a CPU array-like (a NumPy array, a torch CPU tensor or anything with
-    ``__dlpack__``, ``__array__`` or the buffer protocol; not a Python list) and, on ``npu`` and
-    ``sim``, an ``aclnn_py.Tensor`` or a torch_npu tensor (used in place, no copy). Results are
-    NumPy arrays, or device ``Tensor``s when a tensor argument was on the device.
+    {tensor_arguments}
 
     Returns:
         ``(grad_input, grad_weight, grad_bias)``: input's shape and dtype, weight's shape and

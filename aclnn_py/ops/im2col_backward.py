@@ -65,7 +65,7 @@ from ._common import (
     check_length,
     check_not_null,
     check_min,
-    dispatch,
+    dispatch, documented,
     host_array,
     int_array_arg,
     plan,
@@ -420,6 +420,7 @@ def _ints(values: Any) -> list[int]:  # anything: what is not ints is the librar
         return []
 
 
+@documented
 def im2col_backward(grad_output: ArrayLike | Tensor, input_size: Sequence[int], kernel_size: int | Sequence[int],
                     dilation: int | Sequence[int], padding: int | Sequence[int], stride: int | Sequence[int], *,
                     backend: str | None = None, stream: object = None) -> np.ndarray | Tensor:
@@ -437,16 +438,9 @@ def im2col_backward(grad_output: ArrayLike | Tensor, input_size: Sequence[int], 
         padding: ``[pH, pW]`` or one int; values >= 0.
         stride: ``[sH, sW]`` or one int; values > 0. ``Ld = (inputSize[d] + 2*padding[d] -
             dilation[d]*(kernelSize[d] - 1) - 1) // stride[d] + 1`` must give ``L0*L1 == L``.
-        backend: ``"npu"``, ``"sim"`` or ``"numpy"``; default: the current backend.
-        stream: on npu/sim, a stream the caller owns to queue the work on (an int address, a
-            cffi ``aclrtStream``, or a torch_npu stream such as ``torch.npu.current_stream()``);
-            the binding neither destroys it nor waits for it, except that NumPy results wait
-            for it. Default: the thread's own stream. Checked, then ignored, on numpy.
+        {backend_and_stream}
 
-    Tensor arguments take a CPU array-like (a NumPy array, a torch CPU tensor or anything with
-    ``__dlpack__``, ``__array__`` or the buffer protocol; not a Python list) and, on ``npu`` and
-    ``sim``, an ``aclnn_py.Tensor`` or a torch_npu tensor (used in place, no copy). Results are
-    NumPy arrays, or device ``Tensor``s when a tensor argument was on the device.
+    {tensor_arguments}
 
     Returns:
         out: ``(N, C, H, W)`` (or ``(C, H, W)``) with grad_output's dtype; overlapping blocks

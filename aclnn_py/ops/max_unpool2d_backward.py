@@ -53,7 +53,7 @@ from . import _common
 from ._registry import numpy_dtypes
 from ._aclnn import Call, dtype_of, planned, shape_check_error, shape_of
 from ._common import (FLOAT16, FLOAT32, NumpyOp, Prepared, check, check_dtype, check_length, check_not_null,
-                      check_same_dtype, check_same_shape, dispatch, host_array, in_parallel, int_array_arg, plan,
+                      check_same_dtype, check_same_shape, dispatch, documented, host_array, in_parallel, int_array_arg, plan,
                       shape_str, tensor_arg, tensor_input)
 
 if TYPE_CHECKING:
@@ -252,6 +252,7 @@ def _aclnn(lib: Library, grad_output: object, self: object, indices: object, out
         return result
 
 
+@documented
 def max_unpool2d_backward(grad_output: ArrayLike | Tensor, self: ArrayLike | Tensor, indices: ArrayLike | Tensor,
                           output_size: Sequence[int], *, backend: str | None = None, stream: object = None) -> np.ndarray | Tensor:
     """Gradient of ``F.max_unpool2d`` with respect to its input: ``grad_output`` gathered at
@@ -268,16 +269,9 @@ def max_unpool2d_backward(grad_output: ArrayLike | Tensor, self: ArrayLike | Ten
         indices: INT64 or INT32, ``self``'s shape; each value in ``[0, oH*oW)`` (a value
             outside is AclnnError 507015 when the computation runs, as the NPU's fault is).
         output_size: outputSize ``[oH, oW]``, equal to grad_output's last two dimensions.
-        backend: ``"npu"``, ``"sim"`` or ``"numpy"``; default: the current backend.
-        stream: on npu/sim, a stream the caller owns to queue the work on (an int address, a
-            cffi ``aclrtStream``, or a torch_npu stream such as ``torch.npu.current_stream()``);
-            the binding neither destroys it nor waits for it, except that NumPy results wait
-            for it. Default: the thread's own stream. Checked, then ignored, on numpy.
+        {backend_and_stream}
 
-    Tensor arguments take a CPU array-like (a NumPy array, a torch CPU tensor or anything with
-    ``__dlpack__``, ``__array__`` or the buffer protocol; not a Python list) and, on ``npu`` and
-    ``sim``, an ``aclnn_py.Tensor`` or a torch_npu tensor (used in place, no copy). Results are
-    NumPy arrays, or device ``Tensor``s when a tensor argument was on the device.
+    {tensor_arguments}
 
     Returns:
         out: ``self``'s shape and dtype.

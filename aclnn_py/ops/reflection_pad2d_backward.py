@@ -52,7 +52,7 @@ from ._aclnn import Call, dtype_of, planned, shape_check_error, shape_of
 from . import _small
 from ._registry import numpy_dtypes
 from ._common import (FLOAT16, FLOAT32, NumpyOp, Prepared, check, check_dtype, check_length, check_min, check_not_null,
-                      check_same_dtype, dispatch, format_name, host_array, int_array_arg, plan, repeated, shape_str,
+                      check_same_dtype, dispatch, documented, format_name, host_array, int_array_arg, plan, repeated, shape_str,
                       tensor_arg, tensor_input)
 
 if TYPE_CHECKING:
@@ -263,6 +263,7 @@ def _aclnn(lib: Library, grad_output: object, self: object, padding: object) -> 
         return result
 
 
+@documented
 def reflection_pad2d_backward(grad_output: ArrayLike | Tensor, self: ArrayLike | Tensor,
                               padding: int | Sequence[int], *, backend: str | None = None, stream: object = None) -> np.ndarray | Tensor:
     """Gradient of reflection padding (``F.pad(self, padding, mode="reflect")``): each element
@@ -279,16 +280,9 @@ def reflection_pad2d_backward(grad_output: ArrayLike | Tensor, self: ArrayLike |
         padding: ``[left, right, top, bottom]`` or one int for all four; values >= 0,
             ``left, right < W`` and ``top, bottom < H``; for BFLOAT16 ``top == bottom == 0``
             or every value <= 7.
-        backend: ``"npu"``, ``"sim"`` or ``"numpy"``; default: the current backend.
-        stream: on npu/sim, a stream the caller owns to queue the work on (an int address, a
-            cffi ``aclrtStream``, or a torch_npu stream such as ``torch.npu.current_stream()``);
-            the binding neither destroys it nor waits for it, except that NumPy results wait
-            for it. Default: the thread's own stream. Checked, then ignored, on numpy.
+        {backend_and_stream}
 
-    Tensor arguments take a CPU array-like (a NumPy array, a torch CPU tensor or anything with
-    ``__dlpack__``, ``__array__`` or the buffer protocol; not a Python list) and, on ``npu`` and
-    ``sim``, an ``aclnn_py.Tensor`` or a torch_npu tensor (used in place, no copy). Results are
-    NumPy arrays, or device ``Tensor``s when a tensor argument was on the device.
+    {tensor_arguments}
 
     Returns:
         gradInput: ``self``'s shape and dtype (FLOAT16 and BFLOAT16 accumulate in FLOAT).
