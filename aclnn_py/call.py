@@ -366,19 +366,15 @@ class _Marshal:
                 raise TypeError(f"{api}: {p.name} must be a tensor, got None")
             return _TensorSlot(p.name, output, index, None, self.ffi.NULL, None)
         if isinstance(value, Tensor):
-            if value.lib is not call.lib:
-                raise TypeError(f"{api}: {p.name} is a Tensor of backend {value.lib.backend!r}, "
-                                f"but this call runs on {call.lib.backend!r}")
-            if value.buffer is None:
-                raise TypeError(f"{api}: {p.name} is a closed Tensor")
+            buffer = value.check_argument(api, p.name, call.lib)
             call.device_io = True
             if self.own or in_list:
                 handle = call.descriptor(value.shape, value.dtype, value.strides, value.offset,
-                                         value.buffer.nbytes // value.dtype.itemsize, value.buffer.ptr,
+                                         buffer.nbytes // value.dtype.itemsize, buffer.ptr,
                                          value.format, owned=not in_list)
             else:
                 handle = value.handle
-            return _TensorSlot(p.name, output, index, _layout(value), handle, value.buffer.ptr)
+            return _TensorSlot(p.name, output, index, _layout(value), handle, buffer.ptr)
         host = np.ascontiguousarray(value)
         ptr, strides, storage = call.upload(host)
         handle = call.descriptor(host.shape, host.dtype, strides, 0, storage, ptr, owned=not in_list)

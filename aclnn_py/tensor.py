@@ -278,6 +278,16 @@ class Tensor(_Shaped):
             raise ValueError(f"aclnn_py.Tensor.{what}: the Tensor is closed")
         return self.buffer
 
+    def check_argument(self, api: str, name: str, lib: Library) -> DeviceBuffer:
+        """Its device buffer; TypeError unless this Tensor can be argument ``name`` of a call of
+        ``api`` on ``lib``: it lives on that library's backend and is not closed."""
+        if self.lib is not lib:
+            raise TypeError(f"{api}: {name} is a Tensor of backend {self.lib.backend!r}, "
+                            f"but this call runs on {lib.backend!r}")
+        if self.buffer is None:
+            raise TypeError(f"{api}: {name} is a closed Tensor")
+        return self.buffer
+
     # -- data -----------------------------------------------------------------------------
 
     def numpy(self) -> np.ndarray:

@@ -356,11 +356,7 @@ class Call:
             return self._descriptor(value.shape, value.dtype, value.strides, value.span,
                                     self.ffi.cast("void *", value.ptr))
         if type(value) is not np.ndarray and isinstance(value, Tensor):
-            if value.lib is not self.lib:
-                raise TypeError(f"{self.api}: {name} is a Tensor of backend {value.lib.backend!r}, "
-                                f"but this call runs on {self.lib.backend!r}")
-            if value.buffer is None:
-                raise TypeError(f"{self.api}: {name} is a closed Tensor")
+            value.check_argument(self.api, name, self.lib)
             self.device_io = True
             return value.handle
         if value.dtype not in _ACL_DTYPE:
