@@ -17,15 +17,6 @@
 #include "acl/acl.h"
 #include "overhead_common.h"
 
-static aclTensor *upload(const float *host, const int64_t *shape, void **dev) {
-    int64_t strides[4] = {shape[1] * shape[2] * shape[3], shape[2] * shape[3], shape[3], 1};
-    size_t bytes = (size_t)(shape[0] * strides[0]) * sizeof(float);
-    int64_t storage = shape[0] * strides[0];
-    CHECK(aclrtMalloc(dev, bytes, ACL_MEM_MALLOC_HUGE_FIRST));
-    if (host) CHECK(aclrtMemcpy(*dev, bytes, host, bytes, ACL_MEMCPY_HOST_TO_DEVICE));
-    return aclCreateTensor(shape, 4, ACL_FLOAT, strides, 0, ACL_FORMAT_NCHW, &storage, 1, *dev);
-}
-
 /* The timed loop: `iterations` calls (after 200 warm-up calls) on `stream`; microseconds per
  * call, the result of the last call in `result`. */
 static double run(aclrtStream stream, long iterations, float *result) {
@@ -39,9 +30,9 @@ static double run(aclrtStream stream, long iterations, float *result) {
     for (long it = -200; it < iterations; ++it) { /* 200 warm-up calls */
         if (it == 0) clock_gettime(CLOCK_MONOTONIC, &t0);
         void *g_dev, *x_dev, *out_dev, *workspace = NULL;
-        aclTensor *g = upload(grad, grad_shape, &g_dev);
-        aclTensor *x = upload(self, self_shape, &x_dev);
-        aclTensor *out = upload(NULL, self_shape, &out_dev);
+        aclTensor *g = probe_tensor(grad_shape, grad, &g_dev, NULL);
+        aclTensor *x = probe_tensor(self_shape, self, &x_dev, NULL);
+        aclTensor *out = probe_tensor(self_shape, NULL, &out_dev, NULL);
         aclIntArray *pad = aclCreateIntArray(padding, 4);
         uint64_t workspace_size = 0;
         aclOpExecutor *executor = NULL;
@@ -60,8 +51,7 @@ static double run(aclrtStream stream, long iterations, float *result) {
         aclrtFree(out_dev);
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
-    double us = ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec)) / 1e3;
-    return iterations > 0 ? us / (double)iterations : 0.0;
+    return per_iteration_us(&t0, &t1, iterations);
 }
 
 #ifdef OVERHEAD_LIBRARY

@@ -11,6 +11,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "acl/acl.h"
 
@@ -38,5 +39,24 @@
             exit(1);                                                             \
         }                                                                        \
     } while (0)
+
+
+/* A float32 NCHW tensor of `shape` over new device memory (its size in *bytes when not NULL),
+ * `host` (NULL: nothing) copied in. */
+static aclTensor *probe_tensor(const int64_t *shape, const float *host, void **dev, size_t *bytes) {
+    int64_t strides[4] = {shape[1] * shape[2] * shape[3], shape[2] * shape[3], shape[3], 1};
+    int64_t storage = shape[0] * strides[0];
+    size_t size = (size_t)storage * sizeof(float);
+    CHECK(aclrtMalloc(dev, size, ACL_MEM_MALLOC_HUGE_FIRST));
+    if (host) CHECK(aclrtMemcpy(*dev, size, host, size, ACL_MEMCPY_HOST_TO_DEVICE));
+    if (bytes) *bytes = size;
+    return aclCreateTensor(shape, 4, ACL_FLOAT, strides, 0, ACL_FORMAT_NCHW, &storage, 1, *dev);
+}
+
+/* Microseconds per iteration between two CLOCK_MONOTONIC readings (0 for no iterations). */
+static double per_iteration_us(const struct timespec *t0, const struct timespec *t1, long iterations) {
+    double us = ((double)(t1->tv_sec - t0->tv_sec) * 1e9 + (double)(t1->tv_nsec - t0->tv_nsec)) / 1e3;
+    return iterations > 0 ? us / (double)iterations : 0.0;
+}
 
 #endif

@@ -18,14 +18,6 @@
 #include "acl/acl.h"
 #include "overhead_common.h"
 
-static aclTensor *device_tensor(const int64_t *shape, void **dev, size_t *bytes) {
-    int64_t strides[4] = {shape[1] * shape[2] * shape[3], shape[2] * shape[3], shape[3], 1};
-    int64_t storage = shape[0] * strides[0];
-    *bytes = (size_t)storage * sizeof(float);
-    CHECK(aclrtMalloc(dev, *bytes, ACL_MEM_MALLOC_HUGE_FIRST));
-    return aclCreateTensor(shape, 4, ACL_FLOAT, strides, 0, ACL_FORMAT_NCHW, &storage, 1, *dev);
-}
-
 /* Phase 1 once, then `iterations` runs (after 200 warm-up runs) on `stream`: microseconds per
  * run; 1 in *wrong when the result is not the expected one. */
 static double run(aclrtStream stream, long iterations, int *wrong) {
@@ -37,9 +29,9 @@ static double run(aclrtStream stream, long iterations, int *wrong) {
 
     void *g_dev, *x_dev, *out_dev, *workspace = NULL;
     size_t g_bytes, x_bytes, out_bytes;
-    aclTensor *g = device_tensor(grad_shape, &g_dev, &g_bytes);
-    aclTensor *x = device_tensor(self_shape, &x_dev, &x_bytes);
-    aclTensor *out = device_tensor(self_shape, &out_dev, &out_bytes);
+    aclTensor *g = probe_tensor(grad_shape, NULL, &g_dev, &g_bytes);
+    aclTensor *x = probe_tensor(self_shape, NULL, &x_dev, &x_bytes);
+    aclTensor *out = probe_tensor(self_shape, NULL, &out_dev, &out_bytes);
     aclIntArray *pad = aclCreateIntArray(padding, 4);
     uint64_t workspace_size = 0;
     aclOpExecutor *executor = NULL;
@@ -60,7 +52,7 @@ static double run(aclrtStream stream, long iterations, int *wrong) {
         CHECK(aclrtMemcpy(result, sizeof result, out_dev, sizeof result, ACL_MEMCPY_DEVICE_TO_HOST));
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
-    double us = ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec)) / 1e3;
+    double us = per_iteration_us(&t0, &t1, iterations);
     *wrong = !PROBE_RESULT_OK(result);
     CHECK(aclDestroyAclOpExecutor(executor));
     aclDestroyTensor(g);
@@ -71,7 +63,7 @@ static double run(aclrtStream stream, long iterations, int *wrong) {
     aclrtFree(g_dev);
     aclrtFree(x_dev);
     aclrtFree(out_dev);
-    return iterations > 0 ? us / (double)iterations : 0.0;
+    return us;
 }
 
 #ifdef OVERHEAD_LIBRARY
