@@ -680,6 +680,20 @@ static PyObject *planner_call(PyObject *op, PyObject *args, PyObject *kwargs) {
     return result;
 }
 
+/* The arguments of run/add as a tuple (a new reference, NULL on error) and, when there are at
+ * most MAX_ARGS of them, their items in `items` (borrowed) and their number in *n (else *n = -1). */
+static PyObject *argument_items(PyObject *args, PyObject **items, Py_ssize_t *n) {
+    PyObject *seq = PySequence_Tuple(args);
+    if (!seq) return NULL;
+    *n = PyTuple_Size(seq);
+    if (*n > MAX_ARGS) {
+        *n = -1;
+        return seq;
+    }
+    for (Py_ssize_t i = 0; i < *n; ++i) items[i] = PyTuple_GetItem(seq, i);
+    return seq;
+}
+
 /* run(lib, name, args): call's route; the result, or the miss sentinel. */
 static PyObject *planner_run(PyObject *op, PyObject *const *args, Py_ssize_t nargs) {
     planner_t *self = (planner_t *)op;
@@ -687,17 +701,16 @@ static PyObject *planner_run(PyObject *op, PyObject *const *args, Py_ssize_t nar
         PyErr_SetString(PyExc_TypeError, "run(lib, name, args)");
         return NULL;
     }
-    PyObject *seq = PySequence_Tuple(args[2]);
-    if (!seq) return NULL;
-    Py_ssize_t n = PyTuple_Size(seq);
     PyObject *items[MAX_ARGS];
+    Py_ssize_t n;
+    PyObject *seq = argument_items(args[2], items, &n);
+    if (!seq) return NULL;
     PyObject *result = miss;
     key_t k;
     int keyed = 0;
     uint64_t hash;
     key_init(&k);
-    if (n <= MAX_ARGS) {
-        for (Py_ssize_t i = 0; i < n; ++i) items[i] = PyTuple_GetItem(seq, i);
+    if (n >= 0) {
         result = lookup_run(self, args[0], args[1], items, n, &k, &keyed, &hash);
         key_release(&k);
     }
@@ -713,15 +726,14 @@ static PyObject *planner_add(PyObject *op, PyObject *const *args, Py_ssize_t nar
         PyErr_SetString(PyExc_TypeError, "add(lib, name, args, spec)");
         return NULL;
     }
-    PyObject *seq = PySequence_Tuple(args[2]);
-    if (!seq) return NULL;
-    Py_ssize_t n = PyTuple_Size(seq);
     PyObject *items[MAX_ARGS];
+    Py_ssize_t n;
+    PyObject *seq = argument_items(args[2], items, &n);
+    if (!seq) return NULL;
     key_t k;
     key_init(&k);
     int made = 0, failed = 0;
-    if (n <= MAX_ARGS) {
-        for (Py_ssize_t i = 0; i < n; ++i) items[i] = PyTuple_GetItem(seq, i);
+    if (n >= 0) {
         made = make_key(&k, args[0], args[1], items, n);
     }
     if (made > 0) {
