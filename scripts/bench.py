@@ -234,15 +234,19 @@ def _probe():
     return op, g, x, flags
 
 
-def _c_program(name: str, home: Path, tmp: str) -> Callable[[int], float]:
-    """Build ``scripts/<name>.c`` against the simulator toolkit at ``home`` (into ``tmp``) and
-    return a runner: ``run(n)`` runs it for ``n`` iterations and returns the microseconds per
-    iteration it prints last."""
-    exe = Path(tmp) / name
-    subprocess.run([os.environ.get("CC", "cc"), "-O2", "-std=c11", *_probe()[3], f"-I{home / 'include'}",
+def _build_c(name: str, home: Path, out: Path, probe_flags: list[str], *extra: str) -> Path:
+    """Compile ``scripts/<name>.c`` against the simulator toolkit at ``home`` into ``out``."""
+    subprocess.run([os.environ.get("CC", "cc"), "-O2", "-std=c11", *extra, *probe_flags, f"-I{home / 'include'}",
                     f"-I{home / 'include' / 'aclnn'}", str(Path(__file__).with_name(f"{name}.c")),
                     f"-L{home / 'lib64'}", "-lopapi", "-lnnopbase", "-lascendcl", f"-Wl,-rpath,{home / 'lib64'}",
-                    "-o", str(exe)], check=True)
+                    "-o", str(out)], check=True)
+    return out
+
+
+def _c_program(name: str, home: Path, tmp: str, probe_flags: list[str]) -> Callable[[int], float]:
+    """Build ``scripts/<name>.c`` as a program (into ``tmp``) and return a runner: ``run(n)`` runs
+    it for ``n`` iterations and returns the microseconds per iteration it prints last."""
+    exe = _build_c(name, home, Path(tmp) / name, probe_flags)
 
     def run(n: int) -> float:
         out = subprocess.run([str(exe), str(n)], check=True, capture_output=True, text=True).stdout
@@ -250,18 +254,14 @@ def _c_program(name: str, home: Path, tmp: str) -> Callable[[int], float]:
     return run
 
 
-def _c_in_process(name: str, home: Path, tmp: str) -> Callable[[int], float]:
-    """Build ``scripts/<name>.c`` as a shared library (``-DOVERHEAD_LIBRARY``) against the
-    simulator toolkit at ``home`` and load it into this process, which has loaded the same
-    toolkit and set up the runtime and device on this thread: ``run(n)`` runs its loop for ``n``
-    iterations here and returns the microseconds per iteration."""
+def _c_in_process(name: str, home: Path, tmp: str, probe_flags: list[str]) -> Callable[[int], float]:
+    """Build ``scripts/<name>.c`` as a shared library (``-DOVERHEAD_LIBRARY``) and load it into
+    this process, which has loaded the same toolkit and set up the runtime and device on this
+    thread: ``run(n)`` runs its loop for ``n`` iterations here and returns the microseconds per
+    iteration."""
     import ctypes
 
-    library = Path(tmp) / f"lib{name}.so"
-    subprocess.run([os.environ.get("CC", "cc"), "-O2", "-std=c11", "-shared", "-fPIC", "-DOVERHEAD_LIBRARY", *_probe()[3],
-                    f"-I{home / 'include'}", f"-I{home / 'include' / 'aclnn'}",
-                    str(Path(__file__).with_name(f"{name}.c")), f"-L{home / 'lib64'}", "-lopapi", "-lnnopbase",
-                    "-lascendcl", f"-Wl,-rpath,{home / 'lib64'}", "-o", str(library)], check=True)
+    library = _build_c(name, home, Path(tmp) / f"lib{name}.so", probe_flags, "-shared", "-fPIC", "-DOVERHEAD_LIBRARY")
     function = getattr(ctypes.CDLL(str(library)), f"{name}_run")
     function.restype, function.argtypes = ctypes.c_double, [ctypes.c_long]
 
@@ -305,7 +305,7 @@ def overhead(rounds: int = 15, calls: int = 2000) -> None:
         return
     fast_api = _fast.api_for(lib)
     entry = _fast.entry()
-    probe, g, x, _ = _probe()
+    probe, g, x, probe_flags = _probe()
     op = probe.kernel
     out = np.zeros((1, 1, 4, 4), np.float32)
 
@@ -332,10 +332,10 @@ def overhead(rounds: int = 15, calls: int = 2000) -> None:
     with tempfile.TemporaryDirectory() as tmp, \
             aclnn_py.prepare(op, g, x, [1, 1, 1, 1], out, backend="sim") as prepared:
         lib.stream()  # the runtime initialised and the device set on this thread, for the C loops
-        c_once = _c_in_process("overhead", home, tmp)
-        c_repeat = _c_in_process("overhead_repeatable", home, tmp)
-        c_once_alone = _c_program("overhead", home, tmp)
-        c_repeat_alone = _c_program("overhead_repeatable", home, tmp)
+        c_once = _c_in_process("overhead", home, tmp, probe_flags)
+        c_repeat = _c_in_process("overhead_repeatable", home, tmp, probe_flags)
+        c_once_alone = _c_program("overhead", home, tmp, probe_flags)
+        c_repeat_alone = _c_program("overhead_repeatable", home, tmp, probe_flags)
         run = lambda: prepared(g, x, [1, 1, 1, 1], out)  # noqa: E731
         # (runner, its C counterpart)
         runners: dict[str, tuple[Callable[[], float], str]] = {
