@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""Time every available backend against PyTorch CPU, interleaved in one run.
+"""Time every available backend against PyTorch CPU, each library in a process of its own.
 
-For each case the runners (PyTorch CPU with 2 threads, then each aclnn_py backend) are
-called in turn, round after round, so that machine noise hits all of them alike; a sample is
-one call, or a batch of calls lasting >= 2 ms for the tiny cases. PyTorch is timed with 2
-threads and with 1, and its faster figure is the one compared (its 2-thread calls sometimes
-wait a scheduler tick for their second worker). Prints the median
+PyTorch, the numpy backend and the simulator each run in a worker process of their own (a
+library's threads keep spinning for a while after its calls and would slow the next library's
+call in a shared process), and the workers take turns case by case, round after round, so that
+machine noise hits all of them alike; before each sample the run waits until every worker's
+threads have gone idle. A sample is one call, or a batch of calls lasting >= 2 ms for the tiny
+cases. PyTorch is timed with 2 threads and with 1, and its faster figure is the one compared
+(its 2-thread calls sometimes wait a scheduler tick for their second worker). Prints the median
 milliseconds per call for each runner, the ratio backend/PyTorch, and the geometric mean of the
 ratios per backend.  Every backend's result is checked against PyTorch's in the same run.  With
 both, ``sim/np`` is the simulator's time over the numpy backend's; for the memory-bound operators
@@ -95,7 +97,7 @@ def _verify(case, backend_result, torch_result, backend: str) -> str:
     from aclnn_py._compare import compare_results
 
     name = case.ours.__name__
-    report = compare_results(name, _numpy_result(backend_result), _numpy_result(torch_result), (backend, "torch"))
+    report = compare_results(name, backend_result, torch_result, (backend, "torch"))
     failed = [o.output for o in report.outputs if not o.passed]
     return "" if not failed else "MISMATCH " + ",".join(failed)
 
@@ -107,7 +109,8 @@ _FLOOR_MIN_BYTES = 1 << 20
 def _copy_runner(args, result):
     """For a memory-bound case: a copy of as many bytes as the call must touch (its array
     arguments read once, its result written once), the floor no kernel can beat."""
-    touched = sum(a.nbytes for a in args if isinstance(a, np.ndarray)) + np.asarray(result).nbytes
+    touched = sum(a.nbytes for a in args if isinstance(a, np.ndarray)) + sum(
+        r.nbytes for r in (result if isinstance(result, tuple) else (result,)) if r is not None)
     if touched < _FLOOR_MIN_BYTES:
         return None
     src = np.ones(touched // 8, np.float32)     # copying n bytes reads n and writes n
@@ -131,10 +134,144 @@ def _geomean(values: list[float]) -> float:
     return math.exp(sum(math.log(v) for v in values) / len(values))
 
 
-def run(cases, backends, repeats, warmup, torch) -> dict[str, list[float]]:
+# -- each library in a process of its own ------------------------------------------------------
+#
+# PyTorch's OpenMP workers and OpenBLAS's threads keep running for a while after their library's
+# call returns (spinning, or yielding in a loop, before they sleep: ~0.1 s for this NumPy's
+# OpenBLAS), and in one process with the other library they slow its next call (measured with
+# both in this process: PyTorch's 2-thread resnet 3x3 at 17 ms instead of 8 ms alone, a gather at
+# 12.7 ms instead of 0.73). So each library runs in a worker process of its own (PyTorch; the
+# numpy backend with its copy floor; the simulator), the workers take turns round by round as
+# before, and before each sample this process waits until every worker's threads have gone idle
+# (their CPU time stops growing; ``_settle``): every sample is timed on a machine the other
+# libraries have left alone, as a user running only one of them has it.
+
+def _case_arguments(index: int):
+    """The arguments of CASES[index], the same in every worker: its own generator, seeded by
+    its place in CASES (not by which cases --op picked)."""
+    return CASES[index].make(np.random.default_rng(index))
+
+
+def _worker_runners(library: str, index: int, threads: int, torch):
+    """``(runners, result)`` of CASES[index] in a worker for ``library``: runners by name."""
+    case = CASES[index]
+    args = _case_arguments(index)
+    if library == "torch":
+        targs = tuple(torch.from_numpy(a) if isinstance(a, np.ndarray) else a for a in args)
+        call = lambda: case.theirs(torch, *targs)  # noqa: E731
+        return {"torch": call, "torch1": _one_thread(torch, call)}, _numpy_result(call())
+    call = lambda: case.ours(*args, backend=library)  # noqa: E731
+    result = _numpy_result(call())
+    runners = {library: call}
+    if library == "numpy" and case.memory_bound:
+        copy = _copy_runner(args, result)
+        if copy is not None:
+            runners["copy"] = copy
+    return runners, result
+
+
+def _serve(library: str, threads: int) -> None:
+    """A worker's loop: requests pickled on stdin, replies pickled on the real stdout (the
+    libraries' own prints go to stderr)."""
+    import pickle
+
+    replies = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    requests = sys.stdin.buffer
+    torch = None
+    if library == "torch":
+        import torch
+        torch.set_num_threads(threads)
+    runners: dict = {}
+    while True:
+        request = pickle.load(requests)
+        kind = request[0]
+        reply: object = None
+        if kind == "case":
+            try:
+                runners, result = _worker_runners(library, request[1], threads, torch)
+                reply = ("ok", result, sorted(runners))
+            except Exception as exc:  # a backend that cannot run a case is reported, not fatal
+                runners = {}
+                reply = ("failed", type(exc).__name__, [])
+        elif kind == "warm":
+            for _ in range(request[1]):
+                for fn in runners.values():
+                    fn()
+            reply = {k: _batch_size(fn) for k, fn in runners.items()}
+        elif kind == "time":
+            reply = _time_once(runners[request[1]], request[2])
+        elif kind == "quit":
+            return
+        pickle.dump(reply, replies, protocol=pickle.HIGHEST_PROTOCOL)
+        replies.flush()
+
+
+class _Worker:
+    """A library timed in a process of its own (``_serve``)."""
+
+    def __init__(self, library: str, threads: int) -> None:
+        self.library = library
+        self.process = subprocess.Popen([sys.executable, __file__, "--worker", library, "--threads", str(threads)],
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+
+    def ask(self, *request):
+        import pickle
+
+        pickle.dump(request, self.process.stdin, protocol=pickle.HIGHEST_PROTOCOL)
+        self.process.stdin.flush()
+        try:
+            return pickle.load(self.process.stdout)
+        except EOFError:
+            raise RuntimeError(f"the {self.library} worker died (exit status {self.process.wait()})") from None
+
+    def cpu_ns(self) -> int | None:
+        """CPU time of all the worker's threads so far (Linux's per-thread schedstat), or None."""
+        total = 0
+        try:
+            for tid in os.listdir(f"/proc/{self.process.pid}/task"):
+                with open(f"/proc/{self.process.pid}/task/{tid}/schedstat") as f:
+                    total += int(f.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            return None
+        return total
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            try:
+                self.ask("quit")
+            except (OSError, RuntimeError, EOFError):
+                pass
+            self.process.wait(timeout=10)
+
+
+# A worker is idle when its threads used less than this share of one core over the last poll.
+_IDLE_SHARE = 0.05
+_POLL_SECONDS = 2e-3
+# Waiting stops here even if a worker still runs (a library's own housekeeping thread).
+_SETTLE_LIMIT_SECONDS = 0.5
+
+
+def _settle(workers) -> float:
+    """Wait until no worker's threads are running; returns the seconds waited. Where the
+    threads' CPU time cannot be read, waits the longest spin seen here (0.1 s)."""
+    t0 = time.perf_counter()
+    before = [w.cpu_ns() for w in workers]
+    if any(b is None for b in before):
+        time.sleep(0.1)
+        return time.perf_counter() - t0
+    while time.perf_counter() - t0 < _SETTLE_LIMIT_SECONDS:
+        time.sleep(_POLL_SECONDS)
+        after = [w.cpu_ns() for w in workers]
+        if sum(a - b for a, b in zip(after, before)) < _IDLE_SHARE * _POLL_SECONDS * 1e9:
+            break
+        before = after
+    return time.perf_counter() - t0
+
+
+def run(cases, backends, repeats, warmup, threads) -> dict[str, list[float]]:
     """Time every case; each backend's result is checked against PyTorch's in the same run (a
     case that does not match is flagged on its line and in the summary)."""
-    rng = np.random.default_rng(0)
     ratios: dict[str, list[float]] = {b: [] for b in backends}
     sim_vs_numpy: list[float] = []
     mismatches: list[str] = []
@@ -143,72 +280,70 @@ def run(cases, backends, repeats, warmup, torch) -> dict[str, list[float]]:
         header += f" {'sim/np':>6s}"
     header += f" {'np/copy':>7s}"
     floor_ratios: list[float] = []
+    settled = 0.0
     print(header)
     print("-" * len(header))
-    for case in cases:
-        args = case.make(rng)
-        targs = tuple(torch.from_numpy(a) if isinstance(a, np.ndarray) else a for a in args)
-        runners = {"torch": lambda: case.theirs(torch, *targs)}
-        for b in backends:
-            runners[b] = (lambda b=b: case.ours(*args, backend=b))
-        times: dict[str, list[float]] = {k: [] for k in runners}
-        failed: dict[str, str] = {}
-        expected = runners["torch"]()
-        if case.memory_bound:
-            copy = _copy_runner(args, _numpy_result(expected))
-            if copy is not None:
-                runners["copy"] = copy
-                times["copy"] = []
-        for k in backends:
-            try:
-                why = _verify(case, runners[k](), expected, k)
-            except Exception as exc:  # a backend that cannot run a case is reported, not fatal
-                failed[k] = type(exc).__name__
-                continue
-            if why:
-                mismatches.append(f"{case.name} on {k}: {why}")
-        for _ in range(warmup):
-            for k, fn in runners.items():
-                if k not in failed:
-                    fn()
-        batch = {k: _batch_size(fn) for k, fn in runners.items() if k not in failed}
-        # PyTorch is also timed on one thread and its faster figure is the one compared. With 2
-        # threads aten's parallel region can wait for its second OpenMP worker to be scheduled
-        # (at the next scheduler tick, when the other core is still held by another library's
-        # spinning threads): samples of 4-16 ms for a ~10 us call, and medians of 67-79 ms seen
-        # for 5-10 ms convolutions on a quiet machine. Taking PyTorch's better configuration
-        # per case only ever makes the ratios less favourable to aclnn_py.
-        runners["torch1"] = _one_thread(torch, runners["torch"])
-        batch["torch1"] = _batch_size(runners["torch1"])
-        times["torch1"] = []
-        for _ in range(repeats):
-            for k, fn in runners.items():
-                if k not in failed:
-                    times[k].append(_time_once(fn, batch[k]))
-        t_ms = min(statistics.median(times[k]) for k in ("torch", "torch1") if k in times) * 1e3
-        line = f"{case.name:58s} {t_ms:9.3f}"
-        ms_of = {}
-        for b in backends:
-            if b in failed:
-                line += f" {failed[b]:>10s} {'-':>6s}"
-                continue
-            ms = ms_of[b] = statistics.median(times[b]) * 1e3
-            ratio = ms / t_ms
-            ratios[b].append(ratio)
-            line += f" {ms:10.3f} {ratio:6.2f}"
-        if "sim" in ms_of and "numpy" in ms_of:
-            sim_vs_numpy.append(ms_of["sim"] / ms_of["numpy"])
-            line += f" {sim_vs_numpy[-1]:6.2f}"
-        elif "sim" in backends and "numpy" in backends:
-            line += f" {'-':>6s}"
-        if "copy" in times and "numpy" in ms_of:
-            floor_ratios.append(ms_of["numpy"] / (statistics.median(times["copy"]) * 1e3))
-            line += f" {floor_ratios[-1]:7.2f}"
-        else:
-            line += f" {'-':>7s}"
-        if any(m.startswith(case.name + " on") for m in mismatches):
-            line += "  MISMATCH"
-        print(line, flush=True)
+    workers = {name: _Worker(name, threads) for name in ["torch", *backends]}
+    try:
+        for case in cases:
+            index = CASES.index(case)
+            owner: dict[str, _Worker] = {}   # runner name -> its worker
+            failed: dict[str, str] = {}
+            results = {}
+            for name, worker in workers.items():
+                status, result, names = worker.ask("case", index)
+                if status != "ok":
+                    failed[name] = result
+                    continue
+                results[name] = result
+                owner.update((k, worker) for k in names)
+            if "torch" in failed:
+                raise RuntimeError(f"{case.name}: PyTorch failed ({failed['torch']})")
+            for b in backends:
+                if b in results:
+                    why = _verify(case, results[b], results["torch"], b)
+                    if why:
+                        mismatches.append(f"{case.name} on {b}: {why}")
+            batch = {}
+            for worker in workers.values():
+                if worker.library not in failed:
+                    batch.update(worker.ask("warm", warmup))
+            # PyTorch is timed on 2 threads and on one and its faster figure is the one compared
+            # (with 2 threads aten's parallel region can wait a scheduler tick for its second
+            # worker): taking PyTorch's better configuration per case only ever makes the ratios
+            # less favourable to aclnn_py.
+            times: dict[str, list[float]] = {k: [] for k in owner}
+            for _ in range(repeats):
+                for k, worker in owner.items():
+                    settled += _settle(workers.values())
+                    times[k].append(worker.ask("time", k, batch[k]))
+            t_ms = min(statistics.median(times[k]) for k in ("torch", "torch1")) * 1e3
+            line = f"{case.name:58s} {t_ms:9.3f}"
+            ms_of = {}
+            for b in backends:
+                if b in failed:
+                    line += f" {failed[b]:>10s} {'-':>6s}"
+                    continue
+                ms = ms_of[b] = statistics.median(times[b]) * 1e3
+                ratio = ms / t_ms
+                ratios[b].append(ratio)
+                line += f" {ms:10.3f} {ratio:6.2f}"
+            if "sim" in ms_of and "numpy" in ms_of:
+                sim_vs_numpy.append(ms_of["sim"] / ms_of["numpy"])
+                line += f" {sim_vs_numpy[-1]:6.2f}"
+            elif "sim" in backends and "numpy" in backends:
+                line += f" {'-':>6s}"
+            if "copy" in times and "numpy" in ms_of:
+                floor_ratios.append(ms_of["numpy"] / (statistics.median(times["copy"]) * 1e3))
+                line += f" {floor_ratios[-1]:7.2f}"
+            else:
+                line += f" {'-':>7s}"
+            if any(m.startswith(case.name + " on") for m in mismatches):
+                line += "  MISMATCH"
+            print(line, flush=True)
+    finally:
+        for worker in workers.values():
+            worker.close()
     print()
     for b, rs in ratios.items():
         if rs:
@@ -217,6 +352,7 @@ def run(cases, backends, repeats, warmup, torch) -> dict[str, list[float]]:
         print(f"sim/numpy: geometric mean {_geomean(sim_vs_numpy):.2f}x, worst {max(sim_vs_numpy):.2f}x")
     if floor_ratios:
         print(f"numpy/copy of the bytes touched (memory-bound cases of >= 1 MiB): worst {max(floor_ratios):.2f}x")
+    print(f"waited {settled:.1f} s in all for the other libraries' threads to go idle before samples")
     print("results checked against PyTorch: " + ("all match" if not mismatches else "; ".join(mismatches)))
     return ratios
 
@@ -383,18 +519,23 @@ def main(argv=None) -> int:
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--threads", type=int, default=2, help="PyTorch CPU threads")
     ap.add_argument("--no-overhead", action="store_true", help="skip the binding-vs-C per-call overhead")
+    ap.add_argument("--worker", help=argparse.SUPPRESS)  # the library a worker process times (_serve)
     opts = ap.parse_args(argv)
-    try:
-        import torch
-    except ImportError:
+    if opts.worker:
+        _serve(opts.worker, opts.threads)
+        return 0
+    import importlib.metadata
+    import importlib.util
+
+    if importlib.util.find_spec("torch") is None:
         print("bench.py needs PyTorch CPU as the baseline: pip install torch==2.13.0", file=sys.stderr)
         return 2
-    torch.set_num_threads(opts.threads)
     backends = opts.backends.split(",") if opts.backends else available_backends()
     cases = [c for c in CASES if opts.op in c.name]
-    print(f"PyTorch {torch.__version__} (the better of {opts.threads} threads and 1 per case), NumPy {np.__version__}, "
-          f"backends {backends}, {opts.repeats} repeats, median")
-    run(cases, backends, opts.repeats, opts.warmup, torch)
+    print(f"PyTorch {importlib.metadata.version('torch')} (the better of {opts.threads} threads and 1 per case), "
+          f"NumPy {np.__version__}, backends {backends}, each library in a process of its own, "
+          f"{opts.repeats} repeats, median")
+    run(cases, backends, opts.repeats, opts.warmup, opts.threads)
     if not opts.no_overhead:
         print()
         overhead()

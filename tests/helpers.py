@@ -108,3 +108,19 @@ def copy_package_sources(dst: Path) -> Path:
         else:
             shutil.copy2(path, dst / name)
     return dst
+
+
+def load_script(name: str):
+    """``scripts/<name>.py`` loaded as a module (not run as a program)."""
+    import importlib.util
+    import sys
+
+    module_name = f"aclnn_py_script_{name}"
+    spec = importlib.util.spec_from_file_location(module_name, Path(__file__).resolve().parents[1] / "scripts" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module  # (its dataclasses look their module up)
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        del sys.modules[module_name]
+    return module

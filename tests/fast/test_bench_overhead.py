@@ -4,31 +4,15 @@ fast path as it found it. Timings are printed, never asserted."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
-from pathlib import Path
 
 from aclnn_py import _fast
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _bench():
-    name = "aclnn_py_bench_script"
-    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / "bench.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # (its dataclasses look their module up)
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        del sys.modules[name]
-    return module
+from helpers import load_script
 
 
 def test_overhead_rows(sim_lib, capsys):
     api = _fast.api_for(sim_lib)
-    _bench().overhead(rounds=2, calls=20)
+    load_script("bench").overhead(rounds=2, calls=20)
     out = capsys.readouterr().out
     rows = ["C program", "C program, own process", "op function", "call", "op function, ABI mode", "call, ABI mode",
             "C repeatable", "C repeatable, own process", "prepared run"] + (["op function, no plan"] if api is not None else [])

@@ -1,0 +1,61 @@
+"""scripts/bench.py's timing run: each library in a worker process of its own, every result
+checked against PyTorch's, and the wait for the workers' threads to go idle. Timings are
+printed, never asserted."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from helpers import load_script
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_every_tiny_case_timed_in_worker_processes_and_checked(torch):
+    bench = load_script("bench")
+    tiny = [c.name for c in bench.CASES if "tiny" in c.name]
+    assert len(tiny) >= 5  # one per operator at least
+    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "bench.py"), "--op", "tiny", "--repeats", "2",
+                           "--warmup", "1", "--no-overhead", "--backends", "numpy,sim"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "each library in a process of its own" in out
+    for name in tiny:
+        # torch ms, then (ms, ratio) for numpy and for sim, then sim/np
+        assert re.search(rf"^{re.escape(name)} +\d+\.\d+ +\d+\.\d+ +\d+\.\d\d +\d+\.\d+ +\d+\.\d\d +\d+\.\d\d", out, re.M), out
+    assert re.search(rf"^numpy: geometric mean ratio \d+\.\d\dx PyTorch CPU, worst \d+\.\d\dx over {len(tiny)} cases", out, re.M)
+    assert "results checked against PyTorch: all match" in out
+
+
+def test_a_backend_that_cannot_run_a_case_is_reported_not_fatal(torch):
+    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "bench.py"), "--op", "avg_pool2d tiny", "--repeats", "1",
+                           "--warmup", "0", "--no-overhead", "--backends", "numpy,nosuchbackend"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert re.search(r"^avg_pool2d tiny .* +\d+\.\d\d +[A-Za-z]+Error +-", done.stdout, re.M), done.stdout
+
+
+class _Worker:
+    """A stand-in for bench._Worker: CPU time that grows by ``step`` ns at every read."""
+
+    def __init__(self, step: int | None) -> None:
+        self.step, self.ns = step, 0
+
+    def cpu_ns(self):
+        if self.step is None:
+            return None
+        self.ns += self.step
+        return self.ns
+
+
+def test_settle_waits_while_a_worker_runs_and_not_when_all_are_idle():
+    bench = load_script("bench")
+    busy = bench._settle([_Worker(0), _Worker(int(bench._POLL_SECONDS * 1e9))])  # one core busy
+    assert busy >= bench._SETTLE_LIMIT_SECONDS
+    idle = bench._settle([_Worker(0), _Worker(1000)])  # 1 us per poll: idle
+    assert idle < bench._SETTLE_LIMIT_SECONDS
+    assert bench._settle([_Worker(None)]) >= 0.1  # no per-thread CPU times: the fixed wait
