@@ -68,7 +68,7 @@ def _check(case, mask, backend="numpy"):
 def _force(monkeypatch, pieces=False):
     monkeypatch.setattr(conv, "forced", "depthwise")
     if pieces:
-        monkeypatch.setattr(depthwise, "BLOCK_BYTES", 1)     # one plane per block, on every worker
+        monkeypatch.setattr(depthwise, "COLS_BYTES", 1)      # one row per block, on every worker
 
 
 @pytest.mark.parametrize("mask", MASKS, ids=str)
@@ -80,8 +80,9 @@ def test_matches_reference(monkeypatch, case, mask):
 
 @pytest.mark.parametrize("mask", MASKS, ids=str)
 @pytest.mark.parametrize("case", ["2d 3x3 same", "2d left padding only", "2d transposed rows", "1d valid dilated"])
-def test_one_plane_per_block_matches_reference(monkeypatch, case, mask):
-    """Many blocks, shared among the worker threads (each its own partial gradWeight)."""
+def test_one_row_per_block_matches_reference(monkeypatch, case, mask):
+    """Blocks of one row of one plane, shared among the worker threads (each its own partial
+    gradWeight)."""
     _force(monkeypatch, pieces=True)
     _check(case, mask)
 
@@ -140,13 +141,15 @@ def test_inf_and_nan_take_the_tap_engine(bad):
         assert_close(got, want, np.float32)
 
 
-@pytest.mark.parametrize("pieces", [False, True])
+@pytest.mark.parametrize("pieces", [None, "planes", "rows"])
 @pytest.mark.parametrize("size, padding, dilation", [((20, 17), (1, 1), (1, 1)), ((13, 16), (1, 2), (1, 2)), ((12, 10), (0, 1), (1, 1))])
 def test_larger_layers_match_torch(monkeypatch, torch, pieces, size, padding, dilation):
     """Blocks of several channels and images, against PyTorch."""
     _force(monkeypatch)
-    if pieces:
-        monkeypatch.setattr(depthwise, "BLOCK_BYTES", 3 * size[0] * size[1] * 4)   # 3 planes per block
+    if pieces == "planes":
+        monkeypatch.setattr(depthwise, "COLS_BYTES", 3 * 9 * size[0] * size[1] * 4)   # 3 planes per block
+    if pieces == "rows":
+        monkeypatch.setattr(depthwise, "COLS_BYTES", 3 * 9 * size[1] * 4)   # 3 rows per block, fewer in the last
     channels = 5
     rng = np.random.default_rng(2)
     x = random_array(rng, (3, channels, *size), np.float32)

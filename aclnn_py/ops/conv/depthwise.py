@@ -1,13 +1,15 @@
-"""Depthwise convolutions (one channel in and one out per group): every product a multiply-add
-or a dot product per kernel tap, BLAS gains nothing (each group's product is a matrix-vector
-one) and im2col would cost more than the arithmetic.  Two forms:
+"""Depthwise convolutions (one channel in and one out per group): each group's product is a
+matrix-vector one, so that the cost is in the passes over the data, not the arithmetic.  Two
+forms:
 
-* ``DepthwiseEngine`` (the engine ``depthwise``): stride 1, 1-D or 2-D, X and Y rows equally
-  long (a "same" convolution's).  No buffer at all: each ``(n, c)`` plane of the source is read
-  in place, flattened, and tap ``t`` is one constant flat shift ``e_t`` away (``dX[x] += w[t] *
-  dY[x + e_t]``).  A shift that leaves a row reads the neighbouring row's edge columns instead
-  of the padding: a copy of the source with those columns zeroed (one per horizontal shift)
-  turns them into the padding's zeros, for both gradients.  The result is written in place.
+* ``DepthwiseEngine`` (the engine ``depthwise``): stride 1, 1-D or 2-D, X's and Y's rows
+  equally long (a "same" convolution's).  Each ``(n, c)`` plane of the source is read in place,
+  flattened: tap ``t`` is one constant flat shift ``e_t`` away (``dX[p] = sum_t w[t] * dY[p +
+  e_t]``), so a block of planes' im2col is one contiguous copy per tap, and both products are
+  batched matrix-vector products (np.matmul, BLAS gemv) over it: ``(1, T) @ (T, P)`` per plane
+  for the result, ``(T, P) @ (P, 1)`` for gradWeight.  A shift that leaves a row reads the
+  neighbouring row's edge columns instead of the padding: those columns of the copy are zeroed.
+  The result is written in place; no flat buffer, no copy back.
 * ``tapwise_products``: the flat engine's form for the other depthwise convolutions (strided,
   3-D, ...), on its phase-split flat buffers (flat.py), in blocks of channels
   (``channel_blocks``).
@@ -30,13 +32,14 @@ _Products: TypeAlias = tuple[np.ndarray | None, np.ndarray | None]
 #: ``(X channels, Y channels, groups)`` of a block of the flat engine (``channel_blocks``).
 Block: TypeAlias = tuple[slice, slice, int]
 
-# DepthwiseEngine works on blocks of (image, channel) planes of about this many bytes per
-# array (a block's source, its masked copies, the other operand, the result, the scratch).
-# Each block costs ~30 NumPy calls of ~1.5-2 us besides its passes, which favours large blocks
-# over L2-sized ones: the benchmark's depthwise 3x3 (8,128,56,56), both gradients, one thread,
-# medians of 7: 25.7 ms at 32 KiB, 14.5 at 64 KiB, 10.6 at 128 KiB, 9.5 at 256 KiB, 9.1 at
-# 512 KiB, 8.7 at 1 MiB, 9.6 at 4 MiB (the arrays then leave the last-level cache).
-BLOCK_BYTES = 1 << 20
+# DepthwiseEngine's im2col is built for blocks of planes (or of rows of one plane) of about
+# this many bytes.  Each block costs ~20 NumPy calls of ~1-2 us besides its passes, which
+# favours blocks beyond a 1 MiB L2 while they stay in the last-level cache: the benchmark's
+# depthwise 3x3 (8,128,56,56), both gradients, one thread, CPU ms, medians of 5, by planes per
+# block (113 KiB of im2col each): 19.4 at 1, 8.8 at 4, 7.4 at 8, 6.8 at 16, 5.8 at 32, 6.1 at 64,
+# 6.5 at 128; the same blocks with a multiply-add and a dot product per tap (no im2col): 8.7 at
+# best.  gradInput alone: 4.0 against 6.0 ms; gradWeight alone: 4.0 against 3.5.
+COLS_BYTES = 4 << 20
 # The flat engine's depthwise blocks are about this size per buffer (channel_blocks): a
 # block's few buffers stay in a 1 MiB L2 or the last-level cache.
 TAPWISE_BYTES = 1 << 20
@@ -98,8 +101,9 @@ class DepthwiseEngine(Geometry):
         dX[n, c, p] = sum_t w[c, t] * dY[n, c, p + e_t]       e_t = sum_d (lo_d - t_d*dil_d) * pitch_d
         dW[c, t]    = sum_{n, p} X[n, c, p] * dY[n, c, p + e_t]
 
-    (``p`` a flat position); for a transposed one it is the forward product Y read from X with
-    the opposite shifts, and ``dW[c, t] = sum dY[n, c, p] * X[n, c, p - e_t]``."""
+    (``p`` a flat position, the terms whose ``dY`` position is outside the image left out); for
+    a transposed one it is the forward product Y read from X with the opposite shifts, and
+    ``dW[c, t] = sum dY[n, c, p] * X[n, c, p - e_t]``."""
 
     name = "depthwise"
 
@@ -108,75 +112,62 @@ class DepthwiseEngine(Geometry):
         # The result's planes (out) and the source planes the taps read.
         out_size, src_size = (self.y_size, self.x_size) if self.transposed else (self.x_size, self.y_size)
         self._out_plane, self._src_plane = math.prod(out_size), math.prod(src_size)
-        width = out_size[-1] if len(out_size) == 2 else 0
+        #: Positions per row (2-D; 1 for 1-D, whose "rows" are single positions).
+        self._width = width = out_size[-1] if len(out_size) == 2 else 1
         sign = -1 if self.transposed else 1
-        #: Per tap: its weight index, flat shift, first and last out position it reaches, and the
-        #: masked source it reads (an index into the shifts of ``self._masks``; -1 the source).
-        self._taps: list[tuple[int, int, int, int, int]] = []
-        #: Per horizontal shift (2-D): the source's columns to zero so that the positions whose
-        #: reads leave their row read zeros.
-        self._masks: list[slice] = []
-        shifts: dict[int, int] = {}
+        #: Per tap reaching anything: its index, its flat shift, the first and last out position
+        #: it reaches, and the out columns whose reads leave the row (2-D), None if none.
+        self._taps: list[tuple[int, int, int, int, slice | None]] = []
         for t, tap in enumerate(np.ndindex(*self.kernel)):
             shift = [sign * (lo - i * d) for i, d, lo in zip(tap, self.dilation, self.pad_lo)]
-            mask = -1
-            if width:
-                across = shift[-1]
+            flat, leaving = shift[0], None
+            if len(shift) == 2:
+                across = shift[1]
                 if abs(across) >= width:
                     continue            # every read leaves the row: the tap reaches nothing
+                flat = shift[0] * width + across
                 if across:
-                    if across not in shifts:
-                        shifts[across] = len(self._masks)
-                        self._masks.append(slice(width + across, width) if across < 0 else slice(0, across))
-                    mask = shifts[across]
-            flat = shift[-1] + (shift[0] * width if width else 0)
+                    leaving = slice(0, -across) if across < 0 else slice(width - across, width)
             first, last = max(0, -flat), min(self._out_plane, self._src_plane - flat)
             if first < last:
-                self._taps.append((t, flat, first, last, mask))
-        # The tap reaching most positions first: it sets the result (the rest is zeroed), the
-        # others add to it.
-        self._taps.sort(key=lambda tap: tap[2] - tap[3])
-        self._width = width
+                self._taps.append((t, flat, first, last, leaving))
 
     def gradients(self, x: np.ndarray, dy: np.ndarray, w: np.ndarray, want_input: bool, want_weight: bool) -> Gradients:
         """``(gradInput, gradWeight)``, None where not wanted (``Geometry``)."""
         src, other = (x, dy) if self.transposed else (dy, x)
-        batch, channels = self.batch, self.groups
+        batch, channels, taps = self.batch, self.groups, math.prod(self.kernel)
         src = np.ascontiguousarray(src).reshape(batch, channels, self._src_plane)
         other = np.ascontiguousarray(other).reshape(batch, channels, self._out_plane)
-        weights = w.reshape(channels, -1)
-        out_shape = (batch, channels) + (self.y_size if self.transposed else self.x_size)
-        out = np.empty(out_shape, FLOAT32) if want_input else None
+        weights = w.reshape(channels, 1, taps)
+        out = None
+        if want_input:
+            out = np.empty((batch, channels) + (self.y_size if self.transposed else self.x_size), FLOAT32)
         out_planes = None if out is None else out.reshape(batch, channels, self._out_plane)
-        taps = len(weights[0])
         blocks = self._blocks()
         partials: list[np.ndarray] = []
 
         def work(first: int, last: int) -> None:
-            n_max = max(b[1] - b[0] for b in blocks[first:last])
-            c_max = max(b[3] - b[2] for b in blocks[first:last])
-            masked = [np.empty((n_max, c_max, self._src_plane), FLOAT32) for _ in self._masks]
-            scratch = np.empty((n_max, c_max, self._out_plane), FLOAT32) if want_input else None
-            cross = np.empty((n_max, c_max, taps), FLOAT32) if want_weight else None
+            n_max, c_max, length = (max(b[i + 1] - b[i] for b in blocks[first:last]) for i in (0, 2, 4))
+            # Zeros: a tap's row of the im2col is zero where it reaches nothing.
+            cols = np.zeros((n_max, c_max, taps, length), FLOAT32)
+            cross = np.empty((n_max, c_max, taps, 1), FLOAT32) if want_weight else None
             dw = np.zeros((channels, taps), FLOAT32) if want_weight else None
-            for n0, n1, c0, c1 in blocks[first:last]:
-                nb, cb = n1 - n0, c1 - c0
-                block = src[n0:n1, c0:c1]
-                sources = [block]
-                for buffer, columns in zip(masked, self._masks):
-                    copy = buffer[:nb, :cb]
-                    np.copyto(copy, block)
-                    copy.reshape(nb, cb, -1, self._width)[..., columns] = 0
-                    sources.append(copy)
-                w_block = weights[c0:c1]
-                if out_planes is not None and scratch is not None:
-                    self._correlate(sources, w_block, out_planes[n0:n1, c0:c1], scratch[:nb, :cb])
+            zeroed = (0, length)        # the positions whose zeros cols holds
+            for n0, n1, c0, c1, p0, p1 in blocks[first:last]:
+                block = cols[:n1 - n0, :c1 - c0, :, :p1 - p0]
+                self._im2col(src[n0:n1, c0:c1], block, p0, p1, zeroed != (p0, p1))
+                zeroed = (p0, p1)
+                if out_planes is not None:
+                    np.matmul(weights[c0:c1], block, out=out_planes[n0:n1, c0:c1, np.newaxis, p0:p1])
                 if dw is not None and cross is not None:
-                    self._cross(sources, other[n0:n1, c0:c1], cross[:nb, :cb])
-                    dw[c0:c1] += cross[:nb, :cb].sum(axis=0)
+                    part = cross[:n1 - n0, :c1 - c0]
+                    np.matmul(block, other[n0:n1, c0:c1, p0:p1, np.newaxis], out=part)
+                    dw[c0:c1] += part[..., 0].sum(axis=0)
             if dw is not None:
                 partials.append(dw)
 
+        # The copies and the matrix-vector products run on one core each: the blocks are shared
+        # among the worker threads (each its own partial gradWeight).
         in_parallel(len(blocks), work)
         grad_weight = None
         if want_weight:
@@ -186,38 +177,34 @@ class DepthwiseEngine(Geometry):
             grad_weight = grad_weight.reshape(w.shape)
         return out, grad_weight
 
-    def _blocks(self) -> list[tuple[int, int, int, int]]:
-        """``(n0, n1, c0, c1)``: the blocks of planes, about BLOCK_BYTES per array."""
-        plane = max(self._out_plane, self._src_plane) * FLOAT32.itemsize
-        per_block = max(1, BLOCK_BYTES // plane)
+    def _blocks(self) -> list[tuple[int, int, int, int, int, int]]:
+        """``(n0, n1, c0, c1, p0, p1)``: images, channels and out positions of the blocks, about
+        COLS_BYTES of im2col each: several planes, or whole rows of one plane."""
+        taps, plane = math.prod(self.kernel), self._out_plane
+        row_bytes = taps * self._width * FLOAT32.itemsize
+        rows = plane // self._width
+        if rows * row_bytes > COLS_BYTES:
+            step = max(1, COLS_BYTES // row_bytes) * self._width
+            return [(n, n + 1, c, c + 1, p0, min(plane, p0 + step))
+                    for n in range(self.batch) for c in range(self.groups) for p0 in range(0, plane, step)]
+        per_block = COLS_BYTES // (rows * row_bytes)
         step_c = -(-self.groups // -(-self.groups // per_block))       # equal parts of the channels
         step_n = max(1, per_block // self.groups) if step_c == self.groups else 1
-        return [(n0, min(self.batch, n0 + step_n), c0, min(self.groups, c0 + step_c))
+        return [(n0, min(self.batch, n0 + step_n), c0, min(self.groups, c0 + step_c), 0, plane)
                 for n0 in range(0, self.batch, step_n) for c0 in range(0, self.groups, step_c)]
 
-    def _correlate(self, sources: list[np.ndarray], weights: np.ndarray, out: np.ndarray, scratch: np.ndarray) -> None:
-        """``out[.., p] = sum_t weights[:, t] * source_t[.., p + e_t]`` on one block."""
-        if not self._taps:
-            out[...] = 0
-            return
-        for k, (t, shift, first, last, mask) in enumerate(self._taps):
-            source = sources[mask + 1][..., first + shift:last + shift]
-            weight = weights[:, t:t + 1]
-            if k == 0:
-                out[..., :first] = 0
-                out[..., last:] = 0
-                np.multiply(source, weight, out=out[..., first:last])
-            else:
-                part = scratch[..., first:last]
-                np.multiply(source, weight, out=part)
-                np.add(out[..., first:last], part, out=out[..., first:last])
+    def _im2col(self, src: np.ndarray, cols: np.ndarray, p0: int, p1: int, zero: bool) -> None:
+        """``cols[.., t, p - p0] = src[.., p + e_t]`` for the out positions ``p0 <= p < p1``
+        that tap ``t`` reaches; where it reaches none, zero (written only when ``zero``: the
+        same positions as the last block's keep their zeros, which no copy overwrites)."""
+        for t, shift, first, last, leaving in self._taps:
+            a, b = max(first, p0), min(last, p1)
+            row = cols[..., t, :]
+            if zero:
+                row[..., :max(0, a - p0)] = 0
+                row[..., max(0, b - p0):] = 0
+            if a < b:
+                np.copyto(row[..., a - p0:b - p0], src[..., a + shift:b + shift])
+            if leaving is not None:
+                row.reshape(*row.shape[:-1], -1, self._width)[..., leaving] = 0
 
-    def _cross(self, sources: list[np.ndarray], other: np.ndarray, cross: np.ndarray) -> None:
-        """``cross[n, c, t] = sum_p other[n, c, p] * source_t[n, c, p + e_t]`` on one block
-        (0 for the taps that reach nothing)."""
-        if len(self._taps) < cross.shape[2]:
-            cross[...] = 0
-        for t, shift, first, last, mask in self._taps:
-            source = sources[mask + 1][..., first + shift:last + shift]
-            np.matmul(other[..., np.newaxis, first:last], source[..., np.newaxis],
-                      out=cross[..., t:t + 1, np.newaxis])
