@@ -20,7 +20,7 @@ CASES = {
     "2d 3x3 same": (2, 4, (7, 6), (3, 3), (1, 1), (1, 1), False),
     "2d 5x5 dilated same": (2, 3, (9, 8), (5, 5), (4, 4), (2, 2), False),
     "2d rows cropped (Y shorter)": (2, 3, (7, 6), (3, 3), (0, 0, 1, 1), (1, 1), False),
-    "2d rows padded (Y taller)": (1, 2, (5, 6), (3, 3), (3, 1, 1, 1), (1, 1), False),
+    "2d rows padded (Y taller)": (1, 2, (5, 6), (3, 3), (2, 1, 1, 1), (1, 1), False),
     "2d left padding only": (2, 3, (6, 7), (3, 3), (1, 1, 2, 0), (1, 1), False),
     "2d even kernel": (2, 3, (6, 5), (2, 2), (1, 0, 1, 0), (1, 1), False),
     "2d 1x3": (1, 3, (4, 9), (1, 3), (0, 1), (1, 1), False),
@@ -29,7 +29,7 @@ CASES = {
     "2d one column": (2, 3, (5, 1), (3, 1), (1, 0), (1, 1), False),
     "1d same": (2, 3, (9,), (3,), (1,), (1,), False),
     "1d valid dilated": (2, 3, (11,), (3,), (0,), (2,), False),
-    "1d padding beyond the data": (1, 2, (3,), (2,), (4,), (1,), False),
+    "1d taps beyond the data": (1, 2, (3,), (3,), (4,), (4,), False),
     "2d transposed same": (2, 4, (5, 6), (3, 3), (1, 1), (1, 1), True),
     "2d transposed rows": (1, 3, (4, 5), (3, 3), (0, 1), (1, 1), True),
     "1d transposed": (2, 3, (6,), (3,), (0,), (2,), True),
@@ -118,6 +118,7 @@ def lowered_args(shapes, kernel, stride, dilation, lo, groups, transposed):
     (((2, 4, 7, 7), (2, 4, 5, 5)), (3, 3), (1, 1), (1, 1), (0, 0), 4),               # rows shorter in Y
     (((2, 4, 7, 7), (2, 8, 7, 7)), (3, 3), (1, 1), (1, 1), (1, 1), 4),               # channel multiplier 2
     (((2, 4, 7, 7), (2, 4, 7, 7)), (3, 3), (1, 1), (1, 1), (1, 1), 2),               # grouped, not depthwise
+    (((2, 4, 5), (2, 4, 10)), (2,), (1,), (1,), (3,), 4),                             # padding beyond the reach
 ])
 def test_not_chosen_elsewhere(shapes, kernel, stride, dilation, lo, groups):
     geometry = lowered_args(shapes, kernel, stride, dilation, lo, groups, False)

@@ -5,11 +5,12 @@ forms:
 * ``DepthwiseEngine`` (the engine ``depthwise``): stride 1, 1-D or 2-D, X's and Y's rows
   equally long (a "same" convolution's).  Each ``(n, c)`` plane of the source is read in place,
   flattened: tap ``t`` is one constant flat shift ``e_t`` away (``dX[p] = sum_t w[t] * dY[p +
-  e_t]``), so a block of planes' im2col is one contiguous copy per tap, and both products are
-  batched matrix-vector products (np.matmul, BLAS gemv) over it: ``(1, T) @ (T, P)`` per plane
-  for the result, ``(T, P) @ (P, 1)`` for gradWeight.  A shift that leaves a row reads the
-  neighbouring row's edge columns instead of the padding: those columns of the copy are zeroed.
-  The result is written in place; no flat buffer, no copy back.
+  e_t]``), linear in the tap's indices.  A block of planes is copied once into zero-padded
+  planes, its im2col is then one strided copy for all taps, and both products are batched
+  matrix-vector products (np.matmul, BLAS gemv) over it: ``(1, T) @ (T, P)`` per plane for the
+  result, ``(T, P) @ (P, 1)`` for gradWeight.  A shift that leaves a row reads the neighbouring
+  row's edge columns instead of the padding: those columns of the im2col are zeroed.  The
+  result is written in place; no flat buffer, no copy back.
 * ``tapwise_products``: the flat engine's form for the other depthwise convolutions (strided,
   3-D, ...), on its phase-split flat buffers (flat.py), in blocks of channels
   (``channel_blocks``).
@@ -33,12 +34,16 @@ _Products: TypeAlias = tuple[np.ndarray | None, np.ndarray | None]
 Block: TypeAlias = tuple[slice, slice, int]
 
 # DepthwiseEngine's im2col is built for blocks of planes (or of rows of one plane) of about
-# this many bytes.  Each block costs ~20 NumPy calls of ~1-2 us besides its passes, which
-# favours blocks beyond a 1 MiB L2 while they stay in the last-level cache: the benchmark's
-# depthwise 3x3 (8,128,56,56), both gradients, one thread, CPU ms, medians of 5, by planes per
-# block (113 KiB of im2col each): 19.4 at 1, 8.8 at 4, 7.4 at 8, 6.8 at 16, 5.8 at 32, 6.1 at 64,
-# 6.5 at 128; the same blocks with a multiply-add and a dot product per tap (no im2col): 8.7 at
-# best.  gradInput alone: 4.0 against 6.0 ms; gradWeight alone: 4.0 against 3.5.
+# this many bytes.  Each block costs ~10 NumPy calls and a strided view (~10 us) besides its
+# passes, which favours blocks beyond a 1 MiB L2 while they stay in the last-level cache: the
+# benchmark's depthwise 3x3 (8,128,56,56), both gradients, one thread, ms, minimums of 10
+# interleaved rounds: 10.7 at 256 KiB, 8.3 at 512 KiB, 7.3 at 1 MiB, 6.8 at 2 MiB, 6.5 at 4 MiB.
+# The same blocks with a multiply-add and a dot product per tap on masked copies of the source
+# (no im2col): 8.7 at best; gradInput alone 4.0 against 6.0 ms, gradWeight alone 4.0 against 3.5.
+# On two threads gradInput alone takes 2.6 ms, but gradWeight does not get faster: NumPy holds
+# the GIL through much of the batched matrix @ vector products (a second thread's NumPy loop
+# ran at ~1/3 of its speed beside them, at full speed beside the vector @ matrix ones); the
+# einsum that releases it is 1.3x slower on one thread.
 COLS_BYTES = 4 << 20
 # The flat engine's depthwise blocks are about this size per buffer (channel_blocks): a
 # block's few buffers stay in a 1 MiB L2 or the last-level cache.
@@ -88,10 +93,13 @@ def tapwise_products(buf: np.ndarray, taps: list[tuple[int, int]], length: int,
 
 def applies(geometry: Geometry) -> bool:
     """Whether ``DepthwiseEngine`` computes this convolution: depthwise, stride 1, 1-D or 2-D
-    with X's and Y's rows equally long (a shift of the flat plane is a shift of the image)."""
+    with X's and Y's rows equally long (a shift of the flat plane is a shift of the image), and
+    no padding before the data beyond the kernel's reach (the padded copies of the planes then
+    stay within a kernel's reach of the data's size)."""
     return (geometry.x_channels == geometry.groups == geometry.y_channels
             and all(s == 1 for s in geometry.stride) and len(geometry.kernel) <= 2
-            and geometry.x_size[1:] == geometry.y_size[1:])
+            and geometry.x_size[1:] == geometry.y_size[1:]
+            and all(lo <= (k - 1) * d for lo, k, d in zip(geometry.pad_lo, geometry.kernel, geometry.dilation)))
 
 
 class DepthwiseEngine(Geometry):
@@ -114,30 +122,31 @@ class DepthwiseEngine(Geometry):
         self._out_plane, self._src_plane = math.prod(out_size), math.prod(src_size)
         #: Positions per row (2-D; 1 for 1-D, whose "rows" are single positions).
         self._width = width = out_size[-1] if len(out_size) == 2 else 1
+        pitches = (width, 1)[2 - len(out_size):]
         sign = -1 if self.transposed else 1
-        #: Per tap reaching anything: its index, its flat shift, the first and last out position
-        #: it reaches, and the out columns whose reads leave the row (2-D), None if none.
-        self._taps: list[tuple[int, int, int, int, slice | None]] = []
-        for t, tap in enumerate(np.ndindex(*self.kernel)):
-            shift = [sign * (lo - i * d) for i, d, lo in zip(tap, self.dilation, self.pad_lo)]
-            flat, leaving = shift[0], None
-            if len(shift) == 2:
-                across = shift[1]
-                if abs(across) >= width:
-                    continue            # every read leaves the row: the tap reaches nothing
-                flat = shift[0] * width + across
+        # e_t is linear in the tap's indices: e_t = first + sum_d t_d * step_d.
+        self._first_shift = sign * sum(lo * pitch for lo, pitch in zip(self.pad_lo, pitches))
+        self._tap_steps = tuple(-sign * d * pitch for d, pitch in zip(self.dilation, pitches))
+        shifts = [self._first_shift + sum(t * step for t, step in zip(tap, self._tap_steps))
+                  for tap in np.ndindex(*self.kernel)]
+        # A padded copy of a source plane holds zeros where the taps read beyond it.
+        self._lead = max(0, -min(shifts))
+        self._padded = self._lead + max(self._src_plane, self._out_plane + max(shifts))
+        #: Per kernel column (2-D): the out columns whose reads leave their row, to be zeroed.
+        self._leaving: list[tuple[int, slice]] = []
+        if len(out_size) == 2:
+            for j in range(self.kernel[1]):
+                across = sign * (self.pad_lo[1] - j * self.dilation[1])
                 if across:
-                    leaving = slice(0, -across) if across < 0 else slice(width - across, width)
-            first, last = max(0, -flat), min(self._out_plane, self._src_plane - flat)
-            if first < last:
-                self._taps.append((t, flat, first, last, leaving))
+                    self._leaving.append((j, slice(0, min(width, -across)) if across < 0
+                                          else slice(max(0, width - across), width)))
 
     def gradients(self, x: np.ndarray, dy: np.ndarray, w: np.ndarray, want_input: bool, want_weight: bool) -> Gradients:
         """``(gradInput, gradWeight)``, None where not wanted (``Geometry``)."""
         src, other = (x, dy) if self.transposed else (dy, x)
         batch, channels, taps = self.batch, self.groups, math.prod(self.kernel)
-        src = np.ascontiguousarray(src).reshape(batch, channels, self._src_plane)
-        other = np.ascontiguousarray(other).reshape(batch, channels, self._out_plane)
+        src = src.reshape(batch, channels, self._src_plane)
+        other = other.reshape(batch, channels, self._out_plane)
         weights = w.reshape(channels, 1, taps)
         out = None
         if want_input:
@@ -148,26 +157,28 @@ class DepthwiseEngine(Geometry):
 
         def work(first: int, last: int) -> None:
             n_max, c_max, length = (max(b[i + 1] - b[i] for b in blocks[first:last]) for i in (0, 2, 4))
-            # Zeros: a tap's row of the im2col is zero where it reaches nothing.
-            cols = np.zeros((n_max, c_max, taps, length), FLOAT32)
+            # Zeros around each plane's copy (written once: the copies write between them).
+            padded = np.zeros((n_max, c_max, self._padded), FLOAT32)
+            cols = np.empty((n_max, c_max, taps, length), FLOAT32)
             cross = np.empty((n_max, c_max, taps, 1), FLOAT32) if want_weight else None
             dw = np.zeros((channels, taps), FLOAT32) if want_weight else None
-            zeroed = (0, length)        # the positions whose zeros cols holds
+            planes = None
             for n0, n1, c0, c1, p0, p1 in blocks[first:last]:
-                block = cols[:n1 - n0, :c1 - c0, :, :p1 - p0]
-                self._im2col(src[n0:n1, c0:c1], block, p0, p1, zeroed != (p0, p1))
-                zeroed = (p0, p1)
+                nb, cb = n1 - n0, c1 - c0
+                if planes != (n0, c0):      # (a plane cut in blocks of rows is copied once)
+                    np.copyto(padded[:nb, :cb, self._lead:self._lead + self._src_plane], src[n0:n1, c0:c1])
+                    planes = (n0, c0)
+                block = cols[:nb, :cb, :, :p1 - p0]
+                self._im2col(padded[:nb, :cb], block, p0, p1)
                 if out_planes is not None:
                     np.matmul(weights[c0:c1], block, out=out_planes[n0:n1, c0:c1, np.newaxis, p0:p1])
                 if dw is not None and cross is not None:
-                    part = cross[:n1 - n0, :c1 - c0]
+                    part = cross[:nb, :cb]
                     np.matmul(block, other[n0:n1, c0:c1, p0:p1, np.newaxis], out=part)
                     dw[c0:c1] += part[..., 0].sum(axis=0)
             if dw is not None:
                 partials.append(dw)
 
-        # The copies and the matrix-vector products run on one core each: the blocks are shared
-        # among the worker threads (each its own partial gradWeight).
         in_parallel(len(blocks), work)
         grad_weight = None
         if want_weight:
@@ -193,18 +204,20 @@ class DepthwiseEngine(Geometry):
         return [(n0, min(self.batch, n0 + step_n), c0, min(self.groups, c0 + step_c), 0, plane)
                 for n0 in range(0, self.batch, step_n) for c0 in range(0, self.groups, step_c)]
 
-    def _im2col(self, src: np.ndarray, cols: np.ndarray, p0: int, p1: int, zero: bool) -> None:
-        """``cols[.., t, p - p0] = src[.., p + e_t]`` for the out positions ``p0 <= p < p1``
-        that tap ``t`` reaches; where it reaches none, zero (written only when ``zero``: the
-        same positions as the last block's keep their zeros, which no copy overwrites)."""
-        for t, shift, first, last, leaving in self._taps:
-            a, b = max(first, p0), min(last, p1)
-            row = cols[..., t, :]
-            if zero:
-                row[..., :max(0, a - p0)] = 0
-                row[..., max(0, b - p0):] = 0
-            if a < b:
-                np.copyto(row[..., a - p0:b - p0], src[..., a + shift:b + shift])
-            if leaving is not None:
-                row.reshape(*row.shape[:-1], -1, self._width)[..., leaving] = 0
+    def _im2col(self, padded: np.ndarray, cols: np.ndarray, p0: int, p1: int) -> None:
+        """``cols[.., t, p - p0] = src[.., p + e_t]`` for the out positions ``p0 <= p < p1``, 0
+        where that is outside the source: one strided copy from the padded planes for every
+        tap, then the columns whose reads left their row zeroed."""
+        start = self._lead + self._first_shift + p0
+        itemsize = FLOAT32.itemsize
+        taps = np.lib.stride_tricks.as_strided(
+            padded[..., start:], shape=padded.shape[:2] + self.kernel + (p1 - p0,),
+            strides=padded.strides[:2] + tuple(step * itemsize for step in self._tap_steps) + (itemsize,),
+            writeable=False)
+        into = cols.reshape(cols.shape[:2] + self.kernel + (p1 - p0,))
+        np.copyto(into, taps)
+        if self._leaving:
+            image = into.reshape(into.shape[:-1] + (-1, self._width))
+            for j, columns in self._leaving:
+                image[:, :, :, j, :, columns] = 0
 
