@@ -166,3 +166,29 @@ def test_larger_layers_match_torch(monkeypatch, torch, pieces, size, padding, di
         list(dilation), False, [0, 0], channels, [True, True, True])
     for got, want in zip(result, expected):
         assert_close(got, want.numpy(), np.float32)
+
+
+def test_taps_read_inside_the_padded_planes():
+    """The im2col's strided view reads every tap's window inside its padded plane (the view is
+    not bounds-checked), on random geometries of the engine's domain."""
+    rng = np.random.default_rng(3)
+    checked = 0
+    while checked < 300:
+        rank = int(rng.integers(1, 3))
+        kernel = tuple(int(k) for k in rng.integers(1, 6, rank))
+        dilation = tuple(int(d) for d in rng.integers(1, 4, rank))
+        lo = tuple(int(rng.integers(0, (k - 1) * d + 1)) for k, d in zip(kernel, dilation))
+        hi = tuple(int(h) for h in rng.integers(0, 6, rank))
+        size = tuple(int(s) for s in rng.integers(1, 9, rank))
+        out = tuple(s + a + b - (k - 1) * d for s, a, b, k, d in zip(size, lo, hi, kernel, dilation))
+        if min(out) < 1 or (rank == 2 and (out[1] != size[1])):
+            continue
+        transposed = bool(rng.integers(0, 2))
+        geometry = lowered_args(((2, 3, *size), (2, 3, *out)), kernel, (1,) * rank, dilation, lo, 3, transposed)
+        assert depthwise.applies(conv.lowered(*geometry))
+        engine = depthwise.DepthwiseEngine(*geometry)
+        reach = sum((k - 1) * step for k, step in zip(kernel, engine._tap_steps))
+        first = engine._lead + engine._first_shift + min(0, reach)
+        last = engine._lead + engine._first_shift + max(0, reach) + engine._out_plane
+        assert 0 <= first and last <= engine._padded, (geometry, first, last, engine._padded)
+        checked += 1
