@@ -6,11 +6,11 @@ forms:
   equally long (a "same" convolution's).  Each ``(n, c)`` plane of the source is read in place,
   flattened: tap ``t`` is one constant flat shift ``e_t`` away (``dX[p] = sum_t w[t] * dY[p +
   e_t]``), linear in the tap's indices.  A block of planes is copied once into zero-padded
-  planes, its im2col is then one strided copy for all taps, and both products are batched
-  matrix-vector products (np.matmul, BLAS gemv) over it: ``(1, T) @ (T, P)`` per plane for the
-  result, ``(T, P) @ (P, 1)`` for gradWeight.  A shift that leaves a row reads the neighbouring
-  row's edge columns instead of the padding: those columns of the im2col are zeroed.  The
-  result is written in place; no flat buffer, no copy back.
+  planes, its im2col is then one strided copy for all taps, and both products are reductions
+  over it: ``(1, T) @ (T, P)`` per plane for the result (np.matmul, BLAS gemv), ``T`` dot
+  products per plane for gradWeight (np.einsum).  A shift that leaves a row reads the
+  neighbouring row's edge columns instead of the padding: those columns of the im2col are
+  zeroed.  The result is written in place; no flat buffer, no copy back.
 * ``tapwise_products``: the flat engine's form for the other depthwise convolutions (strided,
   3-D, ...), on its phase-split flat buffers (flat.py), in blocks of channels
   (``channel_blocks``).
@@ -40,10 +40,11 @@ Block: TypeAlias = tuple[slice, slice, int]
 # interleaved rounds: 10.7 at 256 KiB, 8.3 at 512 KiB, 7.3 at 1 MiB, 6.8 at 2 MiB, 6.5 at 4 MiB.
 # The same blocks with a multiply-add and a dot product per tap on masked copies of the source
 # (no im2col): 8.7 at best; gradInput alone 4.0 against 6.0 ms, gradWeight alone 4.0 against 3.5.
-# On two threads gradInput alone takes 2.6 ms, but gradWeight does not get faster: NumPy holds
-# the GIL through much of the batched matrix @ vector products (a second thread's NumPy loop
-# ran at ~1/3 of its speed beside them, at full speed beside the vector @ matrix ones); the
-# einsum that releases it is 1.3x slower on one thread.
+# gradWeight's dot products are an einsum, not the batched matrix @ vector np.matmul: NumPy
+# holds the GIL through much of those (a second thread's NumPy loop ran at ~1/3 of its speed
+# beside them, at full speed beside an einsum or a vector @ matrix np.matmul), so that they did
+# not get faster on two threads (gradWeight alone 4.0 -> 3.9 ms, einsum 5.9 -> 3.3).  Both
+# gradients, minimums of 25 rounds: einsum 7.6 ms on one thread, 4.4 on two; np.matmul 5.7, 4.9.
 COLS_BYTES = 4 << 20
 # The flat engine's depthwise blocks are about this size per buffer (channel_blocks): a
 # block's few buffers stay in a 1 MiB L2 or the last-level cache.
@@ -160,7 +161,7 @@ class DepthwiseEngine(Geometry):
             # Zeros around each plane's copy (written once: the copies write between them).
             padded = np.zeros((n_max, c_max, self._padded), FLOAT32)
             cols = np.empty((n_max, c_max, taps, length), FLOAT32)
-            cross = np.empty((n_max, c_max, taps, 1), FLOAT32) if want_weight else None
+            cross = np.empty((n_max, c_max, taps), FLOAT32) if want_weight else None
             dw = np.zeros((channels, taps), FLOAT32) if want_weight else None
             planes = None
             for n0, n1, c0, c1, p0, p1 in blocks[first:last]:
@@ -174,8 +175,8 @@ class DepthwiseEngine(Geometry):
                     np.matmul(weights[c0:c1], block, out=out_planes[n0:n1, c0:c1, np.newaxis, p0:p1])
                 if dw is not None and cross is not None:
                     part = cross[:nb, :cb]
-                    np.matmul(block, other[n0:n1, c0:c1, p0:p1, np.newaxis], out=part)
-                    dw[c0:c1] += part[..., 0].sum(axis=0)
+                    np.einsum("nctl,ncl->nct", block, other[n0:n1, c0:c1, p0:p1], out=part)
+                    dw[c0:c1] += part.sum(axis=0)
             if dw is not None:
                 partials.append(dw)
 
@@ -220,4 +221,5 @@ class DepthwiseEngine(Geometry):
             image = into.reshape(into.shape[:-1] + (-1, self._width))
             for j, columns in self._leaving:
                 image[:, :, :, j, :, columns] = 0
+
 
