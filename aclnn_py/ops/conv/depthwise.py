@@ -165,13 +165,16 @@ class DepthwiseEngine(Geometry):
             cross = np.empty((n_max, c_max, taps), FLOAT32) if want_weight else None
             dw = np.zeros((channels, taps), FLOAT32) if want_weight else None
             planes = None
+            # Blocks of whole planes share one view of the taps (its making costs ~10 us).
+            whole = None if length < self._out_plane else self._tap_view(padded, 0, length)
             for n0, n1, c0, c1, p0, p1 in blocks[first:last]:
                 nb, cb = n1 - n0, c1 - c0
                 if planes != (n0, c0):      # (a plane cut in blocks of rows is copied once)
                     np.copyto(padded[:nb, :cb, self._lead:self._lead + self._src_plane], src[n0:n1, c0:c1])
                     planes = (n0, c0)
                 block = cols[:nb, :cb, :, :p1 - p0]
-                self._im2col(padded[:nb, :cb], block, p0, p1)
+                taps_view = whole[:nb, :cb] if whole is not None else self._tap_view(padded[:nb, :cb], p0, p1)
+                self._im2col(taps_view, block)
                 if out_planes is not None:
                     np.matmul(weights[c0:c1], block, out=out_planes[n0:n1, c0:c1, np.newaxis, p0:p1])
                 if dw is not None and cross is not None:
@@ -206,21 +209,22 @@ class DepthwiseEngine(Geometry):
         return [(n0, min(self.batch, n0 + step_n), c0, min(self.groups, c0 + step_c), 0, plane)
                 for n0 in range(0, self.batch, step_n) for c0 in range(0, self.groups, step_c)]
 
-    def _im2col(self, padded: np.ndarray, cols: np.ndarray, p0: int, p1: int) -> None:
-        """``cols[.., t, p - p0] = src[.., p + e_t]`` for the out positions ``p0 <= p < p1``, 0
-        where that is outside the source: one strided copy from the padded planes for every
-        tap, then the columns whose reads left their row zeroed."""
-        start = self._lead + self._first_shift + p0
+    def _tap_view(self, padded: np.ndarray, p0: int, p1: int) -> np.ndarray:
+        """The view ``(.., *kernel, p1 - p0)`` of the padded planes ``padded`` whose element
+        ``[.., t, p - p0]`` is the source at ``p + e_t`` (0 outside it): the taps' shifts are
+        linear in their indices, so one strided view holds them all."""
         itemsize = FLOAT32.itemsize
-        taps = np.lib.stride_tricks.as_strided(
-            padded[..., start:], shape=padded.shape[:2] + self.kernel + (p1 - p0,),
+        return np.lib.stride_tricks.as_strided(
+            padded[..., self._lead + self._first_shift + p0:], shape=padded.shape[:2] + self.kernel + (p1 - p0,),
             strides=padded.strides[:2] + tuple(step * itemsize for step in self._tap_steps) + (itemsize,),
             writeable=False)
-        into = cols.reshape(cols.shape[:2] + self.kernel + (p1 - p0,))
+
+    def _im2col(self, taps: np.ndarray, cols: np.ndarray) -> None:
+        """``cols[.., t, :]`` = ``taps[.., t, :]`` (``_tap_view``) in one copy, then the columns
+        whose reads left their row zeroed."""
+        into = cols.reshape(taps.shape)
         np.copyto(into, taps)
         if self._leaving:
             image = into.reshape(into.shape[:-1] + (-1, self._width))
             for j, columns in self._leaving:
                 image[:, :, :, j, :, columns] = 0
-
-
