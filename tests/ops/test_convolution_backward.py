@@ -96,14 +96,14 @@ ENGINES = ["dense", "dense einsums", "patch", "winograd", "winograd in pieces", 
 def _force_engine(monkeypatch, engine):
     """Make the numpy backend use one of its engines (it picks by shape otherwise)."""
     from aclnn_py.ops import conv
-    from aclnn_py.ops.conv import dense, flat
+    from aclnn_py.ops.conv import dense, depthwise, flat
 
     monkeypatch.setattr(conv, "forced", engine.split()[0])
     if engine == "dense einsums":
         monkeypatch.setattr(dense, "UNFOLD_ELEMENTS", -1)
     if engine.endswith("in pieces"):
         monkeypatch.setattr(flat, "CHUNK_BYTES", 1)      # the minimum chunk: 64 columns, 1 tile row
-        monkeypatch.setattr(flat, "TAPWISE_BYTES", 1)    # one channel per block
+        monkeypatch.setattr(depthwise, "TAPWISE_BYTES", 1)    # one channel per block
 
 
 @pytest.mark.parametrize("case", list(CASES))

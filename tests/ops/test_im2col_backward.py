@@ -226,3 +226,18 @@ def test_numpy_kernel_paths(kernel_choices, case, method):
     for _ in range(2):  # the plan's first call and a call reusing it
         result = aclnn_py.im2col_backward(grad_output, *params, backend="numpy")
         assert_close(result, reference(grad_output, *params), np.float32)
+
+
+@pytest.mark.parametrize("case", KERNEL_PATH_CASES + [(3, 2, (8, 6), (2, 3), (1, 1), (0, 0), (2, 3))])  # + tiling
+def test_numpy_planes_shared_among_threads(kernel_choices, monkeypatch, case):
+    """Large calls share the planes among the worker threads: forced here down to one plane per
+    part (each part's images written where the others' are not)."""
+    from aclnn_py.ops import _common
+
+    batch, channels, *params = case
+    kernel_choices(None)
+    monkeypatch.setattr(_common, "MIN_PARALLEL_ELEMENTS", 1)
+    grad_output = _columns(np.random.default_rng(6), batch, channels, *params, np.float32)
+    for _ in range(2):  # the plan's first call and a call reusing it
+        result = aclnn_py.im2col_backward(grad_output, *params, backend="numpy")
+        assert_close(result, reference(grad_output, *params), np.float32)

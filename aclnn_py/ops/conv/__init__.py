@@ -13,7 +13,7 @@ coordinate and ``t`` a kernel tap, output ``o`` reads ``u = o*stride + t*dilatio
 
 (channels ``co``/``ci`` within one group).  Positions outside X read as zero.
 
-Five engines compute these, one module each; ``LoweredConv`` picks one from the shapes alone:
+Six engines compute these, one module each; ``LoweredConv`` picks one from the shapes alone:
 
 * ``tap`` (tap.py): one einsum per kernel tap on strided slices.  Exactly the terms of the
   sums: the engine for data holding inf or NaN (IEEE semantics, as the simulator), and the
@@ -21,12 +21,14 @@ Five engines compute these, one module each; ``LoweredConv`` picks one from the 
 * ``dense`` (dense.py): tiny problems, one cached 0/1 unfold matrix; per-call cost.
 * ``patch`` (patch.py): kernel == stride, the windows tile X: one reshape and one matrix
   product per gradient.
+* ``depthwise`` (depthwise.py): depthwise stride-1 1-D and 2-D convolutions with X's and Y's
+  rows equally long, on the planes in place: one multiply-add and one dot product per tap.
 * ``winograd`` (winograd.py): both gradients of an ordinary 2-D 3x3 stride-1 convolution
   (dilated too: its dilation phases are undilated convolutions) with >= 64 channels per group
   on each side, by Winograd's F(2x2, 3x3) (and F(3x3, 2x2) for the weight): 2.25x fewer
   multiply-adds in BLAS.
 * ``flat`` (flat.py): everything else, im2col of phase-split flat buffers in cache-sized chunks
-  fed to BLAS (tap by tap for depthwise convolutions).  Lowered in X space for a transposed
+  fed to BLAS (tap by tap for the other depthwise convolutions).  Lowered in X space for a transposed
   convolution and for gradWeight alone, in Y space (per output phase of dX) otherwise.
 
 All arrays here are float32; the op converts before and rounds after.
@@ -40,9 +42,10 @@ from typing import Unpack
 
 import numpy as np
 
-from . import dense, patch, winograd
+from . import dense, depthwise, patch, winograd
 from ._geometry import Engine, Geometry, GeometryArgs, Gradients
 from .dense import DenseEngine
+from .depthwise import DepthwiseEngine
 from .flat import FlatEngine
 from .patch import PatchEngine
 from .tap import TapEngine
@@ -50,7 +53,7 @@ from .winograd import WinogradEngine
 
 __all__ = ["LoweredConv", "ENGINES", "lowered"]
 
-ENGINES = ("dense", "patch", "winograd", "flat", "tap")
+ENGINES = ("dense", "patch", "depthwise", "winograd", "flat", "tap")
 
 # The flat (and winograd) engine is used while its buffers are at most this many times the
 # data (+ a constant): beyond that (huge padding or dilation) building them costs more than the
@@ -94,6 +97,8 @@ class LoweredConv(Geometry):
             return DenseEngine(*geometry)
         if forced in (None, "patch") and patch.applies(self):
             return PatchEngine(*geometry)
+        if forced in (None, "depthwise") and depthwise.applies(self):
+            return DepthwiseEngine(*geometry)
         if forced == "winograd" and winograd.applies(self):
             return WinogradEngine(*geometry)
         # gradWeight alone of an ordinary convolution: X space too (flat.py).

@@ -21,8 +21,8 @@ two spaces:
 
 The products are im2col in ~4 MiB chunks and ``np.matmul`` calls that OpenBLAS runs on every
 core (_im2col_products), except for depthwise convolutions (one channel in and one out per
-group), where BLAS gains nothing: one multiply-add or dot product per tap (_tapwise_products),
-on blocks of channels built, used and dropped while in cache.  Finite data only (the zeros of
+group), where BLAS gains nothing: one multiply-add or dot product per tap on blocks of channels
+built, used and dropped while in cache (depthwise.py).  Finite data only (the zeros of
 the padding would turn inf into NaN).
 """
 
@@ -37,23 +37,19 @@ from typing import TypeAlias, Unpack, cast
 import numpy as np
 
 from .._common import in_parallel
+from . import depthwise
 from ._geometry import FLOAT32, Geometry, GeometryArgs, Gradients, axis_slices, c_strides
 
 #: Per dimension ``(step, base)``: where a flat buffer's phase reads its source (_flat_buffer).
 _Phase: TypeAlias = tuple[tuple[int, int], ...]
 #: ``(phase, offset)`` of a tap in a flat buffer.
 _Tap: TypeAlias = tuple[int, int]
-#: ``(corr, cross)`` of _im2col_products / _tapwise_products, None where not asked for.
+#: ``(corr, cross)`` of _im2col_products / depthwise.tapwise_products, None where not asked for.
 _Products: TypeAlias = tuple[np.ndarray | None, np.ndarray | None]
-#: ``(X channels, Y channels, groups)`` of a block (FlatEngine._blocks).
-_Block: TypeAlias = tuple[slice, slice, int]
 
 # im2col is built in chunks of about this size: the chunk and the products' operands stay in
 # a core's share of the last-level cache (every x86-64 and aarch64 server part has >= 4 MiB).
 CHUNK_BYTES = 4 << 20
-# Depthwise convolutions are computed in blocks of channels of about this size per buffer
-# (FlatEngine._blocks): a block's few buffers stay in a 1 MiB L2 or the last-level cache.
-TAPWISE_BYTES = 1 << 20
 # Extra floats per cols row: a power-of-two row stride makes the rows collide in the cache.
 _ROW_PAD = 16
 
@@ -64,7 +60,7 @@ class FlatEngine(Geometry):
     def __init__(self, *geometry: Unpack[GeometryArgs], space: str) -> None:
         super().__init__(*geometry)
         self.space = space
-        # One channel in and one out per group: _tapwise_products.
+        # One channel in and one out per group: depthwise.tapwise_products.
         self._depthwise = self.x_channels == self.groups == self.y_channels
         #: Elements of the buffers, or None when no tap reaches X (the tap engine then finds no
         #: connection: all gradients but the bias are zero).
@@ -153,17 +149,13 @@ class FlatEngine(Geometry):
         buffers = self.x_channels * (1 + len(phases)) + self.y_channels      # dX phase, X phases, dY
         return buffers * self._length + self.y_channels * self._slack
 
-    def _blocks(self, length: int) -> list[_Block]:
-        """``(X channels, Y channels, groups)`` of the blocks computed one after the other.
-        A depthwise convolution's channels are independent: blocks of about TAPWISE_BYTES
-        (``length`` floats per channel) keep each block's buffers in cache from when they are
-        built to when they are used (the depthwise benchmark: 22 ms, against 52 ms in one
-        block).  Any other convolution is one block."""
+    def _blocks(self, length: int) -> list[depthwise.Block]:
+        """``(X channels, Y channels, groups)`` of the blocks computed one after the other: a
+        depthwise convolution's blocks of channels (``depthwise.channel_blocks``), any other
+        convolution one block."""
         if not self._depthwise:
             return [(slice(None), slice(None), self.groups)]
-        step = max(1, TAPWISE_BYTES // (FLOAT32.itemsize * length))
-        return [(slice(c0, c0 + step), slice(c0, c0 + step), min(step, self.groups - c0))
-                for c0 in range(0, self.groups, step)]
+        return depthwise.channel_blocks(self.groups, length)
 
     def _each_block(self, length: int, block: Callable[[slice, slice, int], None]) -> None:
         """``block(xs, ys, groups)`` for every block of ``_blocks``.  A depthwise convolution's
@@ -180,10 +172,10 @@ class FlatEngine(Geometry):
 
     def _products(self, buf: np.ndarray, taps: list[_Tap], length: int, w_op: np.ndarray | None,
                   other: np.ndarray | None) -> _Products:
-        """_tapwise_products for a depthwise convolution, _im2col_products otherwise; ``w_op``
-        and ``other`` are in _im2col_products' grouped layout."""
+        """depthwise.tapwise_products for a depthwise convolution, _im2col_products otherwise;
+        ``w_op`` and ``other`` are in _im2col_products' grouped layout."""
         if self._depthwise:
-            corr, cross = _tapwise_products(buf, taps, length, None if w_op is None else w_op[:, 0, :],
+            corr, cross = depthwise.tapwise_products(buf, taps, length, None if w_op is None else w_op[:, 0, :],
                                             None if other is None else other[:, 0, :])
             return (None if corr is None else corr[:, np.newaxis, :],
                     None if cross is None else cross[:, np.newaxis, :])
@@ -345,36 +337,3 @@ def _im2col_products(buf: np.ndarray, taps: list[_Tap], length: int,
         if cross_t is not None and other is not None:
             cross_t += np.matmul(cols, other[:, :, start:stop].swapaxes(1, 2))
     return corr, None if cross_t is None else cross_t.swapaxes(1, 2)
-
-
-def _tapwise_products(buf: np.ndarray, taps: list[_Tap], length: int,
-                      weights: np.ndarray | None, other: np.ndarray | None) -> _Products:
-    """The same two products for a depthwise convolution (one channel in and one out per
-    group), one tap at a time::
-
-        corr[c, j]  = sum_t weights[c, t] * buf[c, phase_t, j + offset_t]
-        cross[c, t] = sum_j other[c, j]   * buf[c, phase_t, j + offset_t]
-
-    ``(corr (C, length), cross (C, T))``; None operands skip a product.  Chosen for depthwise
-    convolutions, where every product of a group is a matrix-vector one: BLAS gains nothing,
-    and im2col would cost more than the arithmetic.  corr is one multiply and one add per tap,
-    cross one dot product per tap and channel (np.matmul), both on the tap's slice while it is
-    in cache.  The caller passes blocks of channels (FlatEngine._blocks).  Measured on the
-    benchmark's depthwise 3x3 (8,128,56,56), the whole op asked for gradInput only: 16 ms,
-    against 24 ms with im2col + batched matmul; for gradWeight only: 10 ms, against 12 ms.
-    """
-    channels = buf.shape[0]
-    corr = None if weights is None else np.empty((channels, length), FLOAT32)
-    cross = None if other is None else np.empty((channels, 1, len(taps)), FLOAT32)
-    scratch = None if weights is None else np.empty((channels, length), FLOAT32)
-    for t, (phase, offset) in enumerate(taps):
-        source = buf[:, phase, offset:offset + length]
-        if corr is not None and weights is not None and scratch is not None:
-            if t == 0:
-                np.multiply(source, weights[:, t:t + 1], out=corr)
-            else:
-                np.multiply(source, weights[:, t:t + 1], out=scratch)
-                corr += scratch
-        if cross is not None and other is not None:
-            np.matmul(other[:, np.newaxis, :], source[:, :, np.newaxis], out=cross[:, :, t:t + 1])
-    return corr, None if cross is None else cross[:, 0, :]
