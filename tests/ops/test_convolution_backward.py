@@ -57,6 +57,8 @@ CASES = {
     # dimension, phases of unequal sizes, asymmetric padding, groups.
     "2d 3x3 dilated": (2, 4, (9, 8), 6, (3, 3), (1, 1), (2, 1, 3, 0), (2, 3), False, (0, 0), 2),
     "2d 3x3 dilated square": (1, 3, (7, 7), 2, (3, 3), (1, 1), (2, 2), (2, 2), False, (0, 0), 1),
+    # ... a dilation wider than the image: some dilation phases hold no element of X.
+    "2d 3x3 dilated past the image": (1, 2, (5, 3), 3, (3, 3), (1, 1), (1, 4), (1, 4), False, (0, 0), 1),
     "2d 1x1 strided": (2, 6, (7, 6), 4, (1, 1), (2, 3), (0, 0), (1, 1), False, (0, 0), 1),
     "2d asymmetric padding": (2, 3, (6, 7), 4, (3, 2), (2, 1), (2, 0, 1, 3), (1, 2), False, (0, 0), 1),
     "2d depthwise": (2, 4, (7, 6), 4, (3, 3), (1, 1), (1, 1), (1, 1), False, (0, 0), 4),
