@@ -90,8 +90,8 @@ CASES = {
 # elsewhere it does not apply and the choice goes on), "winograd" (both gradients of a 2-D 3x3 stride-1
 # convolution; elsewhere the choice goes on), "flat" (im2col + BLAS, or the tap-wise
 # kernels when depthwise; X space for gradWeight alone), "flat in pieces" (the same with im2col
-# in many chunks and depthwise convolutions one channel per block; "winograd in pieces": one
-# tile row per block), "tap".
+# in many chunks, the flat buffers copied in parts on the worker threads and depthwise
+# convolutions one channel per block; "winograd in pieces": one tile row per block), "tap".
 ENGINES = ["dense", "dense einsums", "patch", "winograd", "winograd in pieces", "flat", "flat in pieces", "tap"]
 
 
@@ -106,6 +106,7 @@ def _force_engine(monkeypatch, engine):
     if engine.endswith("in pieces"):
         monkeypatch.setattr(flat, "CHUNK_BYTES", 1)      # the minimum chunk: 64 columns, 1 tile row
         monkeypatch.setattr(flat, "TAPWISE_BYTES", 1)    # one channel per block
+        monkeypatch.setattr(flat, "PARALLEL_COPY_ELEMENTS", 1)   # flat buffers copied by every worker
 
 
 @pytest.mark.parametrize("case", list(CASES))
