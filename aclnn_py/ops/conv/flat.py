@@ -100,6 +100,8 @@ class FlatEngine(Geometry):
                       for tap in itertools.product(*per_dim)]
         self._slack = max(offset for _, offset in self._taps)
         self._length = self.batch * math.prod(self._extents)
+        # The last image's positions past Y in the first dimension are outputs of no one.
+        self._columns = self._length - (self._extents[0] - self.y_size[0]) * math.prod(self._extents[1:])
         return self.x_channels * len(combos) * (self._length + self._slack)
 
     def _plan_y_space(self) -> int | None:
@@ -126,6 +128,9 @@ class FlatEngine(Geometry):
         q_max = tuple(max(q for taps in by_residue.values() for _, q in taps) for by_residue, _ in dims)
         self._extents = tuple(hi - lo + q for lo, hi, q in zip(a_min, a_max, q_max))
         self._length = self.batch * math.prod(self._extents)
+        # The last image's positions past the output phases in the first dimension (its q_max
+        # trailing rows) are positions of no one.
+        self._columns = self._length - q_max[0] * math.prod(self._extents[1:])
         phases = list(itertools.product(*(sorted(ranges) for _, ranges in dims)))
 
         # dY placed so that buffer position b holds dY[o = b + a_min - q_max]: output phase
@@ -197,7 +202,7 @@ class FlatEngine(Geometry):
                                             None if other is None else other[:, 0, :])
             return (None if corr is None else corr[:, np.newaxis, :],
                     None if cross is None else cross[:, np.newaxis, :])
-        return _im2col_products(buf, taps, length, w_op, other)
+        return _im2col_products(buf, taps, length, w_op, other, self._columns)
 
     def _forward_and_weight_grad(self, x: np.ndarray, w: np.ndarray | None, dy: np.ndarray | None) -> Gradients:
         """``(Y = conv(X, W) if w is given, dW if dy is given)``, lowering X once for both:
@@ -341,7 +346,7 @@ def _im2col_chunks(buf: np.ndarray, taps: list[_Tap], length: int) -> Iterator[t
 
 
 def _im2col_products(buf: np.ndarray, taps: list[_Tap], length: int,
-                     wmat: np.ndarray | None, other: np.ndarray | None) -> _Products:
+                     wmat: np.ndarray | None, other: np.ndarray | None, columns: int | None = None) -> _Products:
     """The flat engine's two products on one im2col pass over ``buf (C, phases, >= length + max
     offset)``, with ``Cg = C / groups`` channels per group and ``T = len(taps)``::
 
@@ -349,7 +354,10 @@ def _im2col_products(buf: np.ndarray, taps: list[_Tap], length: int,
         cross[g, i, c*T + t] = sum_j      other[g, i, j]      * buf[g*Cg + c, phase_t, j + offset_t]
 
     ``(corr, cross)``; a product whose operand (``wmat (groups, rows, Cg*T)``, ``other (groups,
-    rows, length)``) is None is skipped.  Chosen for every convolution but the depthwise ones:
+    rows, length)``) is None is skipped.  Only the first ``columns`` (default: all) positions
+    are computed: corr's others are left unset, and cross sums over those only (the last
+    image's trailing rows, which ``other`` holds as zeros: 3-D layers' extents are 2 rows past
+    the image, 6% of the columns of the 3-D U-Net's single image).  Chosen for every convolution but the depthwise ones:
     the products become matrix products of ~4 MiB im2col chunks that OpenBLAS runs on every
     core.  Feeding both gradients from one pass saves the second im2col (15.5 M floats copied
     per pass on the benchmark's resnet 3x3 (8,64,56,56)): both products there took 54 ms in one
@@ -364,7 +372,7 @@ def _im2col_products(buf: np.ndarray, taps: list[_Tap], length: int,
     # inner dimension of the first operand, which OpenBLAS's sgemm runs 10-20% faster than as
     # the transposed second one (conv3d k3 (2,16,16,32,32): 186 against 155 GFLOP/s).
     cross_t = None if other is None else np.zeros((groups, taps_per_group, other.shape[1]), FLOAT32)
-    for start, stop, cols in _im2col_chunks(buf, taps, length):
+    for start, stop, cols in _im2col_chunks(buf, taps, length if columns is None else columns):
         cols = cols.reshape(groups, taps_per_group, stop - start)
         if corr is not None and wmat is not None:
             np.matmul(wmat, cols, out=corr[:, :, start:stop])
