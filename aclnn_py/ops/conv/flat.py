@@ -100,8 +100,7 @@ class FlatEngine(Geometry):
                       for tap in itertools.product(*per_dim)]
         self._slack = max(offset for _, offset in self._taps)
         self._length = self.batch * math.prod(self._extents)
-        # The last image's positions past Y in the first dimension are outputs of no one.
-        self._columns = self._length - (self._extents[0] - self.y_size[0]) * math.prod(self._extents[1:])
+        self._segments = self._output_segments(self.y_size[0])
         return self.x_channels * len(combos) * (self._length + self._slack)
 
     def _plan_y_space(self) -> int | None:
@@ -128,9 +127,7 @@ class FlatEngine(Geometry):
         q_max = tuple(max(q for taps in by_residue.values() for _, q in taps) for by_residue, _ in dims)
         self._extents = tuple(hi - lo + q for lo, hi, q in zip(a_min, a_max, q_max))
         self._length = self.batch * math.prod(self._extents)
-        # The last image's positions past the output phases in the first dimension (its q_max
-        # trailing rows) are positions of no one.
-        self._columns = self._length - q_max[0] * math.prod(self._extents[1:])
+        self._segments = self._output_segments(a_max[0] - a_min[0])
         phases = list(itertools.product(*(sorted(ranges) for _, ranges in dims)))
 
         # dY placed so that buffer position b holds dY[o = b + a_min - q_max]: output phase
@@ -162,6 +159,16 @@ class FlatEngine(Geometry):
             self._phase_plan.append((tap_ids, taps, tuple(src), tuple(dst)))
         buffers = self.x_channels * (1 + len(phases)) + self.y_channels      # dX phase, X phases, dY
         return buffers * self._length + self.y_channels * self._slack
+
+    def _output_segments(self, rows: int) -> list[tuple[int, int]]:
+        """The ranges of flat positions the products compute: of each image, its first ``rows``
+        rows of the first dimension; the trailing ones (the extents' margin past the outputs)
+        are outputs of no one, and ``other`` holds zeros there (_im2col_products)."""
+        image = math.prod(self._extents)
+        run = rows * math.prod(self._extents[1:])
+        if run == image:
+            return [(0, self._length)]
+        return [(n * image, n * image + run) for n in range(self.batch)]
 
     def _blocks(self, length: int) -> list[_Block]:
         """``(X channels, Y channels, groups)`` of the blocks computed one after the other.
@@ -202,7 +209,7 @@ class FlatEngine(Geometry):
                                             None if other is None else other[:, 0, :])
             return (None if corr is None else corr[:, np.newaxis, :],
                     None if cross is None else cross[:, np.newaxis, :])
-        return _im2col_products(buf, taps, length, w_op, other, self._columns)
+        return _im2col_products(buf, taps, length, w_op, other, self._segments)
 
     def _forward_and_weight_grad(self, x: np.ndarray, w: np.ndarray | None, dy: np.ndarray | None) -> Gradients:
         """``(Y = conv(X, W) if w is given, dW if dy is given)``, lowering X once for both:
@@ -323,30 +330,56 @@ def _zero_outside(plane: np.ndarray, box: list[slice]) -> None:
         plane[head + (slice(window.stop, None),)] = 0
 
 
-def _im2col_chunks(buf: np.ndarray, taps: list[_Tap], length: int) -> Iterator[tuple[int, int, np.ndarray]]:
+def _im2col_chunks(buf: np.ndarray, taps: list[_Tap],
+                   segments: list[tuple[int, int]]) -> Iterator[tuple[int, int, np.ndarray]]:
     """Yield ``(start, stop, cols)`` with ``cols[c, t, j] = buf[c, phase_t, start + j + offset_t]``
-    for ``j < stop - start``, chunk after chunk of ``[0, length)``.  ``cols`` is reused; with a
-    single tap (a 1x1 kernel) it is a view of ``buf``, no copy."""
+    for ``j < stop - start``, chunk after chunk of each ``[first, last)`` of ``segments``.
+    ``cols`` is reused; with a single tap (a 1x1 kernel) it is a view of ``buf``, no copy."""
     channels = buf.shape[0]
     rows = channels * len(taps)
-    width = max(64, min(length, CHUNK_BYTES // (FLOAT32.itemsize * rows)))
+    longest = max(last - first for first, last in segments)
+    width = max(64, min(longest, CHUNK_BYTES // (FLOAT32.itemsize * rows)))
+    chunks = _chunk_ranges(segments, width)
     if len(taps) == 1:
         phase, offset = taps[0]
-        for start in range(0, length, width):
-            stop = min(length, start + width)
+        for start, stop in chunks:
             yield start, stop, buf[:, phase:phase + 1, start + offset:stop + offset]
         return
     cols = np.empty((channels, len(taps), width + _ROW_PAD), FLOAT32)
-    for start in range(0, length, width):
-        stop = min(length, start + width)
+    for start, stop in chunks:
         view = cols[:, :, :stop - start]
         for t, (phase, offset) in enumerate(taps):
             view[:, t] = buf[:, phase, start + offset:stop + offset]
         yield start, stop, view
 
 
+def _chunk_ranges(segments: list[tuple[int, int]], width: int) -> list[tuple[int, int]]:
+    """Ranges of at most ``width`` positions covering the ``segments`` (sorted, disjoint) in
+    order.  A chunk runs on across a gap (computing positions no one needs) rather than end
+    short inside it: a gap is skipped only where a chunk would end in it anyway, so segments
+    shorter than a chunk (conv1d's 1024-position images, with 4 positions between them) keep
+    full chunks (measured: chunks cut at every image were 2-9% slower there)."""
+    chunks: list[tuple[int, int]] = []
+    pos = segments[0][0]
+    i = 0
+    while i < len(segments):
+        first, last = segments[i]
+        pos = max(pos, first)
+        if pos >= last:
+            i += 1
+            continue
+        stop = pos + width
+        while i + 1 < len(segments) and segments[i + 1][0] < stop:
+            i += 1
+        stop = min(stop, segments[i][1])
+        chunks.append((pos, stop))
+        pos = stop
+    return chunks
+
+
 def _im2col_products(buf: np.ndarray, taps: list[_Tap], length: int,
-                     wmat: np.ndarray | None, other: np.ndarray | None, columns: int | None = None) -> _Products:
+                     wmat: np.ndarray | None, other: np.ndarray | None,
+                     segments: list[tuple[int, int]]) -> _Products:
     """The flat engine's two products on one im2col pass over ``buf (C, phases, >= length + max
     offset)``, with ``Cg = C / groups`` channels per group and ``T = len(taps)``::
 
@@ -354,10 +387,10 @@ def _im2col_products(buf: np.ndarray, taps: list[_Tap], length: int,
         cross[g, i, c*T + t] = sum_j      other[g, i, j]      * buf[g*Cg + c, phase_t, j + offset_t]
 
     ``(corr, cross)``; a product whose operand (``wmat (groups, rows, Cg*T)``, ``other (groups,
-    rows, length)``) is None is skipped.  Only the first ``columns`` (default: all) positions
-    are computed: corr's others are left unset, and cross sums over those only (the last
-    image's trailing rows, which ``other`` holds as zeros: 3-D layers' extents are 2 rows past
-    the image, 6% of the columns of the 3-D U-Net's single image).  Chosen for every convolution but the depthwise ones:
+    rows, length)``) is None is skipped.  Only the positions in ``segments`` (ranges of
+    ``[0, length)``) are computed: corr's others are left unset, and cross sums over those
+    only, the others being zeros of ``other`` (FlatEngine._output_segments: each image's
+    trailing rows, 2 of a 3-D layer's 18-34 planes).  Chosen for every convolution but the depthwise ones:
     the products become matrix products of ~4 MiB im2col chunks that OpenBLAS runs on every
     core.  Feeding both gradients from one pass saves the second im2col (15.5 M floats copied
     per pass on the benchmark's resnet 3x3 (8,64,56,56)): both products there took 54 ms in one
@@ -372,7 +405,7 @@ def _im2col_products(buf: np.ndarray, taps: list[_Tap], length: int,
     # inner dimension of the first operand, which OpenBLAS's sgemm runs 10-20% faster than as
     # the transposed second one (conv3d k3 (2,16,16,32,32): 186 against 155 GFLOP/s).
     cross_t = None if other is None else np.zeros((groups, taps_per_group, other.shape[1]), FLOAT32)
-    for start, stop, cols in _im2col_chunks(buf, taps, length if columns is None else columns):
+    for start, stop, cols in _im2col_chunks(buf, taps, segments):
         cols = cols.reshape(groups, taps_per_group, stop - start)
         if corr is not None and wmat is not None:
             np.matmul(wmat, cols, out=corr[:, :, start:stop])
