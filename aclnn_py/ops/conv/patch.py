@@ -12,6 +12,9 @@ is one matrix product on it (no chunking, no scatter-add)::
 
 The products run image by image where that saves a copy: cols is laid out ``(C, *kernel, N,
 *y_size)``, so image n's matrix is a view, and Y, dY and cols(dX) keep their (N, C, ...) layout.
+The weight gradient of an ordinary convolution reads the patches image-major instead, ``(N,
+*y_size, C, *kernel)`` (_patches): copied from X in runs of a window's width rather than every
+kernel-th element.
 
 Its products hold exactly the terms of the sums (no zero stands for padding), yet it is chosen
 for finite data only, as the other BLAS engines: LoweredConv sends inf and NaN to the tap engine

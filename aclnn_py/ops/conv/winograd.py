@@ -12,7 +12,9 @@ additions per element.  The weight gradient is the same identity with dY's 2x2 b
 filter (F(3x3, 2x2), _weight_grad): 16 products ``(Cy/g, tiles) @ (tiles, Cx/g)`` summed over
 the tiles.  The arrays are laid out spatial axes first and (N, channels) last, so the
 transforms are NumPy passes over long contiguous runs, in blocks of tile rows shared among the
-worker threads.
+worker threads.  Those copies and the blocks' buffers are the threads' scratch arrays
+(_geometry.scratch), kept from call to call: fresh ones were fresh pages, faulted in and zeroed
+by the kernel on every call.
 
 Chosen for every mask (LoweredConv) once both channel counts per group reach MIN_CHANNELS.
 Measured against the flat engine (its one im2col in Y space feeds both products), one BLAS
