@@ -350,6 +350,7 @@ def _im2col_chunks(buf: np.ndarray, taps: list[_Tap],
     cols = np.empty((channels, len(taps), width + _ROW_PAD), FLOAT32)
     runs = _tap_runs(taps)
     item = buf.itemsize
+    assert buf.flags.c_contiguous    # a flat buffer (_flat_buffer): the runs' views address it
     for start, stop in chunks:
         view = cols[:, :, :stop - start]
         for first, count, step in runs:
