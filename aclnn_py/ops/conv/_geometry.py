@@ -15,7 +15,7 @@ FLOAT32 = np.dtype(np.float32)
 # freed blocks back (it trims the heap top, and a worker thread's arena) and the next call
 # faults them in again, zeroed.  Measured on the winograd engine's copies and tile buffers:
 # resnet 3x3 (8,64,56,56) 2000 page faults and 6 ms of system time per call, 31 -> 26 ms wall
-# with the buffers kept; dilated d2 (4,256,32,32) 62 -> 55 ms.  Per thread (the caller and the
+# with the buffers kept; dilated d2 (4,256,32,32) 62 -> 55 ms (in-process toggle, loaded machine).  Per thread (the caller and the
 # 2-4 workers), so the memory held is bounded.
 WORKSPACE_BYTES = 32 << 20
 

@@ -57,9 +57,11 @@ CHUNK_BYTES = 4 << 20
 # (FlatEngine._blocks): a block's few buffers stay in a 1 MiB L2 or the last-level cache.
 TAPWISE_BYTES = 1 << 20
 # A flat buffer's copy runs on the worker threads in parts of at least this many elements.
-# Measured (whole call, min of 15, alternating processes): the stem's dY (6.8 M elements)
-# 14.4 -> 13.1 ms; conv3d k3's X (0.67 M) and the 3-D U-Net's (1.3 M) 3-5% slower in two parts
-# than in one (the hand-off and the BLAS threads still spinning from the last product).
+# Measured (whole call, min of 15, alternating processes, OpenBLAS's own choice of kernels,
+# SkylakeX here): the stem's dY (6.8 M elements) 14.4 -> 13.1 ms; conv3d k3's X (0.67 M) and
+# the 3-D U-Net's (1.3 M) 3-5% slower in two parts than in one (the hand-off and the BLAS
+# threads still spinning from the last product).  With OPENBLAS_CORETYPE=Haswell the stem
+# was within the noise (+-3%) either way.
 PARALLEL_COPY_ELEMENTS = 1 << 21
 # Extra floats per cols row: a power-of-two row stride makes the rows collide in the cache.
 _ROW_PAD = 16
