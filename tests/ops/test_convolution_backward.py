@@ -57,6 +57,8 @@ CASES = {
     # dimension, phases of unequal sizes, asymmetric padding, groups.
     "2d 3x3 dilated": (2, 4, (9, 8), 6, (3, 3), (1, 1), (2, 1, 3, 0), (2, 3), False, (0, 0), 2),
     "2d 3x3 dilated square": (1, 3, (7, 7), 2, (3, 3), (1, 1), (2, 2), (2, 2), False, (0, 0), 1),
+    # ... a dilation wider than the image: some dilation phases hold no element of X.
+    "2d 3x3 dilated past the image": (1, 2, (5, 3), 3, (3, 3), (1, 1), (1, 4), (1, 4), False, (0, 0), 1),
     "2d 1x1 strided": (2, 6, (7, 6), 4, (1, 1), (2, 3), (0, 0), (1, 1), False, (0, 0), 1),
     "2d asymmetric padding": (2, 3, (6, 7), 4, (3, 2), (2, 1), (2, 0, 1, 3), (1, 2), False, (0, 0), 1),
     "2d depthwise": (2, 4, (7, 6), 4, (3, 3), (1, 1), (1, 1), (1, 1), False, (0, 0), 4),
@@ -88,8 +90,8 @@ CASES = {
 # elsewhere it does not apply and the choice goes on), "winograd" (both gradients of a 2-D 3x3 stride-1
 # convolution; elsewhere the choice goes on), "flat" (im2col + BLAS, or the tap-wise
 # kernels when depthwise; X space for gradWeight alone), "flat in pieces" (the same with im2col
-# in many chunks and depthwise convolutions one channel per block; "winograd in pieces": one
-# tile row per block), "tap".
+# in many chunks, the flat buffers copied in parts on the worker threads and depthwise
+# convolutions one channel per block; "winograd in pieces": one tile row per block), "tap".
 ENGINES = ["dense", "dense einsums", "patch", "winograd", "winograd in pieces", "flat", "flat in pieces", "tap"]
 
 
@@ -104,6 +106,7 @@ def _force_engine(monkeypatch, engine):
     if engine.endswith("in pieces"):
         monkeypatch.setattr(flat, "CHUNK_BYTES", 1)      # the minimum chunk: 64 columns, 1 tile row
         monkeypatch.setattr(depthwise, "TAPWISE_BYTES", 1)    # one channel per block
+        monkeypatch.setattr(flat, "PARALLEL_COPY_ELEMENTS", 1)   # flat buffers copied by every worker
 
 
 @pytest.mark.parametrize("case", list(CASES))

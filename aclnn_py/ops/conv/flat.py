@@ -20,7 +20,9 @@ two spaces:
   X at the positions of dX_r.
 
 The products are im2col in ~4 MiB chunks and ``np.matmul`` calls that OpenBLAS runs on every
-core (_im2col_products), except for depthwise convolutions (one channel in and one out per
+core (_im2col_products; a kernel row's neighbouring taps copied by one call, _tap_runs; each
+image's trailing rows of the first dimension left out where a chunk would end in them,
+_chunk_ranges), except for depthwise convolutions (one channel in and one out per
 group), where BLAS gains nothing: one multiply-add or dot product per tap on blocks of channels
 built, used and dropped while in cache (depthwise.py).  Finite data only (the zeros of
 the padding would turn inf into NaN).
@@ -50,6 +52,13 @@ _Products: TypeAlias = tuple[np.ndarray | None, np.ndarray | None]
 # im2col is built in chunks of about this size: the chunk and the products' operands stay in
 # a core's share of the last-level cache (every x86-64 and aarch64 server part has >= 4 MiB).
 CHUNK_BYTES = 4 << 20
+# A flat buffer's copy runs on the worker threads in parts of at least this many elements.
+# Measured (whole call, min of 15, alternating processes, OpenBLAS's own choice of kernels,
+# SkylakeX here): the stem's dY (6.8 M elements) 14.4 -> 13.1 ms; conv3d k3's X (0.67 M) and
+# the 3-D U-Net's (1.3 M) 3-5% slower in two parts than in one (the hand-off and the BLAS
+# threads still spinning from the last product).  With OPENBLAS_CORETYPE=Haswell the stem
+# was within the noise (+-3%) either way.
+PARALLEL_COPY_ELEMENTS = 1 << 21
 # Extra floats per cols row: a power-of-two row stride makes the rows collide in the cache.
 _ROW_PAD = 16
 
@@ -91,6 +100,7 @@ class FlatEngine(Geometry):
                       for tap in itertools.product(*per_dim)]
         self._slack = max(offset for _, offset in self._taps)
         self._length = self.batch * math.prod(self._extents)
+        self._segments = self._output_segments(self.y_size[0])
         return self.x_channels * len(combos) * (self._length + self._slack)
 
     def _plan_y_space(self) -> int | None:
@@ -117,6 +127,7 @@ class FlatEngine(Geometry):
         q_max = tuple(max(q for taps in by_residue.values() for _, q in taps) for by_residue, _ in dims)
         self._extents = tuple(hi - lo + q for lo, hi, q in zip(a_min, a_max, q_max))
         self._length = self.batch * math.prod(self._extents)
+        self._segments = self._output_segments(a_max[0] - a_min[0])
         phases = list(itertools.product(*(sorted(ranges) for _, ranges in dims)))
 
         # dY placed so that buffer position b holds dY[o = b + a_min - q_max]: output phase
@@ -149,6 +160,16 @@ class FlatEngine(Geometry):
         buffers = self.x_channels * (1 + len(phases)) + self.y_channels      # dX phase, X phases, dY
         return buffers * self._length + self.y_channels * self._slack
 
+    def _output_segments(self, rows: int) -> list[tuple[int, int]]:
+        """The ranges of flat positions the products compute: of each image, its first ``rows``
+        rows of the first dimension; the trailing ones (the extents' margin past the outputs)
+        are outputs of no one, and ``other`` holds zeros there (_im2col_products)."""
+        image = math.prod(self._extents)
+        run = rows * math.prod(self._extents[1:])
+        if run == image:
+            return [(0, self._length)]
+        return [(n * image, n * image + run) for n in range(self.batch)]
+
     def _blocks(self, length: int) -> list[depthwise.Block]:
         """``(X channels, Y channels, groups)`` of the blocks computed one after the other: a
         depthwise convolution's blocks of channels (``depthwise.channel_blocks``), any other
@@ -170,6 +191,11 @@ class FlatEngine(Geometry):
 
         in_parallel(len(blocks), run)
 
+    def _copies_in_parallel(self) -> bool:
+        """Whether the flat buffers' copies may use the worker threads: a convolution other than
+        a depthwise one is one block, run on the calling thread (_each_block)."""
+        return not self._depthwise
+
     def _products(self, buf: np.ndarray, taps: list[_Tap], length: int, w_op: np.ndarray | None,
                   other: np.ndarray | None) -> _Products:
         """depthwise.tapwise_products for a depthwise convolution, _im2col_products otherwise;
@@ -179,7 +205,7 @@ class FlatEngine(Geometry):
                                             None if other is None else other[:, 0, :])
             return (None if corr is None else corr[:, np.newaxis, :],
                     None if cross is None else cross[:, np.newaxis, :])
-        return _im2col_products(buf, taps, length, w_op, other)
+        return _im2col_products(buf, taps, length, w_op, other, self._segments)
 
     def _forward_and_weight_grad(self, x: np.ndarray, w: np.ndarray | None, dy: np.ndarray | None) -> Gradients:
         """``(Y = conv(X, W) if w is given, dW if dy is given)``, lowering X once for both:
@@ -190,12 +216,14 @@ class FlatEngine(Geometry):
         dw = None if dy is None else np.empty((self.y_channels, cx_g) + self.kernel, FLOAT32)
         crop = (slice(None), slice(None)) + tuple(slice(0, size) for size in self.y_size)
 
+        parallel = self._copies_in_parallel()
+
         def block(xs: slice, ys: slice, groups: int) -> None:
-            xb = _flat_buffer(x[:, xs], self._extents, self._phases, self._slack)
+            xb = _flat_buffer(x[:, xs], self._extents, self._phases, self._slack, parallel)
             w_op = None if w is None else w[ys].reshape(groups, cy_g, -1)
             other = None
             if dy is not None:
-                dy_flat = _flat_buffer(dy[:, ys], self._extents, [((1, 0),) * len(self.y_size)], 0)
+                dy_flat = _flat_buffer(dy[:, ys], self._extents, [((1, 0),) * len(self.y_size)], 0, parallel)
                 other = dy_flat.reshape(groups, cy_g, length)
             corr, cross = self._products(xb, self._taps, length, w_op, other)
             if corr is not None:
@@ -225,9 +253,11 @@ class FlatEngine(Geometry):
         if x is not None:
             dw = np.zeros((self.y_channels, cx_g, math.prod(self.kernel)), FLOAT32)
 
+        parallel = self._copies_in_parallel()
+
         def block(xs: slice, ys: slice, groups: int) -> None:
-            dyq = _flat_buffer(dy[:, ys], self._extents, self._dy_layout, self._slack)
-            xq = None if x is None else _flat_buffer(x[:, xs], self._extents, self._x_layout, 0)
+            dyq = _flat_buffer(dy[:, ys], self._extents, self._dy_layout, self._slack, parallel)
+            xq = None if x is None else _flat_buffer(x[:, xs], self._extents, self._x_layout, 0, parallel)
             w_taps = None if w is None else w[ys].reshape(groups, cy_g, cx_g, -1)
             dw_taps = None if dw is None else dw[ys].reshape(groups, cy_g, cx_g, -1)
             for p, (tap_ids, taps, src, dst) in enumerate(self._phase_plan):
@@ -248,30 +278,42 @@ class FlatEngine(Geometry):
         return dx, None if dw is None else dw.reshape(self.y_channels, cx_g, *self.kernel)
 
 
-def _flat_buffer(src: np.ndarray, extents: tuple[int, ...], phases: list[_Phase], slack: int) -> np.ndarray:
+def _flat_buffer(src: np.ndarray, extents: tuple[int, ...], phases: list[_Phase], slack: int,
+                 parallel: bool = False) -> np.ndarray:
     """``src (N, C, *size)`` laid out as ``(C, len(phases), N*prod(extents) + slack)``.
 
     Phase ``p`` holds ``src[n, c, a*step + base]`` (per dimension ``(step, base) = phases[p][i]``)
     at the flat position of ``(n, a)``; everything else is zero.  Only that rest is zeroed: the
-    data is written once.
+    data is written once.  ``parallel``: the channels are shared among the worker threads (the
+    copy swaps N and C and, for a strided phase, reads every s-th element: bound by memory
+    latency, not bandwidth; the stem's dY (8,64,112,112): 1.7 ms on one thread, 1.0 on two);
+    only from a thread that is not one of the workers.
     """
     batch, channels = src.shape[:2]
     image = math.prod(extents)
     buf = np.empty((channels, len(phases), batch * image + slack), FLOAT32)
-    buf[:, :, batch * image:] = 0
     channel_first = src.swapaxes(0, 1)
-    for p, dims in enumerate(phases):
-        plane = buf[:, p, :batch * image].reshape(channels, batch, *extents)
-        connections = [axis_slices(size, extent, step, base)
-                       for size, extent, (step, base) in zip(src.shape[2:], extents, dims)]
-        if any(c is None for c in connections):
-            plane[...] = 0
-            continue
-        boxes = cast(list[tuple[slice, slice]], connections)   # none is None (above)
-        _zero_outside(plane, [dst for dst, _ in boxes])
-        into: tuple[EllipsisType | slice, ...] = (Ellipsis, *(dst for dst, _ in boxes))
-        source_index: tuple[EllipsisType | slice, ...] = (Ellipsis, *(source for _, source in boxes))
-        plane[into] = channel_first[source_index]
+    connections = [[axis_slices(size, extent, step, base)
+                    for size, extent, (step, base) in zip(src.shape[2:], extents, dims)] for dims in phases]
+
+    def fill(c0: int, c1: int) -> None:
+        buf[c0:c1, :, batch * image:] = 0
+        for p, boxes in enumerate(connections):
+            plane = buf[c0:c1, p, :batch * image].reshape(c1 - c0, batch, *extents)
+            if any(c is None for c in boxes):
+                plane[...] = 0
+                continue
+            box = cast(list[tuple[slice, slice]], boxes)   # none is None (above)
+            _zero_outside(plane, [dst for dst, _ in box])
+            into: tuple[EllipsisType | slice, ...] = (Ellipsis, *(dst for dst, _ in box))
+            source_index: tuple[EllipsisType | slice, ...] = (Ellipsis, *(source for _, source in box))
+            plane[into] = channel_first[c0:c1][source_index]
+
+    if parallel:
+        per_channel = len(phases) * batch * image
+        in_parallel(channels, fill, min_per_thread=max(1, PARALLEL_COPY_ELEMENTS // per_channel))
+    else:
+        fill(0, channels)
     return buf
 
 
@@ -284,30 +326,86 @@ def _zero_outside(plane: np.ndarray, box: list[slice]) -> None:
         plane[head + (slice(window.stop, None),)] = 0
 
 
-def _im2col_chunks(buf: np.ndarray, taps: list[_Tap], length: int) -> Iterator[tuple[int, int, np.ndarray]]:
+def _im2col_chunks(buf: np.ndarray, taps: list[_Tap],
+                   segments: list[tuple[int, int]]) -> Iterator[tuple[int, int, np.ndarray]]:
     """Yield ``(start, stop, cols)`` with ``cols[c, t, j] = buf[c, phase_t, start + j + offset_t]``
-    for ``j < stop - start``, chunk after chunk of ``[0, length)``.  ``cols`` is reused; with a
-    single tap (a 1x1 kernel) it is a view of ``buf``, no copy."""
+    for ``j < stop - start``, chunk after chunk of each ``[first, last)`` of ``segments``.
+    ``cols`` is reused; with a single tap (a 1x1 kernel) it is a view of ``buf``, no copy."""
     channels = buf.shape[0]
     rows = channels * len(taps)
-    width = max(64, min(length, CHUNK_BYTES // (FLOAT32.itemsize * rows)))
+    longest = max(last - first for first, last in segments)
+    width = max(64, min(longest, CHUNK_BYTES // (FLOAT32.itemsize * rows)))
+    chunks = _chunk_ranges(segments, width)
     if len(taps) == 1:
         phase, offset = taps[0]
-        for start in range(0, length, width):
-            stop = min(length, start + width)
+        for start, stop in chunks:
             yield start, stop, buf[:, phase:phase + 1, start + offset:stop + offset]
         return
     cols = np.empty((channels, len(taps), width + _ROW_PAD), FLOAT32)
-    for start in range(0, length, width):
-        stop = min(length, start + width)
+    runs = _tap_runs(taps)
+    item = buf.itemsize
+    assert buf.flags.c_contiguous    # a flat buffer (_flat_buffer): the runs' views address it
+    for start, stop in chunks:
         view = cols[:, :, :stop - start]
-        for t, (phase, offset) in enumerate(taps):
-            view[:, t] = buf[:, phase, start + offset:stop + offset]
+        for first, count, step in runs:
+            phase, offset = taps[first]
+            if count == 1:
+                view[:, first] = buf[:, phase, start + offset:stop + offset]
+                continue
+            # The run's rows are windows ``step`` apart of one phase: one overlapping view of
+            # the contiguous buf (np.ndarray checks it lies inside; as_strided costs 3 us a call).
+            view[:, first:first + count] = np.ndarray(
+                (channels, count, stop - start), FLOAT32, buf,
+                (phase * buf.shape[2] + start + offset) * item, (buf.strides[0], step * item, item))
         yield start, stop, view
 
 
+def _tap_runs(taps: list[_Tap]) -> list[tuple[int, int, int]]:
+    """``(first, count, step)``: the taps split into runs of consecutive taps in one phase whose
+    offsets go by a constant ``step`` (a kernel row of a stride-1 convolution: its taps are
+    neighbours), each copied by one NumPy call (conv3d k3: 9 calls per chunk instead of 27)."""
+    runs: list[tuple[int, int, int]] = []
+    first = 0
+    while first < len(taps):
+        count, step = 1, 0
+        phase, offset = taps[first]
+        if first + 1 < len(taps) and taps[first + 1][0] == phase:
+            step = taps[first + 1][1] - offset
+            while (first + count < len(taps) and taps[first + count][0] == phase
+                   and taps[first + count][1] == offset + count * step):
+                count += 1
+        runs.append((first, count, step))
+        first += count
+    return runs
+
+
+def _chunk_ranges(segments: list[tuple[int, int]], width: int) -> list[tuple[int, int]]:
+    """Ranges of at most ``width`` positions covering the ``segments`` (sorted, disjoint) in
+    order.  A chunk runs on across a gap (computing positions no one needs) rather than end
+    short inside it: a gap is skipped only where a chunk would end in it anyway, so segments
+    shorter than a chunk (conv1d's 1024-position images, with 4 positions between them) keep
+    full chunks (measured: chunks cut at every image were 2-9% slower there)."""
+    chunks: list[tuple[int, int]] = []
+    pos = segments[0][0]
+    i = 0
+    while i < len(segments):
+        first, last = segments[i]
+        pos = max(pos, first)
+        if pos >= last:
+            i += 1
+            continue
+        stop = pos + width
+        while i + 1 < len(segments) and segments[i + 1][0] < stop:
+            i += 1
+        stop = min(stop, segments[i][1])
+        chunks.append((pos, stop))
+        pos = stop
+    return chunks
+
+
 def _im2col_products(buf: np.ndarray, taps: list[_Tap], length: int,
-                     wmat: np.ndarray | None, other: np.ndarray | None) -> _Products:
+                     wmat: np.ndarray | None, other: np.ndarray | None,
+                     segments: list[tuple[int, int]]) -> _Products:
     """The flat engine's two products on one im2col pass over ``buf (C, phases, >= length + max
     offset)``, with ``Cg = C / groups`` channels per group and ``T = len(taps)``::
 
@@ -315,11 +413,17 @@ def _im2col_products(buf: np.ndarray, taps: list[_Tap], length: int,
         cross[g, i, c*T + t] = sum_j      other[g, i, j]      * buf[g*Cg + c, phase_t, j + offset_t]
 
     ``(corr, cross)``; a product whose operand (``wmat (groups, rows, Cg*T)``, ``other (groups,
-    rows, length)``) is None is skipped.  Chosen for every convolution but the depthwise ones:
+    rows, length)``) is None is skipped.  Only the positions in ``segments`` (ranges of
+    ``[0, length)``) are computed: corr's others are left unset, and cross sums over those
+    only, the others being zeros of ``other`` (FlatEngine._output_segments: each image's
+    trailing rows, 2 of a 3-D layer's 18-34 planes).  Chosen for every convolution but the depthwise ones:
     the products become matrix products of ~4 MiB im2col chunks that OpenBLAS runs on every
     core.  Feeding both gradients from one pass saves the second im2col (15.5 M floats copied
     per pass on the benchmark's resnet 3x3 (8,64,56,56)): both products there took 54 ms in one
-    pass against 63 ms in two, the transposed k4 s2 case's 10.3 ms against 11.3 ms.
+    pass against 63 ms in two, the transposed k4 s2 case's 10.3 ms against 11.3 ms.  The chunks
+    shared among the worker threads (each its own cols and BLAS calls, to overlap one's copy with
+    the other's product) lost: conv3d k3 7.2 against 6.8 ms, 3-D U-Net 19.5 against 18.2, stem
+    14.5 against 13.4 (two BLAS callers on two cores).
     """
     operand = wmat if wmat is not None else other
     assert operand is not None   # the caller asks for at least one product
@@ -330,7 +434,7 @@ def _im2col_products(buf: np.ndarray, taps: list[_Tap], length: int,
     # inner dimension of the first operand, which OpenBLAS's sgemm runs 10-20% faster than as
     # the transposed second one (conv3d k3 (2,16,16,32,32): 186 against 155 GFLOP/s).
     cross_t = None if other is None else np.zeros((groups, taps_per_group, other.shape[1]), FLOAT32)
-    for start, stop, cols in _im2col_chunks(buf, taps, length):
+    for start, stop, cols in _im2col_chunks(buf, taps, segments):
         cols = cols.reshape(groups, taps_per_group, stop - start)
         if corr is not None and wmat is not None:
             np.matmul(wmat, cols, out=corr[:, :, start:stop])

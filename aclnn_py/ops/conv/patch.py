@@ -12,6 +12,9 @@ is one matrix product on it (no chunking, no scatter-add)::
 
 The products run image by image where that saves a copy: cols is laid out ``(C, *kernel, N,
 *y_size)``, so image n's matrix is a view, and Y, dY and cols(dX) keep their (N, C, ...) layout.
+The weight gradient of an ordinary convolution reads the patches image-major instead, ``(N,
+*y_size, C, *kernel)`` (_patches): copied from X in runs of a window's width rather than every
+kernel-th element.
 
 Its products hold exactly the terms of the sums (no zero stands for padding), yet it is chosen
 for finite data only, as the other BLAS engines: LoweredConv sends inf and NaN to the tap engine
@@ -45,10 +48,18 @@ class PatchEngine(Geometry):
         taps, y_plane = math.prod(self.kernel), math.prod(self.y_size)
         cols: np.ndarray | None = None
         per_image: np.ndarray | None = None
-        if want_weight or (want_input and self.transposed):
+        if want_input and self.transposed:
             cols = self._cols(x)
             # The same as (N, g, Cx/g * T, P_y): image n's matrix is a view (rows N*P_y apart).
             per_image = cols.reshape(groups, cx_g * taps, batch, y_plane).transpose(2, 0, 1, 3)
+        elif want_weight:
+            # The patches image-major, (N, P_y, g, Cx/g * T): X's rows are copied in runs of a
+            # window's width (the layout above gathers every kernel-th element: ViT's 16x16
+            # patches of (8,3,224,224), 0.33 against 0.71 ms in cache, 2.7 ms cold).  Both views
+            # follow; only the weight gradient reads them.
+            patches = self._patches(x).reshape(batch, y_plane, groups, cx_g * taps)
+            per_image = patches.transpose(0, 2, 3, 1)
+            cols = patches.reshape(batch * y_plane, groups, cx_g * taps).transpose(1, 2, 0)
         dy_image = dy.reshape(batch, groups, cy_g, y_plane)
         w_mat = w.reshape(groups, cy_g, -1)
         grad_weight: np.ndarray | None = None
@@ -89,6 +100,12 @@ class PatchEngine(Geometry):
         view = box.view()
         view.shape = a.shape[:2] + tuple(split)     # a view by construction (raises otherwise)
         return view
+
+    def _patches(self, x: np.ndarray) -> np.ndarray:
+        """X's patches as ``(N, *y_size, C, *kernel)`` (one copy)."""
+        rank = len(self.kernel)
+        order = [0] + [2 + 2 * d for d in range(rank)] + [1] + [3 + 2 * d for d in range(rank)]
+        return np.ascontiguousarray(self._covered(x).transpose(order))
 
     def _cols(self, x: np.ndarray) -> np.ndarray:
         """X's patches as ``(groups, Cx/g * T, N * P_y)`` (one copy)."""

@@ -12,7 +12,9 @@ additions per element.  The weight gradient is the same identity with dY's 2x2 b
 filter (F(3x3, 2x2), _weight_grad): 16 products ``(Cy/g, tiles) @ (tiles, Cx/g)`` summed over
 the tiles.  The arrays are laid out spatial axes first and (N, channels) last, so the
 transforms are NumPy passes over long contiguous runs, in blocks of tile rows shared among the
-worker threads.
+worker threads.  Those copies and the blocks' buffers are the threads' scratch arrays
+(_geometry.scratch), kept from call to call: fresh ones were fresh pages, faulted in and zeroed
+by the kernel on every call.
 
 Chosen for every mask (LoweredConv) once both channel counts per group reach MIN_CHANNELS.
 Measured against the flat engine (its one im2col in Y space feeds both products), one BLAS
@@ -34,9 +36,9 @@ from typing import Unpack, cast
 
 import numpy as np
 
-from ._geometry import FLOAT32, Geometry, GeometryArgs, Gradients, axis_slices, spread
+from ._geometry import FLOAT32, Geometry, GeometryArgs, Gradients, axis_slices, scratch
 from . import flat
-from .._common import in_parallel
+from .._common import MIN_PARALLEL_ELEMENTS, in_parallel
 
 # Chosen when both channel counts per group are at least this: per 2x2 outputs and channel
 # pair the BLAS product saves 20 of 36 multiply-adds (~2.25x), while the transforms cost about
@@ -49,6 +51,12 @@ MIN_CHANNELS = 64
 
 # G of F(2x2, 3x3): the kernel transform.
 _G = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0.0, 0.0, 1.0]], np.float32)
+# G (x) G: the 2-D kernel transform as one (16, 9) matrix, ``[4a + b, 3i + j] = G[a, i] G[b, j]``,
+# and the same with the kernel reversed (columns in reverse order: reversing both axes of a
+# 3x3 kernel reverses its 9 flat taps).  One matrix product per call instead of an einsum:
+# 0.7 ms of the 7.6 ms gradInput of resnet 3x3 (8,128,28,28) went to einsum's two bmm passes.
+_GG = np.kron(_G, _G)
+_GG_REVERSED = np.ascontiguousarray(_GG[:, ::-1])
 
 
 def applies(g: Geometry) -> bool:
@@ -92,9 +100,24 @@ class WinogradEngine(Geometry):
         """``(gradInput, gradWeight)``, None where not wanted (``Geometry``)."""
         if self._dilated is not None:
             return self._dilated.gradients(x, dy, w, want_input, want_weight)
-        return (self._input_grad(dy, w) if want_input else None), (self._weight_grad(x, dy) if want_weight else None)
+        # dY laid out spatial first once for both gradients (one pass over dY, 1.4 ms of the
+        # resnet 3x3 (8,64,56,56) call): the weight gradient reads the view of the input
+        # gradient's padded copy at dY's origin, zero past dY like its own (_weight_dy).
+        d = _spatial_first(dy, self._padded, self._front, "winograd dy") if want_input else None
+        grad_input = self._input_grad(d, w) if d is not None else None
+        return grad_input, (self._weight_grad(x, dy, d) if want_weight else None)
 
-    def _input_grad(self, dy: np.ndarray, w: np.ndarray) -> np.ndarray:
+    def _weight_dy(self, dy: np.ndarray, d: np.ndarray | None) -> np.ndarray:
+        """dY as ``(2*th, 2*tw, N, Cy)`` over the weight gradient's 2x2 blocks, zero past dY:
+        a view of the input gradient's copy ``d`` when it reaches that far, else a copy."""
+        extents = tuple(2 * t for t in self._y_tiles)
+        if d is not None and all(f + e <= size for f, e, size in zip(self._front, extents, d.shape)):
+            (fh, fw), (eh, ew) = self._front, extents
+            return d[fh:fh + eh, fw:fw + ew]
+        return _spatial_first(dy, extents, (0, 0), "winograd dy")
+
+    def _input_grad(self, d: np.ndarray, w: np.ndarray) -> np.ndarray:
+        """dX from ``d (Hp, Wp, N, Cy)``: dY padded by ``2 - lo`` in front, zero outside dY."""
         # Every array is laid out spatial axes first, (N, channels) last: the transforms then
         # combine whole contiguous (N x channels) blocks (long vectorised loops), and each of the
         # 16 products is one (N*tiles, Cy) @ (Cy, Cx) BLAS product.
@@ -104,13 +127,8 @@ class WinogradEngine(Geometry):
         th, tw = self._tiles
         hp, wp = self._padded
 
-        # dYp: (Hp, Wp, N, Cy), zero outside dY.
-        d = _spatial_first(dy, self._padded, self._front)
-
         # G Wf G^T with Wf[g, ci, co] = W[g*cy_g + co, ci] reversed, as (16, groups, Cy/g, Cx/g).
-        wf = w.reshape(groups, cy_g, cx_g, 3, 3)[..., ::-1, ::-1]
-        u = np.einsum("ai,bj,gocij->abgoc", _G, _G, wf, optimize=True)
-        u = np.ascontiguousarray(u, FLOAT32).reshape(16, groups, cy_g, cx_g)
+        u = np.matmul(_GG_REVERSED, w.reshape(-1, 9).T).reshape(16, groups, cy_g, cx_g)
 
         h, w_ = self.x_size
         out = np.empty((batch, cx, h, w_), FLOAT32)
@@ -120,27 +138,28 @@ class WinogradEngine(Geometry):
         shapes: dict[str, Callable[[int], tuple[int, ...]]] = {"t1": lambda nb: (4, nb, wp, batch, cy), "v": lambda nb: (4, 4, nb, tw, batch, cy),
                   "m": lambda nb: (16, nb * tw * batch, cx), "r": lambda nb: (2, 4, nb, tw, batch, cx),
                   "y": lambda nb: (2, 2, nb, tw, batch, cx)}
-        starts = list(range(0, th, step))
 
         def run(first: int, last: int) -> None:
-            scratch = {name: np.empty(math.prod(shape(step)), FLOAT32) for name, shape in shapes.items()}
-            for i0 in starts[first:last]:
-                nb = min(step, th - i0)
+            buffers = _tile_buffers(shapes, step)
+            for i0 in range(first, last, step):
+                nb = min(step, last - i0)
                 # contiguous views of the scratch buffers for this block
-                t1, v, m, r, y = (scratch[name][:math.prod(shape(nb))].reshape(shape(nb))
+                t1, v, m, r, y = (buffers[name][:math.prod(shape(nb))].reshape(shape(nb))
                                   for name, shape in shapes.items())
                 self._tile_rows(d[2 * i0:2 * (i0 + nb) + 2], u, nb, t1, v, m, r, y)
                 # y[p, q, i, j, n, c] is dX[n, c, 2(i0 + i) + p, 2j + q].
                 rows = min(2 * nb, h - 2 * i0)
                 self._place(y, out[:, :, 2 * i0:2 * i0 + rows], rows, w_)
 
-        # The blocks are independent: shared among the worker threads (the transforms are
-        # single-threaded NumPy passes; each block's products are BLAS calls of their own).
-        # Measured, 2 cores, gradInput of (8,128,28,28): 11.9 ms wall, 15.5 ms in one thread.
-        in_parallel(len(starts), run)
+        # The tile rows are independent: shared evenly among the worker threads, each taking
+        # its share in blocks of ``step`` rows (the transforms are single-threaded NumPy passes;
+        # each block's products are BLAS calls of their own).  Measured, 2 cores, gradInput of
+        # (8,128,28,28): 11.9 ms wall, 15.5 ms in one thread.  (Whole blocks shared out left
+        # the workers 8 and 6 of its 14 tile rows, 4 and 3 blocks of resnet (8,64,56,56)'s 7.)
+        in_parallel(th, run)
         return out
 
-    def _weight_grad(self, x: np.ndarray, dy: np.ndarray) -> np.ndarray:
+    def _weight_grad(self, x: np.ndarray, dy: np.ndarray, d: np.ndarray | None) -> np.ndarray:
         """dW by F(3x3, 2x2), the same identity read for the weight: ``dW[t] = sum_o dY[o] Xp[o + t]``
         (Xp: X padded by lo in front) sums, over the 2x2 blocks of dY, ``G^T [(A dY_b A^T) .
         (B^T Xp_b B)] G`` with ``Xp_b`` the 4x4 tile of Xp under the block; the sum over the blocks
@@ -148,29 +167,29 @@ class WinogradEngine(Geometry):
         summed in the transformed domain (2.25x fewer multiply-adds than im2col's) and one tiny
         transform at the end.  ``A = (A^T)^T`` and ``G`` are F(2x2, 3x3)'s: for a correlation,
         ``[p == i + t] = sum_k A^T[i, k] G[k, t] B^T[k, p]`` holds whichever of (i, t) is the
-        filter.  X's transform is the input gradient's transform of dY (_data_transform)."""
+        filter.  X's transform is the input gradient's transform of dY (_data_transform).
+        ``d``: the input gradient's copy of dY, if made (_weight_dy)."""
         batch, groups = self.batch, self.groups
         cy, cx = self.y_channels, self.x_channels
         cy_g, cx_g = cy // groups, cx // groups
         th, tw = self._y_tiles
-        xp = _spatial_first(x, (2 * th + 2, 2 * tw + 2), self.pad_lo)       # (Hp, Wp, N, Cx)
-        dyp = _spatial_first(dy, (2 * th, 2 * tw), (0, 0))                  # (2th, 2tw, N, Cy)
+        xp = _spatial_first(x, (2 * th + 2, 2 * tw + 2), self.pad_lo, "winograd x")   # (Hp, Wp, N, Cx)
+        dyp = self._weight_dy(dy, d)                                          # (2th, 2tw, N, Cy)
         wp = 2 * tw + 2
         # Blocks of tile rows as in _input_grad; each worker sums its blocks' products.
         step = max(1, flat.CHUNK_BYTES // (16 * tw * batch * max(cx, cy) * FLOAT32.itemsize))
         shapes: dict[str, Callable[[int], tuple[int, ...]]] = {
             "t1": lambda nb: (4, nb, wp, batch, cx), "v": lambda nb: (4, 4, nb, tw, batch, cx),
             "s1": lambda nb: (4, nb, 2 * tw, batch, cy), "u": lambda nb: (4, 4, nb, tw, batch, cy)}
-        starts = list(range(0, th, step))
         sums: list[np.ndarray] = []
 
         def run(first: int, last: int) -> None:
-            scratch = {name: np.empty(math.prod(shape(step)), FLOAT32) for name, shape in shapes.items()}
+            buffers = _tile_buffers(shapes, step)
             total = np.zeros((16, groups, cy_g, cx_g), FLOAT32)
             product = np.empty_like(total)
-            for i0 in starts[first:last]:
-                nb = min(step, th - i0)
-                t1, v, s1, u = (scratch[name][:math.prod(shape(nb))].reshape(shape(nb))
+            for i0 in range(first, last, step):
+                nb = min(step, last - i0)
+                t1, v, s1, u = (buffers[name][:math.prod(shape(nb))].reshape(shape(nb))
                                 for name, shape in shapes.items())
                 _data_transform(xp[2 * i0:2 * (i0 + nb) + 2], nb, tw, t1, v)
                 _block_transform(dyp[2 * i0:2 * (i0 + nb)], s1, u)
@@ -181,10 +200,11 @@ class WinogradEngine(Geometry):
                 total += product
             sums.append(total)     # list.append is atomic
 
-        in_parallel(len(starts), run)
+        in_parallel(th, run)
         m = sums[0] if len(sums) == 1 else np.sum(sums, axis=0)
-        dw = np.einsum("ak,bl,abgoc->gockl", _G, _G, m.reshape(4, 4, groups, cy_g, cx_g), optimize=True)
-        return np.ascontiguousarray(dw, FLOAT32).reshape(cy, cx_g, 3, 3)
+        # G^T M G per channel pair: (Cy*Cx/g, 16) @ (16, 9) is dW's layout (Cy, Cx/g, 3, 3).
+        dw: np.ndarray = np.matmul(m.reshape(16, -1).T, _GG)
+        return dw.reshape(cy, cx_g, 3, 3)
 
     def _tile_rows(self, d: np.ndarray, u: np.ndarray, nb: int, t1: np.ndarray, v: np.ndarray, m: np.ndarray,
                    r: np.ndarray, y: np.ndarray) -> None:
@@ -226,10 +246,23 @@ class WinogradEngine(Geometry):
             out[:, :, :, width - 1] = y[:, 0, :, wh].transpose(2, 3, 1, 0).reshape(batch, cx, -1)[:, :, :rows]
 
 
-def _spatial_first(src: np.ndarray, extents: tuple[int, ...], front: tuple[int, ...]) -> np.ndarray:
-    """``src (N, C, H, W)`` as ``(*extents, N, C)`` at offset ``front``, zero elsewhere."""
+def _tile_buffers(shapes: dict[str, Callable[[int], tuple[int, ...]]], step: int) -> dict[str, np.ndarray]:
+    """The calling thread's scratch buffers of ``shapes(step)`` (one array carved in pieces)."""
+    sizes = {name: math.prod(shape(step)) for name, shape in shapes.items()}
+    whole = scratch("winograd tiles", (sum(sizes.values()),))
+    buffers = {}
+    start = 0
+    for name, size in sizes.items():
+        buffers[name] = whole[start:start + size]
+        start += size
+    return buffers
+
+
+def _spatial_first(src: np.ndarray, extents: tuple[int, ...], front: tuple[int, ...], name: str) -> np.ndarray:
+    """``src (N, C, H, W)`` as ``(*extents, N, C)`` at offset ``front``, zero elsewhere: the
+    calling thread's scratch array ``name``."""
     batch, channels = src.shape[:2]
-    out = np.empty(extents + (batch, channels), FLOAT32)
+    out = scratch(name, extents + (batch, channels))
     box = [axis_slices(extent, size, 1, f) for extent, size, f in zip(extents, src.shape[2:], front)]
     if any(c is None for c in box):
         out[...] = 0
@@ -237,9 +270,18 @@ def _spatial_first(src: np.ndarray, extents: tuple[int, ...], front: tuple[int, 
     (src_h, dst_h), (src_w, dst_w) = cast(list[tuple[slice, slice]], box)   # none is None (above)
     out[:dst_h.start] = 0
     out[dst_h.stop:] = 0
-    out[dst_h, :dst_w.start] = 0
-    out[dst_h, dst_w.stop:] = 0
-    out[dst_h, dst_w] = src[:, :, src_h, src_w].transpose(2, 3, 0, 1)
+
+    def rows(first: int, last: int) -> None:
+        into = slice(dst_h.start + first, dst_h.start + last)
+        out[into, :dst_w.start] = 0
+        out[into, dst_w.stop:] = 0
+        out[into, dst_w] = src[:, :, src_h.start + first:src_h.start + last, src_w].transpose(2, 3, 0, 1)
+
+    # The transpose reads src with a stride of a whole plane between neighbours of out: bound
+    # by memory latency, it runs on the worker threads in blocks of rows (resnet 3x3
+    # (8,64,56,56): 1.5 ms per copy on one thread).
+    height = dst_h.stop - dst_h.start
+    in_parallel(height, rows, min_per_thread=max(1, MIN_PARALLEL_ELEMENTS // (extents[1] * batch * channels)))
     return out
 
 
@@ -292,26 +334,64 @@ class _Dilated:
 
     def gradients(self, x: np.ndarray, dy: np.ndarray, w: np.ndarray, want_input: bool, want_weight: bool) -> Gradients:
         g = self.g
-        xq = self._split(x, self.x_phase, g.pad_lo) if want_weight else x
-        dyq = self._split(dy, self.y_phase, (0, 0))
+        xq = self._split(x, self.x_phase, g.pad_lo, "winograd phases x") if want_weight else x
+        dyq = self._split(dy, self.y_phase, (0, 0), "winograd phases dy")
         dxq, dw = self.inner.gradients(xq, dyq, w, want_input, want_weight)
         if dxq is None:
             return None, dw
-        (dh, dw_), (hq, wq) = g.dilation, self.x_phase
-        channels = dxq.shape[1]
-        # (N*dh*dw, C, hq, wq) -> (N, C, hq*dh, wq*dw), cropped to X (at pad_lo).
-        whole = dxq.reshape(g.batch, dh, dw_, channels, hq, wq).transpose(0, 3, 4, 1, 5, 2)
-        whole = whole.reshape(g.batch, channels, hq * dh, wq * dw_)
-        (lo_h, lo_w), (h, w_) = g.pad_lo, g.x_size
-        return np.ascontiguousarray(whole[:, :, lo_h:lo_h + h, lo_w:lo_w + w_]), dw
+        # (N*dh*dw, C, hq, wq) -> dX (N, C, H, W): x = i*d + r - lo of phase r, position i
+        # (every x lies in one phase: hq*dh >= lo + H).  Phase by phase, on the worker threads.
+        g_dh, g_dw = g.dilation
+        phases = self._phases()
+        dxq6 = dxq.reshape((g.batch, g_dh, g_dw, dxq.shape[1]) + self.x_phase)
+        dx = np.empty((g.batch, dxq.shape[1]) + g.x_size, FLOAT32)
 
-    def _split(self, a: np.ndarray, phase_size: tuple[int, ...], front: tuple[int, ...]) -> np.ndarray:
+        def place(first: int, last: int) -> None:
+            for rh, rw in phases[first:last]:
+                box = self._box(g.x_size, self.x_phase, (rh, rw), g.pad_lo)
+                if box is not None:
+                    (ih, xh), (iw, xw) = box
+                    dx[:, :, xh, xw] = dxq6[:, rh, rw, :, ih, iw]
+
+        in_parallel(len(phases), place)
+        return dx, dw
+
+    def _phases(self) -> list[tuple[int, int]]:
+        return [(rh, rw) for rh in range(self.g.dilation[0]) for rw in range(self.g.dilation[1])]
+
+    def _box(self, size: tuple[int, ...], phase_size: tuple[int, ...], phase: tuple[int, int],
+             front: tuple[int, ...]) -> tuple[tuple[slice, slice], tuple[slice, slice]] | None:
+        """Per dimension (slice of phase positions i, slice of positions ``i*d + r - front`` of
+        an array of ``size``) where they connect, or None if nothing does."""
+        box = [axis_slices(n, extent, d, r - f)
+               for n, extent, d, r, f in zip(size, phase_size, self.g.dilation, phase, front)]
+        if box[0] is None or box[1] is None:
+            return None
+        return box[0], box[1]
+
+    def _split(self, a: np.ndarray, phase_size: tuple[int, ...], front: tuple[int, ...], name: str) -> np.ndarray:
         """``a (N, C, H, W)`` placed at ``front`` in zeros ``(N, C, ph*dh, pw*dw)``, its phases
         stacked in the batch: ``(N*dh*dw, C, ph, pw)`` with ``[n*dh*dw + rh*dw + rw, c, i, j] =
-        padded[n, c, i*dh + rh, j*dw + rw]``."""
+        padded[n, c, i*dh + rh, j*dw + rw]`` (the calling thread's scratch array ``name``).
+        Phase by phase, on the worker threads: each copy reads every d-th element of a row."""
         (dh, dw), (ph, pw) = self.g.dilation, phase_size
         batch, channels = a.shape[:2]
-        out = np.empty((batch, dh, dw, channels, ph, pw), FLOAT32)
-        padded = spread(a, (ph * dh, pw * dw), (1, 1), front)
-        out[...] = padded.reshape(batch, channels, ph, dh, pw, dw).transpose(0, 3, 5, 1, 2, 4)
+        out = scratch(name, (batch, dh, dw, channels, ph, pw))
+        phases = self._phases()
+
+        def fill(first: int, last: int) -> None:
+            for rh, rw in phases[first:last]:
+                target = out[:, rh, rw]
+                box = self._box(a.shape[2:], phase_size, (rh, rw), front)
+                if box is None:
+                    target[...] = 0
+                    continue
+                (ih, sh), (iw, sw) = box
+                target[:, :, :ih.start] = 0
+                target[:, :, ih.stop:] = 0
+                target[:, :, ih, :iw.start] = 0
+                target[:, :, ih, iw.stop:] = 0
+                target[:, :, ih, iw] = a[:, :, sh, sw]
+
+        in_parallel(len(phases), fill)
         return out.reshape(batch * dh * dw, channels, ph, pw)

@@ -1,0 +1,88 @@
+"""The flat engine's chunking of its products (aclnn_py.ops.conv.flat._chunk_ranges)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from aclnn_py.ops.conv.flat import _chunk_ranges
+
+
+def _segments(rng):
+    count = int(rng.integers(1, 6))
+    segments = []
+    pos = int(rng.integers(0, 5))
+    for _ in range(count):
+        length = int(rng.integers(1, 40))
+        segments.append((pos, pos + length))
+        pos += length + int(rng.integers(1, 10))
+    return segments
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_chunks_cover_the_segments_in_order(seed):
+    rng = np.random.default_rng(seed)
+    segments = _segments(rng)
+    width = int(rng.integers(1, 50))
+    chunks = _chunk_ranges(segments, width)
+    needed = np.zeros(segments[-1][1] + 1, bool)
+    for first, last in segments:
+        needed[first:last] = True
+    covered = np.zeros_like(needed)
+    previous = segments[0][0]
+    for start, stop in chunks:
+        assert previous <= start < stop <= start + width       # in order, disjoint, at most width
+        assert needed[start] and needed[stop - 1]             # starts and ends on needed positions
+        covered[start:stop] = True
+        previous = stop
+    assert np.array_equal(covered & needed, needed)
+    # A chunk ends short of width only at the end of a segment.
+    ends = {last for _, last in segments}
+    assert all(stop - start == width or stop in ends for start, stop in chunks)
+
+
+def test_short_segments_share_chunks():
+    # Images of 1024 positions 4 apart (conv1d k5): full chunks across the gaps, the last
+    # image's margin left out.
+    segments = [(n * 1028, n * 1028 + 1024) for n in range(4)]
+    assert _chunk_ranges(segments, 3000) == [(0, 3000), (3000, 4108)]
+    assert _chunk_ranges([(0, 100), (120, 220)], 30) == [(0, 30), (30, 60), (60, 90), (90, 100), (120, 150),
+                                                        (150, 180), (180, 210), (210, 220)]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_im2col_chunks_hold_each_taps_window(monkeypatch, seed):
+    """Taps in runs (one phase, offsets a constant step apart, up or down) and alone: every
+    chunk's rows are the taps' windows of buf, as slices would give them."""
+    from aclnn_py.ops.conv import flat
+    from aclnn_py.ops.conv.flat import _im2col_chunks, _tap_runs
+
+    monkeypatch.setattr(flat, "CHUNK_BYTES", 1)    # chunks of 64 positions
+
+    rng = np.random.default_rng(seed)
+    channels, phases, length = int(rng.integers(1, 4)), int(rng.integers(1, 3)), int(rng.integers(5, 300))
+    taps = []
+    for _ in range(int(rng.integers(1, 5))):
+        phase, step, count = int(rng.integers(0, phases)), int(rng.integers(-3, 4)), int(rng.integers(1, 5))
+        base = int(rng.integers(0, 5)) + max(0, -step) * (count - 1)
+        taps += [(phase, base + k * step) for k in range(count)]
+    slack = max(offset for _, offset in taps)
+    buf = rng.standard_normal((channels, phases, length + slack)).astype(np.float32)
+    assert sum(count for _, count, _ in _tap_runs(taps)) == len(taps)
+    gap = int(rng.integers(0, length // 2))
+    segments = [(0, length // 2 - gap), (length // 2, length)] if gap else [(0, length)]
+    seen = 0
+    for start, stop, cols in _im2col_chunks(buf, taps, segments):
+        seen += stop - start
+        for t, (phase, offset) in enumerate(taps):
+            np.testing.assert_array_equal(cols[:, t], buf[:, phase, start + offset:stop + offset])
+    assert seen >= sum(last - first for first, last in segments)
+
+
+def test_tap_runs():
+    from aclnn_py.ops.conv.flat import _tap_runs
+
+    # A 3x3 kernel reversed (offsets down by 1 along a row), a tap of another phase, a run up.
+    taps = [(0, 8), (0, 7), (0, 6), (0, 4), (0, 3), (0, 2), (1, 0), (0, 1), (0, 2)]
+    assert _tap_runs(taps) == [(0, 3, -1), (3, 3, -1), (6, 1, 0), (7, 2, 1)]
+    assert _tap_runs([(0, 0), (1, 0), (0, 1), (1, 1)]) == [(0, 1, 0), (1, 1, 0), (2, 1, 0), (3, 1, 0)]
