@@ -118,18 +118,6 @@ def _copy_runner(args, result):
     return lambda: np.copyto(dst, src)
 
 
-def _one_thread(torch, fn):
-    """``fn`` run with PyTorch on one thread (its thread count restored after)."""
-    def run():
-        threads = torch.get_num_threads()
-        torch.set_num_threads(1)
-        try:
-            return fn()
-        finally:
-            torch.set_num_threads(threads)
-    return run
-
-
 def _geomean(values: list[float]) -> float:
     return math.exp(sum(math.log(v) for v in values) / len(values))
 
@@ -140,7 +128,8 @@ def _geomean(values: list[float]) -> float:
 # call returns (spinning, or yielding in a loop, before they sleep: ~0.1 s for this NumPy's
 # OpenBLAS), and in one process with the other library they slow its next call (measured with
 # both in this process: PyTorch's 2-thread resnet 3x3 at 17 ms instead of 8 ms alone, a gather at
-# 12.7 ms instead of 0.73). So each library runs in a worker process of its own (PyTorch; the
+# 12.7 ms instead of 0.73). So each library runs in a worker process of its own (PyTorch on 2
+# threads, PyTorch on one, the
 # numpy backend with its copy floor; the simulator), the workers take turns round by round as
 # before, and before each sample this process waits until every worker's threads have gone idle
 # (their CPU time stops growing; ``_settle``): every sample is timed on a machine the other
@@ -152,36 +141,39 @@ def _case_arguments(index: int):
     return CASES[index].make(np.random.default_rng(index))
 
 
-def _worker_runners(library: str, index: int, threads: int, torch):
-    """``(runners, result)`` of CASES[index] in a worker for ``library``: runners by name."""
+def _worker_runners(name: str, index: int, torch):
+    """``(runners, result)`` of CASES[index] in the worker ``name`` (``_WORKERS``): runners by
+    name."""
     case = CASES[index]
     args = _case_arguments(index)
-    if library == "torch":
+    if torch is not None:
         targs = tuple(torch.from_numpy(a) if isinstance(a, np.ndarray) else a for a in args)
         call = lambda: case.theirs(torch, *targs)  # noqa: E731
-        return {"torch": call, "torch1": _one_thread(torch, call)}, _numpy_result(call())
-    call = lambda: case.ours(*args, backend=library)  # noqa: E731
+        return {name: call}, _numpy_result(call())
+    call = lambda: case.ours(*args, backend=name)  # noqa: E731
     result = _numpy_result(call())
-    runners = {library: call}
-    if library == "numpy" and case.memory_bound:
+    runners = {name: call}
+    if name == "numpy" and case.memory_bound:
         copy = _copy_runner(args, result)
         if copy is not None:
             runners["copy"] = copy
     return runners, result
 
 
-def _serve(library: str, threads: int) -> None:
-    """A worker's loop: requests pickled on stdin, replies pickled on the real stdout (the
-    libraries' own prints go to stderr)."""
+def _serve(name: str, threads: int) -> None:
+    """The loop of the worker ``name``: requests pickled on stdin, replies pickled on the real
+    stdout (the libraries' own prints go to stderr)."""
     import pickle
 
     replies = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     requests = sys.stdin.buffer
     torch = None
-    if library == "torch":
+    if name.startswith("torch"):
         import torch
-        torch.set_num_threads(threads)
+        # "torch1": PyTorch on one thread, in a process of its own (switching a process's
+        # OpenMP pool between 1 and 2 threads from call to call cost PyTorch up to 2x).
+        torch.set_num_threads(1 if name == "torch1" else threads)
     runners: dict = {}
     while True:
         request = pickle.load(requests)
@@ -189,7 +181,7 @@ def _serve(library: str, threads: int) -> None:
         reply: object = None
         if kind == "case":
             try:
-                runners, result = _worker_runners(library, request[1], threads, torch)
+                runners, result = _worker_runners(name, request[1], torch)
                 reply = ("ok", result, sorted(runners))
             except Exception as exc:  # a backend that cannot run a case is reported, not fatal
                 runners = {}
@@ -200,7 +192,13 @@ def _serve(library: str, threads: int) -> None:
                     fn()
             reply = {k: _batch_size(fn) for k, fn in runners.items()}
         elif kind == "time":
-            reply = _time_once(runners[request[1]], request[2])
+            # One call first, untimed: after the wait for idle threads (_settle) the library's
+            # own threads are asleep and its data out of the cache, a cold start no loop of
+            # calls has (PyTorch's 2-thread resnet 3x3: 16 ms after a 10 ms pause, 13.5 back to
+            # back); the sample is the warm call that follows.
+            fn = runners[request[1]]
+            fn()
+            reply = _time_once(fn, request[2])
         elif kind == "quit":
             return
         pickle.dump(reply, replies, protocol=pickle.HIGHEST_PROTOCOL)
@@ -208,11 +206,12 @@ def _serve(library: str, threads: int) -> None:
 
 
 class _Worker:
-    """A library timed in a process of its own (``_serve``)."""
+    """A library timed in a process of its own (``_serve``): ``name`` is "torch" (PyTorch on
+    --threads threads), "torch1" (on one) or an aclnn_py backend."""
 
-    def __init__(self, library: str, threads: int) -> None:
-        self.library = library
-        self.process = subprocess.Popen([sys.executable, __file__, "--worker", library, "--threads", str(threads)],
+    def __init__(self, name: str, threads: int) -> None:
+        self.name = name
+        self.process = subprocess.Popen([sys.executable, __file__, "--worker", name, "--threads", str(threads)],
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE)
 
     def ask(self, *request):
@@ -223,7 +222,7 @@ class _Worker:
         try:
             return pickle.load(self.process.stdout)
         except EOFError:
-            raise RuntimeError(f"the {self.library} worker died (exit status {self.process.wait()})") from None
+            raise RuntimeError(f"the {self.name} worker died (exit status {self.process.wait()})") from None
 
     def cpu_ns(self) -> int | None:
         """CPU time of all the worker's threads so far (Linux's per-thread schedstat), or None."""
@@ -283,7 +282,7 @@ def run(cases, backends, repeats, warmup, threads) -> dict[str, list[float]]:
     settled = 0.0
     print(header)
     print("-" * len(header))
-    workers = {name: _Worker(name, threads) for name in ["torch", *backends]}
+    workers = {name: _Worker(name, threads) for name in ["torch", "torch1", *backends]}
     try:
         for case in cases:
             index = CASES.index(case)
@@ -297,8 +296,9 @@ def run(cases, backends, repeats, warmup, threads) -> dict[str, list[float]]:
                     continue
                 results[name] = result
                 owner.update((k, worker) for k in names)
-            if "torch" in failed:
-                raise RuntimeError(f"{case.name}: PyTorch failed ({failed['torch']})")
+            for name in ("torch", "torch1"):
+                if name in failed:
+                    raise RuntimeError(f"{case.name}: PyTorch failed ({failed[name]})")
             for b in backends:
                 if b in results:
                     why = _verify(case, results[b], results["torch"], b)
@@ -306,12 +306,12 @@ def run(cases, backends, repeats, warmup, threads) -> dict[str, list[float]]:
                         mismatches.append(f"{case.name} on {b}: {why}")
             batch = {}
             for worker in workers.values():
-                if worker.library not in failed:
+                if worker.name not in failed:
                     batch.update(worker.ask("warm", warmup))
-            # PyTorch is timed on 2 threads and on one and its faster figure is the one compared
-            # (with 2 threads aten's parallel region can wait a scheduler tick for its second
-            # worker): taking PyTorch's better configuration per case only ever makes the ratios
-            # less favourable to aclnn_py.
+            # PyTorch is timed on 2 threads and on one (two workers) and its faster figure is the
+            # one compared (with 2 threads aten's parallel region can wait a scheduler tick for
+            # its second worker): taking PyTorch's better configuration per case only ever makes
+            # the ratios less favourable to aclnn_py.
             times: dict[str, list[float]] = {k: [] for k in owner}
             for _ in range(repeats):
                 for k, worker in owner.items():
