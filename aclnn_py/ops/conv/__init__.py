@@ -22,7 +22,8 @@ Six engines compute these, one module each; ``LoweredConv`` picks one from the s
 * ``patch`` (patch.py): kernel == stride, the windows tile X: one reshape and one matrix
   product per gradient.
 * ``depthwise`` (depthwise.py): depthwise stride-1 1-D and 2-D convolutions with X's and Y's
-  rows equally long, on the planes in place: one multiply-add and one dot product per tap.
+  rows equally long, on the planes in place: per block of planes one strided im2col of all
+  taps, a matrix-vector product per plane and one dot product per tap and plane.
 * ``winograd`` (winograd.py): both gradients of an ordinary 2-D 3x3 stride-1 convolution
   (dilated too: its dilation phases are undilated convolutions) with >= 64 channels per group
   on each side, by Winograd's F(2x2, 3x3) (and F(3x3, 2x2) for the weight): 2.25x fewer
