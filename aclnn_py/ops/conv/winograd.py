@@ -31,13 +31,12 @@ largest terms, inside the tolerances of tests/helpers.py.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Unpack, cast
 
 import numpy as np
 
 from ._geometry import FLOAT32, Geometry, GeometryArgs, Gradients, axis_slices, scratch
-from . import flat
 from .._common import MIN_PARALLEL_ELEMENTS, in_parallel
 
 # Chosen when both channel counts per group are at least this: per 2x2 outputs and channel
@@ -48,6 +47,17 @@ from .._common import MIN_PARALLEL_ELEMENTS, in_parallel
 # pad 1, Cin = Cout = C, (8, C, 28, 28) and (4, C, 56, 56)): C = 16: 0.9-3.2, 32: 0.9-2.5,
 # 48: 0.87-1.04, 64: 0.82-0.90, 96 and 128: 0.70-0.77.  (ResNet's 3x3 layers have 64-512.)
 MIN_CHANNELS = 64
+
+# The transforms and products run in blocks of tiles (whole tile rows, or even pieces of one
+# tile row when it is larger) whose 16 transformed tiles take about this much; the block's other
+# buffers take about twice as much again, all of them the threads' scratch (WORKSPACE_BYTES).
+# Smaller blocks, to stay in a core's 1 MiB L2, lost: the ~30 NumPy calls and the 16 products
+# per block cost more than the passes gain (one thread, process CPU time, min of 12,
+# interleaved; 4 MiB / 1 MiB / 256 KiB / 64 KiB): resnet 3x3 (8,64,56,56) 28.4 / 28.4 / 34.2
+# / 51.3 ms, gradInput (8,128,28,28) 11.4 / 11.3 / 13.5 / 21.3, dilated d2 54.6 / 57.8 / 73.1 /
+# 73.0.  (Pieces of a row keep a large layer's blocks, e.g. (32,512,56,56)'s 29 MiB tile rows,
+# inside the scratch arrays.)
+BLOCK_BYTES = 4 << 20
 
 # G of F(2x2, 3x3): the kernel transform.
 _G = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0.0, 0.0, 1.0]], np.float32)
@@ -125,31 +135,30 @@ class WinogradEngine(Geometry):
         cy, cx = self.y_channels, self.x_channels
         cy_g, cx_g = cy // groups, cx // groups
         th, tw = self._tiles
-        hp, wp = self._padded
 
         # G Wf G^T with Wf[g, ci, co] = W[g*cy_g + co, ci] reversed, as (16, groups, Cy/g, Cx/g).
         u = np.matmul(_GG_REVERSED, w.reshape(-1, 9).T).reshape(16, groups, cy_g, cx_g)
 
         h, w_ = self.x_size
         out = np.empty((batch, cx, h, w_), FLOAT32)
-        # Blocks of tile rows whose transformed tiles take about flat.CHUNK_BYTES: the buffers are
-        # made once per thread and stay in cache from the transform to the product to the output.
-        step = max(1, flat.CHUNK_BYTES // (16 * tw * batch * max(cx, cy) * FLOAT32.itemsize))
-        shapes: dict[str, Callable[[int], tuple[int, ...]]] = {"t1": lambda nb: (4, nb, wp, batch, cy), "v": lambda nb: (4, 4, nb, tw, batch, cy),
-                  "m": lambda nb: (16, nb * tw * batch, cx), "r": lambda nb: (2, 4, nb, tw, batch, cx),
-                  "y": lambda nb: (2, 2, nb, tw, batch, cx)}
+        # Blocks of nb x nc tiles (_block_shape): the buffers are made once per thread and stay in
+        # cache from the transform to the product to the output.
+        step, width = _block_shape(tw, batch * max(cx, cy))
+        shapes: dict[str, Callable[[int, int], tuple[int, ...]]] = {
+            "t1": lambda nb, nc: (4, nb, 2 * nc + 2, batch, cy), "v": lambda nb, nc: (4, 4, nb, nc, batch, cy),
+            "m": lambda nb, nc: (16, nb * nc * batch, cx), "r": lambda nb, nc: (2, 4, nb, nc, batch, cx),
+            "y": lambda nb, nc: (2, 2, nb, nc, batch, cx)}
 
         def run(first: int, last: int) -> None:
-            buffers = _tile_buffers(shapes, step)
-            for i0 in range(first, last, step):
-                nb = min(step, last - i0)
+            buffers = _tile_buffers(shapes, step, width)
+            for i0, nb, j0, nc in _blocks(first, last, step, tw, width):
                 # contiguous views of the scratch buffers for this block
-                t1, v, m, r, y = (buffers[name][:math.prod(shape(nb))].reshape(shape(nb))
+                t1, v, m, r, y = (buffers[name][:math.prod(shape(nb, nc))].reshape(shape(nb, nc))
                                   for name, shape in shapes.items())
-                self._tile_rows(d[2 * i0:2 * (i0 + nb) + 2], u, nb, t1, v, m, r, y)
-                # y[p, q, i, j, n, c] is dX[n, c, 2(i0 + i) + p, 2j + q].
-                rows = min(2 * nb, h - 2 * i0)
-                self._place(y, out[:, :, 2 * i0:2 * i0 + rows], rows, w_)
+                self._tile_block(d[2 * i0:2 * (i0 + nb) + 2, 2 * j0:2 * (j0 + nc) + 2], u, nb, nc, t1, v, m, r, y)
+                # y[p, q, i, j, n, c] is dX[n, c, 2(i0 + i) + p, 2(j0 + j) + q].
+                rows, cols = min(2 * nb, h - 2 * i0), min(2 * nc, w_ - 2 * j0)
+                self._place(y, out[:, :, 2 * i0:2 * i0 + rows, 2 * j0:2 * j0 + cols], rows, cols)
 
         # The tile rows are independent: shared evenly among the worker threads, each taking
         # its share in blocks of ``step`` rows (the transforms are single-threaded NumPy passes;
@@ -175,24 +184,22 @@ class WinogradEngine(Geometry):
         th, tw = self._y_tiles
         xp = _spatial_first(x, (2 * th + 2, 2 * tw + 2), self.pad_lo, "winograd x")   # (Hp, Wp, N, Cx)
         dyp = self._weight_dy(dy, d)                                          # (2th, 2tw, N, Cy)
-        wp = 2 * tw + 2
-        # Blocks of tile rows as in _input_grad; each worker sums its blocks' products.
-        step = max(1, flat.CHUNK_BYTES // (16 * tw * batch * max(cx, cy) * FLOAT32.itemsize))
-        shapes: dict[str, Callable[[int], tuple[int, ...]]] = {
-            "t1": lambda nb: (4, nb, wp, batch, cx), "v": lambda nb: (4, 4, nb, tw, batch, cx),
-            "s1": lambda nb: (4, nb, 2 * tw, batch, cy), "u": lambda nb: (4, 4, nb, tw, batch, cy)}
+        # Blocks of tiles as in _input_grad; each worker sums its blocks' products.
+        step, width = _block_shape(tw, batch * max(cx, cy))
+        shapes: dict[str, Callable[[int, int], tuple[int, ...]]] = {
+            "t1": lambda nb, nc: (4, nb, 2 * nc + 2, batch, cx), "v": lambda nb, nc: (4, 4, nb, nc, batch, cx),
+            "s1": lambda nb, nc: (4, nb, 2 * nc, batch, cy), "u": lambda nb, nc: (4, 4, nb, nc, batch, cy)}
         sums: list[np.ndarray] = []
 
         def run(first: int, last: int) -> None:
-            buffers = _tile_buffers(shapes, step)
+            buffers = _tile_buffers(shapes, step, width)
             total = np.zeros((16, groups, cy_g, cx_g), FLOAT32)
             product = np.empty_like(total)
-            for i0 in range(first, last, step):
-                nb = min(step, last - i0)
-                t1, v, s1, u = (buffers[name][:math.prod(shape(nb))].reshape(shape(nb))
+            for i0, nb, j0, nc in _blocks(first, last, step, tw, width):
+                t1, v, s1, u = (buffers[name][:math.prod(shape(nb, nc))].reshape(shape(nb, nc))
                                 for name, shape in shapes.items())
-                _data_transform(xp[2 * i0:2 * (i0 + nb) + 2], nb, tw, t1, v)
-                _block_transform(dyp[2 * i0:2 * (i0 + nb)], s1, u)
+                _data_transform(xp[2 * i0:2 * (i0 + nb) + 2, 2 * j0:2 * (j0 + nc) + 2], nb, nc, t1, v)
+                _block_transform(dyp[2 * i0:2 * (i0 + nb), 2 * j0:2 * (j0 + nc)], s1, u)
                 um, vm = u.reshape(16, -1, cy), v.reshape(16, -1, cx)
                 for g in range(groups):
                     np.matmul(um[:, :, g * cy_g:(g + 1) * cy_g].swapaxes(1, 2), vm[:, :, g * cx_g:(g + 1) * cx_g],
@@ -206,15 +213,14 @@ class WinogradEngine(Geometry):
         dw: np.ndarray = np.matmul(m.reshape(16, -1).T, _GG)
         return dw.reshape(cy, cx_g, 3, 3)
 
-    def _tile_rows(self, d: np.ndarray, u: np.ndarray, nb: int, t1: np.ndarray, v: np.ndarray, m: np.ndarray,
-                   r: np.ndarray, y: np.ndarray) -> None:
-        """``y (2, 2, nb, tw, N, Cx)``: the output blocks of ``nb`` tile rows from their padded dY
-        rows ``d (2*nb + 2, Wp, N, Cy)`` (the other arrays are scratch of their shapes)."""
+    def _tile_block(self, d: np.ndarray, u: np.ndarray, nb: int, nc: int, t1: np.ndarray, v: np.ndarray,
+                    m: np.ndarray, r: np.ndarray, y: np.ndarray) -> None:
+        """``y (2, 2, nb, nc, N, Cx)``: the output blocks of ``nb x nc`` tiles from their padded dY
+        ``d (2*nb + 2, 2*nc + 2, N, Cy)`` (the other arrays are scratch of their shapes)."""
         groups = self.groups
         cy, cx = self.y_channels, self.x_channels
         cy_g, cx_g = cy // groups, cx // groups
-        tw = self._tiles[1]
-        _data_transform(d, nb, tw, t1, v)
+        _data_transform(d, nb, nc, t1, v)
         # The 16 products: M (16, nb*tw*N, Cx).
         vm = v.reshape(16, -1, cy)
         if groups == 1:
@@ -246,9 +252,29 @@ class WinogradEngine(Geometry):
             out[:, :, :, width - 1] = y[:, 0, :, wh].transpose(2, 3, 1, 0).reshape(batch, cx, -1)[:, :, :rows]
 
 
-def _tile_buffers(shapes: dict[str, Callable[[int], tuple[int, ...]]], step: int) -> dict[str, np.ndarray]:
-    """The calling thread's scratch buffers of ``shapes(step)`` (one array carved in pieces)."""
-    sizes = {name: math.prod(shape(step)) for name, shape in shapes.items()}
+def _block_shape(tw: int, per_position: int) -> tuple[int, int]:
+    """``(rows, columns)`` of tiles per block, for tile rows of ``tw`` tiles: whole tile rows
+    while one row's 16 transformed tiles of ``per_position`` floats each fit BLOCK_BYTES, else
+    even pieces of one row."""
+    fit = max(1, BLOCK_BYTES // (16 * per_position * FLOAT32.itemsize))
+    if fit >= tw:
+        return fit // tw, tw
+    pieces = -(-tw // fit)
+    return 1, -(-tw // pieces)
+
+
+def _blocks(first: int, last: int, rows: int, tw: int, columns: int) -> Iterator[tuple[int, int, int, int]]:
+    """``(i0, nb, j0, nc)``: the blocks of ``rows x columns`` tiles (the last ones of a row or
+    of the range cropped) covering tile rows ``[first, last)`` of ``tw`` tiles, row by row."""
+    for i0 in range(first, last, rows):
+        for j0 in range(0, tw, columns):
+            yield i0, min(rows, last - i0), j0, min(columns, tw - j0)
+
+
+def _tile_buffers(shapes: dict[str, Callable[[int, int], tuple[int, ...]]], rows: int,
+                  columns: int) -> dict[str, np.ndarray]:
+    """The calling thread's scratch buffers of ``shapes(rows, columns)`` (one array carved in pieces)."""
+    sizes = {name: math.prod(shape(rows, columns)) for name, shape in shapes.items()}
     whole = scratch("winograd tiles", (sum(sizes.values()),))
     buffers = {}
     start = 0
@@ -287,7 +313,7 @@ def _spatial_first(src: np.ndarray, extents: tuple[int, ...], front: tuple[int, 
 
 def _data_transform(d: np.ndarray, nb: int, tw: int, t1: np.ndarray, v: np.ndarray) -> None:
     """``v (4, 4, nb, tw, N, C)``: ``B^T d_tile B`` of the 4x4 tiles (2 apart) of ``d (2*nb + 2,
-    2*tw + 2, N, C)``, rows then columns (``t1 (4, nb, 2*tw + 2, N, C)`` is scratch)."""
+    2*tw + 2, N, C)`` (``tw``: the block's tile columns), rows then columns (``t1 (4, nb, 2*tw + 2, N, C)`` is scratch)."""
     rows = [d[k:k + 2 * nb - 1:2] for k in range(4)]
     np.subtract(rows[0], rows[2], out=t1[0])
     np.add(rows[1], rows[2], out=t1[1])
