@@ -11,7 +11,7 @@ where im2col's product holds 36 - a 2.25x smaller BLAS product, for transforms t
 additions per element.  The weight gradient is the same identity with dY's 2x2 blocks as the
 filter (F(3x3, 2x2), _weight_grad): 16 products ``(Cy/g, tiles) @ (tiles, Cx/g)`` summed over
 the tiles.  The arrays are laid out spatial axes first and (N, channels) last, so the
-transforms are NumPy passes over long contiguous runs, in blocks of tile rows shared among the
+transforms are NumPy passes over long contiguous runs, in blocks of tiles (BLOCK_BYTES) shared among the
 worker threads.  Those copies and the blocks' buffers are the threads' scratch arrays
 (_geometry.scratch), kept from call to call: fresh ones were fresh pages, faulted in and zeroed
 by the kernel on every call.
@@ -39,13 +39,20 @@ import numpy as np
 from ._geometry import FLOAT32, Geometry, GeometryArgs, Gradients, axis_slices, scratch
 from .._common import MIN_PARALLEL_ELEMENTS, in_parallel
 
-# Chosen when both channel counts per group are at least this: per 2x2 outputs and channel
-# pair the BLAS product saves 20 of 36 multiply-adds (~2.25x), while the transforms cost about
-# 16 loads, stores and additions per element and channel on each side - a cost per element
-# that the saving, growing with the channels the element meets, passes at a few dozen.
-# Measured (one BLAS thread, process CPU time, Winograd over the flat engine, each mask, 3x3
-# pad 1, Cin = Cout = C, (8, C, 28, 28) and (4, C, 56, 56)): C = 16: 0.9-3.2, 32: 0.9-2.5,
-# 48: 0.87-1.04, 64: 0.82-0.90, 96 and 128: 0.70-0.77.  (ResNet's 3x3 layers have 64-512.)
+# Chosen when both channel counts per group are at least this.  Cost model, per 2x2 outputs,
+# with C channels per group on each side: the BLAS products take 16 C^2 multiply-adds against
+# the flat engine's 36 C^2 (its im2col: 9 copies per element), while Winograd's transforms and
+# copies take a fixed number of NumPy passes per element and channel, k C: its time over the
+# flat engine's ~ (16 a C + k_w) / (36 a C + k_f), below 1 once C passes ~ (k_w - k_f) / 20a.
+# The batch and spatial size scale both alike (cache effects stayed inside the noise).
+# Measured (2 cores, wall, min of 4 alternating processes per engine, after the blocks'
+# changes; Winograd over flat for both gradients / gradInput / gradWeight+bias, 3x3 pad 1,
+# Cin = Cout = C, batch 8): C = 48: 56x56 0.98 / 0.81 / 1.23, 28x28 1.21 / 1.02 / 1.12, 14x14
+# 1.19 / 1.08 / 1.03; C = 64: 56x56 0.90 / 0.84 / 1.03, 28x28 1.14 / 1.09 / 1.05, 14x14 0.98
+# / 0.85 / 0.85; C = 96: 28x28 0.62 / 0.87 / 0.96, 14x14 0.78 / 0.68 / 0.77; an earlier grid
+# the same: C = 128 0.59-0.82, 256 0.50-0.62, 32 0.75-1.63.  64 is where it breaks even (the
+# ResNet stage 1 layer, (8,64,56,56) both: 24.4 ms against 27.0); before, one BLAS thread,
+# process CPU time: C = 48: 0.87-1.04, 64: 0.82-0.90, 96 and 128: 0.70-0.77.
 MIN_CHANNELS = 64
 
 # The transforms and products run in blocks of tiles (whole tile rows, or even pieces of one
@@ -97,7 +104,7 @@ class WinogradEngine(Geometry):
     @property
     def elements(self) -> int:
         """Elements of the padded copies of X and dY (the dilation phases' when dilated), the
-        largest buffers; the transforms' are about CHUNK_BYTES per worker."""
+        largest buffers; the transforms' are about 3 x BLOCK_BYTES per worker."""
         if self._dilated is not None:
             inner = self._dilated.inner
             return inner.elements + inner.batch * (inner.x_channels * math.prod(inner.x_size)
