@@ -58,13 +58,16 @@ MIN_CHANNELS = 64
 # The transforms and products run in blocks of tiles (whole tile rows, or even pieces of one
 # tile row when it is larger) whose 16 transformed tiles take about this much; the block's other
 # buffers take about twice as much again, all of them the threads' scratch (WORKSPACE_BYTES).
-# Smaller blocks, to stay in a core's 1 MiB L2, lost: the ~30 NumPy calls and the 16 products
-# per block cost more than the passes gain (one thread, process CPU time, min of 12,
-# interleaved; 4 MiB / 1 MiB / 256 KiB / 64 KiB): resnet 3x3 (8,64,56,56) 28.4 / 28.4 / 34.2
-# / 51.3 ms, gradInput (8,128,28,28) 11.4 / 11.3 / 13.5 / 21.3, dilated d2 54.6 / 57.8 / 73.1 /
-# 73.0.  (Pieces of a row keep a large layer's blocks, e.g. (32,512,56,56)'s 29 MiB tile rows,
-# inside the scratch arrays.)
-BLOCK_BYTES = 4 << 20
+# Measured (one thread, process CPU time, min of 12-15, in-process toggle, interleaved;
+# 4 MiB / 2 MiB / 1 MiB / 256 KiB / 64 KiB): resnet 3x3 (8,64,56,56) 28.4-30.0 / 28.4-28.5 /
+# 28.4-28.7 / 34.2 / 51.3 ms, gradInput (8,128,28,28) 11.4-12.2 / 11.7 / 11.1-11.3 / 13.5 /
+# 21.3, gradWeight (8,128,28,28) 11.2-11.7 / 10.8-11.1 / 10.7-10.9 / 12.9 / 21.2, dilated d2
+# 54.6-56.2 / 55.0-55.9 / 57.5-57.8 / 73.1 / 73.0 (its phases' tile rows, 2.4 MiB, in 2 or
+# 3 pieces below 4 MiB).  Smaller blocks lose to the ~30 NumPy calls and 16 products per
+# block; 2 cores, wall, min of 15 (noisy): resnet 25.0 -> 24.4 ms at 2 MiB, dilated 40.1 ->
+# 41.6.  (Pieces of a row also keep a large layer's blocks, e.g. (32,512,56,56)'s 29 MiB tile
+# rows, inside the scratch arrays.)
+BLOCK_BYTES = 2 << 20
 
 # G of F(2x2, 3x3): the kernel transform.
 _G = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0.0, 0.0, 1.0]], np.float32)
