@@ -327,7 +327,8 @@ def _spatial_first(src: np.ndarray, extents: tuple[int, ...], front: tuple[int, 
 
 def _data_transform(d: np.ndarray, nb: int, tw: int, t1: np.ndarray, v: np.ndarray) -> None:
     """``v (4, 4, nb, tw, N, C)``: ``B^T d_tile B`` of the 4x4 tiles (2 apart) of ``d (2*nb + 2,
-    2*tw + 2, N, C)`` (``tw``: the block's tile columns), rows then columns (``t1 (4, nb, 2*tw + 2, N, C)`` is scratch)."""
+    2*tw + 2, N, C)`` (``tw``: the block's tile columns), rows then columns (``t1 (4, nb,
+    2*tw + 2, N, C)`` is scratch)."""
     rows = [d[k:k + 2 * nb - 1:2] for k in range(4)]
     np.subtract(rows[0], rows[2], out=t1[0])
     np.add(rows[1], rows[2], out=t1[1])
