@@ -91,20 +91,21 @@ CASES = {
 # convolution; elsewhere the choice goes on), "flat" (im2col + BLAS, or the tap-wise
 # kernels when depthwise; X space for gradWeight alone), "flat in pieces" (the same with im2col
 # in many chunks, the flat buffers copied in parts on the worker threads and depthwise
-# convolutions one channel per block; "winograd in pieces": one tile row per block), "tap".
+# convolutions one channel per block; "winograd in pieces": one tile per block), "tap".
 ENGINES = ["dense", "dense einsums", "patch", "winograd", "winograd in pieces", "flat", "flat in pieces", "tap"]
 
 
 def _force_engine(monkeypatch, engine):
     """Make the numpy backend use one of its engines (it picks by shape otherwise)."""
     from aclnn_py.ops import conv
-    from aclnn_py.ops.conv import dense, depthwise, flat
+    from aclnn_py.ops.conv import dense, depthwise, flat, winograd
 
     monkeypatch.setattr(conv, "forced", engine.split()[0])
     if engine == "dense einsums":
         monkeypatch.setattr(dense, "UNFOLD_ELEMENTS", -1)
     if engine.endswith("in pieces"):
-        monkeypatch.setattr(flat, "CHUNK_BYTES", 1)      # the minimum chunk: 64 columns, 1 tile row
+        monkeypatch.setattr(flat, "CHUNK_BYTES", 1)      # the minimum chunk: 64 columns
+        monkeypatch.setattr(winograd, "BLOCK_BYTES", 1)  # one tile per block
         monkeypatch.setattr(depthwise, "TAPWISE_BYTES", 1)    # one channel per block
         monkeypatch.setattr(flat, "PARALLEL_COPY_ELEMENTS", 1)   # flat buffers copied by every worker
 

@@ -11,7 +11,7 @@ where im2col's product holds 36 - a 2.25x smaller BLAS product, for transforms t
 additions per element.  The weight gradient is the same identity with dY's 2x2 blocks as the
 filter (F(3x3, 2x2), _weight_grad): 16 products ``(Cy/g, tiles) @ (tiles, Cx/g)`` summed over
 the tiles.  The arrays are laid out spatial axes first and (N, channels) last, so the
-transforms are NumPy passes over long contiguous runs, in blocks of tile rows shared among the
+transforms are NumPy passes over long contiguous runs, in blocks of tiles (BLOCK_BYTES) shared among the
 worker threads.  Those copies and the blocks' buffers are the threads' scratch arrays
 (_geometry.scratch), kept from call to call: fresh ones were fresh pages, faulted in and zeroed
 by the kernel on every call.
@@ -31,23 +31,54 @@ largest terms, inside the tolerances of tests/helpers.py.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Unpack, cast
 
 import numpy as np
 
 from ._geometry import FLOAT32, Geometry, GeometryArgs, Gradients, axis_slices, scratch
-from . import flat
 from .._common import MIN_PARALLEL_ELEMENTS, in_parallel
 
-# Chosen when both channel counts per group are at least this: per 2x2 outputs and channel
-# pair the BLAS product saves 20 of 36 multiply-adds (~2.25x), while the transforms cost about
-# 16 loads, stores and additions per element and channel on each side - a cost per element
-# that the saving, growing with the channels the element meets, passes at a few dozen.
-# Measured (one BLAS thread, process CPU time, Winograd over the flat engine, each mask, 3x3
-# pad 1, Cin = Cout = C, (8, C, 28, 28) and (4, C, 56, 56)): C = 16: 0.9-3.2, 32: 0.9-2.5,
-# 48: 0.87-1.04, 64: 0.82-0.90, 96 and 128: 0.70-0.77.  (ResNet's 3x3 layers have 64-512.)
+# Chosen when both channel counts per group are at least this.  Cost model, per 2x2 outputs,
+# with C channels per group on each side: the BLAS products take 16 C^2 multiply-adds against
+# the flat engine's 36 C^2 (its im2col: 9 copies per element), while Winograd's transforms and
+# copies take a fixed number of NumPy passes per element and channel, k C: its time over the
+# flat engine's ~ (16 a C + k_w) / (36 a C + k_f), below 1 once C passes ~ (k_w - k_f) / 20a.
+# The batch and spatial size scale both alike (cache effects stayed inside the noise).
+# Measured (2 cores, wall, min of 4 alternating processes per engine, after the blocks'
+# changes; Winograd over flat for both gradients / gradInput / gradWeight+bias, 3x3 pad 1,
+# Cin = Cout = C, batch 8): C = 48: 56x56 0.98 / 0.81 / 1.23, 28x28 1.21 / 1.02 / 1.12, 14x14
+# 1.19 / 1.08 / 1.03; C = 64: 56x56 0.90 / 0.84 / 1.03, 28x28 1.14 / 1.09 / 1.05, 14x14 0.98
+# / 0.85 / 0.85; C = 96: 28x28 0.62 / 0.87 / 0.96, 14x14 0.78 / 0.68 / 0.77; an earlier grid
+# the same: C = 128 0.59-0.82, 256 0.50-0.62, 32 0.75-1.63.  64 is where it breaks even (the
+# ResNet stage 1 layer, (8,64,56,56) both: 24.4 ms against 27.0); before, one BLAS thread,
+# process CPU time: C = 48: 0.87-1.04, 64: 0.82-0.90, 96 and 128: 0.70-0.77.
 MIN_CHANNELS = 64
+
+# The transforms and products run in blocks of tiles (whole tile rows, or even pieces of one
+# tile row when it is larger) whose 16 transformed tiles take about this much; the block's other
+# buffers take about twice as much again, all of them the threads' scratch (WORKSPACE_BYTES).
+# Measured (one thread, process CPU time, min of 12-15, in-process toggle, interleaved;
+# 4 MiB / 2 MiB / 1 MiB / 256 KiB / 64 KiB): resnet 3x3 (8,64,56,56) 28.4-30.0 / 28.4-28.5 /
+# 28.4-28.7 / 34.2 / 51.3 ms, gradInput (8,128,28,28) 11.4-12.2 / 11.7 / 11.1-11.3 / 13.5 /
+# 21.3, gradWeight (8,128,28,28) 11.2-11.7 / 10.8-11.1 / 10.7-10.9 / 12.9 / 21.2, dilated d2
+# 54.6-56.2 / 55.0-55.9 / 57.5-57.8 / 73.1 / 73.0 (its phases' tile rows, 2.4 MiB, in 2 or
+# 3 pieces below 4 MiB).  Smaller blocks lose to the ~30 NumPy calls and 16 products per
+# block; 2 cores, wall, min of 15 (noisy): resnet 25.0 -> 24.4 ms at 2 MiB, dilated 40.1 ->
+# 41.6.  (Pieces of a row also keep a large layer's blocks, e.g. (32,512,56,56)'s 29 MiB tile
+# rows, inside the scratch arrays.)
+BLOCK_BYTES = 2 << 20
+# What the passes cost, in units of T = tiles x N x channels floats (one transformed position's
+# array; resnet 3x3 (8,64,56,56): T = 0.4 M floats, 1.6 MB), one thread, that case: gradInput:
+# dY spatial first (read 4T, write 4T, 1.35 ms), the data transform (8 passes, read 48T, write
+# 24T, 3.2 ms), 16 products (~8 ms), the inverse (8 passes, read 48T, write 24T, 1.4 ms), dX
+# put in place (read 4T, write 4T, 1.9 ms); gradWeight: X spatial first (1.35 ms), its data
+# transform (3.2 ms), dY's block transform (8 passes, read 36T, write 24T, 1.4-2.4 ms), 16
+# products (~8 ms).  Each pass runs at 35-100 GB/s: the transforms are about as few NumPy
+# passes as separable 1-D sums allow (row stage, then column stage written straight into the
+# products' layout); removing dY's copy and negation passes (signs folded into the final
+# transform) measured 1.42 -> 1.31 ms per call, an inverse by one (4, 16) BLAS product 1.4 ->
+# 0.9 ms but it needs the slower (p, q, i, j) placement: neither worth its code.
 
 # G of F(2x2, 3x3): the kernel transform.
 _G = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0.0, 0.0, 1.0]], np.float32)
@@ -87,7 +118,7 @@ class WinogradEngine(Geometry):
     @property
     def elements(self) -> int:
         """Elements of the padded copies of X and dY (the dilation phases' when dilated), the
-        largest buffers; the transforms' are about CHUNK_BYTES per worker."""
+        largest buffers; the transforms' are about 3 x BLOCK_BYTES per worker."""
         if self._dilated is not None:
             inner = self._dilated.inner
             return inner.elements + inner.batch * (inner.x_channels * math.prod(inner.x_size)
@@ -125,31 +156,34 @@ class WinogradEngine(Geometry):
         cy, cx = self.y_channels, self.x_channels
         cy_g, cx_g = cy // groups, cx // groups
         th, tw = self._tiles
-        hp, wp = self._padded
 
         # G Wf G^T with Wf[g, ci, co] = W[g*cy_g + co, ci] reversed, as (16, groups, Cy/g, Cx/g).
         u = np.matmul(_GG_REVERSED, w.reshape(-1, 9).T).reshape(16, groups, cy_g, cx_g)
 
         h, w_ = self.x_size
         out = np.empty((batch, cx, h, w_), FLOAT32)
-        # Blocks of tile rows whose transformed tiles take about flat.CHUNK_BYTES: the buffers are
-        # made once per thread and stay in cache from the transform to the product to the output.
-        step = max(1, flat.CHUNK_BYTES // (16 * tw * batch * max(cx, cy) * FLOAT32.itemsize))
-        shapes: dict[str, Callable[[int], tuple[int, ...]]] = {"t1": lambda nb: (4, nb, wp, batch, cy), "v": lambda nb: (4, 4, nb, tw, batch, cy),
-                  "m": lambda nb: (16, nb * tw * batch, cx), "r": lambda nb: (2, 4, nb, tw, batch, cx),
-                  "y": lambda nb: (2, 2, nb, tw, batch, cx)}
+        # Blocks of nb x nc tiles (_block_shape): the buffers are made once per thread and stay in
+        # cache from the transform to the product to the output.
+        step, width = _block_shape(tw, batch * max(cx, cy))
+        shapes: dict[str, Callable[[int, int], tuple[int, ...]]] = {
+            "t1": lambda nb, nc: (4, nb, 2 * nc + 2, batch, cy), "v": lambda nb, nc: (4, 4, nb, nc, batch, cy),
+            "m": lambda nb, nc: (16, nb * nc * batch, cx), "r": lambda nb, nc: (nb, 2, 4, nc, batch, cx),
+            "y": lambda nb, nc: (nb, 2, nc, 2, batch, cx)}
 
         def run(first: int, last: int) -> None:
-            buffers = _tile_buffers(shapes, step)
-            for i0 in range(first, last, step):
-                nb = min(step, last - i0)
+            buffers = _tile_buffers(shapes, step, width)
+            for i0, nb, j0, nc in _blocks(first, last, step, tw, width):
                 # contiguous views of the scratch buffers for this block
-                t1, v, m, r, y = (buffers[name][:math.prod(shape(nb))].reshape(shape(nb))
+                t1, v, m, r, y = (buffers[name][:math.prod(shape(nb, nc))].reshape(shape(nb, nc))
                                   for name, shape in shapes.items())
-                self._tile_rows(d[2 * i0:2 * (i0 + nb) + 2], u, nb, t1, v, m, r, y)
-                # y[p, q, i, j, n, c] is dX[n, c, 2(i0 + i) + p, 2j + q].
-                rows = min(2 * nb, h - 2 * i0)
-                self._place(y, out[:, :, 2 * i0:2 * i0 + rows], rows, w_)
+                self._tile_block(d[2 * i0:2 * (i0 + nb) + 2, 2 * j0:2 * (j0 + nc) + 2], u, nb, nc, t1, v, m, r, y)
+                # y[i, p, j, q, n, c] is dX[n, c, 2(i0 + i) + p, 2(j0 + j) + q]: the block of dX
+                # spatial axes first, put in place by one transposing copy whose inner loop runs
+                # along dX's rows.  (Laid out (p, q, i, j, n, c) its inner loop was q's 2
+                # elements: 3.5 ms of resnet 3x3 (8,64,56,56)'s gradInput on one thread.)
+                rows, cols = min(2 * nb, h - 2 * i0), min(2 * nc, w_ - 2 * j0)
+                out[:, :, 2 * i0:2 * i0 + rows, 2 * j0:2 * j0 + cols] = \
+                    y.reshape(2 * nb, 2 * nc, batch, cx)[:rows, :cols].transpose(2, 3, 0, 1)
 
         # The tile rows are independent: shared evenly among the worker threads, each taking
         # its share in blocks of ``step`` rows (the transforms are single-threaded NumPy passes;
@@ -175,24 +209,22 @@ class WinogradEngine(Geometry):
         th, tw = self._y_tiles
         xp = _spatial_first(x, (2 * th + 2, 2 * tw + 2), self.pad_lo, "winograd x")   # (Hp, Wp, N, Cx)
         dyp = self._weight_dy(dy, d)                                          # (2th, 2tw, N, Cy)
-        wp = 2 * tw + 2
-        # Blocks of tile rows as in _input_grad; each worker sums its blocks' products.
-        step = max(1, flat.CHUNK_BYTES // (16 * tw * batch * max(cx, cy) * FLOAT32.itemsize))
-        shapes: dict[str, Callable[[int], tuple[int, ...]]] = {
-            "t1": lambda nb: (4, nb, wp, batch, cx), "v": lambda nb: (4, 4, nb, tw, batch, cx),
-            "s1": lambda nb: (4, nb, 2 * tw, batch, cy), "u": lambda nb: (4, 4, nb, tw, batch, cy)}
+        # Blocks of tiles as in _input_grad; each worker sums its blocks' products.
+        step, width = _block_shape(tw, batch * max(cx, cy))
+        shapes: dict[str, Callable[[int, int], tuple[int, ...]]] = {
+            "t1": lambda nb, nc: (4, nb, 2 * nc + 2, batch, cx), "v": lambda nb, nc: (4, 4, nb, nc, batch, cx),
+            "s1": lambda nb, nc: (4, nb, 2 * nc, batch, cy), "u": lambda nb, nc: (4, 4, nb, nc, batch, cy)}
         sums: list[np.ndarray] = []
 
         def run(first: int, last: int) -> None:
-            buffers = _tile_buffers(shapes, step)
+            buffers = _tile_buffers(shapes, step, width)
             total = np.zeros((16, groups, cy_g, cx_g), FLOAT32)
             product = np.empty_like(total)
-            for i0 in range(first, last, step):
-                nb = min(step, last - i0)
-                t1, v, s1, u = (buffers[name][:math.prod(shape(nb))].reshape(shape(nb))
+            for i0, nb, j0, nc in _blocks(first, last, step, tw, width):
+                t1, v, s1, u = (buffers[name][:math.prod(shape(nb, nc))].reshape(shape(nb, nc))
                                 for name, shape in shapes.items())
-                _data_transform(xp[2 * i0:2 * (i0 + nb) + 2], nb, tw, t1, v)
-                _block_transform(dyp[2 * i0:2 * (i0 + nb)], s1, u)
+                _data_transform(xp[2 * i0:2 * (i0 + nb) + 2, 2 * j0:2 * (j0 + nc) + 2], nb, nc, t1, v)
+                _block_transform(dyp[2 * i0:2 * (i0 + nb), 2 * j0:2 * (j0 + nc)], s1, u)
                 um, vm = u.reshape(16, -1, cy), v.reshape(16, -1, cx)
                 for g in range(groups):
                     np.matmul(um[:, :, g * cy_g:(g + 1) * cy_g].swapaxes(1, 2), vm[:, :, g * cx_g:(g + 1) * cx_g],
@@ -206,15 +238,14 @@ class WinogradEngine(Geometry):
         dw: np.ndarray = np.matmul(m.reshape(16, -1).T, _GG)
         return dw.reshape(cy, cx_g, 3, 3)
 
-    def _tile_rows(self, d: np.ndarray, u: np.ndarray, nb: int, t1: np.ndarray, v: np.ndarray, m: np.ndarray,
-                   r: np.ndarray, y: np.ndarray) -> None:
-        """``y (2, 2, nb, tw, N, Cx)``: the output blocks of ``nb`` tile rows from their padded dY
-        rows ``d (2*nb + 2, Wp, N, Cy)`` (the other arrays are scratch of their shapes)."""
+    def _tile_block(self, d: np.ndarray, u: np.ndarray, nb: int, nc: int, t1: np.ndarray, v: np.ndarray,
+                    m: np.ndarray, r: np.ndarray, y: np.ndarray) -> None:
+        """``y (nb, 2, nc, 2, N, Cx)``: the output blocks of ``nb x nc`` tiles from their padded dY
+        ``d (2*nb + 2, 2*nc + 2, N, Cy)`` (the other arrays are scratch of their shapes)."""
         groups = self.groups
         cy, cx = self.y_channels, self.x_channels
         cy_g, cx_g = cy // groups, cx // groups
-        tw = self._tiles[1]
-        _data_transform(d, nb, tw, t1, v)
+        _data_transform(d, nb, nc, t1, v)
         # The 16 products: M (16, nb*tw*N, Cx).
         vm = v.reshape(16, -1, cy)
         if groups == 1:
@@ -222,33 +253,42 @@ class WinogradEngine(Geometry):
         else:
             for g in range(groups):
                 m[:, :, g * cx_g:(g + 1) * cx_g] = np.matmul(vm[:, :, g * cy_g:(g + 1) * cy_g], u[:, g])
-        m6 = m.reshape((4, 4) + r.shape[2:])
-        # A^T M A with A^T = [[1, 1, 1, 0], [0, 1, -1, -1]]: rows then columns.
-        np.add(m6[0], m6[1], out=r[0])
-        r[0] += m6[2]
-        np.subtract(m6[1], m6[2], out=r[1])
-        r[1] -= m6[3]
-        np.add(r[:, 0], r[:, 1], out=y[:, 0])
-        y[:, 0] += r[:, 2]
-        np.subtract(r[:, 1], r[:, 2], out=y[:, 1])
-        y[:, 1] -= r[:, 3]
-
-    @staticmethod
-    def _place(y: np.ndarray, out: np.ndarray, rows: int, width: int) -> None:
-        """``out (N, Cx, rows, width)[n, c, 2i + p, 2j + q] = y[p, q, i, j, n, c]``."""
-        batch, cx = out.shape[:2]
-        hh, wh = rows // 2, width // 2
-        out[:, :, :2 * hh, :2 * wh].reshape(batch, cx, hh, 2, wh, 2)[...] = \
-            y[:, :, :hh, :wh].transpose(4, 5, 2, 0, 3, 1)
-        if rows % 2:
-            out[:, :, rows - 1, :2 * wh].reshape(batch, cx, wh, 2)[...] = y[0, :, hh, :wh].transpose(2, 3, 1, 0)
-        if width % 2:
-            out[:, :, :, width - 1] = y[:, 0, :, wh].transpose(2, 3, 1, 0).reshape(batch, cx, -1)[:, :, :rows]
+        # A^T M A with A^T = [[1, 1, 1, 0], [0, 1, -1, -1]]: rows then columns, from
+        # mt[a, i, b, j] = M[a, b, i, j] into r[i, p, b, j] into y[i, p, j, q].
+        mt = m.reshape((4, 4, nb, nc) + r.shape[4:]).swapaxes(1, 2)
+        np.add(mt[0], mt[1], out=r[:, 0])
+        r[:, 0] += mt[2]
+        np.subtract(mt[1], mt[2], out=r[:, 1])
+        r[:, 1] -= mt[3]
+        np.add(r[:, :, 0], r[:, :, 1], out=y[:, :, :, 0])
+        y[:, :, :, 0] += r[:, :, 2]
+        np.subtract(r[:, :, 1], r[:, :, 2], out=y[:, :, :, 1])
+        y[:, :, :, 1] -= r[:, :, 3]
 
 
-def _tile_buffers(shapes: dict[str, Callable[[int], tuple[int, ...]]], step: int) -> dict[str, np.ndarray]:
-    """The calling thread's scratch buffers of ``shapes(step)`` (one array carved in pieces)."""
-    sizes = {name: math.prod(shape(step)) for name, shape in shapes.items()}
+def _block_shape(tw: int, per_position: int) -> tuple[int, int]:
+    """``(rows, columns)`` of tiles per block, for tile rows of ``tw`` tiles: whole tile rows
+    while one row's 16 transformed tiles of ``per_position`` floats each fit BLOCK_BYTES, else
+    even pieces of one row."""
+    fit = max(1, BLOCK_BYTES // (16 * per_position * FLOAT32.itemsize))
+    if fit >= tw:
+        return fit // tw, tw
+    pieces = -(-tw // fit)
+    return 1, -(-tw // pieces)
+
+
+def _blocks(first: int, last: int, rows: int, tw: int, columns: int) -> Iterator[tuple[int, int, int, int]]:
+    """``(i0, nb, j0, nc)``: the blocks of ``rows x columns`` tiles (the last ones of a row or
+    of the range cropped) covering tile rows ``[first, last)`` of ``tw`` tiles, row by row."""
+    for i0 in range(first, last, rows):
+        for j0 in range(0, tw, columns):
+            yield i0, min(rows, last - i0), j0, min(columns, tw - j0)
+
+
+def _tile_buffers(shapes: dict[str, Callable[[int, int], tuple[int, ...]]], rows: int,
+                  columns: int) -> dict[str, np.ndarray]:
+    """The calling thread's scratch buffers of ``shapes(rows, columns)`` (one array carved in pieces)."""
+    sizes = {name: math.prod(shape(rows, columns)) for name, shape in shapes.items()}
     whole = scratch("winograd tiles", (sum(sizes.values()),))
     buffers = {}
     start = 0
@@ -287,7 +327,8 @@ def _spatial_first(src: np.ndarray, extents: tuple[int, ...], front: tuple[int, 
 
 def _data_transform(d: np.ndarray, nb: int, tw: int, t1: np.ndarray, v: np.ndarray) -> None:
     """``v (4, 4, nb, tw, N, C)``: ``B^T d_tile B`` of the 4x4 tiles (2 apart) of ``d (2*nb + 2,
-    2*tw + 2, N, C)``, rows then columns (``t1 (4, nb, 2*tw + 2, N, C)`` is scratch)."""
+    2*tw + 2, N, C)`` (``tw``: the block's tile columns), rows then columns (``t1 (4, nb,
+    2*tw + 2, N, C)`` is scratch)."""
     rows = [d[k:k + 2 * nb - 1:2] for k in range(4)]
     np.subtract(rows[0], rows[2], out=t1[0])
     np.add(rows[1], rows[2], out=t1[1])
