@@ -48,7 +48,14 @@ typedef struct {
     uint64_t at_gemm;           /* per worker, the matrix product's packing space (gemm_bytes bytes) */
     uint64_t gemm_bytes;
     uint64_t at_partial_weight; /* per worker but the first, its partial gradWeight */
+    bool depthwise;             /* finite data takes the depthwise path */
+    int64_t depthwise_workers;  /* its threads, each with two padded planes at at_depthwise */
+    uint64_t at_depthwise;
 } conv_params;
+
+/* Most taps of the depthwise path (their sums are a per-thread array); larger kernels take the
+ * direct passes. */
+enum { DEPTHWISE_MAX_TAPS = 1024 };
 
 /* ceil(a / b) for a >= 0, b > 0, without forming a + b - 1. */
 static int64_t ceil_div(int64_t a, int64_t b)
@@ -465,6 +472,195 @@ static void direct_weights(void *ctx, int64_t begin, int64_t end, int worker)
                      begin, end);
 }
 
+/* ---------------------------------------------------------------- depthwise path (finite data)
+ *
+ * Groups of one channel on both sides (depthwise convolutions), one (n, c) plane at a time on a
+ * zero-padded copy: with q = B position + padFront, tap k of S position o reads q = o*stride +
+ * k*dilation, in [0, E) with E = (S size - 1) * stride + (kernel - 1) * dilation + 1 per dim, so
+ * every tap is a whole S row against a row of the padded plane (no bounds in the inner loops,
+ * which run along a row and vectorise):
+ *   gradWeight[c, k]        = sum over n and S rows of dot(S row, padded B row at tap k)
+ *   normal:     gradInput   = S rows times each tap added into a padded B plane, its interior
+ *                             copied out (B positions no tap reaches get 0)
+ *   transposed: gradInput   = sum over taps of the tap times the padded B row, into S's rows
+ * The zeros of the padding stand for "no term", which only finite data allows (inf * 0 is NaN):
+ * data with inf or NaN takes the exact passes above.  The threads take whole channels (all
+ * images), so each result is summed by one thread in one order whatever their number.
+ */
+
+/* Depthwise: one S and one B channel per group. */
+static bool depthwise(const conv_params *p)
+{
+    return p->cs == p->groups && p->cb == p->groups;
+}
+
+/* The padded extent E of dim d (see above). */
+static int64_t padded_extent(const conv_params *p, int d)
+{
+    return (p->ss[d] - 1) * p->stride[d] + (p->ks[d] - 1) * p->dilation[d] + 1;
+}
+
+/* Floats of one padded plane. */
+static int64_t padded_plane(const conv_params *p)
+{
+    return padded_extent(p, 0) * padded_extent(p, 1) * padded_extent(p, 2);
+}
+
+/* sum of x[i] * y[i * ystep] in float, in eight interleaved partial sums (a row's worth; the
+ * caller adds the rows in double). */
+static float dot_row(const float *restrict x, const float *restrict y, int64_t ystep, int64_t count)
+{
+    float lanes[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+    int64_t i = 0;
+    if (ystep == 1) {
+        for (; i + 8 <= count; i += 8) {
+            for (int j = 0; j < 8; ++j) {
+                lanes[j] += x[i + j] * y[i + j];
+            }
+        }
+    }
+    for (; i < count; ++i) {
+        lanes[i & 7] += x[i] * y[i * ystep];
+    }
+    return ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
+}
+
+/* Between a B plane and its padded copy (extents e): into the copy (zeros where B has no
+ * element) or out of it (B positions outside the copy get 0). */
+static void pad_plane(const conv_params *p, const int64_t e[3], float *b_img, float *padded, bool into_padded)
+{
+    const int64_t *bs = p->bs, *pad = p->pad;
+    if (into_padded) {
+        memset(padded, 0, (size_t)(e[0] * e[1] * e[2]) * sizeof(float));
+    }
+    /* the B columns [w_lo, w_hi) that lie inside the copy */
+    int64_t w_lo = pad[2] > 0 ? 0 : -pad[2], w_hi = e[2] - pad[2] < bs[2] ? e[2] - pad[2] : bs[2];
+    w_hi = w_hi < w_lo ? w_lo : w_hi;
+    for (int64_t bd = 0; bd < bs[0]; ++bd) {
+        int64_t qd = bd + pad[0];
+        for (int64_t bh = 0; bh < bs[1]; ++bh) {
+            int64_t qh = bh + pad[1];
+            float *b_row = b_img + (bd * bs[1] + bh) * bs[2];
+            bool inside = qd >= 0 && qd < e[0] && qh >= 0 && qh < e[1] && w_hi > w_lo;
+            if (into_padded) {
+                if (inside) {
+                    memcpy(padded + (qd * e[1] + qh) * e[2] + w_lo + pad[2], b_row + w_lo,
+                           (size_t)(w_hi - w_lo) * sizeof(float));
+                }
+            } else if (!inside) {
+                memset(b_row, 0, (size_t)bs[2] * sizeof(float));
+            } else {
+                memset(b_row, 0, (size_t)w_lo * sizeof(float));
+                memcpy(b_row + w_lo, padded + (qd * e[1] + qh) * e[2] + w_lo + pad[2],
+                       (size_t)(w_hi - w_lo) * sizeof(float));
+                memset(b_row + w_hi, 0, (size_t)(bs[2] - w_hi) * sizeof(float));
+            }
+        }
+    }
+}
+
+typedef struct {
+    const conv_params *p;
+    const float *s, *b, *w; /* S (NULL if not needed), B (NULL if not needed), the weights */
+    float *gi, *gw;         /* gradInput (NULL if not wanted), gradWeight (idem) */
+    float *scratch;         /* per worker: two padded planes */
+} depthwise_job;
+
+/* One (n, c) plane: gradWeight's sums for the channel's taps into acc, gradInput into gi. */
+static void depthwise_plane(const depthwise_job *job, int64_t n, int64_t c, float *padded_b, float *padded_g,
+                            double *acc)
+{
+    const conv_params *p = job->p;
+    const int64_t *ss = p->ss, *ks = p->ks, *st = p->stride, *dil = p->dilation;
+    int64_t e[3] = {padded_extent(p, 0), padded_extent(p, 1), padded_extent(p, 2)};
+    int64_t s_plane = ss[0] * ss[1] * ss[2], b_plane = p->bs[0] * p->bs[1] * p->bs[2], k_size = ks[0] * ks[1] * ks[2];
+    int64_t plane = n * p->cs + c;
+    const float *s_img = job->s != NULL ? job->s + plane * s_plane : NULL;
+    const float *taps = job->w != NULL ? job->w + c * k_size : NULL;
+    bool need_b = job->gw != NULL || (job->gi != NULL && p->transposed);
+    bool scatter = job->gi != NULL && !p->transposed;
+    if (need_b) {
+        pad_plane(p, e, (float *)job->b + plane * b_plane, padded_b, true);
+    }
+    if (scatter) {
+        memset(padded_g, 0, (size_t)(e[0] * e[1] * e[2]) * sizeof(float));
+    }
+    float *gi_img = job->gi != NULL && p->transposed ? job->gi + plane * s_plane : NULL;
+    if (gi_img != NULL) {
+        memset(gi_img, 0, (size_t)s_plane * sizeof(float));
+    }
+    int64_t width = ss[2], step = st[2];
+    for (int64_t od = 0; od < ss[0]; ++od) {
+        for (int64_t oh = 0; oh < ss[1]; ++oh) {
+            const float *s_row = s_img != NULL ? s_img + (od * ss[1] + oh) * width : NULL;
+            float *restrict gi_row = gi_img != NULL ? gi_img + (od * ss[1] + oh) * width : NULL;
+            for (int64_t kd = 0; kd < ks[0]; ++kd) {
+                int64_t qd = od * st[0] + kd * dil[0];
+                for (int64_t kh = 0; kh < ks[1]; ++kh) {
+                    int64_t row = (qd * e[1] + oh * st[1] + kh * dil[1]) * e[2];
+                    for (int64_t kw = 0; kw < ks[2]; ++kw) {
+                        int64_t k = (kd * ks[1] + kh) * ks[2] + kw, at = row + kw * dil[2];
+                        if (job->gw != NULL) {
+                            acc[k] += (double)dot_row(s_row, padded_b + at, step, width);
+                        }
+                        if (gi_row != NULL) {
+                            const float *restrict src = padded_b + at;
+                            float tap = taps[k];
+                            if (step == 1) {
+                                for (int64_t x = 0; x < width; ++x) {
+                                    gi_row[x] += tap * src[x];
+                                }
+                            } else {
+                                for (int64_t x = 0; x < width; ++x) {
+                                    gi_row[x] += tap * src[x * step];
+                                }
+                            }
+                        }
+                        if (scatter) {
+                            float *restrict dst = padded_g + at;
+                            const float *restrict src = s_row;
+                            float tap = taps[k];
+                            if (step == 1) {
+                                for (int64_t x = 0; x < width; ++x) {
+                                    dst[x] += tap * src[x];
+                                }
+                            } else {
+                                for (int64_t x = 0; x < width; ++x) {
+                                    dst[x * step] += tap * src[x];
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    if (scatter) {
+        pad_plane(p, e, job->gi + plane * b_plane, padded_g, false);
+    }
+}
+
+/* aclsim_parallel's share `worker`: the channels [begin, end), every image. */
+static void depthwise_channels(void *ctx, int64_t begin, int64_t end, int worker)
+{
+    const depthwise_job *job = ctx;
+    const conv_params *p = job->p;
+    int64_t k_size = p->ks[0] * p->ks[1] * p->ks[2], plane = padded_plane(p);
+    float *padded_b = job->scratch + (int64_t)worker * 2 * plane, *padded_g = padded_b + plane;
+    double acc[DEPTHWISE_MAX_TAPS];
+    for (int64_t c = begin; c < end; ++c) {
+        for (int64_t k = 0; k < k_size; ++k) {
+            acc[k] = 0.0;
+        }
+        for (int64_t n = 0; n < p->n; ++n) {
+            depthwise_plane(job, n, c, padded_b, padded_g, acc);
+        }
+        for (int64_t k = 0; job->gw != NULL && k < k_size; ++k) {
+            job->gw[c * k_size + k] = (float)acc[k];
+        }
+    }
+}
+
 /* Partial sums of all_finite (independent lanes: vectorisable). */
 enum { LANES = 16 };
 
@@ -533,7 +729,13 @@ static aclnnStatus conv_kernel(aclOpExecutor *ex, void *workspace)
     bool finite = all_finite(go, aclsim_ops_numel(grad_output)) &&
                   (in == NULL || all_finite(in, aclsim_ops_numel(aclsim_executor_input(ex, INPUT)))) &&
                   (w == NULL || all_finite(w, aclsim_ops_numel(aclsim_executor_input(ex, WEIGHT))));
-    if (finite && !direct_groups(p) && (gi != NULL || gw != NULL)) {
+    if (finite && p->depthwise && (gi != NULL || gw != NULL)) {
+        depthwise_job job = {
+            .p = p, .w = w, .gi = gi, .gw = gw, .scratch = (float *)(base + p->at_depthwise),
+            .s = p->transposed ? in : go, .b = p->transposed ? go : in,
+        };
+        aclsim_parallel(p->cs, (int)p->depthwise_workers, depthwise_channels, &job);
+    } else if (finite && !direct_groups(p) && (gi != NULL || gw != NULL)) {
         /* S is gradOutput normally, input when transposed; B the other one. */
         gemm_passes(p, p->transposed ? in : go, p->transposed ? go : in, w, gi, gw, (float *)(base + p->at_cols),
                     (float *)(base + p->at_partial_weight), base + p->at_gemm);
@@ -1097,6 +1299,15 @@ aclnnStatus aclnnConvolutionBackwardGetWorkspaceSize(const aclTensor *gradOutput
     at += (uint64_t)p.workers * p.gemm_bytes;
     p.at_partial_weight = at;
     at += a.mask[GRAD_WEIGHT] ? aclsim_ops_region((uint64_t)((p.workers - 1) * w_n), sizeof(float)) : 0;
+    /* The depthwise path, when its padded planes stay within a few times the planes themselves
+     * (a large stride or dilation could make them far larger). */
+    int64_t taps = p.ks[0] * p.ks[1] * p.ks[2], b_plane = p.bs[0] * p.bs[1] * p.bs[2];
+    double padded = (double)padded_extent(&p, 0) * (double)padded_extent(&p, 1) * (double)padded_extent(&p, 2);
+    p.depthwise = gemm && depthwise(&p) && taps <= DEPTHWISE_MAX_TAPS &&
+                  padded <= 4.0 * (double)(s_plane + b_plane) + 4096.0;
+    p.depthwise_workers = p.depthwise ? aclsim_workers(p.cs, p.n * taps * s_plane) : 0;
+    p.at_depthwise = at;
+    at += p.depthwise ? aclsim_ops_region((uint64_t)(p.depthwise_workers * 2 * (int64_t)padded), sizeof(float)) : 0;
     return aclsim_ops_finish(KERNEL, conv_kernel, at, &p, sizeof p, inputs, 3, outputs, 3, workspaceSize, executor);
 }
 
