@@ -114,3 +114,31 @@ def test_split_over_threads_matches_torch(stride, transposed):
                                                    [True, True, True])
     for got, want in zip(result, expected):
         assert_close(got, want.numpy(), np.float32)
+
+
+@pytest.mark.parametrize("groups", [1, 4])
+@pytest.mark.parametrize("overlapped", ["gradOutput", "input"])
+def test_grad_input_computed_in_place_over_an_input_it_overlaps(groups, overlapped):
+    """A contiguous float32 gradInput is computed in the output itself; when it starts at the
+    same device address as gradOutput or input, the kernel reads a copy of that input (the
+    result is PyTorch's, not one computed from values it wrote)."""
+    rng = np.random.default_rng(4)
+    go = rng.standard_normal((2, 4, 6, 7)).astype(np.float32)
+    x = rng.standard_normal((2, 4, 6, 7)).astype(np.float32)
+    w = rng.standard_normal((4, 4 // groups, 3, 3)).astype(np.float32)
+    expected = torch.ops.aten.convolution_backward(torch.from_numpy(go), torch.from_numpy(x), torch.from_numpy(w),
+                                                   [4], [1, 1], [1, 1], [1, 1], False, [0, 0], groups,
+                                                   [True, True, True])
+    shared = go if overlapped == "gradOutput" else x
+    strides = [168, 42, 7, 1]
+    with aclnn_py.Tensor.from_numpy(shared.ravel().copy(), backend="sim") as buffer:
+        shared_view = buffer.view(shared.shape, strides)
+        out_view = buffer.view(x.shape, strides)
+        with shared_view, out_view:
+            operands = (shared_view, x) if overlapped == "gradOutput" else (go, shared_view)
+            _, gw, gb = aclnn_py.call("aclnnConvolutionBackward", *operands, w, [4], [1, 1], [1, 1], [1, 1], False,
+                                      [0, 0], groups, [True, True, True], 0, out_view, np.zeros_like(w),
+                                      np.zeros(4, np.float32), backend="sim")
+            assert_close(out_view.numpy(), expected[0].numpy(), np.float32)
+    assert_close(gw, expected[1].numpy(), np.float32)
+    assert_close(gb, expected[2].numpy(), np.float32)

@@ -14,9 +14,11 @@
  *
  * Workspace (float32): gradOutput, and input / weight where needed, converted to contiguous
  * buffers (unless they are contiguous float32 already: then they are read in place), plus the gradInput / gradWeight / gradBias results before they are cast into the
- * (possibly strided) outputs.  Reductions accumulate in double.
+ * (possibly strided) outputs; a contiguous float32 gradInput is computed in place instead (an
+ * input read in place that it overlaps is first copied to host memory).  Reductions accumulate in double.
  */
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "../kernels/gemm.h"
@@ -41,6 +43,7 @@ typedef struct {
     /* workspace regions, in bytes from the start */
     uint64_t at_grad_output, at_input, at_weight, at_grad_input, at_grad_weight, at_grad_bias;
     bool in_place[3];           /* gradOutput, input, weight read where they are (float32, contiguous) */
+    bool grad_input_in_place;   /* gradInput computed in the output itself (float32, contiguous) */
     int64_t chunk;              /* S positions per im2col chunk (gemm path) */
     int64_t workers;            /* threads of the gemm path, each on its own images */
     int64_t gemm_threads;       /* threads of each matrix product (> 1 only when there is one worker) */
@@ -687,8 +690,17 @@ static bool all_finite(const float *x, int64_t count)
 /* An input as contiguous float32: the tensor's own memory when it is already that (in_place,
  * decided in phase 1; the kernels only read their inputs, and write the outputs at the end),
  * else its copy converted into the workspace region `copy`. */
-static float *operand(const conv_params *p, int which, const aclTensor *t, char *copy)
+static float *operand(const conv_params *p, int which, const aclTensor *t, char *copy, const aclTensor *out,
+                      void **staged)
 {
+    if (p->in_place[which] && out != NULL && aclsim_ops_views_overlap(t, out)) {
+        /* gradInput is computed in place over it: read a copy */
+        aclTensor copy_of;
+        if (!aclsim_ops_stage(KERNEL, t, &copy_of, staged)) {
+            return NULL;
+        }
+        return *staged;
+    }
     if (p->in_place[which]) {
         return (float *)t->data + t->offset;
     }
@@ -715,16 +727,27 @@ static aclnnStatus conv_kernel(aclOpExecutor *ex, void *workspace)
 
     char *base = workspace;
     const aclTensor *grad_output = aclsim_executor_input(ex, GRAD_OUTPUT);
-    float *go = operand(p, GRAD_OUTPUT, grad_output, base + p->at_grad_output);
+    const aclTensor *in_place_out = p->grad_input_in_place ? grad_input : NULL;
+    void *staged[3] = {NULL, NULL, NULL};
+    float *go = operand(p, GRAD_OUTPUT, grad_output, base + p->at_grad_output, in_place_out, &staged[GRAD_OUTPUT]);
     float *in = NULL, *w = NULL;
-    if (p->mask[GRAD_WEIGHT]) {
-        in = operand(p, INPUT, aclsim_executor_input(ex, INPUT), base + p->at_input);
+    if (go != NULL && p->mask[GRAD_WEIGHT]) {
+        in = operand(p, INPUT, aclsim_executor_input(ex, INPUT), base + p->at_input, in_place_out, &staged[INPUT]);
     }
-    if (p->mask[GRAD_INPUT]) {
-        w = operand(p, WEIGHT, aclsim_executor_input(ex, WEIGHT), base + p->at_weight);
+    if (go != NULL && (in != NULL || !p->mask[GRAD_WEIGHT]) && p->mask[GRAD_INPUT]) {
+        w = operand(p, WEIGHT, aclsim_executor_input(ex, WEIGHT), base + p->at_weight, in_place_out,
+                    &staged[WEIGHT]);
+    }
+    if (go == NULL || (p->mask[GRAD_WEIGHT] && in == NULL) || (p->mask[GRAD_INPUT] && w == NULL)) {
+        for (int i = 0; i < 3; ++i) {
+            free(staged[i]);
+        }
+        return ACLSIM_OPS_KERNEL_FAULT;
     }
 
-    float *gi = p->mask[GRAD_INPUT] ? (float *)(base + p->at_grad_input) : NULL;
+    float *gi = !p->mask[GRAD_INPUT] ? NULL
+                : p->grad_input_in_place ? (float *)grad_input->data + grad_input->offset
+                                         : (float *)(base + p->at_grad_input);
     float *gw = p->mask[GRAD_WEIGHT] ? (float *)(base + p->at_grad_weight) : NULL;
     bool finite = all_finite(go, aclsim_ops_numel(grad_output)) &&
                   (in == NULL || all_finite(in, aclsim_ops_numel(aclsim_executor_input(ex, INPUT)))) &&
@@ -753,7 +776,7 @@ static aclnnStatus conv_kernel(aclOpExecutor *ex, void *workspace)
             aclsim_parallel(p->cs, aclsim_workers(p->cs, per_image / p->cs * p->n), direct_weights, &job);
         }
     }
-    if (gi != NULL) {
+    if (gi != NULL && !p->grad_input_in_place) {
         aclsim_ops_write_f32(grad_input, gi);
     }
     if (gw != NULL) {
@@ -771,6 +794,9 @@ static aclnnStatus conv_kernel(aclOpExecutor *ex, void *workspace)
             gb[c] = (float)acc;
         }
         aclsim_ops_write_f32(grad_bias, gb);
+    }
+    for (int i = 0; i < 3; ++i) {
+        free(staged[i]);
     }
     return ACLNN_SUCCESS;
 }
@@ -1268,8 +1294,9 @@ aclnnStatus aclnnConvolutionBackwardGetWorkspaceSize(const aclTensor *gradOutput
     at += a.mask[GRAD_WEIGHT] && !p.in_place[INPUT] ? aclsim_ops_region(in_n, sizeof(float)) : 0;
     p.at_weight = at;
     at += a.mask[GRAD_INPUT] && !p.in_place[WEIGHT] ? aclsim_ops_region(w_n, sizeof(float)) : 0;
+    p.grad_input_in_place = a.mask[GRAD_INPUT] && gradInput->dtype == ACL_FLOAT && aclsim_ops_is_contiguous(gradInput);
     p.at_grad_input = at;
-    at += a.mask[GRAD_INPUT] ? aclsim_ops_region(in_n, sizeof(float)) : 0;
+    at += a.mask[GRAD_INPUT] && !p.grad_input_in_place ? aclsim_ops_region(in_n, sizeof(float)) : 0;
     p.at_grad_weight = at;
     at += a.mask[GRAD_WEIGHT] ? aclsim_ops_region(w_n, sizeof(float)) : 0;
     p.at_grad_bias = at;
