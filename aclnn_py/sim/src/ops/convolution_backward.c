@@ -509,11 +509,13 @@ static int64_t padded_plane(const conv_params *p)
     return padded_extent(p, 0) * padded_extent(p, 1) * padded_extent(p, 2);
 }
 
-/* sum of x[i] * y[i * ystep] in float, in eight interleaved partial sums (a row's worth; the
- * caller adds the rows in double). */
-static float dot_row(const float *restrict x, const float *restrict y, int64_t ystep, int64_t count)
+/* x[i] * y[i * ystep] added into eight interleaved float partial sums (a few rows' worth: the
+ * caller folds them into double sums every FOLD_ROWS rows). */
+enum { FOLD_ROWS = 16 };
+
+static void dot_lanes(float *restrict lanes, const float *restrict x, const float *restrict y, int64_t ystep,
+                      int64_t count)
 {
-    float lanes[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
     int64_t i = 0;
     if (ystep == 1) {
         for (; i + 8 <= count; i += 8) {
@@ -525,7 +527,19 @@ static float dot_row(const float *restrict x, const float *restrict y, int64_t y
     for (; i < count; ++i) {
         lanes[i & 7] += x[i] * y[i * ystep];
     }
-    return ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
+}
+
+/* acc[k] += the sum of lanes[k][0..8) in double, lanes[k] zeroed, for k in [0, taps). */
+static void fold_lanes(double *acc, float (*lanes)[8], int64_t taps)
+{
+    for (int64_t k = 0; k < taps; ++k) {
+        const float *l = lanes[k];
+        acc[k] += (((double)l[0] + (double)l[1]) + ((double)l[2] + (double)l[3])) +
+                  (((double)l[4] + (double)l[5]) + ((double)l[6] + (double)l[7]));
+        for (int j = 0; j < 8; ++j) {
+            lanes[k][j] = 0.0f;
+        }
+    }
 }
 
 /* Between a B plane and its padded copy (extents e): into the copy (zeros where B has no
@@ -565,13 +579,15 @@ static void pad_plane(const conv_params *p, const int64_t e[3], float *b_img, fl
 typedef struct {
     const conv_params *p;
     const float *s, *b, *w; /* S (NULL if not needed), B (NULL if not needed), the weights */
-    float *gi, *gw;         /* gradInput (NULL if not wanted), gradWeight (idem) */
+    float *gi, *gw, *gb;    /* gradInput (NULL if not wanted), gradWeight, gradBias (idem) */
+    const float *go;        /* gradOutput (for gradBias) */
     float *scratch;         /* per worker: two padded planes */
 } depthwise_job;
 
-/* One (n, c) plane: gradWeight's sums for the channel's taps into acc, gradInput into gi. */
+/* One (n, c) plane: gradWeight's sums for the channel's taps into acc (through lanes), gradInput
+ * into gi. */
 static void depthwise_plane(const depthwise_job *job, int64_t n, int64_t c, float *padded_b, float *padded_g,
-                            double *acc)
+                            double *acc, float (*lanes)[8])
 {
     const conv_params *p = job->p;
     const int64_t *ss = p->ss, *ks = p->ks, *st = p->stride, *dil = p->dilation;
@@ -604,7 +620,7 @@ static void depthwise_plane(const depthwise_job *job, int64_t n, int64_t c, floa
                     for (int64_t kw = 0; kw < ks[2]; ++kw) {
                         int64_t k = (kd * ks[1] + kh) * ks[2] + kw, at = row + kw * dil[2];
                         if (job->gw != NULL) {
-                            acc[k] += (double)dot_row(s_row, padded_b + at, step, width);
+                            dot_lanes(lanes[k], s_row, padded_b + at, step, width);
                         }
                         if (gi_row != NULL) {
                             const float *restrict src = padded_b + at;
@@ -636,7 +652,13 @@ static void depthwise_plane(const depthwise_job *job, int64_t n, int64_t c, floa
                     }
                 }
             }
+            if (job->gw != NULL && (od * ss[1] + oh + 1) % FOLD_ROWS == 0) {
+                fold_lanes(acc, lanes, k_size);
+            }
         }
+    }
+    if (job->gw != NULL) {
+        fold_lanes(acc, lanes, k_size);
     }
     if (scatter) {
         pad_plane(p, e, job->gi + plane * b_plane, padded_g, false);
@@ -651,15 +673,28 @@ static void depthwise_channels(void *ctx, int64_t begin, int64_t end, int worker
     int64_t k_size = p->ks[0] * p->ks[1] * p->ks[2], plane = padded_plane(p);
     float *padded_b = job->scratch + (int64_t)worker * 2 * plane, *padded_g = padded_b + plane;
     double acc[DEPTHWISE_MAX_TAPS];
+    float lanes[DEPTHWISE_MAX_TAPS][8];
+    int64_t go_plane = p->transposed ? p->bs[0] * p->bs[1] * p->bs[2] : p->ss[0] * p->ss[1] * p->ss[2];
     for (int64_t c = begin; c < end; ++c) {
         for (int64_t k = 0; k < k_size; ++k) {
             acc[k] = 0.0;
+            for (int j = 0; j < 8; ++j) {
+                lanes[k][j] = 0.0f;
+            }
         }
+        double bias = 0.0;
         for (int64_t n = 0; n < p->n; ++n) {
-            depthwise_plane(job, n, c, padded_b, padded_g, acc);
+            depthwise_plane(job, n, c, padded_b, padded_g, acc, lanes);
+            if (job->gb != NULL) {
+                /* as conv_kernel sums gradBias, while the plane is in cache */
+                bias += sum(job->go + (n * p->cs + c) * go_plane, go_plane);
+            }
         }
         for (int64_t k = 0; job->gw != NULL && k < k_size; ++k) {
             job->gw[c * k_size + k] = (float)acc[k];
+        }
+        if (job->gb != NULL) {
+            job->gb[c] = (float)bias;
         }
     }
 }
@@ -752,12 +787,15 @@ static aclnnStatus conv_kernel(aclOpExecutor *ex, void *workspace)
     bool finite = all_finite(go, aclsim_ops_numel(grad_output)) &&
                   (in == NULL || all_finite(in, aclsim_ops_numel(aclsim_executor_input(ex, INPUT)))) &&
                   (w == NULL || all_finite(w, aclsim_ops_numel(aclsim_executor_input(ex, WEIGHT))));
+    float *gb = p->mask[GRAD_BIAS] ? (float *)(base + p->at_grad_bias) : NULL;
+    bool bias_done = false;
     if (finite && p->depthwise && (gi != NULL || gw != NULL)) {
         depthwise_job job = {
-            .p = p, .w = w, .gi = gi, .gw = gw, .scratch = (float *)(base + p->at_depthwise),
+            .p = p, .w = w, .gi = gi, .gw = gw, .gb = gb, .go = go, .scratch = (float *)(base + p->at_depthwise),
             .s = p->transposed ? in : go, .b = p->transposed ? go : in,
         };
         aclsim_parallel(p->cs, (int)p->depthwise_workers, depthwise_channels, &job);
+        bias_done = true;
     } else if (finite && !direct_groups(p) && (gi != NULL || gw != NULL)) {
         /* S is gradOutput normally, input when transposed; B the other one. */
         gemm_passes(p, p->transposed ? in : go, p->transposed ? go : in, w, gi, gw, (float *)(base + p->at_cols),
@@ -782,11 +820,10 @@ static aclnnStatus conv_kernel(aclOpExecutor *ex, void *workspace)
     if (gw != NULL) {
         aclsim_ops_write_f32(grad_weight, gw);
     }
-    if (p->mask[GRAD_BIAS]) {
-        float *gb = (float *)(base + p->at_grad_bias);
+    if (gb != NULL) {
         int64_t channels = grad_output->view_dims[1];
         int64_t plane = aclsim_ops_numel(grad_output) / (p->n * channels);
-        for (int64_t c = 0; c < channels; ++c) {
+        for (int64_t c = 0; c < channels && !bias_done; ++c) {
             double acc = 0.0;
             for (int64_t n = 0; n < p->n; ++n) {
                 acc += sum(go + (n * channels + c) * plane, plane);
