@@ -529,6 +529,23 @@ static void dot_lanes(float *restrict lanes, const float *restrict x, const floa
     }
 }
 
+/* dot_lanes(lanes, x, y, 1, count) and g[i] += a * x[i], in one pass over x. */
+static void dot_axpy_lanes(float *restrict lanes, float *restrict g, const float *restrict x, const float *restrict y,
+                           float a, int64_t count)
+{
+    int64_t i = 0;
+    for (; i + 8 <= count; i += 8) {
+        for (int j = 0; j < 8; ++j) {
+            lanes[j] += x[i + j] * y[i + j];
+            g[i + j] += a * x[i + j];
+        }
+    }
+    for (; i < count; ++i) {
+        lanes[i & 7] += x[i] * y[i];
+        g[i] += a * x[i];
+    }
+}
+
 /* acc[k] += the sum of lanes[k][0..8) in double, lanes[k] zeroed, for k in [0, taps). */
 static void fold_lanes(double *acc, float (*lanes)[8], int64_t taps)
 {
@@ -619,6 +636,11 @@ static void depthwise_plane(const depthwise_job *job, int64_t n, int64_t c, floa
                     int64_t row = (qd * e[1] + oh * st[1] + kh * dil[1]) * e[2];
                     for (int64_t kw = 0; kw < ks[2]; ++kw) {
                         int64_t k = (kd * ks[1] + kh) * ks[2] + kw, at = row + kw * dil[2];
+                        if (job->gw != NULL && scatter && step == 1) {
+                            /* both at once: one pass over the S row */
+                            dot_axpy_lanes(lanes[k], padded_g + at, s_row, padded_b + at, taps[k], width);
+                            continue;
+                        }
                         if (job->gw != NULL) {
                             dot_lanes(lanes[k], s_row, padded_b + at, step, width);
                         }
