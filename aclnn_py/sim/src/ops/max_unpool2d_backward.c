@@ -269,7 +269,7 @@ aclnnStatus aclnnMaxUnpool2dBackwardGetWorkspaceSize(const aclTensor *gradOutput
         .ow = aclsim_ops_dim(gradOutput, -1),
     };
     /* A plane's cost: its indices twice (check, gather) and the cache lines of the gradOutput
-     * plane the gather reads, which come from memory (as in avgpool2d_backward.c). */
+     * plane the gather reads, which come from memory. */
     p.workers = aclsim_workers(p.n * p.c, 2 * p.h * p.w + p.oh * p.ow);
     uint64_t workspace = (uint64_t)(p.workers * p.w) * sizeof(int64_t);
     const aclTensor *inputs[] = {gradOutput, self, indices};
