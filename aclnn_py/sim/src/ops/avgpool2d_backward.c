@@ -201,8 +201,9 @@ static void fill_tables(const avgpool_params *p, avgpool_job *job, char *workspa
     for (int64_t oh = 0; oh < p->oh; ++oh) {
         for (int64_t ow = 0; ow < p->ow; ++ow) {
             bool real = job->rows.hi[oh] > job->rows.lo[oh] && job->cols.hi[ow] > job->cols.lo[ow];
-            int64_t divisor = p->divisor_override != 0 ? p->divisor_override
-                                                       : job->rows.factor[oh] * job->cols.factor[ow];
+            /* in double: the two factors' product can exceed int64 (windows of 2^62 rows) */
+            double divisor = p->divisor_override != 0 ? (double)p->divisor_override
+                                                      : (double)job->rows.factor[oh] * (double)job->cols.factor[ow];
             job->divisors[oh * p->ow + ow] = real ? (float)divisor : 1.0f;
         }
     }
