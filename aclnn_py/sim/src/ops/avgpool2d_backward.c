@@ -80,11 +80,12 @@ typedef struct {
     int64_t scratch_floats;
 } avgpool_job;
 
-/* Floats of one worker's scratch: the spread rows (oh x w), a gradOutput row, an output row. */
+/* Floats of one worker's scratch: the spread rows (oh x w), the divided gradOutput plane
+ * (oh x ow), an output row. */
 static int64_t scratch_floats(const avgpool_params *p)
 {
     return (int64_t)(aclsim_ops_region((uint64_t)(p->oh * p->w), sizeof(float)) +
-                     aclsim_ops_region((uint64_t)p->ow, sizeof(float)) +
+                     aclsim_ops_region((uint64_t)(p->oh * p->ow), sizeof(float)) +
                      aclsim_ops_region((uint64_t)p->w, sizeof(float))) / (int64_t)sizeof(float);
 }
 
@@ -108,28 +109,40 @@ static void avgpool_planes(void *ctx, int64_t begin, int64_t end, int worker)
     aclTensor *out = job->grad_input;
     float *spread = job->scratch + worker * job->scratch_floats;
     float *row = spread + aclsim_ops_region((uint64_t)(p->oh * p->w), sizeof(float)) / sizeof(float);
-    float *line = row + aclsim_ops_region((uint64_t)p->ow, sizeof(float)) / sizeof(float);
+    float *line = row + aclsim_ops_region((uint64_t)(p->oh * p->ow), sizeof(float)) / sizeof(float);
     int64_t gs[4], os[4];
     aclsim_ops_nchw_strides(grad, gs);
     aclsim_ops_nchw_strides(out, os);
     bool direct = out->dtype == ACL_FLOAT && os[3] == 1;
+    /* gradOutput's rows one after the other: the plane is read and divided in one run */
+    bool plane_rows = gs[2] == p->ow * gs[3];
+    int64_t cells = p->oh * p->ow;
     const axis_table *r = &job->rows;
     int64_t sw = p->sw;
     for (int64_t plane = begin; plane < end; ++plane) {
         int64_t n = plane / p->c, ch = plane % p->c;
         int64_t g_base = grad->offset + n * gs[0] + ch * gs[1], o_base = out->offset + n * os[0] + ch * os[1];
+        if (plane_rows) {
+            aclsim_ops_gather_f32(grad->data, grad->dtype, g_base, gs[3], cells, row);
+        } else {
+            for (int64_t oh = 0; oh < p->oh; ++oh) {
+                aclsim_ops_gather_f32(grad->data, grad->dtype, g_base + oh * gs[2], gs[3], p->ow, row + oh * p->ow);
+            }
+        }
+        {
+            float *restrict shares = row;
+            const float *restrict divisor = job->divisors;
+            for (int64_t i = 0; i < cells; ++i) {
+                shares[i] /= divisor[i];
+            }
+        }
+        memset(spread, 0, (size_t)(p->oh * p->w) * sizeof(float));
         for (int64_t oh = 0; oh < p->oh; ++oh) {
             if (r->hi[oh] <= r->lo[oh]) {
                 continue; /* no real row: no gradInput row reads spread[oh] */
             }
             float *restrict dst = spread + oh * p->w;
-            float *restrict share = row;
-            const float *restrict divisor = job->divisors + oh * p->ow;
-            aclsim_ops_gather_f32(grad->data, grad->dtype, g_base + oh * gs[2], gs[3], p->ow, share);
-            for (int64_t ow = 0; ow < p->ow; ++ow) {
-                share[ow] /= divisor[ow];
-            }
-            memset(dst, 0, (size_t)p->w * sizeof(float));
+            const float *restrict share = row + oh * p->ow;
             for (int64_t j = 0; j < p->kw; ++j) {
                 int64_t lo = job->tap_lo[j], count = job->tap_hi[j] - lo;
                 float *restrict at = dst + lo * sw - p->pw + j;
@@ -188,8 +201,9 @@ static void fill_tables(const avgpool_params *p, avgpool_job *job, char *workspa
     for (int64_t oh = 0; oh < p->oh; ++oh) {
         for (int64_t ow = 0; ow < p->ow; ++ow) {
             bool real = job->rows.hi[oh] > job->rows.lo[oh] && job->cols.hi[ow] > job->cols.lo[ow];
-            int64_t divisor = p->divisor_override != 0 ? p->divisor_override
-                                                       : job->rows.factor[oh] * job->cols.factor[ow];
+            /* in double: the two factors' product can exceed int64 (windows of 2^62 rows) */
+            double divisor = p->divisor_override != 0 ? (double)p->divisor_override
+                                                      : (double)job->rows.factor[oh] * (double)job->cols.factor[ow];
             job->divisors[oh * p->ow + ow] = real ? (float)divisor : 1.0f;
         }
     }

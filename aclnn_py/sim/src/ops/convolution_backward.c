@@ -14,9 +14,11 @@
  *
  * Workspace (float32): gradOutput, and input / weight where needed, converted to contiguous
  * buffers (unless they are contiguous float32 already: then they are read in place), plus the gradInput / gradWeight / gradBias results before they are cast into the
- * (possibly strided) outputs.  Reductions accumulate in double.
+ * (possibly strided) outputs; a contiguous float32 gradInput is computed in place instead (an
+ * input read in place that it overlaps is first copied to host memory).  Reductions accumulate in double.
  */
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "../kernels/gemm.h"
@@ -41,6 +43,7 @@ typedef struct {
     /* workspace regions, in bytes from the start */
     uint64_t at_grad_output, at_input, at_weight, at_grad_input, at_grad_weight, at_grad_bias;
     bool in_place[3];           /* gradOutput, input, weight read where they are (float32, contiguous) */
+    bool grad_input_in_place;   /* gradInput computed in the output itself (float32, contiguous) */
     int64_t chunk;              /* S positions per im2col chunk (gemm path) */
     int64_t workers;            /* threads of the gemm path, each on its own images */
     int64_t gemm_threads;       /* threads of each matrix product (> 1 only when there is one worker) */
@@ -48,7 +51,14 @@ typedef struct {
     uint64_t at_gemm;           /* per worker, the matrix product's packing space (gemm_bytes bytes) */
     uint64_t gemm_bytes;
     uint64_t at_partial_weight; /* per worker but the first, its partial gradWeight */
+    bool depthwise;             /* finite data takes the depthwise path */
+    int64_t depthwise_workers;  /* its threads, each with two padded planes at at_depthwise */
+    uint64_t at_depthwise;
 } conv_params;
+
+/* Most taps of the depthwise path (their sums are a per-thread array); larger kernels take the
+ * direct passes. */
+enum { DEPTHWISE_MAX_TAPS = 1024 };
 
 /* ceil(a / b) for a >= 0, b > 0, without forming a + b - 1. */
 static int64_t ceil_div(int64_t a, int64_t b)
@@ -465,6 +475,252 @@ static void direct_weights(void *ctx, int64_t begin, int64_t end, int worker)
                      begin, end);
 }
 
+/* ---------------------------------------------------------------- depthwise path (finite data)
+ *
+ * Groups of one channel on both sides (depthwise convolutions), one (n, c) plane at a time on a
+ * zero-padded copy: with q = B position + padFront, tap k of S position o reads q = o*stride +
+ * k*dilation, in [0, E) with E = (S size - 1) * stride + (kernel - 1) * dilation + 1 per dim, so
+ * every tap is a whole S row against a row of the padded plane (no bounds in the inner loops,
+ * which run along a row and vectorise):
+ *   gradWeight[c, k]        = sum over n and S rows of dot(S row, padded B row at tap k)
+ *   normal:     gradInput   = S rows times each tap added into a padded B plane, its interior
+ *                             copied out (B positions no tap reaches get 0)
+ *   transposed: gradInput   = sum over taps of the tap times the padded B row, into S's rows
+ * The zeros of the padding stand for "no term", which only finite data allows (inf * 0 is NaN):
+ * data with inf or NaN takes the exact passes above.  The threads take whole channels (all
+ * images), so each result is summed by one thread in one order whatever their number.
+ */
+
+/* Depthwise: one S and one B channel per group. */
+static bool depthwise(const conv_params *p)
+{
+    return p->cs == p->groups && p->cb == p->groups;
+}
+
+/* The padded extent E of dim d (see above). */
+static int64_t padded_extent(const conv_params *p, int d)
+{
+    return (p->ss[d] - 1) * p->stride[d] + (p->ks[d] - 1) * p->dilation[d] + 1;
+}
+
+/* Floats of one padded plane. */
+static int64_t padded_plane(const conv_params *p)
+{
+    return padded_extent(p, 0) * padded_extent(p, 1) * padded_extent(p, 2);
+}
+
+/* x[i] * y[i * ystep] added into eight interleaved float partial sums (a few rows' worth: the
+ * caller folds them into double sums every FOLD_ROWS rows). */
+enum { FOLD_ROWS = 16 };
+
+static void dot_lanes(float *restrict lanes, const float *restrict x, const float *restrict y, int64_t ystep,
+                      int64_t count)
+{
+    int64_t i = 0;
+    if (ystep == 1) {
+        for (; i + 8 <= count; i += 8) {
+            for (int j = 0; j < 8; ++j) {
+                lanes[j] += x[i + j] * y[i + j];
+            }
+        }
+    }
+    for (; i < count; ++i) {
+        lanes[i & 7] += x[i] * y[i * ystep];
+    }
+}
+
+/* dot_lanes(lanes, x, y, 1, count) and g[i] += a * x[i], in one pass over x. */
+static void dot_axpy_lanes(float *restrict lanes, float *restrict g, const float *restrict x, const float *restrict y,
+                           float a, int64_t count)
+{
+    int64_t i = 0;
+    for (; i + 8 <= count; i += 8) {
+        for (int j = 0; j < 8; ++j) {
+            lanes[j] += x[i + j] * y[i + j];
+            g[i + j] += a * x[i + j];
+        }
+    }
+    for (; i < count; ++i) {
+        lanes[i & 7] += x[i] * y[i];
+        g[i] += a * x[i];
+    }
+}
+
+/* acc[k] += the sum of lanes[k][0..8) in double, lanes[k] zeroed, for k in [0, taps). */
+static void fold_lanes(double *acc, float (*lanes)[8], int64_t taps)
+{
+    for (int64_t k = 0; k < taps; ++k) {
+        const float *l = lanes[k];
+        acc[k] += (((double)l[0] + (double)l[1]) + ((double)l[2] + (double)l[3])) +
+                  (((double)l[4] + (double)l[5]) + ((double)l[6] + (double)l[7]));
+        for (int j = 0; j < 8; ++j) {
+            lanes[k][j] = 0.0f;
+        }
+    }
+}
+
+/* Between a B plane and its padded copy (extents e): into the copy (zeros where B has no
+ * element) or out of it (B positions outside the copy get 0). */
+static void pad_plane(const conv_params *p, const int64_t e[3], float *b_img, float *padded, bool into_padded)
+{
+    const int64_t *bs = p->bs, *pad = p->pad;
+    if (into_padded) {
+        memset(padded, 0, (size_t)(e[0] * e[1] * e[2]) * sizeof(float));
+    }
+    /* the B columns [w_lo, w_hi) that lie inside the copy */
+    int64_t w_lo = pad[2] > 0 ? 0 : -pad[2], w_hi = e[2] - pad[2] < bs[2] ? e[2] - pad[2] : bs[2];
+    w_hi = w_hi < w_lo ? w_lo : w_hi;
+    for (int64_t bd = 0; bd < bs[0]; ++bd) {
+        int64_t qd = bd + pad[0];
+        for (int64_t bh = 0; bh < bs[1]; ++bh) {
+            int64_t qh = bh + pad[1];
+            float *b_row = b_img + (bd * bs[1] + bh) * bs[2];
+            bool inside = qd >= 0 && qd < e[0] && qh >= 0 && qh < e[1] && w_hi > w_lo;
+            if (into_padded) {
+                if (inside) {
+                    memcpy(padded + (qd * e[1] + qh) * e[2] + w_lo + pad[2], b_row + w_lo,
+                           (size_t)(w_hi - w_lo) * sizeof(float));
+                }
+            } else if (!inside) {
+                memset(b_row, 0, (size_t)bs[2] * sizeof(float));
+            } else {
+                memset(b_row, 0, (size_t)w_lo * sizeof(float));
+                memcpy(b_row + w_lo, padded + (qd * e[1] + qh) * e[2] + w_lo + pad[2],
+                       (size_t)(w_hi - w_lo) * sizeof(float));
+                memset(b_row + w_hi, 0, (size_t)(bs[2] - w_hi) * sizeof(float));
+            }
+        }
+    }
+}
+
+typedef struct {
+    const conv_params *p;
+    const float *s, *b, *w; /* S (NULL if not needed), B (NULL if not needed), the weights */
+    float *gi, *gw, *gb;    /* gradInput (NULL if not wanted), gradWeight, gradBias (idem) */
+    const float *go;        /* gradOutput (for gradBias) */
+    float *scratch;         /* per worker: two padded planes */
+} depthwise_job;
+
+/* One (n, c) plane: gradWeight's sums for the channel's taps into acc (through lanes), gradInput
+ * into gi. */
+static void depthwise_plane(const depthwise_job *job, int64_t n, int64_t c, float *padded_b, float *padded_g,
+                            double *acc, float (*lanes)[8])
+{
+    const conv_params *p = job->p;
+    const int64_t *ss = p->ss, *ks = p->ks, *st = p->stride, *dil = p->dilation;
+    int64_t e[3] = {padded_extent(p, 0), padded_extent(p, 1), padded_extent(p, 2)};
+    int64_t s_plane = ss[0] * ss[1] * ss[2], b_plane = p->bs[0] * p->bs[1] * p->bs[2], k_size = ks[0] * ks[1] * ks[2];
+    int64_t plane = n * p->cs + c;
+    const float *s_img = job->s != NULL ? job->s + plane * s_plane : NULL;
+    const float *taps = job->w != NULL ? job->w + c * k_size : NULL;
+    bool need_b = job->gw != NULL || (job->gi != NULL && p->transposed);
+    bool scatter = job->gi != NULL && !p->transposed;
+    if (need_b) {
+        pad_plane(p, e, (float *)job->b + plane * b_plane, padded_b, true);
+    }
+    if (scatter) {
+        memset(padded_g, 0, (size_t)(e[0] * e[1] * e[2]) * sizeof(float));
+    }
+    float *gi_img = job->gi != NULL && p->transposed ? job->gi + plane * s_plane : NULL;
+    if (gi_img != NULL) {
+        memset(gi_img, 0, (size_t)s_plane * sizeof(float));
+    }
+    int64_t width = ss[2], step = st[2];
+    for (int64_t od = 0; od < ss[0]; ++od) {
+        for (int64_t oh = 0; oh < ss[1]; ++oh) {
+            const float *s_row = s_img != NULL ? s_img + (od * ss[1] + oh) * width : NULL;
+            float *restrict gi_row = gi_img != NULL ? gi_img + (od * ss[1] + oh) * width : NULL;
+            for (int64_t kd = 0; kd < ks[0]; ++kd) {
+                int64_t qd = od * st[0] + kd * dil[0];
+                for (int64_t kh = 0; kh < ks[1]; ++kh) {
+                    int64_t row = (qd * e[1] + oh * st[1] + kh * dil[1]) * e[2];
+                    for (int64_t kw = 0; kw < ks[2]; ++kw) {
+                        int64_t k = (kd * ks[1] + kh) * ks[2] + kw, at = row + kw * dil[2];
+                        if (job->gw != NULL && scatter && step == 1) {
+                            /* both at once: one pass over the S row */
+                            dot_axpy_lanes(lanes[k], padded_g + at, s_row, padded_b + at, taps[k], width);
+                            continue;
+                        }
+                        if (job->gw != NULL) {
+                            dot_lanes(lanes[k], s_row, padded_b + at, step, width);
+                        }
+                        if (gi_row != NULL) {
+                            const float *restrict src = padded_b + at;
+                            float tap = taps[k];
+                            if (step == 1) {
+                                for (int64_t x = 0; x < width; ++x) {
+                                    gi_row[x] += tap * src[x];
+                                }
+                            } else {
+                                for (int64_t x = 0; x < width; ++x) {
+                                    gi_row[x] += tap * src[x * step];
+                                }
+                            }
+                        }
+                        if (scatter) {
+                            float *restrict dst = padded_g + at;
+                            const float *restrict src = s_row;
+                            float tap = taps[k];
+                            if (step == 1) {
+                                for (int64_t x = 0; x < width; ++x) {
+                                    dst[x] += tap * src[x];
+                                }
+                            } else {
+                                for (int64_t x = 0; x < width; ++x) {
+                                    dst[x * step] += tap * src[x];
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            if (job->gw != NULL && (od * ss[1] + oh + 1) % FOLD_ROWS == 0) {
+                fold_lanes(acc, lanes, k_size);
+            }
+        }
+    }
+    if (job->gw != NULL) {
+        fold_lanes(acc, lanes, k_size);
+    }
+    if (scatter) {
+        pad_plane(p, e, job->gi + plane * b_plane, padded_g, false);
+    }
+}
+
+/* aclsim_parallel's share `worker`: the channels [begin, end), every image. */
+static void depthwise_channels(void *ctx, int64_t begin, int64_t end, int worker)
+{
+    const depthwise_job *job = ctx;
+    const conv_params *p = job->p;
+    int64_t k_size = p->ks[0] * p->ks[1] * p->ks[2], plane = padded_plane(p);
+    float *padded_b = job->scratch + (int64_t)worker * 2 * plane, *padded_g = padded_b + plane;
+    double acc[DEPTHWISE_MAX_TAPS];
+    float lanes[DEPTHWISE_MAX_TAPS][8];
+    int64_t go_plane = p->transposed ? p->bs[0] * p->bs[1] * p->bs[2] : p->ss[0] * p->ss[1] * p->ss[2];
+    for (int64_t c = begin; c < end; ++c) {
+        for (int64_t k = 0; k < k_size; ++k) {
+            acc[k] = 0.0;
+            for (int j = 0; j < 8; ++j) {
+                lanes[k][j] = 0.0f;
+            }
+        }
+        double bias = 0.0;
+        for (int64_t n = 0; n < p->n; ++n) {
+            depthwise_plane(job, n, c, padded_b, padded_g, acc, lanes);
+            if (job->gb != NULL) {
+                /* as conv_kernel sums gradBias, while the plane is in cache */
+                bias += sum(job->go + (n * p->cs + c) * go_plane, go_plane);
+            }
+        }
+        for (int64_t k = 0; job->gw != NULL && k < k_size; ++k) {
+            job->gw[c * k_size + k] = (float)acc[k];
+        }
+        if (job->gb != NULL) {
+            job->gb[c] = (float)bias;
+        }
+    }
+}
+
 /* Partial sums of all_finite (independent lanes: vectorisable). */
 enum { LANES = 16 };
 
@@ -491,8 +747,17 @@ static bool all_finite(const float *x, int64_t count)
 /* An input as contiguous float32: the tensor's own memory when it is already that (in_place,
  * decided in phase 1; the kernels only read their inputs, and write the outputs at the end),
  * else its copy converted into the workspace region `copy`. */
-static float *operand(const conv_params *p, int which, const aclTensor *t, char *copy)
+static float *operand(const conv_params *p, int which, const aclTensor *t, char *copy, const aclTensor *out,
+                      void **staged)
 {
+    if (p->in_place[which] && out != NULL && aclsim_ops_views_overlap(t, out)) {
+        /* gradInput is computed in place over it: read a copy */
+        aclTensor copy_of;
+        if (!aclsim_ops_stage(KERNEL, t, &copy_of, staged)) {
+            return NULL;
+        }
+        return *staged;
+    }
     if (p->in_place[which]) {
         return (float *)t->data + t->offset;
     }
@@ -519,21 +784,41 @@ static aclnnStatus conv_kernel(aclOpExecutor *ex, void *workspace)
 
     char *base = workspace;
     const aclTensor *grad_output = aclsim_executor_input(ex, GRAD_OUTPUT);
-    float *go = operand(p, GRAD_OUTPUT, grad_output, base + p->at_grad_output);
+    const aclTensor *in_place_out = p->grad_input_in_place ? grad_input : NULL;
+    void *staged[3] = {NULL, NULL, NULL};
+    float *go = operand(p, GRAD_OUTPUT, grad_output, base + p->at_grad_output, in_place_out, &staged[GRAD_OUTPUT]);
     float *in = NULL, *w = NULL;
-    if (p->mask[GRAD_WEIGHT]) {
-        in = operand(p, INPUT, aclsim_executor_input(ex, INPUT), base + p->at_input);
+    if (go != NULL && p->mask[GRAD_WEIGHT]) {
+        in = operand(p, INPUT, aclsim_executor_input(ex, INPUT), base + p->at_input, in_place_out, &staged[INPUT]);
     }
-    if (p->mask[GRAD_INPUT]) {
-        w = operand(p, WEIGHT, aclsim_executor_input(ex, WEIGHT), base + p->at_weight);
+    if (go != NULL && (in != NULL || !p->mask[GRAD_WEIGHT]) && p->mask[GRAD_INPUT]) {
+        w = operand(p, WEIGHT, aclsim_executor_input(ex, WEIGHT), base + p->at_weight, in_place_out,
+                    &staged[WEIGHT]);
+    }
+    if (go == NULL || (p->mask[GRAD_WEIGHT] && in == NULL) || (p->mask[GRAD_INPUT] && w == NULL)) {
+        for (int i = 0; i < 3; ++i) {
+            free(staged[i]);
+        }
+        return ACLSIM_OPS_KERNEL_FAULT;
     }
 
-    float *gi = p->mask[GRAD_INPUT] ? (float *)(base + p->at_grad_input) : NULL;
+    float *gi = !p->mask[GRAD_INPUT] ? NULL
+                : p->grad_input_in_place ? (float *)grad_input->data + grad_input->offset
+                                         : (float *)(base + p->at_grad_input);
     float *gw = p->mask[GRAD_WEIGHT] ? (float *)(base + p->at_grad_weight) : NULL;
     bool finite = all_finite(go, aclsim_ops_numel(grad_output)) &&
                   (in == NULL || all_finite(in, aclsim_ops_numel(aclsim_executor_input(ex, INPUT)))) &&
                   (w == NULL || all_finite(w, aclsim_ops_numel(aclsim_executor_input(ex, WEIGHT))));
-    if (finite && !direct_groups(p) && (gi != NULL || gw != NULL)) {
+    float *gb = p->mask[GRAD_BIAS] ? (float *)(base + p->at_grad_bias) : NULL;
+    bool bias_done = false;
+    if (finite && p->depthwise && (gi != NULL || gw != NULL)) {
+        depthwise_job job = {
+            .p = p, .w = w, .gi = gi, .gw = gw, .gb = gb, .go = go, .scratch = (float *)(base + p->at_depthwise),
+            .s = p->transposed ? in : go, .b = p->transposed ? go : in,
+        };
+        aclsim_parallel(p->cs, (int)p->depthwise_workers, depthwise_channels, &job);
+        bias_done = true;
+    } else if (finite && !direct_groups(p) && (gi != NULL || gw != NULL)) {
         /* S is gradOutput normally, input when transposed; B the other one. */
         gemm_passes(p, p->transposed ? in : go, p->transposed ? go : in, w, gi, gw, (float *)(base + p->at_cols),
                     (float *)(base + p->at_partial_weight), base + p->at_gemm);
@@ -551,17 +836,16 @@ static aclnnStatus conv_kernel(aclOpExecutor *ex, void *workspace)
             aclsim_parallel(p->cs, aclsim_workers(p->cs, per_image / p->cs * p->n), direct_weights, &job);
         }
     }
-    if (gi != NULL) {
+    if (gi != NULL && !p->grad_input_in_place) {
         aclsim_ops_write_f32(grad_input, gi);
     }
     if (gw != NULL) {
         aclsim_ops_write_f32(grad_weight, gw);
     }
-    if (p->mask[GRAD_BIAS]) {
-        float *gb = (float *)(base + p->at_grad_bias);
+    if (gb != NULL) {
         int64_t channels = grad_output->view_dims[1];
         int64_t plane = aclsim_ops_numel(grad_output) / (p->n * channels);
-        for (int64_t c = 0; c < channels; ++c) {
+        for (int64_t c = 0; c < channels && !bias_done; ++c) {
             double acc = 0.0;
             for (int64_t n = 0; n < p->n; ++n) {
                 acc += sum(go + (n * channels + c) * plane, plane);
@@ -569,6 +853,9 @@ static aclnnStatus conv_kernel(aclOpExecutor *ex, void *workspace)
             gb[c] = (float)acc;
         }
         aclsim_ops_write_f32(grad_bias, gb);
+    }
+    for (int i = 0; i < 3; ++i) {
+        free(staged[i]);
     }
     return ACLNN_SUCCESS;
 }
@@ -1066,8 +1353,9 @@ aclnnStatus aclnnConvolutionBackwardGetWorkspaceSize(const aclTensor *gradOutput
     at += a.mask[GRAD_WEIGHT] && !p.in_place[INPUT] ? aclsim_ops_region(in_n, sizeof(float)) : 0;
     p.at_weight = at;
     at += a.mask[GRAD_INPUT] && !p.in_place[WEIGHT] ? aclsim_ops_region(w_n, sizeof(float)) : 0;
+    p.grad_input_in_place = a.mask[GRAD_INPUT] && gradInput->dtype == ACL_FLOAT && aclsim_ops_is_contiguous(gradInput);
     p.at_grad_input = at;
-    at += a.mask[GRAD_INPUT] ? aclsim_ops_region(in_n, sizeof(float)) : 0;
+    at += a.mask[GRAD_INPUT] && !p.grad_input_in_place ? aclsim_ops_region(in_n, sizeof(float)) : 0;
     p.at_grad_weight = at;
     at += a.mask[GRAD_WEIGHT] ? aclsim_ops_region(w_n, sizeof(float)) : 0;
     p.at_grad_bias = at;
@@ -1097,6 +1385,15 @@ aclnnStatus aclnnConvolutionBackwardGetWorkspaceSize(const aclTensor *gradOutput
     at += (uint64_t)p.workers * p.gemm_bytes;
     p.at_partial_weight = at;
     at += a.mask[GRAD_WEIGHT] ? aclsim_ops_region((uint64_t)((p.workers - 1) * w_n), sizeof(float)) : 0;
+    /* The depthwise path, when its padded planes stay within a few times the planes themselves
+     * (a large stride or dilation could make them far larger). */
+    int64_t taps = p.ks[0] * p.ks[1] * p.ks[2], b_plane = p.bs[0] * p.bs[1] * p.bs[2];
+    double padded = (double)padded_extent(&p, 0) * (double)padded_extent(&p, 1) * (double)padded_extent(&p, 2);
+    p.depthwise = gemm && depthwise(&p) && taps <= DEPTHWISE_MAX_TAPS &&
+                  padded <= 4.0 * (double)(s_plane + b_plane) + 4096.0;
+    p.depthwise_workers = p.depthwise ? aclsim_workers(p.cs, p.n * taps * s_plane) : 0;
+    p.at_depthwise = at;
+    at += p.depthwise ? aclsim_ops_region((uint64_t)(p.depthwise_workers * 2 * (int64_t)padded), sizeof(float)) : 0;
     return aclsim_ops_finish(KERNEL, conv_kernel, at, &p, sizeof p, inputs, 3, outputs, 3, workspaceSize, executor);
 }
 

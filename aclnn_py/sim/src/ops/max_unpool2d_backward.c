@@ -268,7 +268,9 @@ aclnnStatus aclnnMaxUnpool2dBackwardGetWorkspaceSize(const aclTensor *gradOutput
         .oh = aclsim_ops_dim(gradOutput, -2),
         .ow = aclsim_ops_dim(gradOutput, -1),
     };
-    p.workers = aclsim_workers(p.n * p.c, p.h * p.w);
+    /* A plane's cost: its indices twice (check, gather) and the cache lines of the gradOutput
+     * plane the gather reads, which come from memory. */
+    p.workers = aclsim_workers(p.n * p.c, 2 * p.h * p.w + p.oh * p.ow);
     uint64_t workspace = (uint64_t)(p.workers * p.w) * sizeof(int64_t);
     const aclTensor *inputs[] = {gradOutput, self, indices};
     const aclTensor *outputs[] = {out};

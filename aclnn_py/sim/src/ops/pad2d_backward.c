@@ -86,6 +86,9 @@ static void pad_planes(void *ctx, int64_t begin, int64_t end, int worker)
     aclsim_ops_nchw_strides(grad, gs);
     aclsim_ops_nchw_strides(out, os);
     bool direct = out->dtype == ACL_FLOAT && os[3] == 1;
+    /* float32 rows of unit stride are read where they are (gradOutput does not overlap the
+     * output here: pad_kernel reads a copy when it would) */
+    bool read_in_place = grad->dtype == ACL_FLOAT && gs[3] == 1;
     int64_t left = p->left, w = p->w, right = p->ow - p->left - p->w;
     for (int64_t plane = begin; plane < end; ++plane) {
         int64_t n = plane / p->c, ch = plane % p->c;
@@ -93,16 +96,21 @@ static void pad_planes(void *ctx, int64_t begin, int64_t end, int worker)
         for (int64_t y = 0; y < p->h; ++y) {
             float *restrict dst = direct ? (float *)out->data + o_base + y * os[2] : line;
             for (int64_t k = 0; k < job->count[y]; ++k) {
-                aclsim_ops_gather_f32(grad->data, grad->dtype, g_base + job->rows[3 * y + k] * gs[2], gs[3], p->ow,
-                                      row);
-                const float *restrict centre = row + left;
+                int64_t first = g_base + job->rows[3 * y + k] * gs[2];
+                const float *restrict src = row;
+                if (read_in_place) {
+                    src = (const float *)grad->data + first;
+                } else {
+                    aclsim_ops_gather_f32(grad->data, grad->dtype, first, gs[3], p->ow, row);
+                }
+                const float *restrict centre = src + left;
                 if (k == 0) {
                     for (int64_t x = 0; x < w; ++x) {
                         dst[x] = centre[x];
                     }
                 }
                 for (int64_t ox = 0; ox < left; ++ox) {
-                    dst[left - ox] += row[ox];    /* column ox reflects onto x = left - ox */
+                    dst[left - ox] += src[ox];    /* column ox reflects onto x = left - ox */
                 }
                 if (k > 0) {
                     for (int64_t x = 0; x < w; ++x) {
