@@ -6,7 +6,9 @@ library's threads keep spinning for a while after its calls and would slow the n
 call in a shared process), and the workers take turns case by case, round after round, so that
 machine noise hits all of them alike; before each sample the run waits until every worker's
 threads have gone idle. A sample is one call, or a batch of calls lasting >= 2 ms for the tiny
-cases. PyTorch is timed with 2 threads and with 1, and its faster figure is the one compared
+cases, taken after the library has run the call for 20 ms (a pause leaves threads and idle cores
+asleep, a cold start no loop of calls has). PyTorch is timed with 2 threads and with 1, and its
+faster figure is the one compared
 (its 2-thread calls sometimes wait a scheduler tick for their second worker). Prints the median
 milliseconds per call for each runner, the ratio backend/PyTorch, and the geometric mean of the
 ratios per backend.  Every backend's result is checked against PyTorch's in the same run.  With
@@ -160,6 +162,14 @@ def _worker_runners(name: str, index: int, torch):
     return runners, result
 
 
+# Before each sample a worker runs the call for this long: the time it took here for a
+# threaded call to come back to the speed of back-to-back calls after a pause (the ViT fold on
+# the numpy backend's 2 threads, a 50 ms pause, median ms of the next call after warming for
+# 0 / 5 / 20 / 50 ms: 1.55 / 1.06 / 0.31 / 0.30, back to back 0.29; PyTorch's 1.10 / 0.91 /
+# 0.88 / 0.87). A call longer than this is simply run once more.
+_WARM_SECONDS = 0.02
+
+
 def _serve(name: str, threads: int) -> None:
     """The loop of the worker ``name``: requests pickled on stdin, replies pickled on the real
     stdout (the libraries' own prints go to stderr)."""
@@ -192,12 +202,15 @@ def _serve(name: str, threads: int) -> None:
                     fn()
             reply = {k: _batch_size(fn) for k, fn in runners.items()}
         elif kind == "time":
-            # One call first, untimed: after the wait for idle threads (_settle) the library's
-            # own threads are asleep and its data out of the cache, a cold start no loop of
-            # calls has (PyTorch's 2-thread resnet 3x3: 16 ms after a 10 ms pause, 13.5 back to
-            # back); the sample is the warm call that follows.
+            # Calls first, untimed, for _WARM_SECONDS: after the wait for idle threads (_settle)
+            # the library's threads are asleep, its data out of the cache and the idle cores in
+            # a deep sleep state, a cold start no loop of calls has; the sample is the call
+            # that follows.
             fn = runners[request[1]]
+            warm_until = time.perf_counter() + _WARM_SECONDS
             fn()
+            while time.perf_counter() < warm_until:
+                fn()
             reply = _time_once(fn, request[2])
         elif kind == "quit":
             return
