@@ -6,7 +6,8 @@ library's threads keep spinning for a while after its calls and would slow the n
 call in a shared process), and the workers take turns case by case, round after round, so that
 machine noise hits all of them alike; before each sample the run waits until every worker's
 threads have gone idle. A sample is one call, or a batch of calls lasting >= 2 ms for the tiny
-cases, taken after the library has run the call for 20 ms (a pause leaves threads and idle cores
+cases, taken in turn by two worker processes per library (the spread between them is printed),
+after the library has run the call for 20 ms (a pause leaves threads and idle cores
 asleep, a cold start no loop of calls has). PyTorch is timed with 2 threads and with 1, and its
 faster figure is the one compared
 (its 2-thread calls sometimes wait a scheduler tick for their second worker). Prints the median
@@ -281,9 +282,12 @@ def _settle(workers) -> float:
     return time.perf_counter() - t0
 
 
-def run(cases, backends, repeats, warmup, threads) -> dict[str, list[float]]:
+def run(cases, backends, repeats, warmup, threads, processes: int = 2) -> dict[str, list[float]]:
     """Time every case; each backend's result is checked against PyTorch's in the same run (a
-    case that does not match is flagged on its line and in the summary)."""
+    case that does not match is flagged on its line and in the summary). Each library runs in
+    ``processes`` worker processes, round r's sample taken by process r % processes: the same
+    code in two processes ran up to 1.7x apart here (memory placement, presumably), and the
+    spread between a runner's processes is reported."""
     ratios: dict[str, list[float]] = {b: [] for b in backends}
     sim_vs_numpy: list[float] = []
     mismatches: list[str] = []
@@ -292,44 +296,60 @@ def run(cases, backends, repeats, warmup, threads) -> dict[str, list[float]]:
         header += f" {'sim/np':>6s}"
     header += f" {'np/copy':>7s}"
     floor_ratios: list[float] = []
+    spread: dict[str, tuple[float, str]] = {}   # runner -> (largest ratio of its processes' medians, case)
     settled = 0.0
     print(header)
     print("-" * len(header))
-    workers = {name: _Worker(name, threads) for name in ["torch", "torch1", *backends]}
+    workers = {name: [_Worker(name, threads) for _ in range(processes)] for name in ["torch", "torch1", *backends]}
+    every = [w for ws in workers.values() for w in ws]
     try:
         for case in cases:
             index = CASES.index(case)
-            owner: dict[str, _Worker] = {}   # runner name -> its worker
+            owner: dict[str, list[_Worker]] = {}   # runner name -> its workers
             failed: dict[str, str] = {}
             results = {}
-            for name, worker in workers.items():
-                status, result, names = worker.ask("case", index)
-                if status != "ok":
-                    failed[name] = result
-                    continue
-                results[name] = result
-                owner.update((k, worker) for k in names)
+            for name, ws in workers.items():
+                for worker in ws:
+                    status, result, names = worker.ask("case", index)
+                    if status != "ok":
+                        failed[name] = result
+                        break
+                    results.setdefault(name, result)
+                    for k in names:
+                        owner.setdefault(k, []).append(worker)
             for name in ("torch", "torch1"):
                 if name in failed:
                     raise RuntimeError(f"{case.name}: PyTorch failed ({failed[name]})")
+            for name in failed:
+                for k in [k for k, ws in owner.items() if ws[0].name == name]:
+                    del owner[k]
             for b in backends:
-                if b in results:
+                if b in results and b not in failed:
                     why = _verify(case, results[b], results["torch"], b)
                     if why:
                         mismatches.append(f"{case.name} on {b}: {why}")
-            batch = {}
-            for worker in workers.values():
-                if worker.name not in failed:
-                    batch.update(worker.ask("warm", warmup))
+            batch: dict[tuple[str, int], int] = {}
+            for name, ws in workers.items():
+                if name not in failed:
+                    for i, worker in enumerate(ws):
+                        batch.update(((k, i), n) for k, n in worker.ask("warm", warmup).items())
             # PyTorch is timed on 2 threads and on one (two workers) and its faster figure is the
             # one compared (with 2 threads aten's parallel region can wait a scheduler tick for
             # its second worker): taking PyTorch's better configuration per case only ever makes
             # the ratios less favourable to aclnn_py.
             times: dict[str, list[float]] = {k: [] for k in owner}
-            for _ in range(repeats):
-                for k, worker in owner.items():
-                    settled += _settle(workers.values())
-                    times[k].append(worker.ask("time", k, batch[k]))
+            by_process: dict[str, list[list[float]]] = {k: [[] for _ in ws] for k, ws in owner.items()}
+            for r in range(repeats):
+                for k, ws in owner.items():
+                    i = r % len(ws)
+                    settled += _settle(every)
+                    t = ws[i].ask("time", k, batch[(k, i)])
+                    times[k].append(t)
+                    by_process[k][i].append(t)
+            for k, groups in by_process.items():
+                medians = [statistics.median(g) for g in groups if g]
+                if len(medians) > 1 and max(medians) / min(medians) > spread.get(k, (0.0, ""))[0]:
+                    spread[k] = (max(medians) / min(medians), case.name)
             t_ms = min(statistics.median(times[k]) for k in ("torch", "torch1")) * 1e3
             line = f"{case.name:58s} {t_ms:9.3f}"
             ms_of = {}
@@ -355,8 +375,13 @@ def run(cases, backends, repeats, warmup, threads) -> dict[str, list[float]]:
                 line += "  MISMATCH"
             print(line, flush=True)
     finally:
-        for worker in workers.values():
+        for worker in every:
             worker.close()
+    if spread:
+        print()
+        print(f"largest ratio between the medians of one runner's {processes} worker processes on one case:")
+        for k, (worst, name) in spread.items():
+            print(f"  {k:8s} {worst:5.2f}x  ({name})")
     print()
     for b, rs in ratios.items():
         if rs:
@@ -530,6 +555,7 @@ def main(argv=None) -> int:
     ap.add_argument("--backends", default=None, help="comma-separated backends (default: every available one)")
     ap.add_argument("--repeats", type=int, default=9)
     ap.add_argument("--warmup", type=int, default=2)
+    ap.add_argument("--processes", type=int, default=2, help="worker processes per library (samples alternate)")
     ap.add_argument("--threads", type=int, default=2, help="PyTorch CPU threads")
     ap.add_argument("--no-overhead", action="store_true", help="skip the binding-vs-C per-call overhead")
     ap.add_argument("--worker", help=argparse.SUPPRESS)  # the library a worker process times (_serve)
@@ -548,7 +574,7 @@ def main(argv=None) -> int:
     print(f"PyTorch {importlib.metadata.version('torch')} (the better of {opts.threads} threads and 1 per case), "
           f"NumPy {np.__version__}, backends {backends}, each library in a process of its own, "
           f"{opts.repeats} repeats, median")
-    run(cases, backends, opts.repeats, opts.warmup, opts.threads)
+    run(cases, backends, opts.repeats, opts.warmup, opts.threads, max(1, opts.processes))
     if not opts.no_overhead:
         print()
         overhead()

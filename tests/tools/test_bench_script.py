@@ -29,6 +29,9 @@ def test_every_tiny_case_timed_in_worker_processes_and_checked(torch):
         assert re.search(rf"^{re.escape(name)} +\d+\.\d+ +\d+\.\d+ +\d+\.\d\d +\d+\.\d+ +\d+\.\d\d +\d+\.\d\d", out, re.M), out
     assert re.search(rf"^numpy: geometric mean ratio \d+\.\d\dx PyTorch CPU, worst \d+\.\d\dx over {len(tiny)} cases", out, re.M)
     assert "results checked against PyTorch: all match" in out
+    # two worker processes per library (the default): the spread between them is reported
+    for runner in ("torch", "torch1", "numpy", "sim"):
+        assert re.search(rf"^  {runner} +\d+\.\d\dx  \(.+\)$", out, re.M), out
 
 
 def test_a_backend_that_cannot_run_a_case_is_reported_not_fatal(torch):
