@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import pickle
 import statistics
 import subprocess
 import sys
@@ -174,8 +175,6 @@ _WARM_SECONDS = 0.02
 def _serve(name: str, threads: int) -> None:
     """The loop of the worker ``name``: requests pickled on stdin, replies pickled on the real
     stdout (the libraries' own prints go to stderr)."""
-    import pickle
-
     replies = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     requests = sys.stdin.buffer
@@ -229,8 +228,6 @@ class _Worker:
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE)
 
     def ask(self, *request):
-        import pickle
-
         pickle.dump(request, self.process.stdin, protocol=pickle.HIGHEST_PROTOCOL)
         self.process.stdin.flush()
         try:
