@@ -51,6 +51,7 @@ from .flat import FlatEngine
 from .patch import PatchEngine
 from .tap import TapEngine
 from .winograd import WinogradEngine
+from .._blas import single_threaded
 from .._common import MIN_PARALLEL_ELEMENTS, in_parallel
 
 __all__ = ["LoweredConv", "ENGINES", "lowered"]
@@ -75,7 +76,11 @@ class LoweredConv(Geometry):
         """``(gradInput, gradWeight)`` of the (transposed) convolution, None where not wanted.
         gradInput is ``forward(X, W)`` (shape of Y) when transposed, else ``input_grad(dY, W)``
         (shape of X); gradWeight is ``weight_grad(X, dY)``, shape ``(Cy, Cx/groups, *kernel)``."""
-        return self.engine(x, dy, w, want_input).gradients(x, dy, w, want_input, want_weight)
+        engine = self.engine(x, dy, w, want_input)
+        if not engine.blas_in_workers:
+            return engine.gradients(x, dy, w, want_input, want_weight)
+        with single_threaded():
+            return engine.gradients(x, dy, w, want_input, want_weight)
 
     def engine(self, x: np.ndarray, dy: np.ndarray, w: np.ndarray, want_input: bool) -> Engine:
         """The engine for these data: tap for inf/NaN, else by shape (``choose``)."""

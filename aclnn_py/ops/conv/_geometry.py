@@ -31,6 +31,9 @@ class Engine(Protocol):
     """What ``LoweredConv`` hands its gradients to: any of the engines."""
 
     name: str
+    #: Whether its worker threads (``_common.in_parallel``) make BLAS calls: then BLAS runs on
+    #: one thread meanwhile (``_blas.single_threaded``).
+    blas_in_workers: bool
 
     def gradients(self, x: np.ndarray, dy: np.ndarray, w: np.ndarray, want_input: bool,
                   want_weight: bool) -> Gradients: ...

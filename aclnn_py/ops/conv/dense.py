@@ -31,6 +31,7 @@ UNFOLD_ELEMENTS = 1 << 16
 
 class DenseEngine(Geometry):
     name = "dense"
+    blas_in_workers = False
 
     def __init__(self, *geometry: Unpack[GeometryArgs]) -> None:
         super().__init__(*geometry)

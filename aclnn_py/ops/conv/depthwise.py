@@ -116,6 +116,7 @@ class DepthwiseEngine(Geometry):
     ``dW[c, t] = sum dY[n, c, p] * X[n, c, p - e_t]``."""
 
     name = "depthwise"
+    blas_in_workers = True     # each block's matrix-vector products
 
     def __init__(self, *geometry: Unpack[GeometryArgs]) -> None:
         super().__init__(*geometry)

@@ -71,6 +71,8 @@ class FlatEngine(Geometry):
         self.space = space
         # One channel in and one out per group: depthwise.tapwise_products.
         self._depthwise = self.x_channels == self.groups == self.y_channels
+        # A depthwise convolution's blocks run on the worker threads (_each_block).
+        self.blas_in_workers = self._depthwise
         #: Elements of the buffers, or None when no tap reaches X (the tap engine then finds no
         #: connection: all gradients but the bias are zero).
         self.elements = self._plan_x_space() if space == "x" else self._plan_y_space()

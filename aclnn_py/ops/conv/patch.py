@@ -39,6 +39,7 @@ def applies(g: Geometry) -> bool:
 
 class PatchEngine(Geometry):
     name = "patch"
+    blas_in_workers = False
 
     def gradients(self, x: np.ndarray, dy: np.ndarray, w: np.ndarray, want_input: bool, want_weight: bool) -> Gradients:
         """``(gradInput, gradWeight)``, None where not wanted (``Geometry``)."""

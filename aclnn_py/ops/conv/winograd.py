@@ -102,6 +102,7 @@ def worthwhile(g: Geometry) -> bool:
 
 class WinogradEngine(Geometry):
     name = "winograd"
+    blas_in_workers = True     # each block's 16 products, on the worker that transformed it
 
     def __init__(self, *geometry: Unpack[GeometryArgs]) -> None:
         super().__init__(*geometry)

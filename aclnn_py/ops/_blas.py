@@ -1,0 +1,117 @@
+"""How many threads the BLAS library under NumPy may use, for kernels that call it from the
+worker threads (``_common.in_parallel``).
+
+OpenBLAS runs each large matrix product on all its threads.  Two of our worker threads calling it
+at once then fight over the same cores: the winograd engine's blocks, each a few transforms and
+16 products on one worker, took 40 ms for the resnet 3x3 (8,64,56,56) case on 2 cores, 17.5 ms
+with OpenBLAS held to one thread (the same code; 15.4 -> 7.3 ms for gradWeight of (8,128,28,28),
+55 -> 40 ms for the dilated d2 layer).  Each worker then runs its own products on its own core,
+which is all the parallelism there is.
+
+OpenBLAS's thread count is one setting for the whole process (``openblas_set_num_threads``; its
+``openblas_set_num_threads_local`` sets the same global in the pthreads build NumPy's wheels
+ship).  ``single_threaded()`` sets it to 1 while at least one kernel of ours is inside the
+block (a count under a lock, so that concurrent calls of ours nest) and puts the previous value
+back when the last one leaves.  Meanwhile another thread of the program that calls BLAS gets one
+thread too.  Setting it costs ~0.2 us.
+
+The library is found among the shared objects the process has loaded (``/proc/self/maps``) and
+beside NumPy's package (its wheels' ``numpy.libs`` / ``.dylibs``), under the names of the
+symbols OpenBLAS builds export (plain, or NumPy's ``scipy_`` prefix and ``64_`` suffix).  Where
+there is none (NumPy built on another BLAS), ``single_threaded()`` does nothing: the results
+are the same, only the contention stays.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import glob
+import os
+import threading
+from collections.abc import Iterator
+
+import numpy as np
+
+# (setter, getter) names of the builds NumPy links: its wheels' scipy-openblas with 64-bit
+# integers, with 32-bit ones, and a system OpenBLAS (64-bit interface, then plain).
+_SYMBOLS = (("scipy_openblas_set_num_threads64_", "scipy_openblas_get_num_threads64_"),
+            ("scipy_openblas_set_num_threads", "scipy_openblas_get_num_threads"),
+            ("openblas_set_num_threads64_", "openblas_get_num_threads64_"),
+            ("openblas_set_num_threads", "openblas_get_num_threads"))
+
+
+class _Control:
+    """The loaded library's thread-count setter and getter."""
+
+    def __init__(self, library: ctypes.CDLL, setter: str, getter: str) -> None:
+        self.set = getattr(library, setter)
+        self.set.argtypes, self.set.restype = [ctypes.c_int], None
+        self.get = getattr(library, getter)
+        self.get.argtypes, self.get.restype = [], ctypes.c_int
+
+
+def _candidates() -> list[str]:
+    """Paths of the OpenBLAS shared objects this process loaded, then those beside NumPy."""
+    paths: list[str] = []
+    try:
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
+            for line in maps:
+                path = line.rsplit(None, 1)[-1] if line.count("/") else ""
+                if "openblas" in os.path.basename(path).lower() and path not in paths:
+                    paths.append(path)
+    except OSError:
+        pass
+    package = os.path.dirname(os.path.abspath(np.__file__))
+    for pattern in (os.path.join(package + ".libs", "*openblas*"), os.path.join(package, ".dylibs", "*openblas*"),
+                    os.path.join(package, ".libs", "*openblas*")):
+        paths.extend(p for p in sorted(glob.glob(pattern)) if p not in paths)
+    return paths
+
+
+def find(paths: list[str] | None = None) -> _Control | None:
+    """The thread control of the first of ``paths`` (default: ``_candidates()``) that loads and
+    exports one of ``_SYMBOLS``' pairs, or None."""
+    for path in _candidates() if paths is None else paths:
+        try:
+            library = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for setter, getter in _SYMBOLS:
+            if hasattr(library, setter) and hasattr(library, getter):
+                return _Control(library, setter, getter)
+    return None
+
+
+_control = find()
+_lock = threading.Lock()
+_depth = 0
+_saved = 1
+
+
+@contextlib.contextmanager
+def single_threaded() -> Iterator[None]:
+    """BLAS on one thread inside the block (module docstring); nests, across threads too."""
+    global _depth, _saved
+    control = _control
+    if control is None:
+        yield
+        return
+    with _lock:
+        if _depth == 0:
+            _saved = control.get()
+            if _saved != 1:
+                control.set(1)
+        _depth += 1
+    try:
+        yield
+    finally:
+        with _lock:
+            _depth -= 1
+            if _depth == 0 and _saved != 1:
+                control.set(_saved)
+
+
+def threads() -> int | None:
+    """The BLAS library's thread count now, or None where it is not known."""
+    return None if _control is None else int(_control.get())

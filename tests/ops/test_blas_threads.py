@@ -1,0 +1,155 @@
+"""BLAS held to one thread while the conv engines' worker threads call it (aclnn_py.ops._blas):
+set inside, put back after (on errors too), nested across threads, and a no-op without OpenBLAS."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+import aclnn_py
+from aclnn_py.ops import _blas
+from aclnn_py.ops import conv
+from aclnn_py.ops.conv.winograd import WinogradEngine
+from helpers import assert_close, random_array
+from reference.convolution_backward import convolution_backward as reference
+
+
+def _numpy_blas_name() -> str:
+    return str(np.show_config(mode="dicts")["Build Dependencies"]["blas"]["name"]).lower()
+
+
+@pytest.fixture
+def two_threads():
+    """The BLAS library on 2 threads for the test, its own count put back after."""
+    control = _blas._control
+    assert control is not None
+    before = control.get()
+    control.set(2)
+    yield control
+    control.set(before)
+
+
+def test_numpys_openblas_is_found():
+    # NumPy's wheels ship OpenBLAS (scipy-openblas): its thread control must be found.  A NumPy
+    # built on another BLAS has none, and single_threaded() must then leave everything alone.
+    if "openblas" in _numpy_blas_name():
+        assert _blas._control is not None
+        assert _blas.threads() >= 1
+    else:
+        assert _blas.threads() is None
+        with _blas.single_threaded():
+            assert _blas.threads() is None
+
+
+def test_one_thread_inside_and_the_count_back_after(two_threads):
+    with _blas.single_threaded():
+        assert _blas.threads() == 1
+        with _blas.single_threaded():
+            assert _blas.threads() == 1
+        assert _blas.threads() == 1
+    assert _blas.threads() == 2
+
+
+def test_count_back_after_an_error(two_threads):
+    with pytest.raises(RuntimeError, match="inside"):
+        with _blas.single_threaded():
+            raise RuntimeError("inside")
+    assert _blas.threads() == 2
+    assert _blas._depth == 0
+
+
+def test_overlapping_blocks_of_two_threads(two_threads):
+    # Thread A enters, B enters, A leaves: still one thread until B leaves too.
+    a_in, b_in, a_out = threading.Event(), threading.Event(), threading.Event()
+    seen: dict[str, int | None] = {}
+
+    def a() -> None:
+        with _blas.single_threaded():
+            a_in.set()
+            b_in.wait(5)
+        a_out.set()
+
+    def b() -> None:
+        a_in.wait(5)
+        with _blas.single_threaded():
+            b_in.set()
+            a_out.wait(5)
+            seen["after a left"] = _blas.threads()
+
+    threads = [threading.Thread(target=a), threading.Thread(target=b)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert seen == {"after a left": 1}
+    assert _blas.threads() == 2
+
+
+def test_a_count_of_one_is_left_alone(two_threads):
+    two_threads.set(1)
+    with _blas.single_threaded():
+        assert _blas.threads() == 1
+    assert _blas.threads() == 1
+
+
+def test_no_control_is_a_no_op(monkeypatch):
+    monkeypatch.setattr(_blas, "_control", None)
+    with _blas.single_threaded():
+        assert _blas.threads() is None
+    assert _blas._depth == 0
+
+
+def test_find_skips_what_does_not_load_or_lacks_the_symbols(tmp_path):
+    not_a_library = tmp_path / "libopenblas_fake.so"
+    not_a_library.write_bytes(b"not an ELF file")
+    assert _blas.find([str(not_a_library), str(tmp_path / "missing.so")]) is None
+    # A real shared object without OpenBLAS's symbols (the C library, through ctypes' own lookup).
+    import ctypes.util
+    libc = ctypes.util.find_library("c")
+    assert libc is not None
+    assert _blas.find([libc]) is None
+
+
+def test_candidates_name_the_loaded_openblas():
+    if "openblas" not in _numpy_blas_name():
+        pytest.fail("not an OpenBLAS NumPy: test_numpys_openblas_is_found covers this build")  # pragma: no cover
+    assert any("openblas" in path.lower() for path in _blas._candidates())
+
+
+def test_winograd_engine_runs_on_one_blas_thread(two_threads, monkeypatch):
+    # The resnet-style 3x3 layer goes to the winograd engine, whose workers call BLAS: inside
+    # it BLAS has one thread, and two again after; the result still matches the reference.
+    seen = []
+    original = WinogradEngine.gradients
+
+    def spy(self, *args):
+        seen.append(_blas.threads())
+        return original(self, *args)
+
+    monkeypatch.setattr(WinogradEngine, "gradients", spy)
+    rng = np.random.default_rng(3)
+    dy = random_array(rng, (2, 64, 6, 7), np.float32)
+    x = random_array(rng, (2, 64, 6, 7), np.float32)
+    w = random_array(rng, (64, 64, 3, 3), np.float32)
+    args = (dy, x, w, [64], [1, 1], [1, 1], [1, 1], False, [0, 0], 1, [True, True, False])
+    got = aclnn_py.convolution_backward(*args, backend="numpy")
+    assert seen == [1]
+    assert _blas.threads() == 2
+    want = reference(dy, x, w, [1, 1], [1, 1], [1, 1], False, 1)
+    for g, e in zip(got[:2], want[:2]):
+        assert_close(g, e, np.float32, scale=4.0)
+
+
+def test_flat_engine_asks_for_one_thread_for_depthwise_blocks_only():
+    # Its depthwise blocks run on the worker threads; any other convolution's products are
+    # BLAS calls of the calling thread, left on all of BLAS's threads.
+    def geometry(groups: int) -> tuple:
+        # batch, x_channels, y_channels, x_size, y_size, kernel, stride, dilation, pad_lo, groups, transposed
+        return 2, 4, 4, (8, 8), (8, 8), (3, 3), (1, 1), (1, 1), (1, 1), groups, False
+
+    depthwise = conv.flat.FlatEngine(*geometry(4), space="y")
+    dense = conv.flat.FlatEngine(*geometry(1), space="y")
+    assert (depthwise.blas_in_workers, dense.blas_in_workers) == (True, False)
+    assert conv.winograd.WinogradEngine.blas_in_workers and conv.depthwise.DepthwiseEngine.blas_in_workers
