@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from aclnn_py.ops.conv.flat import _chunk_ranges
+from helpers import assert_close
 
 
 def _segments(rng):
@@ -55,7 +56,7 @@ def test_im2col_chunks_hold_each_taps_window(monkeypatch, seed):
     """Taps in runs (one phase, offsets a constant step apart, up or down) and alone: every
     chunk's rows are the taps' windows of buf, as slices would give them."""
     from aclnn_py.ops.conv import flat
-    from aclnn_py.ops.conv.flat import _im2col_chunks, _tap_runs
+    from aclnn_py.ops.conv.flat import _im2col, _im2col_chunks, _tap_runs
 
     monkeypatch.setattr(flat, "CHUNK_BYTES", 1)    # chunks of 64 positions
 
@@ -72,7 +73,11 @@ def test_im2col_chunks_hold_each_taps_window(monkeypatch, seed):
     gap = int(rng.integers(0, length // 2))
     segments = [(0, length // 2 - gap), (length // 2, length)] if gap else [(0, length)]
     seen = 0
-    for start, stop, cols in _im2col_chunks(buf, taps, segments):
+    chunks, width = _im2col_chunks(buf, taps, segments)
+    scratch = None if len(taps) == 1 else np.empty((channels, len(taps), width + 16), np.float32)
+    for start, stop in chunks:
+        assert stop - start <= width
+        cols = _im2col(buf, taps, _tap_runs(taps), start, stop, scratch)
         seen += stop - start
         for t, (phase, offset) in enumerate(taps):
             np.testing.assert_array_equal(cols[:, t], buf[:, phase, start + offset:stop + offset])
@@ -86,3 +91,40 @@ def test_tap_runs():
     taps = [(0, 8), (0, 7), (0, 6), (0, 4), (0, 3), (0, 2), (1, 0), (0, 1), (0, 2)]
     assert _tap_runs(taps) == [(0, 3, -1), (3, 3, -1), (6, 1, 0), (7, 2, 1)]
     assert _tap_runs([(0, 0), (1, 0), (0, 1), (1, 1)]) == [(0, 1, 0), (1, 1, 0), (2, 1, 0), (3, 1, 0)]
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("want", ["both", "corr", "cross"])
+def test_im2col_products_over_chunks_shared_by_the_workers(monkeypatch, seed, want):
+    """Many small chunks, shared among the worker threads (each its own cols and BLAS calls),
+    give the sums of the docstring exactly as written, for any grouping and segments; the
+    result is the same on every call (the workers' partial sums added in chunk order)."""
+    from aclnn_py.ops.conv import flat
+    from aclnn_py.ops.conv.flat import _im2col_products
+
+    monkeypatch.setattr(flat, "CHUNK_BYTES", 1)    # chunks of 64 positions: many per worker
+    rng = np.random.default_rng(100 + seed)
+    groups, cg, rows = int(rng.integers(1, 3)), int(rng.integers(1, 4)), int(rng.integers(1, 5))
+    length = int(rng.integers(65, 700))
+    taps = [(int(rng.integers(0, 2)), int(rng.integers(0, 9))) for _ in range(int(rng.integers(1, 6)))]
+    slack = max(offset for _, offset in taps)
+    buf = rng.standard_normal((groups * cg, 2, length + slack)).astype(np.float32)
+    wmat = rng.standard_normal((groups, rows, cg * len(taps))).astype(np.float32) if want != "cross" else None
+    other = rng.standard_normal((groups, rows, length)).astype(np.float32) if want != "corr" else None
+    cut = int(rng.integers(1, length))
+    segments = [(0, cut), (cut, length)] if seed % 2 else [(0, length)]
+
+    corr, cross = _im2col_products(buf, taps, length, wmat, other, segments)
+    # cols[g, c*T + t, j] = buf[g*Cg + c, phase_t, j + offset_t], built slowly.
+    cols = np.stack([np.stack([buf[g * cg + c, phase, offset:offset + length] for c in range(cg)
+                               for phase, offset in taps]) for g in range(groups)]).astype(np.float64)
+    if wmat is not None:
+        assert_close(corr, np.einsum("gik,gkj->gij", wmat.astype(np.float64), cols), np.float32, scale=4.0)
+    else:
+        assert corr is None
+    if other is not None:
+        assert_close(cross, np.einsum("gij,gkj->gik", other.astype(np.float64), cols), np.float32, scale=16.0)
+        again = _im2col_products(buf, taps, length, wmat, other, segments)[1]
+        np.testing.assert_array_equal(again, cross)
+    else:
+        assert cross is None

@@ -38,6 +38,7 @@ from typing import TypeAlias, Unpack, cast
 
 import numpy as np
 
+from .._blas import single_threaded
 from .._common import in_parallel
 from . import depthwise
 from ._geometry import FLOAT32, Geometry, GeometryArgs, Gradients, axis_slices, c_strides
@@ -329,37 +330,37 @@ def _zero_outside(plane: np.ndarray, box: list[slice]) -> None:
 
 
 def _im2col_chunks(buf: np.ndarray, taps: list[_Tap],
-                   segments: list[tuple[int, int]]) -> Iterator[tuple[int, int, np.ndarray]]:
-    """Yield ``(start, stop, cols)`` with ``cols[c, t, j] = buf[c, phase_t, start + j + offset_t]``
-    for ``j < stop - start``, chunk after chunk of each ``[first, last)`` of ``segments``.
-    ``cols`` is reused; with a single tap (a 1x1 kernel) it is a view of ``buf``, no copy."""
-    channels = buf.shape[0]
-    rows = channels * len(taps)
+                   segments: list[tuple[int, int]]) -> tuple[list[tuple[int, int]], int]:
+    """``(chunks, width)``: the ranges ``[start, stop)`` of flat positions that one im2col chunk
+    each covers (about CHUNK_BYTES of cols, _chunk_ranges over ``segments``) and their widest."""
+    rows = buf.shape[0] * len(taps)
     longest = max(last - first for first, last in segments)
     width = max(64, min(longest, CHUNK_BYTES // (FLOAT32.itemsize * rows)))
-    chunks = _chunk_ranges(segments, width)
-    if len(taps) == 1:
+    return _chunk_ranges(segments, width), width
+
+
+def _im2col(buf: np.ndarray, taps: list[_Tap], runs: list[tuple[int, int, int]], start: int, stop: int,
+            cols: np.ndarray | None) -> np.ndarray:
+    """``cols[c, t, j] = buf[c, phase_t, start + j + offset_t]`` for ``j < stop - start``, in the
+    scratch ``cols (C, T, >= stop - start)``; with a single tap (a 1x1 kernel, ``cols`` None) a
+    view of ``buf``, no copy."""
+    if cols is None:
         phase, offset = taps[0]
-        for start, stop in chunks:
-            yield start, stop, buf[:, phase:phase + 1, start + offset:stop + offset]
-        return
-    cols = np.empty((channels, len(taps), width + _ROW_PAD), FLOAT32)
-    runs = _tap_runs(taps)
+        return buf[:, phase:phase + 1, start + offset:stop + offset]
+    channels = buf.shape[0]
     item = buf.itemsize
-    assert buf.flags.c_contiguous    # a flat buffer (_flat_buffer): the runs' views address it
-    for start, stop in chunks:
-        view = cols[:, :, :stop - start]
-        for first, count, step in runs:
-            phase, offset = taps[first]
-            if count == 1:
-                view[:, first] = buf[:, phase, start + offset:stop + offset]
-                continue
-            # The run's rows are windows ``step`` apart of one phase: one overlapping view of
-            # the contiguous buf (np.ndarray checks it lies inside; as_strided costs 3 us a call).
-            view[:, first:first + count] = np.ndarray(
-                (channels, count, stop - start), FLOAT32, buf,
-                (phase * buf.shape[2] + start + offset) * item, (buf.strides[0], step * item, item))
-        yield start, stop, view
+    view = cols[:, :, :stop - start]
+    for first, count, step in runs:
+        phase, offset = taps[first]
+        if count == 1:
+            view[:, first] = buf[:, phase, start + offset:stop + offset]
+            continue
+        # The run's rows are windows ``step`` apart of one phase: one overlapping view of
+        # the contiguous buf (np.ndarray checks it lies inside; as_strided costs 3 us a call).
+        view[:, first:first + count] = np.ndarray(
+            (channels, count, stop - start), FLOAT32, buf,
+            (phase * buf.shape[2] + start + offset) * item, (buf.strides[0], step * item, item))
+    return view
 
 
 def _tap_runs(taps: list[_Tap]) -> list[tuple[int, int, int]]:
@@ -419,27 +420,55 @@ def _im2col_products(buf: np.ndarray, taps: list[_Tap], length: int,
     ``[0, length)``) are computed: corr's others are left unset, and cross sums over those
     only, the others being zeros of ``other`` (FlatEngine._output_segments: each image's
     trailing rows, 2 of a 3-D layer's 18-34 planes).  Chosen for every convolution but the depthwise ones:
-    the products become matrix products of ~4 MiB im2col chunks that OpenBLAS runs on every
-    core.  Feeding both gradients from one pass saves the second im2col (15.5 M floats copied
-    per pass on the benchmark's resnet 3x3 (8,64,56,56)): both products there took 54 ms in one
-    pass against 63 ms in two, the transposed k4 s2 case's 10.3 ms against 11.3 ms.  The chunks
-    shared among the worker threads (each its own cols and BLAS calls, to overlap one's copy with
-    the other's product) lost: conv3d k3 7.2 against 6.8 ms, 3-D U-Net 19.5 against 18.2, stem
-    14.5 against 13.4 (two BLAS callers on two cores).
+    the products become matrix products of ~4 MiB im2col chunks.  Feeding both gradients from
+    one pass saves the second im2col (15.5 M floats copied per pass on the benchmark's resnet 3x3
+    (8,64,56,56)): both products there took 54 ms in one pass against 63 ms in two, the
+    transposed k4 s2 case's 10.3 ms against 11.3 ms.
+
+    Where the chunks are copies (more than one tap), they are shared among the worker threads,
+    each with its own cols and its own single-threaded BLAS calls (_blas.single_threaded), so
+    that one worker's copy overlaps the other's product and no product waits for BLAS's threads
+    to meet.  Measured against one caller with OpenBLAS on both cores (2 cores, wall, min of
+    15, alternating processes, twice): conv3d k3 (2,16,16,32,32) 12.2 -> 11.4 ms, 3-D U-Net
+    29.5 -> 27.0, transposed k4 s2 8.8 -> 8.0, conv1d k5 12.0 -> 10.5, stem 16.3 -> 15.6.
+    (Earlier, with both workers' OpenBLAS calls on all threads, sharing lost.)  A 1x1 kernel's
+    chunks are views, no copy to overlap: its large products stay with BLAS's own threads
+    (1x1 stride 2 (8,256,56,56)->512: 27.4-30.9 ms threaded, 31.0-32.7 shared).
     """
     operand = wmat if wmat is not None else other
     assert operand is not None   # the caller asks for at least one product
+    assert buf.flags.c_contiguous    # a flat buffer (_flat_buffer): _im2col's views address it
     groups = operand.shape[0]
     taps_per_group = buf.shape[0] // groups * len(taps)
     corr = None if wmat is None else np.empty((groups, wmat.shape[1], length), FLOAT32)
-    # cross is accumulated transposed, (groups, Cg*T, rows): the long chunk axis is then the
-    # inner dimension of the first operand, which OpenBLAS's sgemm runs 10-20% faster than as
-    # the transposed second one (conv3d k3 (2,16,16,32,32): 186 against 155 GFLOP/s).
-    cross_t = None if other is None else np.zeros((groups, taps_per_group, other.shape[1]), FLOAT32)
-    for start, stop, cols in _im2col_chunks(buf, taps, segments):
-        cols = cols.reshape(groups, taps_per_group, stop - start)
-        if corr is not None and wmat is not None:
-            np.matmul(wmat, cols, out=corr[:, :, start:stop])
-        if cross_t is not None and other is not None:
-            cross_t += np.matmul(cols, other[:, :, start:stop].swapaxes(1, 2))
-    return corr, None if cross_t is None else cross_t.swapaxes(1, 2)
+    chunks, width = _im2col_chunks(buf, taps, segments)
+    runs = _tap_runs(taps)
+    sums: list[tuple[int, np.ndarray]] = []
+    cols_copied = len(taps) > 1
+
+    def work(first: int, last: int) -> None:
+        cols = None if not cols_copied else np.empty((buf.shape[0], len(taps), width + _ROW_PAD), FLOAT32)
+        # cross is accumulated transposed, (groups, Cg*T, rows): the long chunk axis is then the
+        # inner dimension of the first operand, which OpenBLAS's sgemm runs 10-20% faster than as
+        # the transposed second one (conv3d k3 (2,16,16,32,32): 186 against 155 GFLOP/s).
+        cross_t = None if other is None else np.zeros((groups, taps_per_group, other.shape[1]), FLOAT32)
+        for start, stop in chunks[first:last]:
+            part = _im2col(buf, taps, runs, start, stop, cols).reshape(groups, taps_per_group, stop - start)
+            if corr is not None and wmat is not None:
+                np.matmul(wmat, part, out=corr[:, :, start:stop])
+            if cross_t is not None and other is not None:
+                cross_t += np.matmul(part, other[:, :, start:stop].swapaxes(1, 2))
+        if cross_t is not None:
+            sums.append((first, cross_t))     # list.append is atomic
+
+    if cols_copied and len(chunks) >= 2:
+        with single_threaded():
+            in_parallel(len(chunks), work)
+    else:
+        work(0, len(chunks))
+    if other is None:
+        return corr, None
+    # Summed in the order of the chunks, whichever worker finished first: the same result every call.
+    parts = [part for _, part in sorted(sums, key=lambda item: item[0])]
+    cross = parts[0] if len(parts) == 1 else np.sum(parts, axis=0)
+    return corr, cross.swapaxes(1, 2)
