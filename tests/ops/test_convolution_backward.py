@@ -88,11 +88,14 @@ CASES = {
 # The numpy backend's engines (aclnn_py/ops/conv/, one module each), forced: "dense" (tiny
 # problems; its matrix form, and "dense einsums" its einsum form), "patch" (kernel == stride;
 # elsewhere it does not apply and the choice goes on), "winograd" (both gradients of a 2-D 3x3 stride-1
-# convolution; elsewhere the choice goes on), "flat" (im2col + BLAS, or the tap-wise
+# convolution; elsewhere the choice goes on), "polyphase" (a 2-D kernel twice the stride, X space:
+# a transposed convolution, or gradWeight alone; elsewhere the choice goes on), "flat" (im2col + BLAS, or the tap-wise
 # kernels when depthwise; X space for gradWeight alone), "flat in pieces" (the same with im2col
 # in many chunks, the flat buffers copied in parts on the worker threads and depthwise
-# convolutions one channel per block; "winograd in pieces": one tile per block), "tap".
-ENGINES = ["dense", "dense einsums", "patch", "winograd", "winograd in pieces", "flat", "flat in pieces", "tap"]
+# convolutions one channel per block; "winograd in pieces" and "polyphase in pieces": one tile
+# per block), "tap".
+ENGINES = ["dense", "dense einsums", "patch", "winograd", "winograd in pieces", "polyphase", "polyphase in pieces",
+           "flat", "flat in pieces", "tap"]
 
 
 def _force_engine(monkeypatch, engine):
@@ -105,7 +108,7 @@ def _force_engine(monkeypatch, engine):
         monkeypatch.setattr(dense, "UNFOLD_ELEMENTS", -1)
     if engine.endswith("in pieces"):
         monkeypatch.setattr(flat, "CHUNK_BYTES", 1)      # the minimum chunk: 64 columns
-        monkeypatch.setattr(winograd, "BLOCK_BYTES", 1)  # one tile per block
+        monkeypatch.setattr(winograd, "BLOCK_BYTES", 1)  # one tile per block (polyphase's blocks too)
         monkeypatch.setattr(depthwise, "TAPWISE_BYTES", 1)    # one channel per block
         monkeypatch.setattr(flat, "PARALLEL_COPY_ELEMENTS", 1)   # flat buffers copied by every worker
 
@@ -126,7 +129,7 @@ def test_each_numpy_kernel_matches_reference(monkeypatch, case, engine):
 @pytest.mark.parametrize("mask", [m for m in itertools.product([False, True], repeat=3) if any(m[:2])], ids=str)
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("case", ["2d mixed params", "2d 3x3 stride 1 grouped asymmetric", "2d 3x3 dilated", "2d depthwise", "2d depthwise multiplier", "3d",
-                                  "2d transposed", "2d transposed depthwise", "3d transposed",
+                                  "2d transposed", "2d transposed k4 s2", "2d transposed depthwise", "3d transposed",
                                   "2d patches remainder grouped", "2d transposed patches"])
 def test_each_numpy_kernel_computes_only_the_masked_gradients(monkeypatch, case, engine, mask):
     """The kernels compute the input and weight gradients together: each alone too."""

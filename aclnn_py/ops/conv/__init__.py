@@ -13,7 +13,7 @@ coordinate and ``t`` a kernel tap, output ``o`` reads ``u = o*stride + t*dilatio
 
 (channels ``co``/``ci`` within one group).  Positions outside X read as zero.
 
-Six engines compute these, one module each; ``LoweredConv`` picks one from the shapes alone:
+Seven engines compute these, one module each; ``LoweredConv`` picks one from the shapes alone:
 
 * ``tap`` (tap.py): one einsum per kernel tap on strided slices.  Exactly the terms of the
   sums: the engine for data holding inf or NaN (IEEE semantics, as the simulator), and the
@@ -27,6 +27,10 @@ Six engines compute these, one module each; ``LoweredConv`` picks one from the s
 * ``winograd`` (winograd.py): both gradients of an ordinary 2-D 3x3 stride-1 convolution
   (dilated too: its dilation phases are undilated convolutions) with >= 64 channels per group
   on each side, by Winograd's F(2x2, 3x3) (and F(3x3, 2x2) for the weight): 2.25x fewer
+  multiply-adds in BLAS.
+* ``polyphase`` (polyphase.py): a transposed convolution's gradients (and gradWeight alone of an
+  ordinary one) when the 2-D kernel is twice the stride (k4 s2 upsampling): its stride phases
+  stacked as channels make a stride-1 2x2 convolution, by Winograd's F(3x3, 2x2): 2.25x fewer
   multiply-adds in BLAS.
 * ``flat`` (flat.py): everything else, im2col of phase-split flat buffers in cache-sized chunks
   fed to BLAS (tap by tap for the other depthwise convolutions).  Lowered in X space for a transposed
@@ -43,12 +47,13 @@ from typing import Unpack
 
 import numpy as np
 
-from . import dense, depthwise, patch, winograd
+from . import dense, depthwise, patch, polyphase, winograd
 from ._geometry import Engine, Geometry, GeometryArgs, Gradients
 from .dense import DenseEngine
 from .depthwise import DepthwiseEngine
 from .flat import FlatEngine
 from .patch import PatchEngine
+from .polyphase import PolyphaseEngine
 from .tap import TapEngine
 from .winograd import WinogradEngine
 from .._blas import single_threaded
@@ -56,7 +61,7 @@ from .._common import MIN_PARALLEL_ELEMENTS, in_parallel
 
 __all__ = ["LoweredConv", "ENGINES", "lowered"]
 
-ENGINES = ("dense", "patch", "depthwise", "winograd", "flat", "tap")
+ENGINES = ("dense", "patch", "depthwise", "winograd", "polyphase", "flat", "tap")
 
 # The flat (and winograd) engine is used while its buffers are at most this many times the
 # data (+ a constant): beyond that (huge padding or dilation) building them costs more than the
@@ -108,6 +113,12 @@ class LoweredConv(Geometry):
             return DepthwiseEngine(*geometry)
         if forced == "winograd" and winograd.applies(self):
             return WinogradEngine(*geometry)
+        # The forward product and gradWeight of a kernel twice the stride: X space only.
+        if (forced in (None, "polyphase") and polyphase.applies(self) and (self.transposed or not want_input)
+                and (forced == "polyphase" or polyphase.worthwhile(self))):
+            polyphase_engine = PolyphaseEngine(*geometry)
+            if forced == "polyphase" or polyphase_engine.elements <= self._flat_budget():
+                return polyphase_engine
         # gradWeight alone of an ordinary convolution: X space too (flat.py).
         space = "x" if self.transposed or not want_input else "y"
         flat_engine = FlatEngine(*geometry, space=space)

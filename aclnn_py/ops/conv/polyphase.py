@@ -1,0 +1,288 @@
+"""The polyphase engine: the forward product and the weight gradient of a 2-D convolution whose
+kernel is twice its stride (a transposed convolution's k4 s2 upsampling layer, DCGAN's and
+U-Net decoders'; k2 s1), by Winograd's minimal filtering on its stride phases.
+
+With ``s`` the stride, tap ``t = q*s + r`` (``q`` in {0, 1}, ``r`` in [0, s)) of output ``o``
+reads padded X at ``o*s + t = (o + q)*s + r``: phase ``r`` of X at ``o + q``.  So the
+convolution is a stride-1 2x2 convolution of the ``s_h*s_w`` phases of X stacked as channels::
+
+    Y[co, o]  = sum_{r, c, q} W[co, c, q*s + r] * Xs[(r, c), o + q]      Xs[(r, c), a] = Xp[c, a*s + r]
+    dW[co, c, q*s + r] = sum_o dY[co, o] * Xs[(r, c), o + q]
+
+and a 2x2 stride-1 convolution is what F(3x3, 2x2) computes with 16 multiplies per 3x3 outputs
+and channel pair, where the direct sum (or im2col's product) takes 36: 2.25x fewer multiply-adds
+in BLAS.  Both products read the same 4x4 tiles of Xs (3 apart), transformed once by ``B^T d B``
+(the B of F(2x2, 3x3): the two algorithms share their interpolation points 0, 1, -1, inf):
+
+* forward: 16 products ``(tiles*N, s_h*s_w*Cx/g) @ (.., Cy/g)`` of the transformed tiles with the
+  kernel transformed by ``A w A^T``, and the 3x3 outputs of each tile by ``G^T m G``;
+* weight: the same identity read for the weight (F(2x2, 3x3)): dY's 3x3 blocks transformed by
+  ``G b G^T`` are the filters, 16 products ``(Cy/g, tiles*N) @ (tiles*N, ..)`` summed over the
+  tiles in the transformed domain, then ``A^T m A`` gives the 2x2 taps of every phase.
+
+(``A`` and ``G`` are F(2x2, 3x3)'s, winograd.py.)  The 1/2 factors of ``G`` are folded into the
+kernel transform and the final weight transform, so the tile passes are additions only.
+The arrays are laid out spatial first, (N, channels) last, and processed in blocks of tile rows
+shared among the worker threads, as in winograd.py (whose block helpers this reuses); each block's
+products are BLAS calls on its worker, single-threaded meanwhile (``blas_in_workers``).
+
+Chosen (LoweredConv) in X space - a transposed convolution's gradients, an ordinary one's
+gradWeight alone - once both sides have enough channels per group (worthwhile; each phase of X
+counts as channels).  The gain is modest (10-15% of the CPU time at best, measured below):
+NumPy's transform passes cost about what the products save.  Finite data only (the transforms' cancellations would turn inf into NaN).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Unpack
+
+import numpy as np
+
+from ._geometry import FLOAT32, Geometry, GeometryArgs, Gradients, axis_slices, scratch
+from .winograd import _block_shape, _blocks, _tile_buffers
+from .._common import in_parallel
+
+# Chosen when the stacked phases have at least MIN_STACKED channels per group and Y at least
+# MIN_CHANNELS: below, the transforms' passes (about as much CPU time as the products they
+# save) outweigh the multiply-adds saved.  Measured (process CPU time, both threads, min of 9,
+# interleaved, against the flat engine, both gradients of a transposed k4 s2 layer, batch 8;
+# (stacked, Cy): polyphase/flat): (16, 8) 1.52, (32, 16) 1.20, (32, 32) 1.30, (64, 16) 0.97,
+# (128, 8) 0.98, (64, 32) 1.00, (128, 64) 0.86 (the benchmark's (8,64,28,28)->32: 8.3 against
+# 9.6 ms), 14x14 inputs: (256, 128) 0.89, (512, 256) 0.97.  The products run at ~110 GFLOP/s
+# per thread in both engines; the transforms take ~26 GB/s, NumPy's speed for such passes.
+MIN_STACKED = 64
+MIN_CHANNELS = 32
+
+# F(2x2, 3x3)'s A (4x2): the 2-tap kernel transform (rows: the 4 interpolation points).
+_A = np.array([[1.0, 0.0], [1.0, 1.0], [1.0, -1.0], [0.0, -1.0]], np.float32)
+# G = diag(_HALF) @ G1: F(2x2, 3x3)'s G with its 1/2 factors taken out, folded into the kernel
+# transform (forward: the output transform is G^T m G) and into the final weight transform.
+_HALF = np.array([1.0, 0.5, 0.5, 1.0], np.float32)
+# The weight's final transform ``A^T (h h^T . m) A`` as one (4, 16) matrix on the 16 positions:
+# ``[2i + j, 4a + b] = h_a h_b A[a, i] A[b, j]``.
+_WEIGHT_TRANSFORM = (np.kron(_A, _A) * np.kron(_HALF, _HALF)[:, np.newaxis]).T.copy()
+
+def applies(g: Geometry) -> bool:
+    """A 2-D undilated convolution whose kernel is twice its stride in both dimensions."""
+    return (len(g.kernel) == 2 and g.dilation == (1, 1)
+            and all(k == 2 * s for k, s in zip(g.kernel, g.stride)))
+
+
+def worthwhile(g: Geometry) -> bool:
+    """Enough channels per group on both sides of the products (MIN_STACKED, MIN_CHANNELS)."""
+    return (math.prod(g.stride) * g.x_channels // g.groups >= MIN_STACKED
+            and g.y_channels // g.groups >= MIN_CHANNELS)
+
+
+class PolyphaseEngine(Geometry):
+    name = "polyphase"
+    blas_in_workers = True     # each block's 16 products, on the worker that transformed it
+
+    def __init__(self, *geometry: Unpack[GeometryArgs]) -> None:
+        super().__init__(*geometry)
+        self._phases = math.prod(self.stride)
+        self._tiles = tuple(-(-y // 3) for y in self.y_size)
+        # The stacked phases Xs over every tile's 4x4 reads; dY over every tile's 3x3 block.
+        self._extent = tuple(3 * t + 1 for t in self._tiles)
+        self._dy_extent = tuple(3 * t for t in self._tiles)
+
+    @property
+    def elements(self) -> int:
+        """Elements of the stacked phases and the padded dY, the largest buffers (the blocks'
+        are about 3 x BLOCK_BYTES per worker)."""
+        return self.batch * (self._phases * self.x_channels * math.prod(self._extent)
+                             + self.y_channels * math.prod(self._dy_extent))
+
+    def gradients(self, x: np.ndarray, dy: np.ndarray, w: np.ndarray, want_input: bool, want_weight: bool) -> Gradients:
+        """``(forward(X, W) if want_input, dW if want_weight)``: X space only (a transposed
+        convolution's gradInput, or gradWeight alone; LoweredConv).  Both come from one pass over
+        the blocks of tiles: each block's transformed tiles feed both products."""
+        assert self.transposed or not want_input
+        batch, g = self.batch, self.groups
+        cs, cy = self._phases * self.x_channels, self.y_channels
+        cs_g, cy_g = cs // g, cy // g
+        th, tw = self._tiles
+        oh, ow = self.y_size
+        xs = self._stacked(x).reshape(self._extent + (batch, cs))
+        u = self._kernel_transform(w) if want_input else None
+        d = self._spatial_dy(dy) if want_weight else None
+        out = np.empty((batch, cy, oh, ow), FLOAT32) if want_input else None
+        step, width = _block_shape(tw, batch * max(cs, cy))
+        if width == tw:
+            # At least as many tiles x N per block as either side has channels: the products'
+            # inner dimension for the weight (a sum over tiles), and each block's accumulation of
+            # the 16 (Cy, phases*Cx) products costs no more than its own transformed tiles.
+            step = max(step, -(-max(cs, cy) // (batch * tw)))
+        shapes: dict[str, Callable[[int, int], tuple[int, ...]]] = {
+            "t1": lambda nb, nc: (4, nb, 3 * nc + 1, batch, cs), "v": lambda nb, nc: (4, 4, nb, nc, batch, cs)}
+        if want_input:
+            shapes.update({"m": lambda nb, nc: (16, nb * nc * batch, cy), "r": lambda nb, nc: (nb, 3, 4, nc, batch, cy),
+                           "y": lambda nb, nc: (nb, 3, nc, 3, batch, cy)})
+        if want_weight:
+            shapes.update({"s1": lambda nb, nc: (4, nb, 3 * nc, batch, cy), "ub": lambda nb, nc: (4, 4, nb, nc, batch, cy)})
+        sums: list[tuple[int, np.ndarray]] = []
+
+        def run(first: int, last: int) -> None:
+            buffers = _tile_buffers(shapes, step, width)
+            total = np.zeros((16, g, cy_g, cs_g), FLOAT32) if want_weight else None
+            product = np.empty_like(total) if total is not None else None
+            for i0, nb, j0, nc in _blocks(first, last, step, tw, width):
+                views = {name: buffers[name][:math.prod(shape(nb, nc))].reshape(shape(nb, nc))
+                         for name, shape in shapes.items()}
+                v = views["v"]
+                _tile_transform(xs[3 * i0:3 * (i0 + nb) + 1, 3 * j0:3 * (j0 + nc) + 1], nb, nc, views["t1"], v)
+                vm = v.reshape(16, -1, cs)
+                if u is not None and out is not None:
+                    m = views["m"]
+                    if g == 1:
+                        np.matmul(vm, u[:, 0], out=m)
+                    else:
+                        for k in range(g):
+                            m[:, :, k * cy_g:(k + 1) * cy_g] = np.matmul(vm[:, :, k * cs_g:(k + 1) * cs_g], u[:, k])
+                    y = _output_transform(m, nb, nc, views["r"], views["y"])
+                    rows, cols = min(3 * nb, oh - 3 * i0), min(3 * nc, ow - 3 * j0)
+                    out[:, :, 3 * i0:3 * i0 + rows, 3 * j0:3 * j0 + cols] = \
+                        y.reshape(3 * nb, 3 * nc, batch, cy)[:rows, :cols].transpose(2, 3, 0, 1)
+                if d is not None and total is not None and product is not None:
+                    ub = views["ub"]
+                    _block_transform(d[3 * i0:3 * (i0 + nb), 3 * j0:3 * (j0 + nc)], views["s1"], ub)
+                    um = ub.reshape(16, -1, cy)
+                    for k in range(g):
+                        np.matmul(um[:, :, k * cy_g:(k + 1) * cy_g].swapaxes(1, 2), vm[:, :, k * cs_g:(k + 1) * cs_g],
+                                  out=product[:, k])
+                    total += product
+            if total is not None:
+                sums.append((first, total))     # list.append is atomic
+
+        in_parallel(th, run)
+        return out, (self._weight_taps(sums) if want_weight else None)
+
+    def _stacked(self, x: np.ndarray) -> np.ndarray:
+        """``Xs (eh, ew, N, groups, phases, Cx/g)``: phase ``r`` of X padded by lo, at ``a`` where
+        ``x = a*s + r - lo`` lies in X, zero elsewhere (the calling thread's scratch array)."""
+        (sh, sw), (lo_h, lo_w) = self.stride, self.pad_lo
+        g = self.groups
+        cx_g = self.x_channels // g
+        out = scratch("polyphase x", self._extent + (self.batch, g, self._phases, cx_g))
+        source = x.reshape(self.batch, g, cx_g, *self.x_size)
+
+        def fill(first: int, last: int) -> None:
+            for p in range(first, last):
+                rh, rw = divmod(p, sw)
+                target = out[:, :, :, :, p]
+                box_h = axis_slices(self.x_size[0], self._extent[0], sh, rh - lo_h)
+                box_w = axis_slices(self.x_size[1], self._extent[1], sw, rw - lo_w)
+                if box_h is None or box_w is None:
+                    target[...] = 0
+                    continue
+                (ah, xh), (aw, xw) = box_h, box_w
+                target[:ah.start] = 0
+                target[ah.stop:] = 0
+                target[ah, :aw.start] = 0
+                target[ah, aw.stop:] = 0
+                target[ah, aw] = source[:, :, :, xh, xw].transpose(3, 4, 0, 1, 2)
+
+        in_parallel(self._phases, fill)
+        return out
+
+    def _kernel_transform(self, w: np.ndarray) -> np.ndarray:
+        """``(16, groups, phases*Cx/g, Cy/g)``: ``h h^T . (A w_r A^T)`` of every phase's 2x2 taps
+        ``w_r[q] = W[.., q*s + r]``, channels ordered as the stacked phases'."""
+        (sh, sw), g = self.stride, self.groups
+        cy, cx_g = self.y_channels, self.x_channels // g
+        # (Cy, Cx/g, qh, rh, qw, rw) -> (qh, qw, Cy, rh, rw, Cx/g): transformed along qh, then qw,
+        # into (4, 4, Cy, phases, Cx/g) = (16, groups, Cy/g, phases*Cx/g), last two axes swapped.
+        taps = w.reshape(cy, cx_g, 2, sh, 2, sw).transpose(2, 4, 0, 3, 5, 1)
+        # A w A^T, rows then columns: [w0, w0 + w1, w0 - w1, -w1] along each axis (an additions-only
+        # pass: a (16, 4) @ (4, ...) BLAS product took 0.13 ms of the k4 s2 case's 0.4).
+        rows = np.empty((4,) + taps.shape[1:], FLOAT32)
+        _two_tap_transform(taps[0], taps[1], rows)
+        u = np.empty((4, 4) + rows.shape[2:], FLOAT32)
+        _two_tap_transform(rows[:, 0], rows[:, 1], u.swapaxes(0, 1))
+        u[1:3] *= 0.5
+        u[:, 1:3] *= 0.5
+        return np.ascontiguousarray(u.reshape(16, g, cy // g, self._phases * cx_g).swapaxes(2, 3))
+
+    def _weight_taps(self, sums: list[tuple[int, np.ndarray]]) -> np.ndarray:
+        """dW from the workers' sums of the 16 products (added in tile-row order: the same
+        result on every call), by ``A^T (h h^T . m) A`` and the phases put back in place."""
+        (sh, sw), cy = self.stride, self.y_channels
+        cx_g = self.x_channels // self.groups
+        parts = [part for _, part in sorted(sums, key=lambda item: item[0])]
+        m = parts[0] if len(parts) == 1 else np.sum(parts, axis=0)
+        # (4 = (qh, qw), Cy, (rh, rw, Cx/g)) -> dW (Cy, Cx/g, qh*sh + rh, qw*sw + rw).
+        taps = np.matmul(_WEIGHT_TRANSFORM, m.reshape(16, -1)).reshape(2, 2, cy, sh, sw, cx_g)
+        return np.ascontiguousarray(taps.transpose(2, 5, 0, 3, 1, 4)).reshape(cy, cx_g, 2 * sh, 2 * sw)
+
+    def _spatial_dy(self, dy: np.ndarray) -> np.ndarray:
+        """dY as ``(3*th, 3*tw, N, Cy)``, zero past dY (the calling thread's scratch array)."""
+        oh, ow = self.y_size
+        out = scratch("polyphase dy", self._dy_extent + (self.batch, self.y_channels))
+        out[oh:] = 0
+        out[:oh, ow:] = 0
+
+        def rows(first: int, last: int) -> None:
+            out[first:last, :ow] = dy[:, :, first:last].transpose(2, 3, 0, 1)
+
+        in_parallel(oh, rows)
+        return out
+
+
+def _tile_transform(d: np.ndarray, nb: int, nc: int, t1: np.ndarray, v: np.ndarray) -> None:
+    """``v (4, 4, nb, nc, N, C)``: ``B^T d_tile B`` of the 4x4 tiles (3 apart) of ``d (3*nb + 1,
+    3*nc + 1, N, C)``, ``B^T = [[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0], [0, 1, 0, -1]]``, rows
+    then columns (``t1 (4, nb, 3*nc + 1, N, C)`` is scratch)."""
+    rows = [d[k:k + 3 * nb - 2:3] for k in range(4)]
+    np.subtract(rows[0], rows[2], out=t1[0])
+    np.add(rows[1], rows[2], out=t1[1])
+    np.subtract(rows[2], rows[1], out=t1[2])
+    np.subtract(rows[1], rows[3], out=t1[3])
+    cols = [t1[:, :, k:k + 3 * nc - 2:3] for k in range(4)]
+    np.subtract(cols[0], cols[2], out=v[:, 0])
+    np.add(cols[1], cols[2], out=v[:, 1])
+    np.subtract(cols[2], cols[1], out=v[:, 2])
+    np.subtract(cols[1], cols[3], out=v[:, 3])
+
+
+def _two_tap_transform(first: np.ndarray, second: np.ndarray, out: np.ndarray) -> None:
+    """``out[0..3] = A @ [first, second]`` with F(2x2, 3x3)'s ``A = [[1, 0], [1, 1], [1, -1], [0, -1]]``."""
+    np.copyto(out[0], first)
+    np.add(first, second, out=out[1])
+    np.subtract(first, second, out=out[2])
+    np.negative(second, out=out[3])
+
+
+def _output_transform(m: np.ndarray, nb: int, nc: int, r: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """``y (nb, 3, nc, 3, N, C)``: the 3x3 outputs ``G1^T m G1`` of each tile from the products
+    ``m (16, nb*nc*N, C)``, ``G1^T = [[1, 1, 1, 0], [0, 1, -1, 0], [0, 1, 1, 1]]``, rows then
+    columns: from ``mt[a, i, b, j] = m[a, b, i, j]`` into ``r[i, p, b, j]`` into ``y[i, p, j, q]``."""
+    mt = m.reshape((4, 4, nb, nc) + y.shape[4:]).swapaxes(1, 2)
+    np.add(mt[1], mt[2], out=r[:, 0])
+    np.subtract(mt[1], mt[2], out=r[:, 1])
+    np.add(r[:, 0], mt[3], out=r[:, 2])
+    r[:, 0] += mt[0]
+    np.add(r[:, :, 1], r[:, :, 2], out=y[:, :, :, 0])
+    np.subtract(r[:, :, 1], r[:, :, 2], out=y[:, :, :, 1])
+    np.add(y[:, :, :, 0], r[:, :, 3], out=y[:, :, :, 2])
+    y[:, :, :, 0] += r[:, :, 0]
+    return y
+
+
+def _block_transform(d: np.ndarray, s1: np.ndarray, u: np.ndarray) -> None:
+    """``u (4, 4, nb, nc, N, C)``: ``G1 b G1^T`` of the 3x3 blocks ``b`` of ``d (3*nb, 3*nc, N, C)``,
+    ``G1 = [[1, 0, 0], [1, 1, 1], [1, -1, 1], [0, 0, 1]]`` (G without its halves), rows then
+    columns (``s1 (4, nb, 3*nc, N, C)`` is scratch)."""
+    top, middle, bottom = d[0::3], d[1::3], d[2::3]
+    np.copyto(s1[0], top)
+    np.add(top, bottom, out=s1[1])
+    np.subtract(s1[1], middle, out=s1[2])
+    s1[1] += middle
+    np.copyto(s1[3], bottom)
+    left, centre, right = s1[:, :, 0::3], s1[:, :, 1::3], s1[:, :, 2::3]
+    np.copyto(u[:, 0], left)
+    np.add(left, right, out=u[:, 1])
+    np.subtract(u[:, 1], centre, out=u[:, 2])
+    u[:, 1] += centre
+    np.copyto(u[:, 3], right)
