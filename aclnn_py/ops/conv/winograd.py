@@ -26,10 +26,10 @@ gradients 36 ms against 47; (8,128,28,28) gradWeight alone 14 ms against 20.  gr
 2 cores, wall, interleaved with the flat engine: (8,128,28,28) 11.9 ms against 14.8,
 (8,256,14,14) 10.8 against 14.1, (8,64,56,56) 13.9 against 13.9.
 
-The forward transforms run the last spatial axis first: its 1-D passes are the ones on short
-runs (N x channels floats, 2 apart), cheapest while the data is least expanded; the inverse
-runs it last, for the same reason.  So the transformed positions are ordered last axis first
-(``_kernel_transform``).
+The 1-D passes run the first spatial axis first, the last one (short runs of N x channels
+floats, 2 apart) last.  Measured the other way round (last axis first, while the data is least
+expanded): 2-D 3% slower on one thread (its blocks are whole rows of tiles, thin along the
+first axis: rows first makes the smaller intermediate), 3-D no faster.
 
 Finite data only (the zeros of the padding, and the transforms' cancellations, would turn inf
 into NaN).  The transforms round differently from a direct sum: a few float32 ulps of the
@@ -112,8 +112,6 @@ def _kernel_transform(rank: int, reversed_kernel: bool) -> np.ndarray:
     g = _G
     for _ in range(rank - 1):
         g = np.kron(g, _G)
-    # Rows in the transforms' order of the positions: the last axis' first (_data_transform).
-    g = g.reshape((4,) * rank + (-1,)).transpose(tuple(range(rank - 1, -1, -1)) + (rank,)).reshape(4 ** rank, -1)
     return np.ascontiguousarray(g[:, ::-1] if reversed_kernel else g)
 
 
@@ -203,10 +201,9 @@ class WinogradEngine(Geometry):
                            **_inverse_shapes("r", rank, batch, cx)}
 
         def run(first: int, last: int) -> None:
-            buffers = _tile_buffers(shapes, block)
+            views_of = _tile_buffers(shapes, block)
             for start, n in _blocks(first, last, block, self._tiles):
-                # contiguous views of the scratch buffers for this block
-                views = [buffers[name][:math.prod(shape(n))].reshape(shape(n)) for name, shape in shapes.items()]
+                views = views_of(n)
                 data, m, inverse = views[:rank], views[rank], views[rank + 1:]
                 _data_transform(d[tuple(slice(2 * s, 2 * (s + k) + 2) for s, k in zip(start, n))], n, data)
                 # The products: M (positions, tiles*N, Cx).
@@ -258,11 +255,11 @@ class WinogradEngine(Geometry):
         sums: list[np.ndarray] = []
 
         def run(first: int, last: int) -> None:
-            buffers = _tile_buffers(shapes, block)
+            views_of = _tile_buffers(shapes, block)
             total = np.zeros((positions, groups, cy_g, cx_g), FLOAT32)
             product = np.empty_like(total)
             for start, n in _blocks(first, last, block, tiles):
-                views = [buffers[name][:math.prod(shape(n))].reshape(shape(n)) for name, shape in shapes.items()]
+                views = views_of(n)
                 _data_transform(xp[tuple(slice(2 * s, 2 * (s + k) + 2) for s, k in zip(start, n))], n, views[:rank])
                 _block_transform(dyp[tuple(slice(2 * s, 2 * (s + k)) for s, k in zip(start, n))], views[rank:])
                 um, vm = views[-1].reshape(positions, -1, cy), views[rank - 1].reshape(positions, -1, cx)
@@ -283,10 +280,9 @@ def _data_shapes(prefix: str, rank: int, batch: int, channels: int, margin: int 
     """The scratch shapes of the separable transform of a block of tiles ``n``, one stage per axis:
     stage k (``prefix + k``) is ``(4,)*(k+1) + n[:k+1] + (2*n[j] + margin for the later axes) +
     (N, C)``, the last one the transformed tiles."""
-    def stage(j: int) -> Callable[[tuple[int, ...]], tuple[int, ...]]:
-        k = rank - 1 - j
-        return lambda n: (4,) * (j + 1) + tuple(2 * t + margin for t in n[:k]) + n[k:] + (batch, channels)
-    return {f"{prefix}{j}": stage(j) for j in range(rank)}
+    def stage(k: int) -> Callable[[tuple[int, ...]], tuple[int, ...]]:
+        return lambda n: (4,) * (k + 1) + n[:k + 1] + tuple(2 * t + margin for t in n[k + 1:]) + (batch, channels)
+    return {f"{prefix}{k}": stage(k) for k in range(rank)}
 
 
 def _inverse_shapes(prefix: str, rank: int, batch: int, channels: int) -> _Shapes:
@@ -332,16 +328,23 @@ def _blocks(first: int, last: int, block: tuple[int, ...],
                                                               zip(rest, block[1:], tiles[1:]))
 
 
-def _tile_buffers(shapes: _Shapes, block: tuple[int, ...]) -> dict[str, np.ndarray]:
-    """The calling thread's scratch buffers of ``shapes(block)`` (one array carved in pieces)."""
-    sizes = {name: math.prod(shape(block)) for name, shape in shapes.items()}
-    whole = scratch("winograd tiles", (sum(sizes.values()),))
-    buffers = {}
-    start = 0
-    for name, size in sizes.items():
-        buffers[name] = whole[start:start + size]
-        start += size
-    return buffers
+def _tile_buffers(shapes: _Shapes, block: tuple[int, ...]) -> Callable[[tuple[int, ...]], list[np.ndarray]]:
+    """The calling thread's scratch buffers of ``shapes(block)`` (one array carved in pieces), as
+    a function of a block's tile counts ``n`` (at most ``block``) giving the contiguous views of
+    ``shapes(n)`` at their starts, in the order of ``shapes`` (kept per ``n``: a layer's blocks
+    take one or two shapes)."""
+    sizes = [math.prod(shape(block)) for shape in shapes.values()]
+    whole = scratch("winograd tiles", (sum(sizes),))
+    starts = list(itertools.accumulate(sizes, initial=0))
+    kept: dict[tuple[int, ...], list[np.ndarray]] = {}
+
+    def views(n: tuple[int, ...]) -> list[np.ndarray]:
+        found = kept.get(n)
+        if found is None:
+            found = kept[n] = [whole[a:a + math.prod(shape(n))].reshape(shape(n))
+                               for a, shape in zip(starts, shapes.values())]
+        return found
+    return views
 
 
 def _zero_outside(a: np.ndarray, box: list[slice], lead: int = 0) -> None:
@@ -390,12 +393,10 @@ def _data_transform(d: np.ndarray, n: tuple[int, ...], stages: list[np.ndarray])
     of ``d (*(2*n + 2), N, C)``, one 1-D pass set per axis (``stages[k]``, shapes _data_shapes,
     is the result of the first k + 1 axes')."""
     src = d
-    rank = len(stages)
-    for j, dst in enumerate(stages):
-        k = rank - 1 - j
-        lead = (slice(None),) * (j + k)      # the positions made so far, the axes before k
+    for k, dst in enumerate(stages):
+        lead = (slice(None),) * (2 * k)      # the earlier axes' positions and tiles
         taps = [src[lead + (slice(i, i + 2 * n[k] - 1, 2),)] for i in range(4)]
-        into = (slice(None),) * j
+        into = (slice(None),) * k
         np.subtract(taps[0], taps[2], out=dst[into + (0,)])
         np.add(taps[1], taps[2], out=dst[into + (1,)])
         np.subtract(taps[2], taps[1], out=dst[into + (2,)])
@@ -407,11 +408,10 @@ def _block_transform(dy: np.ndarray, stages: list[np.ndarray]) -> None:
     """``stages[-1] (4,)*rank + n + (N, C)``: ``A b A^T`` of the 2x2(x2) blocks ``b`` of ``dy
     (*(2*n), N, C)``, ``A = [[1, 0], [1, 1], [1, -1], [0, -1]]``, one pass set per axis."""
     src = dy
-    rank = len(stages)
-    for j, dst in enumerate(stages):
-        lead = (slice(None),) * (rank - 1)      # the positions made so far, the axes before
+    for k, dst in enumerate(stages):
+        lead = (slice(None),) * (2 * k)      # the earlier axes' positions and tiles
         first, second = src[lead + (slice(0, None, 2),)], src[lead + (slice(1, None, 2),)]
-        into = (slice(None),) * j
+        into = (slice(None),) * k
         np.copyto(dst[into + (0,)], first)
         np.add(first, second, out=dst[into + (1,)])
         np.subtract(first, second, out=dst[into + (2,)])
@@ -427,10 +427,10 @@ def _inverse_transform(m: np.ndarray, stages: list[np.ndarray]) -> np.ndarray:
     rank = len(stages)
     src = m
     for k, dst in enumerate(stages):
-        # the earlier axes' tiles and outputs, then the positions of the axes after k
-        lead = (slice(None),) * (2 * k + rank - k - 1)
+        lead = (slice(None),) * (2 * k)     # the earlier axes' tiles and outputs
         # src[..., a, ...] with this axis' tiles moved next to the earlier ones
-        taps = [np.moveaxis(src[lead + (a,)], 2 * k + rank - k - 1, 2 * k) for a in range(4)]
+        order = _moved(src.ndim - 1, 2 * k + rank - k - 1, 2 * k)
+        taps = [src[lead + (a,)].transpose(order) for a in range(4)]
         into = (slice(None),) * (2 * k + 1)
         np.add(taps[0], taps[1], out=dst[into + (0,)])
         dst[into + (0,)] += taps[2]
@@ -438,6 +438,15 @@ def _inverse_transform(m: np.ndarray, stages: list[np.ndarray]) -> np.ndarray:
         dst[into + (1,)] -= taps[3]
         src = dst
     return src
+
+
+@functools.cache
+def _moved(ndim: int, source: int, destination: int) -> tuple[int, ...]:
+    """The axes of ``ndim`` dimensions with axis ``source`` moved to ``destination``
+    (np.moveaxis's order, without its per-call checks)."""
+    axes = list(range(ndim))
+    axes.insert(destination, axes.pop(source))
+    return tuple(axes)
 
 
 class _Dilated:
