@@ -128,9 +128,12 @@ def test_3d_matches_the_reference(monkeypatch, case, mask, block_bytes):
                                           ((5, 4, 6), (0, 1, 2), (0, 0, 1)), ((4, 5, 3), (1, 2, 0), (2, 0, 2))])
 @pytest.mark.parametrize("dilation", [1, 2])
 @pytest.mark.parametrize("want_input, want_weight", [(True, True), (True, False), (False, True)])
-def test_asymmetric_padding_matches_the_reference(size, lo, hi, dilation, want_input, want_weight):
+@pytest.mark.parametrize("fused", [True, False])
+def test_asymmetric_padding_matches_the_reference(size, lo, hi, dilation, want_input, want_weight, fused):
     """Any pad_lo/pad_hi (the output size from the geometry; the op has no 3-D asymmetric
-    padding): the engine against the reference of the explicitly padded input."""
+    padding): the engine against the reference of the explicitly padded input, with the weight
+    gradient on the input gradient's tiles (fused) and on its own (chosen by the shapes
+    otherwise: test_fused_weight_gradient_follows_the_tiles)."""
     rng = np.random.default_rng(sum(size) + dilation)
     rank, batch, cin, cout, groups = len(size), 2, 4, 6, 2
     out = tuple(i + a + b - 2 * dilation for i, a, b in zip(size, lo, hi))
@@ -139,6 +142,9 @@ def test_asymmetric_padding_matches_the_reference(size, lo, hi, dilation, want_i
     w = random_array(rng, (cout, cin // groups) + (3,) * rank, np.float32)
     engine = WinogradEngine(batch, cin, cout, size, out, (3,) * rank, (1,) * rank, (dilation,) * rank, lo, groups,
                             False)
+    engine._fused_weight = fused
+    inner = engine if engine._dilated is None else engine._dilated.inner
+    inner._fused_weight = fused
     dx, dw = engine.gradients(x, dy, w, want_input, want_weight)
     padded = np.pad(x, [(0, 0), (0, 0)] + list(zip(lo, hi)))
     want_dx, want_dw, _ = reference(dy.astype(np.float64), padded.astype(np.float64), w.astype(np.float64),
@@ -243,3 +249,16 @@ def test_3d_buffers_stay_within_the_flat_budget(shape):
     lowered = LoweredConv(*geometry)
     engine = WinogradEngine(*geometry)
     assert engine.elements <= conv.FLAT_OVERHEAD * lowered.data_elements + conv.FLAT_SLACK_ELEMENTS
+
+
+def test_fused_weight_gradient_follows_the_tiles():
+    """The weight gradient runs on the input gradient's tiles (over X's) when X has no more tiles
+    than Y (same padding), on its own (over Y's) otherwise (no padding; dilation phases)."""
+    def fused(size, pad, dilation=1, rank=3):
+        y = tuple(s + 2 * pad - 2 * dilation for s in size)
+        return WinogradEngine(1, 32, 32, size, y, (3,) * rank, (1,) * rank, (dilation,) * rank, (pad,) * rank, 1,
+                              False)
+    assert fused((16, 32, 32), 1)._fused_weight and fused((9, 8), 1, rank=2)._fused_weight
+    assert fused((7, 8, 9), 2)._fused_weight
+    assert not fused((16, 32, 32), 0)._fused_weight
+    assert not fused((32, 32), 2, 2, rank=2)._dilated.inner._fused_weight

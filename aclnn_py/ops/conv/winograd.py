@@ -147,6 +147,15 @@ class WinogradEngine(Geometry):
         self._front = tuple(2 - lo for lo in self.pad_lo)
         # The weight gradient tiles Y instead: 2x2 blocks of dY, 4x4 tiles of X padded by lo.
         self._y_tiles = tuple((y + 1) // 2 for y in self.y_size)
+        #: Whether the weight gradient runs on the input gradient's tiles of dY (_fused), over X's
+        #: 2x2 blocks, rather than on its own (_weight_grad), over Y's: when X has no more tiles
+        #: than Y.  Measured (one thread, CPU time, min of 9-11, interleaved, load 3-4): both
+        #: gradients, fused against separate: conv3d k3 (2,16,16,32,32) 12.1 against 14.3 ms,
+        #: unet k3 (1,32,32,32,32) 29.0 / 32.7, resnet 3x3 (8,64,56,56) 26.9 / 28.5,
+        #: (8,128,28,28) 20.6 / 21.3 (gradWeight alone 11.0 / 11.1); but dilated d2
+        #: (4,256,32,32), whose phases are unpadded (X's 9x9 tiles, Y's 8x8): 69-71 / 62.
+        self._fused_weight = math.prod(self._tiles) <= math.prod(self._y_tiles)
+        self._x_blocks = tuple(2 * t for t in self._tiles)
 
     @property
     def elements(self) -> int:
@@ -156,9 +165,11 @@ class WinogradEngine(Geometry):
             inner = self._dilated.inner
             return inner.elements + inner.batch * (inner.x_channels * math.prod(inner.x_size)
                                                    + inner.y_channels * math.prod(inner.y_size))
+        dy_copy = self.y_channels * math.prod(self._padded)
+        if self._fused_weight:
+            return self.batch * (dy_copy + self.x_channels * math.prod(self._x_blocks))
         y_padded = tuple(2 * t + 2 for t in self._y_tiles)
-        return self.batch * (max(self.x_channels * math.prod(y_padded), self.y_channels * math.prod(self._padded))
-                             + self.y_channels * math.prod(y_padded))
+        return self.batch * (max(self.x_channels * math.prod(y_padded), dy_copy) + self.y_channels * math.prod(y_padded))
 
     def gradients(self, x: np.ndarray, dy: np.ndarray, w: np.ndarray, want_input: bool, want_weight: bool) -> Gradients:
         """``(gradInput, gradWeight)``, None where not wanted (``Geometry``)."""
@@ -167,9 +178,13 @@ class WinogradEngine(Geometry):
         # dY laid out spatial first once for both gradients (one pass over dY, 1.4 ms of the
         # resnet 3x3 (8,64,56,56) call): the weight gradient reads the view of the input
         # gradient's padded copy at dY's origin, zero past dY like its own (_weight_dy).
-        d = _spatial_first(dy, self._padded, self._front, "winograd dy") if want_input else None
-        grad_input = self._input_grad(d, w) if d is not None else None
-        return grad_input, (self._weight_grad(x, dy, d) if want_weight else None)
+        fused = want_weight and self._fused_weight
+        d = _spatial_first(dy, self._padded, self._front, "winograd dy") if want_input or fused else None
+        xb = _spatial_first(x, self._x_blocks, (0,) * len(self._tiles), "winograd x") if fused else None
+        grad_input, grad_weight = self._fused(d, xb, w, want_input) if d is not None else (None, None)
+        if want_weight and not fused:
+            grad_weight = self._weight_grad(x, dy, d)
+        return grad_input, grad_weight
 
     def _weight_dy(self, dy: np.ndarray, d: np.ndarray | None) -> np.ndarray:
         """dY as ``(2*t0, 2*t1, ..., N, Cy)`` over the weight gradient's 2x2 blocks, zero past
@@ -179,8 +194,21 @@ class WinogradEngine(Geometry):
             return d[tuple(slice(f, f + e) for f, e in zip(self._front, extents))]
         return _spatial_first(dy, extents, (0,) * len(extents), "winograd dy")
 
-    def _input_grad(self, d: np.ndarray, w: np.ndarray) -> np.ndarray:
-        """dX from ``d (*padded, N, Cy)``: dY padded by ``2 - lo`` in front, zero outside dY."""
+    def _fused(self, d: np.ndarray, x: np.ndarray | None, w: np.ndarray, want_input: bool) -> Gradients:
+        """dX (if ``want_input``) and dW (if ``x`` is given) from ``d (*padded, N, Cy)``: dY padded
+        by ``2 - lo`` in front, zero outside dY, in one pass over the tiles of dX.
+
+        dX by F(2, 3) per axis.  dW by the same tiles of dY read for the weight: ``dW[t] =
+        sum_x X[x] dY[x + lo - t]``, and for the 2 (per axis) positions ``x = 2b + i`` of block
+        b the dY they meet are the 4-element window ``D_b`` of the padded dY at ``2b`` (the input
+        gradient's tile): ``dW[2 - e] = sum_b sum_i X_b[i] D_b[i + e]``, F(3, 2) with X's block
+        as the filter, ``G^T [(A X_b) . (B^T D_b)]`` per axis (``[p == i + t] = sum_k A^T[i, k]
+        G[k, t] B^T[k, p]`` holds whichever of (i, t) is the filter).  ``B^T D_b B`` is the input
+        gradient's transformed tile: the weight gradient adds only the cheap transform of X's
+        2x2(x2) blocks (_block_transform) and 4^rank products ``(Cy/g, blocks*N) @ (blocks*N,
+        Cx/g)`` summed in the transformed domain, then one tiny transform with the kernel
+        reversed (e = 2 - t).  (Before, it transformed 4x4 tiles of padded X and 2x2 blocks of
+        dY: a second data transform.)"""
         # Every array is laid out spatial axes first, (N, channels) last: the transforms then
         # combine whole contiguous (N x channels) blocks (long vectorised loops), and each of the
         # 4^rank products is one (N*tiles, Cy) @ (Cy, Cx) BLAS product.
@@ -188,26 +216,45 @@ class WinogradEngine(Geometry):
         cy, cx = self.y_channels, self.x_channels
         cy_g, cx_g = cy // groups, cx // groups
         positions = self._positions
+        want_weight = x is not None
 
         # G Wf G^T with Wf[g, ci, co] = W[g*cy_g + co, ci] reversed, as (positions, groups, Cy/g, Cx/g).
         u = np.matmul(_kernel_transform(rank, True), w.reshape(-1, 3 ** rank).T).reshape(positions, groups, cy_g, cx_g)
 
-        out = np.empty((batch, cx) + self.x_size, FLOAT32)
+        out = np.empty((batch, cx) + self.x_size, FLOAT32) if want_input else None
         # Blocks of tiles (_block_shape): the buffers are made once per thread and stay in
         # cache from the transform to the product to the output.
         block = _block_shape(self._tiles, batch * max(cx, cy), positions)
-        shapes: _Shapes = {**_data_shapes("t", rank, batch, cy),
-                           "m": lambda n: (positions, math.prod(n) * batch, cx),
-                           **_inverse_shapes("r", rank, batch, cx)}
+        shapes: _Shapes = {**_data_shapes("t", rank, batch, cy)}
+        if want_input:
+            shapes.update({"m": lambda n: (positions, math.prod(n) * batch, cx), **_inverse_shapes("r", rank, batch, cx)})
+        if want_weight:
+            shapes.update(_data_shapes("s", rank, batch, cx, 0))
+        sums: list[np.ndarray] = []
 
         def run(first: int, last: int) -> None:
             views_of = _tile_buffers(shapes, block)
+            if want_weight:
+                total = np.zeros((positions, groups, cy_g, cx_g), FLOAT32)
+                product = np.empty_like(total)
             for start, n in _blocks(first, last, block, self._tiles):
                 views = views_of(n)
-                data, m, inverse = views[:rank], views[rank], views[rank + 1:]
+                data = views[:rank]
                 _data_transform(d[tuple(slice(2 * s, 2 * (s + k) + 2) for s, k in zip(start, n))], n, data)
-                # The products: M (positions, tiles*N, Cx).
                 vm = data[-1].reshape(positions, -1, cy)
+                if want_weight:
+                    assert x is not None
+                    blocks = views[-rank:]
+                    _block_transform(x[tuple(slice(2 * s, 2 * (s + k)) for s, k in zip(start, n))], blocks)
+                    xm = blocks[-1].reshape(positions, -1, cx)
+                    for g in range(groups):
+                        np.matmul(vm[:, :, g * cy_g:(g + 1) * cy_g].swapaxes(1, 2), xm[:, :, g * cx_g:(g + 1) * cx_g],
+                                  out=product[:, g])
+                    total += product
+                if out is None:
+                    continue
+                # The products: M (positions, tiles*N, Cx).
+                m, inverse = views[rank], views[rank + 1:2 * rank + 1]
                 if groups == 1:
                     np.matmul(vm, u[:, 0], out=m)
                 else:
@@ -222,6 +269,8 @@ class WinogradEngine(Geometry):
                 target = (slice(None), slice(None)) + tuple(slice(2 * s, 2 * s + e) for s, e in zip(start, extents))
                 out[target] = y.reshape(tuple(2 * k for k in n) + (batch, cx))[tuple(slice(e) for e in extents)] \
                     .transpose((rank, rank + 1) + tuple(range(rank)))
+            if want_weight:
+                sums.append(total)     # list.append is atomic
 
         # The tile rows (first axis) are independent: shared evenly among the worker threads,
         # each taking its share in blocks (the transforms are single-threaded NumPy passes;
@@ -229,7 +278,13 @@ class WinogradEngine(Geometry):
         # (8,128,28,28): 11.9 ms wall, 15.5 ms in one thread.  (Whole blocks shared out left
         # the workers 8 and 6 of its 14 tile rows, 4 and 3 blocks of resnet (8,64,56,56)'s 7.)
         in_parallel(self._tiles[0], run)
-        return out
+        if not want_weight:
+            return out, None
+        m = sums[0] if len(sums) == 1 else np.sum(sums, axis=0)
+        # G^T M G per channel pair, kernel reversed: (Cy*Cx/g, positions) @ (positions, 3^rank)
+        # is dW's layout.
+        dw: np.ndarray = np.matmul(m.reshape(positions, -1).T, _kernel_transform(rank, True))
+        return out, dw.reshape((cy, cx_g) + self.kernel)
 
     def _weight_grad(self, x: np.ndarray, dy: np.ndarray, d: np.ndarray | None) -> np.ndarray:
         """dW by F(3x3, 2x2) (F(3x3x3, 2x2x2) in 3-D), the same identity read for the weight:
