@@ -41,7 +41,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Unpack
 
 import numpy as np
@@ -233,7 +233,9 @@ class WinogradEngine(Geometry):
         sums: list[np.ndarray] = []
 
         def run(first: int, last: int) -> None:
-            views_of = _tile_buffers(shapes, block)
+            # Overlaid: the data transform's intermediates, X's block transform, the inverse's stages.
+            views_of = _tile_buffers(shapes, block, [[name for name in shapes if name[0] == chain and
+                                                      name != f"t{rank - 1}"] for chain in "tsr"])
             if want_weight:
                 total = np.zeros((positions, groups, cy_g, cx_g), FLOAT32)
                 product = np.empty_like(total)
@@ -310,7 +312,8 @@ class WinogradEngine(Geometry):
         sums: list[np.ndarray] = []
 
         def run(first: int, last: int) -> None:
-            views_of = _tile_buffers(shapes, block)
+            views_of = _tile_buffers(shapes, block, [[f"t{k}" for k in range(rank - 1)],
+                                                     [f"s{k}" for k in range(rank - 1)]])
             total = np.zeros((positions, groups, cy_g, cx_g), FLOAT32)
             product = np.empty_like(total)
             for start, n in _blocks(first, last, block, tiles):
@@ -383,21 +386,36 @@ def _blocks(first: int, last: int, block: tuple[int, ...],
                                                               zip(rest, block[1:], tiles[1:]))
 
 
-def _tile_buffers(shapes: _Shapes, block: tuple[int, ...]) -> Callable[[tuple[int, ...]], list[np.ndarray]]:
+def _tile_buffers(shapes: _Shapes, block: tuple[int, ...],
+                  overlaid: Sequence[Sequence[str]] = ()) -> Callable[[tuple[int, ...]], list[np.ndarray]]:
     """The calling thread's scratch buffers of ``shapes(block)`` (one array carved in pieces), as
     a function of a block's tile counts ``n`` (at most ``block``) giving the contiguous views of
-    ``shapes(n)`` at their starts, in the order of ``shapes`` (kept per ``n``: a layer's blocks
-    take one or two shapes)."""
-    sizes = [math.prod(shape(block)) for shape in shapes.values()]
-    whole = scratch("winograd tiles", (sum(sizes),))
-    starts = list(itertools.accumulate(sizes, initial=0))
+    ``shapes(n)``, in the order of ``shapes`` (kept per ``n``: a layer's blocks take one or two
+    shapes).  The sequences of names in ``overlaid`` (buffers never live at the same time) share
+    one region, each laid out from its start; every other name has a region of its own."""
+    sizes = {name: math.prod(shape(block)) for name, shape in shapes.items()}
+    shared = {name for names in overlaid for name in names}
+    offsets: dict[str, int] = {}
+    end = 0
+    for name in shapes:
+        if name not in shared:
+            offsets[name] = end
+            end += sizes[name]
+    region = end
+    for names in overlaid:
+        at = region
+        for name in names:
+            offsets[name] = at
+            at += sizes[name]
+        end = max(end, at)
+    whole = scratch("winograd tiles", (end,))
     kept: dict[tuple[int, ...], list[np.ndarray]] = {}
 
     def views(n: tuple[int, ...]) -> list[np.ndarray]:
         found = kept.get(n)
         if found is None:
-            found = kept[n] = [whole[a:a + math.prod(shape(n))].reshape(shape(n))
-                               for a, shape in zip(starts, shapes.values())]
+            found = kept[n] = [whole[offsets[name]:offsets[name] + math.prod(shape(n))].reshape(shape(n))
+                               for name, shape in shapes.items()]
         return found
     return views
 
