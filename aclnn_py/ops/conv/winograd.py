@@ -11,16 +11,17 @@ Networks", 2016) computes each 2x2 block of dX from a 4x4 tile of dYp (tiles 2 a
 ``A^T [(G Wf G^T) . (B^T d B)] A``: 16 matrix products ``(Cx/g, Cy/g) @ (Cy/g, tiles)``, one per
 element of the 4x4 transformed tile, hold 16 multiply-adds per 2x2 outputs and channel pair
 where im2col's product holds 36 - a 2.25x smaller BLAS product, for transforms that are a few
-additions per element.  The weight gradient is the same identity with dY's 2x2 blocks as the
-filter (F(3x3, 2x2), _weight_grad): 16 products ``(Cy/g, tiles) @ (tiles, Cx/g)`` summed over
-the tiles.  The arrays are laid out spatial axes first and (N, channels) last, so the
+additions per element.  The weight gradient is the same identity read for the weight: on the
+input gradient's transformed tiles of dY with X's 2x2 blocks as the filter (F(3x3, 2x2),
+_fused), or on its own tiles with dY's 2x2 blocks as the filter (_weight_grad): 16 products
+``(Cy/g, tiles) @ (tiles, Cx/g)`` summed over the tiles.  The arrays are laid out spatial axes first and (N, channels) last, so the
 transforms are NumPy passes over long contiguous runs, in blocks of tiles (BLOCK_BYTES) shared among the
 worker threads.  Those copies and the blocks' buffers are the threads' scratch arrays
 (_geometry.scratch), kept from call to call: fresh ones were fresh pages, faulted in and zeroed
 by the kernel on every call.
 
-Chosen for every mask (LoweredConv) once both channel counts per group reach MIN_CHANNELS.
-Measured against the flat engine (its one im2col in Y space feeds both products), one BLAS
+Chosen for every mask (LoweredConv) once both channel counts per group reach MIN_CHANNELS
+(2-D) or MIN_CHANNELS_3D (3-D).  Measured against the flat engine (its one im2col in Y space feeds both products), one BLAS
 thread, process CPU time, interleaved, the benchmark's cases: resnet 3x3 (8,64,56,56) both
 gradients 36 ms against 47; (8,128,28,28) gradWeight alone 14 ms against 20.  gradInput alone,
 2 cores, wall, interleaved with the flat engine: (8,128,28,28) 11.9 ms against 14.8,
@@ -65,11 +66,17 @@ from .._common import MIN_PARALLEL_ELEMENTS, in_parallel
 # process CPU time: C = 48: 0.87-1.04, 64: 0.82-0.90, 96 and 128: 0.70-0.77.
 MIN_CHANNELS = 64
 # The same for 3-D 3x3x3 kernels, F(2x2x2, 3x3x3): per 2x2x2 outputs 64 C^2 multiply-adds
-# against the flat engine's 216 C^2 (3.375x fewer), for transforms of three 1-D pass sets.
-# Measured (both gradients, pad 1, Cin = Cout = C, winograd over flat, interleaved in one
-# process, min of 11, load 1.2-1.7): (2,C,16,32,32): C = 8 1.60, 16 0.97 (process CPU time
-# 1.15), 32 0.78, 64 0.57; (1,32,32,32,32) 0.81 (CPU time 0.77).
-MIN_CHANNELS_3D = 32
+# against the flat engine's 216 C^2 (3.375x fewer), for transforms of three 1-D pass sets whose
+# cost per element does not depend on C (memory-bound: ~116 floats written per tile and
+# (N x channel), close to the 112 minimum of separable passes), so the same model holds.
+# The products' K is C (16-32 here): OpenBLAS sgemm of (512, 16) @ (16, 16) ran at 82 GFLOP/s
+# on one thread, (256, 32) @ (32, 32) at 103, against 170-220 for the flat engine's shapes.
+# Measured (both gradients, pad 1, Cin = Cout = C, Winograd's time over the flat engine's,
+# interleaved in one process, min of 15, 2 cores, wall (process CPU time); load 1.4-2.7, so
+# three runs each): (2,C,16,32,32): C = 8 1.54 (1.56), 12 1.25 (1.19), 16 0.95-1.01 (0.85-0.91),
+# 24 0.59-0.83 (0.65-0.69); U-Net (1,32,32,32,32) 0.59-0.62 (0.61-0.62).  16 is where it
+# breaks even on the wall clock, with 10-15% less CPU time (the conv3d k3 bench case).
+MIN_CHANNELS_3D = 16
 
 # The transforms and products run in blocks of tiles (whole tile rows, or even pieces of one
 # tile row when it is larger) whose 16 transformed tiles take about this much; the block's other
