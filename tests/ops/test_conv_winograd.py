@@ -262,3 +262,19 @@ def test_fused_weight_gradient_follows_the_tiles():
     assert fused((7, 8, 9), 2)._fused_weight
     assert not fused((16, 32, 32), 0)._fused_weight
     assert not fused((32, 32), 2, 2, rank=2)._dilated.inner._fused_weight
+
+
+def test_tile_buffers_overlay_only_the_named_sequences():
+    """_tile_buffers: each name's view has its shape; names outside ``overlaid`` own their
+    memory; each overlaid sequence is laid out from one shared start, its names apart."""
+    shapes = {"a": lambda n: (2, n[0]), "b": lambda n: (3, n[0]), "c": lambda n: (n[0],), "d": lambda n: (4, n[0]),
+              "e": lambda n: (5,)}
+    views = winograd._tile_buffers(shapes, (4,), [["b", "c"], ["d"]])
+    for n in [(4,), (3,)]:
+        got = dict(zip(shapes, views(n)))
+        assert {name: v.shape for name, v in got.items()} == {name: shape(n) for name, shape in shapes.items()}
+        assert all(v.flags.c_contiguous for v in got.values())
+        overlapping = {(p, q) for p, q in itertools.combinations(shapes, 2) if np.shares_memory(got[p], got[q])}
+        # d (4 x 4 at the shared start) reaches c past b's whole block (3 x 4) only when n is 4
+        assert overlapping == ({("b", "d"), ("c", "d")} if n == (4,) else {("b", "d")})
+    assert views((4,))[0] is views((4,))[0]      # kept per block shape
