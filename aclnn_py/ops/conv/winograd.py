@@ -183,8 +183,8 @@ class WinogradEngine(Geometry):
         if self._dilated is not None:
             return self._dilated.gradients(x, dy, w, want_input, want_weight)
         # dY laid out spatial first once for both gradients (one pass over dY, 1.4 ms of the
-        # resnet 3x3 (8,64,56,56) call): the weight gradient reads the view of the input
-        # gradient's padded copy at dY's origin, zero past dY like its own (_weight_dy).
+        # resnet 3x3 (8,64,56,56) call): the fused weight gradient reads its transformed tiles,
+        # the separate one the view of the padded copy at dY's origin, zero past dY (_weight_dy).
         fused = want_weight and self._fused_weight
         d = _spatial_first(dy, self._padded, self._front, "winograd dy") if want_input or fused else None
         xb = _spatial_first(x, self._x_blocks, (0,) * len(self._tiles), "winograd x") if fused else None
