@@ -37,8 +37,8 @@ weight gradient; gradInput is its input gradient (normal) or its forward product
 gradOutput (transposed); gradBias is a sum.  The kernels turn the products into matrix
 products on shifted slices of a flat buffer, which OpenBLAS runs on every core, one lowering
 feeding both gradients (depthwise convolutions: batched matrix-vector products over each
-block's im2col instead; 3x3 stride-1 layers with many channels: Winograd's minimal filtering,
-2.25x fewer multiply-adds).  ``conv/__init__.py`` lists the engines and how one is chosen.
+block's im2col instead; 3x3 and 3x3x3 stride-1 layers with many channels: Winograd's minimal
+filtering, 2.25x and 3.375x fewer multiply-adds).  ``conv/__init__.py`` lists the engines and how one is chosen.
 
 Constraints, in the order CANN (Atlas A2/A3) checks them; each violation is 161002 unless noted:
 

@@ -24,9 +24,10 @@ Seven engines compute these, one module each; ``LoweredConv`` picks one from the
 * ``depthwise`` (depthwise.py): depthwise stride-1 1-D and 2-D convolutions with X's and Y's
   rows equally long, on the planes in place: per block of planes one strided im2col of all
   taps, a matrix-vector product per plane and one dot product per tap and plane.
-* ``winograd`` (winograd.py): both gradients of an ordinary 2-D 3x3 stride-1 convolution
-  (dilated too: its dilation phases are undilated convolutions) with >= 64 channels per group
-  on each side, by Winograd's F(2x2, 3x3) (and F(3x3, 2x2) for the weight): 2.25x fewer
+* ``winograd`` (winograd.py): both gradients of an ordinary 2-D 3x3 or 3-D 3x3x3 stride-1
+  convolution (dilated too: its dilation phases are undilated convolutions) with enough
+  channels per group on each side (winograd.worthwhile), by Winograd's F(2x2, 3x3) and
+  F(2x2x2, 3x3x3) (and F(3x3, 2x2), F(3x3x3, 2x2x2) for the weight): 2.25x and 3.375x fewer
   multiply-adds in BLAS.
 * ``polyphase`` (polyphase.py): a transposed convolution's gradients (and gradWeight alone of an
   ordinary one) when the 2-D kernel is twice the stride (k4 s2 upsampling): its stride phases

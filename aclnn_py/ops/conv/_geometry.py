@@ -89,6 +89,14 @@ def axis_slices(size: int, extent: int, step: int, base: int) -> tuple[slice, sl
     return slice(first, last), slice(start, start + (last - first - 1) * step + 1, step)
 
 
+def ordered_sum(parts: list[tuple[int, np.ndarray]]) -> np.ndarray:
+    """The sum of the worker threads' partial sums ``(first, part)``, added in the order of
+    their ``first`` index whichever worker finished first: the same result on every call (float
+    addition is not associative, and 3 or 4 workers may finish in any order)."""
+    ordered = [part for _, part in sorted(parts, key=lambda item: item[0])]
+    return ordered[0] if len(ordered) == 1 else np.sum(ordered, axis=0)
+
+
 def c_strides(extents: tuple[int, ...]) -> tuple[int, ...]:
     """Element strides of a C-contiguous array of shape ``extents``."""
     strides: list[int] = []

@@ -41,7 +41,7 @@ import numpy as np
 from .._blas import single_threaded
 from .._common import in_parallel
 from . import depthwise
-from ._geometry import FLOAT32, Geometry, GeometryArgs, Gradients, axis_slices, c_strides
+from ._geometry import FLOAT32, Geometry, GeometryArgs, Gradients, axis_slices, c_strides, ordered_sum
 
 #: Per dimension ``(step, base)``: where a flat buffer's phase reads its source (_flat_buffer).
 _Phase: TypeAlias = tuple[tuple[int, int], ...]
@@ -468,7 +468,5 @@ def _im2col_products(buf: np.ndarray, taps: list[_Tap], length: int,
         work(0, len(chunks))
     if other is None:
         return corr, None
-    # Summed in the order of the chunks, whichever worker finished first: the same result every call.
-    parts = [part for _, part in sorted(sums, key=lambda item: item[0])]
-    cross = parts[0] if len(parts) == 1 else np.sum(parts, axis=0)
+    cross = ordered_sum(sums)
     return corr, cross.swapaxes(1, 2)

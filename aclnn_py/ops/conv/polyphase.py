@@ -40,8 +40,8 @@ from typing import Unpack
 
 import numpy as np
 
-from ._geometry import FLOAT32, Geometry, GeometryArgs, Gradients, axis_slices, scratch
-from .winograd import _block_shape, _blocks, _tile_buffers
+from ._geometry import FLOAT32, Geometry, GeometryArgs, Gradients, axis_slices, ordered_sum, scratch
+from .winograd import _block_shape, _blocks, _data_shapes, _data_transform, _tile_buffers
 from .._common import in_parallel
 
 # Chosen when the stacked phases have at least MIN_STACKED channels per group and Y at least
@@ -109,30 +109,28 @@ class PolyphaseEngine(Geometry):
         u = self._kernel_transform(w) if want_input else None
         d = self._spatial_dy(dy) if want_weight else None
         out = np.empty((batch, cy, oh, ow), FLOAT32) if want_input else None
-        step, width = _block_shape(tw, batch * max(cs, cy))
-        if width == tw:
+        block = _block_shape(self._tiles, batch * max(cs, cy), 16)
+        if block[1] == tw:
             # At least as many tiles x N per block as either side has channels: the products'
             # inner dimension for the weight (a sum over tiles), and each block's accumulation of
             # the 16 (Cy, phases*Cx) products costs no more than its own transformed tiles.
-            step = max(step, -(-max(cs, cy) // (batch * tw)))
-        shapes: dict[str, Callable[[int, int], tuple[int, ...]]] = {
-            "t1": lambda nb, nc: (4, nb, 3 * nc + 1, batch, cs), "v": lambda nb, nc: (4, 4, nb, nc, batch, cs)}
+            block = (max(block[0], -(-max(cs, cy) // (batch * tw))), tw)
+        shapes: dict[str, Callable[[tuple[int, ...]], tuple[int, ...]]] = _data_shapes("t", 2, batch, cs, 1, 3)
         if want_input:
-            shapes.update({"m": lambda nb, nc: (16, nb * nc * batch, cy), "r": lambda nb, nc: (nb, 3, 4, nc, batch, cy),
-                           "y": lambda nb, nc: (nb, 3, nc, 3, batch, cy)})
+            shapes.update({"m": lambda n: (16, n[0] * n[1] * batch, cy), "r": lambda n: (n[0], 3, 4, n[1], batch, cy),
+                           "y": lambda n: (n[0], 3, n[1], 3, batch, cy)})
         if want_weight:
-            shapes.update({"s1": lambda nb, nc: (4, nb, 3 * nc, batch, cy), "ub": lambda nb, nc: (4, 4, nb, nc, batch, cy)})
+            shapes.update({"s1": lambda n: (4, n[0], 3 * n[1], batch, cy), "ub": lambda n: (4, 4, n[0], n[1], batch, cy)})
         sums: list[tuple[int, np.ndarray]] = []
 
         def run(first: int, last: int) -> None:
-            buffers = _tile_buffers(shapes, step, width)
+            views_of = _tile_buffers(shapes, block)
             total = np.zeros((16, g, cy_g, cs_g), FLOAT32) if want_weight else None
             product = np.empty_like(total) if total is not None else None
-            for i0, nb, j0, nc in _blocks(first, last, step, tw, width):
-                views = {name: buffers[name][:math.prod(shape(nb, nc))].reshape(shape(nb, nc))
-                         for name, shape in shapes.items()}
-                v = views["v"]
-                _tile_transform(xs[3 * i0:3 * (i0 + nb) + 1, 3 * j0:3 * (j0 + nc) + 1], nb, nc, views["t1"], v)
+            for (i0, j0), (nb, nc) in _blocks(first, last, block, self._tiles):
+                views = dict(zip(shapes, views_of((nb, nc))))
+                v = views["t1"]
+                _data_transform(xs[3 * i0:3 * (i0 + nb) + 1, 3 * j0:3 * (j0 + nc) + 1], (nb, nc), [views["t0"], v], 3)
                 vm = v.reshape(16, -1, cs)
                 if u is not None and out is not None:
                     m = views["m"]
@@ -210,8 +208,7 @@ class PolyphaseEngine(Geometry):
         result on every call), by ``A^T (h h^T . m) A`` and the phases put back in place."""
         (sh, sw), cy = self.stride, self.y_channels
         cx_g = self.x_channels // self.groups
-        parts = [part for _, part in sorted(sums, key=lambda item: item[0])]
-        m = parts[0] if len(parts) == 1 else np.sum(parts, axis=0)
+        m = ordered_sum(sums)
         # (4 = (qh, qw), Cy, (rh, rw, Cx/g)) -> dW (Cy, Cx/g, qh*sh + rh, qw*sw + rw).
         taps = np.matmul(_WEIGHT_TRANSFORM, m.reshape(16, -1)).reshape(2, 2, cy, sh, sw, cx_g)
         return np.ascontiguousarray(taps.transpose(2, 5, 0, 3, 1, 4)).reshape(cy, cx_g, 2 * sh, 2 * sw)
@@ -228,22 +225,6 @@ class PolyphaseEngine(Geometry):
 
         in_parallel(oh, rows)
         return out
-
-
-def _tile_transform(d: np.ndarray, nb: int, nc: int, t1: np.ndarray, v: np.ndarray) -> None:
-    """``v (4, 4, nb, nc, N, C)``: ``B^T d_tile B`` of the 4x4 tiles (3 apart) of ``d (3*nb + 1,
-    3*nc + 1, N, C)``, ``B^T = [[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0], [0, 1, 0, -1]]``, rows
-    then columns (``t1 (4, nb, 3*nc + 1, N, C)`` is scratch)."""
-    rows = [d[k:k + 3 * nb - 2:3] for k in range(4)]
-    np.subtract(rows[0], rows[2], out=t1[0])
-    np.add(rows[1], rows[2], out=t1[1])
-    np.subtract(rows[2], rows[1], out=t1[2])
-    np.subtract(rows[1], rows[3], out=t1[3])
-    cols = [t1[:, :, k:k + 3 * nc - 2:3] for k in range(4)]
-    np.subtract(cols[0], cols[2], out=v[:, 0])
-    np.add(cols[1], cols[2], out=v[:, 1])
-    np.subtract(cols[2], cols[1], out=v[:, 2])
-    np.subtract(cols[1], cols[3], out=v[:, 3])
 
 
 def _two_tap_transform(first: np.ndarray, second: np.ndarray, out: np.ndarray) -> None:

@@ -1,5 +1,8 @@
-"""The winograd engine: both gradients of an ordinary 2-D 3x3 convolution, stride 1, no
-dilation (ResNet's and VGG's 3x3 layers), by Winograd's minimal filtering F(2x2, 3x3).
+"""The winograd engine: both gradients of an ordinary 2-D 3x3 or 3-D 3x3x3 convolution, stride
+1 (ResNet's and VGG's 3x3 layers, 3-D U-Net's 3x3x3 ones), by Winograd's minimal filtering
+F(2x2, 3x3) and F(2x2x2, 3x3x3).  One implementation for both ranks: every transform is
+separable, one 1-D pass set per axis (below, the 2-D case; 3-D adds a depth axis: 4x4x4
+tiles, 64 products, 3.375x fewer multiply-adds than im2col's 27 per output).
 
 The input gradient is a stride-1 correlation of dY, padded by ``2 - lo`` in front, with the
 kernel reversed and its channel axes swapped: ``dX[n, ci, x] = sum_{co, t} Wf[ci, co, t] *
@@ -8,20 +11,26 @@ Networks", 2016) computes each 2x2 block of dX from a 4x4 tile of dYp (tiles 2 a
 ``A^T [(G Wf G^T) . (B^T d B)] A``: 16 matrix products ``(Cx/g, Cy/g) @ (Cy/g, tiles)``, one per
 element of the 4x4 transformed tile, hold 16 multiply-adds per 2x2 outputs and channel pair
 where im2col's product holds 36 - a 2.25x smaller BLAS product, for transforms that are a few
-additions per element.  The weight gradient is the same identity with dY's 2x2 blocks as the
-filter (F(3x3, 2x2), _weight_grad): 16 products ``(Cy/g, tiles) @ (tiles, Cx/g)`` summed over
-the tiles.  The arrays are laid out spatial axes first and (N, channels) last, so the
+additions per element.  The weight gradient is the same identity read for the weight: on the
+input gradient's transformed tiles of dY with X's 2x2 blocks as the filter (F(3x3, 2x2),
+_fused), or on its own tiles with dY's 2x2 blocks as the filter (_weight_grad): 16 products
+``(Cy/g, tiles) @ (tiles, Cx/g)`` summed over the tiles.  The arrays are laid out spatial axes first and (N, channels) last, so the
 transforms are NumPy passes over long contiguous runs, in blocks of tiles (BLOCK_BYTES) shared among the
 worker threads.  Those copies and the blocks' buffers are the threads' scratch arrays
 (_geometry.scratch), kept from call to call: fresh ones were fresh pages, faulted in and zeroed
 by the kernel on every call.
 
-Chosen for every mask (LoweredConv) once both channel counts per group reach MIN_CHANNELS.
-Measured against the flat engine (its one im2col in Y space feeds both products), one BLAS
+Chosen for every mask (LoweredConv) once both channel counts per group reach MIN_CHANNELS
+(2-D) or MIN_CHANNELS_3D (3-D).  Measured against the flat engine (its one im2col in Y space feeds both products), one BLAS
 thread, process CPU time, interleaved, the benchmark's cases: resnet 3x3 (8,64,56,56) both
 gradients 36 ms against 47; (8,128,28,28) gradWeight alone 14 ms against 20.  gradInput alone,
 2 cores, wall, interleaved with the flat engine: (8,128,28,28) 11.9 ms against 14.8,
 (8,256,14,14) 10.8 against 14.1, (8,64,56,56) 13.9 against 13.9.
+
+The 1-D passes run the first spatial axis first, the last one (short runs of N x channels
+floats, 2 apart) last.  Measured the other way round (last axis first, while the data is least
+expanded): 2-D 3% slower on one thread (its blocks are whole rows of tiles, thin along the
+first axis: rows first makes the smaller intermediate), 3-D no faster.
 
 Finite data only (the zeros of the padding, and the transforms' cancellations, would turn inf
 into NaN).  The transforms round differently from a direct sum: a few float32 ulps of the
@@ -30,13 +39,15 @@ largest terms, inside the tolerances of tests/helpers.py.
 
 from __future__ import annotations
 
+import functools
+import itertools
 import math
-from collections.abc import Callable, Iterator
-from typing import Unpack, cast
+from collections.abc import Callable, Iterator, Sequence
+from typing import Unpack
 
 import numpy as np
 
-from ._geometry import FLOAT32, Geometry, GeometryArgs, Gradients, axis_slices, scratch
+from ._geometry import FLOAT32, Geometry, GeometryArgs, Gradients, axis_slices, ordered_sum, scratch
 from .._common import MIN_PARALLEL_ELEMENTS, in_parallel
 
 # Chosen when both channel counts per group are at least this.  Cost model, per 2x2 outputs,
@@ -54,6 +65,18 @@ from .._common import MIN_PARALLEL_ELEMENTS, in_parallel
 # ResNet stage 1 layer, (8,64,56,56) both: 24.4 ms against 27.0); before, one BLAS thread,
 # process CPU time: C = 48: 0.87-1.04, 64: 0.82-0.90, 96 and 128: 0.70-0.77.
 MIN_CHANNELS = 64
+# The same for 3-D 3x3x3 kernels, F(2x2x2, 3x3x3): per 2x2x2 outputs 64 C^2 multiply-adds
+# against the flat engine's 216 C^2 (3.375x fewer), for transforms of three 1-D pass sets whose
+# cost per element does not depend on C (memory-bound: ~116 floats written per tile and
+# (N x channel), close to the 112 minimum of separable passes), so the same model holds.
+# The products' K is C (16-32 here): OpenBLAS sgemm of (512, 16) @ (16, 16) ran at 82 GFLOP/s
+# on one thread, (256, 32) @ (32, 32) at 103, against 170-220 for the flat engine's shapes.
+# Measured (both gradients, pad 1, Cin = Cout = C, Winograd's time over the flat engine's,
+# interleaved in one process, min of 15, 2 cores, wall (process CPU time); load 1.4-2.7, so
+# three runs each): (2,C,16,32,32): C = 8 1.54 (1.56), 12 1.25 (1.19), 16 0.95-1.01 (0.85-0.91),
+# 24 0.59-0.83 (0.65-0.69); U-Net (1,32,32,32,32) 0.59-0.62 (0.61-0.62).  16 is where it
+# breaks even on the wall clock, with 10-15% less CPU time (the conv3d k3 bench case).
+MIN_CHANNELS_3D = 16
 
 # The transforms and products run in blocks of tiles (whole tile rows, or even pieces of one
 # tile row when it is larger) whose 16 transformed tiles take about this much; the block's other
@@ -80,360 +103,511 @@ BLOCK_BYTES = 2 << 20
 # transform) measured 1.42 -> 1.31 ms per call, an inverse by one (4, 16) BLAS product 1.4 ->
 # 0.9 ms but it needs the slower (p, q, i, j) placement: neither worth its code.
 
-# G of F(2x2, 3x3): the kernel transform.
+# G of F(2x2, 3x3): the kernel transform, one 1-D factor per axis.
 _G = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0.0, 0.0, 1.0]], np.float32)
-# G (x) G: the 2-D kernel transform as one (16, 9) matrix, ``[4a + b, 3i + j] = G[a, i] G[b, j]``,
-# and the same with the kernel reversed (columns in reverse order: reversing both axes of a
-# 3x3 kernel reverses its 9 flat taps).  One matrix product per call instead of an einsum:
-# 0.7 ms of the 7.6 ms gradInput of resnet 3x3 (8,128,28,28) went to einsum's two bmm passes.
-_GG = np.kron(_G, _G)
-_GG_REVERSED = np.ascontiguousarray(_GG[:, ::-1])
+#: The kernel ranks the engine handles: 2-D F(2x2, 3x3) and 3-D F(2x2x2, 3x3x3).
+RANKS = (2, 3)
+
+
+@functools.cache
+def _kernel_transform(rank: int, reversed_kernel: bool) -> np.ndarray:
+    """G (x) G (x) ...: the kernel transform of ``rank`` axes as one (4^rank, 3^rank) matrix,
+    ``[4a + b, 3i + j] = G[a, i] G[b, j]`` in 2-D, optionally with the kernel reversed (columns in
+    reverse order: reversing every axis of a 3x3(x3) kernel reverses its flat taps).  One matrix
+    product per call instead of an einsum: 0.7 ms of the 7.6 ms gradInput of resnet 3x3
+    (8,128,28,28) went to einsum's two bmm passes."""
+    g = _G
+    for _ in range(rank - 1):
+        g = np.kron(g, _G)
+    return np.ascontiguousarray(g[:, ::-1] if reversed_kernel else g)
 
 
 def applies(g: Geometry) -> bool:
-    """An ordinary 2-D convolution with a 3x3 kernel and stride 1 (any dilation: _Dilated)."""
-    return not g.transposed and len(g.kernel) == 2 and g.kernel == (3, 3) and g.stride == (1, 1)
+    """An ordinary 2-D or 3-D convolution with a 3x3(x3) kernel and stride 1 (any dilation: _Dilated)."""
+    rank = len(g.kernel)
+    return (not g.transposed and rank in RANKS and g.kernel == (3,) * rank and g.stride == (1,) * rank)
 
 
 def worthwhile(g: Geometry) -> bool:
     """Enough channels per group for the smaller product to pay for the transforms."""
-    return min(g.x_channels, g.y_channels) // g.groups >= MIN_CHANNELS
+    least = MIN_CHANNELS if len(g.kernel) == 2 else MIN_CHANNELS_3D
+    return min(g.x_channels, g.y_channels) // g.groups >= least
+
+
+#: A block's scratch array shapes, by name, from the block's tile counts per axis.
+_Shapes = dict[str, Callable[[tuple[int, ...]], tuple[int, ...]]]
 
 
 class WinogradEngine(Geometry):
     name = "winograd"
-    blas_in_workers = True     # each block's 16 products, on the worker that transformed it
+    blas_in_workers = True     # each block's products, on the worker that transformed it
 
     def __init__(self, *geometry: Unpack[GeometryArgs]) -> None:
         super().__init__(*geometry)
+        rank = len(self.kernel)
         #: A dilated convolution is computed as the undilated one of its phases (_Dilated).
-        self._dilated = None if self.dilation == (1, 1) else _Dilated(self)
-        h, w = self.x_size
-        self._tiles = ((h + 1) // 2, (w + 1) // 2)
+        self._dilated = None if self.dilation == (1,) * rank else _Dilated(self)
+        self._positions = 4 ** rank
+        self._tiles = tuple((x + 1) // 2 for x in self.x_size)
         # dY placed at offset 2 - lo in a zero image covering every tile's 4x4 reads.
         self._padded = tuple(2 * t + 2 for t in self._tiles)
         self._front = tuple(2 - lo for lo in self.pad_lo)
         # The weight gradient tiles Y instead: 2x2 blocks of dY, 4x4 tiles of X padded by lo.
         self._y_tiles = tuple((y + 1) // 2 for y in self.y_size)
+        #: Whether the weight gradient runs on the input gradient's tiles of dY (_fused), over X's
+        #: 2x2 blocks, rather than on its own (_weight_grad), over Y's: when X has no more tiles
+        #: than Y.  Measured (one thread, CPU time, min of 9-11, interleaved, load 3-4): both
+        #: gradients, fused against separate: conv3d k3 (2,16,16,32,32) 12.1 against 14.3 ms,
+        #: unet k3 (1,32,32,32,32) 29.0 / 32.7, resnet 3x3 (8,64,56,56) 26.9 / 28.5,
+        #: (8,128,28,28) 20.6 / 21.3 (gradWeight alone 11.0 / 11.1); but dilated d2
+        #: (4,256,32,32), whose phases are unpadded (X's 9x9 tiles, Y's 8x8): 69-71 / 62.
+        self._fused_weight = math.prod(self._tiles) <= math.prod(self._y_tiles)
+        self._x_blocks = tuple(2 * t for t in self._tiles)
 
     @property
     def elements(self) -> int:
         """Elements of the padded copies of X and dY (the dilation phases' when dilated), the
-        largest buffers; the transforms' are about 3 x BLOCK_BYTES per worker."""
+        largest buffers; the transforms' are about 3-4 x BLOCK_BYTES per worker."""
         if self._dilated is not None:
             inner = self._dilated.inner
             return inner.elements + inner.batch * (inner.x_channels * math.prod(inner.x_size)
                                                    + inner.y_channels * math.prod(inner.y_size))
+        dy_copy = self.y_channels * math.prod(self._padded)
+        if self._fused_weight:
+            return self.batch * (dy_copy + self.x_channels * math.prod(self._x_blocks))
         y_padded = tuple(2 * t + 2 for t in self._y_tiles)
-        return self.batch * (max(self.x_channels * math.prod(y_padded), self.y_channels * math.prod(self._padded))
-                             + self.y_channels * math.prod(y_padded))
+        return self.batch * (max(self.x_channels * math.prod(y_padded), dy_copy) + self.y_channels * math.prod(y_padded))
 
     def gradients(self, x: np.ndarray, dy: np.ndarray, w: np.ndarray, want_input: bool, want_weight: bool) -> Gradients:
         """``(gradInput, gradWeight)``, None where not wanted (``Geometry``)."""
         if self._dilated is not None:
             return self._dilated.gradients(x, dy, w, want_input, want_weight)
         # dY laid out spatial first once for both gradients (one pass over dY, 1.4 ms of the
-        # resnet 3x3 (8,64,56,56) call): the weight gradient reads the view of the input
-        # gradient's padded copy at dY's origin, zero past dY like its own (_weight_dy).
-        d = _spatial_first(dy, self._padded, self._front, "winograd dy") if want_input else None
-        grad_input = self._input_grad(d, w) if d is not None else None
-        return grad_input, (self._weight_grad(x, dy, d) if want_weight else None)
+        # resnet 3x3 (8,64,56,56) call): the fused weight gradient reads its transformed tiles,
+        # the separate one the view of the padded copy at dY's origin, zero past dY (_weight_dy).
+        fused = want_weight and self._fused_weight
+        d = _spatial_first(dy, self._padded, self._front, "winograd dy") if want_input or fused else None
+        xb = _spatial_first(x, self._x_blocks, (0,) * len(self._tiles), "winograd x") if fused else None
+        grad_input, grad_weight = self._fused(d, xb, w, want_input) if d is not None else (None, None)
+        if want_weight and not fused:
+            grad_weight = self._weight_grad(x, dy, d)
+        return grad_input, grad_weight
 
     def _weight_dy(self, dy: np.ndarray, d: np.ndarray | None) -> np.ndarray:
-        """dY as ``(2*th, 2*tw, N, Cy)`` over the weight gradient's 2x2 blocks, zero past dY:
-        a view of the input gradient's copy ``d`` when it reaches that far, else a copy."""
+        """dY as ``(2*t0, 2*t1, ..., N, Cy)`` over the weight gradient's 2x2 blocks, zero past
+        dY: a view of the input gradient's copy ``d`` when it reaches that far, else a copy."""
         extents = tuple(2 * t for t in self._y_tiles)
         if d is not None and all(f + e <= size for f, e, size in zip(self._front, extents, d.shape)):
-            (fh, fw), (eh, ew) = self._front, extents
-            return d[fh:fh + eh, fw:fw + ew]
-        return _spatial_first(dy, extents, (0, 0), "winograd dy")
+            return d[tuple(slice(f, f + e) for f, e in zip(self._front, extents))]
+        return _spatial_first(dy, extents, (0,) * len(extents), "winograd dy")
 
-    def _input_grad(self, d: np.ndarray, w: np.ndarray) -> np.ndarray:
-        """dX from ``d (Hp, Wp, N, Cy)``: dY padded by ``2 - lo`` in front, zero outside dY."""
+    def _fused(self, d: np.ndarray, x: np.ndarray | None, w: np.ndarray, want_input: bool) -> Gradients:
+        """dX (if ``want_input``) and dW (if ``x`` is given) from ``d (*padded, N, Cy)``: dY padded
+        by ``2 - lo`` in front, zero outside dY, in one pass over the tiles of dX.
+
+        dX by F(2, 3) per axis.  dW by the same tiles of dY read for the weight: ``dW[t] =
+        sum_x X[x] dY[x + lo - t]``, and for the 2 (per axis) positions ``x = 2b + i`` of block
+        b the dY they meet are the 4-element window ``D_b`` of the padded dY at ``2b`` (the input
+        gradient's tile): ``dW[2 - e] = sum_b sum_i X_b[i] D_b[i + e]``, F(3, 2) with X's block
+        as the filter, ``G^T [(A X_b) . (B^T D_b)]`` per axis (``[p == i + t] = sum_k A^T[i, k]
+        G[k, t] B^T[k, p]`` holds whichever of (i, t) is the filter).  ``B^T D_b B`` is the input
+        gradient's transformed tile: the weight gradient adds only the cheap transform of X's
+        2x2(x2) blocks (_block_transform) and 4^rank products ``(Cy/g, blocks*N) @ (blocks*N,
+        Cx/g)`` summed in the transformed domain, then one tiny transform with the kernel
+        reversed (e = 2 - t).  (Before, it transformed 4x4 tiles of padded X and 2x2 blocks of
+        dY: a second data transform.)"""
         # Every array is laid out spatial axes first, (N, channels) last: the transforms then
         # combine whole contiguous (N x channels) blocks (long vectorised loops), and each of the
-        # 16 products is one (N*tiles, Cy) @ (Cy, Cx) BLAS product.
-        batch, groups = self.batch, self.groups
+        # 4^rank products is one (N*tiles, Cy) @ (Cy, Cx) BLAS product.
+        batch, groups, rank = self.batch, self.groups, len(self.kernel)
         cy, cx = self.y_channels, self.x_channels
         cy_g, cx_g = cy // groups, cx // groups
-        th, tw = self._tiles
+        positions = self._positions
+        want_weight = x is not None
 
-        # G Wf G^T with Wf[g, ci, co] = W[g*cy_g + co, ci] reversed, as (16, groups, Cy/g, Cx/g).
-        u = np.matmul(_GG_REVERSED, w.reshape(-1, 9).T).reshape(16, groups, cy_g, cx_g)
+        # G Wf G^T with Wf[g, ci, co] = W[g*cy_g + co, ci] reversed, as (positions, groups, Cy/g, Cx/g).
+        u = np.matmul(_kernel_transform(rank, True), w.reshape(-1, 3 ** rank).T).reshape(positions, groups, cy_g, cx_g)
 
-        h, w_ = self.x_size
-        out = np.empty((batch, cx, h, w_), FLOAT32)
-        # Blocks of nb x nc tiles (_block_shape): the buffers are made once per thread and stay in
+        out = np.empty((batch, cx) + self.x_size, FLOAT32) if want_input else None
+        # Blocks of tiles (_block_shape): the buffers are made once per thread and stay in
         # cache from the transform to the product to the output.
-        step, width = _block_shape(tw, batch * max(cx, cy))
-        shapes: dict[str, Callable[[int, int], tuple[int, ...]]] = {
-            "t1": lambda nb, nc: (4, nb, 2 * nc + 2, batch, cy), "v": lambda nb, nc: (4, 4, nb, nc, batch, cy),
-            "m": lambda nb, nc: (16, nb * nc * batch, cx), "r": lambda nb, nc: (nb, 2, 4, nc, batch, cx),
-            "y": lambda nb, nc: (nb, 2, nc, 2, batch, cx)}
+        block = _block_shape(self._tiles, batch * max(cx, cy), positions)
+        shapes: _Shapes = {**_data_shapes("t", rank, batch, cy)}
+        if want_input:
+            shapes.update({"m": lambda n: (positions, math.prod(n) * batch, cx), **_inverse_shapes("r", rank, batch, cx)})
+        if want_weight:
+            shapes.update(_data_shapes("s", rank, batch, cx, 0))
+        sums: list[tuple[int, np.ndarray]] = []
 
         def run(first: int, last: int) -> None:
-            buffers = _tile_buffers(shapes, step, width)
-            for i0, nb, j0, nc in _blocks(first, last, step, tw, width):
-                # contiguous views of the scratch buffers for this block
-                t1, v, m, r, y = (buffers[name][:math.prod(shape(nb, nc))].reshape(shape(nb, nc))
-                                  for name, shape in shapes.items())
-                self._tile_block(d[2 * i0:2 * (i0 + nb) + 2, 2 * j0:2 * (j0 + nc) + 2], u, nb, nc, t1, v, m, r, y)
-                # y[i, p, j, q, n, c] is dX[n, c, 2(i0 + i) + p, 2(j0 + j) + q]: the block of dX
-                # spatial axes first, put in place by one transposing copy whose inner loop runs
-                # along dX's rows.  (Laid out (p, q, i, j, n, c) its inner loop was q's 2
+            # Overlaid: the data transform's intermediates, X's block transform, the inverse's stages.
+            views_of = _tile_buffers(shapes, block, [[name for name in shapes if name[0] == chain and
+                                                      name != f"t{rank - 1}"] for chain in "tsr"])
+            if want_weight:
+                total = np.zeros((positions, groups, cy_g, cx_g), FLOAT32)
+                product = np.empty_like(total)
+            for start, n in _blocks(first, last, block, self._tiles):
+                views = views_of(n)
+                data = views[:rank]
+                _data_transform(d[tuple(slice(2 * s, 2 * (s + k) + 2) for s, k in zip(start, n))], n, data)
+                vm = data[-1].reshape(positions, -1, cy)
+                if want_weight:
+                    assert x is not None
+                    blocks = views[-rank:]
+                    _block_transform(x[tuple(slice(2 * s, 2 * (s + k)) for s, k in zip(start, n))], blocks)
+                    xm = blocks[-1].reshape(positions, -1, cx)
+                    for g in range(groups):
+                        np.matmul(vm[:, :, g * cy_g:(g + 1) * cy_g].swapaxes(1, 2), xm[:, :, g * cx_g:(g + 1) * cx_g],
+                                  out=product[:, g])
+                    total += product
+                if out is None:
+                    continue
+                # The products: M (positions, tiles*N, Cx).
+                m, inverse = views[rank], views[rank + 1:2 * rank + 1]
+                if groups == 1:
+                    np.matmul(vm, u[:, 0], out=m)
+                else:
+                    for g in range(groups):
+                        m[:, :, g * cx_g:(g + 1) * cx_g] = np.matmul(vm[:, :, g * cy_g:(g + 1) * cy_g], u[:, g])
+                y = _inverse_transform(m.reshape((4,) * rank + n + (batch, cx)), inverse)
+                # y[i, p, j, q, n, c] is dX[n, c, 2(i0 + i) + p, 2(j0 + j) + q] (2-D): the block
+                # of dX spatial axes first, put in place by one transposing copy whose inner loop
+                # runs along dX's rows.  (Laid out (p, q, i, j, n, c) its inner loop was q's 2
                 # elements: 3.5 ms of resnet 3x3 (8,64,56,56)'s gradInput on one thread.)
-                rows, cols = min(2 * nb, h - 2 * i0), min(2 * nc, w_ - 2 * j0)
-                out[:, :, 2 * i0:2 * i0 + rows, 2 * j0:2 * j0 + cols] = \
-                    y.reshape(2 * nb, 2 * nc, batch, cx)[:rows, :cols].transpose(2, 3, 0, 1)
+                extents = tuple(min(2 * k, size - 2 * s) for s, k, size in zip(start, n, self.x_size))
+                target = (slice(None), slice(None)) + tuple(slice(2 * s, 2 * s + e) for s, e in zip(start, extents))
+                out[target] = y.reshape(tuple(2 * k for k in n) + (batch, cx))[tuple(slice(e) for e in extents)] \
+                    .transpose((rank, rank + 1) + tuple(range(rank)))
+            if want_weight:
+                sums.append((first, total))     # list.append is atomic
 
-        # The tile rows are independent: shared evenly among the worker threads, each taking
-        # its share in blocks of ``step`` rows (the transforms are single-threaded NumPy passes;
+        # The tile rows (first axis) are independent: shared evenly among the worker threads,
+        # each taking its share in blocks (the transforms are single-threaded NumPy passes;
         # each block's products are BLAS calls of their own).  Measured, 2 cores, gradInput of
         # (8,128,28,28): 11.9 ms wall, 15.5 ms in one thread.  (Whole blocks shared out left
         # the workers 8 and 6 of its 14 tile rows, 4 and 3 blocks of resnet (8,64,56,56)'s 7.)
-        in_parallel(th, run)
-        return out
+        in_parallel(self._tiles[0], run)
+        if not want_weight:
+            return out, None
+        m = ordered_sum(sums)
+        # G^T M G per channel pair, kernel reversed: (Cy*Cx/g, positions) @ (positions, 3^rank)
+        # is dW's layout.
+        dw: np.ndarray = np.matmul(m.reshape(positions, -1).T, _kernel_transform(rank, True))
+        return out, dw.reshape((cy, cx_g) + self.kernel)
 
     def _weight_grad(self, x: np.ndarray, dy: np.ndarray, d: np.ndarray | None) -> np.ndarray:
-        """dW by F(3x3, 2x2), the same identity read for the weight: ``dW[t] = sum_o dY[o] Xp[o + t]``
-        (Xp: X padded by lo in front) sums, over the 2x2 blocks of dY, ``G^T [(A dY_b A^T) .
-        (B^T Xp_b B)] G`` with ``Xp_b`` the 4x4 tile of Xp under the block; the sum over the blocks
-        commutes with ``G^T . G``, so it is 16 products ``(Cy/g, blocks*N) @ (blocks*N, Cx/g)``
-        summed in the transformed domain (2.25x fewer multiply-adds than im2col's) and one tiny
-        transform at the end.  ``A = (A^T)^T`` and ``G`` are F(2x2, 3x3)'s: for a correlation,
-        ``[p == i + t] = sum_k A^T[i, k] G[k, t] B^T[k, p]`` holds whichever of (i, t) is the
-        filter.  X's transform is the input gradient's transform of dY (_data_transform).
+        """dW by F(3x3, 2x2) (F(3x3x3, 2x2x2) in 3-D), the same identity read for the weight:
+        ``dW[t] = sum_o dY[o] Xp[o + t]`` (Xp: X padded by lo in front) sums, over the 2x2 blocks
+        of dY, ``G^T [(A dY_b A^T) . (B^T Xp_b B)] G`` with ``Xp_b`` the 4x4 tile of Xp under the
+        block; the sum over the blocks commutes with ``G^T . G``, so it is 4^rank products
+        ``(Cy/g, blocks*N) @ (blocks*N, Cx/g)`` summed in the transformed domain (2.25x, 3-D
+        3.375x, fewer multiply-adds than im2col's) and one tiny transform at the end.
+        ``A = (A^T)^T`` and ``G`` are F(2, 3)'s: for a correlation, ``[p == i + t] = sum_k
+        A^T[i, k] G[k, t] B^T[k, p]`` holds whichever of (i, t) is the filter, axis by axis.
+        X's transform is the input gradient's transform of dY (_data_transform).
         ``d``: the input gradient's copy of dY, if made (_weight_dy)."""
-        batch, groups = self.batch, self.groups
+        batch, groups, rank = self.batch, self.groups, len(self.kernel)
         cy, cx = self.y_channels, self.x_channels
         cy_g, cx_g = cy // groups, cx // groups
-        th, tw = self._y_tiles
-        xp = _spatial_first(x, (2 * th + 2, 2 * tw + 2), self.pad_lo, "winograd x")   # (Hp, Wp, N, Cx)
-        dyp = self._weight_dy(dy, d)                                          # (2th, 2tw, N, Cy)
+        positions = self._positions
+        tiles = self._y_tiles
+        xp = _spatial_first(x, tuple(2 * t + 2 for t in tiles), self.pad_lo, "winograd x")   # (*padded, N, Cx)
+        dyp = self._weight_dy(dy, d)                                                     # (*2 tiles, N, Cy)
         # Blocks of tiles as in _input_grad; each worker sums its blocks' products.
-        step, width = _block_shape(tw, batch * max(cx, cy))
-        shapes: dict[str, Callable[[int, int], tuple[int, ...]]] = {
-            "t1": lambda nb, nc: (4, nb, 2 * nc + 2, batch, cx), "v": lambda nb, nc: (4, 4, nb, nc, batch, cx),
-            "s1": lambda nb, nc: (4, nb, 2 * nc, batch, cy), "u": lambda nb, nc: (4, 4, nb, nc, batch, cy)}
-        sums: list[np.ndarray] = []
+        block = _block_shape(tiles, batch * max(cx, cy), positions)
+        shapes: _Shapes = {**_data_shapes("t", rank, batch, cx), **_data_shapes("s", rank, batch, cy, 0)}
+        sums: list[tuple[int, np.ndarray]] = []
 
         def run(first: int, last: int) -> None:
-            buffers = _tile_buffers(shapes, step, width)
-            total = np.zeros((16, groups, cy_g, cx_g), FLOAT32)
+            views_of = _tile_buffers(shapes, block, [[f"t{k}" for k in range(rank - 1)],
+                                                     [f"s{k}" for k in range(rank - 1)]])
+            total = np.zeros((positions, groups, cy_g, cx_g), FLOAT32)
             product = np.empty_like(total)
-            for i0, nb, j0, nc in _blocks(first, last, step, tw, width):
-                t1, v, s1, u = (buffers[name][:math.prod(shape(nb, nc))].reshape(shape(nb, nc))
-                                for name, shape in shapes.items())
-                _data_transform(xp[2 * i0:2 * (i0 + nb) + 2, 2 * j0:2 * (j0 + nc) + 2], nb, nc, t1, v)
-                _block_transform(dyp[2 * i0:2 * (i0 + nb), 2 * j0:2 * (j0 + nc)], s1, u)
-                um, vm = u.reshape(16, -1, cy), v.reshape(16, -1, cx)
+            for start, n in _blocks(first, last, block, tiles):
+                views = views_of(n)
+                _data_transform(xp[tuple(slice(2 * s, 2 * (s + k) + 2) for s, k in zip(start, n))], n, views[:rank])
+                _block_transform(dyp[tuple(slice(2 * s, 2 * (s + k)) for s, k in zip(start, n))], views[rank:])
+                um, vm = views[-1].reshape(positions, -1, cy), views[rank - 1].reshape(positions, -1, cx)
                 for g in range(groups):
                     np.matmul(um[:, :, g * cy_g:(g + 1) * cy_g].swapaxes(1, 2), vm[:, :, g * cx_g:(g + 1) * cx_g],
                               out=product[:, g])
                 total += product
-            sums.append(total)     # list.append is atomic
+            sums.append((first, total))     # list.append is atomic
 
-        in_parallel(th, run)
-        m = sums[0] if len(sums) == 1 else np.sum(sums, axis=0)
-        # G^T M G per channel pair: (Cy*Cx/g, 16) @ (16, 9) is dW's layout (Cy, Cx/g, 3, 3).
-        dw: np.ndarray = np.matmul(m.reshape(16, -1).T, _GG)
-        return dw.reshape(cy, cx_g, 3, 3)
+        in_parallel(tiles[0], run)
+        m = ordered_sum(sums)
+        # G^T M G per channel pair: (Cy*Cx/g, positions) @ (positions, 3^rank) is dW's layout.
+        dw: np.ndarray = np.matmul(m.reshape(positions, -1).T, _kernel_transform(rank, False))
+        return dw.reshape((cy, cx_g) + self.kernel)
 
-    def _tile_block(self, d: np.ndarray, u: np.ndarray, nb: int, nc: int, t1: np.ndarray, v: np.ndarray,
-                    m: np.ndarray, r: np.ndarray, y: np.ndarray) -> None:
-        """``y (nb, 2, nc, 2, N, Cx)``: the output blocks of ``nb x nc`` tiles from their padded dY
-        ``d (2*nb + 2, 2*nc + 2, N, Cy)`` (the other arrays are scratch of their shapes)."""
-        groups = self.groups
-        cy, cx = self.y_channels, self.x_channels
-        cy_g, cx_g = cy // groups, cx // groups
-        _data_transform(d, nb, nc, t1, v)
-        # The 16 products: M (16, nb*tw*N, Cx).
-        vm = v.reshape(16, -1, cy)
-        if groups == 1:
-            np.matmul(vm, u[:, 0], out=m)
+
+def _data_shapes(prefix: str, rank: int, batch: int, channels: int, margin: int = 2, step: int = 2) -> _Shapes:
+    """The scratch shapes of the separable transform of a block of tiles ``n``, one stage per axis:
+    stage k (``prefix + k``) is ``(4,)*(k+1) + n[:k+1] + (step*n[j] + margin for the later axes)
+    + (N, C)``, the last one the transformed tiles (tiles ``step`` apart: 2 here, 3 for the
+    polyphase engine's F(3x3, 2x2))."""
+    def stage(k: int) -> Callable[[tuple[int, ...]], tuple[int, ...]]:
+        return lambda n: (4,) * (k + 1) + n[:k + 1] + tuple(step * t + margin for t in n[k + 1:]) + (batch, channels)
+    return {f"{prefix}{k}": stage(k) for k in range(rank)}
+
+
+def _inverse_shapes(prefix: str, rank: int, batch: int, channels: int) -> _Shapes:
+    """The scratch shapes of the inverse transform's stages: stage k is ``(n[0], 2, ..., n[k], 2)
+    + (4,)*(rank-k-1) + n[k+1:] + (N, C)``, the last one the output blocks ``(n[0], 2, n[1], 2, ...)``."""
+    def stage(k: int) -> Callable[[tuple[int, ...]], tuple[int, ...]]:
+        return lambda n: (tuple(e for t in n[:k + 1] for e in (t, 2)) + (4,) * (rank - k - 1) + n[k + 1:]
+                          + (batch, channels))
+    return {f"{prefix}{k}": stage(k) for k in range(rank)}
+
+
+def _block_shape(tiles: tuple[int, ...], per_position: int, positions: int) -> tuple[int, ...]:
+    """Tiles per block along each axis, for ``tiles`` per axis: whole trailing planes/rows while
+    their ``positions`` transformed tiles of ``per_position`` floats each fit BLOCK_BYTES (several
+    along the first axis if they fit), else even pieces along the first axis that does not fit
+    whole (one along the axes before it)."""
+    fit = max(1, BLOCK_BYTES // (positions * per_position * FLOAT32.itemsize))
+    shape = [1] * len(tiles)
+    inner = 1
+    for k in range(len(tiles) - 1, -1, -1):
+        cap = fit // inner
+        if k == 0:
+            shape[0] = cap
+        elif cap >= tiles[k]:
+            shape[k] = tiles[k]
+            inner *= tiles[k]
+            continue
         else:
-            for g in range(groups):
-                m[:, :, g * cx_g:(g + 1) * cx_g] = np.matmul(vm[:, :, g * cy_g:(g + 1) * cy_g], u[:, g])
-        # A^T M A with A^T = [[1, 1, 1, 0], [0, 1, -1, -1]]: rows then columns, from
-        # mt[a, i, b, j] = M[a, b, i, j] into r[i, p, b, j] into y[i, p, j, q].
-        mt = m.reshape((4, 4, nb, nc) + r.shape[4:]).swapaxes(1, 2)
-        np.add(mt[0], mt[1], out=r[:, 0])
-        r[:, 0] += mt[2]
-        np.subtract(mt[1], mt[2], out=r[:, 1])
-        r[:, 1] -= mt[3]
-        np.add(r[:, :, 0], r[:, :, 1], out=y[:, :, :, 0])
-        y[:, :, :, 0] += r[:, :, 2]
-        np.subtract(r[:, :, 1], r[:, :, 2], out=y[:, :, :, 1])
-        y[:, :, :, 1] -= r[:, :, 3]
+            pieces = -(-tiles[k] // cap)
+            shape[k] = -(-tiles[k] // pieces)
+        break
+    return tuple(shape)
 
 
-def _block_shape(tw: int, per_position: int) -> tuple[int, int]:
-    """``(rows, columns)`` of tiles per block, for tile rows of ``tw`` tiles: whole tile rows
-    while one row's 16 transformed tiles of ``per_position`` floats each fit BLOCK_BYTES, else
-    even pieces of one row."""
-    fit = max(1, BLOCK_BYTES // (16 * per_position * FLOAT32.itemsize))
-    if fit >= tw:
-        return fit // tw, tw
-    pieces = -(-tw // fit)
-    return 1, -(-tw // pieces)
+def _blocks(first: int, last: int, block: tuple[int, ...],
+            tiles: tuple[int, ...]) -> Iterator[tuple[tuple[int, ...], tuple[int, ...]]]:
+    """``(start, counts)``: the blocks of ``block`` tiles (the last ones along an axis or the
+    range cropped) covering first-axis tiles ``[first, last)`` of ``tiles``, in C order."""
+    for i0 in range(first, last, block[0]):
+        for rest in itertools.product(*(range(0, t, b) for t, b in zip(tiles[1:], block[1:]))):
+            start = (i0,) + rest
+            yield start, (min(block[0], last - i0),) + tuple(min(b, t - s) for s, b, t in
+                                                              zip(rest, block[1:], tiles[1:]))
 
 
-def _blocks(first: int, last: int, rows: int, tw: int, columns: int) -> Iterator[tuple[int, int, int, int]]:
-    """``(i0, nb, j0, nc)``: the blocks of ``rows x columns`` tiles (the last ones of a row or
-    of the range cropped) covering tile rows ``[first, last)`` of ``tw`` tiles, row by row."""
-    for i0 in range(first, last, rows):
-        for j0 in range(0, tw, columns):
-            yield i0, min(rows, last - i0), j0, min(columns, tw - j0)
+def _tile_buffers(shapes: _Shapes, block: tuple[int, ...],
+                  overlaid: Sequence[Sequence[str]] = ()) -> Callable[[tuple[int, ...]], list[np.ndarray]]:
+    """The calling thread's scratch buffers of ``shapes(block)`` (one array carved in pieces), as
+    a function of a block's tile counts ``n`` (at most ``block``) giving the contiguous views of
+    ``shapes(n)``, in the order of ``shapes`` (kept per ``n``: a layer's blocks take one or two
+    shapes).  The sequences of names in ``overlaid`` (buffers never live at the same time) share
+    one region, each laid out from its start; every other name has a region of its own."""
+    sizes = {name: math.prod(shape(block)) for name, shape in shapes.items()}
+    shared = {name for names in overlaid for name in names}
+    offsets: dict[str, int] = {}
+    end = 0
+    for name in shapes:
+        if name not in shared:
+            offsets[name] = end
+            end += sizes[name]
+    region = end
+    for names in overlaid:
+        at = region
+        for name in names:
+            offsets[name] = at
+            at += sizes[name]
+        end = max(end, at)
+    whole = scratch("winograd tiles", (end,))
+    kept: dict[tuple[int, ...], list[np.ndarray]] = {}
+
+    def views(n: tuple[int, ...]) -> list[np.ndarray]:
+        found = kept.get(n)
+        if found is None:
+            found = kept[n] = [whole[offsets[name]:offsets[name] + math.prod(shape(n))].reshape(shape(n))
+                               for name, shape in shapes.items()]
+        return found
+    return views
 
 
-def _tile_buffers(shapes: dict[str, Callable[[int, int], tuple[int, ...]]], rows: int,
-                  columns: int) -> dict[str, np.ndarray]:
-    """The calling thread's scratch buffers of ``shapes(rows, columns)`` (one array carved in pieces)."""
-    sizes = {name: math.prod(shape(rows, columns)) for name, shape in shapes.items()}
-    whole = scratch("winograd tiles", (sum(sizes.values()),))
-    buffers = {}
-    start = 0
-    for name, size in sizes.items():
-        buffers[name] = whole[start:start + size]
-        start += size
-    return buffers
+def _zero_outside(a: np.ndarray, box: list[slice], lead: int = 0) -> None:
+    """Zero ``a`` outside ``box`` (one slice per axis after the first ``lead`` ones)."""
+    everything = (slice(None),) * lead
+    for k, s in enumerate(box):
+        inside = tuple(box[:k])
+        a[everything + inside + (slice(None, s.start),)] = 0
+        a[everything + inside + (slice(s.stop, None),)] = 0
 
 
 def _spatial_first(src: np.ndarray, extents: tuple[int, ...], front: tuple[int, ...], name: str) -> np.ndarray:
-    """``src (N, C, H, W)`` as ``(*extents, N, C)`` at offset ``front``, zero elsewhere: the
+    """``src (N, C, *spatial)`` as ``(*extents, N, C)`` at offset ``front``, zero elsewhere: the
     calling thread's scratch array ``name``."""
     batch, channels = src.shape[:2]
+    rank = len(extents)
     out = scratch(name, extents + (batch, channels))
     box = [axis_slices(extent, size, 1, f) for extent, size, f in zip(extents, src.shape[2:], front)]
     if any(c is None for c in box):
         out[...] = 0
         return out
-    (src_h, dst_h), (src_w, dst_w) = cast(list[tuple[slice, slice]], box)   # none is None (above)
-    out[:dst_h.start] = 0
-    out[dst_h.stop:] = 0
+    sources = [c[0] for c in box if c is not None]
+    targets = [c[1] for c in box if c is not None]
+    out[:targets[0].start] = 0
+    out[targets[0].stop:] = 0
+    order = tuple(range(2, 2 + rank)) + (0, 1)
 
     def rows(first: int, last: int) -> None:
-        into = slice(dst_h.start + first, dst_h.start + last)
-        out[into, :dst_w.start] = 0
-        out[into, dst_w.stop:] = 0
-        out[into, dst_w] = src[:, :, src_h.start + first:src_h.start + last, src_w].transpose(2, 3, 0, 1)
+        into = out[targets[0].start + first:targets[0].start + last]
+        _zero_outside(into, targets[1:], 1)
+        into[(slice(None),) + tuple(targets[1:])] = \
+            src[(slice(None), slice(None), slice(sources[0].start + first, sources[0].start + last))
+                + tuple(sources[1:])].transpose(order)
 
     # The transpose reads src with a stride of a whole plane between neighbours of out: bound
     # by memory latency, it runs on the worker threads in blocks of rows (resnet 3x3
     # (8,64,56,56): 1.5 ms per copy on one thread).
-    height = dst_h.stop - dst_h.start
-    in_parallel(height, rows, min_per_thread=max(1, MIN_PARALLEL_ELEMENTS // (extents[1] * batch * channels)))
+    height = targets[0].stop - targets[0].start
+    per_row = math.prod(extents[1:]) * batch * channels
+    in_parallel(height, rows, min_per_thread=max(1, MIN_PARALLEL_ELEMENTS // per_row))
     return out
 
 
-def _data_transform(d: np.ndarray, nb: int, tw: int, t1: np.ndarray, v: np.ndarray) -> None:
-    """``v (4, 4, nb, tw, N, C)``: ``B^T d_tile B`` of the 4x4 tiles (2 apart) of ``d (2*nb + 2,
-    2*tw + 2, N, C)`` (``tw``: the block's tile columns), rows then columns (``t1 (4, nb,
-    2*tw + 2, N, C)`` is scratch)."""
-    rows = [d[k:k + 2 * nb - 1:2] for k in range(4)]
-    np.subtract(rows[0], rows[2], out=t1[0])
-    np.add(rows[1], rows[2], out=t1[1])
-    np.subtract(rows[2], rows[1], out=t1[2])
-    np.subtract(rows[1], rows[3], out=t1[3])
-    cols = [t1[:, :, k:k + 2 * tw - 1:2] for k in range(4)]
-    np.subtract(cols[0], cols[2], out=v[:, 0])
-    np.add(cols[1], cols[2], out=v[:, 1])
-    np.subtract(cols[2], cols[1], out=v[:, 2])
-    np.subtract(cols[1], cols[3], out=v[:, 3])
+def _data_transform(d: np.ndarray, n: tuple[int, ...], stages: list[np.ndarray], step: int = 2) -> None:
+    """``stages[-1] (4,)*rank + n + (N, C)``: ``B^T d_tile B`` of the 4x4(x4) tiles (``step``
+    apart) of ``d (*(step*n + 4 - step), N, C)``, one 1-D pass set per axis (``stages[k]``,
+    shapes _data_shapes, is the result of the first k + 1 axes')."""
+    src = d
+    for k, dst in enumerate(stages):
+        lead = (slice(None),) * (2 * k)      # the earlier axes' positions and tiles
+        taps = [src[lead + (slice(i, i + step * (n[k] - 1) + 1, step),)] for i in range(4)]
+        into = (slice(None),) * k
+        np.subtract(taps[0], taps[2], out=dst[into + (0,)])
+        np.add(taps[1], taps[2], out=dst[into + (1,)])
+        np.subtract(taps[2], taps[1], out=dst[into + (2,)])
+        np.subtract(taps[1], taps[3], out=dst[into + (3,)])
+        src = dst
 
 
-def _block_transform(dy: np.ndarray, s1: np.ndarray, u: np.ndarray) -> None:
-    """``u (4, 4, nb, tw, N, C)``: ``A b A^T`` of the 2x2 blocks ``b`` of ``dy (2*nb, 2*tw, N, C)``,
-    ``A = [[1, 0], [1, 1], [1, -1], [0, -1]]``, rows then columns (``s1 (4, nb, 2*tw, N, C)``
-    is scratch)."""
-    top, bottom = dy[0::2], dy[1::2]
-    np.copyto(s1[0], top)
-    np.add(top, bottom, out=s1[1])
-    np.subtract(top, bottom, out=s1[2])
-    np.negative(bottom, out=s1[3])
-    left, right = s1[:, :, 0::2], s1[:, :, 1::2]
-    np.copyto(u[:, 0], left)
-    np.add(left, right, out=u[:, 1])
-    np.subtract(left, right, out=u[:, 2])
-    np.negative(right, out=u[:, 3])
+def _block_transform(dy: np.ndarray, stages: list[np.ndarray]) -> None:
+    """``stages[-1] (4,)*rank + n + (N, C)``: ``A b A^T`` of the 2x2(x2) blocks ``b`` of ``dy
+    (*(2*n), N, C)``, ``A = [[1, 0], [1, 1], [1, -1], [0, -1]]``, one pass set per axis."""
+    src = dy
+    for k, dst in enumerate(stages):
+        lead = (slice(None),) * (2 * k)      # the earlier axes' positions and tiles
+        first, second = src[lead + (slice(0, None, 2),)], src[lead + (slice(1, None, 2),)]
+        into = (slice(None),) * k
+        np.copyto(dst[into + (0,)], first)
+        np.add(first, second, out=dst[into + (1,)])
+        np.subtract(first, second, out=dst[into + (2,)])
+        np.negative(second, out=dst[into + (3,)])
+        src = dst
+
+
+def _inverse_transform(m: np.ndarray, stages: list[np.ndarray]) -> np.ndarray:
+    """``A^T m A`` of the transformed products ``m (4,)*rank + n + (N, C)``, one pass set per axis
+    with ``A^T = [[1, 1, 1, 0], [0, 1, -1, -1]]``: ``stages[k]`` (_inverse_shapes) holds the first
+    k + 1 axes' outputs next to their tiles; the last one, ``(n[0], 2, n[1], 2, ..., N, C)``, is
+    returned."""
+    rank = len(stages)
+    src = m
+    for k, dst in enumerate(stages):
+        lead = (slice(None),) * (2 * k)     # the earlier axes' tiles and outputs
+        # src[..., a, ...] with this axis' tiles moved next to the earlier ones
+        order = _moved(src.ndim - 1, 2 * k + rank - k - 1, 2 * k)
+        taps = [src[lead + (a,)].transpose(order) for a in range(4)]
+        into = (slice(None),) * (2 * k + 1)
+        np.add(taps[0], taps[1], out=dst[into + (0,)])
+        dst[into + (0,)] += taps[2]
+        np.subtract(taps[1], taps[2], out=dst[into + (1,)])
+        dst[into + (1,)] -= taps[3]
+        src = dst
+    return src
+
+
+@functools.cache
+def _moved(ndim: int, source: int, destination: int) -> tuple[int, ...]:
+    """The axes of ``ndim`` dimensions with axis ``source`` moved to ``destination``
+    (np.moveaxis's order, without its per-call checks)."""
+    axes = list(range(ndim))
+    axes.insert(destination, axes.pop(source))
+    return tuple(axes)
 
 
 class _Dilated:
-    """A stride-1 convolution dilated by ``d = (dh, dw)`` is ``dh*dw`` undilated ones: output
+    """A stride-1 convolution dilated by ``d`` (per axis) is ``prod(d)`` undilated ones: output
     ``o = a*d + r`` reads padded X at ``o + t*d = (a + t)*d + r``, so phase ``r`` of Y is the
     undilated convolution of phase ``r`` of padded X.  The phases are stacked in the batch
     (every phase padded to the largest one's size with zeros, which add no term) and handed to
     an undilated WinogradEngine; dX comes back by the inverse rearrangement.  Three copies of
-    the data buy the 2.25x smaller products (DeepLab's dilated 3x3 layers)."""
+    the data buy the smaller products (DeepLab's dilated 3x3 layers)."""
 
     def __init__(self, g: Geometry) -> None:
         self.g = g
         self.y_phase = tuple(-(-y // d) for y, d in zip(g.y_size, g.dilation))    # ceil(y / d)
         self.x_phase = tuple(y + 2 for y in self.y_phase)
         count = math.prod(g.dilation)
+        rank = len(g.kernel)
         self.inner = WinogradEngine(g.batch * count, g.x_channels, g.y_channels, self.x_phase, self.y_phase,
-                                    g.kernel, g.stride, (1, 1), (0, 0), g.groups, False)
+                                    g.kernel, g.stride, (1,) * rank, (0,) * rank, g.groups, False)
 
     def gradients(self, x: np.ndarray, dy: np.ndarray, w: np.ndarray, want_input: bool, want_weight: bool) -> Gradients:
         g = self.g
+        rank = len(g.kernel)
         xq = self._split(x, self.x_phase, g.pad_lo, "winograd phases x") if want_weight else x
-        dyq = self._split(dy, self.y_phase, (0, 0), "winograd phases dy")
+        dyq = self._split(dy, self.y_phase, (0,) * rank, "winograd phases dy")
         dxq, dw = self.inner.gradients(xq, dyq, w, want_input, want_weight)
         if dxq is None:
             return None, dw
-        # (N*dh*dw, C, hq, wq) -> dX (N, C, H, W): x = i*d + r - lo of phase r, position i
-        # (every x lies in one phase: hq*dh >= lo + H).  Phase by phase, on the worker threads.
-        g_dh, g_dw = g.dilation
+        # (N*prod(d), C, *phase) -> dX (N, C, *spatial): x = i*d + r - lo of phase r, position i
+        # (every x lies in one phase: phase*d >= lo + size).  Phase by phase, on the worker threads.
         phases = self._phases()
-        dxq6 = dxq.reshape((g.batch, g_dh, g_dw, dxq.shape[1]) + self.x_phase)
+        dxq_split = dxq.reshape((g.batch,) + g.dilation + (dxq.shape[1],) + self.x_phase)
         dx = np.empty((g.batch, dxq.shape[1]) + g.x_size, FLOAT32)
+        every = (slice(None), slice(None))
 
         def place(first: int, last: int) -> None:
-            for rh, rw in phases[first:last]:
-                box = self._box(g.x_size, self.x_phase, (rh, rw), g.pad_lo)
+            for phase in phases[first:last]:
+                box = self._box(g.x_size, self.x_phase, phase, g.pad_lo)
                 if box is not None:
-                    (ih, xh), (iw, xw) = box
-                    dx[:, :, xh, xw] = dxq6[:, rh, rw, :, ih, iw]
+                    dx[every + tuple(b[1] for b in box)] = \
+                        dxq_split[(slice(None),) + phase + (slice(None),) + tuple(b[0] for b in box)]
 
         in_parallel(len(phases), place)
         return dx, dw
 
-    def _phases(self) -> list[tuple[int, int]]:
-        return [(rh, rw) for rh in range(self.g.dilation[0]) for rw in range(self.g.dilation[1])]
+    def _phases(self) -> list[tuple[int, ...]]:
+        return list(itertools.product(*(range(d) for d in self.g.dilation)))
 
-    def _box(self, size: tuple[int, ...], phase_size: tuple[int, ...], phase: tuple[int, int],
-             front: tuple[int, ...]) -> tuple[tuple[slice, slice], tuple[slice, slice]] | None:
+    def _box(self, size: tuple[int, ...], phase_size: tuple[int, ...], phase: tuple[int, ...],
+             front: tuple[int, ...]) -> list[tuple[slice, slice]] | None:
         """Per dimension (slice of phase positions i, slice of positions ``i*d + r - front`` of
         an array of ``size``) where they connect, or None if nothing does."""
-        box = [axis_slices(n, extent, d, r - f)
-               for n, extent, d, r, f in zip(size, phase_size, self.g.dilation, phase, front)]
-        if box[0] is None or box[1] is None:
-            return None
-        return box[0], box[1]
+        box = []
+        for n, extent, d, r, f in zip(size, phase_size, self.g.dilation, phase, front):
+            connection = axis_slices(n, extent, d, r - f)
+            if connection is None:
+                return None
+            box.append(connection)
+        return box
 
     def _split(self, a: np.ndarray, phase_size: tuple[int, ...], front: tuple[int, ...], name: str) -> np.ndarray:
-        """``a (N, C, H, W)`` placed at ``front`` in zeros ``(N, C, ph*dh, pw*dw)``, its phases
-        stacked in the batch: ``(N*dh*dw, C, ph, pw)`` with ``[n*dh*dw + rh*dw + rw, c, i, j] =
-        padded[n, c, i*dh + rh, j*dw + rw]`` (the calling thread's scratch array ``name``).
+        """``a (N, C, *spatial)`` placed at ``front`` in zeros ``(N, C, *(phase*d))``, its phases
+        stacked in the batch: ``(N*prod(d), C, *phase)`` with ``[n*dh*dw + rh*dw + rw, c, i, j] =
+        padded[n, c, i*dh + rh, j*dw + rw]`` in 2-D (the calling thread's scratch array ``name``).
         Phase by phase, on the worker threads: each copy reads every d-th element of a row."""
-        (dh, dw), (ph, pw) = self.g.dilation, phase_size
+        dilation = self.g.dilation
         batch, channels = a.shape[:2]
-        out = scratch(name, (batch, dh, dw, channels, ph, pw))
+        out = scratch(name, (batch,) + dilation + (channels,) + phase_size)
         phases = self._phases()
+        every = (slice(None), slice(None))
 
         def fill(first: int, last: int) -> None:
-            for rh, rw in phases[first:last]:
-                target = out[:, rh, rw]
-                box = self._box(a.shape[2:], phase_size, (rh, rw), front)
+            for phase in phases[first:last]:
+                target = out[(slice(None),) + phase]
+                box = self._box(a.shape[2:], phase_size, phase, front)
                 if box is None:
                     target[...] = 0
                     continue
-                (ih, sh), (iw, sw) = box
-                target[:, :, :ih.start] = 0
-                target[:, :, ih.stop:] = 0
-                target[:, :, ih, :iw.start] = 0
-                target[:, :, ih, iw.stop:] = 0
-                target[:, :, ih, iw] = a[:, :, sh, sw]
+                inside = [b[0] for b in box]
+                _zero_outside(target, inside, 2)
+                target[every + tuple(inside)] = a[every + tuple(b[1] for b in box)]
 
         in_parallel(len(phases), fill)
-        return out.reshape(batch * dh * dw, channels, ph, pw)
+        return out.reshape((batch * math.prod(dilation), channels) + phase_size)
