@@ -469,11 +469,12 @@ def _spread_h(src: np.ndarray, dst: np.ndarray, phases: tuple[_Phase, ...], stri
             _apply_piece(piece, src.transpose(0, 2, 1), rows.transpose(0, 2, 1), False)
 
 
-# Planes per block: the block's gradient, W-spread and result buffers, in float32, stay within
-# about this many bytes (one core's L2 cache on the machine measured, 1 MiB: blocks of 8 to
-# 512 planes of the (8,64,112,112) k3 s2 p1 case, 2.9-3.1 ms for 16-64 planes (~0.6-2.5 MiB)
-# against 3.75 ms for 4 planes, where the per-block calls dominate, and 3.75 ms for all 512).
-_BLOCK_BYTES = 2 << 20
+# Planes per block: the block's gradient, W-spread and result buffers, in float32, take about
+# this many bytes. Fewer planes keep them in a core's cache, more spread the per-block calls
+# (~20 NumPy calls) over more work: the (8,64,112,112) k3 s2 p1 case, one thread, interleaved
+# rounds, median ms for blocks of 0.25 / 0.5 / 1 / 2 / 4 / 8 MiB and all 512 planes at once:
+# 5.8 / 3.7 / 3.1 / 2.8 / 2.7 / 2.8 / 3.4.
+_BLOCK_BYTES = 4 << 20
 
 
 # Windows tiling the plane 2 wide (k2 s2 without padding, as most pooling layers): each value
