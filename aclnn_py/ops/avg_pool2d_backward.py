@@ -571,7 +571,8 @@ def _prepare(grad_output: object, self: object, kernel_size: object, stride: obj
         grad = host_array(API, "gradOutput", grad_output)
         if kernel is not None:
             return kernel(grad)
-        if phases is not None and not (_product_pays(H, OH, offsets[0], grad.size)
+        # (The sources _spread would see: the gradient along W, its W-spread along H.)
+        if phases is not None and not (_product_pays(H, OH, offsets[0], grad.size // OW * W)
                                        or _product_pays(W, OW, offsets[1], grad.size)):
             assert scale is not None
             out = np.empty(shape, dtype)

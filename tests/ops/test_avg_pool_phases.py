@@ -81,7 +81,7 @@ GEOMETRIES = [
 @pytest.mark.parametrize("count_include_pad", [True, False])
 def test_engine_matches_reference(engine, geometry, ceil_mode, count_include_pad):
     self_shape, kernel, stride, padding = geometry
-    for divisor in (None, 3):
+    for divisor in (None, 3, -2):
         grad, result = _run(self_shape, kernel, stride, padding, ceil_mode, count_include_pad, divisor)
         expected = reference(grad, self_shape, kernel, stride, padding, count_include_pad, divisor)
         assert_close(result, expected, np.float32)
