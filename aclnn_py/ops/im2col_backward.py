@@ -231,6 +231,19 @@ def _col2im_planes(planes: np.ndarray, size: tuple[int, ...], kernel: tuple[int,
 # convolution), long inner loops; and per output phase (position mod stride), each phase
 # a stride-1 problem that flat shifts solve, written into the image once (one pass of short
 # loops in all, instead of kH*kW).
+#
+# What PHASES costs, and what did not make it cheaper (issue #13; the benchmark's k3 s2 p1
+# (8,64,56,56) case on one thread, interleaved rounds, NumPy 2.4, 2-core EPYC VM): 1.7 ms, of
+# which the column reads are ~1.1 ms: one kernel offset's blocks are 3 KiB runs 28 KiB apart (a
+# plane's kH*kW offsets lie together), read at ~11 GB/s where a contiguous copy reads ~40, and
+# the four column-strided copies into the image ~0.11 ms each. Each tried, ~same or slower:
+# blocks of 5-164 planes (so that a block's image and sums stay in cache; the ~45 us of calls
+# per block outweigh it: 1.8-6.3 ms); the same with the fewest calls, written for this case
+# alone (1.7-2.7 ms); the kernel rows summed first as whole rows, every kernel column at once,
+# then the column phases (1.8-2.1 ms); the offsets first copied kernel-offset-major (0.8 ms
+# for that copy alone). A NumPy ufunc also costs ~0.15-0.2 us per inner loop on views that are
+# not one flat run (an add of (64, 783) rows 17 us, of (64, 784) contiguous 3 us), so the adds
+# stay over whole planes and only copies go through short rows.
 SLICES, FLAT, PHASES = "slices", "flat", "phases"
 
 # An axis' placements: (kernel index, offset) pairs, block b of that index landing at position
