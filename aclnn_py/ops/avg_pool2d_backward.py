@@ -75,6 +75,7 @@ from ..tensor import Tensor
 from . import _common, _small
 from ._registry import numpy_dtypes
 from .conv._geometry import scratch
+from .im2col_backward import ufunc_buffer
 from ._aclnn import Call, c_int, dtype_of, planned, shape_check_error, shape_of
 from ._common import (
     FLOAT16,
@@ -508,6 +509,10 @@ def _phase_grad(grad: np.ndarray, out: np.ndarray, scale: np.float32 | np.ndarra
     tiles = _tiles(phases_h, phases_w, stride)
 
     def work(start: int, stop: int) -> None:
+        with ufunc_buffer():
+            _work(start, stop)
+
+    def _work(start: int, stop: int) -> None:
         size = min(block, stop - start)
         # The thread's scratch arrays, kept from call to call (fresh ones are fresh pages).
         divided = scratch("avg_pool divided", (size, oh, ow))
