@@ -265,9 +265,7 @@ def _col2im_planes(planes: np.ndarray, size: tuple[int, ...], kernel: tuple[int,
 # per block outweigh it: 1.8-6.3 ms); the same with the fewest calls, written for this case
 # alone (1.7-2.7 ms); the kernel rows summed first as whole rows, every kernel column at once,
 # then the column phases (1.8-2.1 ms); the offsets first copied kernel-offset-major (0.8 ms
-# for that copy alone). A NumPy ufunc also costs ~0.15-0.2 us per inner loop on views that are
-# not one flat run (an add of (64, 783) rows 17 us, of (64, 784) contiguous 3 us), so the adds
-# stay over whole planes and only copies go through short rows.
+# for that copy alone). (Those times are with NumPy's default ufunc buffer: UFUNC_BUFFER.)
 SLICES, FLAT, PHASES = "slices", "flat", "phases"
 
 # An axis' placements: (kernel index, offset) pairs, block b of that index landing at position
