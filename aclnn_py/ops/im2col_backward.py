@@ -321,6 +321,10 @@ def _col2im(cols: np.ndarray, out: np.ndarray, size: tuple[int, ...], kernel: tu
                     out[:, a::sh, b::sw] = 0
                     continue
                 shape = (out.shape[0], len(range(a, height, sh)), len(range(b, width, sw)))
+                if len(rows) == len(terms) == 1 and rows[0][1] == terms[0][1] == 0 and shape[1:] == grid:
+                    # One kernel offset filling the phase: copied there straight.
+                    out[:, a::sh, b::sw] = cols[:, rows[0][0], terms[0][0]]
+                    continue
                 phase = scratch[:math.prod(shape)].reshape(shape)
                 _set_flat(cols, phase, rows, terms)
                 out[:, a::sh, b::sw] = phase
@@ -380,7 +384,6 @@ def _set_flat(cols: np.ndarray, out: np.ndarray, rows: _Terms, terms: _Terms) ->
             shift = row_offset * width + offset     # position - block position
             if max(0, shift) < min(area, l0 * l1 + shift):
                 adds.append((max(0, shift), min(area, l0 * l1 + shift), (i, j), (row_offset, offset), shift))
-
     def add_to_bands(i: int, j: int, row_offset: int, offset: int) -> None:
         for x0, x1, band in bands:
             _add_slices(cols, band, [(i, row_offset)], [(j, offset - x0)], (1, 1), (0, x1 - x0))
