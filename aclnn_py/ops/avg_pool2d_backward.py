@@ -74,8 +74,8 @@ from .._memory import check_allocation
 from ..tensor import Tensor
 from . import _common, _small
 from ._registry import numpy_dtypes
+from ._ufunc_buffer import ufunc_buffer
 from .conv._geometry import scratch
-from .im2col_backward import ufunc_buffer
 from ._aclnn import Call, c_int, dtype_of, planned, shape_check_error, shape_of
 from ._common import (
     FLOAT16,
@@ -307,42 +307,15 @@ def _spread(src: np.ndarray, axis: int, size: int, k: int, s: int, p: int) -> np
         spread: np.ndarray = np.matmul(src, member.T) if axis == src.ndim - 1 else np.matmul(member, src)
         return spread
 
-    # Per phase (the positions x = r + s*t of one residue r), a sum of shifted slices: offset i
-    # lands window o on t = o + (i - p - r) / s of phase (i - p) mod s. The first two slices are
-    # written together, piece by piece between the places where one starts or ends (their sum
-    # where both cover t: one pass fewer than writing one and adding the other; zeros where
-    # none does), and each further slice is added.
+    # Per phase (the positions x = r + s*t of one residue r), a sum of shifted slices
+    # (``_phases``), each piece one operation of strided slices.
     shape = list(src.shape)
     shape[axis] = size
     dst = np.empty(shape, dtype=src.dtype)
-    lead = (slice(None),) * axis
-
-    def phase(r: int, a: int, b: int) -> np.ndarray:
-        return dst[lead + (slice(r + a * s, r + (b - 1) * s + 1, s),)]
-
-    def window(first: int, a: int, b: int) -> np.ndarray:
-        return src[lead + (slice(first + a, first + b),)]
-
-    used = sorted({i for run in offsets for i in run})
-    for r in range(min(s, size)):
-        n = len(range(r, size, s))
-        slices = []  # (first t, last t + 1, window - t) of each offset's slice in this phase
-        for i in used:
-            if (i - p) % s == r:
-                shift = (i - p - r) // s
-                if max(0, shift) < min(n, o + shift):
-                    slices.append((max(0, shift), min(n, o + shift), -shift))
-        pair, rest = slices[:2], slices[2:]
-        cuts = sorted({0, n, *(t for first, last, _ in pair for t in (first, last))})
-        for a, b in zip(cuts[:-1], cuts[1:]):
-            parts = [window(w, a, b) for first, last, w in pair if first <= a and b <= last]
-            if len(parts) == 2:
-                np.add(parts[0], parts[1], out=phase(r, a, b))
-            else:
-                phase(r, a, b)[...] = parts[0] if parts else 0
-        for first, last, w in rest:
-            target = phase(r, first, last)
-            np.add(target, window(w, first, last), out=target)
+    for phase in _phases(size, o, k, s, p):
+        target = np.moveaxis(dst, axis, -1)[..., phase.residue::s]
+        for piece in phase.pieces:
+            _apply_piece(piece, np.moveaxis(src, axis, -1), target, False)
     return dst
 
 
@@ -353,9 +326,10 @@ def _spread(src: np.ndarray, axis: int, size: int, k: int, s: int, p: int) -> np
 # of the source (``_Piece``s, as ``_spread`` sums them). Per block of planes the engine divides
 # the gradient by its divisor map into a block buffer, spreads it along W into a second one
 # (OH, W) and along H into the result's rows. NumPy's ufuncs cost ~18 ns per inner loop here
-# (an add of (64, 56, 55) rows 0.080 ms, of the same elements as one flat run 0.016 ms), its
-# copies far less (a column-strided copy of (64, 56, 56) 0.05 ms), so every add runs over a
-# flat run and only copies go through short rows: a W phase is summed flat in a buffer of the
+# (with NumPy's default buffer, see UFUNC_BUFFER: an add of (64, 56, 55) rows 0.080 ms, of the
+# same elements as one flat run 0.016 ms), its copies far less (a column-strided copy of
+# (64, 56, 56) 0.05 ms), so every add of a W phase runs over a flat run and only copies go
+# through short rows: a W phase is summed flat in a buffer of the
 # source's row pitch (a piece spanning the whole phase writes the junk of its row ends into
 # that pitch's spare columns, or where a later piece overwrites it), then copied to its
 # columns; an H phase is whole rows, added in place.
@@ -486,14 +460,11 @@ _BLOCK_BYTES = 4 << 20
 _TWICE = np.uint64(0x100000001)
 
 
-def _tiles(phases_h: tuple[_Phase, ...], phases_w: tuple[_Phase, ...], stride: tuple[int, int]) -> bool:
-    """Whether the windows tile the planes exactly, 1 or 2 wide: every phase one slice of the
-    source, unshifted (then the divisor is one number)."""
-    return stride[1] in (1, 2) and all(
-        len(phase.pieces) == 1 and phase.pieces[0] == _Piece(0, phase.length, (0,), False)
-        for phases in (phases_h, phases_w) for phase in phases) and len(phases_h) == stride[0] and len(
-        phases_w) == stride[1] and len({phase.length for phase in phases_h}) == len(
-        {phase.length for phase in phases_w}) == 1
+def _tiles(phases: tuple[_Phase, ...], windows: int, stride: int) -> bool:
+    """Whether the windows tile an axis exactly: ``stride`` phases, each the ``windows``
+    source values unshifted."""
+    return len(phases) == stride and all(
+        phase.pieces == (_Piece(0, windows, (0,), False),) for phase in phases)
 
 
 def _phase_grad(grad: np.ndarray, out: np.ndarray, scale: np.float32 | np.ndarray, phases_h: tuple[_Phase, ...],
@@ -506,7 +477,7 @@ def _phase_grad(grad: np.ndarray, out: np.ndarray, scale: np.float32 | np.ndarra
     per_plane = 4 * (oh * ow + oh * width + height * width)
     block = max(1, _BLOCK_BYTES // per_plane)
     direct = out.dtype == np.float32
-    tiles = _tiles(phases_h, phases_w, stride)
+    tiles = stride[1] in (1, 2) and _tiles(phases_h, oh, stride[0]) and _tiles(phases_w, ow, stride[1])
 
     def work(start: int, stop: int) -> None:
         with ufunc_buffer():
@@ -523,8 +494,8 @@ def _phase_grad(grad: np.ndarray, out: np.ndarray, scale: np.float32 | np.ndarra
             last = min(stop, first + size)
             n = last - first
             target = out[first:last] if result is None else result[:n]
+            np.divide(grad[first:last], scale, out=divided[:n], dtype=np.float32)
             if tiles:
-                np.divide(grad[first:last], scale, out=divided[:n], dtype=np.float32)
                 if stride[1] == 1:
                     spread[:n] = divided[:n]
                 else:
@@ -534,7 +505,6 @@ def _phase_grad(grad: np.ndarray, out: np.ndarray, scale: np.float32 | np.ndarra
                 for a in range(stride[0]):
                     rows[:, :, a] = spread[:n].view(row)[..., 0]
             else:
-                np.divide(grad[first:last], scale, out=divided[:n], dtype=np.float32)
                 _spread_w(divided[:n], spread[:n], phases_w, stride[1], sums[:n * oh])
                 _spread_h(spread[:n], target, phases_h, stride[0])
             if result is not None:

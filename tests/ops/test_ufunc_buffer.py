@@ -14,13 +14,14 @@ import aclnn_py
 from aclnn_py.ops import _common
 
 _im2col = importlib.import_module("aclnn_py.ops.im2col_backward")
+_buffer = importlib.import_module("aclnn_py.ops._ufunc_buffer")
 _avg_pool = importlib.import_module("aclnn_py.ops.avg_pool2d_backward")
 
 
 def test_ufunc_buffer_sets_and_restores_the_threads_setting():
     before = np.getbufsize()
-    with _im2col.ufunc_buffer():
-        assert np.getbufsize() == _im2col.UFUNC_BUFFER
+    with _buffer.ufunc_buffer():
+        assert np.getbufsize() == _buffer.UFUNC_BUFFER
         seen = []
         other = threading.Thread(target=lambda: seen.append(np.getbufsize()))
         other.start()
@@ -28,7 +29,7 @@ def test_ufunc_buffer_sets_and_restores_the_threads_setting():
         assert seen == [8192]           # another thread keeps NumPy's default
     assert np.getbufsize() == before
     with pytest.raises(RuntimeError):
-        with _im2col.ufunc_buffer():
+        with _buffer.ufunc_buffer():
             raise RuntimeError("a kernel failing")
     assert np.getbufsize() == before
 
@@ -63,4 +64,4 @@ def test_kernels_run_with_the_small_buffer_on_every_thread(monkeypatch, op):
     finally:
         np.setbufsize(8192)
         _common.forget_plans()
-    assert len(seen) >= 2 and set(seen) == {_im2col.UFUNC_BUFFER}
+    assert len(seen) >= 2 and set(seen) == {_buffer.UFUNC_BUFFER}
