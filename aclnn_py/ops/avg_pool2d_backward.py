@@ -294,7 +294,8 @@ def _spread(src: np.ndarray, axis: int, size: int, k: int, s: int, p: int) -> np
     """
     o = src.shape[axis]
     if k == s and p == 0 and o * k == size:
-        # Windows tile the axis exactly: every x receives exactly one src value.
+        # Windows tile the axis exactly: every x receives exactly one src value (the test
+        # _prepare makes too).
         return src if k == 1 else np.repeat(src, k, axis=axis)
 
     offsets = _offsets(size, o, k, s, p)
@@ -536,8 +537,11 @@ def _prepare(grad_output: object, self: object, kernel_size: object, stride: obj
     scale = None if empty or small else _scale(H, W, OH, OW, params)
     phases = None if scale is None else (_phases(H, OH, params.kH, params.sH, params.pH),
                                          _phases(W, OW, params.kW, params.sW, params.pW))
-    offsets = (sum(map(len, _offsets(H, OH, params.kH, params.sH, params.pH))),
-               sum(map(len, _offsets(W, OW, params.kW, params.sW, params.pW))))
+    # Per axis, the window offsets reaching it, or None where the windows tile it (which
+    # _spread copies, never taking the product).
+    offsets = tuple(None if k == s and p == 0 and o * k == size else sum(map(len, _offsets(size, o, k, s, p)))
+                    for size, o, k, s, p in ((H, OH, params.kH, params.sH, params.pH),
+                                             (W, OW, params.kW, params.sW, params.pW)))
 
     def run(grad_output: object, *_: object) -> np.ndarray:
         check_allocation(nbytes)
@@ -547,8 +551,9 @@ def _prepare(grad_output: object, self: object, kernel_size: object, stride: obj
         if kernel is not None:
             return kernel(grad)
         # (The sources _spread would see: the gradient along W, its W-spread along H.)
-        if phases is not None and not (_product_pays(H, OH, offsets[0], grad.size // OW * W)
-                                       or _product_pays(W, OW, offsets[1], grad.size)):
+        if phases is not None and not (
+                offsets[0] is not None and _product_pays(H, OH, offsets[0], grad.size // OW * W)
+                or offsets[1] is not None and _product_pays(W, OW, offsets[1], grad.size)):
             assert scale is not None
             out = np.empty(shape, dtype)
             _phase_grad(grad.reshape(-1, OH, OW), out.reshape(-1, H, W), scale, *phases, (params.sH, params.sW))

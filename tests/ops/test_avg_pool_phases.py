@@ -164,3 +164,22 @@ def test_phases_tile_each_axis():
                         assert covered == list(range(phase.length))
                         widths = [piece.last - piece.first for piece in written]
                         assert widths[0] == max(widths)
+
+
+@pytest.mark.parametrize("self_shape, k, s, p, ceil_mode, count_include_pad", [
+    ((1, 4, 28, 28), 2, 2, 0, False, True),          # tiling: the product rule must not send it away
+    ((1, 2, 112, 112), 3, 2, 1, False, True),
+    ((1, 2, 112, 112), 3, 2, 1, True, False),
+])
+def test_engine_is_taken_for_the_benchmark_layers(monkeypatch, self_shape, k, s, p, ceil_mode, count_include_pad):
+    """With the module's own rule constants, the benchmark's layers (one image) run on the engine."""
+    _common.forget_plans()
+    calls = []
+    original = _module._phase_grad
+    monkeypatch.setattr(_module, "_phase_grad", lambda *a: calls.append(a[3:]) or original(*a))
+    try:
+        grad, result = _run(self_shape, (k, k), (s, s), (p, p), ceil_mode, count_include_pad, None)
+    finally:
+        _common.forget_plans()
+    assert calls, "not the phase engine"
+    assert_close(result, reference(grad, self_shape, (k, k), (s, s), (p, p), count_include_pad, None), np.float32)
