@@ -397,14 +397,13 @@ def _untile(cols: np.ndarray, out: np.ndarray, size: tuple[int, ...], kernel: tu
     out[:, :l0 * kh, l1 * kw:] = 0
     tiled = out[:, :l0 * kh, :l1 * kw].view()
     tiled.shape = (planes, l0, kh, l1, kw)      # a view by construction (raises otherwise)
-    # Copied into the image in its own order, from the columns transposed to it (inner loops
-    # kW long, written contiguously). The other order, through a view of the image in the
-    # columns' order (inner loops L1 long, written kW apart), once measured ~25% faster (0.40
-    # vs 0.53 ms CPU), measured slower since on the same machine and NumPy 2.4: the benchmark's
-    # (8,3,224,224) ViT case, one thread, interleaved rounds, median ms: 24 planes 0.40 against
-    # 0.55, 12 planes (a thread's part) 0.20 against 0.24; the two orders are this close, and
-    # a copy through a (P, kH, L, kW) buffer (long inner loops, then rows of W) was 0.52.
-    np.copyto(tiled, cols.reshape(planes, kh, kw, l0, l1).transpose(0, 3, 1, 4, 2))
+    # Copied through a view of the image in the columns' axis order, which NumPy iterates ~25%
+    # faster than the columns transposed to the image's order (0.40 vs 0.53 ms CPU, medians of
+    # 15 interleaved rounds, the benchmark's (8,3,224,224) ViT case). Measured again with 20 ms
+    # of calls before each sample (scripts/bench.py's warm-up), one thread, 31 rounds: the
+    # image's order 0.406 ms, this one 0.407, the same. Two copies with long inner loops
+    # instead (through a (P, kH, L, kW) buffer, then rows of W) were slower: 0.52 against 0.41.
+    np.copyto(tiled.transpose(0, 2, 4, 1, 3), cols.reshape(planes, kh, kw, l0, l1))
 
 
 @planned
