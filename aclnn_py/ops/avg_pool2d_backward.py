@@ -72,8 +72,10 @@ from .._dtypes import bfloat16, dtype_name
 from .._errors import param_invalid
 from .._memory import check_allocation
 from ..tensor import Tensor
-from . import _small
+from . import _common, _small
 from ._registry import numpy_dtypes
+from ._ufunc_buffer import ufunc_buffer
+from .conv._geometry import scratch
 from ._aclnn import Call, c_int, dtype_of, planned, shape_check_error, shape_of
 from ._common import (
     FLOAT16,
@@ -88,6 +90,7 @@ from ._common import (
     dispatch, documented,
     format_name,
     host_array,
+    in_parallel,
     int_array_arg,
     plan,
     repeated,
@@ -276,6 +279,12 @@ def _membership(size: int, o: int, k: int, s: int, p: int) -> np.ndarray:
 _cached_membership = functools.lru_cache(maxsize=64)(_membership)
 
 
+def _product_pays(size: int, o: int, offsets: int, elements: int) -> bool:
+    """Whether ``_spread`` takes the membership product along an axis of ``size`` (``o``
+    windows, ``offsets`` window offsets reaching the axis) for a source of ``elements``."""
+    return (size <= _BLAS_ADVANTAGE * offsets or elements <= _SMALL) and size * o <= _MAX_MEMBERSHIP
+
+
 def _spread(src: np.ndarray, axis: int, size: int, k: int, s: int, p: int) -> np.ndarray:
     """Backward of window-summing along ``axis``: ``dst[x] = sum of src[o] over windows o holding x``.
 
@@ -285,42 +294,83 @@ def _spread(src: np.ndarray, axis: int, size: int, k: int, s: int, p: int) -> np
     """
     o = src.shape[axis]
     if k == s and p == 0 and o * k == size:
-        # Windows tile the axis exactly: every x receives exactly one src value.
+        # Windows tile the axis exactly: every x receives exactly one src value (the test
+        # _prepare makes too).
         return src if k == 1 else np.repeat(src, k, axis=axis)
 
-    # The window offsets i that reach some x in [0, size): window o reaches it with
-    # i in [p - o*s, p - o*s + size).  These ranges form one run unless windows are further
-    # apart than the axis is long (and then there are at most two windows).
-    if s <= size:
-        offsets = [range(max(0, p - (o - 1) * s), min(k, size + p))]
-    else:
-        offsets = [range(max(0, p - j * s), min(k, p - j * s + size)) for j in reversed(range(o))]
-    product_pays = size <= _BLAS_ADVANTAGE * sum(map(len, offsets)) or src.size <= _SMALL
+    offsets = _offsets(size, o, k, s, p)
+    product_pays = _product_pays(size, o, sum(map(len, offsets)), src.size)
     # The product multiplies every value by the 0 entries too, and 0 * inf is NaN: only finite
     # data may take it, or an inf/NaN gradient would leak out of its window.  (A finite sum
     # proves every element finite; an overflowing one merely costs the faster path.)
-    if product_pays and size * o <= _MAX_MEMBERSHIP and np.isfinite(src.sum()):
+    if product_pays and np.isfinite(src.sum()):
         member = (_cached_membership if size * o <= _CACHED_MEMBERSHIP else _membership)(size, o, k, s, p)
         spread: np.ndarray = np.matmul(src, member.T) if axis == src.ndim - 1 else np.matmul(member, src)
         return spread
 
-    # Per phase (the positions x = r + s*t of one residue r), a sum of shifted slices: offset i
-    # lands window o on t = o + (i - p - r) / s of phase (i - p) mod s. The first two slices are
-    # written together, piece by piece between the places where one starts or ends (their sum
-    # where both cover t: one pass fewer than writing one and adding the other; zeros where
-    # none does), and each further slice is added.
+    # Per phase (the positions x = r + s*t of one residue r), a sum of shifted slices
+    # (``_phases``), each piece one operation of strided slices.
     shape = list(src.shape)
     shape[axis] = size
     dst = np.empty(shape, dtype=src.dtype)
-    lead = (slice(None),) * axis
+    for phase in _phases(size, o, k, s, p):
+        target = np.moveaxis(dst, axis, -1)[..., phase.residue::s]
+        for piece in phase.pieces:
+            _apply_piece(piece, np.moveaxis(src, axis, -1), target, False)
+    return dst
 
-    def phase(r: int, a: int, b: int) -> np.ndarray:
-        return dst[lead + (slice(r + a * s, r + (b - 1) * s + 1, s),)]
 
-    def window(first: int, a: int, b: int) -> np.ndarray:
-        return src[lead + (slice(first + a, first + b),)]
+# -- the phase engine: large calls, planes in cache-sized blocks on the worker threads ----------
+#
+# Along one axis, the positions x = r + s*t of one residue r (a phase) receive the windows
+# o = t + shift of the offsets i with (i - p) mod s == r: a phase is a sum of shifted slices
+# of the source (``_Piece``s, as ``_spread`` sums them). Per block of planes the engine divides
+# the gradient by its divisor map into a block buffer, spreads it along W into a second one
+# (OH, W) and along H into the result's rows. NumPy's ufuncs cost ~18 ns per inner loop here
+# (with NumPy's default buffer, see UFUNC_BUFFER: an add of (64, 56, 55) rows 0.080 ms, of the
+# same elements as one flat run 0.016 ms), its copies far less (a column-strided copy of
+# (64, 56, 56) 0.05 ms), so every add of a W phase runs over a flat run and only copies go
+# through short rows: a W phase is summed flat in a buffer of the
+# source's row pitch (a piece spanning the whole phase writes the junk of its row ends into
+# that pitch's spare columns, or where a later piece overwrites it), then copied to its
+# columns; an H phase is whole rows, added in place.
 
-    used = sorted({i for run in offsets for i in run})
+
+class _Piece(NamedTuple):
+    """Positions ``[first, last)`` of a phase receive ``sum(src[t + w] for w in shifts)``;
+    ``add`` adds the (one) shifted slice to what the positions hold."""
+
+    first: int
+    last: int
+    shifts: tuple[int, ...]
+    add: bool
+
+
+class _Phase(NamedTuple):
+    """Phase ``residue`` of an axis: ``length`` positions ``residue + stride*t``, and its pieces
+    in the order they are applied (a first piece spanning the phase may run flat)."""
+
+    residue: int
+    length: int
+    pieces: tuple[_Piece, ...]
+
+
+def _offsets(size: int, o: int, k: int, s: int, p: int) -> list[range]:
+    """The window offsets i that reach some x in [0, size): window o reaches it with
+    i in [p - o*s, p - o*s + size).  These ranges form one run unless windows are further
+    apart than the axis is long (and then there are at most two windows)."""
+    if s <= size:
+        return [range(max(0, p - (o - 1) * s), min(k, size + p))]
+    return [range(max(0, p - j * s), min(k, p - j * s + size)) for j in reversed(range(o))]
+
+
+def _phases(size: int, o: int, k: int, s: int, p: int) -> tuple[_Phase, ...]:
+    """The phases of the spread along one axis (``_spread``'s slices, as data): per phase the
+    first two slices written together, piece by piece between the places where one starts or
+    ends (their sum where both cover t, zeros where none does), then each further slice added;
+    the widest piece of the first two first."""
+    used = sorted({i for run in _offsets(size, o, k, s, p) for i in run})
+    phases = []
     for r in range(min(s, size)):
         n = len(range(r, size, s))
         slices = []  # (first t, last t + 1, window - t) of each offset's slice in this phase
@@ -331,24 +381,146 @@ def _spread(src: np.ndarray, axis: int, size: int, k: int, s: int, p: int) -> np
                     slices.append((max(0, shift), min(n, o + shift), -shift))
         pair, rest = slices[:2], slices[2:]
         cuts = sorted({0, n, *(t for first, last, _ in pair for t in (first, last))})
-        for a, b in zip(cuts[:-1], cuts[1:]):
-            parts = [window(w, a, b) for first, last, w in pair if first <= a and b <= last]
-            if len(parts) == 2:
-                np.add(parts[0], parts[1], out=phase(r, a, b))
+        pieces = [_Piece(a, b, tuple(w for first, last, w in pair if first <= a and b <= last), False)
+                  for a, b in zip(cuts[:-1], cuts[1:])]
+        pieces.sort(key=lambda piece: piece.first - piece.last)  # the widest first (a stable sort)
+        pieces += [_Piece(first, last, (w,), True) for first, last, w in rest]
+        phases.append(_Phase(r, n, tuple(pieces)))
+    return tuple(phases)
+
+
+def _apply_piece(piece: _Piece, src: np.ndarray, dst: np.ndarray, flat: bool) -> None:
+    """Piece ``piece`` of a phase whose positions are ``dst``'s last axis, from ``src``'s last
+    axis (both ``(rows, m)``, ``m`` the source's length): over the flat run from the piece's
+    first position in the first row to its last in the last row when ``flat`` (the values
+    between the rows' pieces are junk), else row by row."""
+    a, b, shifts = piece.first, piece.last, piece.shifts
+    if flat:
+        pitch = src.shape[-1]
+        dst, src = dst.reshape(-1), src.reshape(-1)
+        end = (dst.size // pitch - 1) * pitch + b
+        target = dst[a:end]
+        parts = [src[a + w:end + w] for w in shifts]
+    else:
+        target = dst[..., a:b]
+        parts = [src[..., a + w:b + w] for w in shifts]
+    if piece.add:
+        np.add(target, parts[0], out=target)
+    elif len(parts) == 2:
+        np.add(parts[0], parts[1], out=target)
+    elif parts:
+        np.copyto(target, parts[0])
+    else:
+        target[...] = 0
+
+
+def _spread_w(src: np.ndarray, dst: np.ndarray, phases: tuple[_Phase, ...], stride: int, buffer: np.ndarray) -> None:
+    """``dst`` ``(B, OH, W)`` = the spread of ``src`` ``(B, OH, OW)`` along the last axis;
+    ``buffer`` ``(B*OH, pitch)`` with ``pitch >= OW`` and every phase's count (the pieces run
+    flat only where ``pitch == OW``)."""
+    rows, pitch = buffer.shape
+    flat_ok = pitch == src.shape[2]
+    for phase in phases:
+        columns = dst[..., phase.residue::stride]
+        first = phase.pieces[0] if phase.pieces else None
+        if first is not None and len(phase.pieces) == 1 and len(first.shifts) == 1 and (
+                first.first, first.last) == (0, phase.length):
+            w = first.shifts[0]
+            np.copyto(columns, src[..., w:w + phase.length])      # one slice: copied straight
+            continue
+        for index, piece in enumerate(phase.pieces):
+            # A piece may run flat where its junk lands only where later pieces write: the
+            # first of the pieces written (they tile the phase), or one spanning the phase.
+            spans = (piece.first, piece.last) == (0, phase.length)
+            _apply_piece(piece, src.reshape(rows, -1), buffer, flat_ok and ((index == 0 and not piece.add) or spans))
+        np.copyto(columns, buffer[:, :phase.length].reshape(columns.shape))
+
+
+def _spread_h(src: np.ndarray, dst: np.ndarray, phases: tuple[_Phase, ...], stride: int) -> None:
+    """``dst`` ``(B, H, W)`` = the spread of ``src`` ``(B, OH, W)`` along the middle axis
+    (whole rows: each piece one operation with rows of W as its inner loops)."""
+    for phase in phases:
+        rows = dst[:, phase.residue::stride]
+        for piece in phase.pieces:
+            _apply_piece(piece, src.transpose(0, 2, 1), rows.transpose(0, 2, 1), False)
+
+
+# Planes per block: the block's gradient, W-spread and result buffers, in float32, take about
+# this many bytes. Fewer planes keep them in a core's cache, more spread the per-block calls
+# (~20 NumPy calls) over more work: the (8,64,112,112) k3 s2 p1 case, one thread, interleaved
+# rounds, median ms for blocks of 0.25 / 0.5 / 1 / 2 / 4 / 8 MiB and all 512 planes at once:
+# 5.8 / 3.7 / 3.1 / 2.8 / 2.7 / 2.8 / 3.4.
+_BLOCK_BYTES = 4 << 20
+
+
+# Windows tiling the plane 2 wide (k2 s2 without padding, as most pooling layers): each value
+# goes to 2 neighbours of a row, written at once as one uint64 holding its bits twice (the
+# bits times 2**32 + 1); then each such row to its kH rows, copied as one item of the row's
+# size. The (8,256,28,28) case, one 382-plane block, interleaved medians: 0.05 ms against
+# 0.09 for the phases' column-strided copies (1 thread).
+_TWICE = np.uint64(0x100000001)
+
+
+def _tiles(phases: tuple[_Phase, ...], windows: int, stride: int) -> bool:
+    """Whether the windows tile an axis exactly: ``stride`` phases, each the ``windows``
+    source values unshifted."""
+    return len(phases) == stride and all(
+        phase.pieces == (_Piece(0, windows, (0,), False),) for phase in phases)
+
+
+def _phase_grad(grad: np.ndarray, out: np.ndarray, scale: np.float32 | np.ndarray, phases_h: tuple[_Phase, ...],
+                phases_w: tuple[_Phase, ...], stride: tuple[int, int]) -> None:
+    """``out`` ``(P, H, W)`` (any float dtype) = the gradient of the pooled planes ``grad``
+    ``(P, OH, OW)``, each divided by ``scale`` in float32 (the divisor, or its (OH, OW) map),
+    spread along W and then H; in float32, rounded once into ``out``; planes in blocks on the
+    worker threads."""
+    planes, (oh, ow), (height, width) = grad.shape[0], grad.shape[1:], out.shape[1:]
+    per_plane = 4 * (oh * ow + oh * width + height * width)
+    block = max(1, _BLOCK_BYTES // per_plane)
+    direct = out.dtype == np.float32
+    tiles = stride[1] in (1, 2) and _tiles(phases_h, oh, stride[0]) and _tiles(phases_w, ow, stride[1])
+
+    def work(start: int, stop: int) -> None:
+        with ufunc_buffer():
+            _work(start, stop)
+
+    def _work(start: int, stop: int) -> None:
+        size = min(block, stop - start)
+        # The thread's scratch arrays, kept from call to call (fresh ones are fresh pages).
+        divided = scratch("avg_pool divided", (size, oh, ow))
+        sums = scratch("avg_pool sums", (size * oh, max(ow, *(phase.length for phase in phases_w))))
+        spread = scratch("avg_pool spread", (size, oh, width))
+        result = None if direct else scratch("avg_pool result", (size, height, width))
+        for first in range(start, stop, size):
+            last = min(stop, first + size)
+            n = last - first
+            target = out[first:last] if result is None else result[:n]
+            np.divide(grad[first:last], scale, out=divided[:n], dtype=np.float32)
+            if tiles:
+                if stride[1] == 1:
+                    spread[:n] = divided[:n]
+                else:
+                    np.multiply(divided[:n].view(np.uint32), _TWICE, out=spread[:n].view(np.uint64))
+                row = np.dtype((np.void, 4 * width))
+                rows = target.view(row).reshape(n, oh, stride[0])
+                for a in range(stride[0]):
+                    rows[:, :, a] = spread[:n].view(row)[..., 0]
             else:
-                phase(r, a, b)[...] = parts[0] if parts else 0
-        for first, last, w in rest:
-            target = phase(r, first, last)
-            np.add(target, window(w, first, last), out=target)
-    return dst
+                _spread_w(divided[:n], spread[:n], phases_w, stride[1], sums[:n * oh])
+                _spread_h(spread[:n], target, phases_h, stride[0])
+            if result is not None:
+                out[first:last] = result[:n]
+
+    in_parallel(planes, work, min_per_thread=max(1, _common.MIN_PARALLEL_ELEMENTS // max(1, height * width)))
 
 
 def _prepare(grad_output: object, self: object, kernel_size: object, stride: object, padding: object,
              ceil_mode: object, count_include_pad: object, divisor_override: object,
              cube_math_type: object) -> Prepared:
-    """The numpy backend: validate, then (``_pool_grad``) divide each gradient by its window's
-    divisor once and spread it over the window, along W and then along H (a window is a
-    rectangle, so the spread is separable); one matrix product on small planes. Computes in
+    """The numpy backend: validate, then divide each gradient by its window's divisor once
+    and spread it over the window, along W and then along H (a window is a rectangle, so the
+    spread is separable): by the phase engine (``_phase_grad``), or by ``_pool_grad`` where an
+    axis takes the membership product; one matrix product on small planes. Computes in
     float32; cubeMathType does not change the numbers."""
     grad_output, self, params = _validate(grad_output, self, kernel_size, stride, padding, ceil_mode,
                                           count_include_pad, divisor_override, cube_math_type)
@@ -360,6 +532,17 @@ def _prepare(grad_output: object, self: object, kernel_size: object, stride: obj
     kernel = (_small.product(_pool_grad, (H, W, params), (OH, OW), (H, W), shape[:-2], grad_output.dtype, dtype)
               if small else None)
 
+    # The phase engine unless an axis' spread is the membership product's (decided per call:
+    # the tests vary the rule's constants); the divisor map made once per geometry.
+    scale = None if empty or small else _scale(H, W, OH, OW, params)
+    phases = None if scale is None else (_phases(H, OH, params.kH, params.sH, params.pH),
+                                         _phases(W, OW, params.kW, params.sW, params.pW))
+    # Per axis, the window offsets reaching it, or None where the windows tile it (which
+    # _spread copies, never taking the product).
+    offsets = tuple(None if k == s and p == 0 and o * k == size else sum(map(len, _offsets(size, o, k, s, p)))
+                    for size, o, k, s, p in ((H, OH, params.kH, params.sH, params.pH),
+                                             (W, OW, params.kW, params.sW, params.pW)))
+
     def run(grad_output: object, *_: object) -> np.ndarray:
         check_allocation(nbytes)
         if empty:
@@ -367,6 +550,14 @@ def _prepare(grad_output: object, self: object, kernel_size: object, stride: obj
         grad = host_array(API, "gradOutput", grad_output)
         if kernel is not None:
             return kernel(grad)
+        # (The sources _spread would see: the gradient along W, its W-spread along H.)
+        if phases is not None and not (
+                offsets[0] is not None and _product_pays(H, OH, offsets[0], grad.size // OW * W)
+                or offsets[1] is not None and _product_pays(W, OW, offsets[1], grad.size)):
+            assert scale is not None
+            out = np.empty(shape, dtype)
+            _phase_grad(grad.reshape(-1, OH, OW), out.reshape(-1, H, W), scale, *phases, (params.sH, params.sW))
+            return out
         return _pool_grad(grad, H, W, params).astype(dtype, copy=False)
 
     return plan(run, nbytes + grad_output.size * grad_output.itemsize), (grad_output,)
@@ -378,6 +569,15 @@ _numpy = NumpyOp(_prepare)
 def _pool_grad(grad_output: np.ndarray, H: int, W: int, params: _Params) -> np.ndarray:
     """The gradient of ``(..., OH, OW)`` pooled planes over ``(..., H, W)`` inputs, in float32."""
     OH, OW = grad_output.shape[-2:]
+    # A fresh float32 array: from here on the kernel writes only into arrays it allocated.
+    grad = np.divide(grad_output, _scale(H, W, OH, OW, params), dtype=np.float32)
+    grad = _spread(grad, grad.ndim - 1, W, params.kW, params.sW, params.pW)
+    return _spread(grad, grad.ndim - 2, H, params.kH, params.sH, params.pH)
+
+
+def _scale(H: int, W: int, OH: int, OW: int, params: _Params) -> np.float32 | np.ndarray:
+    """What each gradient value is divided by: the divisor, or the (OH, OW) float32 map of
+    each window's divisor."""
     if params.divisor_override:
         scale: np.float32 | np.ndarray = np.float32(params.divisor_override)
     else:
@@ -391,10 +591,7 @@ def _pool_grad(grad_output: np.ndarray, H: int, W: int, params: _Params) -> np.n
             rows = np.broadcast_to(np.asarray(rows, np.float64), (OH,))
             cols = np.broadcast_to(np.asarray(cols, np.float64), (OW,))
             scale = np.multiply.outer(rows, cols).astype(np.float32)
-    # A fresh float32 array: from here on the kernel writes only into arrays it allocated.
-    grad = np.divide(grad_output, scale, dtype=np.float32)
-    grad = _spread(grad, grad.ndim - 1, W, params.kW, params.sW, params.pW)
-    return _spread(grad, grad.ndim - 2, H, params.kH, params.sH, params.pH)
+    return scale
 
 
 @planned

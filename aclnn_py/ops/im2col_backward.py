@@ -52,6 +52,7 @@ from .._memory import check_allocation
 from ..tensor import Tensor
 from . import _common, _small
 from ._registry import numpy_dtypes
+from ._ufunc_buffer import ufunc_buffer
 from ._aclnn import Call, dtype_of, planned, shape_check_error, shape_of
 from ._common import (
     FLOAT16,
@@ -205,7 +206,8 @@ def _prepare(grad_output: object, input_size: object, kernel_size: object, dilat
         cols = grad.reshape(planes, area * length)  # (a view wherever the strides allow)
 
         def work(first: int, last: int) -> None:
-            _col2im(cols[first:last], image[first:last], *geometry)
+            with ufunc_buffer():
+                _col2im(cols[first:last], image[first:last], *geometry)
 
         in_parallel(planes, work, min_per_thread=per_thread)
         return image.reshape(out_shape).astype(dtype, copy=False)
@@ -231,6 +233,17 @@ def _col2im_planes(planes: np.ndarray, size: tuple[int, ...], kernel: tuple[int,
 # convolution), long inner loops; and per output phase (position mod stride), each phase
 # a stride-1 problem that flat shifts solve, written into the image once (one pass of short
 # loops in all, instead of kH*kW).
+#
+# What PHASES costs, and what did not make it cheaper (issue #13; the benchmark's k3 s2 p1
+# (8,64,56,56) case on one thread, interleaved rounds, NumPy 2.4, 2-core EPYC VM): 1.7 ms, of
+# which the column reads are ~1.1 ms: one kernel offset's blocks are 3 KiB runs 28 KiB apart (a
+# plane's kH*kW offsets lie together), read at ~11 GB/s where a contiguous copy reads ~40, and
+# the four column-strided copies into the image ~0.11 ms each. Each tried, ~same or slower:
+# blocks of 5-164 planes (so that a block's image and sums stay in cache; the ~45 us of calls
+# per block outweigh it: 1.8-6.3 ms); the same with the fewest calls, written for this case
+# alone (1.7-2.7 ms); the kernel rows summed first as whole rows, every kernel column at once,
+# then the column phases (1.8-2.1 ms); the offsets first copied kernel-offset-major (0.8 ms
+# for that copy alone). (Those times are with NumPy's default ufunc buffer: UFUNC_BUFFER.)
 SLICES, FLAT, PHASES = "slices", "flat", "phases"
 
 # An axis' placements: (kernel index, offset) pairs, block b of that index landing at position
@@ -286,6 +299,10 @@ def _col2im(cols: np.ndarray, out: np.ndarray, size: tuple[int, ...], kernel: tu
                     out[:, a::sh, b::sw] = 0
                     continue
                 shape = (out.shape[0], len(range(a, height, sh)), len(range(b, width, sw)))
+                if len(rows) == len(terms) == 1 and rows[0][1] == terms[0][1] == 0 and shape[1:] == grid:
+                    # One kernel offset filling the phase: copied there straight.
+                    out[:, a::sh, b::sw] = cols[:, rows[0][0], terms[0][0]]
+                    continue
                 phase = scratch[:math.prod(shape)].reshape(shape)
                 _set_flat(cols, phase, rows, terms)
                 out[:, a::sh, b::sw] = phase
@@ -345,7 +362,6 @@ def _set_flat(cols: np.ndarray, out: np.ndarray, rows: _Terms, terms: _Terms) ->
             shift = row_offset * width + offset     # position - block position
             if max(0, shift) < min(area, l0 * l1 + shift):
                 adds.append((max(0, shift), min(area, l0 * l1 + shift), (i, j), (row_offset, offset), shift))
-
     def add_to_bands(i: int, j: int, row_offset: int, offset: int) -> None:
         for x0, x1, band in bands:
             _add_slices(cols, band, [(i, row_offset)], [(j, offset - x0)], (1, 1), (0, x1 - x0))
@@ -383,7 +399,10 @@ def _untile(cols: np.ndarray, out: np.ndarray, size: tuple[int, ...], kernel: tu
     tiled.shape = (planes, l0, kh, l1, kw)      # a view by construction (raises otherwise)
     # Copied through a view of the image in the columns' axis order, which NumPy iterates ~25%
     # faster than the columns transposed to the image's order (0.40 vs 0.53 ms CPU, medians of
-    # 15 interleaved rounds, the benchmark's (8,3,224,224) ViT case).
+    # 15 interleaved rounds, the benchmark's (8,3,224,224) ViT case). Measured again with 20 ms
+    # of calls before each sample (scripts/bench.py's warm-up), one thread, 31 rounds: the
+    # image's order 0.406 ms, this one 0.407, the same. Two copies with long inner loops
+    # instead (through a (P, kH, L, kW) buffer, then rows of W) were slower: 0.52 against 0.41.
     np.copyto(tiled.transpose(0, 2, 4, 1, 3), cols.reshape(planes, kh, kw, l0, l1))
 
 
