@@ -23,7 +23,7 @@ import operator
 import os
 import sys
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple, SupportsInt, TypeVar
 
@@ -470,7 +470,7 @@ def _executor() -> ThreadPoolExecutor:
 
 def in_parallel(count: int, work: Callable[[int, int], None], *, min_per_thread: int = 1) -> None:
     """Run ``work(start, stop)`` over ``[0, count)`` split into one contiguous part per worker
-    thread (parts of at least ``min_per_thread``; a single part runs on the calling thread).
+    thread (parts of at least ``min_per_thread``), the first part on the calling thread.
 
     For NumPy kernels that release the GIL and are bound by memory latency (gathers): BLAS
     kernels have threads of their own."""
@@ -480,7 +480,14 @@ def in_parallel(count: int, work: Callable[[int, int], None], *, min_per_thread:
         return
     pool = _executor()
     bounds = [count * i // parts for i in range(parts + 1)]
-    futures = [pool.submit(work, a, b) for a, b in zip(bounds[:-1], bounds[1:])]
+    # The first part runs on the calling thread, which is awake already: one hand-off fewer
+    # (a woken worker can wait for a core that another program holds).
+    futures = [pool.submit(work, a, b) for a, b in zip(bounds[1:-1], bounds[2:])]
+    try:
+        work(bounds[0], bounds[1])
+    except BaseException:
+        wait(futures)       # no worker still writes into the caller's arrays after it returns
+        raise
     for f in futures:
         f.result()  # re-raises a worker's exception
 

@@ -28,6 +28,35 @@ def test_in_parallel_covers_every_index_once_and_reraises():
         in_parallel(10, fail, min_per_thread=1)
 
 
+def test_in_parallel_runs_the_first_part_on_the_calling_thread():
+    import threading
+
+    threads = {}
+    in_parallel(8, lambda a, b: threads.__setitem__(a, threading.get_ident()), min_per_thread=1)
+    assert threads[0] == threading.get_ident()
+    assert all(ident != threading.get_ident() for start, ident in threads.items() if start != 0)
+
+
+def test_in_parallel_waits_for_the_workers_when_the_callers_part_fails():
+    # The caller's part raises at once; the other parts still finish before the error reaches
+    # the caller (they write into arrays the caller owns).
+    import threading
+    import time
+
+    done = []
+    caller = threading.get_ident()
+
+    def work(a, b):
+        if threading.get_ident() == caller:
+            raise RuntimeError("caller's part")
+        time.sleep(0.05)
+        done.append((a, b))
+
+    with pytest.raises(RuntimeError, match="caller's part"):
+        in_parallel(8, work, min_per_thread=1)
+    assert len(done) == _common._WORKERS - 1 if _common._WORKERS > 1 else not done
+
+
 def test_a_forked_child_gets_a_pool_of_its_own():
     in_parallel(4, lambda a, b: None)  # the parent's pool exists
     pid = os.fork()
