@@ -107,6 +107,23 @@ def _functions(lib: Library) -> _Functions:
     return lib.cached("ops._aclnn functions", _Functions)
 
 
+#: Per operator (its phase-1 name), the tensor arguments whose data its kernel never reads: it
+#: takes their shape, dtype and format only (CANN's documentation of these operators: self
+#: contributes only its shape and dtype). On ``sim``, whose operators declare the inputs their
+#: kernels read (``INPUTS_READ`` in ``aclnn_py/sim/src/ops/<op>.c``; phase 2 accepts NULL data
+#: for any other), a NumPy array there is described, not uploaded: a descriptor of its shape
+#: and dtype, row-major, over NULL data, so the simulator still checks shape, dtype and format
+#: exactly as before and nothing is allocated or copied for it. On ``npu`` it is uploaded as
+#: every other argument (whether CANN's own code paths leave such an argument's data unread
+#: is not something this binding can check).
+_SHAPE_ONLY: dict[str, frozenset[str]] = {
+    "aclnnMaxUnpool2dBackwardGetWorkspaceSize": frozenset({"self"}),
+    "aclnnAvgPool2dBackwardGetWorkspaceSize": frozenset({"self"}),
+    "aclnnReflectionPad2dBackwardGetWorkspaceSize": frozenset({"self"}),
+}
+_SHAPE_ONLY_BACKENDS = frozenset({"sim"})
+
+
 def _keep_alive(view: DeviceView) -> None:
     """The release of a caller's device tensor: nothing, but the reference held until then."""
 
@@ -284,6 +301,8 @@ class Call:
         self._fast_done = False
         # (op, phases, description, pointer slots) of the crossing
         self._fast_last: tuple[str, tuple[Any, Any], list[int], list[_Slot | FFI.CData]] | None = None
+        # the arguments described without upload (``_SHAPE_ONLY``)
+        self._shape_only = _SHAPE_ONLY.get(api, frozenset()) if lib.backend in _SHAPE_ONLY_BACKENDS else frozenset()
         recording = _recording.__dict__.get("calls")
         if recording is not None:
             recording.append(self)
@@ -361,6 +380,8 @@ class Call:
             return value.handle
         if value.dtype not in _ACL_DTYPE:
             raise unnamed_dtype(self.api, name, value.dtype)
+        if name in self._shape_only:
+            return self._descriptor(value.shape, value.dtype, _contiguous(value.shape), value.size, self.ffi.NULL)
         ptr, strides, storage = self.upload(value)
         return self._descriptor(value.shape, value.dtype, strides, storage, ptr)
 
@@ -501,6 +522,10 @@ class Call:
             raise unnamed_dtype(self.api, name, dtype)
         shape = value.shape
         ndim = len(shape)
+        if name in self._shape_only and ndim <= _fast.MAX_DIMS:
+            # described over NULL data, nothing allocated or copied (storage: its elements)
+            desc, _ = _contiguous_description(_fast.HOST_IN, shape, dtype)
+            return self._record([*desc[:-1], 0], self.ffi.NULL, ("tensor", name, value))
         if ndim <= _fast.MAX_DIMS and value.flags.c_contiguous:
             desc, nbytes = _contiguous_description(_fast.HOST_IN, shape, dtype)
             if nbytes == 0:  # no device memory, no copy (the storage is then 0 elements too)

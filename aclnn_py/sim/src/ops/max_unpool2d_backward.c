@@ -20,6 +20,8 @@
 
 static const char API[] = "aclnnMaxUnpool2dBackwardGetWorkspaceSize";
 static const char KERNEL[] = "aclnnMaxUnpool2dBackward";
+/* The inputs whose data the kernel reads: gradOutput and indices (self: its shape only). */
+#define INPUTS_READ (1u << 0 | 1u << 2)
 
 typedef struct {
     int64_t n, c, h, w;     /* self / out as (N, C, H, W), N = 1 for 3-D */
@@ -240,7 +242,7 @@ static void gather_planes(void *ctx, int64_t begin, int64_t end, int worker)
 
 static aclnnStatus unpool_kernel(aclOpExecutor *ex, void *workspace)
 {
-    ACLSIM_OPS_TRY(aclsim_ops_kernel_check_memory(KERNEL, ex, 1u << 0 | 1u << 2, 1));
+    ACLSIM_OPS_TRY(aclsim_ops_kernel_check_memory(KERNEL, ex, INPUTS_READ, 1));
     const unpool_params *p = aclsim_executor_params(ex, sizeof *p);
     unpool_job job = {
         .p = p, .grad = aclsim_executor_input(ex, 0), .indices = aclsim_executor_input(ex, 2),
@@ -376,8 +378,12 @@ aclnnStatus aclnnMaxUnpool2dBackwardGetWorkspaceSize(const aclTensor *gradOutput
     uint64_t workspace = (uint64_t)(p.workers * p.w) * sizeof(int64_t);
     const aclTensor *inputs[] = {gradOutput, self, indices};
     const aclTensor *outputs[] = {out};
-    return aclsim_ops_finish(KERNEL, unpool_kernel, workspace, &p, sizeof p, inputs, 3, outputs, 1, workspaceSize,
+    aclnnStatus status = aclsim_ops_finish(KERNEL, unpool_kernel, workspace, &p, sizeof p, inputs, 3, outputs, 1, workspaceSize,
                              executor);
+    if (status == ACLNN_SUCCESS) {
+        aclsim_executor_set_inputs_read(*executor, INPUTS_READ);
+    }
+    return status;
 }
 
 aclnnStatus aclnnMaxUnpool2dBackward(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
