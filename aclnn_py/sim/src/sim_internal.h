@@ -100,6 +100,11 @@ ACLSIM_INTERNAL uint64_t aclsim_machine_memory(void);
 /* 1 if [ptr, ptr + bytes) lies inside one live aclrtMalloc block (its requested size). */
 ACLSIM_INTERNAL int aclsim_device_range_ok(const void *ptr, uint64_t bytes);
 
+/* Before device memory at ptr is read or written by anything but aclrtMemcpy/aclrtMemset (a
+ * kernel, aclDumpOpTensors): the 0xFF fill of its block, which aclrtMalloc leaves to the first
+ * use (runtime/memory.c).  Nothing for an address outside device memory. */
+ACLSIM_INTERNAL void aclsim_device_prepare(const void *ptr);
+
 /* A unit of queued stream work.  run() executes at stream synchronisation, in FIFO order,
  * on the synchronising thread; a non-zero return is the aclError the synchronisation
  * reports (the task sets the message).  release() (may be NULL) frees ctx; it is called

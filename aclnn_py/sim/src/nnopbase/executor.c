@@ -570,6 +570,11 @@ static aclError run_kernel(void *ctx)
     if (ex->kernel == NULL) {
         return ACL_SUCCESS;
     }
+    /* The 0xFF fill of the blocks the kernel may read or write in part, if still to be done. */
+    for (int i = 0; i < r->n_in + r->n_out; i++) {
+        aclsim_device_prepare(r->addrs[i]);
+    }
+    aclsim_device_prepare(r->workspace);
     aclnnStatus st = ex->kernel(ex, r->workspace);
     return st == ACLNN_SUCCESS ? ACL_SUCCESS : ACL_ERROR_RT_AICORE_EXCEPTION;
 }
