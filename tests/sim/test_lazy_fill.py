@@ -119,3 +119,25 @@ def test_a_kernel_reads_a_new_block_as_filled(sim_lib):
             assert np.isnan(out.numpy()).all()
     with Tensor.empty((1, 2, 6, 6), np.float32, backend="sim") as g:
         np.testing.assert_array_equal(g.numpy().view(np.uint32), np.full((1, 2, 6, 6), 0xFFFFFFFF, np.uint32))
+
+
+def test_large_copies_and_memsets(sim):
+    """Copies and memsets of more than one piece (runtime/memory.c copies large ones in 256 KiB
+    pieces): sizes that are not a multiple of it, and a device-to-device copy between
+    overlapping ranges of one block, which must move the bytes as memmove does."""
+    n = (1 << 21) + 13
+    ptr = _block(sim, n)
+    data = _data(n, seed=5)
+    sim.aclrtMemcpy(ptr, n, data, n, sim.ACL_MEMCPY_HOST_TO_DEVICE)
+    np.testing.assert_array_equal(_read(sim, ptr, n), data)
+    ffi = sim._lib().ffi
+    for shift in (300_001, -300_001):
+        src, dst, count = (0, shift, n - shift) if shift > 0 else (-shift, 0, n + shift)
+        sim.aclrtMemcpy(ffi.cast("char *", ptr) + dst, count, ffi.cast("char *", ptr) + src, count,
+                        sim.ACL_MEMCPY_DEVICE_TO_DEVICE)
+        data[dst:dst + count] = data[src:src + count].copy()
+        np.testing.assert_array_equal(_read(sim, ptr, n), data)
+    sim.aclrtMemset(ffi.cast("char *", ptr) + 5, n - 10, 9, n - 10)
+    data[5:n - 5] = 9
+    np.testing.assert_array_equal(_read(sim, ptr, n), data)
+    sim.aclrtFree(ptr)

@@ -60,6 +60,33 @@ struct block {
     bool unfilled; /* the 0xFF fill is still to be done (see the top of this file) */
 };
 
+/* Large copies and fills go in pieces of this many bytes: the C library moves a single large
+ * block with non-temporal stores, which ran 1.4x slower here than pieces that fit the L2 cache
+ * (38.5 MB uploaded in 2.1 ms as one memcpy, 1.5 ms in pieces of 64 KiB - 512 KiB, medians of
+ * 15 rounds, alternating). */
+#define PIECE ((size_t)256 << 10)
+
+/* memmove(dst, src, n), in pieces when the ranges do not overlap. */
+static void copy_bytes(void *dst, const void *src, size_t n)
+{
+    uintptr_t d = (uintptr_t)dst, s = (uintptr_t)src;
+    if (n <= PIECE || (d < s + n && s < d + n)) {
+        memmove(dst, src, n);
+        return;
+    }
+    for (size_t at = 0; at < n; at += PIECE) {
+        memcpy((char *)dst + at, (const char *)src + at, n - at < PIECE ? n - at : PIECE);
+    }
+}
+
+/* memset(dst, value, n), in pieces. */
+static void set_bytes(void *dst, int value, size_t n)
+{
+    for (size_t at = 0; at < n; at += PIECE) {
+        memset((char *)dst + at, value, n - at < PIECE ? n - at : PIECE);
+    }
+}
+
 /* Bytes of the block handed out for `size` requested: rounded up to 32, plus 32 of padding. */
 static size_t block_capacity_of(size_t size)
 {
@@ -329,7 +356,7 @@ static void fill_locked(const void *p)
 {
     long i = p != NULL ? find_block_locked((uintptr_t)p) : -1;
     if (i >= 0 && blocks[i].unfilled) {
-        memset((void *)blocks[i].base, 0xff, block_capacity_of(blocks[i].size));
+        set_bytes((void *)blocks[i].base, 0xff, block_capacity_of(blocks[i].size));
         blocks[i].unfilled = false;
     }
 }
@@ -636,7 +663,7 @@ aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count, a
     }
     pthread_mutex_unlock(&rt_lock);
     if (err == ACL_SUCCESS && count > 0) {
-        memmove(dst, src, count);
+        copy_bytes(dst, src, count);
     }
     return err;
 }
@@ -667,9 +694,9 @@ static aclError run_copy(void *ctx)
     }
     if (c->count > 0) {
         if (c->is_set) {
-            memset(c->dst, c->value, c->count);
+            set_bytes(c->dst, c->value, c->count);
         } else {
-            memmove(c->dst, c->src, c->count);
+            copy_bytes(c->dst, c->src, c->count);
         }
     }
     return ACL_SUCCESS;
@@ -740,7 +767,7 @@ aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count)
     }
     pthread_mutex_unlock(&rt_lock);
     if (err == ACL_SUCCESS && count > 0) {
-        memset(devPtr, (unsigned char)value, count);
+        set_bytes(devPtr, (unsigned char)value, count);
     }
     return err;
 }
