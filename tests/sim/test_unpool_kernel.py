@@ -30,12 +30,16 @@ def problem(rng, shape, out_hw, dtype, index_dtype):
     return go, indices
 
 
-# Element sizes 1, 2, 4, 8 (each has its own copy loop); odd planes; one of more planes than
-# the kernel gives one thread (kernels/parallel.h: 2^22 element operations in all).
+# Enough planes and work for two worker threads (kernels/parallel.h: 2^22 in all, a plane's
+# cost in the kernel's units a quarter of twice its indices plus its gradOutput plane).
+THREADS = ((2, 128, 128, 129), (256, 258))
+
+
+# Element sizes 1, 2, 4, 8 (each has its own copy loop); odd planes; planes split over threads.
 @pytest.mark.parametrize("index_dtype", [np.int64, np.int32], ids=str)
 @pytest.mark.parametrize("dtype", [np.int8, np.float16, np.float32, np.int64, np.bool_], ids=str)
 @pytest.mark.parametrize("shape, out_hw", [((1, 1, 1, 1), (1, 1)), ((3, 5, 7, 9), (11, 13)), ((7, 3, 5), (9, 4)),
-                                           ((2, 96, 65, 67), (130, 134))],
+                                           THREADS],
                          ids=["1x1", "odd", "3d", "threads"])
 def test_whole_plane_gather(shape, out_hw, dtype, index_dtype):
     go, indices = problem(np.random.default_rng(1), shape, out_hw, dtype, index_dtype)
@@ -70,12 +74,12 @@ def test_other_index_layouts(layout, index_dtype):
 
 @pytest.mark.parametrize("index_dtype", [np.int64, np.int32], ids=str)
 @pytest.mark.parametrize("flat", [True, False], ids=["whole planes", "rows"])
-@pytest.mark.parametrize("bad", [-1, 130 * 134, 2**31 - 1], ids=["negative", "plane size", "huge"])
+@pytest.mark.parametrize("bad", [-1, 256 * 258, 2**31 - 1], ids=["negative", "plane size", "huge"])
 def test_first_index_out_of_range_and_nothing_written(bad, flat, index_dtype):
     """Two bad indices, in different planes split over the threads: the first (row-major) one is
     named, and the output keeps what it held."""
     rng = np.random.default_rng(3)
-    shape, out_hw = (2, 96, 65, 67), (130, 134)
+    shape, out_hw = THREADS
     go, indices = problem(rng, shape, out_hw, np.float32, index_dtype)
     indices[1, 90, 3, 4] = bad
     indices[0, 40, 64, 66] = bad
@@ -93,6 +97,6 @@ def test_first_index_out_of_range_and_nothing_written(bad, flat, index_dtype):
             aclnn_py.call(UNPOOL, go, np.zeros(shape, np.float32), view, list(out_hw), out, backend="sim")
             out.numpy()
         assert info.value.status == 507015
-        assert f"indices[0, 40, 64, 66] = {bad} is outside [0, {130 * 134})" in info.value.message
+        assert f"indices[0, 40, 64, 66] = {bad} is outside [0, {256 * 258})" in info.value.message
         assert "nothing was written" in info.value.message
         np.testing.assert_array_equal(out.numpy(), before)
