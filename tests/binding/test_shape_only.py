@@ -184,3 +184,31 @@ def test_a_device_tensor_self_is_used_in_place(sim_lib):
         got = make(t, backend="sim")
         with got:
             assert_close(got.numpy(), want, np.float32)
+
+
+@pytest.mark.parametrize("index, accepted", [(0, False), (1, True)], ids=["gradOutput", "self"])
+def test_phase_2_accepts_null_data_only_for_an_input_not_read(sim_lib, index, accepted):
+    """A repeatable executor's input re-pointed to NULL (aclSetInputTensorAddr) before phase 2:
+    refused (161002) for gradOutput, which the kernel reads; accepted for self, which it does not."""
+    g = np.random.default_rng(3).standard_normal((1, 1, 6, 6)).astype(np.float32)
+    x = np.zeros((1, 1, 4, 4), np.float32)
+    ffi = sim_lib.ffi
+    with _aclnn.Call(sim_lib, PAD.API, fast=False) as call:
+        inputs = [call.tensor("gradOutput", g), call.tensor("self", x)]
+        out = call.output(x.shape, x.dtype)
+        executor, workspace, size = call.repeatable("aclnnReflectionPad2dBackward", *inputs,
+                                                    call.int_array("padding", [1, 1, 1, 1]), out)
+        try:
+            sim_lib.call("aclSetInputTensorAddr", executor, index, inputs[index], ffi.NULL)
+            status = sim_lib.fn("aclnnReflectionPad2dBackward")(workspace, size, executor, call.stream)
+            message = sim_lib.recent_error() or ""
+            if accepted:
+                assert status == 0, message
+                sim_lib.synchronize()
+            else:
+                assert status == 161002 and "input tensor 0" in message, (status, message)
+        finally:
+            sim_lib.call("aclDestroyAclOpExecutor", executor)
+        if accepted:
+            assert_close(call.results()[0], PAD.reflection_pad2d_backward(g, x, [1, 1, 1, 1], backend="numpy"),
+                         np.float32)
