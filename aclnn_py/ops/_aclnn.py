@@ -52,6 +52,7 @@ from .._resources import Release, Transaction
 from ..tensor import DeviceView, Tensor, _byte_bounds, _contiguous  # type: ignore[attr-defined]
 from ._common import (INT64_MAX, bool_array_arg, int_arg, int_array_arg, not_a_tensor, tensor_input,
                       unnamed_dtype)
+from ._registry import operators
 
 if TYPE_CHECKING:
     from cffi import FFI
@@ -107,21 +108,23 @@ def _functions(lib: Library) -> _Functions:
     return lib.cached("ops._aclnn functions", _Functions)
 
 
-#: Per operator (its phase-1 name), the tensor arguments whose data its kernel never reads: it
-#: takes their shape, dtype and format only (CANN's documentation of these operators: self
-#: contributes only its shape and dtype). On ``sim``, whose operators declare the inputs their
-#: kernels read (``INPUTS_READ`` in ``aclnn_py/sim/src/ops/<op>.c``; phase 2 accepts NULL data
-#: for any other), a NumPy array there is described, not uploaded: a descriptor of its shape
-#: and dtype, row-major, over NULL data, so the simulator still checks shape, dtype and format
-#: exactly as before and nothing is allocated or copied for it. On ``npu`` it is uploaded as
-#: every other argument (whether CANN's own code paths leave such an argument's data unread
-#: is not something this binding can check).
-_SHAPE_ONLY: dict[str, frozenset[str]] = {
-    "aclnnMaxUnpool2dBackwardGetWorkspaceSize": frozenset({"self"}),
-    "aclnnAvgPool2dBackwardGetWorkspaceSize": frozenset({"self"}),
-    "aclnnReflectionPad2dBackwardGetWorkspaceSize": frozenset({"self"}),
-}
+#: The backends on which a tensor argument whose data the operator never reads (its
+#: registration's ``shape_only``: it takes their shape, dtype and format only) is described,
+#: not uploaded: a descriptor of its shape and dtype, row-major, over NULL data, so the library
+#: still checks shape, dtype and format exactly as before and nothing is allocated or copied for
+#: it. Only ``sim``, whose operators declare the inputs their kernels read (``INPUTS_READ`` in
+#: ``aclnn_py/sim/src/ops/<op>.c``; phase 2 accepts NULL data for any other); on ``npu`` it is
+#: uploaded as every other argument (whether CANN's own code paths leave such an argument's data
+#: unread is not something this binding can check).
 _SHAPE_ONLY_BACKENDS = frozenset({"sim"})
+_shape_only_by_api: dict[str, frozenset[str]] = {}
+
+
+def _shape_only(api: str) -> frozenset[str]:
+    """The ``shape_only`` arguments of the registered operator whose phase 1 is ``api``."""
+    if not _shape_only_by_api:
+        _shape_only_by_api.update((op.api, frozenset(op.shape_only)) for op in operators())
+    return _shape_only_by_api.get(api, frozenset())
 
 
 def _keep_alive(view: DeviceView) -> None:
@@ -301,8 +304,8 @@ class Call:
         self._fast_done = False
         # (op, phases, description, pointer slots) of the crossing
         self._fast_last: tuple[str, tuple[Any, Any], list[int], list[_Slot | FFI.CData]] | None = None
-        # the arguments described without upload (``_SHAPE_ONLY``)
-        self._shape_only = _SHAPE_ONLY.get(api, frozenset()) if lib.backend in _SHAPE_ONLY_BACKENDS else frozenset()
+        # the arguments described without upload (``_SHAPE_ONLY_BACKENDS``)
+        self._shape_only = _shape_only(api) if lib.backend in _SHAPE_ONLY_BACKENDS else frozenset()
         recording = _recording.__dict__.get("calls")
         if recording is not None:
             recording.append(self)

@@ -1,5 +1,5 @@
-"""Tensor arguments whose data an operator never reads (``_SHAPE_ONLY`` in aclnn_py/ops/_aclnn.py:
-``self`` of MaxUnpool2dBackward, AvgPool2dBackward and ReflectionPad2dBackward) are described
+"""Tensor arguments whose data an operator never reads (its registration's ``shape_only``, read by
+aclnn_py/ops/_aclnn.py: ``self`` of MaxUnpool2dBackward and ReflectionPad2dBackward) are described
 on ``sim`` without an upload: a row-major descriptor of their shape and dtype over NULL data, on
 the ABI-mode path, on the fast path and in the plans it records.  The results stay those of the
 numpy backend and PyTorch, the simulator still checks their shape, dtype and format (the same
@@ -9,6 +9,7 @@ every handle and device byte is released."""
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -73,11 +74,20 @@ def path(request, sim_lib, monkeypatch):
     return request.param
 
 
-def test_every_shape_only_argument_is_an_operator_argument():
-    """The table names operators the binding calls, by their phase-1 name, and arguments of them."""
-    apis = {UNPOOL.API: UNPOOL, AVG.API: AVG, PAD.API: PAD}
-    assert set(_aclnn._SHAPE_ONLY) == set(apis)
-    assert all(names == {"self"} for names in _aclnn._SHAPE_ONLY.values())
+# The operators whose registration names shape-only arguments (the others upload every one).
+SHAPE_ONLY = [name for name, (_, module) in OPS.items() if module.OPERATOR.shape_only]
+
+
+def test_shape_only_arguments_are_registered_tensor_arguments():
+    """Each registered shape-only argument is a tensor argument of its operator (a name its
+    ``_aclnn`` passes to ``Call.tensor``), and the binding finds it by the operator's phase 1."""
+    assert {"max_unpool2d", "reflection_pad2d"} <= set(SHAPE_ONLY)
+    for name, (_, module) in OPS.items():
+        names = set(module.OPERATOR.shape_only)
+        assert _aclnn._shape_only(module.API) == names
+        source = Path(module.__file__).read_text()
+        assert all(f'call.tensor("{arg}", ' in source for arg in names)
+    assert _aclnn._shape_only("aclnnNoSuchOperatorGetWorkspaceSize") == frozenset()
     assert _aclnn._SHAPE_ONLY_BACKENDS == {"sim"}
 
 
@@ -102,7 +112,7 @@ def test_results_equal_numpy_and_pytorch(op, layout, path, sim_lib):
     assert counters(sim_lib) == before
 
 
-@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("op", SHAPE_ONLY)
 def test_self_is_described_over_null_data(op, path, sim_lib):
     """What the binding hands the library for self: a descriptor of its shape and dtype, no
     device memory; for gradOutput a device copy."""
@@ -130,6 +140,10 @@ def test_other_backends_upload_every_argument(sim_lib, monkeypatch):
     x = np.ones((2, 3, 4, 5), np.float32)
     before = counters(sim_lib)["device_bytes"]
     with _aclnn.Call(sim_lib, UNPOOL.API, fast=False) as call:
+        call.tensor("self", x)
+        assert counters(sim_lib)["device_bytes"] - before == x.nbytes
+    monkeypatch.setattr(sim_lib, "backend", "sim")
+    with _aclnn.Call(sim_lib, AVG.API, fast=False) as call:  # an operator that registers none
         call.tensor("self", x)
         assert counters(sim_lib)["device_bytes"] - before == x.nbytes
 

@@ -190,10 +190,10 @@ ACLSIM_INTERNAL void *aclsim_executor_params(aclOpExecutor *ex, size_t size);
 
 /* The inputs whose data the kernel reads (bit i: input i; the kernel checks them again when it
  * runs, aclsim_ops_kernel_check_memory).  Any other input contributes its shape, dtype and
- * format only (CANN's MaxUnpool2dBackward, AvgPool2dBackward and ReflectionPad2dBackward read
- * nothing of `self`): its data may then be NULL, which phase 2 does not refuse, so a caller
- * need not upload it (the binding does not, on the simulator).  A non-NULL address is checked
- * as every other.  Not called: every input is read. */
+ * format only (e.g. an operator's `self` whose shape alone sizes the gradient): its data may
+ * then be NULL, which phase 2 does not refuse, so a caller need not upload it (the binding
+ * does not, on the simulator, for its registration's shape_only arguments).  A non-NULL
+ * address is checked as every other.  Not called: every input is read. */
 ACLSIM_INTERNAL void aclsim_executor_set_inputs_read(aclOpExecutor *ex, unsigned inputs_read);
 
 ACLSIM_INTERNAL uint64_t aclsim_executor_workspace_size(const aclOpExecutor *ex);
