@@ -52,6 +52,7 @@ from .._resources import Release, Transaction
 from ..tensor import DeviceView, Tensor, _byte_bounds, _contiguous  # type: ignore[attr-defined]
 from ._common import (INT64_MAX, bool_array_arg, int_arg, int_array_arg, not_a_tensor, tensor_input,
                       unnamed_dtype)
+from ._registry import operators
 
 if TYPE_CHECKING:
     from cffi import FFI
@@ -105,6 +106,25 @@ class _Functions:
 
 def _functions(lib: Library) -> _Functions:
     return lib.cached("ops._aclnn functions", _Functions)
+
+
+#: The backends on which a tensor argument whose data the operator never reads (its
+#: registration's ``shape_only``: it takes their shape, dtype and format only) is described,
+#: not uploaded: a descriptor of its shape and dtype, row-major, over NULL data, so the library
+#: still checks shape, dtype and format exactly as before and nothing is allocated or copied for
+#: it. Only ``sim``, whose operators declare the inputs their kernels read (``INPUTS_READ`` in
+#: ``aclnn_py/sim/src/ops/<op>.c``; phase 2 accepts NULL data for any other); on ``npu`` it is
+#: uploaded as every other argument (whether CANN's own code paths leave such an argument's data
+#: unread is not something this binding can check).
+_SHAPE_ONLY_BACKENDS = frozenset({"sim"})
+_shape_only_by_api: dict[str, frozenset[str]] = {}
+
+
+def _shape_only(api: str) -> frozenset[str]:
+    """The ``shape_only`` arguments of the registered operator whose phase 1 is ``api``."""
+    if not _shape_only_by_api:
+        _shape_only_by_api.update((op.api, frozenset(op.shape_only)) for op in operators())
+    return _shape_only_by_api.get(api, frozenset())
 
 
 def _keep_alive(view: DeviceView) -> None:
@@ -284,6 +304,8 @@ class Call:
         self._fast_done = False
         # (op, phases, description, pointer slots) of the crossing
         self._fast_last: tuple[str, tuple[Any, Any], list[int], list[_Slot | FFI.CData]] | None = None
+        # the arguments described without upload (``_SHAPE_ONLY_BACKENDS``)
+        self._shape_only = _shape_only(api) if lib.backend in _SHAPE_ONLY_BACKENDS else frozenset()
         recording = _recording.__dict__.get("calls")
         if recording is not None:
             recording.append(self)
@@ -361,6 +383,8 @@ class Call:
             return value.handle
         if value.dtype not in _ACL_DTYPE:
             raise unnamed_dtype(self.api, name, value.dtype)
+        if name in self._shape_only:
+            return self._descriptor(value.shape, value.dtype, _contiguous(value.shape), value.size, self.ffi.NULL)
         ptr, strides, storage = self.upload(value)
         return self._descriptor(value.shape, value.dtype, strides, storage, ptr)
 
@@ -501,6 +525,10 @@ class Call:
             raise unnamed_dtype(self.api, name, dtype)
         shape = value.shape
         ndim = len(shape)
+        if name in self._shape_only and ndim <= _fast.MAX_DIMS:
+            # described over NULL data, nothing allocated or copied (storage: its elements)
+            desc, _ = _contiguous_description(_fast.HOST_IN, shape, dtype)
+            return self._record([*desc[:-1], 0], self.ffi.NULL, ("tensor", name, value))
         if ndim <= _fast.MAX_DIMS and value.flags.c_contiguous:
             desc, nbytes = _contiguous_description(_fast.HOST_IN, shape, dtype)
             if nbytes == 0:  # no device memory, no copy (the storage is then 0 elements too)

@@ -60,6 +60,8 @@ class Operator:
     # ^ its functions take gradOutput (1,1,6,6), self (1,1,4,4), an int array of 4, out; scripts/overhead*.c call it)
     dtypes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # ^ the module's DTYPE_RULES: {rule: aclDataType names}, generated into the simulator's C checks
+    shape_only: tuple[str, ...] = ()                   # tensor arguments whose data it never reads (their
+    # ^ shape, dtype and format only): not uploaded on sim, whose C operator declares the same (INPUTS_READ)
 
     @property
     def name(self) -> str:

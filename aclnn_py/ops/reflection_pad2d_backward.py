@@ -343,6 +343,7 @@ OPERATOR = register(Operator(
               ((3, 5, 4), (FLOAT32,), dict(padding=(3, 3, 0, 2)))),
     bench=((8, 64, 56, 56), dict(padding=(3, 3, 3, 3))),
     torch=_torch, memory_bound=True, fuzz=_fuzz, c_arguments=_c_arguments, dtypes=DTYPE_RULES, overhead_probe=True,
+    shape_only=("self",),
     benchmarks=(("reflection_pad2d p3 (8,3,224,224)", _layer(8, 3, 224, 224, 3)),
                 ("reflection_pad2d p1 (8,64,224,224)", _layer(8, 64, 224, 224, 1)),
                 ("reflection_pad2d tiny (1,1,4,4)", _layer(1, 1, 4, 4, 1)))))

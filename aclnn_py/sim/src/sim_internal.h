@@ -100,6 +100,11 @@ ACLSIM_INTERNAL uint64_t aclsim_machine_memory(void);
 /* 1 if [ptr, ptr + bytes) lies inside one live aclrtMalloc block (its requested size). */
 ACLSIM_INTERNAL int aclsim_device_range_ok(const void *ptr, uint64_t bytes);
 
+/* Before device memory at ptr is read or written by anything but aclrtMemcpy/aclrtMemset (a
+ * kernel, aclDumpOpTensors): the 0xFF fill of its block, which aclrtMalloc leaves to the first
+ * use (runtime/memory.c).  Nothing for an address outside device memory. */
+ACLSIM_INTERNAL void aclsim_device_prepare(const void *ptr);
+
 /* A unit of queued stream work.  run() executes at stream synchronisation, in FIFO order,
  * on the synchronising thread; a non-zero return is the aclError the synchronisation
  * reports (the task sets the message).  release() (may be NULL) frees ctx; it is called
@@ -182,6 +187,14 @@ ACLSIM_INTERNAL aclTensor *aclsim_executor_output(const aclOpExecutor *ex, int i
  * arrays ...); later calls with size <= the first one return the same pointer.
  * NULL (+ message) on OOM. */
 ACLSIM_INTERNAL void *aclsim_executor_params(aclOpExecutor *ex, size_t size);
+
+/* The inputs whose data the kernel reads (bit i: input i; the kernel checks them again when it
+ * runs, aclsim_ops_kernel_check_memory).  Any other input contributes its shape, dtype and
+ * format only (e.g. an operator's `self` whose shape alone sizes the gradient): its data may
+ * then be NULL, which phase 2 does not refuse, so a caller need not upload it (the binding
+ * does not, on the simulator, for its registration's shape_only arguments).  A non-NULL
+ * address is checked as every other.  Not called: every input is read. */
+ACLSIM_INTERNAL void aclsim_executor_set_inputs_read(aclOpExecutor *ex, unsigned inputs_read);
 
 ACLSIM_INTERNAL uint64_t aclsim_executor_workspace_size(const aclOpExecutor *ex);
 

@@ -65,6 +65,7 @@ static aclError run_dump(void *ctx)
             aclsim_set_error("aclDumpOpTensors: %s tensor %zu no longer lies in live device memory", input ? "input" : "output", k);
             return ACL_ERROR_RT_DEVICE_MEM_ERROR;
         }
+        aclsim_device_prepare(t->data);
         FILE *f = fopen(path, "wb");
         int ok = f != NULL && write_view(f, t);
         if (f != NULL && fclose(f) != 0) {

@@ -38,6 +38,8 @@ struct aclOpExecutor {
     size_t params_size;
     struct slots inputs, outputs;
     int repeatable;
+    int shape_only_set; /* inputs_read below was given (else every input counts as read) */
+    unsigned inputs_read; /* bit i: the kernel reads input i's data (aclsim_executor_set_inputs_read) */
     int launched;
     int destroyed; /* aclDestroyAclOpExecutor came while runs were queued */
     int pending;   /* queued runs */
@@ -230,6 +232,12 @@ void *aclsim_executor_params(aclOpExecutor *ex, size_t size)
     }
     ex->params_size = size;
     return ex->params;
+}
+
+void aclsim_executor_set_inputs_read(aclOpExecutor *ex, unsigned inputs_read)
+{
+    ex->shape_only_set = 1;
+    ex->inputs_read = inputs_read;
 }
 
 uint64_t aclsim_executor_workspace_size(const aclOpExecutor *ex)
@@ -530,6 +538,10 @@ static int check_memory(const aclOpExecutor *ex, void *workspace, const char *ap
         int is_out = i >= ex->inputs.count;
         int k = is_out ? i - ex->inputs.count : i;
         const aclTensor *t = slot(is_out ? &ex->outputs : &ex->inputs, k);
+        if (t != NULL && !is_out && t->data == NULL && ex->shape_only_set && k < 32 &&
+            !((ex->inputs_read >> k) & 1u)) {
+            continue; /* an input the kernel reads the shape of only: it needs no memory */
+        }
         if (t != NULL && !aclsim_tensor_memory_ok(t)) {
             aclsim_set_error("%s: %sthe data of %s tensor %d (address %p) is not inside one device allocation "
                              "from aclrtMalloc",
@@ -558,6 +570,11 @@ static aclError run_kernel(void *ctx)
     if (ex->kernel == NULL) {
         return ACL_SUCCESS;
     }
+    /* The 0xFF fill of the blocks the kernel may read or write in part, if still to be done. */
+    for (int i = 0; i < r->n_in + r->n_out; i++) {
+        aclsim_device_prepare(r->addrs[i]);
+    }
+    aclsim_device_prepare(r->workspace);
     aclnnStatus st = ex->kernel(ex, r->workspace);
     return st == ACLNN_SUCCESS ? ACL_SUCCESS : ACL_ERROR_RT_AICORE_EXCEPTION;
 }

@@ -19,6 +19,8 @@
 
 static const char API[] = "aclnnAvgPool2dBackwardGetWorkspaceSize";
 static const char KERNEL[] = "aclnnAvgPool2dBackward";
+/* The inputs whose data the kernel reads: gradOutput (self: its shape only). */
+#define INPUTS_READ (1u << 0)
 
 typedef struct {
     int64_t n, c, h, w;     /* gradInput as (N, C, H, W), N = 1 for 3-D */
@@ -222,7 +224,7 @@ static void fill_tables(const avgpool_params *p, avgpool_job *job, char *workspa
 
 static aclnnStatus avgpool_kernel(aclOpExecutor *ex, void *workspace)
 {
-    ACLSIM_OPS_TRY(aclsim_ops_kernel_check_memory(KERNEL, ex, 1u << 0, 1));
+    ACLSIM_OPS_TRY(aclsim_ops_kernel_check_memory(KERNEL, ex, INPUTS_READ, 1));
     const avgpool_params *p = aclsim_executor_params(ex, sizeof *p);
     avgpool_job job = {.p = p, .grad = aclsim_executor_input(ex, 0), .grad_input = aclsim_executor_output(ex, 0)};
     fill_tables(p, &job, workspace);
@@ -423,8 +425,12 @@ aclnnStatus aclnnAvgPool2dBackwardGetWorkspaceSize(const aclTensor *gradOutput, 
                          (uint64_t)(p.workers * scratch_floats(&p)) * sizeof(float);
     const aclTensor *inputs[] = {gradOutput, self};
     const aclTensor *outputs[] = {gradInput};
-    return aclsim_ops_finish(KERNEL, avgpool_kernel, workspace, &p, sizeof p, inputs, 2, outputs, 1, workspaceSize,
+    aclnnStatus status = aclsim_ops_finish(KERNEL, avgpool_kernel, workspace, &p, sizeof p, inputs, 2, outputs, 1, workspaceSize,
                              executor);
+    if (status == ACLNN_SUCCESS) {
+        aclsim_executor_set_inputs_read(*executor, INPUTS_READ);
+    }
+    return status;
 }
 
 aclnnStatus aclnnAvgPool2dBackward(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,

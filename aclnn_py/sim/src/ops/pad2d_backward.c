@@ -21,6 +21,8 @@
 
 static const char API[] = "aclnnReflectionPad2dBackwardGetWorkspaceSize";
 static const char KERNEL[] = "aclnnReflectionPad2dBackward";
+/* The inputs whose data the kernel reads: gradOutput (self: its shape only). */
+#define INPUTS_READ (1u << 0)
 
 typedef struct {
     int64_t n, c, h, w;          /* gradInput as (N, C, H, W), N = 1 for 3-D */
@@ -130,7 +132,7 @@ static void pad_planes(void *ctx, int64_t begin, int64_t end, int worker)
 
 static aclnnStatus pad_kernel(aclOpExecutor *ex, void *workspace)
 {
-    ACLSIM_OPS_TRY(aclsim_ops_kernel_check_memory(KERNEL, ex, 1u << 0, 1));
+    ACLSIM_OPS_TRY(aclsim_ops_kernel_check_memory(KERNEL, ex, INPUTS_READ, 1));
     const pad_params *p = aclsim_executor_params(ex, sizeof *p);
     const aclTensor *grad = aclsim_executor_input(ex, 0);
     aclTensor *grad_input = aclsim_executor_output(ex, 0);
@@ -334,8 +336,12 @@ aclnnStatus aclnnReflectionPad2dBackwardGetWorkspaceSize(const aclTensor *gradOu
     }
     const aclTensor *inputs[] = {gradOutput, self};
     const aclTensor *outputs[] = {gradInput};
-    return aclsim_ops_finish(KERNEL, pad_kernel, workspace, &p, sizeof p, inputs, 2, outputs, 1, workspaceSize,
+    aclnnStatus status = aclsim_ops_finish(KERNEL, pad_kernel, workspace, &p, sizeof p, inputs, 2, outputs, 1, workspaceSize,
                              executor);
+    if (status == ACLNN_SUCCESS) {
+        aclsim_executor_set_inputs_read(*executor, INPUTS_READ);
+    }
+    return status;
 }
 
 aclnnStatus aclnnReflectionPad2dBackward(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
