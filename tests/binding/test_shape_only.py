@@ -81,7 +81,7 @@ SHAPE_ONLY = [name for name, (_, module) in OPS.items() if module.OPERATOR.shape
 def test_shape_only_arguments_are_registered_tensor_arguments():
     """Each registered shape-only argument is a tensor argument of its operator (a name its
     ``_aclnn`` passes to ``Call.tensor``), and the binding finds it by the operator's phase 1."""
-    assert {"max_unpool2d", "reflection_pad2d"} <= set(SHAPE_ONLY)
+    assert {"max_unpool2d", "reflection_pad2d", "avg_pool2d"} <= set(SHAPE_ONLY)
     for name, (_, module) in OPS.items():
         names = set(module.OPERATOR.shape_only)
         assert _aclnn._shape_only(module.API) == names
@@ -143,8 +143,10 @@ def test_other_backends_upload_every_argument(sim_lib, monkeypatch):
         call.tensor("self", x)
         assert counters(sim_lib)["device_bytes"] - before == x.nbytes
     monkeypatch.setattr(sim_lib, "backend", "sim")
-    with _aclnn.Call(sim_lib, AVG.API, fast=False) as call:  # an operator that registers none
-        call.tensor("self", x)
+    conv = sys.modules["aclnn_py.ops.convolution_backward"]
+    assert not conv.OPERATOR.shape_only
+    with _aclnn.Call(sim_lib, conv.API, fast=False) as call:  # an operator that registers none
+        call.tensor("input", x)
         assert counters(sim_lib)["device_bytes"] - before == x.nbytes
 
 
