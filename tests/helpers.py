@@ -124,3 +124,15 @@ def load_script(name: str):
     finally:
         del sys.modules[module_name]
     return module
+
+
+def pool_windows(sizes, kernels, strides):
+    """``(size, kernel, stride, padding, windows)`` of every 1-D pooling geometry with padding up
+    to half the kernel and at least one window (``windows``: the floor-mode count)."""
+    for size in sizes:
+        for k in kernels:
+            for s in strides:
+                for p in range(k // 2 + 1):
+                    windows = (size + 2 * p - k) // s + 1
+                    if windows > 0:
+                        yield size, k, s, p, windows

@@ -10,7 +10,7 @@ import pytest
 
 import aclnn_py
 from aclnn_py import AclnnError, bfloat16
-from helpers import FLOAT_DTYPES, assert_close, random_array
+from helpers import FLOAT_DTYPES, assert_close, pool_windows, random_array
 from reference.avg_pool2d_backward import avg_pool2d_backward as reference
 
 
@@ -371,18 +371,11 @@ def test_spread_by_slices_against_a_loop(monkeypatch):
     monkeypatch.setattr(_module, "_SMALL", -1)
     monkeypatch.setattr(_module, "_BLAS_ADVANTAGE", 0)
     rng = np.random.default_rng(7)
-    for size in range(1, 9):
-        for k in range(1, 6):
-            for s in range(1, 6):
-                for p in range(k // 2 + 1):
-                    windows = (size + 2 * p - k) // s + 1
-                    if windows <= 0:
-                        continue
-                    src = rng.standard_normal((2, windows)).astype(np.float32)
-                    expected = np.zeros((2, size), np.float32)
-                    for o in range(windows):
-                        for x in range(max(0, o * s - p), min(size, o * s - p + k)):
-                            expected[:, x] += src[:, o]
-                    assert_close(_module._spread(src, 1, size, k, s, p), expected, np.float32)
-                    assert_close(_module._spread(np.ascontiguousarray(src.T), 0, size, k, s, p).T, expected,
-                                 np.float32)
+    for size, k, s, p, windows in pool_windows(range(1, 9), range(1, 6), range(1, 6)):
+        src = rng.standard_normal((2, windows)).astype(np.float32)
+        expected = np.zeros((2, size), np.float32)
+        for o in range(windows):
+            for x in range(max(0, o * s - p), min(size, o * s - p + k)):
+                expected[:, x] += src[:, o]
+        assert_close(_module._spread(src, 1, size, k, s, p), expected, np.float32)
+        assert_close(_module._spread(np.ascontiguousarray(src.T), 0, size, k, s, p).T, expected, np.float32)

@@ -13,7 +13,7 @@ import pytest
 import aclnn_py
 from aclnn_py import bfloat16
 from aclnn_py.ops import _common, _small
-from helpers import assert_close, random_array
+from helpers import assert_close, pool_windows, random_array
 from reference.avg_pool2d_backward import avg_pool2d_backward as reference
 
 _module = importlib.import_module("aclnn_py.ops.avg_pool2d_backward")
@@ -150,20 +150,14 @@ def test_engine_reads_strided_gradients(engine):
 
 def test_phases_tile_each_axis():
     """Each phase's non-accumulating pieces tile its positions, the widest first."""
-    for size in range(1, 12):
-        for k in range(1, 6):
-            for s in range(1, 5):
-                for p in range(k // 2 + 1):
-                    o = (size + 2 * p - k) // s + 1
-                    if o <= 0:
-                        continue
-                    for phase in _module._phases(size, o, k, s, p):
-                        assert phase.length == len(range(phase.residue, size, s))
-                        written = [piece for piece in phase.pieces if not piece.add]
-                        covered = sorted(t for piece in written for t in range(piece.first, piece.last))
-                        assert covered == list(range(phase.length))
-                        widths = [piece.last - piece.first for piece in written]
-                        assert widths[0] == max(widths)
+    for size, k, s, p, o in pool_windows(range(1, 12), range(1, 6), range(1, 5)):
+        for phase in _module._phases(size, o, k, s, p):
+            assert phase.length == len(range(phase.residue, size, s))
+            written = [piece for piece in phase.pieces if not piece.add]
+            covered = sorted(t for piece in written for t in range(piece.first, piece.last))
+            assert covered == list(range(phase.length))
+            widths = [piece.last - piece.first for piece in written]
+            assert widths[0] == max(widths)
 
 
 @pytest.mark.parametrize("self_shape, k, s, p, ceil_mode, count_include_pad", [
