@@ -95,6 +95,10 @@ def check_view(api: str, shape: Sequence[int], strides: Sequence[int], offset: i
         raise ValueError(f"{api}: strides must have one entry per dimension ({len(shape)}), got {list(strides)}")
     if any(s < 0 for s in strides):
         raise ValueError(f"{api}: strides must be >= 0 (CANN has no negative strides), got {list(strides)}")
+    if any(s > INT64_MAX for s in strides):
+        # Row-major strides of a shape with a zero dimension count it as one: the others' product
+        # can pass int64 although the view has no element (shape (2, 2**62, 4, 0)).
+        raise ValueError(f"{api}: the strides {list(strides)} of shape {list(shape)} do not fit int64_t")
     if offset < 0:
         raise ValueError(f"{api}: offset must be >= 0, got {offset}")
     if 0 in shape:

@@ -77,6 +77,12 @@ def test_empty_refuses_negative_and_uncountable_shapes(sim_lib):
         Tensor.empty((-2, -2), np.float32, backend="sim")
     with pytest.raises(ValueError, match="more than int64"):
         Tensor.empty((2**40, 2**40), np.float32, backend="sim")
+    # No element, but the row-major strides (a zero dimension counted as one) pass int64: the
+    # fuzzer's shape, once an OverflowError from cffi.
+    with pytest.raises(ValueError, match="do not fit int64_t"):
+        Tensor.empty((11, 2**63 - 1, 2**62, 0, 24), np.float32, backend="sim")
+    with aclnn_py.use_backend("sim"), pytest.raises(ValueError, match="do not fit int64_t"):
+        capi.aclCreateTensor([2, 2**62, 4, 0], 0, None, 0, 2, [0], None)
     with pytest.raises(TypeError, match="no aclDataType"):
         Tensor.empty((2,), object, backend="sim")
     with pytest.raises(ValueError, match="nbytes must be >= 0"):
