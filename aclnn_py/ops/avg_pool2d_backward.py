@@ -75,7 +75,6 @@ from ..tensor import Tensor
 from . import _common, _small
 from ._registry import numpy_dtypes
 from ._ufunc_buffer import ufunc_buffer
-from .conv._geometry import scratch
 from ._aclnn import Call, c_int, dtype_of, planned, shape_check_error, shape_of
 from ._common import (
     FLOAT16,
@@ -94,6 +93,7 @@ from ._common import (
     int_array_arg,
     plan,
     repeated,
+    scratch,
     shape_str,
     tensor_arg,
     tensor_input,

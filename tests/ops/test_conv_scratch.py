@@ -1,4 +1,4 @@
-"""The conv engines' per-thread scratch arrays (aclnn_py.ops.conv._geometry.scratch): kept from
+"""The conv engines' per-thread scratch arrays (aclnn_py.ops._common.scratch): kept from
 call to call under a cap, never part of a result, one set per thread."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import aclnn_py
-from aclnn_py.ops.conv import _geometry
+from aclnn_py.ops import _common
 from helpers import assert_close, random_array
 from reference.convolution_backward import convolution_backward as reference
 
@@ -70,26 +70,26 @@ def test_results_outlive_the_next_call(layer):
 
 @pytest.mark.parametrize("cap", [0, 1 << 16, 32 << 20])
 def test_scratch_is_kept_under_the_cap(monkeypatch, cap):
-    monkeypatch.setattr(_geometry, "WORKSPACE_BYTES", cap)
-    monkeypatch.setattr(_geometry, "_workspace", _geometry._Workspace())
-    a = _geometry.scratch("a", (100, 100))
+    monkeypatch.setattr(_common, "WORKSPACE_BYTES", cap)
+    monkeypatch.setattr(_common, "_workspace", _common._Workspace())
+    a = _common.scratch("a", (100, 100))
     assert a.shape == (100, 100) and a.dtype == np.float32
-    again = _geometry.scratch("a", (50, 10))
+    again = _common.scratch("a", (50, 10))
     assert np.shares_memory(a, again) == (cap >= a.nbytes)
-    b = _geometry.scratch("b", (100, 100))
+    b = _common.scratch("b", (100, 100))
     assert not np.shares_memory(a, b)
-    kept = sum(buf.nbytes for buf in _geometry._workspace.buffers.values())
+    kept = sum(buf.nbytes for buf in _common._workspace.buffers.values())
     assert kept <= cap
     # A larger request replaces the kept array (while under the cap).
-    larger = _geometry.scratch("a", (200, 100))
+    larger = _common.scratch("a", (200, 100))
     assert larger.shape == (200, 100)
-    assert sum(buf.nbytes for buf in _geometry._workspace.buffers.values()) <= cap
+    assert sum(buf.nbytes for buf in _common._workspace.buffers.values()) <= cap
 
 
 @pytest.mark.parametrize("cap", [0, 32 << 20])
 def test_threads_have_their_own_scratch(monkeypatch, cap):
     """Calls from several threads at once (each with its own data) give each its own result."""
-    monkeypatch.setattr(_geometry, "WORKSPACE_BYTES", cap)
+    monkeypatch.setattr(_common, "WORKSPACE_BYTES", cap)
     rng = np.random.default_rng(1)
     layers = [layer for layer in LAYERS for _ in range(2)]
     data = [_data(rng, *LAYERS[layer]) for layer in layers]

@@ -3,21 +3,11 @@
 from __future__ import annotations
 
 import math
-import threading
 from typing import Protocol, TypeAlias
 
 import numpy as np
 
 FLOAT32 = np.dtype(np.float32)
-
-# A thread keeps its scratch arrays (``scratch``) from call to call while they take at most this
-# much together.  A fresh NumPy array of a few MiB is fresh pages from the kernel: glibc gives
-# freed blocks back (it trims the heap top, and a worker thread's arena) and the next call
-# faults them in again, zeroed.  Measured on the winograd engine's copies and tile buffers:
-# resnet 3x3 (8,64,56,56) 2000 page faults and 6 ms of system time per call, 31 -> 26 ms wall
-# with the buffers kept; dilated d2 (4,256,32,32) 62 -> 55 ms (in-process toggle, loaded machine).  Per thread (the caller and the
-# 2-4 workers), so the memory held is bounded.
-WORKSPACE_BYTES = 32 << 20
 
 #: The constructor's arguments of ``Geometry`` (``Geometry.geometry``): batch, x_channels,
 #: y_channels, x_size, y_size, kernel, stride, dilation, pad_lo, groups, transposed.
@@ -125,28 +115,3 @@ def spread(src: np.ndarray, extents: tuple[int, ...], steps: tuple[int, ...], ba
         dst.append(connection[1])
     out[tuple(dst)] = src[tuple(source)]
     return out
-
-
-class _Workspace(threading.local):
-    def __init__(self) -> None:
-        super().__init__()
-        self.buffers: dict[str, np.ndarray] = {}
-
-
-_workspace = _Workspace()
-
-
-def scratch(name: str, shape: tuple[int, ...]) -> np.ndarray:
-    """An uninitialised float32 array of ``shape`` that the calling thread may get again at its
-    next ``scratch(name, ...)`` (WORKSPACE_BYTES): its contents live until then, so one name is
-    one array in use at a time per thread, and no result is ever a scratch array."""
-    size = math.prod(shape)
-    buffers = _workspace.buffers
-    kept = buffers.get(name)
-    if kept is not None and kept.size >= size:
-        return kept[:size].reshape(shape)
-    fresh = np.empty(size, FLOAT32)
-    others = sum(b.nbytes for n, b in buffers.items() if n != name)
-    if others + fresh.nbytes <= WORKSPACE_BYTES:
-        buffers[name] = fresh
-    return fresh.reshape(shape)

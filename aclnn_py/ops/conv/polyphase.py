@@ -40,9 +40,10 @@ from typing import Unpack
 
 import numpy as np
 
-from ._geometry import FLOAT32, Geometry, GeometryArgs, Gradients, axis_slices, ordered_sum, scratch
-from .winograd import _block_shape, _blocks, _data_shapes, _data_transform, _tile_buffers
-from .._common import in_parallel
+from ._geometry import FLOAT32, Geometry, GeometryArgs, Gradients, axis_slices, ordered_sum
+from . import winograd
+from .winograd import _block_shape, _blocks, _data_shapes, _data_transform, _spatial_first, _tile_buffers, _zero_outside
+from .._common import in_parallel, scratch
 
 # Chosen when the stacked phases have at least MIN_STACKED channels per group and Y at least
 # MIN_CHANNELS: below, the transforms' passes (about as much CPU time as the products they
@@ -107,7 +108,7 @@ class PolyphaseEngine(Geometry):
         oh, ow = self.y_size
         xs = self._stacked(x).reshape(self._extent + (batch, cs))
         u = self._kernel_transform(w) if want_input else None
-        d = self._spatial_dy(dy) if want_weight else None
+        d = _spatial_first(dy, self._dy_extent, (0, 0), "polyphase dy") if want_weight else None
         out = np.empty((batch, cy, oh, ow), FLOAT32) if want_input else None
         block = _block_shape(self._tiles, batch * max(cs, cy), 16)
         if block[1] == tw:
@@ -145,7 +146,7 @@ class PolyphaseEngine(Geometry):
                         y.reshape(3 * nb, 3 * nc, batch, cy)[:rows, :cols].transpose(2, 3, 0, 1)
                 if d is not None and total is not None and product is not None:
                     ub = views["ub"]
-                    _block_transform(d[3 * i0:3 * (i0 + nb), 3 * j0:3 * (j0 + nc)], views["s1"], ub)
+                    _dy_block_transform(d[3 * i0:3 * (i0 + nb), 3 * j0:3 * (j0 + nc)], views["s1"], ub)
                     um = ub.reshape(16, -1, cy)
                     for k in range(g):
                         np.matmul(um[:, :, k * cy_g:(k + 1) * cy_g].swapaxes(1, 2), vm[:, :, k * cs_g:(k + 1) * cs_g],
@@ -176,10 +177,7 @@ class PolyphaseEngine(Geometry):
                     target[...] = 0
                     continue
                 (ah, xh), (aw, xw) = box_h, box_w
-                target[:ah.start] = 0
-                target[ah.stop:] = 0
-                target[ah, :aw.start] = 0
-                target[ah, aw.stop:] = 0
+                _zero_outside(target, [ah, aw])
                 target[ah, aw] = source[:, :, :, xh, xw].transpose(3, 4, 0, 1, 2)
 
         in_parallel(self._phases, fill)
@@ -193,12 +191,13 @@ class PolyphaseEngine(Geometry):
         # (Cy, Cx/g, qh, rh, qw, rw) -> (qh, qw, Cy, rh, rw, Cx/g): transformed along qh, then qw,
         # into (4, 4, Cy, phases, Cx/g) = (16, groups, Cy/g, phases*Cx/g), last two axes swapped.
         taps = w.reshape(cy, cx_g, 2, sh, 2, sw).transpose(2, 4, 0, 3, 5, 1)
-        # A w A^T, rows then columns: [w0, w0 + w1, w0 - w1, -w1] along each axis (an additions-only
-        # pass: a (16, 4) @ (4, ...) BLAS product took 0.13 ms of the k4 s2 case's 0.4).
-        rows = np.empty((4,) + taps.shape[1:], FLOAT32)
-        _two_tap_transform(taps[0], taps[1], rows)
-        u = np.empty((4, 4) + rows.shape[2:], FLOAT32)
-        _two_tap_transform(rows[:, 0], rows[:, 1], u.swapaxes(0, 1))
+        # A w A^T: winograd's transform of 2x2 blocks, here the one block of each phase's taps
+        # (axes qh, qw), additions only (a (16, 4) @ (4, ...) BLAS product took 0.13 ms of the k4
+        # s2 case's 0.4).
+        rest = taps.shape[2:]
+        stages = [np.empty((4, 1, 2) + rest, FLOAT32), np.empty((4, 4, 1, 1) + rest, FLOAT32)]
+        winograd._block_transform(taps, stages)
+        u = stages[-1].reshape((4, 4) + rest)
         u[1:3] *= 0.5
         u[:, 1:3] *= 0.5
         return np.ascontiguousarray(u.reshape(16, g, cy // g, self._phases * cx_g).swapaxes(2, 3))
@@ -212,27 +211,6 @@ class PolyphaseEngine(Geometry):
         # (4 = (qh, qw), Cy, (rh, rw, Cx/g)) -> dW (Cy, Cx/g, qh*sh + rh, qw*sw + rw).
         taps = np.matmul(_WEIGHT_TRANSFORM, m.reshape(16, -1)).reshape(2, 2, cy, sh, sw, cx_g)
         return np.ascontiguousarray(taps.transpose(2, 5, 0, 3, 1, 4)).reshape(cy, cx_g, 2 * sh, 2 * sw)
-
-    def _spatial_dy(self, dy: np.ndarray) -> np.ndarray:
-        """dY as ``(3*th, 3*tw, N, Cy)``, zero past dY (the calling thread's scratch array)."""
-        oh, ow = self.y_size
-        out = scratch("polyphase dy", self._dy_extent + (self.batch, self.y_channels))
-        out[oh:] = 0
-        out[:oh, ow:] = 0
-
-        def rows(first: int, last: int) -> None:
-            out[first:last, :ow] = dy[:, :, first:last].transpose(2, 3, 0, 1)
-
-        in_parallel(oh, rows)
-        return out
-
-
-def _two_tap_transform(first: np.ndarray, second: np.ndarray, out: np.ndarray) -> None:
-    """``out[0..3] = A @ [first, second]`` with F(2x2, 3x3)'s ``A = [[1, 0], [1, 1], [1, -1], [0, -1]]``."""
-    np.copyto(out[0], first)
-    np.add(first, second, out=out[1])
-    np.subtract(first, second, out=out[2])
-    np.negative(second, out=out[3])
 
 
 def _output_transform(m: np.ndarray, nb: int, nc: int, r: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -251,7 +229,7 @@ def _output_transform(m: np.ndarray, nb: int, nc: int, r: np.ndarray, y: np.ndar
     return y
 
 
-def _block_transform(d: np.ndarray, s1: np.ndarray, u: np.ndarray) -> None:
+def _dy_block_transform(d: np.ndarray, s1: np.ndarray, u: np.ndarray) -> None:
     """``u (4, 4, nb, nc, N, C)``: ``G1 b G1^T`` of the 3x3 blocks ``b`` of ``d (3*nb, 3*nc, N, C)``,
     ``G1 = [[1, 0, 0], [1, 1, 1], [1, -1, 1], [0, 0, 1]]`` (G without its halves), rows then
     columns (``s1 (4, nb, 3*nc, N, C)`` is scratch)."""

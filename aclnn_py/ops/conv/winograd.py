@@ -17,7 +17,7 @@ _fused), or on its own tiles with dY's 2x2 blocks as the filter (_weight_grad): 
 ``(Cy/g, tiles) @ (tiles, Cx/g)`` summed over the tiles.  The arrays are laid out spatial axes first and (N, channels) last, so the
 transforms are NumPy passes over long contiguous runs, in blocks of tiles (BLOCK_BYTES) shared among the
 worker threads.  Those copies and the blocks' buffers are the threads' scratch arrays
-(_geometry.scratch), kept from call to call: fresh ones were fresh pages, faulted in and zeroed
+(_common.scratch), kept from call to call: fresh ones were fresh pages, faulted in and zeroed
 by the kernel on every call.
 
 Chosen for every mask (LoweredConv) once both channel counts per group reach MIN_CHANNELS
@@ -47,8 +47,8 @@ from typing import Unpack
 
 import numpy as np
 
-from ._geometry import FLOAT32, Geometry, GeometryArgs, Gradients, axis_slices, ordered_sum, scratch
-from .._common import MIN_PARALLEL_ELEMENTS, in_parallel
+from ._geometry import FLOAT32, Geometry, GeometryArgs, Gradients, axis_slices, ordered_sum
+from .._common import MIN_PARALLEL_ELEMENTS, in_parallel, scratch
 
 # Chosen when both channel counts per group are at least this.  Cost model, per 2x2 outputs,
 # with C channels per group on each side: the BLAS products take 16 C^2 multiply-adds against
