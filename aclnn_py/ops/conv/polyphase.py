@@ -41,8 +41,7 @@ from typing import Unpack
 import numpy as np
 
 from ._geometry import FLOAT32, Geometry, GeometryArgs, Gradients, axis_slices, ordered_sum
-from . import winograd
-from .winograd import _block_shape, _blocks, _data_shapes, _data_transform, _spatial_first, _tile_buffers, _zero_outside
+from .winograd import _block_shape, _block_transform, _blocks, _data_shapes, _data_transform, _spatial_first, _tile_buffers, _zero_outside
 from .._common import in_parallel, scratch
 
 # Chosen when the stacked phases have at least MIN_STACKED channels per group and Y at least
@@ -196,7 +195,7 @@ class PolyphaseEngine(Geometry):
         # s2 case's 0.4).
         rest = taps.shape[2:]
         stages = [np.empty((4, 1, 2) + rest, FLOAT32), np.empty((4, 4, 1, 1) + rest, FLOAT32)]
-        winograd._block_transform(taps, stages)
+        _block_transform(taps, stages)
         u = stages[-1].reshape((4, 4) + rest)
         u[1:3] *= 0.5
         u[:, 1:3] *= 0.5
