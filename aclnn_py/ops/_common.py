@@ -35,6 +35,7 @@ from .._device import stream_address
 from ..tools import _progress
 from .._dtypes import _NUMPY_TO_ACL, bfloat16, dtype_name, format_for_rank
 from .._errors import ACL_ERROR_RT_MEMORY_ALLOCATION, AclnnError, param_invalid, param_nullptr
+from ._placement import forget_workers, pinned, register_worker
 from ..tensor import DeviceView, Tensor, device_view
 
 INT64_MIN = -(2**63)
@@ -449,7 +450,8 @@ def on_stream(lib: Any, address: int, run: Callable[..., Any], *args: Any) -> An
 
 # -- threads for the memory-bound kernels ------------------------------------------------------
 
-_WORKERS = max(1, min(4, os.cpu_count() or 1))
+# One per core this process may use (a container's cpuset, taskset), at most 4.
+_WORKERS = max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
 # Elements a worker thread must have to be worth one: 256 Ki elements take ~0.1-0.2 ms to
 # stream through a NumPy loop, against ~20-50 us to hand a part to a worker and wait for it.
 MIN_PARALLEL_ELEMENTS = 1 << 18
@@ -464,7 +466,8 @@ def _executor() -> ThreadPoolExecutor:
     global _pool, _pool_pid
     with _pool_lock:
         if _pool is None or _pool_pid != os.getpid():
-            _pool = ThreadPoolExecutor(_WORKERS, thread_name_prefix="aclnn_py")
+            forget_workers()
+            _pool = ThreadPoolExecutor(_WORKERS, thread_name_prefix="aclnn_py", initializer=register_worker)
             _pool_pid = os.getpid()
         return _pool
 
@@ -518,14 +521,16 @@ def in_parallel(count: int, work: Callable[[int, int], None], *, min_per_thread:
     bounds = [count * i // parts for i in range(parts + 1)]
     # The first part runs on the calling thread, which is awake already: one hand-off fewer
     # (a woken worker can wait for a core that another program holds).
-    futures = [pool.submit(work, a, b) for a, b in zip(bounds[1:-1], bounds[2:])]
-    try:
-        work(bounds[0], bounds[1])
-    except BaseException:
-        wait(futures)       # no worker still writes into the caller's arrays after it returns
-        raise
-    for f in futures:
-        f.result()  # re-raises a worker's exception
+    # Each thread on a core of its own for the region (``_placement``).
+    with pinned():
+        futures = [pool.submit(work, a, b) for a, b in zip(bounds[1:-1], bounds[2:])]
+        try:
+            work(bounds[0], bounds[1])
+        except BaseException:
+            wait(futures)       # no worker still writes into the caller's arrays after it returns
+            raise
+        for f in futures:
+            f.result()  # re-raises a worker's exception
 
 
 # What every operator function's docstring says of the arguments all of them take, written once:

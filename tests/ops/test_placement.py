@@ -1,0 +1,132 @@
+"""Each thread of a parallel region on a core of its own (aclnn_py.ops._placement): the caller
+held to its core and the workers to the others for the region, the caller's own affinity given
+back after (on errors too), and nothing changed where there is no other core to use."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+
+import pytest
+
+from aclnn_py.ops import _common, _placement
+from aclnn_py.ops._common import in_parallel
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="Linux's affinity calls")
+
+
+def _cpu() -> int:
+    return int(_placement._getcpu())
+
+
+def _two_cores(allowed) -> None:
+    if len(allowed) < 2:
+        pytest.fail("this test needs a process that may use 2 cores (CI machines have them)")
+
+
+def _region(fail: bool = False) -> dict[int, tuple[int, int, set[int]]]:
+    """Runs a region of one part per worker; each part's (thread id, core, affinity)."""
+    seen: dict[int, tuple[int, int, set[int]]] = {}
+    lock = threading.Lock()
+
+    def work(a: int, b: int) -> None:
+        with lock:
+            seen[a] = (threading.get_native_id(), _cpu(), os.sched_getaffinity(0))
+        if fail:
+            raise RuntimeError("part failed")
+
+    in_parallel(_common._WORKERS, work, min_per_thread=1)
+    return seen
+
+
+def test_the_caller_and_the_workers_run_on_cores_of_their_own():
+    allowed = os.sched_getaffinity(0)
+    _two_cores(allowed)
+    for _ in range(20):
+        seen = _region()
+        caller = seen[0]
+        assert caller[0] == threading.get_native_id()
+        assert caller[2] == {caller[1]}, "the caller is held to its core for the region"
+        workers = [v for k, v in seen.items() if k != 0]
+        assert workers and all(w[2] == {w[1]} and w[1] != caller[1] and w[1] in allowed for w in workers)
+        cores = [w[1] for w in workers]
+        assert len(set(cores)) == min(len(cores), len(allowed) - 1), "workers spread over the other cores"
+        assert os.sched_getaffinity(0) == allowed, "the caller's affinity is given back"
+
+
+def test_the_callers_affinity_comes_back_when_a_part_fails():
+    allowed = os.sched_getaffinity(0)
+    with pytest.raises(RuntimeError, match="part failed"):
+        _region(fail=True)
+    assert os.sched_getaffinity(0) == allowed
+
+
+def test_a_caller_held_to_some_cores_gets_that_set_back():
+    allowed = sorted(os.sched_getaffinity(0))
+    if len(allowed) < 3:
+        subset = set(allowed)
+    else:
+        subset = set(allowed[:2])
+    os.sched_setaffinity(0, subset)
+    try:
+        seen = _region()
+        assert os.sched_getaffinity(0) == subset
+        assert all(v[1] in subset for v in seen.values())
+    finally:
+        os.sched_setaffinity(0, set(allowed))
+
+
+def _run(code: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=120)
+
+
+def test_one_allowed_core_changes_nothing():
+    # A process held to one core (taskset, a container's cpuset): one worker, one part, and no
+    # affinity call at all (there is no other core to put anyone on).
+    done = _run("""
+        import os
+        core = min(os.sched_getaffinity(0))
+        os.sched_setaffinity(0, {core})
+        from aclnn_py.ops import _common, _placement
+        assert _common._WORKERS == 1, _common._WORKERS
+        with _placement.pinned():
+            assert os.sched_getaffinity(0) == {core}
+        seen = []
+        _common.in_parallel(10, lambda a, b: seen.extend(range(a, b)), min_per_thread=1)
+        assert sorted(seen) == list(range(10)) and os.sched_getaffinity(0) == {core}
+        print("ok")
+    """)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
+
+
+def test_without_sched_getcpu_nothing_is_pinned(monkeypatch):
+    monkeypatch.setattr(_placement, "_getcpu", None)
+    allowed = os.sched_getaffinity(0)
+    with _placement.pinned():
+        assert os.sched_getaffinity(0) == allowed
+    seen = []
+    in_parallel(10, lambda a, b: seen.extend(range(a, b)), min_per_thread=1)
+    assert sorted(seen) == list(range(10)) and os.sched_getaffinity(0) == allowed
+
+
+def test_a_worker_that_has_exited_is_dropped():
+    # A registered id of a thread that is gone (a pool shut down): regions still run, and once
+    # a region needs to move it, the id is dropped.
+    allowed = sorted(os.sched_getaffinity(0))
+    _two_cores(allowed)
+    gone = threading.Thread(target=_placement.register_worker)
+    gone.start()
+    gone.join()
+    assert gone.native_id in _placement._workers
+    try:
+        for core in allowed[:2] * 2:   # the caller on one core, then another: the workers move
+            os.sched_setaffinity(0, {core})
+            os.sched_setaffinity(0, set(allowed))
+            seen = _region()
+            assert sorted(seen) == list(range(_common._WORKERS))
+    finally:
+        os.sched_setaffinity(0, set(allowed))
+    assert gone.native_id not in _placement._workers
