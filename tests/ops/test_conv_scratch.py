@@ -108,3 +108,50 @@ def test_threads_have_their_own_scratch(monkeypatch, cap):
         t.join()
     for layer, arrays, result in zip(layers, data, results):
         _check(layer, arrays, result)
+
+
+# (N, Cin, size, Cout, kernel, stride, padding, groups, transposed, mask): the flat engine's
+# lowerings, each with its scratch flat buffers, cols and products (flat.py, depthwise.py).
+FLAT_LAYERS = {
+    "y space": (2, 6, (9, 10), 5, (3, 3), (2, 1), (1, 1), 1, False, (True, True, True)),
+    "x space, gradWeight alone": (2, 3, (11, 9), 8, (5, 5), (2, 2), (2, 2), 1, False, (False, True, False)),
+    "x space, transposed": (2, 4, (5, 6), 6, (3, 3), (2, 2), (1, 1), 1, True, (True, True, True)),
+    "depthwise strided": (2, 8, (9, 9), 8, (3, 3), (2, 2), (1, 1), 8, False, (True, True, True)),
+    "conv1d": (3, 4, (17,), 5, (5,), (1,), (2,), 1, False, (True, True, True)),
+}
+
+
+@pytest.mark.parametrize("layer", list(FLAT_LAYERS))
+def test_flat_engine_results_outlive_the_next_call(monkeypatch, layer):
+    from aclnn_py.ops import conv
+
+    monkeypatch.setattr(conv, "forced", "flat")
+    batch, cin, size, cout, kernel, stride, padding, groups, transposed, mask = FLAT_LAYERS[layer]
+    rank = len(size)
+    if transposed:
+        out = tuple((i - 1) * s - 2 * p + k for i, s, p, k in zip(size, stride, padding, kernel))
+        w_shape = (cin, cout // groups) + kernel
+    else:
+        out = tuple((i + 2 * p - k) // s + 1 for i, s, p, k in zip(size, stride, padding, kernel))
+        w_shape = (cout, cin // groups) + kernel
+    rng = np.random.default_rng(1)
+
+    def data():
+        return (random_array(rng, (batch, cout) + out, np.float32), random_array(rng, (batch, cin) + size, np.float32),
+                random_array(rng, w_shape, np.float32))
+
+    def call(arrays, m=mask):
+        return aclnn_py.convolution_backward(*arrays, [cout], list(stride), list(padding), [1] * rank, transposed,
+                                             [0] * rank, groups, list(m), backend="numpy")
+
+    first, second = data(), data()
+    result = call(first)
+    kept = [None if r is None else r.copy() for r in result]
+    call(second)
+    call(second, (True, False, False))
+    want = reference(*first, list(stride), list(padding), [1] * rank, transposed, groups)
+    for got, copy, expected, wanted in zip(result, kept, want, mask):
+        if not wanted:
+            continue
+        np.testing.assert_array_equal(got, copy)
+        assert_close(got, expected, np.float32)

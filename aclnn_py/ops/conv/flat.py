@@ -39,7 +39,7 @@ from typing import TypeAlias, Unpack, cast
 import numpy as np
 
 from .._blas import single_threaded
-from .._common import in_parallel
+from .._common import in_parallel, scratch
 from . import depthwise
 from ._geometry import FLOAT32, Geometry, GeometryArgs, Gradients, axis_slices, c_strides, ordered_sum
 
@@ -222,11 +222,12 @@ class FlatEngine(Geometry):
         parallel = self._copies_in_parallel()
 
         def block(xs: slice, ys: slice, groups: int) -> None:
-            xb = _flat_buffer(x[:, xs], self._extents, self._phases, self._slack, parallel)
+            xb = _flat_buffer(x[:, xs], self._extents, self._phases, self._slack, parallel, "flat x")
             w_op = None if w is None else w[ys].reshape(groups, cy_g, -1)
             other = None
             if dy is not None:
-                dy_flat = _flat_buffer(dy[:, ys], self._extents, [((1, 0),) * len(self.y_size)], 0, parallel)
+                dy_flat = _flat_buffer(dy[:, ys], self._extents, [((1, 0),) * len(self.y_size)], 0, parallel,
+                                       "flat dy")
                 other = dy_flat.reshape(groups, cy_g, length)
             corr, cross = self._products(xb, self._taps, length, w_op, other)
             if corr is not None:
@@ -259,8 +260,8 @@ class FlatEngine(Geometry):
         parallel = self._copies_in_parallel()
 
         def block(xs: slice, ys: slice, groups: int) -> None:
-            dyq = _flat_buffer(dy[:, ys], self._extents, self._dy_layout, self._slack, parallel)
-            xq = None if x is None else _flat_buffer(x[:, xs], self._extents, self._x_layout, 0, parallel)
+            dyq = _flat_buffer(dy[:, ys], self._extents, self._dy_layout, self._slack, parallel, "flat dy")
+            xq = None if x is None else _flat_buffer(x[:, xs], self._extents, self._x_layout, 0, parallel, "flat x")
             w_taps = None if w is None else w[ys].reshape(groups, cy_g, cx_g, -1)
             dw_taps = None if dw is None else dw[ys].reshape(groups, cy_g, cx_g, -1)
             for p, (tap_ids, taps, src, dst) in enumerate(self._phase_plan):
@@ -282,7 +283,7 @@ class FlatEngine(Geometry):
 
 
 def _flat_buffer(src: np.ndarray, extents: tuple[int, ...], phases: list[_Phase], slack: int,
-                 parallel: bool = False) -> np.ndarray:
+                 parallel: bool = False, name: str = "flat") -> np.ndarray:
     """``src (N, C, *size)`` laid out as ``(C, len(phases), N*prod(extents) + slack)``.
 
     Phase ``p`` holds ``src[n, c, a*step + base]`` (per dimension ``(step, base) = phases[p][i]``)
@@ -290,11 +291,12 @@ def _flat_buffer(src: np.ndarray, extents: tuple[int, ...], phases: list[_Phase]
     data is written once.  ``parallel``: the channels are shared among the worker threads (the
     copy swaps N and C and, for a strided phase, reads every s-th element: bound by memory
     latency, not bandwidth; the stem's dY (8,64,112,112): 1.7 ms on one thread, 1.0 on two);
-    only from a thread that is not one of the workers.
+    only from a thread that is not one of the workers.  The buffer is the calling thread's
+    scratch array ``name``: valid until its next ``_flat_buffer`` of that name.
     """
     batch, channels = src.shape[:2]
     image = math.prod(extents)
-    buf = np.empty((channels, len(phases), batch * image + slack), FLOAT32)
+    buf = scratch(name, (channels, len(phases), batch * image + slack))
     channel_first = src.swapaxes(0, 1)
     connections = [[axis_slices(size, extent, step, base)
                     for size, extent, (step, base) in zip(src.shape[2:], extents, dims)] for dims in phases]
@@ -440,14 +442,15 @@ def _im2col_products(buf: np.ndarray, taps: list[_Tap], length: int,
     assert buf.flags.c_contiguous    # a flat buffer (_flat_buffer): _im2col's views address it
     groups = operand.shape[0]
     taps_per_group = buf.shape[0] // groups * len(taps)
-    corr = None if wmat is None else np.empty((groups, wmat.shape[1], length), FLOAT32)
+    # Scratch arrays (ops/_common.py): the caller copies corr out before its next products.
+    corr = None if wmat is None else scratch("flat corr", (groups, wmat.shape[1], length))
     chunks, width = _im2col_chunks(buf, taps, segments)
     runs = _tap_runs(taps)
     sums: list[tuple[int, np.ndarray]] = []
     cols_copied = len(taps) > 1
 
     def work(first: int, last: int) -> None:
-        cols = None if not cols_copied else np.empty((buf.shape[0], len(taps), width + _ROW_PAD), FLOAT32)
+        cols = None if not cols_copied else scratch("flat cols", (buf.shape[0], len(taps), width + _ROW_PAD))
         # cross is accumulated transposed, (groups, Cg*T, rows): the long chunk axis is then the
         # inner dimension of the first operand, which OpenBLAS's sgemm runs 10-20% faster than as
         # the transposed second one (conv3d k3 (2,16,16,32,32): 186 against 155 GFLOP/s).
