@@ -190,11 +190,13 @@ def _parallel_sum(a: np.ndarray) -> float:
     speed (the depthwise 3x3 (8,128,56,56) case's two arrays took 1.0 ms on one thread).  The
     error state is per thread: each part's reduction sets it where it runs."""
     flat = a.reshape(-1)
-    partial: list[float] = []
+    partial: dict[int, float] = {}
 
     def work(first: int, last: int) -> None:
         with np.errstate(over="ignore", invalid="ignore"):
-            partial.append(float(np.add.reduce(flat[first:last])))
+            partial[first] = float(np.add.reduce(flat[first:last]))
 
     in_parallel(flat.size, work, min_per_thread=MIN_PARALLEL_ELEMENTS)
-    return sum(partial)
+    # In the order of the parts, whichever thread summed each: the same verdict on every call
+    # (a float sum's overflow depends on its order).
+    return sum(partial[first] for first in sorted(partial))
