@@ -69,13 +69,19 @@ def forget_workers() -> None:
         _workers.clear()
         _placed.clear()
         _others.clear()
+        _holding[0] = False
+
+
+_holding = [False]              # whether a region holds its threads to cores now
 
 
 @contextlib.contextmanager
 def pinned() -> Iterator[None]:
     """Within the block, the calling thread stays on its current core and each registered
-    worker on another core it may use; nothing is changed where there is no such core, or no
-    ``sched_setaffinity``."""
+    worker on another core it may use.  Nothing is changed where there is no such core, no
+    ``sched_setaffinity``, or while another thread's region holds the cores (two of your threads
+    each in a region: held to one core, they could not move apart; left alone, the scheduler
+    spreads them)."""
     previous = _pin_caller()
     try:
         yield
@@ -85,6 +91,8 @@ def pinned() -> Iterator[None]:
                 os.sched_setaffinity(0, previous)
             except OSError:     # the allowed cores changed under us (cpuset): nothing to give back
                 pass
+            with _lock:
+                _holding[0] = False
 
 
 def _pin_caller() -> set[int] | None:
@@ -92,13 +100,16 @@ def _pin_caller() -> set[int] | None:
     to give back, or None where nothing was changed."""
     if _getcpu is None:
         return None
-    cpu = _getcpu()
-    allowed = os.sched_getaffinity(0)
-    others = sorted(allowed - {cpu})
-    if cpu < 0 or not others:
-        return None
-    os.sched_setaffinity(0, {cpu})
     with _lock:
+        if _holding[0]:
+            return None
+        cpu = _getcpu()
+        allowed = os.sched_getaffinity(0)
+        others = sorted(allowed - {cpu})
+        if cpu < 0 or not others:
+            return None
+        os.sched_setaffinity(0, {cpu})
+        _holding[0] = True
         _others[:] = others
         for i, worker in enumerate(list(_workers)):
             core = others[i % len(others)]

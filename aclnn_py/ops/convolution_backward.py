@@ -487,7 +487,8 @@ def _bias_sums(rows: np.ndarray) -> np.ndarray:
     memory speed, ~0.45 ms on one thread for the depthwise 3x3 (8,128,56,56) case)."""
     channels = rows.shape[1]
     if rows.size < 2 * MIN_PARALLEL_ELEMENTS:   # one part: no closure, no in_parallel (a tiny call's ~1 us)
-        return np.add.reduce(rows, axis=(0, 2))
+        total: np.ndarray = np.add.reduce(rows, axis=(0, 2))
+        return total
     sums = np.empty(channels, rows.dtype)
 
     def work(first: int, last: int) -> None:

@@ -130,3 +130,36 @@ def test_a_worker_that_has_exited_is_dropped():
     finally:
         os.sched_setaffinity(0, set(allowed))
     assert gone.native_id not in _placement._workers
+
+
+def test_a_second_threads_region_meanwhile_is_left_alone():
+    # Two of the user's threads in regions at once: the second is not held to its core (two
+    # callers held to one core could not move apart), and the first gets its affinity back.
+    allowed = os.sched_getaffinity(0)
+    _two_cores(allowed)
+    inside, leave = threading.Event(), threading.Event()
+    seen = {}
+
+    def first_region() -> None:
+        def work(a: int, b: int) -> None:
+            if a == 0:
+                seen["held"] = os.sched_getaffinity(0)
+                inside.set()
+                assert leave.wait(30)
+
+        in_parallel(_common._WORKERS, work, min_per_thread=1)
+        seen["after"] = os.sched_getaffinity(0)
+
+    other = threading.Thread(target=first_region)
+    other.start()
+    try:
+        assert inside.wait(30)
+        assert len(seen["held"]) == 1
+        with _placement.pinned():
+            assert os.sched_getaffinity(0) == allowed
+    finally:
+        leave.set()
+        other.join(30)
+    assert seen["after"] == allowed
+    _region()     # and the next region holds its threads again
+    assert os.sched_getaffinity(0) == allowed
