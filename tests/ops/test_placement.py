@@ -163,3 +163,62 @@ def test_a_second_threads_region_meanwhile_is_left_alone():
     assert seen["after"] == allowed
     _region()     # and the next region holds its threads again
     assert os.sched_getaffinity(0) == allowed
+
+
+def test_no_sched_getcpu_where_the_platform_lacks_it(monkeypatch):
+    import ctypes
+
+    monkeypatch.delattr(os, "sched_setaffinity")
+    assert _placement._sched_getcpu() is None
+    monkeypatch.undo()
+
+    def no_libc(*args, **kwargs):
+        raise OSError("no C library to load")
+
+    monkeypatch.setattr(ctypes, "CDLL", no_libc)
+    assert _placement._sched_getcpu() is None
+
+
+def test_a_caller_whose_cores_changed_meanwhile_is_let_go(monkeypatch):
+    # The cores the caller had are no longer allowed when the region ends (a cpuset changed):
+    # giving them back fails, the region still ends cleanly and the next one holds cores again.
+    allowed = os.sched_getaffinity(0)
+    _two_cores(allowed)
+    real = os.sched_setaffinity
+
+    def refuse_the_give_back(pid, mask):
+        if pid == 0 and set(mask) == allowed:
+            raise OSError(22, "Invalid argument")
+        real(pid, mask)
+
+    monkeypatch.setattr(os, "sched_setaffinity", refuse_the_give_back)
+    try:
+        with _placement.pinned():
+            assert len(os.sched_getaffinity(0)) == 1
+    finally:
+        monkeypatch.undo()
+        os.sched_setaffinity(0, allowed)
+    _region()
+    assert os.sched_getaffinity(0) == allowed
+
+
+def test_a_core_a_worker_may_not_use_leaves_it_where_it_is():
+    ready, stop = threading.Event(), threading.Event()
+
+    def worker() -> None:
+        _placement.register_worker()
+        ready.set()
+        stop.wait(30)
+
+    t = threading.Thread(target=worker)
+    t.start()
+    try:
+        assert ready.wait(30)
+        with _placement._lock:
+            _placement._place(t.native_id, 1 << 20)    # no such core
+            assert t.native_id not in _placement._placed
+            assert t.native_id in _placement._workers
+    finally:
+        stop.set()
+        t.join(30)
+    _region()   # the exited thread is dropped once a region moves it, as any other
