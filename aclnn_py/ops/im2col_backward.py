@@ -195,6 +195,12 @@ def _prepare(grad_output: object, input_size: object, kernel_size: object, dilat
     # releases the GIL in the copies and adds, which run on one core each).  Two threads, the
     # benchmark's cases, interleaved rounds (the machine shared, so medians of the quieter runs):
     # k3 s2 p1 (8,64,56,56) 0.97 against 1.58 ms, ViT k16 s16 (8,3,224,224) 0.27 against 0.37.
+    # The region costs ~50 us here (issue #13, per-thread timestamps, 60 calls): the caller's
+    # part starts ~20 us after the call, the worker's ~18 us after that, and the call returns
+    # ~30 us after both parts end (the caller, done first, sleeps and is woken); the ViT case's
+    # parts take 0.20 ms each, against 0.35 ms for the whole on one thread. A caller's part of
+    # 54-58% instead of half: ViT 0.243 against 0.265 ms, k3 s2 0.63 against 0.61 (in_parallel
+    # splits evenly; not changed here).
     per_thread = max(1, _common.MIN_PARALLEL_ELEMENTS // max(1, area * length))
 
     def run(grad_output: object, *_: object) -> np.ndarray:
@@ -235,15 +241,31 @@ def _col2im_planes(planes: np.ndarray, size: tuple[int, ...], kernel: tuple[int,
 # loops in all, instead of kH*kW).
 #
 # What PHASES costs, and what did not make it cheaper (issue #13; the benchmark's k3 s2 p1
-# (8,64,56,56) case on one thread, interleaved rounds, NumPy 2.4, 2-core EPYC VM): 1.7 ms, of
-# which the column reads are ~1.1 ms: one kernel offset's blocks are 3 KiB runs 28 KiB apart (a
-# plane's kH*kW offsets lie together), read at ~11 GB/s where a contiguous copy reads ~40, and
-# the four column-strided copies into the image ~0.11 ms each. Each tried, ~same or slower:
-# blocks of 5-164 planes (so that a block's image and sums stay in cache; the ~45 us of calls
-# per block outweigh it: 1.8-6.3 ms); the same with the fewest calls, written for this case
-# alone (1.7-2.7 ms); the kernel rows summed first as whole rows, every kernel column at once,
-# then the column phases (1.8-2.1 ms); the offsets first copied kernel-offset-major (0.8 ms
-# for that copy alone). (Those times are with NumPy's default ufunc buffer: UFUNC_BUFFER.)
+# (8,64,56,56) case, NumPy 2.4, 2-core EPYC VM with 1 MiB L2 per core, medians of 30-60
+# interleaved rounds). One thread, with the columns warm in L3, ~1.0-1.1 ms: the phase (0, 0) copy
+# 0.15, the sums 0.16 + 0.14 + 0.37 (phases (0, 1), (1, 0), (1, 1)), the three strided copies into
+# the image 0.10 each. Three costs no NumPy formulation avoids: every image element is written
+# once through a stride-2 view (the phases interleave along the columns; NumPy's strided copy
+# moves one float a cycle, 0.23-0.25 ns here: 1.6 M elements ~0.38 ms); the columns, 14.4 MB, are
+# read once (a kernel offset's blocks are 3 KiB runs 28 KiB apart, and read at ~45 GB/s, about the
+# rate of a contiguous copy's reads: ~0.3 ms); five adds of hot data (~0.045 ms each). That is
+# ~0.9 ms of the ~1.0; on two threads ~0.6 ms, of which the parallel region itself ~0.05
+# (``_prepare``). The benchmark's floor, a one-thread copy of as many bytes, runs in L3 at ~105
+# GB/s (0.18-0.2 ms), so ~2.5-2.7x of it is this design's bound. Each tried, ~same or slower:
+# blocks of 5-164 planes (so that a block's image and sums stay in cache; the ~23 NumPy calls per
+# block, ~45 us, outweigh it: 1.8-6.3 ms at the time; now 1.24-2.57 ms against 1.14 for the
+# whole); the same with the fewest calls, written for this case alone (1.7-2.7 ms); the kernel
+# rows summed first as whole rows, every kernel column at once, then the column phases (1.8-2.1
+# ms); the offsets first copied kernel-offset-major (0.8 ms for that copy alone); each kernel
+# row's offsets summed first with their wrapped columns set by copies (no band arrays), then the
+# rows added, in kept scratch arrays (minimum one-thread CPU of four alternations 0.95-1.10
+# against 0.92-1.15 ms: no consistent gain); the last add of each phase written straight into the
+# image's stride-2 view (minimum 1.13 against 0.99: 27-element rows); all sums first, then the
+# four copies in blocks of 32 planes (1.36 against 1.14); the interleave as complex64 (a float32
+# cast to complex64 is (x, 0); the same cast viewed one float on is (0, x); their complex sum is
+# the pair, exact for inf and NaN: 0.22 against 0.19 ms for the two strided copies of a row phase)
+# or as uint64 bit fields (0.27 against 0.19). (The 1.7-6.3 ms figures are from before
+# UFUNC_BUFFER, with NumPy's default ufunc buffer.)
 SLICES, FLAT, PHASES = "slices", "flat", "phases"
 
 # An axis' placements: (kernel index, offset) pairs, block b of that index landing at position
@@ -403,6 +425,11 @@ def _untile(cols: np.ndarray, out: np.ndarray, size: tuple[int, ...], kernel: tu
     # of calls before each sample (scripts/bench.py's warm-up), one thread, 31 rounds: the
     # image's order 0.406 ms, this one 0.407, the same. Two copies with long inner loops
     # instead (through a (P, kH, L, kW) buffer, then rows of W) were slower: 0.52 against 0.41.
+    # This copy is the bound of any NumPy way (issue #13): no two floats adjacent in the image
+    # are adjacent in the columns, so each moves alone, at ~0.29 ns here (inner loops of kW
+    # floats; 0.23 for 28-float ones). The same copy as a ufunc (np.positive into the view,
+    # either axis innermost) 0.59-0.63 ms against 0.35; by one kernel column or row at a time
+    # 0.39-0.73.
     np.copyto(tiled.transpose(0, 2, 4, 1, 3), cols.reshape(planes, kh, kw, l0, l1))
 
 

@@ -91,3 +91,30 @@ def test_phases_keep_non_finite_values_where_their_blocks_land(phases, geometry)
     for test in (np.isposinf, np.isneginf, np.isnan):
         np.testing.assert_array_equal(test(result), test(expected))
     assert np.all(result[np.isfinite(expected)] == 0)
+
+
+@pytest.mark.parametrize("geometry", [GEOMETRIES[0], GEOMETRIES[4],
+                                      (2, 3, (32, 30), (16, 15), (1, 1), (0, 0), (16, 15))],  # + tiling
+                         ids=["k3s2p1", "stride3rows", "tiling"])
+def test_phases_and_tiling_read_non_contiguous_columns(monkeypatch, geometry):
+    """The phase sums and the tiling copy read the columns through views: transposed, every
+    other plane, reversed twice (negative strides); the argument is left as it was."""
+    monkeypatch.setattr(_small, "MAX_MATRIX_ELEMENTS", 0)
+    monkeypatch.setattr(_common, "MIN_PARALLEL_ELEMENTS", 1)
+    _common.forget_plans()
+    batch, channels, size, kernel, dilation, padding, stride = geometry
+    grid = _grid(size, kernel, dilation, padding, stride)
+    dense = random_array(np.random.default_rng(9), (batch, channels * kernel[0] * kernel[1], grid[0] * grid[1]),
+                         np.float32)
+    views = (np.ascontiguousarray(dense.transpose(0, 2, 1)).transpose(0, 2, 1),
+             np.repeat(dense, 2, axis=0)[::2],
+             np.ascontiguousarray(dense[::-1, :, ::-1])[::-1, :, ::-1])
+    expected = reference(dense, size, kernel, dilation, padding, stride)
+    for view in views:
+        assert view.strides != dense.strides
+        before = view.copy()
+        result = aclnn_py.im2col_backward(view, list(size), list(kernel), list(dilation), list(padding),
+                                          list(stride), backend="numpy")
+        assert_close(result, expected, np.float32)
+        np.testing.assert_array_equal(view, before)
+    _common.forget_plans()
