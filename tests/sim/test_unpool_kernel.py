@@ -31,7 +31,7 @@ def problem(rng, shape, out_hw, dtype, index_dtype):
 
 
 # Enough planes and work for two worker threads (kernels/parallel.h: 2^22 in all, a plane's
-# cost in the kernel's units a quarter of twice its indices plus its gradOutput plane).
+# cost in the kernel's units twice its indices plus its gradOutput plane).
 THREADS = ((2, 128, 128, 129), (256, 258))
 
 
