@@ -70,19 +70,23 @@ static bool plane_is_flat(const aclTensor *t, int64_t h, int64_t w)
     return (s[3] == 1 || w == 1) && (s[2] == w || h == 1);
 }
 
-/* Whether any of the n indices at src lies outside [0, size): one vectorisable pass (viewed as
- * unsigned, a negative index is huge, so one comparison covers both ends). */
-#define ANY_OUTSIDE(type, utype)                                                       \
+/* Whether any of the n indices at src lies outside [0, size): one vectorised pass.  With k as
+ * int64 viewed as unsigned, k lies inside exactly when neither k nor size - 1 - k has its top bit
+ * set (a negative k has it; so has size - 1 - k, wrapped, for k >= size): the pass ORs both into
+ * one word, with the subtraction and OR the baseline x86-64 vector unit has for 64-bit lanes (a
+ * comparison of 64-bit lanes it has not: a loop of comparisons ran one element at a time). */
+#define ANY_OUTSIDE(type)                                                              \
     static bool any_outside_##type(const type *restrict src, int64_t n, int64_t size)  \
     {                                                                                  \
-        bool bad = false;                                                              \
+        uint64_t last = (uint64_t)size - 1, seen = 0;                                  \
         for (int64_t x = 0; x < n; ++x) {                                              \
-            bad |= (utype)src[x] >= (utype)size;                                       \
+            uint64_t k = (uint64_t)(int64_t)src[x];                                    \
+            seen |= k | (last - k);                                                    \
         }                                                                              \
-        return bad;                                                                    \
+        return (seen >> 63) != 0;                                                      \
     }
-ANY_OUTSIDE(int64_t, uint64_t)
-ANY_OUTSIDE(int32_t, uint32_t)
+ANY_OUTSIDE(int64_t)
+ANY_OUTSIDE(int32_t)
 
 /* The first of the n indices at first (step apart) of t outside [0, size) (INT64_MAX if none),
  * its value in *value; the slow path, run only on a span known to hold one (or a strided one). */
