@@ -1,4 +1,4 @@
-"""Copies and fills of 4 MiB or more, which the simulator's runtime shares out to its kernel
+"""Copies and fills of 8 MiB or more, which the simulator's runtime shares out to its kernel
 threads in 256 KiB pieces (runtime/memory.c, kernels/parallel.c): every byte moved once, none
 outside the range, for sizes and offsets that are not multiples of anything; the queued (Async)
 forms still wait for a synchronisation, run in stream order and refuse memory freed meanwhile;
@@ -19,7 +19,7 @@ from aclnn_py._constants import ACL_ERROR_INVALID_PARAM
 from test_sim_safety import run_python
 
 MIB = 1 << 20
-SHARED = 4 * MIB  # runtime/memory.c SHARED_BYTES
+SHARED = 8 * MIB  # runtime/memory.c SHARED_BYTES
 PIECE = 256 << 10
 
 
@@ -45,7 +45,7 @@ def _data(n, seed):
 
 
 # Below, at and above the threshold; a piece more one byte; several pieces and a tail.
-SIZES = [SHARED - 1, SHARED, SHARED + 1, SHARED + PIECE + 1, 9 * MIB + 12345]
+SIZES = [SHARED - 1, SHARED, SHARED + 1, SHARED + PIECE + 1, 2 * SHARED + 12345]
 
 
 @pytest.mark.parametrize("count", SIZES, ids=lambda n: f"{n}B")
@@ -83,7 +83,7 @@ def test_upload_download_and_device_copy(sim, count, dst_off, src_off):
         sim.aclrtFree(b)
 
 
-@pytest.mark.parametrize("count", [SHARED - 1, SHARED + 3, 9 * MIB + 1], ids=lambda n: f"{n}B")
+@pytest.mark.parametrize("count", [SHARED - 1, SHARED + 3, SHARED + MIB + 1], ids=lambda n: f"{n}B")
 def test_memset_and_the_fill_of_a_large_block(sim, count):
     """A memset at an odd offset; the 0xFF fill of a new block read first by a partial upload
     (the fill of the whole block, shared out too, then the upload on top)."""
@@ -106,7 +106,7 @@ def test_queued_copies_wait_for_the_synchronisation_and_keep_stream_order(sim):
     """Large queued copies: nothing moves before aclrtSynchronizeStream (a synchronous read
     meanwhile sees the old bytes), then they run in the order queued: an upload, a device copy
     that reads the upload's result, a memset over part of it, a download."""
-    n = 6 * MIB + 5
+    n = SHARED + 2 * MIB + 5
     stream = sim.aclrtCreateStream()
     a = sim.aclrtMalloc(n, sim.ACL_MEM_MALLOC_HUGE_FIRST)
     b = sim.aclrtMalloc(n, sim.ACL_MEM_MALLOC_HUGE_FIRST)
@@ -135,7 +135,7 @@ def test_queued_copies_wait_for_the_synchronisation_and_keep_stream_order(sim):
 def test_a_queued_large_copy_refuses_memory_freed_before_it_ran(sim):
     """The queued copy's device range is checked again when it runs: freed meanwhile, the
     synchronisation fails with 507053 and nothing is written to the host buffer."""
-    n = 5 * MIB + 7
+    n = SHARED + 7
     stream = sim.aclrtCreateStream()
     try:
         a = sim.aclrtMalloc(n, sim.ACL_MEM_MALLOC_HUGE_FIRST)
@@ -172,7 +172,7 @@ def test_large_copies_past_a_block_or_from_a_freed_one_are_refused(sim):
 def test_two_threads_copying_at_once(sim_lib):
     """Two threads with large copies at the same time: one owns the helper threads, the other
     copies alone; both get their bytes."""
-    n = 5 * MIB + 3
+    n = SHARED + 3
     errors: list[BaseException] = []
 
     def work(seed):
@@ -208,9 +208,9 @@ def test_helper_threads_across_fork_and_exit():
 
         def unpool():
             rng = np.random.default_rng(0)
-            go = rng.standard_normal((2, 128, 64, 64)).astype(np.float32)
-            idx = rng.integers(0, 64 * 64, (2, 128, 32, 32))
-            got = aclnn_py.max_unpool2d_backward(go, np.zeros(idx.shape, np.float32), idx, [64, 64])
+            go = rng.standard_normal((2, 128, 128, 128)).astype(np.float32)  # two threads (parallel.h)
+            idx = rng.integers(0, 128 * 128, (2, 128, 64, 64))
+            got = aclnn_py.max_unpool2d_backward(go, np.zeros(idx.shape, np.float32), idx, [128, 128])
             want = np.take_along_axis(go.reshape(2, 128, -1), idx.reshape(2, 128, -1), -1).reshape(idx.shape)
             return bool(np.array_equal(got, want))
 
