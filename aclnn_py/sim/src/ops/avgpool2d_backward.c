@@ -82,13 +82,36 @@ typedef struct {
     int64_t scratch_floats;
 } avgpool_job;
 
-/* Floats of one worker's scratch: the spread rows (oh x w), the divided gradOutput plane
- * (oh x ow), an output row. */
+/* With a column stride sW > 1 the spread rows are kept by phases: the columns x with x % sW = r
+ * one after the other at r * phase_len + x / sW, so that each window column offset adds into a
+ * run of unit stride (vectorised), and a gradInput row is summed in that order and interleaved
+ * at the end (the adds into every sW-th column ran one element at a time).  Only for sW <= W,
+ * which bounds a phased row by 2 W floats. */
+static bool phased(const avgpool_params *p)
+{
+    return p->sw > 1 && p->sw <= p->w;
+}
+
+static int64_t phase_len(const avgpool_params *p)
+{
+    return (p->w + p->sw - 1) / p->sw;
+}
+
+/* Floats of one spread row: w, or sW phases when phased. */
+static int64_t spread_len(const avgpool_params *p)
+{
+    return phased(p) ? p->sw * phase_len(p) : p->w;
+}
+
+/* Floats of one worker's scratch: the spread rows (oh x spread_len), the divided gradOutput
+ * plane (oh x ow), an output row, and a phased output row when phased. */
 static int64_t scratch_floats(const avgpool_params *p)
 {
-    return (int64_t)(aclsim_ops_region((uint64_t)(p->oh * p->w), sizeof(float)) +
+    return (int64_t)(aclsim_ops_region((uint64_t)(p->oh * spread_len(p)), sizeof(float)) +
                      aclsim_ops_region((uint64_t)(p->oh * p->ow), sizeof(float)) +
-                     aclsim_ops_region((uint64_t)p->w, sizeof(float))) / (int64_t)sizeof(float);
+                     aclsim_ops_region((uint64_t)p->w, sizeof(float)) +
+                     (phased(p) ? aclsim_ops_region((uint64_t)spread_len(p), sizeof(float)) : 0)) /
+           (int64_t)sizeof(float);
 }
 
 /* ceil(a / b) for b > 0. */
@@ -109,9 +132,12 @@ static void avgpool_planes(void *ctx, int64_t begin, int64_t end, int worker)
     const avgpool_params *p = job->p;
     const aclTensor *grad = job->grad;
     aclTensor *out = job->grad_input;
+    int64_t len = spread_len(p), m = phase_len(p);
+    bool by_phase = phased(p);
     float *spread = job->scratch + worker * job->scratch_floats;
-    float *row = spread + aclsim_ops_region((uint64_t)(p->oh * p->w), sizeof(float)) / sizeof(float);
+    float *row = spread + aclsim_ops_region((uint64_t)(p->oh * len), sizeof(float)) / sizeof(float);
     float *line = row + aclsim_ops_region((uint64_t)(p->oh * p->ow), sizeof(float)) / sizeof(float);
+    float *sums = by_phase ? line + aclsim_ops_region((uint64_t)p->w, sizeof(float)) / sizeof(float) : NULL;
     int64_t gs[4], os[4];
     aclsim_ops_nchw_strides(grad, gs);
     aclsim_ops_nchw_strides(out, os);
@@ -138,18 +164,22 @@ static void avgpool_planes(void *ctx, int64_t begin, int64_t end, int worker)
                 shares[i] /= divisor[i];
             }
         }
-        memset(spread, 0, (size_t)(p->oh * p->w) * sizeof(float));
+        memset(spread, 0, (size_t)(p->oh * len) * sizeof(float));
         for (int64_t oh = 0; oh < p->oh; ++oh) {
             if (r->hi[oh] <= r->lo[oh]) {
                 continue; /* no real row: no gradInput row reads spread[oh] */
             }
-            float *restrict dst = spread + oh * p->w;
+            float *restrict dst = spread + oh * len;
             const float *restrict share = row + oh * p->ow;
             for (int64_t j = 0; j < p->kw; ++j) {
                 int64_t lo = job->tap_lo[j], count = job->tap_hi[j] - lo;
-                float *restrict at = dst + lo * sw - p->pw + j;
+                if (count <= 0) {
+                    continue; /* column offset j is outside the row for every window */
+                }
+                int64_t x = lo * sw - p->pw + j; /* window lo's column j, inside the row */
+                float *restrict at = by_phase ? dst + (x % sw) * m + x / sw : dst + x;
                 const float *restrict from = share + lo;
-                if (sw == 1) {
+                if (sw == 1 || by_phase) {
                     for (int64_t i = 0; i < count; ++i) {
                         at[i] += from[i];
                     }
@@ -162,15 +192,30 @@ static void avgpool_planes(void *ctx, int64_t begin, int64_t end, int worker)
         }
         for (int64_t y = 0; y < p->h; ++y) {
             float *restrict dst = direct ? (float *)out->data + o_base + y * os[2] : line;
+            float *restrict acc = by_phase ? sums : dst;
             int64_t first = r->first[y], last = r->last[y];
             if (first >= last) {
                 memset(dst, 0, (size_t)p->w * sizeof(float));
             } else {
-                memcpy(dst, spread + first * p->w, (size_t)p->w * sizeof(float));
+                memcpy(acc, spread + first * len, (size_t)len * sizeof(float));
                 for (int64_t oh = first + 1; oh < last; ++oh) {
-                    const float *restrict src = spread + oh * p->w;
+                    const float *restrict src = spread + oh * len;
+                    for (int64_t x = 0; x < len; ++x) {
+                        acc[x] += src[x];
+                    }
+                }
+                if (by_phase && sw == 2) {
+                    const float *restrict even = sums, *restrict odd = sums + m;
+                    for (int64_t x = 0; x < p->w / 2; ++x) { /* vectorised as interleaving */
+                        dst[2 * x] = even[x];
+                        dst[2 * x + 1] = odd[x];
+                    }
+                    if (p->w % 2 != 0) {
+                        dst[p->w - 1] = even[p->w / 2];
+                    }
+                } else if (by_phase) {
                     for (int64_t x = 0; x < p->w; ++x) {
-                        dst[x] += src[x];
+                        dst[x] = sums[(x % sw) * m + x / sw];
                     }
                 }
             }
@@ -203,7 +248,7 @@ static void avgpool_planes_tiled(void *ctx, int64_t begin, int64_t end, int work
     const aclTensor *grad = job->grad;
     aclTensor *out = job->grad_input;
     float *row = job->scratch + worker * job->scratch_floats +
-                 aclsim_ops_region((uint64_t)(p->oh * p->w), sizeof(float)) / sizeof(float);
+                 aclsim_ops_region((uint64_t)(p->oh * spread_len(p)), sizeof(float)) / sizeof(float);
     int64_t gs[4], os[4];
     aclsim_ops_nchw_strides(grad, gs);
     aclsim_ops_nchw_strides(out, os);
