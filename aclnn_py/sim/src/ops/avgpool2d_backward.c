@@ -6,8 +6,9 @@
  * A 3-D (C, H, W) input is one image.  cubeMathType is validated and has no effect.
  *
  * Workspace: the window tables of both axes and, per worker thread, float32 rows: gradOutput's
- * rows spread over their windows' columns for one plane, one gradOutput row and one gradInput
- * row (CANN's AvgPool3DGrad path also computes through float32 buffers).
+ * rows spread over their windows' columns for one plane (by phases for a column stride > 1, see
+ * phased()), one gradOutput row and one gradInput row (CANN's AvgPool3DGrad path also computes
+ * through float32 buffers).  Windows that tile the plane skip the spread (avgpool_planes_tiled).
  */
 #include <stdlib.h>
 #include <string.h>

@@ -8,7 +8,8 @@
  * Computed in float32 (CANN also works on a private NC1HWC0 copy and casts at the end), one
  * (H, W) plane at a time in parallel over the N * C planes, each out row written once.
  * Workspace: the tables of which block rows land on each out row and which blocks of each
- * kernel column lie inside a row, and per worker thread a block row and an out row.
+ * kernel column lie inside a row, and per worker thread a block row, an out row and, for a
+ * column stride > 1, the out row's phases (see phased()).
  */
 #include <stdlib.h>
 #include <string.h>
