@@ -7,13 +7,18 @@ The oracle is NumPy slicing of the same bytes."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import textwrap
 import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import aclnn_py
 from aclnn_py import capi
+from aclnn_py import sim as sim_package
 from aclnn_py._constants import ACL_ERROR_INVALID_PARAM
 
 from test_sim_safety import run_python
@@ -240,3 +245,41 @@ def test_helper_threads_across_fork_and_exit():
         print("ok")
     """, timeout=300)
     assert out.strip().endswith("ok")
+
+
+def test_helper_threads_joined_when_the_library_is_unloaded():
+    """libaclsim.so loaded alone (no binding in the process) and unloaded again (dlclose): its
+    helper threads, started by a large copy, are joined by then (the thread count is back where
+    it was) and the process goes on without running code of the unmapped library."""
+    body = textwrap.dedent("""
+        import ctypes, _ctypes, os, sys, time
+        path = sys.argv[1]
+
+        def threads():
+            return len(os.listdir("/proc/self/task"))
+
+        before = threads()
+        lib = ctypes.CDLL(path, mode=os.RTLD_LOCAL)
+        assert lib.aclrtSetDevice(0) == 0
+        n = (9 << 20) + 1
+        ptr = ctypes.c_void_p()
+        assert lib.aclrtMalloc(ctypes.byref(ptr), ctypes.c_size_t(n), 0) == 0
+        host = ctypes.create_string_buffer(b"x" * n, n)
+        assert lib.aclrtMemcpy(ptr, ctypes.c_size_t(n), host, ctypes.c_size_t(n), 1) == 0  # host to device
+        back = ctypes.create_string_buffer(n)
+        assert lib.aclrtMemcpy(back, ctypes.c_size_t(n), ptr, ctypes.c_size_t(n), 2) == 0  # device to host
+        assert back.raw == host.raw
+        started = threads()
+        assert lib.aclrtFree(ptr) == 0
+        assert lib.aclrtResetDevice(0) == 0
+        _ctypes.dlclose(lib._handle)
+        mapped = any(path in line for line in open("/proc/self/maps"))
+        time.sleep(0.2)
+        print(before, started, threads(), mapped)
+    """)
+    path = str(Path(sim_package.ensure_built()) / "lib64" / "libaclsim.so")
+    proc = subprocess.run([sys.executable, "-c", body, path], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    before, started, after, mapped = proc.stdout.split()
+    assert int(started) > int(before)  # a helper was running
+    assert mapped == "False" and int(after) == int(before)
