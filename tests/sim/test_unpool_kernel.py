@@ -31,7 +31,7 @@ def problem(rng, shape, out_hw, dtype, index_dtype):
 
 
 # Enough planes and work for two worker threads (kernels/parallel.h: 2^22 in all, a plane's
-# cost in the kernel's units a quarter of twice its indices plus its gradOutput plane).
+# cost in the kernel's units twice its indices plus its gradOutput plane).
 THREADS = ((2, 128, 128, 129), (256, 258))
 
 
@@ -100,3 +100,30 @@ def test_first_index_out_of_range_and_nothing_written(bad, flat, index_dtype):
         assert f"indices[0, 40, 64, 66] = {bad} is outside [0, {256 * 258})" in info.value.message
         assert "nothing was written" in info.value.message
         np.testing.assert_array_equal(out.numpy(), before)
+
+
+@pytest.mark.parametrize("bad", [-2**63, -2**62, 2**63 - 1, 2**62, 256 * 258 + 1], ids=str)
+def test_int64_extremes_out_of_range(bad):
+    """The whole-plane range check of int64 indices (one OR of k and size - 1 - k, unsigned, per
+    element) at the ends of int64, where a subtraction wraps: each is refused, nothing written."""
+    shape, out_hw = THREADS
+    go, indices = problem(np.random.default_rng(4), shape, out_hw, np.float32, np.int64)
+    indices[1, 100, 127, 128] = bad
+    before = np.full(shape, 3.0, np.float32)
+    with Tensor.from_numpy(before, backend="sim") as out:
+        with pytest.raises(AclnnError) as info:
+            aclnn_py.call(UNPOOL, go, np.zeros(shape, np.float32), indices, list(out_hw), out, backend="sim")
+            out.numpy()
+        assert info.value.status == 507015
+        assert f"indices[1, 100, 127, 128] = {bad} is outside [0, {256 * 258})" in info.value.message
+        np.testing.assert_array_equal(out.numpy(), before)
+
+
+@pytest.mark.parametrize("index_dtype", [np.int64, np.int32], ids=str)
+def test_first_and_last_index_of_a_plane_are_in_range(index_dtype):
+    """0 and oH*oW - 1, the ends of the valid range, in every position of a plane: gathered."""
+    shape, out_hw = (2, 3, 17, 19), (40, 41)
+    go, _ = problem(np.random.default_rng(5), shape, out_hw, np.float32, index_dtype)
+    indices = np.where(np.indices(shape).sum(0) % 2 == 0, 0, 40 * 41 - 1).astype(index_dtype)
+    result = aclnn_py.max_unpool2d_backward(go, np.zeros(shape, np.float32), indices, list(out_hw), backend="sim")
+    np.testing.assert_array_equal(result, reference(go, indices))

@@ -1,11 +1,28 @@
 /*
  * Helper threads for one kernel loop (see parallel.h).
+ *
+ * The helpers are started at the first loop that wants them and then wait on a condition
+ * variable between loops.  A loop is a job of fixed shares; the calling thread publishes it,
+ * wakes the helpers and runs shares itself, each thread taking the next share not yet taken
+ * (an atomic counter).  When no share is left the caller withdraws the job and waits only for
+ * the helpers that took one: a helper that wakes late finds nothing to do and goes back to
+ * sleep, so a loop never waits for a thread that has not started working on it.
+ *
+ * One loop at a time owns the helpers: a second thread calling meanwhile (two streams
+ * synchronised at once, or a share function calling aclsim_parallel) runs its shares alone,
+ * as does a loop when the helpers cannot be started.
+ *
+ * Process life: the helpers block every signal (they are delivered to the program's own
+ * threads); a destructor stops and joins them when libaclsim.so is unloaded or the process
+ * exits; after fork() the child has none of them (only the forking thread is copied) and starts
+ * its own at its first loop.
  */
-#define _POSIX_C_SOURCE 200809L /* pthreads, sysconf */
+#define _POSIX_C_SOURCE 200809L /* pthreads, sysconf, pthread_sigmask */
 
 #include "parallel.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <unistd.h>
 
@@ -27,36 +44,143 @@ int aclsim_workers(int64_t items, int64_t cost)
 typedef struct {
     aclsim_range_fn fn;
     void *ctx;
-    int64_t begin, end;
-    int worker;
-} share;
+    int64_t items;
+    int shares;
+    int next; /* the next share to take (atomic) */
+} job;
 
-static void *run_share(void *arg)
+/* Share s: [items * s / shares, items * (s + 1) / shares), worker s. */
+static void run_shares(job *j)
 {
-    const share *s = arg;
-    s->fn(s->ctx, s->begin, s->end, s->worker);
+    for (;;) {
+        int s = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
+        if (s >= j->shares) {
+            return;
+        }
+        j->fn(j->ctx, j->items * s / j->shares, j->items * (s + 1) / j->shares, s);
+    }
+}
+
+/* The helpers' state, under pool_lock; `owned` is taken without it (atomic exchange). */
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t pool_wake = PTHREAD_COND_INITIALIZER; /* a job was published, or stop */
+static pthread_cond_t pool_idle = PTHREAD_COND_INITIALIZER; /* the last helper left a job */
+static pthread_t helpers[ACLSIM_MAX_WORKERS - 1];
+static int helper_count;    /* started in this process */
+static bool helpers_failed; /* one could not be started: no more tries */
+static bool stopping;
+static job *current;        /* the job helpers may take shares of, NULL when none */
+static uint64_t generation; /* jobs published so far */
+static int working;         /* helpers inside `current` */
+static int owned;           /* a loop owns the helpers (atomic) */
+
+static void *helper_main(void *arg)
+{
+    (void)arg;
+    uint64_t seen = 0;
+    pthread_mutex_lock(&pool_lock);
+    for (;;) {
+        while (!stopping && (current == NULL || seen == generation)) {
+            pthread_cond_wait(&pool_wake, &pool_lock);
+        }
+        if (stopping) {
+            break;
+        }
+        seen = generation;
+        job *j = current;
+        working++;
+        pthread_mutex_unlock(&pool_lock);
+        run_shares(j);
+        pthread_mutex_lock(&pool_lock);
+        if (--working == 0) {
+            pthread_cond_signal(&pool_idle);
+        }
+    }
+    pthread_mutex_unlock(&pool_lock);
     return NULL;
+}
+
+/* With pool_lock held: start helpers up to `wanted` (not counting the caller); how many there are. */
+static int start_helpers_locked(int wanted)
+{
+    if (wanted > ACLSIM_MAX_WORKERS - 1) {
+        wanted = ACLSIM_MAX_WORKERS - 1;
+    }
+    if (helper_count >= wanted || helpers_failed || stopping) {
+        return helper_count;
+    }
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old); /* inherited by the new threads */
+    while (helper_count < wanted) {
+        if (pthread_create(&helpers[helper_count], NULL, helper_main, NULL) != 0) {
+            helpers_failed = true;
+            break;
+        }
+        helper_count++;
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return helper_count;
 }
 
 void aclsim_parallel(int64_t items, int workers, aclsim_range_fn fn, void *ctx)
 {
     workers = workers < 1 ? 1 : workers > ACLSIM_MAX_WORKERS ? ACLSIM_MAX_WORKERS : workers;
-    share shares[ACLSIM_MAX_WORKERS];
-    pthread_t ids[ACLSIM_MAX_WORKERS];
-    bool started[ACLSIM_MAX_WORKERS];
-    for (int w = 0; w < workers; ++w) {
-        shares[w] = (share){fn, ctx, items * w / workers, items * (w + 1) / workers, w};
-        started[w] = false;
+    job j = {fn, ctx, items, workers, 0};
+    if (workers == 1 || __atomic_exchange_n(&owned, 1, __ATOMIC_ACQUIRE) != 0) {
+        run_shares(&j); /* alone: one share, or the helpers are busy with another loop */
+        return;
     }
-    for (int w = 1; w < workers; ++w) {
-        started[w] = pthread_create(&ids[w], NULL, run_share, &shares[w]) == 0;
+    pthread_mutex_lock(&pool_lock);
+    bool shared = start_helpers_locked(workers - 1) > 0;
+    if (shared) {
+        current = &j;
+        generation++;
+        pthread_cond_broadcast(&pool_wake);
     }
-    run_share(&shares[0]);
-    for (int w = 1; w < workers; ++w) {
-        if (started[w]) {
-            pthread_join(ids[w], NULL);
-        } else {
-            run_share(&shares[w]);
+    pthread_mutex_unlock(&pool_lock);
+    run_shares(&j);
+    if (shared) {
+        pthread_mutex_lock(&pool_lock);
+        current = NULL; /* no helper takes it up any more */
+        while (working > 0) {
+            pthread_cond_wait(&pool_idle, &pool_lock);
         }
+        pthread_mutex_unlock(&pool_lock);
     }
+    __atomic_store_n(&owned, 0, __ATOMIC_RELEASE);
+}
+
+/* Unload or exit: stop the helpers and join them.  A loop still running on another thread
+ * finishes its shares itself. */
+__attribute__((destructor)) static void stop_helpers(void)
+{
+    pthread_mutex_lock(&pool_lock);
+    stopping = true;
+    pthread_cond_broadcast(&pool_wake);
+    int count = helper_count;
+    helper_count = 0;
+    pthread_mutex_unlock(&pool_lock);
+    for (int i = 0; i < count; ++i) {
+        pthread_join(helpers[i], NULL);
+    }
+}
+
+/* The child of fork() has only the forking thread: no helper, no loop of another thread, and
+ * the lock may have been copied held (its holder does not exist here). */
+static void pool_after_fork_in_child(void)
+{
+    pthread_mutex_init(&pool_lock, NULL);
+    pthread_cond_init(&pool_wake, NULL);
+    pthread_cond_init(&pool_idle, NULL);
+    helper_count = 0;
+    helpers_failed = false;
+    current = NULL;
+    working = 0;
+    __atomic_store_n(&owned, 0, __ATOMIC_RELAXED);
+}
+
+__attribute__((constructor)) static void register_pool_fork_handler(void)
+{
+    pthread_atfork(NULL, NULL, pool_after_fork_in_child);
 }

@@ -6,8 +6,9 @@
  * A 3-D (C, H, W) input is one image.  cubeMathType is validated and has no effect.
  *
  * Workspace: the window tables of both axes and, per worker thread, float32 rows: gradOutput's
- * rows spread over their windows' columns for one plane, one gradOutput row and one gradInput
- * row (CANN's AvgPool3DGrad path also computes through float32 buffers).
+ * rows spread over their windows' columns for one plane (by phases for a column stride > 1, see
+ * phased()), one gradOutput row and one gradInput row (CANN's AvgPool3DGrad path also computes
+ * through float32 buffers).  Windows that tile the plane skip the spread (avgpool_planes_tiled).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -82,13 +83,36 @@ typedef struct {
     int64_t scratch_floats;
 } avgpool_job;
 
-/* Floats of one worker's scratch: the spread rows (oh x w), the divided gradOutput plane
- * (oh x ow), an output row. */
+/* With a column stride sW > 1 the spread rows are kept by phases: the columns x with x % sW = r
+ * one after the other at r * phase_len + x / sW, so that each window column offset adds into a
+ * run of unit stride (vectorised), and a gradInput row is summed in that order and interleaved
+ * at the end (the adds into every sW-th column ran one element at a time).  Only for sW <= W,
+ * which bounds a phased row by 2 W floats. */
+static bool phased(const avgpool_params *p)
+{
+    return p->sw > 1 && p->sw <= p->w;
+}
+
+static int64_t phase_len(const avgpool_params *p)
+{
+    return (p->w + p->sw - 1) / p->sw;
+}
+
+/* Floats of one spread row: w, or sW phases when phased. */
+static int64_t spread_len(const avgpool_params *p)
+{
+    return phased(p) ? p->sw * phase_len(p) : p->w;
+}
+
+/* Floats of one worker's scratch: the spread rows (oh x spread_len), the divided gradOutput
+ * plane (oh x ow), an output row, and a phased output row when phased. */
 static int64_t scratch_floats(const avgpool_params *p)
 {
-    return (int64_t)(aclsim_ops_region((uint64_t)(p->oh * p->w), sizeof(float)) +
+    return (int64_t)(aclsim_ops_region((uint64_t)(p->oh * spread_len(p)), sizeof(float)) +
                      aclsim_ops_region((uint64_t)(p->oh * p->ow), sizeof(float)) +
-                     aclsim_ops_region((uint64_t)p->w, sizeof(float))) / (int64_t)sizeof(float);
+                     aclsim_ops_region((uint64_t)p->w, sizeof(float)) +
+                     (phased(p) ? aclsim_ops_region((uint64_t)spread_len(p), sizeof(float)) : 0)) /
+           (int64_t)sizeof(float);
 }
 
 /* ceil(a / b) for b > 0. */
@@ -109,9 +133,12 @@ static void avgpool_planes(void *ctx, int64_t begin, int64_t end, int worker)
     const avgpool_params *p = job->p;
     const aclTensor *grad = job->grad;
     aclTensor *out = job->grad_input;
+    int64_t len = spread_len(p), m = phase_len(p);
+    bool by_phase = phased(p);
     float *spread = job->scratch + worker * job->scratch_floats;
-    float *row = spread + aclsim_ops_region((uint64_t)(p->oh * p->w), sizeof(float)) / sizeof(float);
+    float *row = spread + aclsim_ops_region((uint64_t)(p->oh * len), sizeof(float)) / sizeof(float);
     float *line = row + aclsim_ops_region((uint64_t)(p->oh * p->ow), sizeof(float)) / sizeof(float);
+    float *sums = by_phase ? line + aclsim_ops_region((uint64_t)p->w, sizeof(float)) / sizeof(float) : NULL;
     int64_t gs[4], os[4];
     aclsim_ops_nchw_strides(grad, gs);
     aclsim_ops_nchw_strides(out, os);
@@ -138,18 +165,22 @@ static void avgpool_planes(void *ctx, int64_t begin, int64_t end, int worker)
                 shares[i] /= divisor[i];
             }
         }
-        memset(spread, 0, (size_t)(p->oh * p->w) * sizeof(float));
+        memset(spread, 0, (size_t)(p->oh * len) * sizeof(float));
         for (int64_t oh = 0; oh < p->oh; ++oh) {
             if (r->hi[oh] <= r->lo[oh]) {
                 continue; /* no real row: no gradInput row reads spread[oh] */
             }
-            float *restrict dst = spread + oh * p->w;
+            float *restrict dst = spread + oh * len;
             const float *restrict share = row + oh * p->ow;
             for (int64_t j = 0; j < p->kw; ++j) {
                 int64_t lo = job->tap_lo[j], count = job->tap_hi[j] - lo;
-                float *restrict at = dst + lo * sw - p->pw + j;
+                if (count <= 0) {
+                    continue; /* column offset j is outside the row for every window */
+                }
+                int64_t x = lo * sw - p->pw + j; /* window lo's column j, inside the row */
+                float *restrict at = by_phase ? dst + (x % sw) * m + x / sw : dst + x;
                 const float *restrict from = share + lo;
-                if (sw == 1) {
+                if (sw == 1 || by_phase) {
                     for (int64_t i = 0; i < count; ++i) {
                         at[i] += from[i];
                     }
@@ -162,21 +193,125 @@ static void avgpool_planes(void *ctx, int64_t begin, int64_t end, int worker)
         }
         for (int64_t y = 0; y < p->h; ++y) {
             float *restrict dst = direct ? (float *)out->data + o_base + y * os[2] : line;
+            float *restrict acc = by_phase ? sums : dst;
             int64_t first = r->first[y], last = r->last[y];
             if (first >= last) {
                 memset(dst, 0, (size_t)p->w * sizeof(float));
             } else {
-                memcpy(dst, spread + first * p->w, (size_t)p->w * sizeof(float));
+                memcpy(acc, spread + first * len, (size_t)len * sizeof(float));
                 for (int64_t oh = first + 1; oh < last; ++oh) {
-                    const float *restrict src = spread + oh * p->w;
+                    const float *restrict src = spread + oh * len;
+                    for (int64_t x = 0; x < len; ++x) {
+                        acc[x] += src[x];
+                    }
+                }
+                if (by_phase && sw == 2) {
+                    const float *restrict even = sums, *restrict odd = sums + m;
+                    for (int64_t x = 0; x < p->w / 2; ++x) { /* vectorised as interleaving */
+                        dst[2 * x] = even[x];
+                        dst[2 * x + 1] = odd[x];
+                    }
+                    if (p->w % 2 != 0) {
+                        dst[p->w - 1] = even[p->w / 2];
+                    }
+                } else if (by_phase) {
                     for (int64_t x = 0; x < p->w; ++x) {
-                        dst[x] += src[x];
+                        dst[x] = sums[(x % sw) * m + x / sw];
                     }
                 }
             }
             if (!direct) {
                 aclsim_ops_scatter_f32(out->data, out->dtype, o_base + y * os[2], os[3], p->w, line);
             }
+        }
+    }
+}
+
+/* Windows that tile the plane (kernel = stride, no padding: each gradInput element lies in at
+ * most one window) into a float32 gradInput with unit column stride: each divided gradOutput
+ * value is written straight to its window's elements, row oh*sH first and the window's other rows
+ * copied from it; elements in no window (beyond the last window of floor mode) are zeros.  The
+ * same values as avgpool_planes (0 + share, which also turns -0 into +0 as its sums do) in one
+ * write of gradInput: that path's strided spread ran one element at a time (k2 s2
+ * (8,256,28,28): 53% of the call's CPU). */
+static bool windows_tile(const avgpool_params *p, const aclTensor *grad_input)
+{
+    int64_t os[4];
+    aclsim_ops_nchw_strides(grad_input, os);
+    return p->kh == p->sh && p->kw == p->sw && p->ph == 0 && p->pw == 0 && grad_input->dtype == ACL_FLOAT &&
+           (os[3] == 1 || p->w == 1);
+}
+
+static void avgpool_planes_tiled(void *ctx, int64_t begin, int64_t end, int worker)
+{
+    const avgpool_job *job = ctx;
+    const avgpool_params *p = job->p;
+    const aclTensor *grad = job->grad;
+    aclTensor *out = job->grad_input;
+    float *row = job->scratch + worker * job->scratch_floats +
+                 aclsim_ops_region((uint64_t)(p->oh * spread_len(p)), sizeof(float)) / sizeof(float);
+    int64_t gs[4], os[4];
+    aclsim_ops_nchw_strides(grad, gs);
+    aclsim_ops_nchw_strides(out, os);
+    bool plane_rows = gs[2] == p->ow * gs[3];
+    int64_t cells = p->oh * p->ow, kw = p->kw;
+    /* windows with a real element, per axis (ceil mode's last may start past the end: none) */
+    int64_t rows = p->oh, cols = p->ow;
+    while (rows > 0 && rows * p->sh - p->sh >= p->h) {
+        --rows;
+    }
+    while (cols > 0 && cols * p->sw - p->sw >= p->w) {
+        --cols;
+    }
+    int64_t covered_w = cols * kw < p->w ? cols * kw : p->w;
+    for (int64_t plane = begin; plane < end; ++plane) {
+        int64_t n = plane / p->c, ch = plane % p->c;
+        int64_t g_base = grad->offset + n * gs[0] + ch * gs[1];
+        float *base = (float *)out->data + out->offset + n * os[0] + ch * os[1];
+        if (plane_rows) {
+            aclsim_ops_gather_f32(grad->data, grad->dtype, g_base, gs[3], cells, row);
+        } else {
+            for (int64_t oh = 0; oh < p->oh; ++oh) {
+                aclsim_ops_gather_f32(grad->data, grad->dtype, g_base + oh * gs[2], gs[3], p->ow, row + oh * p->ow);
+            }
+        }
+        {
+            float *restrict shares = row;
+            const float *restrict divisor = job->divisors;
+            for (int64_t i = 0; i < cells; ++i) {
+                shares[i] = 0.0f + shares[i] / divisor[i];
+            }
+        }
+        /* full windows, then the last one when the plane cuts it */
+        int64_t full = p->w / kw < cols ? p->w / kw : cols;
+        for (int64_t oh = 0; oh < rows; ++oh) {
+            const float *restrict share = row + oh * p->ow;
+            float *restrict first = base + oh * p->sh * os[2];
+            if (kw == 2) {
+                for (int64_t ow = 0; ow < full; ++ow) { /* the common 2x2: vectorised as interleaving */
+                    first[2 * ow] = share[ow];
+                    first[2 * ow + 1] = share[ow];
+                }
+            } else {
+                for (int64_t j = 0; j < kw; ++j) {
+                    for (int64_t ow = 0; ow < full; ++ow) {
+                        first[ow * kw + j] = share[ow];
+                    }
+                }
+            }
+            for (int64_t x = full * kw; x < covered_w; ++x) {
+                first[x] = share[full];
+            }
+            for (int64_t x = covered_w; x < p->w; ++x) {
+                first[x] = 0.0f;
+            }
+            int64_t y1 = oh * p->sh + p->kh < p->h ? oh * p->sh + p->kh : p->h;
+            for (int64_t y = oh * p->sh + 1; y < y1; ++y) {
+                memcpy(base + y * os[2], first, (size_t)p->w * sizeof(float));
+            }
+        }
+        for (int64_t y = rows * p->sh; y < p->h; ++y) {
+            memset(base + y * os[2], 0, (size_t)p->w * sizeof(float));
         }
     }
 }
@@ -239,7 +374,8 @@ static aclnnStatus avgpool_kernel(aclOpExecutor *ex, void *workspace)
         }
         job.grad = &staged;
     }
-    aclsim_parallel(p->n * p->c, (int)p->workers, avgpool_planes, &job);
+    aclsim_parallel(p->n * p->c, (int)p->workers,
+                    windows_tile(p, job.grad_input) ? avgpool_planes_tiled : avgpool_planes, &job);
     free(copy);
     return ACLNN_SUCCESS;
 }

@@ -70,19 +70,23 @@ static bool plane_is_flat(const aclTensor *t, int64_t h, int64_t w)
     return (s[3] == 1 || w == 1) && (s[2] == w || h == 1);
 }
 
-/* Whether any of the n indices at src lies outside [0, size): one vectorisable pass (viewed as
- * unsigned, a negative index is huge, so one comparison covers both ends). */
-#define ANY_OUTSIDE(type, utype)                                                       \
+/* Whether any of the n indices at src lies outside [0, size): one vectorised pass.  With k as
+ * int64 viewed as unsigned, k lies inside exactly when neither k nor size - 1 - k has its top bit
+ * set (a negative k has it; so has size - 1 - k, wrapped, for k >= size): the pass ORs both into
+ * one word, with the subtraction and OR the baseline x86-64 vector unit has for 64-bit lanes (a
+ * comparison of 64-bit lanes it has not: a loop of comparisons ran one element at a time). */
+#define ANY_OUTSIDE(type)                                                              \
     static bool any_outside_##type(const type *restrict src, int64_t n, int64_t size)  \
     {                                                                                  \
-        bool bad = false;                                                              \
+        uint64_t last = (uint64_t)size - 1, seen = 0;                                  \
         for (int64_t x = 0; x < n; ++x) {                                              \
-            bad |= (utype)src[x] >= (utype)size;                                       \
+            uint64_t k = (uint64_t)(int64_t)src[x];                                    \
+            seen |= k | (last - k);                                                    \
         }                                                                              \
-        return bad;                                                                    \
+        return (seen >> 63) != 0;                                                      \
     }
-ANY_OUTSIDE(int64_t, uint64_t)
-ANY_OUTSIDE(int32_t, uint32_t)
+ANY_OUTSIDE(int64_t)
+ANY_OUTSIDE(int32_t)
 
 /* The first of the n indices at first (step apart) of t outside [0, size) (INT64_MAX if none),
  * its value in *value; the slow path, run only on a span known to hold one (or a strided one). */
@@ -372,15 +376,12 @@ aclnnStatus aclnnMaxUnpool2dBackwardGetWorkspaceSize(const aclTensor *gradOutput
         .oh = aclsim_ops_dim(gradOutput, -2),
         .ow = aclsim_ops_dim(gradOutput, -1),
     };
-    /* A plane's cost: its indices twice (check, gather) and the cache lines of the gradOutput
-     * plane the gather reads, which come from memory; in the units of aclsim_workers (whose
-     * floor is a few milliseconds on one thread) a quarter each since the whole-plane paths:
-     * the segnet case (8,256,28,28) -> 56, 9.6M of them, takes 1.5 ms on one thread.  Below
-     * that floor a second thread did not pay: the kernel is bound by memory, and on a busy
-     * machine a helper that waits for a core made it slower (measured in a C program on that
-     * case, alternating, while another process kept one of the two cores busy: minimum of 20
-     * rounds 1.45 ms on one thread, 2.6 ms on two). */
-    p.workers = aclsim_workers(p.n * p.c, (2 * p.h * p.w + p.oh * p.ow) / 4);
+    /* A plane's cost: its indices twice (check, gather) and the gradOutput plane the gather
+     * reads.  Both bench cases, (8,64,56,56) -> 112 and (8,256,28,28) -> 56, are 9.6M of them and
+     * take two threads: the call went from 3.5 to 2.8 ms (Python, alternating in one process,
+     * medians of 30), and with another process spinning on the second core it stayed at 3.5 ms
+     * (min 2.6): a helper late to wake leaves its share to the calling thread (parallel.h). */
+    p.workers = aclsim_workers(p.n * p.c, 2 * p.h * p.w + p.oh * p.ow);
     uint64_t workspace = (uint64_t)(p.workers * p.w) * sizeof(int64_t);
     const aclTensor *inputs[] = {gradOutput, self, indices};
     const aclTensor *outputs[] = {out};
