@@ -13,10 +13,14 @@ OpenBLAS and OpenMP avoid it by spinning their threads after each call; Python t
 So for the length of a region, ``pinned()`` holds the calling thread to the core it is on and
 each worker to another of the cores the caller may use; on leaving, the caller gets its own
 affinity back (the workers keep theirs until a region needs other ones).  The same case then
-took 6.1-6.9 ms from the first call after the pause.  The cost: 3 system calls per region
-(regions are >= ~0.1 ms of work, ``_common.MIN_PARALLEL_ELEMENTS``), and on a loaded machine a
-pinned thread cannot flee a core another process holds: with one busy-looping process beside
-it, resnet 3x3 (8,64,56,56) took 25-28 ms a call instead of 24-25.
+took 6.1-6.9 ms from the first call after the pause.  Against the code before, 150 ms pause
+then 20 ms of calls, medians of two processes each: resnet 3x3 (8,64,56,56) 25.6-27.2 -> 14.8
+ms, conv1d k5 (16,64,1024) 15.4-16.9 -> 7.7, conv3d k3 (2,16,16,32,32) 11.8-11.9 -> 7.2-7.3,
+max_unpool2d (8,64,56,56) 2.1 -> 1.1-1.2.  The cost: 3 system calls per region (regions are
+>= ~0.1 ms of work, ``_common.MIN_PARALLEL_ELEMENTS``), and on a loaded machine a held thread
+cannot flee a core another process uses: with one busy-looping process beside it, back to
+back, resnet 3x3 28.1-28.5 -> 31.6-31.7 ms, transposed k4 s2 10.8-10.9 -> 11.5-12.0, avg_pool2d
+k3 s2 3.1 -> 3.9 (but max_unpool2d 2.3-2.4 -> 1.5).
 """
 
 from __future__ import annotations
