@@ -127,6 +127,20 @@ static int64_t ceil_div(int64_t a, int64_t b)
  * windows at a time (a strided run, unit stride when sW is 1); then each gradInput row y is the
  * sum of the spread rows of the windows holding it, written once.
  */
+/* The (oh, ow) plane of gradOutput at element g_base as floats in `row`: in one run where its
+ * rows lie one after the other, else row by row. */
+static void gather_plane(const aclTensor *grad, const avgpool_params *p, const int64_t gs[4], int64_t g_base,
+                         float *row)
+{
+    if (gs[2] == p->ow * gs[3]) {
+        aclsim_ops_gather_f32(grad->data, grad->dtype, g_base, gs[3], p->oh * p->ow, row);
+        return;
+    }
+    for (int64_t oh = 0; oh < p->oh; ++oh) {
+        aclsim_ops_gather_f32(grad->data, grad->dtype, g_base + oh * gs[2], gs[3], p->ow, row + oh * p->ow);
+    }
+}
+
 static void avgpool_planes(void *ctx, int64_t begin, int64_t end, int worker)
 {
     const avgpool_job *job = ctx;
@@ -143,21 +157,13 @@ static void avgpool_planes(void *ctx, int64_t begin, int64_t end, int worker)
     aclsim_ops_nchw_strides(grad, gs);
     aclsim_ops_nchw_strides(out, os);
     bool direct = out->dtype == ACL_FLOAT && os[3] == 1;
-    /* gradOutput's rows one after the other: the plane is read and divided in one run */
-    bool plane_rows = gs[2] == p->ow * gs[3];
     int64_t cells = p->oh * p->ow;
     const axis_table *r = &job->rows;
     int64_t sw = p->sw;
     for (int64_t plane = begin; plane < end; ++plane) {
         int64_t n = plane / p->c, ch = plane % p->c;
         int64_t g_base = grad->offset + n * gs[0] + ch * gs[1], o_base = out->offset + n * os[0] + ch * os[1];
-        if (plane_rows) {
-            aclsim_ops_gather_f32(grad->data, grad->dtype, g_base, gs[3], cells, row);
-        } else {
-            for (int64_t oh = 0; oh < p->oh; ++oh) {
-                aclsim_ops_gather_f32(grad->data, grad->dtype, g_base + oh * gs[2], gs[3], p->ow, row + oh * p->ow);
-            }
-        }
+        gather_plane(grad, p, gs, g_base, row);
         {
             float *restrict shares = row;
             const float *restrict divisor = job->divisors;
@@ -205,19 +211,8 @@ static void avgpool_planes(void *ctx, int64_t begin, int64_t end, int worker)
                         acc[x] += src[x];
                     }
                 }
-                if (by_phase && sw == 2) {
-                    const float *restrict even = sums, *restrict odd = sums + m;
-                    for (int64_t x = 0; x < p->w / 2; ++x) { /* vectorised as interleaving */
-                        dst[2 * x] = even[x];
-                        dst[2 * x + 1] = odd[x];
-                    }
-                    if (p->w % 2 != 0) {
-                        dst[p->w - 1] = even[p->w / 2];
-                    }
-                } else if (by_phase) {
-                    for (int64_t x = 0; x < p->w; ++x) {
-                        dst[x] = sums[(x % sw) * m + x / sw];
-                    }
+                if (by_phase) {
+                    aclsim_ops_interleave_phases(dst, sums, p->w, sw, m);
                 }
             }
             if (!direct) {
@@ -253,7 +248,6 @@ static void avgpool_planes_tiled(void *ctx, int64_t begin, int64_t end, int work
     int64_t gs[4], os[4];
     aclsim_ops_nchw_strides(grad, gs);
     aclsim_ops_nchw_strides(out, os);
-    bool plane_rows = gs[2] == p->ow * gs[3];
     int64_t cells = p->oh * p->ow, kw = p->kw;
     /* windows with a real element, per axis (ceil mode's last may start past the end: none) */
     int64_t rows = p->oh, cols = p->ow;
@@ -268,13 +262,7 @@ static void avgpool_planes_tiled(void *ctx, int64_t begin, int64_t end, int work
         int64_t n = plane / p->c, ch = plane % p->c;
         int64_t g_base = grad->offset + n * gs[0] + ch * gs[1];
         float *base = (float *)out->data + out->offset + n * os[0] + ch * os[1];
-        if (plane_rows) {
-            aclsim_ops_gather_f32(grad->data, grad->dtype, g_base, gs[3], cells, row);
-        } else {
-            for (int64_t oh = 0; oh < p->oh; ++oh) {
-                aclsim_ops_gather_f32(grad->data, grad->dtype, g_base + oh * gs[2], gs[3], p->ow, row + oh * p->ow);
-            }
-        }
+        gather_plane(grad, p, gs, g_base, row);
         {
             float *restrict shares = row;
             const float *restrict divisor = job->divisors;

@@ -226,19 +226,8 @@ static void im2col_planes(void *ctx, int64_t begin, int64_t end, int worker)
                     }
                 }
             }
-            if (by_phase && sw == 2) {
-                const float *restrict even = phases, *restrict odd = phases + m;
-                for (int64_t x = 0; x < p->w / 2; ++x) { /* vectorised as interleaving */
-                    dst[2 * x] = even[x];
-                    dst[2 * x + 1] = odd[x];
-                }
-                if (p->w % 2 != 0) {
-                    dst[p->w - 1] = even[p->w / 2];
-                }
-            } else if (by_phase) {
-                for (int64_t x = 0; x < p->w; ++x) {
-                    dst[x] = phases[(x % sw) * m + x / sw];
-                }
+            if (by_phase) {
+                aclsim_ops_interleave_phases(dst, phases, p->w, sw, m);
             }
             if (!direct) {
                 aclsim_ops_scatter_f32(out->data, out->dtype, o_base + y * os[2], os[3], p->w, line);

@@ -594,6 +594,25 @@ void aclsim_ops_scatter_f32(void *data, aclDataType dtype, int64_t first, int64_
     write_f32_row(&c, first, step, count);
 }
 
+void aclsim_ops_interleave_phases(float *restrict dst, const float *restrict phases, int64_t w, int64_t sw,
+                                  int64_t m)
+{
+    if (sw == 2) {
+        const float *restrict even = phases, *restrict odd = phases + m;
+        for (int64_t x = 0; x < w / 2; ++x) { /* vectorised as interleaving */
+            dst[2 * x] = even[x];
+            dst[2 * x + 1] = odd[x];
+        }
+        if (w % 2 != 0) {
+            dst[w - 1] = even[w / 2];
+        }
+        return;
+    }
+    for (int64_t x = 0; x < w; ++x) {
+        dst[x] = phases[(x % sw) * m + x / sw];
+    }
+}
+
 /* The byte range [*lo, *hi) a non-empty view can touch. */
 static void view_bytes(const aclTensor *t, uintptr_t *lo, uintptr_t *hi)
 {

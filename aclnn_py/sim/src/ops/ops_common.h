@@ -103,6 +103,12 @@ ACLSIM_OPS_API void aclsim_ops_nchw_strides(const aclTensor *t, int64_t s[4]);
 ACLSIM_OPS_API void aclsim_ops_scatter_f32(void *data, aclDataType dtype, int64_t first, int64_t step, int64_t count,
                                            const float *src);
 
+/* A row of `w` floats put back together from its column phases: column x of the row is
+ * phases[(x % sw) * m + x / sw] (phase r, the columns r, r + sw, ..., one after the other, m
+ * apart).  Two phases interleave in one vectorised loop. */
+ACLSIM_OPS_API void aclsim_ops_interleave_phases(float *restrict dst, const float *restrict phases, int64_t w,
+                                                 int64_t sw, int64_t m);
+
 /* Whether the bytes the two views can touch overlap (an output written plane by plane over an
  * input it overlaps would change the input before it is read). */
 ACLSIM_OPS_API bool aclsim_ops_views_overlap(const aclTensor *a, const aclTensor *b);
