@@ -126,9 +126,13 @@ static int start_helpers_locked(int wanted)
 void aclsim_parallel(int64_t items, int workers, aclsim_range_fn fn, void *ctx)
 {
     workers = workers < 1 ? 1 : workers > ACLSIM_MAX_WORKERS ? ACLSIM_MAX_WORKERS : workers;
+    if (workers == 1) { /* one share: the whole range, worker 0, straight away */
+        fn(ctx, 0, items, 0);
+        return;
+    }
     job j = {fn, ctx, items, workers, 0};
-    if (workers == 1 || __atomic_exchange_n(&owned, 1, __ATOMIC_ACQUIRE) != 0) {
-        run_shares(&j); /* alone: one share, or the helpers are busy with another loop */
+    if (__atomic_exchange_n(&owned, 1, __ATOMIC_ACQUIRE) != 0) {
+        run_shares(&j); /* alone: the helpers are busy with another loop */
         return;
     }
     pthread_mutex_lock(&pool_lock);

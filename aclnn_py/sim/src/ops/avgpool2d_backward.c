@@ -84,24 +84,15 @@ typedef struct {
 } avgpool_job;
 
 /* With a column stride sW > 1 the spread rows are kept by phases: the columns x with x % sW = r
- * one after the other at r * phase_len + x / sW, so that each window column offset adds into a
+ * one after the other at r * aclsim_ops_phase_len + x / sW, so that each window column offset adds into a
  * run of unit stride (vectorised), and a gradInput row is summed in that order and interleaved
  * at the end (the adds into every sW-th column ran one element at a time).  Only for sW <= W,
  * which bounds a phased row by 2 W floats. */
-static bool phased(const avgpool_params *p)
-{
-    return p->sw > 1 && p->sw <= p->w;
-}
-
-static int64_t phase_len(const avgpool_params *p)
-{
-    return (p->w + p->sw - 1) / p->sw;
-}
 
 /* Floats of one spread row: w, or sW phases when phased. */
 static int64_t spread_len(const avgpool_params *p)
 {
-    return phased(p) ? p->sw * phase_len(p) : p->w;
+    return aclsim_ops_phased(p->w, p->sw) ? p->sw * aclsim_ops_phase_len(p->w, p->sw) : p->w;
 }
 
 /* Floats of one worker's scratch: the spread rows (oh x spread_len), the divided gradOutput
@@ -111,7 +102,8 @@ static int64_t scratch_floats(const avgpool_params *p)
     return (int64_t)(aclsim_ops_region((uint64_t)(p->oh * spread_len(p)), sizeof(float)) +
                      aclsim_ops_region((uint64_t)(p->oh * p->ow), sizeof(float)) +
                      aclsim_ops_region((uint64_t)p->w, sizeof(float)) +
-                     (phased(p) ? aclsim_ops_region((uint64_t)spread_len(p), sizeof(float)) : 0)) /
+                     (aclsim_ops_phased(p->w, p->sw) ? aclsim_ops_region((uint64_t)spread_len(p), sizeof(float))
+                                                     : 0)) /
            (int64_t)sizeof(float);
 }
 
@@ -121,34 +113,39 @@ static int64_t ceil_div(int64_t a, int64_t b)
     return a >= 0 ? (a + b - 1) / b : -((-a) / b);
 }
 
+/* The (oh, ow) plane of gradOutput at element g_base as floats in `row`, each divided by its
+ * divisor (+0 for a -0 quotient: the tiled path writes it as it is, and in the general path it
+ * is added onto zeros anyway): in one run where its rows lie one after the other, else row by
+ * row. */
+static void gather_plane(const aclTensor *grad, const avgpool_params *p, const int64_t gs[4], int64_t g_base,
+                         const float *restrict divisors, float *restrict row)
+{
+    if (gs[2] == p->ow * gs[3]) {
+        aclsim_ops_gather_f32(grad->data, grad->dtype, g_base, gs[3], p->oh * p->ow, row);
+    } else {
+        for (int64_t oh = 0; oh < p->oh; ++oh) {
+            aclsim_ops_gather_f32(grad->data, grad->dtype, g_base + oh * gs[2], gs[3], p->ow, row + oh * p->ow);
+        }
+    }
+    for (int64_t i = 0; i < p->oh * p->ow; ++i) {
+        row[i] = 0.0f + row[i] / divisors[i];
+    }
+}
+
 /*
  * The planes [begin, end) (n * C + c): each gradOutput row oh is divided by its divisors and
  * spread over its windows' columns into spread[oh] (w floats), one column offset j of the
  * windows at a time (a strided run, unit stride when sW is 1); then each gradInput row y is the
  * sum of the spread rows of the windows holding it, written once.
  */
-/* The (oh, ow) plane of gradOutput at element g_base as floats in `row`: in one run where its
- * rows lie one after the other, else row by row. */
-static void gather_plane(const aclTensor *grad, const avgpool_params *p, const int64_t gs[4], int64_t g_base,
-                         float *row)
-{
-    if (gs[2] == p->ow * gs[3]) {
-        aclsim_ops_gather_f32(grad->data, grad->dtype, g_base, gs[3], p->oh * p->ow, row);
-        return;
-    }
-    for (int64_t oh = 0; oh < p->oh; ++oh) {
-        aclsim_ops_gather_f32(grad->data, grad->dtype, g_base + oh * gs[2], gs[3], p->ow, row + oh * p->ow);
-    }
-}
-
 static void avgpool_planes(void *ctx, int64_t begin, int64_t end, int worker)
 {
     const avgpool_job *job = ctx;
     const avgpool_params *p = job->p;
     const aclTensor *grad = job->grad;
     aclTensor *out = job->grad_input;
-    int64_t len = spread_len(p), m = phase_len(p);
-    bool by_phase = phased(p);
+    int64_t len = spread_len(p), m = aclsim_ops_phase_len(p->w, p->sw);
+    bool by_phase = aclsim_ops_phased(p->w, p->sw);
     float *spread = job->scratch + worker * job->scratch_floats;
     float *row = spread + aclsim_ops_region((uint64_t)(p->oh * len), sizeof(float)) / sizeof(float);
     float *line = row + aclsim_ops_region((uint64_t)(p->oh * p->ow), sizeof(float)) / sizeof(float);
@@ -157,20 +154,12 @@ static void avgpool_planes(void *ctx, int64_t begin, int64_t end, int worker)
     aclsim_ops_nchw_strides(grad, gs);
     aclsim_ops_nchw_strides(out, os);
     bool direct = out->dtype == ACL_FLOAT && os[3] == 1;
-    int64_t cells = p->oh * p->ow;
     const axis_table *r = &job->rows;
     int64_t sw = p->sw;
     for (int64_t plane = begin; plane < end; ++plane) {
         int64_t n = plane / p->c, ch = plane % p->c;
         int64_t g_base = grad->offset + n * gs[0] + ch * gs[1], o_base = out->offset + n * os[0] + ch * os[1];
-        gather_plane(grad, p, gs, g_base, row);
-        {
-            float *restrict shares = row;
-            const float *restrict divisor = job->divisors;
-            for (int64_t i = 0; i < cells; ++i) {
-                shares[i] /= divisor[i];
-            }
-        }
+        gather_plane(grad, p, gs, g_base, job->divisors, row);
         memset(spread, 0, (size_t)(p->oh * len) * sizeof(float));
         for (int64_t oh = 0; oh < p->oh; ++oh) {
             if (r->hi[oh] <= r->lo[oh]) {
@@ -248,7 +237,7 @@ static void avgpool_planes_tiled(void *ctx, int64_t begin, int64_t end, int work
     int64_t gs[4], os[4];
     aclsim_ops_nchw_strides(grad, gs);
     aclsim_ops_nchw_strides(out, os);
-    int64_t cells = p->oh * p->ow, kw = p->kw;
+    int64_t kw = p->kw;
     /* windows with a real element, per axis (ceil mode's last may start past the end: none) */
     int64_t rows = p->oh, cols = p->ow;
     while (rows > 0 && rows * p->sh - p->sh >= p->h) {
@@ -262,14 +251,7 @@ static void avgpool_planes_tiled(void *ctx, int64_t begin, int64_t end, int work
         int64_t n = plane / p->c, ch = plane % p->c;
         int64_t g_base = grad->offset + n * gs[0] + ch * gs[1];
         float *base = (float *)out->data + out->offset + n * os[0] + ch * os[1];
-        gather_plane(grad, p, gs, g_base, row);
-        {
-            float *restrict shares = row;
-            const float *restrict divisor = job->divisors;
-            for (int64_t i = 0; i < cells; ++i) {
-                shares[i] = 0.0f + shares[i] / divisor[i];
-            }
-        }
+        gather_plane(grad, p, gs, g_base, job->divisors, row);
         /* full windows, then the last one when the plane cuts it */
         int64_t full = p->w / kw < cols ? p->w / kw : cols;
         for (int64_t oh = 0; oh < rows; ++oh) {

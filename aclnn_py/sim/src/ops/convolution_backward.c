@@ -358,6 +358,9 @@ static void lower_chunk(const conv_params *p, int threads, int64_t o0, int64_t o
     int64_t cb_group = p->cb / p->groups, taps = p->ks[0] * p->ks[1] * p->ks[2];
     lower_job job = {p, o0, o1, p->bs[0] * p->bs[1] * p->bs[2], taps, b_first, cols, scatter};
     int workers = threads > 1 && cb_group * taps * (o1 - o0) >= LOWER_SHARED ? threads : 1;
+    if (workers > cb_group) {
+        workers = (int)cb_group; /* a share per channel at most: no empty shares to wake a helper for */
+    }
     aclsim_parallel(cb_group, workers, lower_channels, &job);
 }
 

@@ -41,26 +41,19 @@ typedef struct {
 } im2col_job;
 
 /* An out row with a column stride sW > 1 is summed by phases: the columns x with x % sW = r
- * one after the other at r * phase_len + x / sW, so that each block row adds into a run of unit
+ * one after the other at r * aclsim_ops_phase_len + x / sW, so that each block row adds into a run of unit
  * stride (vectorised), and the phases are interleaved into the row at the end (the adds into
  * every sW-th column ran one element at a time: k3 s2 p1 (8,64,56,56) in 2.3 ms per call).  Only
  * for sW <= W, which bounds the phases by 2 W floats. */
-static bool phased(const im2col_params *p)
-{
-    return p->sw > 1 && p->sw <= p->w;
-}
-
-static int64_t phase_len(const im2col_params *p)
-{
-    return (p->w + p->sw - 1) / p->sw;
-}
 
 /* Floats of one worker's scratch. */
 static int64_t scratch_floats(const im2col_params *p)
 {
     return (int64_t)(aclsim_ops_region((uint64_t)p->l1, sizeof(float)) +
                      aclsim_ops_region((uint64_t)p->w, sizeof(float)) +
-                     (phased(p) ? aclsim_ops_region((uint64_t)(p->sw * phase_len(p)), sizeof(float)) : 0)) /
+                     (aclsim_ops_phased(p->w, p->sw)
+                          ? aclsim_ops_region((uint64_t)(p->sw * aclsim_ops_phase_len(p->w, p->sw)), sizeof(float))
+                          : 0)) /
            (int64_t)sizeof(float);
 }
 
@@ -188,8 +181,8 @@ static void im2col_planes(void *ctx, int64_t begin, int64_t end, int worker)
         im2col_planes_disjoint(job, begin, end);
         return;
     }
-    bool by_phase = phased(p);
-    int64_t m = by_phase ? phase_len(p) : 0, sw = p->sw;
+    bool by_phase = aclsim_ops_phased(p->w, p->sw);
+    int64_t m = by_phase ? aclsim_ops_phase_len(p->w, p->sw) : 0, sw = p->sw;
     float *phases = line + aclsim_ops_region((uint64_t)p->w, sizeof(float)) / sizeof(float);
     for (int64_t plane = begin; plane < end; ++plane) {
         int64_t n = plane / p->c, c = plane % p->c;

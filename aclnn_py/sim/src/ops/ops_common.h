@@ -103,6 +103,18 @@ ACLSIM_OPS_API void aclsim_ops_nchw_strides(const aclTensor *t, int64_t s[4]);
 ACLSIM_OPS_API void aclsim_ops_scatter_f32(void *data, aclDataType dtype, int64_t first, int64_t step, int64_t count,
                                            const float *src);
 
+/* Column phases of a row of `w` floats with column stride sw: kept where sw > 1 and sw <= w
+ * (a phased row then takes at most 2 w floats), each phase_len floats long. */
+static inline bool aclsim_ops_phased(int64_t w, int64_t sw)
+{
+    return sw > 1 && sw <= w;
+}
+
+static inline int64_t aclsim_ops_phase_len(int64_t w, int64_t sw)
+{
+    return (w + sw - 1) / sw;
+}
+
 /* A row of `w` floats put back together from its column phases: column x of the row is
  * phases[(x % sw) * m + x / sw] (phase r, the columns r, r + sw, ..., one after the other, m
  * apart).  Two phases interleave in one vectorised loop. */
