@@ -31,7 +31,7 @@ import os
 import threading
 from collections.abc import Callable, Iterator
 
-__all__ = ["pinned", "register_worker"]
+__all__ = ["forget_workers", "pinned", "register_worker"]
 
 
 def _sched_getcpu() -> Callable[[], int] | None:
@@ -48,12 +48,12 @@ def _sched_getcpu() -> Callable[[], int] | None:
 
 
 _getcpu = _sched_getcpu()
+# The state below is read and written under _lock.
 _lock = threading.Lock()
 _workers: list[int] = []        # native thread ids of the pool's workers, in the order they started
 _placed: dict[int, int] = {}    # worker id -> the core it was last held to
-
-
 _others: list[int] = []         # the cores of the workers in the latest region
+_holding = False                # whether a region holds its threads to cores now
 
 
 def register_worker() -> None:
@@ -69,14 +69,12 @@ def register_worker() -> None:
 
 def forget_workers() -> None:
     """Drops the registered workers (a new pool, e.g. in a forked child, registers its own)."""
+    global _holding
     with _lock:
         _workers.clear()
         _placed.clear()
         _others.clear()
-        _holding[0] = False
-
-
-_holding = [False]              # whether a region holds its threads to cores now
+        _holding = False
 
 
 @contextlib.contextmanager
@@ -86,6 +84,7 @@ def pinned() -> Iterator[None]:
     ``sched_setaffinity``, or while another thread's region holds the cores (two of your threads
     each in a region: held to one core, they could not move apart; left alone, the scheduler
     spreads them)."""
+    global _holding
     previous = _pin_caller()
     try:
         yield
@@ -96,16 +95,17 @@ def pinned() -> Iterator[None]:
             except OSError:     # the allowed cores changed under us (cpuset): nothing to give back
                 pass
             with _lock:
-                _holding[0] = False
+                _holding = False
 
 
 def _pin_caller() -> set[int] | None:
     """Holds the caller to its core and the workers to the others; returns the caller's affinity
     to give back, or None where nothing was changed."""
+    global _holding
     if _getcpu is None:
         return None
     with _lock:
-        if _holding[0]:
+        if _holding:
             return None
         cpu = _getcpu()
         allowed = os.sched_getaffinity(0)
@@ -113,7 +113,7 @@ def _pin_caller() -> set[int] | None:
         if cpu < 0 or not others:
             return None
         os.sched_setaffinity(0, {cpu})
-        _holding[0] = True
+        _holding = True
         _others[:] = others
         for i, worker in enumerate(list(_workers)):
             core = others[i % len(others)]

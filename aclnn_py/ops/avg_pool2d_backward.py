@@ -422,8 +422,8 @@ def _spread_w(src: np.ndarray, dst: np.ndarray, phases: tuple[_Phase, ...], stri
     flat_ok = pitch == src.shape[2]
     for phase in phases:
         columns = dst[..., phase.residue::stride]
-        first = phase.pieces[0] if phase.pieces else None
-        if first is not None and len(phase.pieces) == 1 and len(first.shifts) == 1 and (
+        first = phase.pieces[0]     # (a phase has at least one piece: _phases)
+        if len(phase.pieces) == 1 and len(first.shifts) == 1 and (
                 first.first, first.last) == (0, phase.length):
             w = first.shifts[0]
             np.copyto(columns, src[..., w:w + phase.length])      # one slice: copied straight

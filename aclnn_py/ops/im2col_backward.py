@@ -384,6 +384,7 @@ def _set_flat(cols: np.ndarray, out: np.ndarray, rows: _Terms, terms: _Terms) ->
             shift = row_offset * width + offset     # position - block position
             if max(0, shift) < min(area, l0 * l1 + shift):
                 adds.append((max(0, shift), min(area, l0 * l1 + shift), (i, j), (row_offset, offset), shift))
+
     def add_to_bands(i: int, j: int, row_offset: int, offset: int) -> None:
         for x0, x1, band in bands:
             _add_slices(cols, band, [(i, row_offset)], [(j, offset - x0)], (1, 1), (0, x1 - x0))

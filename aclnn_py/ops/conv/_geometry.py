@@ -79,6 +79,16 @@ def axis_slices(size: int, extent: int, step: int, base: int) -> tuple[slice, sl
     return slice(first, last), slice(start, start + (last - first - 1) * step + 1, step)
 
 
+def zero_outside(a: np.ndarray, box: list[slice], lead: int = 0) -> None:
+    """Zero ``a`` outside ``box`` (unit-step slices, one per axis after the first ``lead`` ones),
+    each axis' outside only within the box of the axes before it."""
+    everything = (slice(None),) * lead
+    for k, s in enumerate(box):
+        inside = tuple(box[:k])
+        a[everything + inside + (slice(None, s.start),)] = 0
+        a[everything + inside + (slice(s.stop, None),)] = 0
+
+
 def ordered_sum(parts: list[tuple[int, np.ndarray]]) -> np.ndarray:
     """The sum of the worker threads' partial sums ``(first, part)``, added in the order of
     their ``first`` index whichever worker finished first: the same result on every call (float

@@ -41,7 +41,7 @@ import numpy as np
 from .._blas import single_threaded
 from .._common import in_parallel, scratch
 from . import depthwise
-from ._geometry import FLOAT32, Geometry, GeometryArgs, Gradients, axis_slices, c_strides, ordered_sum
+from ._geometry import FLOAT32, Geometry, GeometryArgs, Gradients, axis_slices, c_strides, ordered_sum, zero_outside
 
 #: Per dimension ``(step, base)``: where a flat buffer's phase reads its source (_flat_buffer).
 _Phase: TypeAlias = tuple[tuple[int, int], ...]
@@ -283,7 +283,7 @@ class FlatEngine(Geometry):
 
 
 def _flat_buffer(src: np.ndarray, extents: tuple[int, ...], phases: list[_Phase], slack: int,
-                 parallel: bool = False, name: str = "flat") -> np.ndarray:
+                 parallel: bool, name: str) -> np.ndarray:
     """``src (N, C, *size)`` laid out as ``(C, len(phases), N*prod(extents) + slack)``.
 
     Phase ``p`` holds ``src[n, c, a*step + base]`` (per dimension ``(step, base) = phases[p][i]``)
@@ -309,7 +309,7 @@ def _flat_buffer(src: np.ndarray, extents: tuple[int, ...], phases: list[_Phase]
                 plane[...] = 0
                 continue
             box = cast(list[tuple[slice, slice]], boxes)   # none is None (above)
-            _zero_outside(plane, [dst for dst, _ in box])
+            zero_outside(plane, [dst for dst, _ in box], plane.ndim - len(box))
             into: tuple[EllipsisType | slice, ...] = (Ellipsis, *(dst for dst, _ in box))
             source_index: tuple[EllipsisType | slice, ...] = (Ellipsis, *(source for _, source in box))
             plane[into] = channel_first[c0:c1][source_index]
@@ -321,14 +321,6 @@ def _flat_buffer(src: np.ndarray, extents: tuple[int, ...], phases: list[_Phase]
         fill(0, channels)
     return buf
 
-
-def _zero_outside(plane: np.ndarray, box: list[slice]) -> None:
-    """Zero ``plane (C, N, *extents)`` outside ``plane[:, :, *box]`` (unit-step slices)."""
-    lead = plane.ndim - len(box)
-    for i, window in enumerate(box):
-        head = (slice(None),) * (lead + i)
-        plane[head + (slice(0, window.start),)] = 0
-        plane[head + (slice(window.stop, None),)] = 0
 
 
 def _im2col_chunks(buf: np.ndarray, taps: list[_Tap],

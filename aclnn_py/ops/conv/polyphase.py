@@ -35,13 +35,13 @@ NumPy's transform passes cost about what the products save.  Finite data only (t
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import Unpack
 
 import numpy as np
 
-from ._geometry import FLOAT32, Geometry, GeometryArgs, Gradients, axis_slices, ordered_sum
-from .winograd import _block_shape, _block_transform, _blocks, _data_shapes, _data_transform, _spatial_first, _tile_buffers, _zero_outside
+from ._geometry import FLOAT32, Geometry, GeometryArgs, Gradients, axis_slices, ordered_sum, zero_outside
+from .winograd import (_Shapes, _block_shape, _block_transform, _blocks, _data_shapes, _data_transform, _spatial_first,
+                       _tile_buffers)
 from .._common import in_parallel, scratch
 
 # Chosen when the stacked phases have at least MIN_STACKED channels per group and Y at least
@@ -63,6 +63,7 @@ _HALF = np.array([1.0, 0.5, 0.5, 1.0], np.float32)
 # The weight's final transform ``A^T (h h^T . m) A`` as one (4, 16) matrix on the 16 positions:
 # ``[2i + j, 4a + b] = h_a h_b A[a, i] A[b, j]``.
 _WEIGHT_TRANSFORM = (np.kron(_A, _A) * np.kron(_HALF, _HALF)[:, np.newaxis]).T.copy()
+
 
 def applies(g: Geometry) -> bool:
     """A 2-D undilated convolution whose kernel is twice its stride in both dimensions."""
@@ -115,7 +116,7 @@ class PolyphaseEngine(Geometry):
             # inner dimension for the weight (a sum over tiles), and each block's accumulation of
             # the 16 (Cy, phases*Cx) products costs no more than its own transformed tiles.
             block = (max(block[0], -(-max(cs, cy) // (batch * tw))), tw)
-        shapes: dict[str, Callable[[tuple[int, ...]], tuple[int, ...]]] = _data_shapes("t", 2, batch, cs, 1, 3)
+        shapes: _Shapes = _data_shapes("t", 2, batch, cs, 1, 3)
         if want_input:
             shapes.update({"m": lambda n: (16, n[0] * n[1] * batch, cy), "r": lambda n: (n[0], 3, 4, n[1], batch, cy),
                            "y": lambda n: (n[0], 3, n[1], 3, batch, cy)})
@@ -176,7 +177,7 @@ class PolyphaseEngine(Geometry):
                     target[...] = 0
                     continue
                 (ah, xh), (aw, xw) = box_h, box_w
-                _zero_outside(target, [ah, aw])
+                zero_outside(target, [ah, aw])
                 target[ah, aw] = source[:, :, :, xh, xw].transpose(3, 4, 0, 1, 2)
 
         in_parallel(self._phases, fill)

@@ -47,7 +47,7 @@ from typing import Unpack
 
 import numpy as np
 
-from ._geometry import FLOAT32, Geometry, GeometryArgs, Gradients, axis_slices, ordered_sum
+from ._geometry import FLOAT32, Geometry, GeometryArgs, Gradients, axis_slices, ordered_sum, zero_outside
 from .._common import MIN_PARALLEL_ELEMENTS, in_parallel, scratch
 
 # Chosen when both channel counts per group are at least this.  Cost model, per 2x2 outputs,
@@ -226,7 +226,8 @@ class WinogradEngine(Geometry):
         want_weight = x is not None
 
         # G Wf G^T with Wf[g, ci, co] = W[g*cy_g + co, ci] reversed, as (positions, groups, Cy/g, Cx/g).
-        u = np.matmul(_kernel_transform(rank, True), w.reshape(-1, 3 ** rank).T).reshape(positions, groups, cy_g, cx_g)
+        u = (np.matmul(_kernel_transform(rank, True), w.reshape(-1, 3 ** rank).T).reshape(positions, groups, cy_g, cx_g)
+             if want_input else None)
 
         out = np.empty((batch, cx) + self.x_size, FLOAT32) if want_input else None
         # Blocks of tiles (_block_shape): the buffers are made once per thread and stay in
@@ -260,7 +261,7 @@ class WinogradEngine(Geometry):
                         np.matmul(vm[:, :, g * cy_g:(g + 1) * cy_g].swapaxes(1, 2), xm[:, :, g * cx_g:(g + 1) * cx_g],
                                   out=product[:, g])
                     total += product
-                if out is None:
+                if out is None or u is None:
                     continue
                 # The products: M (positions, tiles*N, Cx).
                 m, inverse = views[rank], views[rank + 1:2 * rank + 1]
@@ -428,15 +429,6 @@ def _tile_buffers(shapes: _Shapes, block: tuple[int, ...],
     return views
 
 
-def _zero_outside(a: np.ndarray, box: list[slice], lead: int = 0) -> None:
-    """Zero ``a`` outside ``box`` (one slice per axis after the first ``lead`` ones)."""
-    everything = (slice(None),) * lead
-    for k, s in enumerate(box):
-        inside = tuple(box[:k])
-        a[everything + inside + (slice(None, s.start),)] = 0
-        a[everything + inside + (slice(s.stop, None),)] = 0
-
-
 def _spatial_first(src: np.ndarray, extents: tuple[int, ...], front: tuple[int, ...], name: str) -> np.ndarray:
     """``src (N, C, *spatial)`` as ``(*extents, N, C)`` at offset ``front``, zero elsewhere: the
     calling thread's scratch array ``name``."""
@@ -455,7 +447,7 @@ def _spatial_first(src: np.ndarray, extents: tuple[int, ...], front: tuple[int, 
 
     def rows(first: int, last: int) -> None:
         into = out[targets[0].start + first:targets[0].start + last]
-        _zero_outside(into, targets[1:], 1)
+        zero_outside(into, targets[1:], 1)
         into[(slice(None),) + tuple(targets[1:])] = \
             src[(slice(None), slice(None), slice(sources[0].start + first, sources[0].start + last))
                 + tuple(sources[1:])].transpose(order)
@@ -606,7 +598,7 @@ class _Dilated:
                     target[...] = 0
                     continue
                 inside = [b[0] for b in box]
-                _zero_outside(target, inside, 2)
+                zero_outside(target, inside, 2)
                 target[every + tuple(inside)] = a[every + tuple(b[1] for b in box)]
 
         in_parallel(len(phases), fill)
