@@ -136,3 +136,19 @@ def pool_windows(sizes, kernels, strides):
                     windows = (size + 2 * p - k) // s + 1
                     if windows > 0:
                         yield size, k, s, p, windows
+
+
+def record_engines(monkeypatch) -> list[str]:
+    """The names of the convolution engines the numpy backend runs from now on, in order (a
+    result with inf or NaN from the engine chosen by shape is computed again by ``tap``)."""
+    from aclnn_py.ops import conv
+
+    ran: list[str] = []
+    run = conv._run
+
+    def recording(engine, *args):
+        ran.append(engine.name)
+        return run(engine, *args)
+
+    monkeypatch.setattr(conv, "_run", recording)
+    return ran

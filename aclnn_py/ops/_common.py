@@ -460,6 +460,12 @@ _pool_pid = 0
 _pool_lock = threading.Lock()
 
 
+def worker_count() -> int:
+    """The number of parts ``in_parallel`` splits a large range into: one per core this process
+    may run on, at most 4."""
+    return _WORKERS
+
+
 def _executor() -> ThreadPoolExecutor:
     """The backend's worker threads (one per core, at most 4), made on first use and anew in a
     forked child (a child inherits the pool object but not its threads)."""
@@ -512,18 +518,20 @@ def in_parallel(count: int, work: Callable[[int, int], None], *, min_per_thread:
     thread (parts of at least ``min_per_thread``), the first part on the calling thread.
 
     For NumPy kernels that release the GIL and are bound by memory latency (gathers): BLAS
-    kernels have threads of their own."""
+    kernels have threads of their own.  The workers' parts run under the caller's NumPy
+    floating-point error state (``np.errstate`` is per thread)."""
     parts = max(1, min(_WORKERS, count // max(1, min_per_thread)))
     if parts == 1:
         work(0, count)
         return
     pool = _executor()
     bounds = [count * i // parts for i in range(parts + 1)]
+    errors = np.geterr()
     # The first part runs on the calling thread, which is awake already: one hand-off fewer
     # (a woken worker can wait for a core that another program holds).
     # Each thread on a core of its own for the region (``_placement``).
     with pinned():
-        futures = [pool.submit(work, a, b) for a, b in zip(bounds[1:-1], bounds[2:])]
+        futures = [pool.submit(_under, errors, work, a, b) for a, b in zip(bounds[1:-1], bounds[2:])]
         try:
             work(bounds[0], bounds[1])
         except BaseException:
@@ -531,6 +539,12 @@ def in_parallel(count: int, work: Callable[[int, int], None], *, min_per_thread:
             raise
         for f in futures:
             f.result()  # re-raises a worker's exception
+
+
+def _under(errors: dict[str, str], work: Callable[[int, int], None], start: int, stop: int) -> None:
+    """``work(start, stop)`` under the floating-point error state ``errors`` (np.geterr's)."""
+    with np.errstate(**errors):   # type: ignore[arg-type]
+        work(start, stop)
 
 
 # What every operator function's docstring says of the arguments all of them take, written once:

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 import aclnn_py
-from aclnn_py.ops import conv
+from aclnn_py.ops import _common, conv
 from aclnn_py.ops.conv import polyphase, winograd
-from helpers import assert_close, random_array
+from helpers import assert_close, random_array, record_engines
 from reference.convolution_backward import convolution_backward as reference
 
 # The Winograd transforms round differently from a direct sum: the kernel's and tiles' sums of
@@ -122,40 +122,45 @@ def test_results_outlive_the_next_call(forced):
         np.testing.assert_array_equal(k, g)
 
 
-def test_inf_and_nan_go_to_the_tap_engine(forced):
+def test_inf_and_nan_go_to_the_tap_engine(forced, monkeypatch):
     # The transforms would turn inf into NaN where the direct sum has inf: finite data only.
     rng = np.random.default_rng(5)
     go, x, w = _transposed(rng, 1, 64, (6, 6), 32, (2, 2), (1, 1), 1)
     go[0, 0, 3, 3] = np.inf
     lowered = conv.lowered(*_geometry(1, 64, 32, (6, 6), (2, 2), (1, 1), 1, True))
-    assert lowered.engine(go, x, w, True).name == "tap"
+    ran = record_engines(monkeypatch)
     got = aclnn_py.convolution_backward(go, x, w, [32], [2, 2], [1, 1], [1, 1], True, [0, 0], 1,
                                         [True, True, False], backend="numpy")
+    assert ran == [lowered.choose(True).name, "tap"]
     want = reference(go, x, w, [2, 2], [1, 1], [1, 1], True, 1)
     np.testing.assert_array_equal(np.isposinf(got[0]), np.isposinf(want[0]))
     np.testing.assert_array_equal(np.isnan(got[1]), np.isnan(want[1]))
 
 
-@pytest.mark.parametrize("cin, cout, stride, want_input, transposed, engine", [
-    (64, 32, (2, 2), True, True, "polyphase"),      # the benchmark's k4 s2 decoder layer
-    (32, 16, (2, 2), True, True, "polyphase"),      # 64 stacked, 32 out: the threshold
-    (16, 16, (2, 2), True, True, "flat"),           # 64 stacked but 16 out
-    (64, 8, (2, 2), True, True, "flat"),            # 32 stacked
-    (64, 64, (1, 1), True, True, "polyphase"),      # k2 s1: one phase of 64 channels, 64 out
-    (64, 32, (1, 1), True, True, "flat"),           # k2 s1: one phase of 32 channels
-    (64, 32, (2, 2), True, False, "flat"),          # an ordinary convolution's gradInput: not X space
-    (64, 32, (2, 2), False, False, "polyphase"),    # its gradWeight alone is
+@pytest.mark.parametrize("cin, cout, stride, want_input, transposed, size, engine", [
+    (128, 64, (2, 2), True, True, 24, "polyphase"),     # 256 stacked, 128 out, 8 rows of tiles
+    (128, 64, (2, 2), True, True, 21, "flat"),          # 7 rows of tiles: fewer than 4 per worker
+    (64, 32, (2, 2), True, True, 24, "flat"),           # the benchmark's k4 s2 layer: 128 stacked
+    (256, 32, (2, 2), True, True, 24, "flat"),          # 128 stacked
+    (64, 64, (2, 2), True, True, 24, "flat"),           # 256 stacked but 64 out
+    (128, 256, (1, 1), True, True, 24, "polyphase"),    # k2 s1: one phase of 256 channels, 128 out
+    (128, 128, (1, 1), True, True, 24, "flat"),         # k2 s1: one phase of 128 channels
+    (64, 128, (2, 2), True, False, 48, "flat"),         # an ordinary convolution's gradInput: not X space
+    (64, 128, (2, 2), False, False, 48, "polyphase"),   # its gradWeight alone is
 ])
-def test_chosen_by_the_cost_model(forced, cin, cout, stride, want_input, transposed, engine):
+def test_chosen_by_the_cost_model(forced, monkeypatch, cin, cout, stride, want_input, transposed, size, engine):
     forced(None)
-    size = (12, 12)
+    monkeypatch.setattr(_common, "_WORKERS", 2)
+    conv._choose.cache_clear()
+    sizes = (size, size)
     if transposed:
-        geometry = _geometry(4, cin, cout, size, stride, (1, 1), 1, True)
+        geometry = _geometry(1, cin, cout, sizes, stride, (1, 1), 1, True)
     else:
         kernel = tuple(2 * s for s in stride)
-        out = tuple((n + 2 - k) // s + 1 for n, s, k in zip(size, stride, kernel))
-        geometry = (4, cin, cout, size, out, kernel, stride, (1, 1), (1, 1), 1, False)
+        out = tuple((n + 2 - k) // s + 1 for n, s, k in zip(sizes, stride, kernel))
+        geometry = (1, cin, cout, sizes, out, kernel, stride, (1, 1), (1, 1), 1, False)
     assert conv.lowered(*geometry).choose(want_input).name == engine
+    conv._choose.cache_clear()
 
 
 def test_not_for_other_kernels_or_dilation():

@@ -14,7 +14,7 @@ import aclnn_py
 from aclnn_py.ops import conv
 from aclnn_py.ops.conv import LoweredConv, winograd
 from aclnn_py.ops.conv.winograd import WinogradEngine
-from helpers import assert_close, random_array
+from helpers import assert_close, random_array, record_engines
 from reference.convolution_backward import convolution_backward as reference
 
 
@@ -218,7 +218,7 @@ def test_3d_choice_follows_the_channels_per_group(want_input):
     assert _choice(least, kernel=(3,), stride=(1,), want_input=want_input) == "flat"
 
 
-def test_3d_inf_and_nan_go_to_the_tap_engine():
+def test_3d_inf_and_nan_go_to_the_tap_engine(monkeypatch):
     """Non-finite data: the exact tap engine (Winograd's zeros and cancellations would turn
     inf into NaN), with IEEE results matching the reference."""
     channels, size = winograd.MIN_CHANNELS_3D, (4, 5, 4)
@@ -228,14 +228,15 @@ def test_3d_inf_and_nan_go_to_the_tap_engine():
     x = random_array(rng, (1, channels) + size, np.float32)
     dy = random_array(rng, (1, channels) + size, np.float32)
     w = random_array(rng, (channels, channels, 3, 3, 3), np.float32)
-    assert lowered.engine(x, dy, w, True).name == "winograd"
+    assert lowered.choose(True).name == "winograd"
     x[0, 1, 2, 3, 1] = np.inf
     dy[0, 2, 1, 1, 1] = np.nan
-    assert lowered.engine(x, dy, w, True).name == "tap"
+    ran = record_engines(monkeypatch)
     got = aclnn_py.convolution_backward(dy, x, w, [channels], [1] * 3, [1] * 3, [1] * 3, False, [0] * 3, 1,
                                         [True, True, True], backend="numpy")
     want = reference(dy.astype(np.float64), x.astype(np.float64), w.astype(np.float64), [1] * 3, [1] * 3, [1] * 3,
                      False, 1)
+    assert ran == ["winograd", "tap"]
     for g, e in zip(got, want):
         assert_close(g, e, np.float32, scale=4)
 

@@ -81,20 +81,29 @@ class LoweredConv(Geometry):
     def gradients(self, x: np.ndarray, dy: np.ndarray, w: np.ndarray, want_input: bool, want_weight: bool) -> Gradients:
         """``(gradInput, gradWeight)`` of the (transposed) convolution, None where not wanted.
         gradInput is ``forward(X, W)`` (shape of Y) when transposed, else ``input_grad(dY, W)``
-        (shape of X); gradWeight is ``weight_grad(X, dY)``, shape ``(Cy, Cx/groups, *kernel)``."""
-        engine = self.engine(x, dy, w, want_input)
-        if not engine.blas_in_workers:
-            return engine.gradients(x, dy, w, want_input, want_weight)
-        with single_threaded():
-            return engine.gradients(x, dy, w, want_input, want_weight)
+        (shape of X); gradWeight is ``weight_grad(X, dY)``, shape ``(Cy, Cx/groups, *kernel)``.
 
-    def engine(self, x: np.ndarray, dy: np.ndarray, w: np.ndarray, want_input: bool) -> Engine:
-        """The engine for these data: tap for inf/NaN, else by shape (``choose``)."""
-        if not _all_finite(x, dy, w if want_input else None):
-            # The other engines multiply zeros standing for padding and stride gaps, harmless
-            # for finite data only (inf * 0 is NaN).
-            return TapEngine(*self.geometry())
-        return self.choose(want_input)
+        The engine chosen by shape (``choose``) multiplies zeros standing for padding and stride
+        gaps, and Winograd's transforms subtract: from data holding inf or NaN they give NaN
+        where the exact sums have inf or a number; the tap engine, term by term as the
+        simulator, gives the IEEE results.  Such data always leaves a mark in the fast engines'
+        results: a non-finite value reaches every sum it is a term of (a zero factor or an
+        opposite infinity makes it NaN; nothing makes it finite), and each of those sums is a
+        result.  So the results are checked rather than the data, which are larger (the stem's
+        gradWeight has 9,408 elements, its data 7.6 M), and results with inf or NaN in them
+        are computed anew by the tap engine (the fast pass under ``np.errstate``: its NaN are
+        no news to the caller).  Tiny problems (the dense engine) check their data instead: a
+        Python sum of a few values costs less than entering the error state."""
+        engine = self.choose(want_input)
+        if engine.name == "dense":
+            if not _all_finite(x, dy, w if want_input else None):
+                engine = TapEngine(*self.geometry())
+            return _run(engine, x, dy, w, want_input, want_weight)
+        with np.errstate(all="ignore"):
+            grads = _run(engine, x, dy, w, want_input, want_weight)
+        if engine.name == "tap" or _all_finite(*grads):
+            return grads
+        return _run(TapEngine(*self.geometry()), x, dy, w, want_input, want_weight)
 
     def choose(self, want_input: bool) -> Engine:
         """The fastest engine for finite data, from the shapes and what is wanted.  Engines hold
@@ -137,6 +146,15 @@ class LoweredConv(Geometry):
 
     def _flat_budget(self) -> int:
         return FLAT_OVERHEAD * self.data_elements + FLAT_SLACK_ELEMENTS
+
+
+def _run(engine: Engine, x: np.ndarray, dy: np.ndarray, w: np.ndarray, want_input: bool, want_weight: bool) -> Gradients:
+    """``engine.gradients``, with BLAS single-threaded where the engine calls it from its worker
+    threads."""
+    if not engine.blas_in_workers:
+        return engine.gradients(x, dy, w, want_input, want_weight)
+    with single_threaded():
+        return engine.gradients(x, dy, w, want_input, want_weight)
 
 
 @functools.lru_cache(maxsize=128)

@@ -27,9 +27,10 @@ shared among the worker threads, as in winograd.py (whose block helpers this reu
 products are BLAS calls on its worker, single-threaded meanwhile (``blas_in_workers``).
 
 Chosen (LoweredConv) in X space - a transposed convolution's gradients, an ordinary one's
-gradWeight alone - once both sides have enough channels per group (worthwhile; each phase of X
-counts as channels).  The gain is modest (10-15% of the CPU time at best, measured below):
-NumPy's transform passes cost about what the products save.  Finite data only (the transforms' cancellations would turn inf into NaN).
+gradWeight alone - once both sides have enough channels per group (each phase of X counts as
+channels) and there are enough rows of tiles to share (worthwhile).  The gain is modest (up to
+30% of the wall time, measured below): NumPy's transform passes cost about what the products
+save.  Finite data only (the transforms' cancellations would turn inf into NaN).
 """
 
 from __future__ import annotations
@@ -42,18 +43,21 @@ import numpy as np
 from ._geometry import FLOAT32, Geometry, GeometryArgs, Gradients, axis_slices, ordered_sum, zero_outside
 from .winograd import (_Shapes, _block_shape, _block_transform, _blocks, _data_shapes, _data_transform, _spatial_first,
                        _tile_buffers)
-from .._common import in_parallel, scratch
+from .._common import in_parallel, scratch, worker_count
 
-# Chosen when the stacked phases have at least MIN_STACKED channels per group and Y at least
-# MIN_CHANNELS: below, the transforms' passes (about as much CPU time as the products they
-# save) outweigh the multiply-adds saved.  Measured (process CPU time, both threads, min of 9,
-# interleaved, against the flat engine, both gradients of a transposed k4 s2 layer, batch 8;
-# (stacked, Cy): polyphase/flat): (16, 8) 1.52, (32, 16) 1.20, (32, 32) 1.30, (64, 16) 0.97,
-# (128, 8) 0.98, (64, 32) 1.00, (128, 64) 0.86 (the benchmark's (8,64,28,28)->32: 8.3 against
-# 9.6 ms), 14x14 inputs: (256, 128) 0.89, (512, 256) 0.97.  The products run at ~110 GFLOP/s
-# per thread in both engines; the transforms take ~26 GB/s, NumPy's speed for such passes.
-MIN_STACKED = 64
-MIN_CHANNELS = 32
+# Chosen when the stacked phases have at least MIN_STACKED channels per group, Y at least
+# MIN_CHANNELS, and every worker thread at least MIN_ROWS_PER_WORKER rows of tiles: with fewer
+# channels the transforms' passes (NumPy's ~26 GB/s) cost more than the multiply-adds they
+# save; with few rows of tiles the threads' shares of whole rows are uneven and each block's
+# products are short ones re-reading the whole transformed kernel.  Measured (wall time, median
+# of 9 calls, each after 20 ms of calls, both gradients of a transposed k4 s2 layer, 2 threads,
+# twice; (batch, stacked, Cy, input size): polyphase/flat): (8, 64, 32, 56) 1.01, (8, 128, 64,
+# 28) 1.27 (the benchmark's case: 6.4 against 5.0 ms), (8, 256, 128, 28) 0.82, (4, 256, 128,
+# 56) 0.70, (8, 512, 256, 14) 1.39 and (8, 1024, 512, 14) 1.50 (5 rows of tiles).  (Earlier
+# thresholds of 64 and 32 came from process CPU time, which hides the serial passes.)
+MIN_STACKED = 256
+MIN_CHANNELS = 128
+MIN_ROWS_PER_WORKER = 4
 
 # F(2x2, 3x3)'s A (4x2): the 2-tap kernel transform (rows: the 4 interpolation points).
 _A = np.array([[1.0, 0.0], [1.0, 1.0], [1.0, -1.0], [0.0, -1.0]], np.float32)
@@ -72,9 +76,11 @@ def applies(g: Geometry) -> bool:
 
 
 def worthwhile(g: Geometry) -> bool:
-    """Enough channels per group on both sides of the products (MIN_STACKED, MIN_CHANNELS)."""
+    """Enough channels per group on both sides of the products (MIN_STACKED, MIN_CHANNELS) and
+    enough rows of 3x3 output tiles for every worker thread (MIN_ROWS_PER_WORKER)."""
     return (math.prod(g.stride) * g.x_channels // g.groups >= MIN_STACKED
-            and g.y_channels // g.groups >= MIN_CHANNELS)
+            and g.y_channels // g.groups >= MIN_CHANNELS
+            and -(-g.y_size[0] // 3) >= MIN_ROWS_PER_WORKER * worker_count())
 
 
 class PolyphaseEngine(Geometry):
