@@ -25,7 +25,7 @@ import os
 import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor, wait
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple, SupportsInt, TypeVar
 
 import numpy as np
@@ -541,9 +541,9 @@ def in_parallel(count: int, work: Callable[[int, int], None], *, min_per_thread:
             f.result()  # re-raises a worker's exception
 
 
-def _under(errors: dict[str, str], work: Callable[[int, int], None], start: int, stop: int) -> None:
+def _under(errors: Mapping[str, Any], work: Callable[[int, int], None], start: int, stop: int) -> None:
     """``work(start, stop)`` under the floating-point error state ``errors`` (np.geterr's)."""
-    with np.errstate(**errors):   # type: ignore[arg-type]
+    with np.errstate(**errors):
         work(start, stop)
 
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 import itertools
 import math
 from types import EllipsisType
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import TypeAlias, Unpack, cast
 
 import numpy as np

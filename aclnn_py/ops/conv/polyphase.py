@@ -40,7 +40,7 @@ from typing import Unpack
 
 import numpy as np
 
-from ._geometry import FLOAT32, Geometry, GeometryArgs, Gradients, axis_slices, ordered_sum, zero_outside
+from ._geometry import FLOAT32, Geometry, GeometryArgs, Gradients, PartialSums, axis_slices, zero_outside
 from .winograd import (_Shapes, _block_shape, _block_transform, _blocks, _data_shapes, _data_transform, _spatial_first,
                        _tile_buffers)
 from .._common import in_parallel, scratch, worker_count
@@ -128,12 +128,11 @@ class PolyphaseEngine(Geometry):
                            "y": lambda n: (n[0], 3, n[1], 3, batch, cy)})
         if want_weight:
             shapes.update({"s1": lambda n: (4, n[0], 3 * n[1], batch, cy), "ub": lambda n: (4, 4, n[0], n[1], batch, cy)})
-        sums: list[tuple[int, np.ndarray]] = []
+        sums = PartialSums("polyphase sums", (16, g, cy_g, cs_g)) if want_weight else None
 
         def run(first: int, last: int) -> None:
             views_of = _tile_buffers(shapes, block)
-            total = np.zeros((16, g, cy_g, cs_g), FLOAT32) if want_weight else None
-            product = np.empty_like(total) if total is not None else None
+            total, product = sums.claim(first) if sums is not None else (None, None)
             for (i0, j0), (nb, nc) in _blocks(first, last, block, self._tiles):
                 views = dict(zip(shapes, views_of((nb, nc))))
                 v = views["t1"]
@@ -158,11 +157,9 @@ class PolyphaseEngine(Geometry):
                         np.matmul(um[:, :, k * cy_g:(k + 1) * cy_g].swapaxes(1, 2), vm[:, :, k * cs_g:(k + 1) * cs_g],
                                   out=product[:, k])
                     total += product
-            if total is not None:
-                sums.append((first, total))     # list.append is atomic
 
         in_parallel(th, run)
-        return out, (self._weight_taps(sums) if want_weight else None)
+        return out, (None if sums is None else self._weight_taps(sums.total()))
 
     def _stacked(self, x: np.ndarray) -> np.ndarray:
         """``Xs (eh, ew, N, groups, phases, Cx/g)``: phase ``r`` of X padded by lo, at ``a`` where
@@ -200,20 +197,23 @@ class PolyphaseEngine(Geometry):
         # A w A^T: winograd's transform of 2x2 blocks, here the one block of each phase's taps
         # (axes qh, qw), additions only (a (16, 4) @ (4, ...) BLAS product took 0.13 ms of the k4
         # s2 case's 0.4).
+        # The stages and the result are the calling thread's scratch arrays (fresh ones were
+        # fresh pages: 0.52 ms a call for the k4 s2 case's, against 0.08 kept).
         rest = taps.shape[2:]
-        stages = [np.empty((4, 1, 2) + rest, FLOAT32), np.empty((4, 4, 1, 1) + rest, FLOAT32)]
+        stages = [scratch("polyphase w rows", (4, 1, 2) + rest), scratch("polyphase w blocks", (4, 4, 1, 1) + rest)]
         _block_transform(taps, stages)
         u = stages[-1].reshape((4, 4) + rest)
         u[1:3] *= 0.5
         u[:, 1:3] *= 0.5
-        return np.ascontiguousarray(u.reshape(16, g, cy // g, self._phases * cx_g).swapaxes(2, 3))
+        out = scratch("polyphase u", (16, g, self._phases * cx_g, cy // g))
+        np.copyto(out, u.reshape(16, g, cy // g, self._phases * cx_g).swapaxes(2, 3))
+        return out
 
-    def _weight_taps(self, sums: list[tuple[int, np.ndarray]]) -> np.ndarray:
+    def _weight_taps(self, m: np.ndarray) -> np.ndarray:
         """dW from the workers' sums of the 16 products (added in tile-row order: the same
         result on every call), by ``A^T (h h^T . m) A`` and the phases put back in place."""
         (sh, sw), cy = self.stride, self.y_channels
         cx_g = self.x_channels // self.groups
-        m = ordered_sum(sums)
         # (4 = (qh, qw), Cy, (rh, rw, Cx/g)) -> dW (Cy, Cx/g, qh*sh + rh, qw*sw + rw).
         taps = np.matmul(_WEIGHT_TRANSFORM, m.reshape(16, -1)).reshape(2, 2, cy, sh, sw, cx_g)
         return np.ascontiguousarray(taps.transpose(2, 5, 0, 3, 1, 4)).reshape(cy, cx_g, 2 * sh, 2 * sw)

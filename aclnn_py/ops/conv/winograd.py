@@ -47,7 +47,7 @@ from typing import Unpack
 
 import numpy as np
 
-from ._geometry import FLOAT32, Geometry, GeometryArgs, Gradients, axis_slices, ordered_sum, zero_outside
+from ._geometry import FLOAT32, Geometry, GeometryArgs, Gradients, PartialSums, axis_slices, zero_outside
 from .._common import MIN_PARALLEL_ELEMENTS, in_parallel, scratch
 
 # Chosen when both channel counts per group are at least this.  Cost model, per 2x2 outputs,
@@ -226,7 +226,9 @@ class WinogradEngine(Geometry):
         want_weight = x is not None
 
         # G Wf G^T with Wf[g, ci, co] = W[g*cy_g + co, ci] reversed, as (positions, groups, Cy/g, Cx/g).
-        u = (np.matmul(_kernel_transform(rank, True), w.reshape(-1, 3 ** rank).T).reshape(positions, groups, cy_g, cx_g)
+        # (The calling thread's scratch array, like the other per-call buffers: fresh pages cost.)
+        u = (np.matmul(_kernel_transform(rank, True), w.reshape(-1, 3 ** rank).T,
+                       out=scratch("winograd u", (positions, cy * cx_g))).reshape(positions, groups, cy_g, cx_g)
              if want_input else None)
 
         out = np.empty((batch, cx) + self.x_size, FLOAT32) if want_input else None
@@ -238,15 +240,14 @@ class WinogradEngine(Geometry):
             shapes.update({"m": lambda n: (positions, math.prod(n) * batch, cx), **_inverse_shapes("r", rank, batch, cx)})
         if want_weight:
             shapes.update(_data_shapes("s", rank, batch, cx, 0))
-        sums: list[tuple[int, np.ndarray]] = []
+        sums = PartialSums("winograd sums", (positions, groups, cy_g, cx_g)) if want_weight else None
 
         def run(first: int, last: int) -> None:
             # Overlaid: the data transform's intermediates, X's block transform, the inverse's stages.
             views_of = _tile_buffers(shapes, block, [[name for name in shapes if name[0] == chain and
                                                       name != f"t{rank - 1}"] for chain in "tsr"])
-            if want_weight:
-                total = np.zeros((positions, groups, cy_g, cx_g), FLOAT32)
-                product = np.empty_like(total)
+            if sums is not None:
+                total, product = sums.claim(first)
             for start, n in _blocks(first, last, block, self._tiles):
                 views = views_of(n)
                 data = views[:rank]
@@ -279,8 +280,6 @@ class WinogradEngine(Geometry):
                 target = (slice(None), slice(None)) + tuple(slice(2 * s, 2 * s + e) for s, e in zip(start, extents))
                 out[target] = y.reshape(tuple(2 * k for k in n) + (batch, cx))[tuple(slice(e) for e in extents)] \
                     .transpose((rank, rank + 1) + tuple(range(rank)))
-            if want_weight:
-                sums.append((first, total))     # list.append is atomic
 
         # The tile rows (first axis) are independent: shared evenly among the worker threads,
         # each taking its share in blocks (the transforms are single-threaded NumPy passes;
@@ -288,9 +287,9 @@ class WinogradEngine(Geometry):
         # (8,128,28,28): 11.9 ms wall, 15.5 ms in one thread.  (Whole blocks shared out left
         # the workers 8 and 6 of its 14 tile rows, 4 and 3 blocks of resnet (8,64,56,56)'s 7.)
         in_parallel(self._tiles[0], run)
-        if not want_weight:
+        if sums is None:
             return out, None
-        m = ordered_sum(sums)
+        m = sums.total()
         # G^T M G per channel pair, kernel reversed: (Cy*Cx/g, positions) @ (positions, 3^rank)
         # is dW's layout.
         dw: np.ndarray = np.matmul(m.reshape(positions, -1).T, _kernel_transform(rank, True))
@@ -317,13 +316,12 @@ class WinogradEngine(Geometry):
         # Blocks of tiles as in _input_grad; each worker sums its blocks' products.
         block = _block_shape(tiles, batch * max(cx, cy), positions)
         shapes: _Shapes = {**_data_shapes("t", rank, batch, cx), **_data_shapes("s", rank, batch, cy, 0)}
-        sums: list[tuple[int, np.ndarray]] = []
+        sums = PartialSums("winograd sums", (positions, groups, cy_g, cx_g))
 
         def run(first: int, last: int) -> None:
             views_of = _tile_buffers(shapes, block, [[f"t{k}" for k in range(rank - 1)],
                                                      [f"s{k}" for k in range(rank - 1)]])
-            total = np.zeros((positions, groups, cy_g, cx_g), FLOAT32)
-            product = np.empty_like(total)
+            total, product = sums.claim(first)
             for start, n in _blocks(first, last, block, tiles):
                 views = views_of(n)
                 _data_transform(xp[tuple(slice(2 * s, 2 * (s + k) + 2) for s, k in zip(start, n))], n, views[:rank])
@@ -333,10 +331,9 @@ class WinogradEngine(Geometry):
                     np.matmul(um[:, :, g * cy_g:(g + 1) * cy_g].swapaxes(1, 2), vm[:, :, g * cx_g:(g + 1) * cx_g],
                               out=product[:, g])
                 total += product
-            sums.append((first, total))     # list.append is atomic
 
         in_parallel(tiles[0], run)
-        m = ordered_sum(sums)
+        m = sums.total()
         # G^T M G per channel pair: (Cy*Cx/g, positions) @ (positions, 3^rank) is dW's layout.
         dw: np.ndarray = np.matmul(m.reshape(positions, -1).T, _kernel_transform(rank, False))
         return dw.reshape((cy, cx_g) + self.kernel)
