@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Sequence
 from typing import Protocol, TypeAlias
 
 import numpy as np
@@ -82,6 +83,20 @@ def axis_slices(size: int, extent: int, step: int, base: int) -> tuple[slice, sl
     return slice(first, last), slice(start, start + (last - first - 1) * step + 1, step)
 
 
+def connect(sizes: Sequence[int], extents: Sequence[int], steps: Sequence[int],
+            bases: Sequence[int]) -> list[tuple[slice, slice]] | None:
+    """``axis_slices`` of every axis: per axis ``(slice of a, slice of source positions)`` where
+    ``a*step + base`` lies in the source, or None if some axis connects nothing (then no
+    position connects)."""
+    box = []
+    for size, extent, step, base in zip(sizes, extents, steps, bases):
+        connection = axis_slices(size, extent, step, base)
+        if connection is None:
+            return None
+        box.append(connection)
+    return box
+
+
 def zero_outside(a: np.ndarray, box: list[slice], lead: int = 0) -> None:
     """Zero ``a`` outside ``box`` (unit-step slices, one per axis after the first ``lead`` ones),
     each axis' outside only within the box of the axes before it."""
@@ -146,13 +161,9 @@ def grouped(a: np.ndarray, groups: int) -> np.ndarray:
 def spread(src: np.ndarray, extents: tuple[int, ...], steps: tuple[int, ...], bases: tuple[int, ...]) -> np.ndarray:
     """Zeros ``(N, C, *extents)`` holding ``src[..., q]`` at ``q*step + base`` (where inside)."""
     out = np.zeros(src.shape[:2] + extents, FLOAT32)
-    dst: list[slice] = [slice(None), slice(None)]
-    source: list[slice] = [slice(None), slice(None)]
-    for size, extent, step, base in zip(src.shape[2:], extents, steps, bases):
-        connection = axis_slices(extent, size, step, base)
-        if connection is None:
-            return out
-        source.append(connection[0])
-        dst.append(connection[1])
-    out[tuple(dst)] = src[tuple(source)]
+    box = connect(extents, src.shape[2:], steps, bases)
+    if box is None:
+        return out
+    every = (slice(None), slice(None))
+    out[every + tuple(dst for _, dst in box)] = src[every + tuple(source for source, _ in box)]
     return out

@@ -34,14 +34,14 @@ import itertools
 import math
 from types import EllipsisType
 from collections.abc import Callable
-from typing import TypeAlias, Unpack, cast
+from typing import TypeAlias, Unpack
 
 import numpy as np
 
 from .._blas import single_threaded
 from .._common import in_parallel, scratch, worker_count
 from . import depthwise
-from ._geometry import FLOAT32, Geometry, GeometryArgs, Gradients, axis_slices, c_strides, ordered_sum, zero_outside
+from ._geometry import FLOAT32, Geometry, GeometryArgs, Gradients, c_strides, connect, ordered_sum, zero_outside
 
 #: Per dimension ``(step, base)``: where a flat buffer's phase reads its source (_flat_buffer).
 _Phase: TypeAlias = tuple[tuple[int, int], ...]
@@ -298,17 +298,16 @@ def _flat_buffer(src: np.ndarray, extents: tuple[int, ...], phases: list[_Phase]
     image = math.prod(extents)
     buf = scratch(name, (channels, len(phases), batch * image + slack))
     channel_first = src.swapaxes(0, 1)
-    connections = [[axis_slices(size, extent, step, base)
-                    for size, extent, (step, base) in zip(src.shape[2:], extents, dims)] for dims in phases]
+    connections = [connect(src.shape[2:], extents, [step for step, _ in dims], [base for _, base in dims])
+                   for dims in phases]
 
     def fill(c0: int, c1: int) -> None:
         buf[c0:c1, :, batch * image:] = 0
-        for p, boxes in enumerate(connections):
+        for p, box in enumerate(connections):
             plane = buf[c0:c1, p, :batch * image].reshape(c1 - c0, batch, *extents)
-            if any(c is None for c in boxes):
+            if box is None:
                 plane[...] = 0
                 continue
-            box = cast(list[tuple[slice, slice]], boxes)   # none is None (above)
             zero_outside(plane, [dst for dst, _ in box], plane.ndim - len(box))
             into: tuple[EllipsisType | slice, ...] = (Ellipsis, *(dst for dst, _ in box))
             source_index: tuple[EllipsisType | slice, ...] = (Ellipsis, *(source for _, source in box))

@@ -40,7 +40,7 @@ from typing import Unpack
 
 import numpy as np
 
-from ._geometry import FLOAT32, Geometry, GeometryArgs, Gradients, PartialSums, axis_slices, zero_outside
+from ._geometry import FLOAT32, Geometry, GeometryArgs, Gradients, PartialSums, connect, zero_outside
 from .winograd import (_Shapes, _block_shape, _block_transform, _blocks, _data_shapes, _data_transform, _spatial_first,
                        _tile_buffers)
 from .._common import in_parallel, scratch, worker_count
@@ -164,7 +164,7 @@ class PolyphaseEngine(Geometry):
     def _stacked(self, x: np.ndarray) -> np.ndarray:
         """``Xs (eh, ew, N, groups, phases, Cx/g)``: phase ``r`` of X padded by lo, at ``a`` where
         ``x = a*s + r - lo`` lies in X, zero elsewhere (the calling thread's scratch array)."""
-        (sh, sw), (lo_h, lo_w) = self.stride, self.pad_lo
+        sw, (lo_h, lo_w) = self.stride[1], self.pad_lo
         g = self.groups
         cx_g = self.x_channels // g
         out = scratch("polyphase x", self._extent + (self.batch, g, self._phases, cx_g))
@@ -174,12 +174,11 @@ class PolyphaseEngine(Geometry):
             for p in range(first, last):
                 rh, rw = divmod(p, sw)
                 target = out[:, :, :, :, p]
-                box_h = axis_slices(self.x_size[0], self._extent[0], sh, rh - lo_h)
-                box_w = axis_slices(self.x_size[1], self._extent[1], sw, rw - lo_w)
-                if box_h is None or box_w is None:
+                box = connect(self.x_size, self._extent, self.stride, (rh - lo_h, rw - lo_w))
+                if box is None:
                     target[...] = 0
                     continue
-                (ah, xh), (aw, xw) = box_h, box_w
+                (ah, xh), (aw, xw) = box
                 zero_outside(target, [ah, aw])
                 target[ah, aw] = source[:, :, :, xh, xw].transpose(3, 4, 0, 1, 2)
 

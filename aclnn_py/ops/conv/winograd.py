@@ -47,7 +47,7 @@ from typing import Unpack
 
 import numpy as np
 
-from ._geometry import FLOAT32, Geometry, GeometryArgs, Gradients, PartialSums, axis_slices, zero_outside
+from ._geometry import FLOAT32, Geometry, GeometryArgs, Gradients, PartialSums, connect, zero_outside
 from .._common import MIN_PARALLEL_ELEMENTS, in_parallel, scratch
 
 # Chosen when both channel counts per group are at least this.  Cost model, per 2x2 outputs,
@@ -432,12 +432,12 @@ def _spatial_first(src: np.ndarray, extents: tuple[int, ...], front: tuple[int, 
     batch, channels = src.shape[:2]
     rank = len(extents)
     out = scratch(name, extents + (batch, channels))
-    box = [axis_slices(extent, size, 1, f) for extent, size, f in zip(extents, src.shape[2:], front)]
-    if any(c is None for c in box):
+    box = connect(extents, src.shape[2:], (1,) * rank, front)
+    if box is None:
         out[...] = 0
         return out
-    sources = [c[0] for c in box if c is not None]
-    targets = [c[1] for c in box if c is not None]
+    sources = [c[0] for c in box]
+    targets = [c[1] for c in box]
     out[:targets[0].start] = 0
     out[targets[0].stop:] = 0
     order = tuple(range(2, 2 + rank)) + (0, 1)
@@ -568,13 +568,7 @@ class _Dilated:
              front: tuple[int, ...]) -> list[tuple[slice, slice]] | None:
         """Per dimension (slice of phase positions i, slice of positions ``i*d + r - front`` of
         an array of ``size``) where they connect, or None if nothing does."""
-        box = []
-        for n, extent, d, r, f in zip(size, phase_size, self.g.dilation, phase, front):
-            connection = axis_slices(n, extent, d, r - f)
-            if connection is None:
-                return None
-            box.append(connection)
-        return box
+        return connect(size, phase_size, self.g.dilation, [r - f for r, f in zip(phase, front)])
 
     def _split(self, a: np.ndarray, phase_size: tuple[int, ...], front: tuple[int, ...], name: str) -> np.ndarray:
         """``a (N, C, *spatial)`` placed at ``front`` in zeros ``(N, C, *(phase*d))``, its phases
