@@ -128,3 +128,33 @@ def test_im2col_products_over_chunks_shared_by_the_workers(monkeypatch, seed, wa
         np.testing.assert_array_equal(again, cross)
     else:
         assert cross is None
+
+
+@pytest.mark.parametrize("workers", [2, 3, 4])
+def test_flat_buffer_pieces_shared_by_the_workers(monkeypatch, workers):
+    """The (phase, channel) pieces of a flat buffer's copy, split among 2-4 workers (so that a
+    part starts and ends inside a phase's channels), give the same buffer as one thread: each
+    phase's data where its positions connect, zeros elsewhere and in the slack."""
+    from aclnn_py.ops import _common
+    from aclnn_py.ops.conv import flat
+
+    monkeypatch.setattr(_common, "_WORKERS", workers)
+    monkeypatch.setattr(flat, "PARALLEL_COPY_ELEMENTS", 1)
+    rng = np.random.default_rng(workers)
+    src = rng.standard_normal((2, 3, 7, 9), dtype=np.float32)
+    extents = (5, 6)
+    # Four stride-2 phases, one starting before the source (padding), one reaching past it.
+    phases = [((2, -1), (2, -1)), ((2, -1), (2, 0)), ((2, 0), (2, -1)), ((2, 0), (2, 0))]
+    parallel = flat._flat_buffer(src, extents, phases, 5, True, "test flat").copy()
+    serial = flat._flat_buffer(src, extents, phases, 5, False, "test flat")
+    np.testing.assert_array_equal(parallel, serial)
+    image = 2 * 5 * 6
+    assert not parallel[:, :, image:].any()
+    for p, ((sh, bh), (sw, bw)) in enumerate(phases):
+        plane = parallel[:, p, :image].reshape(3, 2, *extents)
+        for a in range(extents[0]):
+            for b in range(extents[1]):
+                h, w = a * sh + bh, b * sw + bw
+                inside = 0 <= h < 7 and 0 <= w < 9
+                want = src[:, :, h, w].T if inside else np.zeros((3, 2), np.float32)
+                np.testing.assert_array_equal(plane[:, :, a, b], want)

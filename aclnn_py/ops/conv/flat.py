@@ -53,13 +53,14 @@ _Products: TypeAlias = tuple[np.ndarray | None, np.ndarray | None]
 # im2col is built in chunks of about this size: the chunk and the products' operands stay in
 # a core's share of the last-level cache (every x86-64 and aarch64 server part has >= 4 MiB).
 CHUNK_BYTES = 4 << 20
-# A flat buffer's copy runs on the worker threads in parts of at least this many elements.
-# Measured (whole call, min of 15, alternating processes, OpenBLAS's own choice of kernels,
-# SkylakeX here): the stem's dY (6.8 M elements) 14.4 -> 13.1 ms; conv3d k3's X (0.67 M) and
-# the 3-D U-Net's (1.3 M) 3-5% slower in two parts than in one (the hand-off and the BLAS
-# threads still spinning from the last product).  With OPENBLAS_CORETYPE=Haswell the stem
-# was within the noise (+-3%) either way.
-PARALLEL_COPY_ELEMENTS = 1 << 21
+# A flat buffer's copy runs on the worker threads in parts of at least this many elements,
+# shared by (phase, channel) pieces (the stem's X has 3 channels and 4 phases).  Measured (whole
+# call, median of 15, each after 20 ms of calls, three alternations, Haswell kernels): 2^19
+# against 2^21, the stem 14.8-15.0 against 15.3-15.4 ms, conv1d k5 8.15-8.20 against 8.21-8.37,
+# conv3d k3 and the transposed k4 s2 case the same within 0.1 ms.  (Earlier, split by channel
+# only and at 2^21: the stem's dY 14.4 -> 13.1 ms in two parts; conv3d k3's X (0.67 M) and the
+# 3-D U-Net's (1.3 M) 3-5% slower in two parts, before the threads were held to their cores.)
+PARALLEL_COPY_ELEMENTS = 1 << 19
 # Extra floats per cols row: a power-of-two row stride makes the rows collide in the cache.
 _ROW_PAD = 16
 
@@ -288,8 +289,8 @@ def _flat_buffer(src: np.ndarray, extents: tuple[int, ...], phases: list[_Phase]
 
     Phase ``p`` holds ``src[n, c, a*step + base]`` (per dimension ``(step, base) = phases[p][i]``)
     at the flat position of ``(n, a)``; everything else is zero.  Only that rest is zeroed: the
-    data is written once.  ``parallel``: the channels are shared among the worker threads (the
-    copy swaps N and C and, for a strided phase, reads every s-th element: bound by memory
+    data is written once.  ``parallel``: the (phase, channel) pieces are shared among the worker
+    threads (the copy swaps N and C and, for a strided phase, reads every s-th element: bound by memory
     latency, not bandwidth; the stem's dY (8,64,112,112): 1.7 ms on one thread, 1.0 on two);
     only from a thread that is not one of the workers.  The buffer is the calling thread's
     scratch array ``name``: valid until its next ``_flat_buffer`` of that name.
@@ -301,9 +302,15 @@ def _flat_buffer(src: np.ndarray, extents: tuple[int, ...], phases: list[_Phase]
     connections = [connect(src.shape[2:], extents, [step for step, _ in dims], [base for _, base in dims])
                    for dims in phases]
 
-    def fill(c0: int, c1: int) -> None:
-        buf[c0:c1, :, batch * image:] = 0
+    phase_count = len(phases)
+
+    def fill(first: int, last: int) -> None:
+        # Units [first, last) of (phase, channel), phase-major: per phase one range of channels.
         for p, box in enumerate(connections):
+            c0, c1 = max(0, first - p * channels), min(channels, last - p * channels)
+            if c0 >= c1:
+                continue
+            buf[c0:c1, p, batch * image:] = 0
             plane = buf[c0:c1, p, :batch * image].reshape(c1 - c0, batch, *extents)
             if box is None:
                 plane[...] = 0
@@ -313,11 +320,11 @@ def _flat_buffer(src: np.ndarray, extents: tuple[int, ...], phases: list[_Phase]
             source_index: tuple[EllipsisType | slice, ...] = (Ellipsis, *(source for _, source in box))
             plane[into] = channel_first[c0:c1][source_index]
 
+    units = phase_count * channels
     if parallel:
-        per_channel = len(phases) * batch * image
-        in_parallel(channels, fill, min_per_thread=max(1, PARALLEL_COPY_ELEMENTS // per_channel))
+        in_parallel(units, fill, min_per_thread=max(1, PARALLEL_COPY_ELEMENTS // (batch * image)))
     else:
-        fill(0, channels)
+        fill(0, units)
     return buf
 
 
