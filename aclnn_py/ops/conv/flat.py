@@ -19,6 +19,12 @@ two spaces:
   ``dX_r = W_r^T @ cols``; the same cols give ``dW_r = X_r @ cols^T`` with ``X_r`` the phase of
   X at the positions of dX_r.
 
+Where the positions of a product are those of an array in its own layout - gradWeight alone
+in X space (the positions of dY) and a stride-1 convolution in Y space (its one output phase is
+all of dX, at the positions of X) - the cols are built in that array's order instead, whole rows
+at a time, so that the array is read (dY, X) or written (dX) in place rather than copied into or
+out of a flat layout (_row_products).
+
 The products are im2col in ~4 MiB chunks and ``np.matmul`` calls that OpenBLAS runs on every
 core (_im2col_products; a kernel row's neighbouring taps copied by one call, _tap_runs; each
 image's trailing rows of the first dimension left out where a chunk would end in them,
@@ -86,7 +92,7 @@ class FlatEngine(Geometry):
         w_in = w if want_input else None
         if self.space == "x":
             assert self.transposed or not want_input
-            if w_in is None and self._by_rows():
+            if w_in is None and self._by_rows(self._taps):
                 return None, self._weight_grad_by_rows(x, dy)
             return self._forward_and_weight_grad(x, w_in, dy if want_weight else None)
         return self._input_and_weight_grad(dy, w_in, x if want_weight else None)
@@ -243,63 +249,99 @@ class FlatEngine(Geometry):
         self._each_block(length, block)
         return y, dw
 
-    def _by_rows(self) -> bool:
-        """Whether gradWeight alone takes ``_weight_grad_by_rows``: 2-D and 3-D, with more than
-        one tap (a 1x1 kernel's cols are views of the buffer, no copy), not depthwise."""
-        return len(self.y_size) >= 2 and len(self._taps) > 1 and not self._depthwise
+    def _by_rows(self, taps: list[_Tap]) -> bool:
+        """Whether the products take ``_row_products`` (cols in the natural order of the
+        positions): more than one tap (a 1x1 kernel's cols are views of the buffer, no copy),
+        not depthwise (depthwise.tapwise_products)."""
+        return len(taps) > 1 and not self._depthwise
 
     def _weight_grad_by_rows(self, x: np.ndarray, dy: np.ndarray) -> np.ndarray:
-        """dW alone in X space, ``dW = dY @ cols^T``, with cols in dY's own order: chunks of whole
-        output rows (the last axis) within one plane of the axes before them, each tap's row a
-        slice of X's flat buffer (its extents' margin left out), so that dY is read in place
-        (a chunk's rows are one strided view of it) rather than copied into a flat buffer of
-        its own.  The stem 7x7 s2 (8,3,224,224): that copy of its dY was 1.6 ms of 13.5.
-
-        The chunks (about CHUNK_BYTES of cols, as many as a multiple of the worker threads) are
-        shared among the workers, each with its own cols, sum and single-threaded BLAS calls
-        (as _im2col_products)."""
-        groups, batch = self.groups, self.batch
-        cy_g, cx_g = self.y_channels // groups, self.x_channels // groups
+        """dW alone in X space, ``dW = dY @ cols^T`` with cols in dY's own order
+        (``_row_products``): dY is read in place rather than copied into a flat buffer of its
+        own (the stem 7x7 s2 (8,3,224,224): that copy was 1.6 ms of 13.5)."""
         buf = _flat_buffer(x, self._extents, self._phases, self._slack, True, "flat x")
-        taps, runs = self._taps, _tap_runs(self._taps)
-        row_length, rows = self.y_size[-1], self.y_size[-2]
+        cross = self._row_products(buf, self._taps, self.y_size, None, None, dy)
+        assert cross is not None
+        cx_g = self.x_channels // self.groups
+        return np.ascontiguousarray(cross.swapaxes(1, 2)).reshape(self.y_channels, cx_g, *self.kernel)
+
+    def _row_products(self, buf: np.ndarray, taps: list[_Tap], sizes: tuple[int, ...], w_op: np.ndarray | None,
+                      out: np.ndarray | None, other: np.ndarray | None) -> np.ndarray | None:
+        """``_im2col_products`` with the positions in the natural order of an array ``(N, C,
+        *sizes)`` instead of the flat buffer's: each tap's rows of positions are slices of the
+        buffer (its extents' margin left out), so ``corr`` goes straight into ``out`` and
+        ``other`` is read in place, both ``(N, C, *sizes)`` arrays (a chunk of them one strided
+        view), no copy into or out of a flat layout.
+
+        ``corr[g, i, p] = sum_{c, t} w_op[g, i, c*T + t] * buf[g*Cg + c, phase_t, p + offset_t]``
+        into ``out`` (None: not wanted); returns ``cross[g, c*T + t, i] = sum_p buf[...] *
+        other[n, g*rows + i, p]`` (None when ``other`` is).  Chunks of whole rows of the last
+        axis within one plane of the axes before it (in 1-D: pieces of each sequence), about
+        CHUNK_BYTES of cols each, as many as a multiple of the worker threads, shared among the
+        workers with their own cols, sums and single-threaded BLAS calls (as _im2col_products)."""
+        groups, channels = self.groups, buf.shape[0]
+        taps_per_group = channels // groups * len(taps)
+        runs = _tap_runs(taps)
+        rank = len(sizes)
+        row_length = sizes[-1]
+        rows = sizes[-2] if rank >= 2 else 1
         row_stride = self._extents[-1]
-        plane_strides = c_strides(self._extents)[:-2]
-        planes = list(itertools.product(range(batch), *(range(size) for size in self.y_size[:-2])))
-        per_row = buf.shape[0] * len(taps) * row_length
-        pieces = -(-rows // max(1, CHUNK_BYTES // (FLOAT32.itemsize * per_row)))
+        plane_strides = c_strides(self._extents)[:max(0, rank - 2)]
+        planes = list(itertools.product(range(self.batch), *(range(size) for size in sizes[:-2])))
+        per_position = channels * len(taps) * FLOAT32.itemsize
+        # Pieces of a plane: of its rows (whole rows), or of its one row (1-D).
+        along = rows if rank >= 2 else row_length
+        pieces = min(along, -(-rows * row_length * per_position // CHUNK_BYTES))
         workers = worker_count()
-        while len(planes) * pieces % workers and pieces < rows:
+        while len(planes) * pieces % workers and pieces < along:
             pieces += 1
-        bounds = [rows * i // pieces for i in range(pieces + 1)]
-        chunks = [(plane, r0, r1) for plane in planes for r0, r1 in zip(bounds, bounds[1:]) if r1 > r0]
-        width = max(r1 - r0 for _, r0, r1 in chunks) * row_length
+        bounds = [along * i // pieces for i in range(pieces + 1)]
+        chunks = []
+        for plane in planes:
+            for a, b in zip(bounds, bounds[1:]):
+                if rank >= 2:
+                    chunks.append((plane, (a, b), (0, row_length)))
+                else:
+                    chunks.append((plane, (0, 1), (a, b)))
+        width = max((r1 - r0) * (c1 - c0) for _, (r0, r1), (c0, c1) in chunks)
         image = math.prod(self._extents)
         item = buf.itemsize
         sums: list[tuple[int, np.ndarray]] = []
 
+        def region(array: np.ndarray, plane: tuple[int, ...], r: tuple[int, int], c: tuple[int, int]) -> np.ndarray:
+            """The chunk's positions of ``array (N, C, *sizes)`` as ``(groups, C/g, positions)``, a view."""
+            index = (plane[0], slice(None)) + plane[1:] + ((slice(*r),) if rank >= 2 else ()) + (slice(*c),)
+            view = array[index].view()
+            view.shape = (groups, array.shape[1] // groups, -1)    # a view by construction (raises otherwise)
+            return view
+
         def work(first: int, last: int) -> None:
-            cols = scratch("flat cols", (buf.shape[0], len(taps), width + _ROW_PAD))
-            cross_t = np.zeros((groups, cx_g * len(taps), cy_g), FLOAT32)
-            for plane, r0, r1 in chunks[first:last]:
-                n, inner = plane[0], plane[1:]
-                start = n * image + sum(i * st for i, st in zip(inner, plane_strides)) + r0 * row_stride
-                count_rows = r1 - r0
-                view = cols[:, :, :count_rows * row_length]
+            cols = scratch("flat cols", (channels, len(taps), width + _ROW_PAD))
+            cross_t = None if other is None else np.zeros((groups, taps_per_group, other.shape[1] // groups), FLOAT32)
+            for plane, (r0, r1), (c0, c1) in chunks[first:last]:
+                start = (plane[0] * image + sum(i * st for i, st in zip(plane[1:], plane_strides))
+                         + r0 * row_stride + c0)
+                count_rows, count_cols = r1 - r0, c1 - c0
+                view = cols[:, :, :count_rows * count_cols]
                 for t0, count, step in runs:
                     phase, offset = taps[t0]
-                    source = np.ndarray((buf.shape[0], count, count_rows, row_length), FLOAT32, buf,
+                    source = np.ndarray((channels, count, count_rows, count_cols), FLOAT32, buf,
                                         (phase * buf.shape[2] + start + offset) * item,
-                                        (buf.strides[0], max(step, 1) * item, row_stride * item, item))
-                    view[:, t0:t0 + count].reshape(buf.shape[0], count, count_rows, row_length)[...] = source
-                other = dy[(n, slice(None)) + tuple(inner) + (slice(r0, r1),)].reshape(groups, cy_g, -1)
-                cross_t += np.matmul(view.reshape(groups, cx_g * len(taps), -1), other.swapaxes(1, 2))
-            sums.append((first, cross_t))     # list.append is atomic
+                                        (buf.strides[0], step * item, row_stride * item, item))
+                    target = view[:, t0:t0 + count].view()
+                    target.shape = (channels, count, count_rows, count_cols)
+                    target[...] = source
+                part = view.reshape(groups, taps_per_group, -1)
+                if out is not None and w_op is not None:
+                    np.matmul(w_op, part, out=region(out, plane, (r0, r1), (c0, c1)))
+                if cross_t is not None and other is not None:
+                    cross_t += np.matmul(part, region(other, plane, (r0, r1), (c0, c1)).swapaxes(1, 2))
+            if cross_t is not None:
+                sums.append((first, cross_t))     # list.append is atomic
 
         with single_threaded():
             in_parallel(len(chunks), work)
-        cross = ordered_sum(sums)             # (groups, Cx/g * T, Cy/g)
-        return np.ascontiguousarray(cross.swapaxes(1, 2)).reshape(self.y_channels, cx_g, *self.kernel)
+        return None if other is None else ordered_sum(sums)
 
     def _input_and_weight_grad(self, dy: np.ndarray, w: np.ndarray | None, x: np.ndarray | None) -> Gradients:
         """``(dX = conv^T(dY, W) if w is given, dW if x is given)``, lowering dY once for both.
@@ -308,6 +350,8 @@ class FlatEngine(Geometry):
         (shift ``q_t = t*d // s``): ``dX_r = W_r^T @ cols``.  The same cols give ``dW_r = X_r @
         cols^T``, with ``X_r`` the phase of X at the positions of dX_r: ``dW[t] = sum_a dY[a -
         q_t] X[a*s + r - lo]`` is the weight gradient's sum in the coordinates of dX."""
+        if len(self._phase_plan) == 1 and self.stride == (1,) * len(self.stride) and self._by_rows(self._phase_plan[0][1]):
+            return self._input_and_weight_grad_by_rows(dy, w, x)
         length = self._length
         cy_g, cx_g = self.y_channels // self.groups, self.x_channels // self.groups
         dx: np.ndarray | None = None
@@ -341,6 +385,27 @@ class FlatEngine(Geometry):
 
         self._each_block(length, block)
         return dx, None if dw is None else dw.reshape(self.y_channels, cx_g, *self.kernel)
+
+
+    def _input_and_weight_grad_by_rows(self, dy: np.ndarray, w: np.ndarray | None, x: np.ndarray | None) -> Gradients:
+        """``_input_and_weight_grad`` of a stride-1 convolution by ``_row_products``: its one
+        output phase is all of dX at the positions of X (``x = j``), so dX is written in place
+        and X read in place, with no flat copy of X and no copy of dX out of a flat layout
+        (conv1d k5 (16,64,1024): 0.3 and 0.4 ms of ~7.5 on one thread)."""
+        (tap_ids, taps, _, _), = self._phase_plan
+        groups = self.groups
+        cy_g, cx_g = self.y_channels // groups, self.x_channels // groups
+        dyq = _flat_buffer(dy, self._extents, self._dy_layout, self._slack, True, "flat dy")
+        dx = None if w is None else np.empty((self.batch, self.x_channels) + self.x_size, FLOAT32)
+        w_op = None if w is None else \
+            w.reshape(groups, cy_g, cx_g, -1)[..., tap_ids].transpose(0, 2, 1, 3).reshape(groups, cx_g, -1)
+        cross = self._row_products(dyq, taps, self.x_size, w_op, dx, x)
+        if cross is None:
+            return dx, None
+        dw = np.zeros((groups, cy_g, cx_g, math.prod(self.kernel)), FLOAT32)
+        # cross (groups, Cy/g * T, Cx/g) -> dW's (groups, Cy/g, Cx/g, T) at the phase's taps.
+        dw[..., tap_ids] = cross.reshape(groups, cy_g, len(taps), cx_g).transpose(0, 1, 3, 2)
+        return dx, dw.reshape(self.y_channels, cx_g, *self.kernel)
 
 
 def _flat_buffer(src: np.ndarray, extents: tuple[int, ...], phases: list[_Phase], slack: int,
