@@ -247,6 +247,75 @@ def test_helper_threads_across_fork_and_exit():
     assert out.strip().endswith("ok")
 
 
+_PLACEMENT = """
+    import threading
+    import numpy as np
+    ffi = lib.ffi
+    me = threading.get_native_id()
+    lib.call("aclrtSetDevice", 0)
+
+    def affinities():
+        found = {}
+        for task in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{task}/status") as f:
+                line = next(l for l in f if l.startswith("Cpus_allowed_list:"))
+            found[int(task)] = line.split(":", 1)[1].strip()
+        return found
+
+    def copy_round_trip():
+        n = (9 << 20) + 5          # shared among the kernel threads (runtime/memory.c)
+        data = np.random.default_rng(1).integers(0, 256, n, dtype=np.uint8)
+        back = np.zeros(n, np.uint8)
+        p = ffi.new("void **")
+        lib.call("aclrtMalloc", p, n, 0)
+        lib.call("aclrtMemcpy", p[0], n, ffi.from_buffer(data), n, 1)
+        lib.call("aclrtMemcpy", ffi.from_buffer(back), n, p[0], n, 2)
+        lib.call("aclrtFree", p[0])
+        assert np.array_equal(back, data)
+"""
+
+
+def test_helpers_held_to_other_cores_and_the_caller_given_its_affinity_back():
+    """During a shared loop the caller is held to its core and each helper to another core it
+    may use (kernels/parallel.c): afterwards the caller has exactly its own affinity back, and
+    the helpers each one core; with one allowed core nothing is changed."""
+    out = run_python(_PLACEMENT + """
+    allowed = os.sched_getaffinity(0)
+    for _ in range(5):
+        before = affinities()[me]
+        copy_round_trip()
+        after = affinities()
+        assert os.sched_getaffinity(0) == allowed
+        assert after[me] == before, (before, after[me])
+        singles = [int(cores) for tid, cores in after.items() if tid != me and cores.isdigit()]
+        if len(allowed) >= 2:
+            assert singles and set(singles) <= allowed, after     # the helpers, one core each
+        else:
+            assert not singles, after
+    print("ok", len(allowed))
+    """, timeout=300)
+    assert out.split()[0] == "ok"
+
+
+def test_one_allowed_core_changes_no_affinity():
+    """A process held to one core: the loop runs without changing any thread's affinity."""
+    out = run_python(_PLACEMENT + """
+    core = min(os.sched_getaffinity(0))
+    os.sched_setaffinity(0, {core})
+    before = affinities()
+    copy_round_trip()
+    after = affinities()
+    assert os.sched_getaffinity(0) == {core}
+    for tid, cores in after.items():
+        # The threads that were there keep theirs; the helpers started by the copy have the
+        # caller's, inherited, and were not moved.
+        assert cores == before.get(tid, str(core)), (tid, before, after)
+    assert len(after) > len(before), (before, after)       # the copy did start helpers
+    print("ok")
+    """, timeout=300)
+    assert out.strip() == "ok"
+
+
 def test_helper_threads_joined_when_the_library_is_unloaded():
     """libaclsim.so loaded alone (no binding in the process) and unloaded again (dlclose): its
     helper threads, started by a large copy, are joined by then (the thread count is back where
