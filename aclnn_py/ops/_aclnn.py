@@ -37,7 +37,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, NoReturn, TypeAlias, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, cast
 
 import numpy as np
 from numpy.typing import DTypeLike
@@ -57,7 +57,6 @@ from ._registry import operators
 if TYPE_CHECKING:
     from cffi import FFI
 
-    from .._fast import FastApi
     from .._ffi.library import Library
 
 #: An output of a call, in the order made: None (a NULL output), ``(device address, shape,

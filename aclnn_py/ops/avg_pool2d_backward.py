@@ -77,7 +77,6 @@ from ._registry import numpy_dtypes
 from ._ufunc_buffer import ufunc_buffer
 from ._aclnn import Call, c_int, dtype_of, planned, shape_check_error, shape_of
 from ._common import (
-    FLOAT16,
     FLOAT32,
     INT64_MAX,
     NumpyOp,

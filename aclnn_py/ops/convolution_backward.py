@@ -96,13 +96,11 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._dtypes import bfloat16
 from .._errors import param_invalid, param_nullptr
 from .._memory import check_allocation
 from ..tensor import Tensor
 from ._aclnn import Call, c_int, dtype_of, planned, shape_check_error, shape_of
 from ._common import (
-    FLOAT16,
     FLOAT32,
     INT64_MAX,
     INT64_MIN,

@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._dtypes import bfloat16, compute_dtype
+from .._dtypes import compute_dtype
 from .._memory import check_allocation
 from ..tensor import Tensor
 from . import _common, _small
@@ -55,7 +55,6 @@ from ._registry import numpy_dtypes
 from ._ufunc_buffer import ufunc_buffer
 from ._aclnn import Call, dtype_of, planned, shape_check_error, shape_of
 from ._common import (
-    FLOAT16,
     FLOAT32,
     INT64_MAX,
     INT64_MIN,
@@ -302,7 +301,7 @@ def _col2im(cols: np.ndarray, out: np.ndarray, size: tuple[int, ...], kernel: tu
     applies)."""
     (height, width), (kh, kw), (dh, dw), (ph, pw), (sh, sw) = size, kernel, dilation, padding, stride
     if (kh, kw) == (sh, sw) and (dh == 1 or kh == 1) and (dw == 1 or kw == 1) and ph == pw == 0 and cols.size:
-        _untile(cols, out, size, kernel, grid)
+        _untile(cols, out, kernel, grid)
         return
     method = method or _method(size, kernel, dilation, padding, stride, grid)
     if cols.size == 0:
@@ -408,13 +407,12 @@ def _set_flat(cols: np.ndarray, out: np.ndarray, rows: _Terms, terms: _Terms) ->
         out[:, :, x0:x1] = band
 
 
-def _untile(cols: np.ndarray, out: np.ndarray, size: tuple[int, ...], kernel: tuple[int, ...],
-            grid: tuple[int, int]) -> None:
+def _untile(cols: np.ndarray, out: np.ndarray, kernel: tuple[int, ...], grid: tuple[int, int]) -> None:
     """``_col2im`` when the patches tile the image (kernel == stride, no dilation or padding:
     a ViT patch embedding): every position receives at most one column element, so the whole
     operation is one transposing copy, and zeros past the last patch (the remainder of the
     floor division that gave ``grid``)."""
-    (height, width), (kh, kw), (l0, l1) = size, kernel, grid
+    (kh, kw), (l0, l1) = kernel, grid
     planes = cols.shape[0]
     out[:, l0 * kh:] = 0
     out[:, :l0 * kh, l1 * kw:] = 0

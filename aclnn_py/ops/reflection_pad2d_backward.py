@@ -51,7 +51,7 @@ from ..tensor import Tensor
 from ._aclnn import Call, dtype_of, planned, shape_check_error, shape_of
 from . import _small
 from ._registry import numpy_dtypes
-from ._common import (FLOAT16, FLOAT32, NumpyOp, Prepared, check, check_dtype, check_length, check_min, check_not_null,
+from ._common import (FLOAT32, NumpyOp, Prepared, check, check_dtype, check_length, check_min, check_not_null,
                       check_same_dtype, dispatch, documented, format_name, host_array, int_array_arg, plan, repeated, shape_str,
                       tensor_arg, tensor_input)
 

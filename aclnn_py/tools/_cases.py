@@ -10,7 +10,7 @@ small integers, random bools.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, SupportsInt, Unpack
 
