@@ -135,6 +135,18 @@ class PartialSums:
         return ordered_sum(self._parts)
 
 
+def add_grouped_products(total: np.ndarray, product: np.ndarray, left: np.ndarray, right: np.ndarray) -> None:
+    """``total[:, g] += left_g^T @ right_g`` for each group ``g``: ``left (P, K, groups*L)`` and
+    ``right (P, K, groups*R)`` (the group's columns ``g*L:(g+1)*L``, ``g*R:(g+1)*R``), ``total``
+    and the scratch ``product`` ``(P, groups, L, R)``: the transformed-domain weight products of
+    the Winograd and polyphase engines, summed over a block's tiles (K)."""
+    groups = product.shape[1]
+    lg, rg = left.shape[2] // groups, right.shape[2] // groups
+    for g in range(groups):
+        np.matmul(left[:, :, g * lg:(g + 1) * lg].swapaxes(1, 2), right[:, :, g * rg:(g + 1) * rg], out=product[:, g])
+    total += product
+
+
 def ordered_sum(parts: list[tuple[int, np.ndarray]]) -> np.ndarray:
     """The sum of the worker threads' partial sums ``(first, part)``, added in the order of
     their ``first`` index whichever worker finished first: the same result on every call (float

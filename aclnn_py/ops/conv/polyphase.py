@@ -40,7 +40,8 @@ from typing import Unpack
 
 import numpy as np
 
-from ._geometry import FLOAT32, Geometry, GeometryArgs, Gradients, PartialSums, connect, zero_outside
+from ._geometry import (FLOAT32, Geometry, GeometryArgs, Gradients, PartialSums, add_grouped_products, connect,
+                        zero_outside)
 from .winograd import (_Shapes, _block_shape, _block_transform, _blocks, _data_shapes, _data_transform, _spatial_first,
                        _tile_buffers)
 from .._common import in_parallel, scratch, worker_count
@@ -153,10 +154,7 @@ class PolyphaseEngine(Geometry):
                     ub = views["ub"]
                     _dy_block_transform(d[3 * i0:3 * (i0 + nb), 3 * j0:3 * (j0 + nc)], views["s1"], ub)
                     um = ub.reshape(16, -1, cy)
-                    for k in range(g):
-                        np.matmul(um[:, :, k * cy_g:(k + 1) * cy_g].swapaxes(1, 2), vm[:, :, k * cs_g:(k + 1) * cs_g],
-                                  out=product[:, k])
-                    total += product
+                    add_grouped_products(total, product, um, vm)
 
         in_parallel(th, run)
         return out, (None if sums is None else self._weight_taps(sums.total()))

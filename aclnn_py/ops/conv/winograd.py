@@ -47,7 +47,8 @@ from typing import Unpack
 
 import numpy as np
 
-from ._geometry import FLOAT32, Geometry, GeometryArgs, Gradients, PartialSums, connect, zero_outside
+from ._geometry import (FLOAT32, Geometry, GeometryArgs, Gradients, PartialSums, add_grouped_products, connect,
+                        zero_outside)
 from .._common import MIN_PARALLEL_ELEMENTS, in_parallel, scratch
 
 # Chosen when both channel counts per group are at least this.  Cost model, per 2x2 outputs,
@@ -258,10 +259,7 @@ class WinogradEngine(Geometry):
                     blocks = views[-rank:]
                     _block_transform(x[tuple(slice(2 * s, 2 * (s + k)) for s, k in zip(start, n))], blocks)
                     xm = blocks[-1].reshape(positions, -1, cx)
-                    for g in range(groups):
-                        np.matmul(vm[:, :, g * cy_g:(g + 1) * cy_g].swapaxes(1, 2), xm[:, :, g * cx_g:(g + 1) * cx_g],
-                                  out=product[:, g])
-                    total += product
+                    add_grouped_products(total, product, vm, xm)
                 if out is None or u is None:
                     continue
                 # The products: M (positions, tiles*N, Cx).
@@ -327,10 +325,7 @@ class WinogradEngine(Geometry):
                 _data_transform(xp[tuple(slice(2 * s, 2 * (s + k) + 2) for s, k in zip(start, n))], n, views[:rank])
                 _block_transform(dyp[tuple(slice(2 * s, 2 * (s + k)) for s, k in zip(start, n))], views[rank:])
                 um, vm = views[-1].reshape(positions, -1, cy), views[rank - 1].reshape(positions, -1, cx)
-                for g in range(groups):
-                    np.matmul(um[:, :, g * cy_g:(g + 1) * cy_g].swapaxes(1, 2), vm[:, :, g * cx_g:(g + 1) * cx_g],
-                              out=product[:, g])
-                total += product
+                add_grouped_products(total, product, um, vm)
 
         in_parallel(tiles[0], run)
         m = sums.total()
