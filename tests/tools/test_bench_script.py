@@ -4,6 +4,7 @@ printed, never asserted."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -24,6 +25,7 @@ def test_every_tiny_case_timed_in_worker_processes_and_checked(torch):
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert "each library in a process of its own" in out
+    assert re.search(r"^NumPy's BLAS kernels: ", out, re.M), out
     for name in tiny:
         # torch ms, then (ms, ratio) for numpy and for sim, then sim/np
         assert re.search(rf"^{re.escape(name)} +\d+\.\d+ +\d+\.\d+ +\d+\.\d\d +\d+\.\d+ +\d+\.\d\d +\d+\.\d\d", out, re.M), out
@@ -62,3 +64,17 @@ def test_settle_waits_while_a_worker_runs_and_not_when_all_are_idle():
     idle = bench._settle([_Worker(0), _Worker(1000)])  # 1 us per poll: idle
     assert idle < bench._SETTLE_LIMIT_SECONDS
     assert bench._settle([_Worker(None)]) >= 0.1  # no per-thread CPU times: the fixed wait
+
+
+def test_the_blas_kernels_are_named_with_the_variable_that_chose_them():
+    """The header line names OpenBLAS's kernels: those OPENBLAS_CORETYPE asks for when it is set
+    (OpenBLAS honours it; Haswell's run on every x86-64 CPU with AVX2), and says so."""
+    code = "import sys; sys.path.insert(0, 'tests'); from helpers import load_script; print(load_script('bench').blas_kernels())"
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_CORETYPE"}
+    forced = subprocess.run([sys.executable, "-c", code], env={**env, "OPENBLAS_CORETYPE": "Haswell"}, cwd=ROOT,
+                            capture_output=True, text=True, timeout=120)
+    assert forced.returncode == 0, forced.stderr
+    assert forced.stdout.strip() == "NumPy's BLAS kernels: Haswell, as OPENBLAS_CORETYPE=Haswell in the environment asks"
+    own = subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert own.returncode == 0, own.stderr
+    assert re.fullmatch(r"NumPy's BLAS kernels: \w+", own.stdout.strip()), own.stdout
