@@ -35,6 +35,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <unistd.h>
 
@@ -58,14 +59,14 @@ typedef struct {
     void *ctx;
     int64_t items;
     int shares;
-    int next; /* the next share to take (atomic) */
+    atomic_int next; /* the next share to take */
 } job;
 
 /* Share s: [items * s / shares, items * (s + 1) / shares), worker s. */
 static void run_shares(job *j)
 {
     for (;;) {
-        int s = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
+        int s = atomic_fetch_add_explicit(&j->next, 1, memory_order_relaxed);
         if (s >= j->shares) {
             return;
         }
@@ -84,7 +85,7 @@ static bool stopping;
 static job *current;        /* the job helpers may take shares of, NULL when none */
 static uint64_t generation; /* jobs published so far */
 static int working;         /* helpers inside `current` */
-static int owned;           /* a loop owns the helpers (atomic) */
+static atomic_int owned;    /* a loop owns the helpers */
 #ifdef __linux__
 static int placed[ACLSIM_MAX_WORKERS - 1]; /* the core each helper is held to, -1: none */
 #endif
@@ -182,7 +183,7 @@ void aclsim_parallel(int64_t items, int workers, aclsim_range_fn fn, void *ctx)
         return;
     }
     job j = {fn, ctx, items, workers, 0};
-    if (__atomic_exchange_n(&owned, 1, __ATOMIC_ACQUIRE) != 0) {
+    if (atomic_exchange_explicit(&owned, 1, memory_order_acquire) != 0) {
         run_shares(&j); /* alone: the helpers are busy with another loop */
         return;
     }
@@ -212,7 +213,7 @@ void aclsim_parallel(int64_t items, int workers, aclsim_range_fn fn, void *ctx)
         (void)sched_setaffinity(0, sizeof allowed, &allowed); /* the caller's own, back */
     }
 #endif
-    __atomic_store_n(&owned, 0, __ATOMIC_RELEASE);
+    atomic_store_explicit(&owned, 0, memory_order_release);
 }
 
 /* Unload or exit: stop the helpers and join them.  A loop still running on another thread
@@ -241,7 +242,7 @@ static void pool_after_fork_in_child(void)
     helpers_failed = false;
     current = NULL;
     working = 0;
-    __atomic_store_n(&owned, 0, __ATOMIC_RELAXED);
+    atomic_store_explicit(&owned, 0, memory_order_relaxed);
 }
 
 __attribute__((constructor)) static void register_pool_fork_handler(void)

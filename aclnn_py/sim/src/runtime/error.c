@@ -5,6 +5,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -15,7 +16,7 @@
 static _Thread_local char tl_message[ERR_CAPACITY];
 static _Thread_local char tl_handed_out[ERR_CAPACITY];
 
-static int64_t counters[ACLSIM_CNT_COUNT];
+static _Atomic int64_t counters[ACLSIM_CNT_COUNT];
 
 void aclsim_set_error(const char *fmt, ...)
 {
@@ -41,7 +42,7 @@ void aclsim_counter_add(enum aclsim_counter which, int64_t delta)
     if ((int)which < 0 || which >= ACLSIM_CNT_COUNT) {
         return;
     }
-    __atomic_add_fetch(&counters[which], delta, __ATOMIC_RELAXED);
+    atomic_fetch_add_explicit(&counters[which], delta, memory_order_relaxed);
 }
 
 void rt_counter_set(enum aclsim_counter which, int64_t value)
@@ -49,12 +50,12 @@ void rt_counter_set(enum aclsim_counter which, int64_t value)
     if ((int)which < 0 || which >= ACLSIM_CNT_COUNT) {
         return;
     }
-    __atomic_store_n(&counters[which], value, __ATOMIC_RELAXED);
+    atomic_store_explicit(&counters[which], value, memory_order_relaxed);
 }
 
 static int64_t counter(enum aclsim_counter which)
 {
-    return __atomic_load_n(&counters[which], __ATOMIC_RELAXED);
+    return atomic_load_explicit(&counters[which], memory_order_relaxed);
 }
 
 aclError aclsimGetCounters(aclsimCounters *out)

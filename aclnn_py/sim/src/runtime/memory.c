@@ -29,6 +29,7 @@
 #define _POSIX_C_SOURCE 200809L
 #define _DEFAULT_SOURCE /* madvise(MADV_HUGEPAGE) */
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -267,8 +268,8 @@ static uint64_t cgroup_limit(const char *path)
 
 uint64_t aclsim_machine_memory(void)
 {
-    static uint64_t cached;
-    uint64_t m = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+    static _Atomic uint64_t cached;
+    uint64_t m = atomic_load_explicit(&cached, memory_order_relaxed);
     if (m != 0) {
         return m;
     }
@@ -282,7 +283,7 @@ uint64_t aclsim_machine_memory(void)
             m = limit;
         }
     }
-    __atomic_store_n(&cached, m, __ATOMIC_RELAXED);
+    atomic_store_explicit(&cached, m, memory_order_relaxed);
     return m;
 }
 
