@@ -391,7 +391,6 @@ class FlatEngine(Geometry):
         self._each_block(length, block)
         return dx, None if dw is None else dw.reshape(self.y_channels, cx_g, *self.kernel)
 
-
     def _input_and_weight_grad_by_rows(self, dy: np.ndarray, w: np.ndarray | None, x: np.ndarray | None) -> Gradients:
         """``_input_and_weight_grad`` of a stride-1 convolution by ``_row_products``: its one
         output phase is all of dX at the positions of X (``x = j``), so dX is written in place
@@ -432,8 +431,6 @@ def _flat_buffer(src: np.ndarray, extents: tuple[int, ...], phases: list[_Phase]
     connections = [connect(src.shape[2:], extents, [step for step, _ in dims], [base for _, base in dims])
                    for dims in phases]
 
-    phase_count = len(phases)
-
     def fill(first: int, last: int) -> None:
         # Units [first, last) of (phase, channel), phase-major: per phase one range of channels.
         for p, box in enumerate(connections):
@@ -450,7 +447,7 @@ def _flat_buffer(src: np.ndarray, extents: tuple[int, ...], phases: list[_Phase]
             source_index: tuple[EllipsisType | slice, ...] = (Ellipsis, *(source for _, source in box))
             plane[into] = channel_first[c0:c1][source_index]
 
-    units = phase_count * channels
+    units = len(phases) * channels
     if parallel:
         in_parallel(units, fill, min_per_thread=max(1, PARALLEL_COPY_ELEMENTS // (batch * image)))
     else:
@@ -557,7 +554,8 @@ def _im2col_products(buf: np.ndarray, taps: list[_Tap], length: int,
     rows, length)``) is None is skipped.  Only the positions in ``segments`` (ranges of
     ``[0, length)``) are computed: corr's others are left unset, and cross sums over those
     only, the others being zeros of ``other`` (FlatEngine._output_segments: each image's
-    trailing rows, 2 of a 3-D layer's 18-34 planes).  Chosen for every convolution but the depthwise ones:
+    trailing rows, 2 of a 3-D layer's 18-34 planes).  Chosen where _row_products is not (a
+    strided convolution's output phases in Y space, a 1x1 kernel) and no depthwise engine is:
     the products become matrix products of ~4 MiB im2col chunks.  Feeding both gradients from
     one pass saves the second im2col (15.5 M floats copied per pass on the benchmark's resnet 3x3
     (8,64,56,56)): both products there took 54 ms in one pass against 63 ms in two, the
