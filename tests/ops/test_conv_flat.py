@@ -158,3 +158,43 @@ def test_flat_buffer_pieces_shared_by_the_workers(monkeypatch, workers):
                 inside = 0 <= h < 7 and 0 <= w < 9
                 want = src[:, :, h, w].T if inside else np.zeros((3, 2), np.float32)
                 np.testing.assert_array_equal(plane[:, :, a, b], want)
+
+
+@pytest.mark.parametrize("kernel, stride, checks_data", [
+    ((1, 1), (2, 2), True),     # one tap per product: OpenBLAS's own threads, data checked first
+    ((1, 1), (1, 1), True),
+    ((3, 3), (1, 1), False),    # cols copied on the worker threads: results checked after
+    ((3, 3), (2, 2), False),
+])
+def test_inf_checked_in_the_data_or_the_results(monkeypatch, kernel, stride, checks_data):
+    """A flat engine whose products run on OpenBLAS's threads has its data checked for inf/NaN
+    before them (straight to the tap engine); the others compute, find NaN in their results and
+    hand over to the tap engine.  Both give the IEEE results of the reference."""
+    import aclnn_py
+    from aclnn_py.ops import conv
+    from helpers import random_array, record_engines
+    from reference.convolution_backward import convolution_backward as reference
+
+    monkeypatch.setattr(conv, "forced", "flat")
+    conv._choose.cache_clear()
+    rng = np.random.default_rng(3)
+    pad = kernel[0] // 2
+    out = tuple((9 + 2 * pad - k) // s + 1 for k, s in zip(kernel, stride))
+    x = random_array(rng, (2, 6, 9, 9), np.float32)
+    w = random_array(rng, (5, 6) + kernel, np.float32)
+    go = random_array(rng, (2, 5) + out, np.float32)
+    x[1, 2, 4, 4] = np.inf
+    go[0, 1, 0, 0] = np.nan
+    geometry = conv.lowered(2, 6, 5, (9, 9), out, kernel, stride, (1, 1), (pad, pad), 1, False)
+    assert geometry.choose(True).checks_data is checks_data
+    ran = record_engines(monkeypatch)
+    got = aclnn_py.convolution_backward(go, x, w, [5], list(stride), [pad, pad], [1, 1], False, [0, 0], 1,
+                                        [True, True, False], backend="numpy")
+    conv._choose.cache_clear()
+    assert ran == (["tap"] if checks_data else ["flat", "tap"])
+    want = reference(go, x, w, list(stride), [pad, pad], [1, 1], False, 1)
+    for g, e in zip(got[:2], want[:2]):
+        np.testing.assert_array_equal(np.isnan(g), np.isnan(e))
+        np.testing.assert_array_equal(np.isinf(g), np.isinf(e))
+        finite = np.isfinite(e)
+        assert_close(g[finite], e[finite], np.float32)

@@ -92,10 +92,11 @@ class LoweredConv(Geometry):
         result.  So the results are checked rather than the data, which are larger (the stem's
         gradWeight has 9,408 elements, its data 7.6 M), and results with inf or NaN in them
         are computed anew by the tap engine (the fast pass under ``np.errstate``: its NaN are
-        no news to the caller).  Tiny problems (the dense engine) check their data instead: a
-        Python sum of a few values costs less than entering the error state."""
+        no news to the caller).  Engines with ``checks_data`` (tiny problems; products on
+        OpenBLAS's own threads) have their data checked before instead, as the engines all
+        once did."""
         engine = self.choose(want_input)
-        if engine.name == "dense":
+        if engine.checks_data:
             if not _all_finite(x, dy, w if want_input else None):
                 engine = TapEngine(*self.geometry())
             return _run(engine, x, dy, w, want_input, want_weight)

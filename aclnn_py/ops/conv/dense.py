@@ -32,6 +32,7 @@ UNFOLD_ELEMENTS = 1 << 16
 class DenseEngine(Geometry):
     name = "dense"
     blas_in_workers = False
+    checks_data = True      # tiny: a Python sum of its data
 
     def __init__(self, *geometry: Unpack[GeometryArgs]) -> None:
         super().__init__(*geometry)

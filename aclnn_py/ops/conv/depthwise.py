@@ -120,6 +120,7 @@ class DepthwiseEngine(Geometry):
 
     name = "depthwise"
     blas_in_workers = True     # each block's matrix-vector products
+    checks_data = False
 
     def __init__(self, *geometry: Unpack[GeometryArgs]) -> None:
         super().__init__(*geometry)

@@ -84,6 +84,11 @@ class FlatEngine(Geometry):
         #: Elements of the buffers, or None when no tap reaches X (the tap engine then finds no
         #: connection: all gradients but the bias are zero).
         self.elements = self._plan_x_space() if space == "x" else self._plan_y_space()
+        # One tap per product (a 1x1 kernel's): the cols are views, the products run on
+        # OpenBLAS's own threads (_im2col_products), so the data are checked before them.
+        products = [] if self.elements is None else [self._taps] if space == "x" else \
+            [taps for _, taps, _, _ in self._phase_plan]
+        self.checks_data = bool(products) and not self._depthwise and all(len(taps) == 1 for taps in products)
 
     def gradients(self, x: np.ndarray, dy: np.ndarray, w: np.ndarray, want_input: bool, want_weight: bool) -> Gradients:
         """``(gradInput, gradWeight)``, None where not wanted (``Geometry``).  In X space

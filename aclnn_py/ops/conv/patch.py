@@ -40,6 +40,7 @@ def applies(g: Geometry) -> bool:
 class PatchEngine(Geometry):
     name = "patch"
     blas_in_workers = False
+    checks_data = True      # its two products on OpenBLAS's threads
 
     def gradients(self, x: np.ndarray, dy: np.ndarray, w: np.ndarray, want_input: bool, want_weight: bool) -> Gradients:
         """``(gradInput, gradWeight)``, None where not wanted (``Geometry``)."""

@@ -87,6 +87,7 @@ def worthwhile(g: Geometry) -> bool:
 class PolyphaseEngine(Geometry):
     name = "polyphase"
     blas_in_workers = True     # each block's 16 products, on the worker that transformed it
+    checks_data = False
 
     def __init__(self, *geometry: Unpack[GeometryArgs]) -> None:
         super().__init__(*geometry)

@@ -31,6 +31,7 @@ _Connection = tuple[tuple[slice, ...], tuple[slice, ...]]
 class TapEngine(Geometry):
     name = "tap"
     blas_in_workers = False
+    checks_data = False     # its results are the IEEE ones: not checked
 
     def gradients(self, x: np.ndarray, dy: np.ndarray, w: np.ndarray, want_input: bool, want_weight: bool) -> Gradients:
         """``(gradInput, gradWeight)``, None where not wanted (``Geometry``)."""

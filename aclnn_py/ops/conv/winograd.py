@@ -142,6 +142,7 @@ _Shapes = dict[str, Callable[[tuple[int, ...]], tuple[int, ...]]]
 class WinogradEngine(Geometry):
     name = "winograd"
     blas_in_workers = True     # each block's products, on the worker that transformed it
+    checks_data = False
 
     def __init__(self, *geometry: Unpack[GeometryArgs]) -> None:
         super().__init__(*geometry)
