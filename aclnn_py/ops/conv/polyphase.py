@@ -48,13 +48,13 @@ from .._common import in_parallel, scratch, worker_count
 
 # Chosen when the stacked phases have at least MIN_STACKED channels per group, Y at least
 # MIN_CHANNELS, and every worker thread at least MIN_ROWS_PER_WORKER rows of tiles: with fewer
-# channels the transforms' passes (NumPy's ~26 GB/s) cost more than the multiply-adds they
-# save; with few rows of tiles the threads' shares of whole rows are uneven and each block's
+# channels the transforms' passes (NumPy's ~26 GB/s) cost about what the multiply-adds they
+# save do; with few rows of tiles the threads' shares of whole rows are uneven and each block's
 # products are short ones re-reading the whole transformed kernel.  Measured (wall time, median
 # of 9 calls, each after 20 ms of calls, both gradients of a transposed k4 s2 layer, 2 threads,
-# twice; (batch, stacked, Cy, input size): polyphase/flat): (8, 64, 32, 56) 1.01, (8, 128, 64,
-# 28) 1.27 (the benchmark's case: 6.4 against 5.0 ms), (8, 256, 128, 28) 0.82, (4, 256, 128,
-# 56) 0.70, (8, 512, 256, 14) 1.39 and (8, 1024, 512, 14) 1.50 (5 rows of tiles).  (Earlier
+# twice; (batch, stacked, Cy, input size): polyphase/flat): (8, 128, 64, 28) 0.94 (the
+# benchmark's case: 4.6 against 4.9 ms), (8, 64, 32, 56) 1.11, (8, 256, 128, 28) 0.84, (4, 256,
+# 128, 56) 0.78, (8, 512, 256, 14) 1.20 and (8, 1024, 512, 14) 1.72 (5 rows of tiles).  (Earlier
 # thresholds of 64 and 32 came from process CPU time, which hides the serial passes.)
 MIN_STACKED = 256
 MIN_CHANNELS = 128
