@@ -117,8 +117,8 @@ class PartialSums:
     """The running sums of the parts of one ``in_parallel`` region, one per part, added up in
     the parts' order at the end (``total``).  The sums live in the calling thread's scratch
     array ``name``, a slot per worker thread, and each part's terms in its own thread's scratch
-    array: fresh arrays were fresh pages each call, faulted in and zeroed by the kernel (the
-    polyphase k4 s2 case's three kernel-transform arrays: 0.52 -> 0.08 ms kept).  Not the workers'
+    array: fresh arrays were fresh pages each call, faulted in and zeroed by the kernel (resnet
+    3x3 gradWeight+bias (8,128,28,28), two 1 MiB sums: 11.2 -> 6.9 ms kept).  Not the workers'
     own scratch for the sums: a worker may run a part of another thread's call before this call
     reads them."""
 

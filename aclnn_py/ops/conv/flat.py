@@ -100,6 +100,9 @@ class FlatEngine(Geometry):
             if self._by_rows(self._taps):
                 return self._forward_and_weight_grad_by_rows(x, w_in, dy if want_weight else None)
             return self._forward_and_weight_grad(x, w_in, dy if want_weight else None)
+        # Stride 1: one output phase, all of dX at the positions of X.
+        if self.stride == (1,) * len(self.stride) and self._by_rows(self._phase_plan[0][1]):
+            return self._input_and_weight_grad_by_rows(dy, w_in, x if want_weight else None)
         return self._input_and_weight_grad(dy, w_in, x if want_weight else None)
 
     def _plan_x_space(self) -> int:
@@ -266,14 +269,11 @@ class FlatEngine(Geometry):
         (8,3,224,224)'s dY: 1.6 ms of 13.5)."""
         groups = self.groups
         cy_g, cx_g = self.y_channels // groups, self.x_channels // groups
-        buf = _flat_buffer(x, self._extents, self._phases, self._slack, True, "flat x")
+        buf = _flat_buffer(x, self._extents, self._phases, self._slack, self._copies_in_parallel(), "flat x")
         y = None if w is None else np.empty((self.batch, self.y_channels) + self.y_size, FLOAT32)
         w_op = None if w is None else w.reshape(groups, cy_g, -1)
         cross = self._row_products(buf, self._taps, self.y_size, w_op, y, dy)
-        if cross is None:
-            return y, None
-        # cross (groups, Cx/g * T, Cy/g) -> dW (Cy, Cx/g, *kernel).
-        return y, np.ascontiguousarray(cross.swapaxes(1, 2)).reshape(self.y_channels, cx_g, *self.kernel)
+        return y, None if cross is None else cross.reshape(self.y_channels, cx_g, *self.kernel)
 
     def _row_products(self, buf: np.ndarray, taps: list[_Tap], sizes: tuple[int, ...], w_op: np.ndarray | None,
                       out: np.ndarray | None, other: np.ndarray | None) -> np.ndarray | None:
@@ -284,8 +284,8 @@ class FlatEngine(Geometry):
         view), no copy into or out of a flat layout.
 
         ``corr[g, i, p] = sum_{c, t} w_op[g, i, c*T + t] * buf[g*Cg + c, phase_t, p + offset_t]``
-        into ``out`` (None: not wanted); returns ``cross[g, c*T + t, i] = sum_p buf[...] *
-        other[n, g*rows + i, p]`` (None when ``other`` is).  Chunks of whole rows of the last
+        into ``out`` (None: not wanted); returns ``cross[g, i, c*T + t] = sum_p buf[...] *
+        other[n, g*rows + i, p]`` (None when ``other`` is), as _im2col_products.  Chunks of whole rows of the last
         axis within one plane of the axes before it (in 1-D: pieces of each sequence), about
         CHUNK_BYTES of cols each, as many as a multiple of the worker threads, shared among the
         workers with their own cols, sums and single-threaded BLAS calls (as _im2col_products)."""
@@ -351,7 +351,7 @@ class FlatEngine(Geometry):
 
         with single_threaded():
             in_parallel(len(chunks), work)
-        return None if other is None else ordered_sum(sums)
+        return None if other is None else ordered_sum(sums).swapaxes(1, 2)
 
     def _input_and_weight_grad(self, dy: np.ndarray, w: np.ndarray | None, x: np.ndarray | None) -> Gradients:
         """``(dX = conv^T(dY, W) if w is given, dW if x is given)``, lowering dY once for both.
@@ -360,8 +360,6 @@ class FlatEngine(Geometry):
         (shift ``q_t = t*d // s``): ``dX_r = W_r^T @ cols``.  The same cols give ``dW_r = X_r @
         cols^T``, with ``X_r`` the phase of X at the positions of dX_r: ``dW[t] = sum_a dY[a -
         q_t] X[a*s + r - lo]`` is the weight gradient's sum in the coordinates of dX."""
-        if len(self._phase_plan) == 1 and self.stride == (1,) * len(self.stride) and self._by_rows(self._phase_plan[0][1]):
-            return self._input_and_weight_grad_by_rows(dy, w, x)
         length = self._length
         cy_g, cx_g = self.y_channels // self.groups, self.x_channels // self.groups
         dx: np.ndarray | None = None
@@ -380,14 +378,12 @@ class FlatEngine(Geometry):
             w_taps = None if w is None else w[ys].reshape(groups, cy_g, cx_g, -1)
             dw_taps = None if dw is None else dw[ys].reshape(groups, cy_g, cx_g, -1)
             for p, (tap_ids, taps, src, dst) in enumerate(self._phase_plan):
-                w_op = None
-                if w_taps is not None:
-                    w_op = w_taps[..., tap_ids].transpose(0, 2, 1, 3).reshape(groups, cx_g, -1)
+                w_op = None if w_taps is None else _phase_weight(w_taps, tap_ids)
                 other = None if xq is None else xq[:, p].reshape(groups, cx_g, length)
                 corr, cross = self._products(dyq, taps, length, w_op, other)
                 if cross is not None:
                     assert dw_taps is not None
-                    dw_taps[..., tap_ids] = cross.reshape(groups, cx_g, cy_g, len(taps)).transpose(0, 2, 1, 3)
+                    _put_phase_weight_grad(dw_taps, cross, tap_ids)
                 if corr is not None:
                     assert dx is not None
                     out = corr.reshape(groups * cx_g, self.batch, *self._extents)
@@ -404,17 +400,29 @@ class FlatEngine(Geometry):
         (tap_ids, taps, _, _), = self._phase_plan
         groups = self.groups
         cy_g, cx_g = self.y_channels // groups, self.x_channels // groups
-        dyq = _flat_buffer(dy, self._extents, self._dy_layout, self._slack, True, "flat dy")
+        dyq = _flat_buffer(dy, self._extents, self._dy_layout, self._slack, self._copies_in_parallel(), "flat dy")
         dx = None if w is None else np.empty((self.batch, self.x_channels) + self.x_size, FLOAT32)
-        w_op = None if w is None else \
-            w.reshape(groups, cy_g, cx_g, -1)[..., tap_ids].transpose(0, 2, 1, 3).reshape(groups, cx_g, -1)
+        w_op = None if w is None else _phase_weight(w.reshape(groups, cy_g, cx_g, -1), tap_ids)
         cross = self._row_products(dyq, taps, self.x_size, w_op, dx, x)
         if cross is None:
             return dx, None
         dw = np.zeros((groups, cy_g, cx_g, math.prod(self.kernel)), FLOAT32)
-        # cross (groups, Cy/g * T, Cx/g) -> dW's (groups, Cy/g, Cx/g, T) at the phase's taps.
-        dw[..., tap_ids] = cross.reshape(groups, cy_g, len(taps), cx_g).transpose(0, 1, 3, 2)
+        _put_phase_weight_grad(dw, cross, tap_ids)
         return dx, dw.reshape(self.y_channels, cx_g, *self.kernel)
+
+
+def _phase_weight(w_taps: np.ndarray, tap_ids: list[int]) -> np.ndarray:
+    """``W_r^T`` of an output phase, ``(groups, Cx/g, Cy/g * T_r)``, from ``w_taps (groups,
+    Cy/g, Cx/g, T)`` at the phase's taps (the operand of its dX product, Y space)."""
+    groups, _, cx_g, _ = w_taps.shape
+    return w_taps[..., tap_ids].transpose(0, 2, 1, 3).reshape(groups, cx_g, -1)
+
+
+def _put_phase_weight_grad(dw_taps: np.ndarray, cross: np.ndarray, tap_ids: list[int]) -> None:
+    """``dw_taps (groups, Cy/g, Cx/g, T)`` at an output phase's taps from its products' cross
+    ``(groups, Cx/g, Cy/g * T_r)`` (Y space)."""
+    groups, cy_g, cx_g, _ = dw_taps.shape
+    dw_taps[..., tap_ids] = cross.reshape(groups, cx_g, cy_g, len(tap_ids)).transpose(0, 2, 1, 3)
 
 
 def _flat_buffer(src: np.ndarray, extents: tuple[int, ...], phases: list[_Phase], slack: int,
