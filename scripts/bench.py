@@ -126,6 +126,43 @@ def _geomean(values: list[float]) -> float:
     return math.exp(sum(math.log(v) for v in values) / len(values))
 
 
+# Issue #13's targets, which the summary lists the cases past: a backend's time at most this
+# many times PyTorch's on every case, and a memory-bound case's at most this many times the
+# copy of the bytes it touches.
+TARGET_RATIO = 2.0
+TARGET_FLOOR_RATIO = 3.0
+
+
+def _past(named: list[tuple[str, float]], limit: float) -> str:
+    """``name ratio`` of the cases above ``limit``, worst first, or "none"."""
+    above = sorted((r for r in named if r[1] > limit), key=lambda r: -r[1])
+    return "; ".join(f"{name} {ratio:.2f}x" for name, ratio in above) or "none"
+
+
+# The matrix product the numpy and PyTorch workers time (_serve's "matmul"): the numpy backend's
+# convolutions are mostly float32 matrix products, so its rate bounds them (this machine, AMD
+# EPYC with AVX-512, 2 cores: 248-255 GFLOP/s with OPENBLAS_CORETYPE=Haswell, 474 with
+# OpenBLAS's own kernels).  PyTorch's is printed beside it for reference only: its CPU
+# convolutions run oneDNN's own kernels, not this product (here torch.mm 216 GFLOP/s on 2
+# threads, while its conv3d k3 case's 906 MFLOP take ~2.0 ms: ~450 GFLOP/s).
+_MATMUL_SIZE = 1024
+
+
+def _matmul_rate(torch) -> float:
+    """GFLOP/s of the best of 7 float32 ``_MATMUL_SIZE``-square products, by PyTorch when given
+    (on the threads the worker set) or NumPy, after 3 untimed ones."""
+    n = _MATMUL_SIZE
+    a, b = (np.random.default_rng(k).standard_normal((n, n), dtype=np.float32) for k in range(2))
+    if torch is not None:
+        ta, tb = torch.from_numpy(a), torch.from_numpy(b)
+        product = lambda: torch.mm(ta, tb)  # noqa: E731
+    else:
+        product = lambda: np.matmul(a, b)  # noqa: E731
+    for _ in range(3):
+        product()
+    return 2 * n ** 3 / min(_time_once(product) for _ in range(7)) / 1e9
+
+
 # -- each library in a process of its own ------------------------------------------------------
 #
 # PyTorch's OpenMP workers and OpenBLAS's threads keep running for a while after their library's
@@ -212,6 +249,8 @@ def _serve(name: str, threads: int) -> None:
             while time.perf_counter() < warm_until:
                 fn()
             reply = _time_once(fn, request[2])
+        elif kind == "matmul":
+            reply = _matmul_rate(torch)
         elif kind == "quit":
             return
         pickle.dump(reply, replies, protocol=pickle.HIGHEST_PROTOCOL)
@@ -286,19 +325,21 @@ def run(cases, backends, repeats, warmup, threads, processes: int = 2) -> dict[s
     code in two processes ran up to 1.7x apart here (memory placement, presumably), and the
     spread between a runner's processes is reported."""
     ratios: dict[str, list[float]] = {b: [] for b in backends}
+    named: dict[str, list[tuple[str, float]]] = {b: [] for b in backends}   # (case, ratio)
     sim_vs_numpy: list[float] = []
     mismatches: list[str] = []
     header = f"{'case':58s} {'torch ms':>9s}" + "".join(f" {b + ' ms':>10s} {'ratio':>6s}" for b in backends)
     if "sim" in backends and "numpy" in backends:
         header += f" {'sim/np':>6s}"
     header += f" {'np/copy':>7s}"
-    floor_ratios: list[float] = []
+    floor_ratios: list[tuple[str, float]] = []
     spread: dict[str, tuple[float, str]] = {}   # runner -> (largest ratio of its processes' medians, case)
     settled = 0.0
     print(header)
     print("-" * len(header))
     workers = {name: [_Worker(name, threads) for _ in range(processes)] for name in ["torch", "torch1", *backends]}
     every = [w for ws in workers.values() for w in ws]
+    rates: dict[str, float] = {}    # GFLOP/s of _matmul_rate, by library
     try:
         for case in cases:
             index = CASES.index(case)
@@ -357,6 +398,7 @@ def run(cases, backends, repeats, warmup, threads, processes: int = 2) -> dict[s
                 ms = ms_of[b] = statistics.median(times[b]) * 1e3
                 ratio = ms / t_ms
                 ratios[b].append(ratio)
+                named[b].append((case.name, ratio))
                 line += f" {ms:10.3f} {ratio:6.2f}"
             if "sim" in ms_of and "numpy" in ms_of:
                 sim_vs_numpy.append(ms_of["sim"] / ms_of["numpy"])
@@ -364,13 +406,17 @@ def run(cases, backends, repeats, warmup, threads, processes: int = 2) -> dict[s
             elif "sim" in backends and "numpy" in backends:
                 line += f" {'-':>6s}"
             if "copy" in times and "numpy" in ms_of:
-                floor_ratios.append(ms_of["numpy"] / (statistics.median(times["copy"]) * 1e3))
-                line += f" {floor_ratios[-1]:7.2f}"
+                floor_ratios.append((case.name, ms_of["numpy"] / (statistics.median(times["copy"]) * 1e3)))
+                line += f" {floor_ratios[-1][1]:7.2f}"
             else:
                 line += f" {'-':>7s}"
             if any(m.startswith(case.name + " on") for m in mismatches):
                 line += "  MISMATCH"
             print(line, flush=True)
+        for name in ("torch", "numpy"):
+            if name in workers:
+                settled += _settle(every)
+                rates[name] = workers[name][0].ask("matmul")
     finally:
         for worker in every:
             worker.close()
@@ -383,10 +429,15 @@ def run(cases, backends, repeats, warmup, threads, processes: int = 2) -> dict[s
     for b, rs in ratios.items():
         if rs:
             print(f"{b}: geometric mean ratio {_geomean(rs):.2f}x PyTorch CPU, worst {max(rs):.2f}x over {len(rs)} cases")
+            print(f"  above {TARGET_RATIO:.1f}x: {_past(named[b], TARGET_RATIO)}")
     if sim_vs_numpy:
         print(f"sim/numpy: geometric mean {_geomean(sim_vs_numpy):.2f}x, worst {max(sim_vs_numpy):.2f}x")
     if floor_ratios:
-        print(f"numpy/copy of the bytes touched (memory-bound cases of >= 1 MiB): worst {max(floor_ratios):.2f}x")
+        print(f"numpy/copy of the bytes touched (memory-bound cases of >= 1 MiB): worst {max(r for _, r in floor_ratios):.2f}x")
+        print(f"  above {TARGET_FLOOR_RATIO:.1f}x: {_past(floor_ratios, TARGET_FLOOR_RATIO)}")
+    if len(rates) == 2:
+        print(f"float32 {_MATMUL_SIZE}-square matrix product in the workers: NumPy {rates['numpy']:.0f} GFLOP/s, "
+              f"PyTorch {rates['torch']:.0f} GFLOP/s on {threads} threads (its convolutions do not use it)")
     print(f"waited {settled:.1f} s in all for the other libraries' threads to go idle before samples")
     print("results checked against PyTorch: " + ("all match" if not mismatches else "; ".join(mismatches)))
     return ratios

@@ -30,6 +30,10 @@ def test_every_tiny_case_timed_in_worker_processes_and_checked(torch):
         # torch ms, then (ms, ratio) for numpy and for sim, then sim/np
         assert re.search(rf"^{re.escape(name)} +\d+\.\d+ +\d+\.\d+ +\d+\.\d\d +\d+\.\d+ +\d+\.\d\d +\d+\.\d\d", out, re.M), out
     assert re.search(rf"^numpy: geometric mean ratio \d+\.\d\dx PyTorch CPU, worst \d+\.\d\dx over {len(tiny)} cases", out, re.M)
+    # each backend's cases past issue #13's per-case target, listed under its mean
+    assert len(re.findall(r"^  above 2\.0x: (none|.+ \d+\.\d\dx)$", out, re.M)) == 2, out
+    assert re.search(r"^float32 1024-square matrix product in the workers: NumPy \d+ GFLOP/s, "
+                     r"PyTorch \d+ GFLOP/s on 2 threads", out, re.M), out
     assert "results checked against PyTorch: all match" in out
     # two worker processes per library (the default): the spread between them is reported
     for runner in ("torch", "torch1", "numpy", "sim"):
@@ -78,3 +82,10 @@ def test_the_blas_kernels_are_named_with_the_variable_that_chose_them():
     own = subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert own.returncode == 0, own.stderr
     assert re.fullmatch(r"NumPy's BLAS kernels: \w+", own.stdout.strip()), own.stdout
+
+
+def test_the_cases_past_a_target_are_listed_worst_first():
+    bench = load_script("bench")
+    named = [("a", 1.5), ("b", 3.25), ("c", 2.0), ("d", 2.5)]
+    assert bench._past(named, 2.0) == "b 3.25x; d 2.50x"     # 2.0 itself is within the target
+    assert bench._past(named, 4.0) == "none"
