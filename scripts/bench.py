@@ -144,7 +144,7 @@ def _past(named: list[tuple[str, float]], limit: float) -> str:
 # EPYC with AVX-512, 2 cores: 248-255 GFLOP/s with OPENBLAS_CORETYPE=Haswell, 474 with
 # OpenBLAS's own kernels).  PyTorch's is printed beside it for reference only: its CPU
 # convolutions run oneDNN's own kernels, not this product (here torch.mm 216 GFLOP/s on 2
-# threads, while its conv3d k3 case's 906 MFLOP take ~2.0 ms: ~450 GFLOP/s).
+# threads, while its conv3d k3 case's 906 MFLOP take 2.0-2.3 ms: 390-450 GFLOP/s).
 _MATMUL_SIZE = 1024
 
 
@@ -318,14 +318,13 @@ def _settle(workers) -> float:
     return time.perf_counter() - t0
 
 
-def run(cases, backends, repeats, warmup, threads, processes: int = 2) -> dict[str, list[float]]:
+def run(cases, backends, repeats, warmup, threads, processes: int = 2) -> dict[str, list[tuple[str, float]]]:
     """Time every case; each backend's result is checked against PyTorch's in the same run (a
     case that does not match is flagged on its line and in the summary). Each library runs in
     ``processes`` worker processes, round r's sample taken by process r % processes: the same
     code in two processes ran up to 1.7x apart here (memory placement, presumably), and the
     spread between a runner's processes is reported."""
-    ratios: dict[str, list[float]] = {b: [] for b in backends}
-    named: dict[str, list[tuple[str, float]]] = {b: [] for b in backends}   # (case, ratio)
+    ratios: dict[str, list[tuple[str, float]]] = {b: [] for b in backends}   # (case, time over PyTorch's)
     sim_vs_numpy: list[float] = []
     mismatches: list[str] = []
     header = f"{'case':58s} {'torch ms':>9s}" + "".join(f" {b + ' ms':>10s} {'ratio':>6s}" for b in backends)
@@ -397,8 +396,7 @@ def run(cases, backends, repeats, warmup, threads, processes: int = 2) -> dict[s
                     continue
                 ms = ms_of[b] = statistics.median(times[b]) * 1e3
                 ratio = ms / t_ms
-                ratios[b].append(ratio)
-                named[b].append((case.name, ratio))
+                ratios[b].append((case.name, ratio))
                 line += f" {ms:10.3f} {ratio:6.2f}"
             if "sim" in ms_of and "numpy" in ms_of:
                 sim_vs_numpy.append(ms_of["sim"] / ms_of["numpy"])
@@ -426,10 +424,11 @@ def run(cases, backends, repeats, warmup, threads, processes: int = 2) -> dict[s
         for k, (worst, name) in spread.items():
             print(f"  {k:8s} {worst:5.2f}x  ({name})")
     print()
-    for b, rs in ratios.items():
-        if rs:
+    for b, named in ratios.items():
+        if named:
+            rs = [r for _, r in named]
             print(f"{b}: geometric mean ratio {_geomean(rs):.2f}x PyTorch CPU, worst {max(rs):.2f}x over {len(rs)} cases")
-            print(f"  above {TARGET_RATIO:.1f}x: {_past(named[b], TARGET_RATIO)}")
+            print(f"  above {TARGET_RATIO:.1f}x: {_past(named, TARGET_RATIO)}")
     if sim_vs_numpy:
         print(f"sim/numpy: geometric mean {_geomean(sim_vs_numpy):.2f}x, worst {max(sim_vs_numpy):.2f}x")
     if floor_ratios:
