@@ -7,8 +7,8 @@
  *
  * Workspace: the window tables of both axes and, per worker thread, float32 rows: gradOutput's
  * rows spread over their windows' columns for one plane (by phases for a column stride > 1, see
- * phased()), one gradOutput row and one gradInput row (CANN's AvgPool3DGrad path also computes
- * through float32 buffers).  Windows that tile the plane skip the spread (avgpool_planes_tiled).
+ * aclsim_ops_phased()), one gradOutput row and one gradInput row (CANN's AvgPool3DGrad path also
+ * computes through float32 buffers).  Windows that tile the plane skip the spread (avgpool_planes_tiled).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -237,15 +237,9 @@ static void avgpool_planes_tiled(void *ctx, int64_t begin, int64_t end, int work
     int64_t gs[4], os[4];
     aclsim_ops_nchw_strides(grad, gs);
     aclsim_ops_nchw_strides(out, os);
-    int64_t kw = p->kw;
-    /* windows with a real element, per axis (ceil mode's last may start past the end: none) */
-    int64_t rows = p->oh, cols = p->ow;
-    while (rows > 0 && rows * p->sh - p->sh >= p->h) {
-        --rows;
-    }
-    while (cols > 0 && cols * p->sw - p->sw >= p->w) {
-        --cols;
-    }
+    int64_t kw = p->kw, rows = p->oh, cols = p->ow;
+    /* Every window starts inside the plane (pooled_size drops a ceil-mode window that would
+     * not); the last one may end past it. */
     int64_t covered_w = cols * kw < p->w ? cols * kw : p->w;
     for (int64_t plane = begin; plane < end; ++plane) {
         int64_t n = plane / p->c, ch = plane % p->c;

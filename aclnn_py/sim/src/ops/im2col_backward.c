@@ -9,7 +9,7 @@
  * (H, W) plane at a time in parallel over the N * C planes, each out row written once.
  * Workspace: the tables of which block rows land on each out row and which blocks of each
  * kernel column lie inside a row, and per worker thread a block row, an out row and, for a
- * column stride > 1, the out row's phases (see phased()).
+ * column stride > 1, the out row's phases (see aclsim_ops_phased()).
  */
 #include <stdlib.h>
 #include <string.h>
