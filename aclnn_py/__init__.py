@@ -4,22 +4,27 @@ Backends: ``npu`` (real CANN through cffi), ``sim`` (the same cffi path on the p
 CANN-compatible CPU simulator), ``numpy`` (pure NumPy; the default where there is no NPU).
 """
 
-# First: ``_ffi`` imports ``_errors`` and ``_constants``, which read the headers through
-# ``_ffi.ffi()`` (see ``_ffi/__init__.py``).
-from . import _ffi  # noqa: F401  (isort: skip)
 from . import _errors as errors
-from ._backend import BACKENDS, get_backend, set_backend, use_backend
-from ._device import get_device, set_device
+from ._runtime.backend import BACKENDS, get_backend, set_backend, use_backend
+from ._runtime.current_device import get_device
+from ._runtime.device import set_device
 from ._dtypes import aclDataType, aclFormat, bfloat16
 from ._errors import AclnnError
 from ._ffi.discovery import BackendUnavailable
-from .tensor import BoolArray, FloatArray, IntArray, Scalar, Tensor
+from ._convert.arrays import BoolArray, FloatArray, IntArray, Scalar
+from ._runtime.tensor import Tensor
 from . import ops
 from .ops import *  # noqa: F403  (the operator functions: aclnn_py.ops lists them, the registry declares them)
 from ._compare import compare
 from .call import Prepared, call, prepare
 
 __version__ = "0.1.0"
+
+# The public classes show their public names (``aclnn_py.AclnnError``) in tracebacks and reprs;
+# pickling finds them there too.
+for _public in (AclnnError, BackendUnavailable, BoolArray, FloatArray, IntArray, Scalar, Tensor, Prepared):
+    _public.__module__ = __name__
+del _public
 
 
 def get_include() -> str:

@@ -43,6 +43,7 @@ from numpy.typing import DTypeLike
 
 from ._ffi.discovery import BackendUnavailable
 from ._dtypes import bfloat16, dtype_name
+from . import ops
 from .ops._registry import operators
 
 
@@ -155,21 +156,20 @@ class Comparison:
 OUTPUT_NAMES = {op.name: op.outputs for op in operators()}
 
 
-def resolve_op(op: str | Callable[..., Any]) -> tuple[str, Callable[..., Any]]:
+def resolve_op(op: str | Callable[..., Any], namespace: object = None) -> tuple[str, Callable[..., Any]]:
     """``(name, function)`` of an operator given by its function or its name.
 
-    Names are looked up on the ``aclnn_py`` package when called, so a replaced function (a
-    test's monkeypatch, a user's wrapper) is the one that runs.
+    Names are looked up when called on ``namespace`` (default: ``aclnn_py.ops``; the tools pass
+    the ``aclnn_py`` package), so a replaced function (a test's monkeypatch, a user's wrapper)
+    is the one that runs.
     """
-    import aclnn_py
-
     if callable(op):
         return getattr(op, "__name__", type(op).__name__), op
     if not isinstance(op, str):
         raise TypeError(f"op must be an aclnn_py operator function or its name, got {type(op).__name__}")
     if op not in OUTPUT_NAMES:
         raise ValueError(f"unknown operator {op!r}; expected one of {', '.join(OUTPUT_NAMES)}")
-    return op, getattr(aclnn_py, op)
+    return op, getattr(ops if namespace is None else namespace, op)
 
 
 def cube_math_type_of(fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any]) -> int:
@@ -186,12 +186,12 @@ def default_backends() -> tuple[str, str]:
     """``(under test, reference)`` for this machine: ``("npu", "numpy")`` where an NPU is
     present, else ``("sim", "numpy")`` where the simulator loads (``BackendUnavailable`` saying
     both were looked for otherwise: comparing numpy with itself tells nothing)."""
-    from . import _ffi
+    from ._runtime import loader
 
-    if "sim" not in _ffi.loaded_backends() and _ffi.npu_present():
+    if "sim" not in loader.loaded_backends() and loader.npu_present():
         return ("npu", "numpy")
     try:
-        _ffi.library("sim")
+        loader.library("sim")
     except BackendUnavailable as exc:
         raise BackendUnavailable(f"compare: no backend to compare with numpy on this machine: no NPU, and the "
                                  f"simulator does not load ({exc}); pass backends=(tested, reference)") from exc
@@ -314,7 +314,7 @@ def _for_backend(args: Sequence[Any], backend: str) -> tuple[Any, ...]:
     """The arguments for one backend: device Tensors become host copies for numpy."""
     if backend != "numpy":
         return tuple(args)
-    from .tensor import Tensor
+    from ._runtime.tensor import Tensor
 
     return tuple(a.numpy() if isinstance(a, Tensor) else a for a in args)
 

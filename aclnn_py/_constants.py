@@ -17,7 +17,7 @@ copied by hand:
   re-exports them with ``from ._constants import *``.
 
 For type checkers the names are declared by ``_constants.pyi``, which ``python -m
-aclnn_py._ffi.stubs constants`` generates from the same declarations;
+aclnn_py.tools.stubs constants`` generates from the same declarations;
 ``tests/ffi/test_constants.py`` regenerates it and fails on any difference, so a header
 change cannot leave it stale.
 """

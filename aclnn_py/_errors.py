@@ -56,8 +56,9 @@ class AclnnError(RuntimeError):
     Attributes:
         status: the aclnnStatus / aclError code (e.g. 161002).
         api: the C function that failed (e.g. ``"aclnnXxxGetWorkspaceSize"``).
-        message: the library's recent error text (``aclGetRecentErrMsg``) or, on the numpy
-            backend, the constraint that was violated and the values received.
+        message: the library's recent error text (``aclGetRecentErrMsg``); for a parameter
+            check, ``"<api>: <the constraint violated and the values received>"``, the same
+            text on the numpy backend as on the simulator.
     """
 
     def __init__(self, status: int, api: str, message: str = "") -> None:
@@ -78,11 +79,16 @@ class AclnnError(RuntimeError):
         return (type(self), (self.status, self.api, self.message))
 
 
+def _as_library_text(api: str, message: str) -> str:
+    """``message`` as the simulator's recent error text says it: after the function's name."""
+    return message if message.startswith(f"{api}: ") else f"{api}: {message}"
+
+
 def param_invalid(api: str, message: str) -> AclnnError:
     """The error every backend raises for a documented parameter violation (161002)."""
-    return AclnnError(ACLNN_ERR_PARAM_INVALID, api, message)
+    return AclnnError(ACLNN_ERR_PARAM_INVALID, api, _as_library_text(api, message))
 
 
 def param_nullptr(api: str, message: str) -> AclnnError:
     """The error every backend raises for a missing required argument (161001)."""
-    return AclnnError(ACLNN_ERR_PARAM_NULLPTR, api, message)
+    return AclnnError(ACLNN_ERR_PARAM_NULLPTR, api, _as_library_text(api, message))

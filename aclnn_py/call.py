@@ -26,6 +26,7 @@ and the release of every handle are ``ops._aclnn.Call``'s, as for the five op fu
 
 from __future__ import annotations
 
+import difflib
 import functools
 import inspect
 import numbers
@@ -39,23 +40,26 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import numpy as np
 from numpy.typing import DTypeLike
 
-from . import _backend, _fast
+from ._runtime import backend as _backend
+from . import _fast
 from ._constants import ACL_MEMCPY_DEVICE_TO_HOST, ACL_MEMCPY_HOST_TO_DEVICE
 from ._errors import ACL_ERROR_API_NOT_SUPPORT, ACLNN_ERR_PARAM_INVALID, AclnnError, param_invalid
-from ._resources import Transaction, quietly
-from .tensor import BoolArray, DeviceView, FloatArray, IntArray, Scalar, Tensor, float_array_arg, scalar_value
-from .ops import _aclnn
-from .ops._aclnn import _ACL_DTYPE, Call, _contiguous_description
-from ._device import stream_address
-from .ops._common import (bool_arg, bool_array_arg, int_arg, int_array_arg, on_stream, tensor_input,
-                          unnamed_dtype)
+from ._runtime.resources import Transaction, quietly
+from ._convert.arrays import BoolArray, FloatArray, IntArray, Scalar
+from ._runtime.tensor import DeviceView, Tensor
+from ._convert.values import float_array_arg, scalar_value
+from ._convert import executor as _aclnn
+from ._convert.executor import _ACL_DTYPE, Call, _contiguous_description
+from ._runtime.device import stream_address
+from ._convert.values import bool_arg, bool_array_arg, int_arg, int_array_arg, tensor_input, unnamed_dtype
+from .ops._dispatch import on_stream
 
 if TYPE_CHECKING:
     from cffi import FFI
 
-    from ._ffi.library import Library
+    from ._runtime.library import Library
     from ._ffi.operator_headers import Parameter
-    from .tensor import _HostArray
+    from ._convert.arrays import _HostArray
 
 _SUFFIX = "GetWorkspaceSize"
 
@@ -114,10 +118,35 @@ _signatures: dict[tuple[int, str], _Signature] = {}
 _signatures_lock = threading.Lock()
 
 
-def _signature(lib: Library | None, name: str) -> _Signature:
+def _operator_name(name: object, where: str) -> str:
+    """``name`` checked as an operator's C name (``"aclnnAdd"``, or its phase 1's name)."""
+    if not isinstance(name, str):
+        raise TypeError(f"{where}: the operator must be its C name as a str (e.g. 'aclnnAdd'), "
+                        f"got {type(name).__name__}")
+    if not name.startswith("aclnn") or name in ("aclnn", "aclnn" + _SUFFIX):
+        raise ValueError(f"{where}: {name!r} is not an aclnn operator's C name (e.g. 'aclnnAdd')")
+    return name[: -len(_SUFFIX)] if name.endswith(_SUFFIX) else name
+
+
+def _unavailable(op: str, backend: str) -> AclnnError:
+    """The error for an operator the numpy or sim backend does not have: it says so, names the
+    near misses among those it has, and where to see them all."""
+    known = sorted(_numpy_kernel_names())
+    # Compared without the prefix all names share, and without case.
+    by_fold = {k.removeprefix("aclnn").lower(): k for k in known}
+    near = [by_fold[m] for m in difflib.get_close_matches(op.removeprefix("aclnn").lower(), by_fold, n=3, cutoff=0.75)]
+    hint = f"; did you mean {' or '.join(near)}?" if near else "."
+    elsewhere = (" On an Atlas host, backend 'npu' runs every operator of the installed CANN."
+                 if backend == "numpy" else "")
+    return AclnnError(ACL_ERROR_API_NOT_SUPPORT, op,
+                      f"{op} is not available on the {backend} backend{hint} It has {len(known)} operators: "
+                      f"{', '.join(known)}; `python -m aclnn_py ops` lists each backend's.{elsewhere}")
+
+
+def _signature(lib: Library | None, name: str, where: str = "call") -> _Signature:
     """The parameters of ``{name}GetWorkspaceSize`` as the toolkit's header declares them
     (``lib`` None: the numpy backend, which knows the binding's own headers)."""
-    op = name[: -len(_SUFFIX)] if name.endswith(_SUFFIX) else name
+    op = _operator_name(name, where)
     key = (id(lib), op)
     found = _signatures.get(key)
     if found is not None:
@@ -128,12 +157,17 @@ def _signature(lib: Library | None, name: str) -> _Signature:
 
     api = op + _SUFFIX
     if lib is not None:
-        lib.fn(api)  # declares it from its header; AclnnError naming it when none has it
-        lib.fn(op)
+        try:
+            lib.fn(api)  # declares it from its header; AclnnError naming it when none has it
+            lib.fn(op)
+        except AclnnError as exc:
+            if lib.backend != "sim" or exc.status != ACL_ERROR_API_NOT_SUPPORT or op in _numpy_kernel_names():
+                raise
+            raise _unavailable(op, "sim") from None
         folders, ffi = lib.toolkit.header_folders, lib.ffi
     else:
         if op not in _numpy_kernel_names():
-            raise _needs_device(op)
+            raise _unavailable(op, "numpy")
         folders, ffi = (Path(include_dir()) / "aclnnop",), binding_ffi()
     header = find_operator_header(api, folders)
     if header is None or header.prototypes[api].error:
@@ -156,6 +190,14 @@ def _signature(lib: Library | None, name: str) -> _Signature:
 def _bind(sig: _Signature, args: Sequence[object], kwargs: dict[str, object]) -> list[object]:
     if not kwargs and len(args) == len(sig.params):
         return list(args)  # the common case, without inspect's generic binding
+    unknown = [k for k in kwargs if k not in sig.python.parameters]
+    if unknown:
+        # (inspect reports a missing parameter first: the unknown name is the mistake to show)
+        names = {p.lower(): p for p in sig.python.parameters}
+        near = difflib.get_close_matches(unknown[0].lower(), names, n=1, cutoff=0.6)
+        hint = f"; did you mean {names[near[0]]}?" if near else ""
+        raise TypeError(f"{sig.op}(): got an unexpected keyword argument {unknown[0]!r}{hint} (its parameters, "
+                        f"by their C names: {', '.join(sig.python.parameters)})")
     try:
         bound = sig.python.bind(*args, **kwargs)
     except TypeError as exc:
@@ -167,7 +209,7 @@ def _bind(sig: _Signature, args: Sequence[object], kwargs: dict[str, object]) ->
 
 def _array(api: str, name: str, value: object) -> np.ndarray | Tensor | None:
     """A tensor argument as an ndarray (a CPU array-like is viewed or copied) or a Tensor: the
-    op functions' one coercion (``ops._common.tensor_input``), less torch_npu's device tensors,
+    op functions' one coercion (``_convert.values.tensor_input``), less torch_npu's device tensors,
     which ``call`` does not take yet."""
     value = tensor_input(api, name, value)
     if isinstance(value, DeviceView):
@@ -484,11 +526,6 @@ def _numpy_kernels() -> dict[str, Callable[..., Any]]:
     return {kernel: getattr(ops, name) for kernel, name in _numpy_kernel_names().items()}
 
 
-def _needs_device(op: str) -> AclnnError:
-    return AclnnError(ACL_ERROR_API_NOT_SUPPORT, op, f"{op} needs backend 'npu' or 'sim': the numpy backend "
-                      f"implements only {', '.join(_numpy_kernels())}")
-
-
 def _numpy_call(sig: _Signature, values: list[object]) -> Any:
     from . import ops
 
@@ -523,9 +560,9 @@ def _library(backend: str | None) -> Library | None:
     name = _backend.resolve(backend)
     if name == "numpy":
         return None
-    from . import _ffi
+    from ._runtime import loader
 
-    lib = _ffi.library(name)
+    lib = loader.library(name)
     if _PLANS is not None:
         _PLANS.backend(name, lib)  # the entry's shortcut from this backend name to its library
     return lib
@@ -633,7 +670,7 @@ def prepare(name: str, *args: object, backend: str | None = None, **kwargs: obje
     phase 2 when called with arguments of the same shapes and dtypes (``call``'s signature).
     Use it as a context manager (or ``close()`` it): that destroys the executor."""
     lib = _library(backend)
-    sig = _signature(lib, name)
+    sig = _signature(lib, name, "prepare")
     values = _bind(sig, args, kwargs)
     if lib is None:
         # Checked now, as phase 1 checks them, on copies of the outputs (phase 1 writes nothing).

@@ -21,7 +21,7 @@ How the mirror differs from C:
   other. A host buffer smaller than ``destMax`` / ``count``, or a read-only destination, is
   refused before the library runs (``ValueError`` / ``TypeError``); so are sizes that are not
   ``size_t`` and views (``aclCreateTensor``) reaching outside their storage.
-* Anywhere a handle is expected, the owning wrappers of ``aclnn_py.tensor`` (``Tensor``,
+* Anywhere a handle is expected, the owning wrappers of ``aclnn_py._runtime.tensor`` (``Tensor``,
   ``IntArray``, ``BoolArray``, ...) are accepted too; ``None`` is NULL.
 * Handles created here are raw: release them with the matching ``aclDestroy*`` /
   ``aclrtFree`` exactly as in C (the owning wrappers do it for you).
@@ -45,22 +45,14 @@ from typing import Any, TypeAlias
 
 import numpy as np
 
-from . import _backend
+from ._runtime import backend as _backend
 from ._dtypes import aclDataType, aclFormat, to_numpy
-from ._constants import (
-    ACL_MEM_MALLOC_HUGE_FIRST,
-    ACL_MEM_MALLOC_HUGE_ONLY,
-    ACL_MEM_MALLOC_NORMAL_ONLY,
-    ACL_MEMCPY_DEFAULT,
-    ACL_MEMCPY_DEVICE_TO_DEVICE,
-    ACL_MEMCPY_DEVICE_TO_HOST,
-    ACL_MEMCPY_HOST_TO_DEVICE,
-    ACL_MEMCPY_HOST_TO_HOST,
-    ACL_SUCCESS,
-)
+from ._constants import ACL_MEM_MALLOC_HUGE_FIRST, ACL_MEMCPY_DEVICE_TO_DEVICE, ACL_MEMCPY_DEVICE_TO_HOST, ACL_MEMCPY_HOST_TO_DEVICE, ACL_MEMCPY_HOST_TO_HOST
 from ._errors import ACL_ERROR_REPEAT_INITIALIZE, ACLNN_ERR_PARAM_INVALID, AclnnError
 from .ops._registry import operators as _operators
-from .tensor import BoolArray, FloatArray, IntArray, _contiguous, _dims, _index, check_view, scalar_value
+from ._convert.arrays import BoolArray, FloatArray, IntArray
+from ._runtime.tensor import _contiguous, _dims, _index, check_view
+from ._convert.values import scalar_value
 
 CData: TypeAlias = Any
 """A raw cffi pointer: a handle, or device memory."""
@@ -73,14 +65,14 @@ globals().update({m.name: int(m) for m in aclFormat})
 
 
 def _lib():
-    from . import _ffi
+    from ._runtime import loader
 
     name = _backend.get_backend()
     if name == "numpy":
         raise AclnnError(ACLNN_ERR_PARAM_INVALID, "aclnn_py.capi",
                          "the C-API mirror needs backend 'npu' or 'sim'; the current backend is 'numpy' "
                          "(set ACLNN_PY_BACKEND=sim, or aclnn_py.set_backend('sim'))")
-    return _ffi.library(name)
+    return loader.library(name)
 
 
 def _h(value):

@@ -61,9 +61,9 @@ def available_backends() -> list[str]:
     names = ["numpy"]
     for name in ("sim", "npu"):
         try:
-            from aclnn_py import _ffi
+            from aclnn_py._runtime import loader
 
-            _ffi.library(name)
+            loader.library(name)
         except Exception:
             continue
         names.append(name)
@@ -516,10 +516,11 @@ def overhead(rounds: int = 15, calls: int = 2000) -> None:
     the C program's time in the same round, and its fastest round over the C program's fastest
     (noise only ever adds time, so on a busy machine the fastest rounds are the truest)."""
     try:
-        from aclnn_py import _fast, _ffi, sim
-        from aclnn_py.ops import _aclnn
+        from aclnn_py import _fast, sim
+        from aclnn_py._convert import executor as _aclnn
+        from aclnn_py._runtime import loader
 
-        lib = _ffi.library("sim")
+        lib = loader.library("sim")
         home = Path(sim.home())
     except Exception as exc:
         print(f"overhead: simulator not available ({exc})")

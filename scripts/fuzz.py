@@ -250,7 +250,7 @@ class Fuzzer:
         return "closed Tensor.numpy()", base.numpy
 
     def array_call(self):
-        from aclnn_py.tensor import BoolArray, FloatArray, IntArray, Scalar
+        from aclnn_py._convert.arrays import BoolArray, FloatArray, IntArray, Scalar
 
         which = int(self.rng.integers(4))
         if which == 0:
@@ -309,7 +309,7 @@ class Fuzzer:
         return self.capi_call()
 
     def release(self, result) -> None:
-        from aclnn_py.tensor import _HostArray
+        from aclnn_py._convert.arrays import _HostArray
 
         for r in result if isinstance(result, tuple) else (result,):
             if isinstance(r, (self.aclnn.Tensor, _HostArray, self.aclnn.Scalar)):
@@ -338,11 +338,12 @@ def _describe(args) -> str:
 def run_chunk(seed: int, chunk: int, calls: int) -> dict:
     """``calls`` random calls in this process; the findings and the counters at the end."""
     import aclnn_py
-    from aclnn_py import _ffi, capi
+    from aclnn_py import capi
+    from aclnn_py._runtime import loader
 
     rng = np.random.default_rng([seed, chunk])
     fuzzer = Fuzzer(rng)
-    lib = _ffi.library("sim")
+    lib = loader.library("sim")
     aclnn_py.set_backend("sim")
     lib.stream()
     findings = []

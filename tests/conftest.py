@@ -13,9 +13,9 @@ IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 def sim_available() -> bool:
     """True when the simulator toolkit is built and loads (required in CI)."""
     try:
-        from aclnn_py import _ffi
+        from aclnn_py._runtime import loader
 
-        _ffi.library("sim")
+        loader.library("sim")
     except Exception as exc:
         if IN_CI:
             raise RuntimeError(f"the simulator must be available in CI: {exc}") from exc
@@ -57,6 +57,6 @@ def sim_lib():
     """The loaded simulator libraries (skipped where the toolkit is not built; never in CI)."""
     if not sim_available():
         pytest.skip("simulator toolkit not built (pip install -e . builds it)")
-    from aclnn_py import _ffi
+    from aclnn_py._runtime import loader
 
-    return _ffi.library("sim")
+    return loader.library("sim")

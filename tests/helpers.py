@@ -141,7 +141,7 @@ def pool_windows(sizes, kernels, strides):
 def record_engines(monkeypatch) -> list[str]:
     """The names of the convolution engines the numpy backend runs from now on, in order (a
     result with inf or NaN from the engine chosen by shape is computed again by ``tap``)."""
-    from aclnn_py.ops import conv
+    from aclnn_py._numpy import conv
 
     ran: list[str] = []
     run = conv._run

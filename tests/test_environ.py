@@ -4,8 +4,9 @@ import os
 
 import pytest
 
-from aclnn_py import _environ, _memory
-from aclnn_py.tools import _progress
+from aclnn_py import _environ
+from aclnn_py._runtime import memory as _memory
+from aclnn_py._numpy import progress as _progress
 
 NAME = "ACLNN_PY_TEST_ENVIRON_SETTING"
 

@@ -1,4 +1,4 @@
-"""The CPU backends' device memory (aclnn_py/_memory.py): the rule, and a result beyond it being
+"""The CPU backends' device memory (aclnn_py/_runtime/memory.py): the rule, and a result beyond it being
 the same AclnnError 207001 from aclrtMalloc on numpy and on sim."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from aclnn_py import _memory
+from aclnn_py._runtime import memory as _memory
 
 
 def test_environment_variable_sets_the_limit(monkeypatch):

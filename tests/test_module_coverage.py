@@ -10,11 +10,12 @@ import sys
 import threading
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 import aclnn_py
-from aclnn_py import AclnnError, _backend, _fast, _ffi, capi, sim
+from aclnn_py import AclnnError, BackendUnavailable, _fast, capi, sim
+from aclnn_py._runtime import loader
+from aclnn_py._runtime import backend as _backend
 from aclnn_py._ffi import elf, op_packages
 
 
@@ -34,10 +35,10 @@ def test_backend_names_are_checked(monkeypatch):
     assert _backend.get_backend() == "numpy"
     monkeypatch.delenv(_backend.ENV_VAR)
     monkeypatch.setattr(_backend, "_auto", None)
-    monkeypatch.setattr(_ffi, "npu_present", lambda: False)
+    monkeypatch.setattr(loader, "npu_present", lambda: False)
     assert _backend.get_backend() == "numpy"
     monkeypatch.setattr(_backend, "_auto", None)
-    monkeypatch.setattr(_ffi, "npu_present", lambda: True)
+    monkeypatch.setattr(loader, "npu_present", lambda: True)
     assert _backend._automatic() == "npu"
 
 
@@ -45,31 +46,31 @@ def test_backend_names_are_checked(monkeypatch):
 
 def test_toolkit_refusals(monkeypatch, tmp_path):
     with pytest.raises(ValueError, match="no C libraries"):
-        _ffi._toolkit("numpy")
+        loader._toolkit("numpy")
 
     def not_built():
         raise sim.SimNotBuiltError("not built")
 
     monkeypatch.setattr(sim, "home", not_built)
-    with pytest.raises(_ffi.BackendUnavailable, match="not built"):
-        _ffi._toolkit("sim")
+    with pytest.raises(BackendUnavailable, match="not built"):
+        loader._toolkit("sim")
     monkeypatch.setattr(sim, "home", lambda: str(tmp_path))
-    with pytest.raises(_ffi.BackendUnavailable, match="incomplete"):
-        _ffi._toolkit("sim")
+    with pytest.raises(BackendUnavailable, match="incomplete"):
+        loader._toolkit("sim")
 
 
 def test_one_backend_per_process(sim_lib):
-    with pytest.raises(_ffi.BackendUnavailable, match="already loaded backend 'sim'"):
-        _ffi.library("npu")
+    with pytest.raises(BackendUnavailable, match="already loaded backend 'sim'"):
+        loader.library("npu")
 
 
 def test_npu_present_without_cann(sim_lib, monkeypatch):
-    monkeypatch.setattr(_ffi, "find_cann", lambda: (_ for _ in ()).throw(_ffi.BackendUnavailable("none")))
-    _ffi.npu_present.cache_clear()
+    monkeypatch.setattr(loader, "find_cann", lambda: (_ for _ in ()).throw(BackendUnavailable("none")))
+    loader.npu_present.cache_clear()
     try:
-        assert _ffi.npu_present() is False
+        assert loader.npu_present() is False
     finally:
-        _ffi.npu_present.cache_clear()
+        loader.npu_present.cache_clear()
 
 
 def test_elf_refuses_an_empty_file(tmp_path):
@@ -89,12 +90,7 @@ def test_operator_of():
 def test_sim_include_dir_falls_back_to_the_binding_headers(monkeypatch, tmp_path):
     monkeypatch.setattr(sim, "_location", lambda: tmp_path)
     assert (Path(sim.include_dir()) / "acl" / "acl.h").is_file()
-    from aclnn_py._ffi import declarations
-
-    def missing():
-        raise FileNotFoundError("gone")
-
-    monkeypatch.setattr(declarations, "include_dir", missing)
+    monkeypatch.setattr(sim._build, "source_include_dir", lambda: None)
     with pytest.raises(sim.SimNotBuiltError, match="no headers"):
         sim.include_dir()
 
@@ -311,8 +307,8 @@ class _FakeNpu:
 def test_info_probe_of_a_loaded_library(monkeypatch, fake, summary):
     from aclnn_py.tools import info
 
-    monkeypatch.setattr(info._ffi, "loaded_backends", lambda: ())
-    monkeypatch.setattr(info._ffi, "library", lambda name: fake)
+    monkeypatch.setattr(info.loader, "loaded_backends", lambda: ())
+    monkeypatch.setattr(info.loader, "library", lambda name: fake)
     status = info._probe_loaded(info.BackendStatus("npu", False, "not probed"))
     assert status.summary == summary
     if summary == "usable":  # no operator is exported by the fake: each is reported missing

@@ -3,7 +3,7 @@ simulator where a C compiler exists (``build.py``):
 
 * ``libaclnn_py_fast.so`` (``fastcall.c``), the helper: one aclnn call's device buffers,
   copies, descriptors, both phases, synchronisation and releases in a single cffi crossing
-  (ABI mode: no Python headers, no CPython ABI). ``ops/_aclnn.py``'s ``Call`` describes a call
+  (ABI mode: no Python headers, no CPython ABI). ``_convert/executor.py``'s ``Call`` describes a call
   to it when the call's arguments are new (the "no plan" path).
 * ``_entry.abi3.so`` (``entry.c``, which compiles ``fastcall.c`` in), a CPython extension on
   the stable ABI of CPython 3.11+: the per-call entry of the five op functions (``planned``)
@@ -15,7 +15,7 @@ simulator where a C compiler exists (``build.py``):
 Both take CANN's functions as the pointers the binding resolved from the libraries it loaded
 (``FastApi``), so they run on real CANN exactly as on the simulator. Without them (no compiler
 at install: ``ACLNN_PY_SKIP_SIM=1``; no Python headers: the extension alone is missing), or with
-``ACLNN_PY_FAST=0`` in the environment, calls take the ABI-mode path of ``ops/_aclnn.py`` (one
+``ACLNN_PY_FAST=0`` in the environment, calls take the ABI-mode path of ``_convert/executor.py`` (one
 cffi crossing per C call), with the same results and errors.
 """
 

@@ -1,26 +1,18 @@
-"""The cffi layer (ABI mode): declarations read from include/, library discovery, loading.
-
-``library("npu")`` loads CANN found by ``discovery.find_cann()``; ``library("sim")`` loads the
-simulator toolkit built from the project's C sources. Both go through the same ``Library``
-class and the same declarations. The two cannot share a process: their libraries carry the
-same names (``libascendcl.so``...), and the dynamic loader would bind one's dependencies to
-the other's.
+"""The cffi layer (ABI mode), the package's lowest: declarations read from include/
+(``ffi()``, ``constants_ffi()``), toolkit discovery, ELF and operator-header reading, custom
+operator packages. It imports nothing of the package but the simulator's build module; loading
+a backend's libraries is ``aclnn_py._runtime.loader``'s.
 """
 
 from __future__ import annotations
 
 import functools
-import threading
 from typing import TYPE_CHECKING
 
 from .declarations import constants_cdef, include_dir, read_cdef
-from .discovery import BackendUnavailable, Toolkit, find_cann, toolkit_at
 
 if TYPE_CHECKING:
     from cffi import FFI
-
-_lock = threading.Lock()
-_loaded: dict[str, Library] = {}
 
 
 @functools.lru_cache(maxsize=1)
@@ -44,70 +36,4 @@ def constants_ffi() -> FFI:
     return f
 
 
-# Only now: ``.library`` imports ``aclnn_py._errors``, whose status codes ``aclnn_py._constants``
-# reads through ``ffi()`` above while this package is still initialising (``aclnn_py/__init__.py``
-# imports this package first for that reason).
-from .library import Library  # noqa: E402
-
-
-def _toolkit(name: str) -> Toolkit:
-    if name == "npu":
-        return find_cann()
-    if name == "sim":
-        from .. import sim
-
-        try:
-            home = sim.home()
-        except Exception as exc:
-            raise BackendUnavailable(f"backend 'sim': {exc}") from exc
-        toolkit, reason = toolkit_at(home, "aclnn_py.sim.home()")
-        if toolkit is None:
-            raise BackendUnavailable(f"backend 'sim': the simulator toolkit at {home} is incomplete: {reason}; "
-                                     "rebuild it with `python -m aclnn_py.sim build`")
-        return toolkit
-    raise ValueError(f"backend {name!r} has no C libraries")
-
-
-def library(name: str) -> Library:
-    """The loaded libraries of backend ``name`` (``"npu"`` or ``"sim"``), loaded once."""
-    lib = _loaded.get(name)
-    if lib is not None:
-        return lib
-    with _lock:
-        lib = _loaded.get(name)
-        if lib is not None:
-            return lib
-        other = next(iter(_loaded), None)
-        if other is not None:
-            raise BackendUnavailable(
-                f"backend {name!r} cannot be loaded: this process already loaded backend {other!r}, "
-                "and both provide libascendcl.so/libnnopbase.so/libopapi.so; use one of them per process")
-        toolkit = _toolkit(name)
-        # The simulator-only API (aclsimGetCounters) is in libaclsim.so, which no CANN has.
-        extra = (toolkit.lib_dir / "libaclsim.so",) if name == "sim" else ()
-        try:
-            lib = Library(name, toolkit, ffi(), extra)
-        except OSError as exc:
-            raise BackendUnavailable(f"backend {name!r}: loading {toolkit.home} failed: {exc}") from exc
-        _loaded[name] = lib
-        return lib
-
-
-def loaded_backends() -> tuple[str, ...]:
-    """The backends whose libraries this process has loaded (at most one)."""
-    return tuple(_loaded)
-
-
-@functools.lru_cache(maxsize=1)
-def npu_present() -> bool:
-    """True where CANN is found, loads, and reports at least one device."""
-    try:
-        find_cann()
-        lib = library("npu")
-        count = lib.ffi.new("uint32_t *")
-        return bool(lib.fn("aclrtGetDeviceCount")(count) == 0 and count[0] > 0)
-    except Exception:
-        return False
-
-
-__all__ = ["BackendUnavailable", "Library", "constants_ffi", "ffi", "library", "loaded_backends", "npu_present"]
+__all__ = ["constants_ffi", "ffi"]

@@ -28,8 +28,9 @@ from typing import Any
 
 import numpy as np
 
+from .._convert.executor import declare_shape_only
 from .._dtypes import aclDataType, to_numpy
-from ..tools._cases import OpCall
+from ._cases import OpCall
 
 #: ``(forward input shape, dtypes, parameters of the argument maker)``: one selftest case per dtype.
 SelftestCase = tuple[tuple[int, ...], Sequence[np.dtype], dict[str, Any]]
@@ -93,6 +94,7 @@ def register(operator: Operator) -> Operator:
     if any(op.name == operator.name or op.c_name == operator.c_name for op in _OPERATORS):
         raise ValueError(f"operator {operator.name} ({operator.c_name}) is registered twice")
     _OPERATORS.append(operator)
+    declare_shape_only(operator.api, operator.shape_only)
     return operator
 
 

@@ -70,36 +70,21 @@ from numpy.typing import ArrayLike
 
 from .._dtypes import bfloat16, dtype_name
 from .._errors import param_invalid
-from .._memory import check_allocation
-from ..tensor import Tensor
-from . import _common, _small
+from .._runtime.memory import check_allocation
+from .._runtime.tensor import Tensor
+from .._numpy import workers as _workers
+from .._numpy import small as _small
 from ._registry import numpy_dtypes
-from ._ufunc_buffer import ufunc_buffer
-from ._aclnn import Call, c_int, dtype_of, planned, shape_check_error, shape_of
-from ._common import (
-    FLOAT32,
-    INT64_MAX,
-    NumpyOp,
-    Prepared,
-    bool_arg,
-    check_dtype,
-    check_min,
-    check_not_null,
-    dispatch, documented,
-    format_name,
-    host_array,
-    in_parallel,
-    int_array_arg,
-    plan,
-    repeated,
-    scratch,
-    shape_str,
-    tensor_arg,
-    tensor_input,
-)
+from .._numpy.ufunc_buffer import ufunc_buffer
+from .._convert.executor import Call, c_int, dtype_of, planned, shape_check_error, shape_of
+from ._checks import FLOAT32, check_dtype, check_min, check_not_null, format_name, shape_str
+from .._convert.values import INT64_MAX, bool_arg, host_array, int_array_arg, repeated, tensor_arg, tensor_input
+from .._numpy.plans import NumpyOp, Prepared, plan
+from ._dispatch import dispatch, documented
+from .._numpy.workers import in_parallel, scratch
 
 if TYPE_CHECKING:
-    from .._ffi.library import Library
+    from .._runtime.library import Library
 
 API = "aclnnAvgPool2dBackwardGetWorkspaceSize"
 
@@ -510,7 +495,7 @@ def _phase_grad(grad: np.ndarray, out: np.ndarray, scale: np.float32 | np.ndarra
             if result is not None:
                 out[first:last] = result[:n]
 
-    in_parallel(planes, work, min_per_thread=max(1, _common.MIN_PARALLEL_ELEMENTS // max(1, height * width)))
+    in_parallel(planes, work, min_per_thread=max(1, _workers.MIN_PARALLEL_ELEMENTS // max(1, height * width)))
 
 
 def _prepare(grad_output: object, self: object, kernel_size: object, stride: object, padding: object,
@@ -675,7 +660,7 @@ def avg_pool2d_backward(grad_output: ArrayLike | Tensor, self: ArrayLike | Tenso
 
 from typing import Any  # noqa: E402
 
-from ..tools._cases import OpCall, dims, pair, random_array  # noqa: E402
+from ._cases import OpCall, dims, pair, random_array  # noqa: E402
 from ._registry import Operator, register  # noqa: E402
 
 

@@ -97,37 +97,19 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._errors import param_invalid, param_nullptr
-from .._memory import check_allocation
-from ..tensor import Tensor
-from ._aclnn import Call, c_int, dtype_of, planned, shape_check_error, shape_of
-from ._common import (
-    FLOAT32,
-    INT64_MAX,
-    INT64_MIN,
-    MIN_PARALLEL_ELEMENTS,
-    NumpyOp,
-    Prepared,
-    bool_arg,
-    bool_array_arg,
-    check_dtype,
-    check_min,
-    check_not_null,
-    dispatch, documented,
-    host_array,
-    in_parallel,
-    int_array_arg,
-    plan,
-    repeated,
-    shape_str,
-    spatial_dims,
-    tensor_arg,
-    tensor_input,
-)
+from .._runtime.memory import check_allocation
+from .._runtime.tensor import Tensor
+from .._convert.executor import Call, c_int, dtype_of, planned, shape_check_error, shape_of
+from ._checks import FLOAT32, check_dtype, check_min, check_not_null, shape_str
+from .._convert.values import INT64_MAX, INT64_MIN, bool_arg, bool_array_arg, host_array, int_array_arg, repeated, spatial_dims, tensor_arg, tensor_input
+from .._numpy.workers import MIN_PARALLEL_ELEMENTS, in_parallel
+from .._numpy.plans import NumpyOp, Prepared, plan
+from ._dispatch import dispatch, documented
 from ._registry import numpy_dtypes
-from .conv import lowered
+from .._numpy.conv import lowered
 
 if TYPE_CHECKING:
-    from .._ffi.library import Library
+    from .._runtime.library import Library
 
 API = "aclnnConvolutionBackwardGetWorkspaceSize"
 
@@ -614,7 +596,7 @@ def convolution_backward(grad_output: ArrayLike | Tensor, input: ArrayLike | Ten
 
 # -- registration: what the tools know of this operator (ops/_registry.py) -------------------------
 
-from ..tools._cases import OpCall, dims, pair, random_array  # noqa: E402
+from ._cases import OpCall, dims, pair, random_array  # noqa: E402
 from ._registry import Operator, register  # noqa: E402
 
 

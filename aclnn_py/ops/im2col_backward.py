@@ -48,36 +48,21 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._dtypes import compute_dtype
-from .._memory import check_allocation
-from ..tensor import Tensor
-from . import _common, _small
+from .._runtime.memory import check_allocation
+from .._runtime.tensor import Tensor
+from .._numpy import workers as _workers
+from .._numpy import small as _small
 from ._registry import numpy_dtypes
-from ._ufunc_buffer import ufunc_buffer
-from ._aclnn import Call, dtype_of, planned, shape_check_error, shape_of
-from ._common import (
-    FLOAT32,
-    INT64_MAX,
-    INT64_MIN,
-    NumpyOp,
-    Prepared,
-    check,
-    check_dtype,
-    check_length,
-    check_not_null,
-    check_min,
-    dispatch, documented,
-    host_array,
-    in_parallel,
-    int_array_arg,
-    plan,
-    repeated,
-    shape_str,
-    tensor_arg,
-    tensor_input,
-)
+from .._numpy.ufunc_buffer import ufunc_buffer
+from .._convert.executor import Call, dtype_of, planned, shape_check_error, shape_of
+from ._checks import FLOAT32, check, check_dtype, check_length, check_not_null, check_min, shape_str
+from .._convert.values import INT64_MAX, INT64_MIN, host_array, int_array_arg, repeated, tensor_arg, tensor_input
+from .._numpy.plans import NumpyOp, Prepared, plan
+from ._dispatch import dispatch, documented
+from .._numpy.workers import in_parallel
 
 if TYPE_CHECKING:
-    from .._ffi.library import Library
+    from .._runtime.library import Library
 
 API = "aclnnIm2colBackwardGetWorkspaceSize"
 
@@ -200,7 +185,7 @@ def _prepare(grad_output: object, input_size: object, kernel_size: object, dilat
     # parts take 0.20 ms each, against 0.35 ms for the whole on one thread. A caller's part of
     # 54-58% instead of half: ViT 0.243 against 0.265 ms, k3 s2 0.63 against 0.61 (in_parallel
     # splits evenly; not changed here).
-    per_thread = max(1, _common.MIN_PARALLEL_ELEMENTS // max(1, area * length))
+    per_thread = max(1, _workers.MIN_PARALLEL_ELEMENTS // max(1, area * length))
 
     def run(grad_output: object, *_: object) -> np.ndarray:
         check_allocation(nbytes)
@@ -515,7 +500,7 @@ def im2col_backward(grad_output: ArrayLike | Tensor, input_size: Sequence[int], 
 
 # -- registration: what the tools know of this operator (ops/_registry.py) -------------------------
 
-from ..tools._cases import OpCall, dims, pair, random_array  # noqa: E402
+from ._cases import OpCall, dims, pair, random_array  # noqa: E402
 from ._registry import Operator, register  # noqa: E402
 
 

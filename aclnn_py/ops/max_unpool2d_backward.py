@@ -47,17 +47,19 @@ from numpy.typing import ArrayLike
 
 from .._dtypes import dtype_name
 from .._errors import ACL_ERROR_RT_AICORE_EXCEPTION, AclnnError
-from .._memory import check_allocation
-from ..tensor import Tensor
-from . import _common
+from .._runtime.memory import check_allocation
+from .._runtime.tensor import Tensor
+from .._numpy import workers as _workers
 from ._registry import numpy_dtypes
-from ._aclnn import Call, dtype_of, planned, shape_check_error, shape_of
-from ._common import (FLOAT16, FLOAT32, NumpyOp, Prepared, check, check_dtype, check_length, check_not_null,
-                      check_same_dtype, check_same_shape, dispatch, documented, host_array, in_parallel, int_array_arg, plan,
-                      shape_str, tensor_arg, tensor_input)
+from .._convert.executor import Call, dtype_of, planned, shape_check_error, shape_of
+from ._checks import FLOAT16, FLOAT32, check, check_dtype, check_length, check_not_null, check_same_dtype, check_same_shape, shape_str
+from .._numpy.plans import NumpyOp, Prepared, plan
+from ._dispatch import dispatch, documented
+from .._convert.values import host_array, int_array_arg, tensor_arg, tensor_input
+from .._numpy.workers import in_parallel
 
 if TYPE_CHECKING:
-    from .._ffi.library import Library
+    from .._runtime.library import Library
 
 API = "aclnnMaxUnpool2dBackwardGetWorkspaceSize"
 KERNEL = "aclnnMaxUnpool2dBackward"
@@ -196,7 +198,7 @@ def _gather(planes: int, plane: int, output_size: tuple[int, ...],
     size = output_size[0] * output_size[1]
     starts = np.arange(0, planes * size, size, dtype=np.int64)[:, np.newaxis]
     step = max(1, _CHUNK // plane)
-    per_thread = max(1, _common.MIN_PARALLEL_ELEMENTS // plane)
+    per_thread = max(1, _workers.MIN_PARALLEL_ELEMENTS // plane)
     # Each plane's start within its chunk's part of the gradient (none for a plane per chunk).
     local = np.repeat(starts[:min(step, planes), 0], plane) if step > 1 else None
 
@@ -297,7 +299,7 @@ def max_unpool2d_backward(grad_output: ArrayLike | Tensor, self: ArrayLike | Ten
 
 from typing import Any  # noqa: E402
 
-from ..tools._cases import OpCall, random_array  # noqa: E402
+from ._cases import OpCall, random_array  # noqa: E402
 from ._registry import Operator, register  # noqa: E402
 
 

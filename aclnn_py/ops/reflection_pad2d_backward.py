@@ -46,17 +46,18 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._dtypes import bfloat16, compute_dtype
-from .._memory import check_allocation
-from ..tensor import Tensor
-from ._aclnn import Call, dtype_of, planned, shape_check_error, shape_of
-from . import _small
+from .._runtime.memory import check_allocation
+from .._runtime.tensor import Tensor
+from .._convert.executor import Call, dtype_of, planned, shape_check_error, shape_of
+from .._numpy import small as _small
 from ._registry import numpy_dtypes
-from ._common import (FLOAT32, NumpyOp, Prepared, check, check_dtype, check_length, check_min, check_not_null,
-                      check_same_dtype, dispatch, documented, format_name, host_array, int_array_arg, plan, repeated, shape_str,
-                      tensor_arg, tensor_input)
+from ._checks import FLOAT32, check, check_dtype, check_length, check_min, check_not_null, check_same_dtype, format_name, shape_str
+from .._numpy.plans import NumpyOp, Prepared, plan
+from ._dispatch import dispatch, documented
+from .._convert.values import host_array, int_array_arg, repeated, tensor_arg, tensor_input
 
 if TYPE_CHECKING:
-    from .._ffi.library import Library
+    from .._runtime.library import Library
 
 API = "aclnnReflectionPad2dBackwardGetWorkspaceSize"
 
@@ -300,7 +301,7 @@ def reflection_pad2d_backward(grad_output: ArrayLike | Tensor, self: ArrayLike |
 
 from typing import Any  # noqa: E402
 
-from ..tools._cases import OpCall, random_array  # noqa: E402
+from ._cases import OpCall, random_array  # noqa: E402
 from ._registry import Operator, register  # noqa: E402
 
 

@@ -66,9 +66,7 @@ def include_dir() -> str:
     where = _location() / "include"
     if (where / "acl" / "acl.h").is_file():
         return str(where.resolve())
-    from .._ffi.declarations import include_dir as binding_include_dir
-
-    try:
-        return str(binding_include_dir())
-    except FileNotFoundError as exc:
-        raise SimNotBuiltError(f"aclnn_py: no headers found (looked in {where}); {exc}") from None
+    found = _build.source_include_dir()
+    if found is None:
+        raise SimNotBuiltError(f"aclnn_py: no headers found (looked in {where} and beside the package)")
+    return str(found)

@@ -30,16 +30,18 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+import aclnn_py
 from numpy.typing import DTypeLike
 
-from .. import _backend
+from .._runtime import backend as _backend
 from .._dtypes import bfloat16, dtype_name
 from .._errors import AclnnError
 from .._ffi.discovery import BackendUnavailable
 from .._compare import resolve_op
 from ..ops._registry import by_name, operators
-from ._cases import OpCall
-from ._progress import Progress
+from ..ops._cases import OpCall
+from .._numpy.progress import Progress
 
 # op -> (the forward input's default shape, default parameters): each operator's ``Operator.bench``,
 # mid-sized layers of a CNN.
@@ -142,7 +144,7 @@ def _time_host(fn: Callable[[], object], warmup: int, repeats: int, progress: Pr
 def _time_device(lib: Any, fn: Callable[[list[Any]], object], args: tuple[Any, ...], warmup: int, repeats: int,
                  progress: Progress) -> tuple[Timing, Timing]:
     """Device time between two events around each call, and the host time of each call."""
-    from ..tensor import Tensor
+    from .._runtime.tensor import Tensor
 
     ffi = lib.ffi
     stream = lib.stream()
@@ -189,14 +191,14 @@ def benchmark(call: OpCall, backend: str | None = None, *, warmup: int = 3, repe
     if warmup < 0 or repeats < 1:
         raise ValueError(f"warmup must be >= 0 and repeats >= 1, got warmup={warmup}, repeats={repeats}")
     backend = _backend.resolve(backend)
-    _, fn = resolve_op(call.op)
+    _, fn = resolve_op(call.op, aclnn_py)
     with Progress(f"bench {call.op} on {backend}", warmup + repeats, "calls", enabled=progress) as shown:
         if backend == "numpy":
             host = _time_host(lambda: fn(*call.args, backend="numpy"), warmup, repeats, shown)
             return BenchResult(call.op, backend, call, warmup, repeats, None, host)
-        from .. import _ffi
+        from .._runtime import loader
 
-        lib = _ffi.library(backend)
+        lib = loader.library(backend)
         device, host = _time_device(lib, lambda args: fn(*args, backend=backend), call.args,
                                     warmup, repeats, shown)
         return BenchResult(call.op, backend, call, warmup, repeats, device, host)

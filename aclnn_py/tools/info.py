@@ -28,7 +28,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 from pathlib import Path
 
-from .. import _backend, _ffi
+from .._runtime import backend as _backend
+from .._runtime import loader
 from .._errors import AclnnError
 from ..ops._registry import operators
 from .._ffi.discovery import OVERRIDE_VAR, BackendUnavailable, Toolkit, find_cann, toolkit_at
@@ -142,13 +143,13 @@ def _c_out(lib: Any, ctype: str, api: str, *args: Any) -> Any:
 def _probe_loaded(status: BackendStatus) -> BackendStatus:
     """Load the libraries of ``status.name`` in this process and ask them about the device."""
     name = status.name
-    other = next((loaded for loaded in _ffi.loaded_backends() if loaded != name), None)
+    other = next((loaded for loaded in loader.loaded_backends() if loaded != name), None)
     if other is not None:
         status.summary = f"not probed: this process has loaded backend {other!r}, which excludes {name!r}"
         status.fix = "run `python -m aclnn_py info`, which probes each backend in a process of its own"
         return status
     try:
-        lib = _ffi.library(name)
+        lib = loader.library(name)
     except FileNotFoundError as exc:  # the binding's own headers, the source of its declarations
         status.summary, status.problem = "aclnn_py's C headers are missing", str(exc)
         status.fix = "reinstall aclnn_py: the package carries its headers in aclnn_py/include"
@@ -243,7 +244,7 @@ def probe(name: str) -> BackendStatus:
 
 def probe_isolated(name: str, timeout: float = PROBE_TIMEOUT) -> BackendStatus:
     """``probe(name)`` in a child process (or here, if this process already loaded ``name``)."""
-    if name == "numpy" or name in _ffi.loaded_backends():  # already loaded here: asking it again is free
+    if name == "numpy" or name in loader.loaded_backends():  # already loaded here: asking it again is free
         return probe(name)
     status, loadable = _npu_toolkit() if name == "npu" else _sim_toolkit()
     if not loadable:

@@ -22,7 +22,7 @@ import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from .. import _backend
+from .._runtime import backend as _backend
 from .._ffi.discovery import BackendUnavailable, Toolkit, find_cann
 from .._ffi.operator_headers import OperatorDeclarer, OperatorHeader, operator_header_files, read_operator_header
 
@@ -109,7 +109,7 @@ def collect(toolkit: Toolkit, names: list[str] | None = None) -> list[OperatorEn
 def _toolkit(backend: str) -> Toolkit:
     if backend == "npu":
         return find_cann()
-    from .._ffi import _toolkit as sim_toolkit
+    from .._runtime.loader import _toolkit as sim_toolkit
 
     return sim_toolkit("sim")
 

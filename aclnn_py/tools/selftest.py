@@ -29,22 +29,16 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from .. import _backend
+import aclnn_py
+
+from .._runtime import backend as _backend
 from .._dtypes import bfloat16, dtype_name
 from .._errors import ACL_ERROR_API_NOT_SUPPORT, AclnnError
 from .._ffi.discovery import BackendUnavailable
-from .._compare import (
-    OUTPUT_NAMES,
-    Comparison,
-    compare_results,
-    cube_math_type_of,
-    format_error,
-    format_table,
-    resolve_op,
-)
+from .._compare import OUTPUT_NAMES, Comparison, compare_results, cube_math_type_of, format_error, format_table, resolve_op
 from ..ops._registry import by_name, operators
-from ._cases import OpCall
-from ._progress import Progress
+from ..ops._cases import OpCall
+from .._numpy.progress import Progress
 
 def cases(seed: int = 0) -> list[OpCall]:
     """The selftest's cases: every documented dtype of every operator, plus a few parameter
@@ -107,7 +101,7 @@ def _unavailable(exc: BaseException) -> str | None:
 
 def run_case(call: OpCall, backend: str, reference: str) -> CaseResult:
     """Run one case on ``backend`` and on ``reference`` (a backend name, or ``"torch"``)."""
-    _, fn = resolve_op(call.op)
+    _, fn = resolve_op(call.op, aclnn_py)
     try:
         actual = fn(*call.args, backend=backend)
     except Exception as exc:
@@ -165,9 +159,9 @@ def run_selftest(backend: str | None = None, ops: Sequence[str] | None = None, s
     else:
         reference = "numpy"
         try:
-            from .. import _ffi
+            from .._runtime import loader
 
-            _ffi.library(backend).stream()  # libraries load, aclInit, the device opens
+            loader.library(backend).stream()  # libraries load, aclInit, the device opens
         except (BackendUnavailable, AclnnError) as exc:
             print(f"selftest: backend {backend!r} cannot be used:\n{exc}\n"
                   "(`python -m aclnn_py info` shows what was found)", file=out)

@@ -1,5 +1,5 @@
 """Tensor arguments whose data an operator never reads (its registration's ``shape_only``, read by
-aclnn_py/ops/_aclnn.py: ``self`` of MaxUnpool2dBackward and ReflectionPad2dBackward) are described
+aclnn_py/_convert/executor.py: ``self`` of MaxUnpool2dBackward and ReflectionPad2dBackward) are described
 on ``sim`` without an upload: a row-major descriptor of their shape and dtype over NULL data, on
 the ABI-mode path, on the fast path and in the plans it records.  The results stay those of the
 numpy backend and PyTorch, the simulator still checks their shape, dtype and format (the same
@@ -16,7 +16,7 @@ import pytest
 
 import aclnn_py
 from aclnn_py import AclnnError, Tensor, _fast
-from aclnn_py.ops import _aclnn
+from aclnn_py._convert import executor as _aclnn
 
 from helpers import assert_close
 

@@ -9,7 +9,7 @@ import pytest
 
 import aclnn_py
 from aclnn_py import AclnnError, Scalar, Tensor
-from aclnn_py import _ffi
+from aclnn_py._runtime import loader
 
 OP = "aclnnFakeEverything"
 ACL_FLOAT, ACL_INT32, ACL_INT64, ACL_DOUBLE, ACL_BOOL, ACL_COMPLEX128 = 0, 3, 9, 11, 12, 17
@@ -22,7 +22,7 @@ def on_sim():
 
 
 def counters() -> dict[str, int]:
-    lib = _ffi.library("sim")
+    lib = loader.library("sim")
     lib.synchronize()
     c = lib.ffi.new("aclsimCounters *")
     lib.call("aclsimGetCounters", c)
@@ -208,7 +208,7 @@ def test_prepare_refuses_what_phase_1_fixed(name, value, words):
 
 
 def test_numpy_backend_needs_a_device():
-    with pytest.raises(AclnnError, match="aclnnFakeEverything needs backend 'npu' or 'sim'"):
+    with pytest.raises(AclnnError, match="aclnnFakeEverything is not available on the numpy backend"):
         aclnn_py.call(OP, backend="numpy")
-    with pytest.raises(AclnnError, match="needs backend 'npu' or 'sim'"):
+    with pytest.raises(AclnnError, match="aclnnFakeEverything is not available on the numpy backend"):
         aclnn_py.prepare(OP, backend="numpy")

@@ -230,9 +230,40 @@ def test_plain_c_integers_are_range_checked(sim_lib):
 def test_unknown_operator_is_named(backend):
     with pytest.raises(AclnnError) as info:
         aclnn_py.call("aclnnNoSuchOperator", 1, backend=backend)
-    assert info.value.status == 200001 and "aclnnNoSuchOperator" in str(info.value)
-    if backend == "numpy":
-        assert "needs backend 'npu' or 'sim'" in info.value.message
+    assert info.value.status == 200001 and info.value.api == "aclnnNoSuchOperator"
+    assert info.value.message.startswith(f"aclnnNoSuchOperator is not available on the {backend} backend. ")
+    assert "did you mean" not in info.value.message
+    assert "aclnnReflectionPad2dBackward" in info.value.message and "python -m aclnn_py ops" in info.value.message
+
+
+@pytest.mark.parametrize("name, meant", [("aclnnReflectionPad2dBackwrd", "aclnnReflectionPad2dBackward"),
+                                         ("aclnnavgpool2dbackward", "aclnnAvgPool2dBackward"),
+                                         ("aclnnIm2colBackwardGetWorkspaceSiz", None)])
+def test_a_near_miss_gets_a_did_you_mean(backend, name, meant):
+    for run in (aclnn_py.call, aclnn_py.prepare):
+        with pytest.raises(AclnnError) as info:
+            run(name, 1, backend=backend)
+        assert info.value.status == 200001
+        if meant is None:
+            assert "did you mean" not in info.value.message
+        else:
+            assert f"did you mean {meant}" in info.value.message  # (the nearest first)
+
+
+@pytest.mark.parametrize("name, error", [(42, TypeError), (None, TypeError), (b"aclnnAdd", TypeError),
+                                         ("Add", ValueError), ("", ValueError), ("aclnnGetWorkspaceSize", ValueError)])
+def test_the_operator_must_be_a_c_name(backend, name, error):
+    for run, where in ((aclnn_py.call, "call"), (aclnn_py.prepare, "prepare")):
+        with pytest.raises(error, match=f"^{where}: "):
+            run(name, backend=backend)
+
+
+def test_an_unknown_keyword_is_named_as_unknown(backend):
+    go, x, padding = pad_case(np.random.default_rng(3))
+    with pytest.raises(TypeError, match=r"unexpected keyword argument 'pad'; did you mean padding\?"):
+        aclnn_py.call("aclnnReflectionPad2dBackward", go, x, pad=padding, gradInput=np.empty_like(x), backend=backend)
+    with pytest.raises(TypeError, match=r"unexpected keyword argument 'shape' \(its parameters"):
+        aclnn_py.call("aclnnReflectionPad2dBackward", go, x, padding, shape=1, backend=backend)
 
 
 def test_numpy_checks_output_shapes():

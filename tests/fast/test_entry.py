@@ -300,8 +300,9 @@ _PRELUDE = """
 import os, sys
 import numpy as np
 import aclnn_py
-from aclnn_py import _fast, _ffi
-lib = _ffi.library("sim")
+from aclnn_py import _fast
+from aclnn_py._runtime import loader
+lib = loader.library("sim")
 assert _fast.entry() is not None and _fast.api_for(lib) is not None
 pad = sys.modules["aclnn_py.ops.reflection_pad2d_backward"]._aclnn
 g = np.arange(2 * 3 * 36, dtype=np.float32).reshape(2, 3, 6, 6)
@@ -392,13 +393,13 @@ def test_planner_interface(lib):
     assert planner.run(lib, OP, [g, x]) is _fast.MISS
     assert planner.call(OP, "numpy", (g, x)) is _fast.MISS
     assert repr(_fast.MISS) == "MISS"
-    previous = aclnn_py.ops._aclnn.set_plans(False)
+    previous = aclnn_py._convert.executor.set_plans(False)
     try:
         assert previous is True
         np.testing.assert_array_equal(_pad(g, x, backend="sim"), _pad(g, x, backend="numpy"))
         assert _planned(PAD._aclnn) == []
     finally:
-        aclnn_py.ops._aclnn.set_plans(True)
+        aclnn_py._convert.executor.set_plans(True)
 
 
 def test_an_entry_of_other_sources_is_not_used(lib, monkeypatch):
@@ -406,7 +407,7 @@ def test_an_entry_of_other_sources_is_not_used(lib, monkeypatch):
     _fast.reset()
     try:
         assert _fast.entry() is None
-        assert aclnn_py.ops._aclnn.set_plans(False) is False  # nothing to switch
+        assert aclnn_py._convert.executor.set_plans(False) is False  # nothing to switch
     finally:
         monkeypatch.undo()
         _fast.reset()

@@ -5,13 +5,13 @@ from __future__ import annotations
 import inspect
 
 from aclnn_py import capi
-from aclnn_py._ffi import stubs
+from aclnn_py.tools import stubs
 from aclnn_py._ffi.declarations import include_dir, read_cdef
 
 
 def test_committed_stub_is_current():
     assert stubs.STUB_PATH.read_text() == stubs.render(), (
-        "aclnn_py/capi.pyi is stale: python -m aclnn_py._ffi.stubs > aclnn_py/capi.pyi")
+        "aclnn_py/capi.pyi is stale: python -m aclnn_py.tools.stubs > aclnn_py/capi.pyi")
 
 
 def test_every_public_function_has_its_c_prototype():

@@ -9,14 +9,15 @@ from pathlib import Path
 import pytest
 
 from aclnn_py import _constants, _errors, aclDataType, aclFormat, capi, errors
-from aclnn_py._ffi import ffi, stubs
+from aclnn_py._ffi import ffi
+from aclnn_py.tools import stubs
 
 FASTCALL_C = Path(_constants.__file__).parent / "_fast" / "fastcall.c"
 
 
 def test_committed_stub_is_current():
     assert stubs.CONSTANTS_STUB_PATH.read_text() == stubs.render_constants(), (
-        "aclnn_py/_constants.pyi is stale: python -m aclnn_py._ffi.stubs constants > aclnn_py/_constants.pyi")
+        "aclnn_py/_constants.pyi is stale: python -m aclnn_py.tools.stubs constants > aclnn_py/_constants.pyi")
 
 
 @pytest.mark.parametrize("c_enum", ["aclDataType", "aclFormat", "aclrtMemcpyKind", "aclrtMemMallocPolicy"])

@@ -95,7 +95,7 @@ def make_home(tmp_path, vendors_priority=None):
 
 def load(sim_lib, home):
     from aclnn_py._ffi import ffi
-    from aclnn_py._ffi.library import Library
+    from aclnn_py._runtime.library import Library
 
     kit = sim_lib.toolkit
     toolkit = Toolkit(home, kit.runtime, kit.base, (home / "lib64" / "libopapi_fake.so",), "test",

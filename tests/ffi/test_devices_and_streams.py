@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 import aclnn_py
-from aclnn_py import Tensor, _device
+from aclnn_py import Tensor
+from aclnn_py._runtime import device as _device
 
 from test_tensor import counters
 
@@ -100,8 +101,8 @@ TWO_DEVICES = textwrap.dedent("""
     import threading
     import numpy as np
     import aclnn_py
-    from aclnn_py import _ffi
-    lib = _ffi.library("sim")
+    from aclnn_py._runtime import loader
+    lib = loader.library("sim")
 
     def device_of_stream():
         d = lib.ffi.new("int32_t *")
@@ -152,7 +153,7 @@ def test_two_devices_two_threads(sim_lib):
 
 def test_set_device_opens_the_device_of_the_current_backend(sim_lib):
     env = dict(os.environ, ACLNN_PY_BACKEND="sim")
-    code = ("import aclnn_py\nfrom aclnn_py import _ffi, capi\nassert not _ffi.loaded_backends()\n"
+    code = ("import aclnn_py\nfrom aclnn_py import capi\nfrom aclnn_py._runtime import loader\nassert not loader.loaded_backends()\n"
             "try:\n    aclnn_py.set_device(5)\nexcept aclnn_py.AclnnError as e:\n    print(e.status)\n"
             "aclnn_py.set_device(0)\ncapi.aclrtDestroyStream(capi.aclrtCreateStream())\nprint(aclnn_py.get_device())")
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
@@ -161,7 +162,7 @@ def test_set_device_opens_the_device_of_the_current_backend(sim_lib):
 
 def test_environment_variable_selects_the_device(sim_lib):
     env = dict(os.environ, ACLSIM_DEVICE_COUNT="2", ACLNN_PY_DEVICE="1")
-    code = ("import aclnn_py\nfrom aclnn_py import _ffi\nlib = _ffi.library('sim')\nlib.stream()\n"
+    code = ("import aclnn_py\nfrom aclnn_py._runtime import loader\nlib = loader.library('sim')\nlib.stream()\n"
             "d = lib.ffi.new('int32_t *')\nlib.call('aclrtGetDevice', d)\nprint(aclnn_py.get_device(), d[0])")
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and done.stdout.split() == ["1", "1"], done.stderr

@@ -82,23 +82,22 @@ def test_npu_backend_without_cann_raises_and_does_not_fall_back(monkeypatch):
     import numpy as np
 
     import aclnn_py
+    from aclnn_py._runtime import loader
 
-    from aclnn_py import _ffi
-
-    monkeypatch.setattr(_ffi, "_loaded", {})
+    monkeypatch.setattr(loader, "_loaded", {})
     with pytest.raises(BackendUnavailable, match="no CANN toolkit found"):
         aclnn_py.reflection_pad2d_backward(np.zeros((1, 4, 4), np.float32), np.zeros((1, 2, 2), np.float32),
                                            [1, 1, 1, 1], backend="npu")
 
 
 def test_npu_backend_with_unloadable_libraries(tmp_path, monkeypatch):
-    from aclnn_py import _ffi
+    from aclnn_py._runtime import loader
 
     home = make_home(tmp_path / "fake", "libascendcl.so", "libnnopbase.so", "libopapi.so")
     monkeypatch.setenv("ASCEND_HOME_PATH", str(home))
-    monkeypatch.setattr(_ffi, "_loaded", {})
+    monkeypatch.setattr(loader, "_loaded", {})
     with pytest.raises(BackendUnavailable, match="loading .*fake.* failed"):
-        _ffi.library("npu")
+        loader.library("npu")
 
 
 def test_a_missing_operator_fails_when_called_naming_it(sim_lib):
@@ -107,7 +106,7 @@ def test_a_missing_operator_fails_when_called_naming_it(sim_lib):
     include/ says so instead of blaming the installed CANN."""
     from aclnn_py._ffi import ffi as make_ffi
     from aclnn_py._ffi.discovery import Toolkit
-    from aclnn_py._ffi.library import Library
+    from aclnn_py._runtime.library import Library
 
     kit = sim_lib.toolkit
     partial = Library("sim", Toolkit(kit.home, kit.runtime, kit.base, ()), make_ffi())
@@ -174,7 +173,7 @@ def test_any_operator_of_the_installed_cann_is_declared_from_its_header(sim_lib,
     from aclnn_py import sim
     from aclnn_py._ffi import ffi as make_ffi
     from aclnn_py._ffi.discovery import Toolkit
-    from aclnn_py._ffi.library import Library
+    from aclnn_py._runtime.library import Library
 
     if shutil.which("gcc") is None:
         pytest.skip("gcc is needed to build the fake operator library")

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import gc
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -17,8 +16,8 @@ import pytest
 
 import aclnn_py
 from aclnn_py import AclnnError, Tensor, _fast
-from aclnn_py.ops import _aclnn
-from aclnn_py.ops._aclnn import Call
+from aclnn_py._convert import executor as _aclnn
+from aclnn_py._convert.executor import Call
 
 from test_leaks_and_threads import _invalid_calls, _valid_calls
 from test_tensor import counters

@@ -14,7 +14,8 @@ import pytest
 
 import aclnn_py
 from aclnn_py import AclnnError, Tensor, capi
-from aclnn_py.tensor import BoolArray, DeviceBuffer, FloatArray, IntArray, Scalar
+from aclnn_py._convert.arrays import BoolArray, FloatArray, IntArray, Scalar
+from aclnn_py._runtime.tensor import DeviceBuffer
 
 from test_tensor import counters
 

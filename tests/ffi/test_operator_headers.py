@@ -8,13 +8,7 @@ import cffi
 import pytest
 
 from aclnn_py._ffi.declarations import include_dir, read_cdef
-from aclnn_py._ffi.operator_headers import (
-    OperatorDeclarer,
-    find_operator_header,
-    operator_header_files,
-    parse_operator_header,
-    read_operator_header,
-)
+from aclnn_py._ffi.operator_headers import OperatorDeclarer, find_operator_header, operator_header_files, parse_operator_header, read_operator_header
 
 from corpus import ALL_OPERATORS, BROKEN, BROKEN_TYPE, CORPUS, EXPECTED
 

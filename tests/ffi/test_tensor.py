@@ -9,7 +9,8 @@ import pytest
 
 import aclnn_py
 from aclnn_py import Tensor
-from aclnn_py.tensor import BoolArray, IntArray, Scalar, Transaction
+from aclnn_py._convert.arrays import BoolArray, IntArray, Scalar
+from aclnn_py._runtime.resources import Transaction
 
 
 def counters(lib) -> dict[str, int]:
@@ -94,7 +95,7 @@ def test_transaction_releases_in_reverse_on_error():
 
 def test_shapes_and_strides_are_int64_sequences():
     """Plain ints take the quick check, anything else the element-by-element one: same rules."""
-    from aclnn_py.tensor import _dims
+    from aclnn_py._runtime.tensor import _dims
 
     assert _dims("api", "shape", (2, 3)) == (2, 3) and _dims("api", "shape", [2, 3]) == (2, 3)
     assert _dims("api", "shape", (np.int64(2), 3)) == (2, 3)

@@ -12,9 +12,11 @@ import pytest
 
 import aclnn_py
 from aclnn_py import bfloat16
-from aclnn_py.ops import _common, _small
+from aclnn_py._numpy import plans as _plans
+from aclnn_py._numpy import small as _small
 from helpers import assert_close, pool_windows, random_array
 from reference.avg_pool2d_backward import avg_pool2d_backward as reference
+from aclnn_py._numpy import workers as _workers
 
 _module = importlib.import_module("aclnn_py.ops.avg_pool2d_backward")
 
@@ -27,13 +29,13 @@ def engine(monkeypatch):
     monkeypatch.setattr(_module, "_SMALL", -1)
     monkeypatch.setattr(_module, "_BLAS_ADVANTAGE", 0)
     monkeypatch.setattr(_module, "_BLOCK_BYTES", 1)            # one plane per block
-    monkeypatch.setattr(_common, "MIN_PARALLEL_ELEMENTS", 1)  # every thread a part
-    _common.forget_plans()
+    monkeypatch.setattr(_workers, "MIN_PARALLEL_ELEMENTS", 1)  # every thread a part
+    _plans.forget_plans()
     calls = []
     original = _module._phase_grad
     monkeypatch.setattr(_module, "_phase_grad", lambda *a: calls.append(a[3:]) or original(*a))
     yield calls
-    _common.forget_plans()
+    _plans.forget_plans()
 
 
 def _pooled(size, k, s, p, ceil_mode):
@@ -101,7 +103,7 @@ def test_engine_matches_torch_at_a_layer(torch, engine):
     for shape, k, s, p, ceil, incl in (((2, 8, 112, 112), 3, 2, 1, False, True),
                                        ((2, 8, 112, 112), 3, 2, 1, True, False),
                                        ((2, 32, 28, 28), 2, 2, 0, False, True)):
-        _common.forget_plans()
+        _plans.forget_plans()
         grad, result = _run(shape, (k, k), (s, s), (p, p), ceil, incl, None)
         expected = torch.ops.aten.avg_pool2d_backward(torch.from_numpy(grad), torch.zeros(shape), [k, k], [s, s],
                                                       [p, p], ceil, incl, None).numpy()
@@ -130,7 +132,7 @@ def test_engine_rounds_low_precision_once(engine, dtype, kernel, stride, padding
     """float16/bfloat16: computed in float32 and rounded once, as the float32 engine's result."""
     grad, result = _run((2, 3, 14, 14), kernel, stride, padding, False, True, None, dtype=dtype)
     assert result.dtype == np.dtype(dtype)
-    _common.forget_plans()
+    _plans.forget_plans()
     _, wide = _run((2, 3, 14, 14), kernel, stride, padding, False, True, None, grad=grad.astype(np.float32))
     np.testing.assert_array_equal(result, wide.astype(dtype))
     assert_close(result, reference(grad, (2, 3, 14, 14), kernel, stride, padding, True, None), dtype)
@@ -143,7 +145,7 @@ def test_engine_reads_strided_gradients(engine):
              np.repeat(grad, 2, axis=3)[..., ::2], grad[::-1][::-1]]
     expected = reference(grad, (2, 3, 14, 14), (3, 3), (2, 2), (1, 1), True, None)
     for view in views:
-        _common.forget_plans()
+        _plans.forget_plans()
         _, result = _run((2, 3, 14, 14), (3, 3), (2, 2), (1, 1), False, True, None, grad=view)
         assert_close(result, expected, np.float32)
 
@@ -167,13 +169,13 @@ def test_phases_tile_each_axis():
 ])
 def test_engine_is_taken_for_the_benchmark_layers(monkeypatch, self_shape, k, s, p, ceil_mode, count_include_pad):
     """With the module's own rule constants, the benchmark's layers (one image) run on the engine."""
-    _common.forget_plans()
+    _plans.forget_plans()
     calls = []
     original = _module._phase_grad
     monkeypatch.setattr(_module, "_phase_grad", lambda *a: calls.append(a[3:]) or original(*a))
     try:
         grad, result = _run(self_shape, (k, k), (s, s), (p, p), ceil_mode, count_include_pad, None)
     finally:
-        _common.forget_plans()
+        _plans.forget_plans()
     assert calls, "not the phase engine"
     assert_close(result, reference(grad, self_shape, (k, k), (s, s), (p, p), count_include_pad, None), np.float32)

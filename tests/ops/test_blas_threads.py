@@ -1,4 +1,4 @@
-"""BLAS held to one thread while the conv engines' worker threads call it (aclnn_py.ops._blas):
+"""BLAS held to one thread while the conv engines' worker threads call it (aclnn_py._numpy.blas):
 set inside, put back after (on errors too), nested across threads, and a no-op without OpenBLAS."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 import aclnn_py
-from aclnn_py.ops import _blas
-from aclnn_py.ops import conv
-from aclnn_py.ops.conv.winograd import WinogradEngine
+from aclnn_py._numpy import blas as _blas
+from aclnn_py._numpy import conv
+from aclnn_py._numpy.conv.winograd import WinogradEngine
 from helpers import assert_close, random_array
 from reference.convolution_backward import convolution_backward as reference
 

@@ -1,4 +1,5 @@
-"""aclnn_py/ops/_common.py: what the operator files share."""
+"""What the operator files share: argument coercion (aclnn_py/_convert/values.py), checks
+(ops/_checks.py), plans and worker threads (_numpy/plans.py, _numpy/workers.py)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ import numpy as np
 import pytest
 
 import aclnn_py
-from aclnn_py.ops import _common
-from aclnn_py.ops._common import in_parallel
+from aclnn_py._numpy import plans as _plans
+from aclnn_py._numpy import workers as _workers
+from aclnn_py._numpy.workers import in_parallel
 
 
 def test_in_parallel_covers_every_index_once_and_reraises():
@@ -54,7 +56,7 @@ def test_in_parallel_waits_for_the_workers_when_the_callers_part_fails():
 
     with pytest.raises(RuntimeError, match="caller's part"):
         in_parallel(8, work, min_per_thread=1)
-    assert len(done) == _common._WORKERS - 1 if _common._WORKERS > 1 else not done
+    assert len(done) == _workers._WORKERS - 1 if _workers._WORKERS > 1 else not done
 
 
 def test_a_forked_child_gets_a_pool_of_its_own():
@@ -65,7 +67,7 @@ def test_a_forked_child_gets_a_pool_of_its_own():
         try:
             seen = []
             in_parallel(4, lambda a, b: seen.extend(range(a, b)))
-            os._exit(0 if sorted(seen) == [0, 1, 2, 3] and _common._pool_pid == os.getpid() else 1)
+            os._exit(0 if sorted(seen) == [0, 1, 2, 3] and _workers._pool_pid == os.getpid() else 1)
         except BaseException:
             os._exit(2)
     _, status = os.waitpid(pid, 0)
@@ -76,20 +78,20 @@ def test_a_forked_child_gets_a_pool_of_its_own():
 
 def test_signature_keys_exact_types():
     a = np.zeros((2, 3), np.float32)
-    key = _common.signature((a, [1, 2], (3,), 4, True, None))
-    assert key is not None and key == _common.signature((a.copy(), (1, 2), [3], 4, True, None))
+    key = _plans.signature((a, [1, 2], (3,), 4, True, None))
+    assert key is not None and key == _plans.signature((a.copy(), (1, 2), [3], 4, True, None))
     # True == 1 == 1.0 with equal hashes: each kind keys apart, or is not cached at all
-    assert _common.signature((a, [1, 2], (3,), 1, True, None)) != _common.signature((a, [1, 2], (3,), True, True, None))
+    assert _plans.signature((a, [1, 2], (3,), 1, True, None)) != _plans.signature((a, [1, 2], (3,), True, True, None))
     for uncached in ([1.0, 2], [True, 2], [np.int64(1)], np.int64(1), 1.0, "x", a.view(np.matrix), a.tolist()):
-        assert _common.signature((a, uncached)) is None, uncached
+        assert _plans.signature((a, uncached)) is None, uncached
     # a list of bools (outputMask) keys by type and values, apart from the ints it equals
-    mask = _common.signature((a, [True, False, True]))
-    assert mask is not None and mask == _common.signature((a, (True, False, True)))
-    assert mask != _common.signature((a, [1, 0, 1])) and mask != _common.signature((a, [True, True, True]))
+    mask = _plans.signature((a, [True, False, True]))
+    assert mask is not None and mask == _plans.signature((a, (True, False, True)))
+    assert mask != _plans.signature((a, [1, 0, 1])) and mask != _plans.signature((a, [True, True, True]))
     for uncached in ([True, 1], [True, np.bool_(False)], [False, 0.0]):
-        assert _common.signature((a, uncached)) is None, uncached
+        assert _plans.signature((a, uncached)) is None, uncached
     # shape, dtype and strides each count
-    assert len({_common.signature((b,)) for b in (a, a.T.copy(), a.astype(np.float64), a[:, ::2].copy(), a[:, ::2])}) == 5
+    assert len({_plans.signature((b,)) for b in (a, a.T.copy(), a.astype(np.float64), a[:, ::2].copy(), a[:, ::2])}) == 5
 
 
 def _counting_op(fail_on=()):
@@ -99,9 +101,9 @@ def _counting_op(fail_on=()):
         made.append((x.shape, n))
         if n in fail_on:
             raise ValueError(f"n = {n}")
-        return _common.plan(lambda x, n: x * n, x.nbytes), (x, n)
+        return _plans.plan(lambda x, n: x * n, x.nbytes), (x, n)
 
-    return _common.NumpyOp(prepare), made
+    return _plans.NumpyOp(prepare), made
 
 
 def test_a_plan_is_made_once_per_signature_and_errors_are_not_kept():
@@ -121,12 +123,12 @@ def test_a_plan_is_made_once_per_signature_and_errors_are_not_kept():
 
 
 def test_the_plan_cache_is_bounded(monkeypatch):
-    monkeypatch.setattr(_common, "_CACHED_PLANS", 3)
+    monkeypatch.setattr(_plans, "_CACHED_PLANS", 3)
     op, made = _counting_op()
     x = np.ones(2, np.float32)
     for n in range(5):
         op(x, n)
-    assert len(op._plans) == 3 and list(op._plans) == [_common.signature((x, n)) for n in (2, 3, 4)]
+    assert len(op._plans) == 3 and list(op._plans) == [_plans.signature((x, n)) for n in (2, 3, 4)]
     op(x, 0)                                      # the oldest went first
     assert len(made) == 6
 
@@ -135,7 +137,7 @@ def test_forget_plans():
     op, made = _counting_op()
     x = np.ones(2, np.float32)
     op(x, 1)
-    _common.forget_plans()
+    _plans.forget_plans()
     op(x, 1)
     assert len(made) == 2
 

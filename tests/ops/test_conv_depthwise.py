@@ -1,4 +1,4 @@
-"""The numpy backend's depthwise convolutions (aclnn_py/ops/conv/depthwise.py): the in-place
+"""The numpy backend's depthwise convolutions (aclnn_py/_numpy/conv/depthwise.py): the in-place
 engine against the slow reference and PyTorch, where it is chosen and where not."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import aclnn_py
-from aclnn_py.ops import conv
-from aclnn_py.ops.conv import depthwise
+from aclnn_py._numpy import conv
+from aclnn_py._numpy.conv import depthwise
 from helpers import assert_close, random_array, record_engines
 from reference.convolution_backward import convolution_backward as reference
 

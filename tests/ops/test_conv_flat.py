@@ -1,12 +1,13 @@
-"""The flat engine's chunking of its products (aclnn_py.ops.conv.flat._chunk_ranges)."""
+"""The flat engine's chunking of its products (aclnn_py._numpy.conv.flat._chunk_ranges)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from aclnn_py.ops.conv.flat import _chunk_ranges
+from aclnn_py._numpy.conv.flat import _chunk_ranges
 from helpers import assert_close
+from aclnn_py._numpy import workers as _workers
 
 
 def _segments(rng):
@@ -55,8 +56,8 @@ def test_short_segments_share_chunks():
 def test_im2col_chunks_hold_each_taps_window(monkeypatch, seed):
     """Taps in runs (one phase, offsets a constant step apart, up or down) and alone: every
     chunk's rows are the taps' windows of buf, as slices would give them."""
-    from aclnn_py.ops.conv import flat
-    from aclnn_py.ops.conv.flat import _im2col, _im2col_chunks, _tap_runs
+    from aclnn_py._numpy.conv import flat
+    from aclnn_py._numpy.conv.flat import _im2col, _im2col_chunks, _tap_runs
 
     monkeypatch.setattr(flat, "CHUNK_BYTES", 1)    # chunks of 64 positions
 
@@ -85,7 +86,7 @@ def test_im2col_chunks_hold_each_taps_window(monkeypatch, seed):
 
 
 def test_tap_runs():
-    from aclnn_py.ops.conv.flat import _tap_runs
+    from aclnn_py._numpy.conv.flat import _tap_runs
 
     # A 3x3 kernel reversed (offsets down by 1 along a row), a tap of another phase, a run up.
     taps = [(0, 8), (0, 7), (0, 6), (0, 4), (0, 3), (0, 2), (1, 0), (0, 1), (0, 2)]
@@ -99,8 +100,8 @@ def test_im2col_products_over_chunks_shared_by_the_workers(monkeypatch, seed, wa
     """Many small chunks, shared among the worker threads (each its own cols and BLAS calls),
     give the sums of the docstring exactly as written, for any grouping and segments; the
     result is the same on every call (the workers' partial sums added in chunk order)."""
-    from aclnn_py.ops.conv import flat
-    from aclnn_py.ops.conv.flat import _im2col_products
+    from aclnn_py._numpy.conv import flat
+    from aclnn_py._numpy.conv.flat import _im2col_products
 
     monkeypatch.setattr(flat, "CHUNK_BYTES", 1)    # chunks of 64 positions: many per worker
     rng = np.random.default_rng(100 + seed)
@@ -135,10 +136,10 @@ def test_flat_buffer_pieces_shared_by_the_workers(monkeypatch, workers):
     """The (phase, channel) pieces of a flat buffer's copy, split among 2-4 workers (so that a
     part starts and ends inside a phase's channels), give the same buffer as one thread: each
     phase's data where its positions connect, zeros elsewhere and in the slack."""
-    from aclnn_py.ops import _common
-    from aclnn_py.ops.conv import flat
 
-    monkeypatch.setattr(_common, "_WORKERS", workers)
+    from aclnn_py._numpy.conv import flat
+
+    monkeypatch.setattr(_workers, "_WORKERS", workers)
     monkeypatch.setattr(flat, "PARALLEL_COPY_ELEMENTS", 1)
     rng = np.random.default_rng(workers)
     src = rng.standard_normal((2, 3, 7, 9), dtype=np.float32)
@@ -171,7 +172,7 @@ def test_inf_checked_in_the_data_or_the_results(monkeypatch, kernel, stride, che
     before them (straight to the tap engine); the others compute, find NaN in their results and
     hand over to the tap engine.  Both give the IEEE results of the reference."""
     import aclnn_py
-    from aclnn_py.ops import conv
+    from aclnn_py._numpy import conv
     from helpers import random_array, record_engines
     from reference.convolution_backward import convolution_backward as reference
 

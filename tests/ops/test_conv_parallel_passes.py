@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from aclnn_py.ops import conv
-from aclnn_py.ops._common import MIN_PARALLEL_ELEMENTS
+from aclnn_py._numpy import conv
+from aclnn_py._numpy.workers import MIN_PARALLEL_ELEMENTS
 from aclnn_py.ops.convolution_backward import _bias_sums
 
 from helpers import assert_close

@@ -1,4 +1,4 @@
-"""The polyphase engine (aclnn_py.ops.conv.polyphase): a kernel twice the stride as a stride-1 2x2
+"""The polyphase engine (aclnn_py._numpy.conv.polyphase): a kernel twice the stride as a stride-1 2x2
 convolution of the stacked phases, by Winograd F(3x3, 2x2) - against the float64 reference for
 random geometries, blocks and threads, and chosen where its cost model says."""
 
@@ -8,10 +8,12 @@ import numpy as np
 import pytest
 
 import aclnn_py
-from aclnn_py.ops import _common, conv
-from aclnn_py.ops.conv import polyphase, winograd
+
+from aclnn_py._numpy import conv
+from aclnn_py._numpy.conv import polyphase, winograd
 from helpers import assert_close, random_array, record_engines
 from reference.convolution_backward import convolution_backward as reference
+from aclnn_py._numpy import workers as _workers
 
 # The Winograd transforms round differently from a direct sum: the kernel's and tiles' sums of
 # up to 4 and 16 terms before the products, a few float32 ulps of the largest terms.
@@ -150,7 +152,7 @@ def test_inf_and_nan_go_to_the_tap_engine(forced, monkeypatch):
 ])
 def test_chosen_by_the_cost_model(forced, monkeypatch, cin, cout, stride, want_input, transposed, size, engine):
     forced(None)
-    monkeypatch.setattr(_common, "_WORKERS", 2)
+    monkeypatch.setattr(_workers, "_WORKERS", 2)
     conv._choose.cache_clear()
     sizes = (size, size)
     if transposed:

@@ -1,4 +1,4 @@
-"""The conv engines' per-thread scratch arrays (aclnn_py.ops._common.scratch): kept from
+"""The conv engines' per-thread scratch arrays (aclnn_py._convert.values.scratch): kept from
 call to call under a cap, never part of a result, one set per thread."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import aclnn_py
-from aclnn_py.ops import _common
+from aclnn_py._numpy import workers as _workers
 from helpers import assert_close, random_array
 from reference.convolution_backward import convolution_backward as reference
 
@@ -49,7 +49,7 @@ def _check(layer, arrays, result):
 @pytest.mark.parametrize("layer", list(LAYERS))
 def test_results_outlive_the_next_call(layer):
     """A result is never a scratch array: the next call (same shapes, other data) leaves it."""
-    from aclnn_py.ops.conv import lowered
+    from aclnn_py._numpy.conv import lowered
 
     rng = np.random.default_rng(0)
     first = _data(rng, *LAYERS[layer])
@@ -70,26 +70,26 @@ def test_results_outlive_the_next_call(layer):
 
 @pytest.mark.parametrize("cap", [0, 1 << 16, 32 << 20])
 def test_scratch_is_kept_under_the_cap(monkeypatch, cap):
-    monkeypatch.setattr(_common, "WORKSPACE_BYTES", cap)
-    monkeypatch.setattr(_common, "_workspace", _common._Workspace())
-    a = _common.scratch("a", (100, 100))
+    monkeypatch.setattr(_workers, "WORKSPACE_BYTES", cap)
+    monkeypatch.setattr(_workers, "_workspace", _workers._Workspace())
+    a = _workers.scratch("a", (100, 100))
     assert a.shape == (100, 100) and a.dtype == np.float32
-    again = _common.scratch("a", (50, 10))
+    again = _workers.scratch("a", (50, 10))
     assert np.shares_memory(a, again) == (cap >= a.nbytes)
-    b = _common.scratch("b", (100, 100))
+    b = _workers.scratch("b", (100, 100))
     assert not np.shares_memory(a, b)
-    kept = sum(buf.nbytes for buf in _common._workspace.buffers.values())
+    kept = sum(buf.nbytes for buf in _workers._workspace.buffers.values())
     assert kept <= cap
     # A larger request replaces the kept array (while under the cap).
-    larger = _common.scratch("a", (200, 100))
+    larger = _workers.scratch("a", (200, 100))
     assert larger.shape == (200, 100)
-    assert sum(buf.nbytes for buf in _common._workspace.buffers.values()) <= cap
+    assert sum(buf.nbytes for buf in _workers._workspace.buffers.values()) <= cap
 
 
 @pytest.mark.parametrize("cap", [0, 32 << 20])
 def test_threads_have_their_own_scratch(monkeypatch, cap):
     """Calls from several threads at once (each with its own data) give each its own result."""
-    monkeypatch.setattr(_common, "WORKSPACE_BYTES", cap)
+    monkeypatch.setattr(_workers, "WORKSPACE_BYTES", cap)
     rng = np.random.default_rng(1)
     layers = [layer for layer in LAYERS for _ in range(2)]
     data = [_data(rng, *LAYERS[layer]) for layer in layers]
@@ -123,7 +123,7 @@ FLAT_LAYERS = {
 
 @pytest.mark.parametrize("layer", list(FLAT_LAYERS))
 def test_flat_engine_results_outlive_the_next_call(monkeypatch, layer):
-    from aclnn_py.ops import conv
+    from aclnn_py._numpy import conv
 
     monkeypatch.setattr(conv, "forced", "flat")
     batch, cin, size, cout, kernel, stride, padding, groups, transposed, mask = FLAT_LAYERS[layer]

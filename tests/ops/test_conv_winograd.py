@@ -1,4 +1,4 @@
-"""The winograd engine (aclnn_py.ops.conv.winograd): its blocks of tiles (_block_shape, _blocks:
+"""The winograd engine (aclnn_py._numpy.conv.winograd): its blocks of tiles (_block_shape, _blocks:
 whole trailing rows/planes while they fit BLOCK_BYTES, else even pieces; every tile in exactly
 one block), and its gradients, 2-D F(2x2, 3x3) and 3-D F(2x2x2, 3x3x3), from blocks cut
 anywhere, against the slow reference (float64)."""
@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 import aclnn_py
-from aclnn_py.ops import conv
-from aclnn_py.ops.conv import LoweredConv, winograd
-from aclnn_py.ops.conv.winograd import WinogradEngine
+from aclnn_py._numpy import conv
+from aclnn_py._numpy.conv import LoweredConv, winograd
+from aclnn_py._numpy.conv.winograd import WinogradEngine
 from helpers import assert_close, random_array, record_engines
 from reference.convolution_backward import convolution_backward as reference
 

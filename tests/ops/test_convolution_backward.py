@@ -85,7 +85,7 @@ CASES = {
 }
 
 
-# The numpy backend's engines (aclnn_py/ops/conv/, one module each), forced: "dense" (tiny
+# The numpy backend's engines (aclnn_py/_numpy/conv/, one module each), forced: "dense" (tiny
 # problems; its matrix form, and "dense einsums" its einsum form), "patch" (kernel == stride;
 # elsewhere it does not apply and the choice goes on), "winograd" (both gradients of a 2-D 3x3 stride-1
 # convolution; elsewhere the choice goes on), "polyphase" (a 2-D kernel twice the stride, X space:
@@ -100,8 +100,8 @@ ENGINES = ["dense", "dense einsums", "patch", "winograd", "winograd in pieces", 
 
 def _force_engine(monkeypatch, engine):
     """Make the numpy backend use one of its engines (it picks by shape otherwise)."""
-    from aclnn_py.ops import conv
-    from aclnn_py.ops.conv import dense, depthwise, flat, winograd
+    from aclnn_py._numpy import conv
+    from aclnn_py._numpy.conv import dense, depthwise, flat, winograd
 
     monkeypatch.setattr(conv, "forced", engine.split()[0])
     if engine == "dense einsums":
@@ -489,7 +489,7 @@ def test_ieee_semantics_follow_the_terms(backend, case, scenario):
 def test_numpy_engine_choice_follows_the_shapes(mask):
     """The numpy backend's cost model: Winograd for 3x3 stride-1 2-D layers (dilated too) with
     >= 64 channels per group, for any mask; below that, and for other kernels, the flat engine."""
-    from aclnn_py.ops.conv import LoweredConv
+    from aclnn_py._numpy.conv import LoweredConv
 
     def engine(channels, size, kernel, dilation=1):
         pad = dilation * (kernel - 1) // 2
@@ -505,7 +505,7 @@ def test_numpy_engine_choice_follows_the_shapes(mask):
 def test_numpy_winograd_not_chosen_when_its_buffers_would_dwarf_the_data():
     """A huge dilation over a small image: the dilation phases would be thousands of padded
     3x3 images (memory far from proportional to the data): the flat engine's budget rule."""
-    from aclnn_py.ops.conv import LoweredConv
+    from aclnn_py._numpy.conv import LoweredConv
 
     huge = LoweredConv(1, 64, 64, (2, 2), (2, 2), (3, 3), (1, 1), (100, 100), (100, 100), 1, False)
     assert huge.choose(True).name != "winograd"
@@ -514,7 +514,7 @@ def test_numpy_winograd_not_chosen_when_its_buffers_would_dwarf_the_data():
 
 
 def test_numpy_plans_once_per_signature_and_each_call_reads_its_own_data(monkeypatch):
-    """A repeated call of one signature is planned once (ops/_common.NumpyOp); the plan holds no
+    """A repeated call of one signature is planned once (_numpy/plans.NumpyOp); the plan holds no
     data: new values, and inf/NaN among them (the exact engine), give the reference's numbers;
     a float16 signature, another outputMask or an invalid call is planned (checked) on its own."""
     import sys
@@ -556,7 +556,7 @@ def test_numpy_non_finite_value_anywhere_takes_the_exact_engine(sizes, where, va
     Python sum (small) or a NumPy reduction (large); finite data does not, also where the float32
     sum of a small array overflows (the Python sum does not) and where two arrays' infinities
     would cancel in a float32 sum of sums (each array's own sum is not finite)."""
-    from aclnn_py.ops.conv import _all_finite
+    from aclnn_py._numpy.conv import _all_finite
 
     rng = np.random.default_rng(11)
     arrays = [rng.standard_normal(n, dtype=np.float32) for n in sizes]

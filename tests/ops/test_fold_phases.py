@@ -12,9 +12,11 @@ import pytest
 
 import aclnn_py
 from aclnn_py import bfloat16
-from aclnn_py.ops import _common, _small
+from aclnn_py._numpy import plans as _plans
+from aclnn_py._numpy import small as _small
 from helpers import assert_close, random_array
 from reference.im2col_backward import im2col_backward as reference
+from aclnn_py._numpy import workers as _workers
 
 _module = importlib.import_module("aclnn_py.ops.im2col_backward")
 
@@ -28,8 +30,8 @@ def phases(monkeypatch):
     """The numpy kernel's own choice, the small-matrix path off, every plane its own thread part;
     records the geometries _col2im ran PHASES for."""
     monkeypatch.setattr(_small, "MAX_MATRIX_ELEMENTS", 0)
-    monkeypatch.setattr(_common, "MIN_PARALLEL_ELEMENTS", 1)
-    _common.forget_plans()
+    monkeypatch.setattr(_workers, "MIN_PARALLEL_ELEMENTS", 1)
+    _plans.forget_plans()
     used = []
     original = _module._col2im
 
@@ -39,7 +41,7 @@ def phases(monkeypatch):
 
     monkeypatch.setattr(_module, "_col2im", spy)
     yield used
-    _common.forget_plans()
+    _plans.forget_plans()
 
 
 # (batch, C, inputSize, kernelSize, dilation, padding, stride), each taking PHASES.
@@ -100,8 +102,8 @@ def test_phases_and_tiling_read_non_contiguous_columns(monkeypatch, geometry):
     """The phase sums and the tiling copy read the columns through views: transposed, every
     other plane, reversed twice (negative strides); the argument is left as it was."""
     monkeypatch.setattr(_small, "MAX_MATRIX_ELEMENTS", 0)
-    monkeypatch.setattr(_common, "MIN_PARALLEL_ELEMENTS", 1)
-    _common.forget_plans()
+    monkeypatch.setattr(_workers, "MIN_PARALLEL_ELEMENTS", 1)
+    _plans.forget_plans()
     batch, channels, size, kernel, dilation, padding, stride = geometry
     grid = _grid(size, kernel, dilation, padding, stride)
     dense = random_array(np.random.default_rng(9), (batch, channels * kernel[0] * kernel[1], grid[0] * grid[1]),
@@ -117,4 +119,4 @@ def test_phases_and_tiling_read_non_contiguous_columns(monkeypatch, geometry):
                                           list(stride), backend="numpy")
         assert_close(result, expected, np.float32)
         np.testing.assert_array_equal(view, before)
-    _common.forget_plans()
+    _plans.forget_plans()

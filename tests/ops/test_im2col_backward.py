@@ -8,6 +8,7 @@ import pytest
 import aclnn_py
 from helpers import FLOAT_DTYPES, assert_close, random_array
 from reference.im2col_backward import im2col_backward as reference
+from aclnn_py._numpy import workers as _workers
 
 
 def _blocks(size, kernel, dilation, padding, stride):
@@ -185,7 +186,8 @@ def kernel_choices(monkeypatch):
     """Choose the numpy kernel's way (the small-matrix path off)."""
     import sys
 
-    from aclnn_py.ops import _common, _small
+    from aclnn_py._numpy import plans as _plans
+    from aclnn_py._numpy import small as _small
 
     kernel = sys.modules["aclnn_py.ops.im2col_backward"]
 
@@ -193,10 +195,10 @@ def kernel_choices(monkeypatch):
         monkeypatch.setattr(_small, "MAX_MATRIX_ELEMENTS", 0)
         if method is not None:
             monkeypatch.setattr(kernel, "_method", lambda *args: method)
-        _common.forget_plans()
+        _plans.forget_plans()
 
     yield choose
-    _common.forget_plans()
+    _plans.forget_plans()
 
 
 def _methods(case):
@@ -232,11 +234,10 @@ def test_numpy_kernel_paths(kernel_choices, case, method):
 def test_numpy_planes_shared_among_threads(kernel_choices, monkeypatch, case):
     """Large calls share the planes among the worker threads: forced here down to one plane per
     part (each part's images written where the others' are not)."""
-    from aclnn_py.ops import _common
 
     batch, channels, *params = case
     kernel_choices(None)
-    monkeypatch.setattr(_common, "MIN_PARALLEL_ELEMENTS", 1)
+    monkeypatch.setattr(_workers, "MIN_PARALLEL_ELEMENTS", 1)
     grad_output = _columns(np.random.default_rng(6), batch, channels, *params, np.float32)
     for _ in range(2):  # the plan's first call and a call reusing it
         result = aclnn_py.im2col_backward(grad_output, *params, backend="numpy")

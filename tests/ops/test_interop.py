@@ -183,7 +183,7 @@ class NpuStandIn:
 
 
 def _on_sim_device(sim_lib, array):
-    buffer = aclnn_py.tensor.DeviceBuffer(sim_lib, array.nbytes)
+    buffer = aclnn_py._runtime.tensor.DeviceBuffer(sim_lib, array.nbytes)
     buffer.upload(array.ctypes.data, array.nbytes)
     return buffer, int(sim_lib.ffi.cast("uintptr_t", buffer.ptr))
 

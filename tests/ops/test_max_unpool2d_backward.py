@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 
 import aclnn_py
-from aclnn_py.ops import _common
+from aclnn_py._numpy import plans as _plans
 from helpers import assert_close, random_array
 from reference.max_unpool2d_backward import max_unpool2d_backward as reference
+from aclnn_py._numpy import workers as _workers
 
 API = "aclnnMaxUnpool2dBackwardGetWorkspaceSize"
 
@@ -44,11 +45,11 @@ def gather_choices(monkeypatch):
 
     def choose(chunk, per_thread):
         monkeypatch.setattr(kernel, "_CHUNK", chunk)
-        monkeypatch.setattr(_common, "MIN_PARALLEL_ELEMENTS", per_thread)
-        _common.forget_plans()
+        monkeypatch.setattr(_workers, "MIN_PARALLEL_ELEMENTS", per_thread)
+        _plans.forget_plans()
 
     yield choose
-    _common.forget_plans()
+    _plans.forget_plans()
 
 
 @pytest.mark.parametrize("index_dtype", INDEX_DTYPES, ids=str)

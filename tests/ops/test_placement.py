@@ -1,4 +1,4 @@
-"""Each thread of a parallel region on a core of its own (aclnn_py.ops._placement): the caller
+"""Each thread of a parallel region on a core of its own (aclnn_py._numpy.placement): the caller
 held to its core and the workers to the others for the region, the caller's own affinity given
 back after (on errors too), and nothing changed where there is no other core to use."""
 
@@ -13,8 +13,9 @@ import time
 
 import pytest
 
-from aclnn_py.ops import _common, _placement
-from aclnn_py.ops._common import in_parallel
+from aclnn_py._numpy import workers as _workers
+from aclnn_py._numpy import placement as _placement
+from aclnn_py._numpy.workers import in_parallel
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="Linux's affinity calls")
 
@@ -39,7 +40,7 @@ def _region(fail: bool = False) -> dict[int, tuple[int, int, set[int]]]:
         if fail:
             raise RuntimeError("part failed")
 
-    in_parallel(_common._WORKERS, work, min_per_thread=1)
+    in_parallel(_workers._WORKERS, work, min_per_thread=1)
     return seen
 
 
@@ -92,12 +93,12 @@ def test_one_allowed_core_changes_nothing():
         import os
         core = min(os.sched_getaffinity(0))
         os.sched_setaffinity(0, {core})
-        from aclnn_py.ops import _common, _placement
-        assert _common._WORKERS == 1, _common._WORKERS
+        from aclnn_py._numpy import placement as _placement, workers as _workers
+        assert _workers._WORKERS == 1, _workers._WORKERS
         with _placement.pinned():
             assert os.sched_getaffinity(0) == {core}
         seen = []
-        _common.in_parallel(10, lambda a, b: seen.extend(range(a, b)), min_per_thread=1)
+        _workers.in_parallel(10, lambda a, b: seen.extend(range(a, b)), min_per_thread=1)
         assert sorted(seen) == list(range(10)) and os.sched_getaffinity(0) == {core}
         print("ok")
     """)
@@ -129,7 +130,7 @@ def test_a_worker_that_has_exited_is_dropped():
     with _placement._lock:
         _placement._workers.append(gone.native_id)
     seen = _region()
-    assert sorted(seen) == list(range(_common._WORKERS))
+    assert sorted(seen) == list(range(_workers._WORKERS))
     assert gone.native_id not in _placement._workers
 
 
@@ -148,7 +149,7 @@ def test_a_second_threads_region_meanwhile_is_left_alone():
                 inside.set()
                 assert leave.wait(30)
 
-        in_parallel(_common._WORKERS, work, min_per_thread=1)
+        in_parallel(_workers._WORKERS, work, min_per_thread=1)
         seen["after"] = os.sched_getaffinity(0)
 
     other = threading.Thread(target=first_region)

@@ -1,6 +1,6 @@
 """The numpy backend's two paths for Im2colBackward, ReflectionPad2dBackward and
 AvgPool2dBackward: the per-offset kernels and, on small planes, one product with the kernel's
-own matrix (aclnn_py/ops/_small.py). Each case runs with each path forced and is checked
+own matrix (aclnn_py/_numpy/small.py). Each case runs with each path forced and is checked
 against the loop references."""
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import aclnn_py
-from aclnn_py.ops import _common, _small
+from aclnn_py._numpy import plans as _plans
+from aclnn_py._numpy import small as _small
 from helpers import FLOAT_DTYPES, assert_close, random_array
 from reference.avg_pool2d_backward import avg_pool2d_backward as avg_reference
 from reference.im2col_backward import im2col_backward as im2col_reference
@@ -23,9 +24,9 @@ def path(request, monkeypatch):
         monkeypatch.setattr(_small, "_MAX_WORK", 1 << 60)
     else:  # none does
         monkeypatch.setattr(_small, "MAX_MATRIX_ELEMENTS", 0)
-    _common.forget_plans()  # plans made under the other choice
+    _plans.forget_plans()  # plans made under the other choice
     yield request.param
-    _common.forget_plans()
+    _plans.forget_plans()
 
 
 def test_default_choice():

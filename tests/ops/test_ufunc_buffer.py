@@ -11,10 +11,11 @@ import numpy as np
 import pytest
 
 import aclnn_py
-from aclnn_py.ops import _common
+from aclnn_py._numpy import plans as _plans
+from aclnn_py._numpy import workers as _workers
 
 _im2col = importlib.import_module("aclnn_py.ops.im2col_backward")
-_buffer = importlib.import_module("aclnn_py.ops._ufunc_buffer")
+_buffer = importlib.import_module("aclnn_py._numpy.ufunc_buffer")
 _avg_pool = importlib.import_module("aclnn_py.ops.avg_pool2d_backward")
 
 
@@ -38,8 +39,8 @@ def test_ufunc_buffer_sets_and_restores_the_threads_setting():
 def test_kernels_run_with_the_small_buffer_on_every_thread(monkeypatch, op):
     """Every part (the caller's and the workers') sees UFUNC_BUFFER; afterwards the caller
     has its own setting back."""
-    monkeypatch.setattr(_common, "MIN_PARALLEL_ELEMENTS", 1)
-    _common.forget_plans()
+    monkeypatch.setattr(_workers, "MIN_PARALLEL_ELEMENTS", 1)
+    _plans.forget_plans()
     seen = []
     rng = np.random.default_rng(0)
     if op == "im2col":
@@ -63,5 +64,5 @@ def test_kernels_run_with_the_small_buffer_on_every_thread(monkeypatch, op):
         assert np.getbufsize() == 4096
     finally:
         np.setbufsize(8192)
-        _common.forget_plans()
+        _plans.forget_plans()
     assert len(seen) >= 2 and set(seen) == {_buffer.UFUNC_BUFFER}

@@ -100,9 +100,9 @@ def test_a_thread_that_ends_releases_its_stream_even_when_a_wait_fails(sim_lib, 
 
 def test_teardown_finishes_whatever_fails_on_the_way():
     script = """
-from aclnn_py import _ffi
+from aclnn_py._runtime import loader
 
-lib = _ffi.library("sim")
+lib = loader.library("sim")
 lib.stream()
 calls = []
 real = lib.fn
@@ -138,7 +138,7 @@ def test_cached_makes_a_value_once_per_library_and_key(sim_lib):
     first = sim_lib.cached(key, make)
     assert sim_lib.cached(key, make) is first and made == [sim_lib]
     assert sim_lib.cached(key + " 2", make) is not first and len(made) == 2
-    from aclnn_py.ops._aclnn import _functions
+    from aclnn_py._convert.executor import _functions
 
     assert _functions(sim_lib) is _functions(sim_lib)  # the per-call path's table, looked up once
     assert _functions(sim_lib).aclrtMalloc is sim_lib.fn("aclrtMalloc")

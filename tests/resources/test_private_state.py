@@ -18,7 +18,7 @@ PACKAGE = Path(aclnn_py.__file__).resolve().parent
 # (module, the expression as written): private names of other libraries the binding relies on.
 ALLOWED = {
     # cffi has no public test for "is this a cdata" usable in a type check
-    ("_device.py", "_cffi_backend._CDataBase"),
+    ("_runtime/device.py", "_cffi_backend._CDataBase"),
     # cffi has no public list of what an FFI has declared; the operator-header declarer asks
     ("_ffi/operator_headers.py", "self.ffi._parser"),
     ("_ffi/operator_headers.py", "self.ffi._parser._declarations"),

@@ -17,8 +17,8 @@ import pytest
 
 import aclnn_py
 from aclnn_py import AclnnError, Tensor
-from aclnn_py.ops._aclnn import _functions
-from aclnn_py.tensor import BoolArray, FloatArray, IntArray, Scalar
+from aclnn_py._convert.executor import _functions
+from aclnn_py._convert.arrays import BoolArray, FloatArray, IntArray, Scalar
 from helpers import assert_close
 from reference.reflection_pad2d_backward import reflection_pad2d_backward as pad_reference
 
@@ -281,9 +281,10 @@ def test_a_small_device_fails_midway_and_leaks_nothing(tmp_path):
     script.write_text("""
 import numpy as np
 import aclnn_py
-from aclnn_py import AclnnError, Tensor, _ffi
+from aclnn_py import AclnnError, Tensor
+from aclnn_py._runtime import loader
 
-lib = _ffi.library("sim")
+lib = loader.library("sim")
 lib.stream()
 
 def counters():
@@ -412,7 +413,7 @@ def test_host_arrays_check_their_values_before_anything_else(sim_lib):
 
 
 def test_a_call_releases_its_handles_once_however_often_it_ends(abi_lib):
-    from aclnn_py.ops._aclnn import Call
+    from aclnn_py._convert.executor import Call
 
     before = settled(abi_lib)
     c = Call(abi_lib, "aclnnReflectionPad2dBackward", fast=False)

@@ -1,4 +1,4 @@
-"""The one resource layer (aclnn_py._resources.Transaction) on its own: exactly once, newest
+"""The one resource layer (aclnn_py._runtime.resources.Transaction) on its own: exactly once, newest
 first, every release run whatever the others do, the first error raised, ownership passed on,
 after-stream releases handed to the library in one bundle."""
 
@@ -8,8 +8,8 @@ import threading
 
 import pytest
 
-from aclnn_py import tensor
-from aclnn_py._resources import Transaction, quietly, run_all
+from aclnn_py._runtime import tensor
+from aclnn_py._runtime.resources import Transaction, quietly, run_all
 
 
 class Log:

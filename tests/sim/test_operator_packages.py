@@ -72,7 +72,7 @@ def test_an_operator_links_only_against_its_package_library(sim_home, c_env, tmp
 def test_a_missing_operator_names_its_package_library(sim_lib):
     from aclnn_py._ffi import ffi as make_ffi
     from aclnn_py._ffi.discovery import Toolkit
-    from aclnn_py._ffi.library import Library
+    from aclnn_py._runtime.library import Library
 
     kit = sim_lib.toolkit
     nn_only = Library("sim", Toolkit(kit.home, kit.runtime, kit.base, (kit.lib_dir / "libopapi_nn.so",)), make_ffi())

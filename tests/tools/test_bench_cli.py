@@ -11,7 +11,7 @@ import pytest
 
 import aclnn_py
 from aclnn_py.tools import bench
-from aclnn_py.tools._progress import Progress
+from aclnn_py._numpy.progress import Progress
 
 
 def _counters(lib) -> dict[str, int]:

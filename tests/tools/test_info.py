@@ -166,7 +166,7 @@ def test_missing_binding_headers_are_named(monkeypatch):
     def no_headers(name):
         raise FileNotFoundError("aclnn_py: its C headers are missing (no acl/acl.h in /x/include)")
 
-    monkeypatch.setattr(info._ffi, "library", no_headers)
+    monkeypatch.setattr(info.loader, "library", no_headers)
     monkeypatch.setattr(info._ffi, "loaded_backends", lambda: ())
     status = info._probe_loaded(info.BackendStatus("npu", False, "not probed"))
     assert not status.usable and status.summary == "aclnn_py's C headers are missing"

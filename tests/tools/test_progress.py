@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import aclnn_py
-from aclnn_py.ops import _common
-from aclnn_py.tools import _progress
+from aclnn_py.ops import _dispatch as _dispatch
+from aclnn_py._numpy import progress as _progress
 
 
 @pytest.mark.parametrize("value, expected", [("", False), ("0", False), ("never", False), ("1", True),
@@ -35,13 +35,13 @@ _slow.__module__ = "aclnn_py.ops.slow_op"
 
 def test_a_long_numpy_call_shows_progress_when_asked(monkeypatch, capsys):
     monkeypatch.setenv(_progress.ENV_VAR, "always")
-    assert _common.dispatch("numpy", _slow, None, 7) == 7
+    assert _dispatch.dispatch("numpy", _slow, None, 7) == 7
     err = capsys.readouterr().err
     assert "slow_op on numpy: running (0." in err
     assert err.endswith("\r")  # the line is erased afterwards
 
     monkeypatch.setenv(_progress.ENV_VAR, "0")
-    _common.dispatch("numpy", _slow, None, 7)
+    _dispatch.dispatch("numpy", _slow, None, 7)
     assert capsys.readouterr().err == ""
 
 

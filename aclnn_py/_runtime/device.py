@@ -11,37 +11,10 @@ from __future__ import annotations
 
 import numbers
 import operator
-import os
-import threading
 
-DEVICE_VAR = "ACLNN_PY_DEVICE"
-
-_local = threading.local()
-_default: int | None = None
-
-
-def _env_default() -> int:
-    global _default
-    if _default is None:
-        text = os.environ.get(DEVICE_VAR, "").strip()
-        if not text:
-            _default = 0
-        else:
-            try:
-                value = int(text)
-            except ValueError:
-                raise ValueError(f"environment variable {DEVICE_VAR}={text!r}: a device id must be an int >= 0") from None
-            if value < 0:
-                raise ValueError(f"environment variable {DEVICE_VAR}={text!r}: a device id must be an int >= 0")
-            _default = value
-    return _default
-
-
-def get_device() -> int:
-    """The device of the calling thread's npu/sim calls: the last ``set_device`` of this
-    thread, else ``$ACLNN_PY_DEVICE``, else 0."""
-    device: int | None = getattr(_local, "device", None)
-    return _env_default() if device is None else device
+from .._ffi import ffi
+from . import current_device, loader
+from .backend import get_backend
 
 
 def set_device(device: int) -> None:
@@ -61,16 +34,13 @@ def set_device(device: int) -> None:
     value = operator.index(device)
     if value < 0:
         raise ValueError(f"set_device: device must be >= 0, got {value}")
-    from . import _ffi
-    from ._backend import get_backend
-
-    names = _ffi.loaded_backends()
+    names = loader.loaded_backends()
     if not names:
         current = get_backend()
         names = (current,) if current != "numpy" else ()
     for name in names:
-        _ffi.library(name).use_device(value)
-    _local.device = value
+        loader.library(name).use_device(value)
+    current_device.record(value)
 
 
 _CData: type | None = None
@@ -89,13 +59,10 @@ def stream_address(stream: object) -> int:
 
             _CData = _cffi_backend._CDataBase
         if isinstance(value, _CData):
-            from . import _ffi
-
-            ffi = _ffi.ffi()
-            kind = ffi.typeof(value).kind  # type: ignore[arg-type]
+            kind = ffi().typeof(value).kind  # type: ignore[arg-type]
             if kind != "pointer":
-                raise TypeError(f"stream=: a cffi stream must be an aclrtStream pointer, got {ffi.typeof(value).cname}")  # type: ignore[arg-type]
-            value = int(ffi.cast("uintptr_t", value))  # type: ignore[arg-type]
+                raise TypeError(f"stream=: a cffi stream must be an aclrtStream pointer, got {ffi().typeof(value).cname}")  # type: ignore[arg-type]
+            value = int(ffi().cast("uintptr_t", value))  # type: ignore[arg-type]
         else:
             for attribute in ("npu_stream", "cuda_stream"):
                 inner = getattr(value, attribute, None)

@@ -57,8 +57,8 @@ from .patch import PatchEngine
 from .polyphase import PolyphaseEngine
 from .tap import TapEngine
 from .winograd import WinogradEngine
-from .._blas import single_threaded
-from .._common import MIN_PARALLEL_ELEMENTS, in_parallel
+from ..blas import single_threaded
+from ..workers import MIN_PARALLEL_ELEMENTS, in_parallel
 
 __all__ = ["LoweredConv", "ENGINES", "lowered"]
 

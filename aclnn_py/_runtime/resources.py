@@ -19,17 +19,21 @@ transaction ends:
 
 A finished transaction is empty: ending it again releases nothing. Owning objects
 (``Tensor``, ``DeviceBuffer``...) use one while they are being built and then keep what it
-holds in their finalizer; ``ops._aclnn.Call`` holds one for the temporaries of an op call.
+holds in their finalizer; ``_convert.executor.Call`` holds one for the temporaries of an op call.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import Any, Protocol, TypeAlias
 
-if TYPE_CHECKING:
-    from ._ffi.library import Library
+
+class Deferrer(Protocol):
+    """What a transaction hands the releases that wait for a stream to (``library.Library``)."""
+
+    def defer(self, release: Callable[[], None], nbytes: int = 0) -> None: ...
+
 
 #: A release: called with its one argument (a C handle, a wrapper object...).
 Release: TypeAlias = Callable[[Any], object]
@@ -132,7 +136,7 @@ class Transaction:
         """The handles held now."""
         return len(self._held)
 
-    def end(self, error: BaseException | None = None, defer_to: Library | None = None) -> None:
+    def end(self, error: BaseException | None = None, defer_to: Deferrer | None = None) -> None:
         """Release what is held, once (see the module docstring). ``error``: the block's
         exception, if it failed (then it is the one that propagates, and ``keep`` does not
         apply). ``defer_to``: the library whose stream the ``after_stream`` handles wait for

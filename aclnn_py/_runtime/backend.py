@@ -12,7 +12,14 @@ import contextlib
 import contextvars
 from collections.abc import Iterator
 
-from ._environ import Setting
+from typing import TYPE_CHECKING
+
+from .._environ import Setting
+from .._errors import ACLNN_ERR_PARAM_INVALID, AclnnError
+from . import loader
+
+if TYPE_CHECKING:
+    from .library import Library
 
 BACKENDS = ("npu", "sim", "numpy")
 ENV_VAR = "ACLNN_PY_BACKEND"
@@ -34,9 +41,7 @@ def _check_name(name: object, where: str) -> str:
 def _automatic() -> str:
     global _auto
     if _auto is None:
-        from . import _ffi
-
-        _auto = "npu" if _ffi.npu_present() else "numpy"
+        _auto = "npu" if loader.npu_present() else "numpy"
     return _auto
 
 
@@ -74,3 +79,13 @@ def resolve(backend: str | None) -> str:
     if backend is None:
         return get_backend()
     return _check_name(backend, "backend=")
+
+
+def device_library(backend: str | None) -> Library:
+    """The loaded libraries of the backend a device object (``Tensor``, ``IntArray``...) is
+    made on; AclnnError 161002 on numpy, which has no device."""
+    name = resolve(backend)
+    if name == "numpy":
+        raise AclnnError(ACLNN_ERR_PARAM_INVALID, "aclnn_py.Tensor",
+                         "device tensors need backend 'npu' or 'sim' (the current backend is 'numpy')")
+    return loader.library(name)

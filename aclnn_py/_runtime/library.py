@@ -22,20 +22,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .._errors import (
-    ACL_ERROR_API_NOT_SUPPORT,
-    ACL_ERROR_REPEAT_INITIALIZE,
-    ACL_ERROR_UNINITIALIZE,
-    AclnnError,
-)
-from .. import _device
-from .._resources import Transaction, quietly, run_all
-from .discovery import Toolkit
+from .._errors import ACL_ERROR_API_NOT_SUPPORT, ACL_ERROR_REPEAT_INITIALIZE, ACL_ERROR_UNINITIALIZE, AclnnError
+from . import current_device
+from .resources import Transaction, quietly, run_all
+from .._ffi.discovery import Toolkit
 
 if TYPE_CHECKING:
     from cffi import FFI
-from .op_packages import AGGREGATE_LIBRARY, operator_of, operator_packages
-from .operator_headers import declarer_for
+from .._ffi.op_packages import AGGREGATE_LIBRARY, operator_of, operator_packages
+from .._ffi.operator_headers import declarer_for
 
 
 # Work queued on a thread's stream that nobody waits for (device-Tensor calls never followed by
@@ -118,7 +113,7 @@ class Library:
     @property
     def device_id(self) -> int:
         """The calling thread's device (``aclnn_py.get_device()``)."""
-        return _device.get_device()
+        return current_device.get_device()
 
     # -- symbols -----------------------------------------------------------------------------
 
@@ -245,7 +240,7 @@ class Library:
                                    state.pending)
             end.atexit = False  # the main thread's streams are teardown's
             local.state = state
-        device = _device.get_device()
+        device = current_device.get_device()
         self._open_device(device)
         own = state.streams.get(device)
         if own is None:

@@ -1,12 +1,12 @@
-"""Owning wrappers of CANN handles: device memory, ``Tensor``, ``IntArray``, ``BoolArray``,
-``FloatArray``, ``Scalar``.
+"""Owning wrappers of device memory: ``DeviceBuffer``, ``Tensor`` (an aclTensor over it), and
+``DeviceView`` (a caller's device memory, e.g. a torch_npu tensor's, used in place).
 
 Every handle is released exactly once: by ``close()`` (also the context-manager exit), or by
 a finalizer when the object is garbage-collected; finalizers never raise and do nothing once
 the backend has been torn down at exit. Device memory is freed only after the owning thread's
 stream has finished the work queued on it. A wrapper made of one handle gives it to its
 finalizer the moment it exists; one built from several (a ``Tensor`` and its new device
-memory) is built inside a ``Transaction`` (``aclnn_py._resources``, re-exported here): a
+memory) is built inside a ``Transaction`` (``resources``): a
 failure halfway through (``aclCreateTensor`` refusing after ``aclrtMalloc`` succeeded...)
 releases what was already acquired, and on success the owners take the handles over.
 """
@@ -19,19 +19,19 @@ import operator
 import threading
 import weakref
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Self, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 from numpy.typing import DTypeLike
 
-from . import _backend
-from ._resources import Transaction, quietly
-from ._constants import ACL_MEM_MALLOC_HUGE_FIRST, ACL_MEMCPY_DEVICE_TO_HOST, ACL_MEMCPY_HOST_TO_DEVICE
-from ._dtypes import bfloat16, format_for_rank, to_acl, to_numpy
-from ._errors import ACLNN_ERR_PARAM_INVALID, AclnnError
+from .._constants import ACL_MEM_MALLOC_HUGE_FIRST, ACL_MEMCPY_DEVICE_TO_HOST, ACL_MEMCPY_HOST_TO_DEVICE
+from .._dtypes import bfloat16, format_for_rank, to_acl
+from .._errors import ACLNN_ERR_PARAM_INVALID, AclnnError
+from .backend import device_library
+from .resources import Transaction, quietly
 
 if TYPE_CHECKING:
-    from ._ffi.library import Library
+    from .library import Library
 
 CData: TypeAlias = Any  # a cffi pointer
 
@@ -41,16 +41,6 @@ try:  # NumPy 2
     from numpy.lib.array_utils import byte_bounds as _byte_bounds
 except ImportError:  # pragma: no cover - NumPy 1.x
     _byte_bounds = np.byte_bounds  # type: ignore[attr-defined]
-
-
-def _library(backend: str | None) -> Library:
-    from . import _ffi
-
-    name = _backend.resolve(backend)
-    if name == "numpy":
-        raise AclnnError(ACLNN_ERR_PARAM_INVALID, "aclnn_py.Tensor",
-                         "device tensors need backend 'npu' or 'sim' (the current backend is 'numpy')")
-    return _ffi.library(name)
 
 
 def _index(api: str, name: str, value: object) -> int:
@@ -232,7 +222,7 @@ class Tensor(_Shaped):
         if not isinstance(array, np.ndarray):
             raise TypeError(f"Tensor.from_numpy expects a numpy.ndarray, got {type(array).__name__}")
         to_acl(array.dtype)  # TypeError for dtypes CANN has no name for
-        lib = _library(backend)
+        lib = device_library(backend)
         item = array.itemsize
         if array.size == 0:
             return cls(DeviceBuffer(lib, 0), array.shape, array.dtype, format=format)
@@ -263,7 +253,7 @@ class Tensor(_Shaped):
         if nbytes > INT64_MAX:
             raise ValueError(f"aclnn_py.Tensor.empty: shape {list(shape)} of {dtype} needs {nbytes} bytes, "
                              "more than int64 can count")
-        lib = _library(backend)
+        lib = device_library(backend)
         with Transaction() as tx:
             buf = DeviceBuffer(lib, nbytes)
             tx.add(DeviceBuffer.free, buf)
@@ -411,176 +401,4 @@ def _contiguous(shape: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(reversed(strides))
 
 
-class _HostArray:
-    """Shared code of the aclIntArray / aclBoolArray / aclFloatArray wrappers (each subclass
-    names its C functions and element type, and checks its values with ``_coerce``)."""
-
-    _c_type = ""
-    _create = ""
-    _destroy = ""
-
-    if TYPE_CHECKING:
-        @classmethod
-        def _coerce(cls, values: object) -> tuple[Any, ...]: ...
-
-    def __init__(self, values: Sequence[object], *, backend: str | None = None) -> None:
-        self.values = self._checked(values)
-        self.lib = _library(backend)
-        self.handle = self._make(self.lib, self.values)
-        self._finalizer = weakref.finalize(self, _HostArray._release, self.lib, self._destroy, self.handle)
-
-    @classmethod
-    def create(cls, lib: Library, values: object) -> CData:
-        """A raw handle of ``values`` (checked as the wrapper checks them) that the caller
-        releases: the C-API mirror's ``aclCreate*Array``."""
-        return cls._make(lib, cls._checked(values))
-
-    @classmethod
-    def _checked(cls, values: object) -> tuple[Any, ...]:
-        if values is None:
-            raise TypeError(f"{cls._create}: values must be a sequence, got None")
-        return cls._coerce(values)
-
-    @classmethod
-    def _make(cls, lib: Library, values: tuple[Any, ...]) -> CData:
-        ffi = lib.ffi
-        handle = lib.fn(cls._create)(ffi.new(f"{cls._c_type}[]", list(values) or [0]), len(values))
-        if handle == ffi.NULL:
-            raise AclnnError(ACLNN_ERR_PARAM_INVALID, cls._create, lib.recent_error())
-        return handle
-
-    @staticmethod
-    def _release(lib: Library, destroy: str, handle: CData) -> None:
-        if not lib.finalized:
-            quietly(lambda: lib.fn(destroy)(handle))
-
-    def close(self) -> None:
-        self._finalizer()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def __len__(self) -> int:
-        return len(self.values)
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({list(self.values)})"
-
-
-class IntArray(_HostArray):
-    """An ``aclIntArray`` (int64 values, copied by CANN at creation)."""
-
-    _c_type, _create, _destroy = "int64_t", "aclCreateIntArray", "aclDestroyIntArray"
-
-    @classmethod
-    def _coerce(cls, values: object) -> tuple[int, ...]:
-        from .ops._common import int_array_arg  # (ops imports this module)
-
-        ints = int_array_arg(cls._create, "values", values)
-        if ints is None:
-            raise TypeError(f"{cls._create}: values must be a sequence, got None")
-        return ints
-
-
-class BoolArray(_HostArray):
-    """An ``aclBoolArray``."""
-
-    _c_type, _create, _destroy = "bool", "aclCreateBoolArray", "aclDestroyBoolArray"
-
-    @classmethod
-    def _coerce(cls, values: object) -> tuple[bool, ...]:
-        from .ops._common import bool_array_arg  # (ops imports this module)
-
-        flags = bool_array_arg(cls._create, "values", values)
-        if flags is None:
-            raise TypeError(f"{cls._create}: values must be a sequence, got None")
-        return flags
-
-
-class FloatArray(_HostArray):
-    """An ``aclFloatArray`` (float32 values)."""
-
-    _c_type, _create, _destroy = "float", "aclCreateFloatArray", "aclDestroyFloatArray"
-
-    @classmethod
-    def _coerce(cls, values: object) -> tuple[float, ...]:
-        return float_array_arg(cls._create, "values", values)
-
-
-def float_array_arg(api: str, name: str, values: object) -> tuple[float, ...]:
-    """An aclFloatArray argument: a 1-D sequence of real numbers (bool is rejected), each
-    as the float32 the C array holds; a finite value beyond float32's range is ValueError
-    rather than a silent infinity."""
-    if isinstance(values, np.ndarray):
-        if values.ndim != 1:
-            raise TypeError(f"{api}: {name} must be a 1-D sequence of numbers, got an array of shape "
-                            f"{list(values.shape)}")
-        values = values.tolist()
-    if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
-        raise TypeError(f"{api}: {name} must be a sequence of numbers, got {type(values).__name__}")
-    out = []
-    for i, v in enumerate(values):
-        if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real):
-            raise TypeError(f"{api}: {name}[{i}] must be a real number, got {type(v).__name__}")
-        f = float(v)
-        if np.isfinite(f) and abs(f) > float(np.finfo(np.float32).max):
-            raise ValueError(f"{api}: {name}[{i}] = {f} is outside float32's range")
-        out.append(f)
-    return tuple(out)
-
-
-class Scalar:
-    """An ``aclScalar`` holding one value of ``dtype`` (copied by CANN at creation)."""
-
-    def __init__(self, value: object, dtype: DTypeLike, *, backend: str | None = None) -> None:
-        self.value = scalar_value("aclCreateScalar", value, dtype)
-        self.lib = _library(backend)
-        ffi = self.lib.ffi
-        handle = self.lib.fn("aclCreateScalar")(ffi.cast("void *", self.value.ctypes.data),
-                                                int(to_acl(self.value.dtype)))
-        if handle == ffi.NULL:
-            raise AclnnError(ACLNN_ERR_PARAM_INVALID, "aclCreateScalar", self.lib.recent_error())
-        self.handle = handle
-        self._finalizer = weakref.finalize(self, _HostArray._release, self.lib, "aclDestroyScalar", handle)
-
-    def close(self) -> None:
-        self._finalizer()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
-def scalar_value(api: str, value: object, dtype: DTypeLike) -> np.ndarray:
-    """The one ``dtype`` value an aclScalar copies, as a 0-d array: TypeError for a dtype
-    CANN has no name for or a value that is not a number; ValueError for a value the dtype
-    cannot hold or more than one value."""
-    if isinstance(value, (str, bytes)) or value is None:
-        raise TypeError(f"{api}: value must be a number, got {type(value).__name__}")
-    try:
-        dt = np.dtype(dtype)
-    except TypeError as exc:
-        raise TypeError(f"{api}: dataType {dtype!r} is not a dtype: {exc}") from None
-    to_acl(dt)
-    try:
-        held = np.asarray(value)
-    except Exception as exc:
-        raise TypeError(f"{api}: value {value!r} is not a number ({exc})") from None
-    if held.size != 1 or held.ndim:
-        raise ValueError(f"{api}: value must be one number, got an array of shape {list(held.shape)}")
-    if held.dtype.kind not in "biufc":
-        raise TypeError(f"{api}: value must be a number, got {held.dtype}")
-    try:
-        with np.errstate(all="raise"):
-            out = np.asarray(held.item(), dtype=dt)
-    except (OverflowError, FloatingPointError, ValueError, TypeError) as exc:
-        raise ValueError(f"{api}: value {value!r} does not fit {dt} ({exc})") from None
-    return out
-
-
-__all__ = ["BoolArray", "DeviceBuffer", "DeviceView", "FloatArray", "IntArray", "Scalar", "Tensor", "Transaction", "to_numpy"]
+__all__ = ["DeviceBuffer", "DeviceView", "Tensor"]

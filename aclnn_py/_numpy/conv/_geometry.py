@@ -9,7 +9,7 @@ from typing import Protocol, TypeAlias
 
 import numpy as np
 
-from .._common import scratch, worker_count
+from ..workers import scratch, worker_count
 
 FLOAT32 = np.dtype(np.float32)
 

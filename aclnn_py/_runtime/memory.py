@@ -21,8 +21,8 @@ from __future__ import annotations
 import functools
 import os
 
-from ._environ import Setting
-from ._errors import ACL_ERROR_RT_MEMORY_ALLOCATION, AclnnError
+from .._environ import Setting
+from .._errors import ACL_ERROR_RT_MEMORY_ALLOCATION, AclnnError
 
 DEVICE_MEMORY_ENV = "ACLNN_PY_SIM_DEVICE_MEMORY"
 DEVICE_FRACTION = 1 / 2

@@ -47,9 +47,8 @@ from typing import Unpack
 
 import numpy as np
 
-from ._geometry import (FLOAT32, Geometry, GeometryArgs, Gradients, PartialSums, add_grouped_products, connect,
-                        zero_outside)
-from .._common import MIN_PARALLEL_ELEMENTS, in_parallel, scratch
+from ._geometry import FLOAT32, Geometry, GeometryArgs, Gradients, PartialSums, add_grouped_products, connect, zero_outside
+from ..workers import MIN_PARALLEL_ELEMENTS, in_parallel, scratch
 
 # Chosen when both channel counts per group are at least this.  Cost model, per 2x2 outputs,
 # with C channels per group on each side: the BLAS products take 16 C^2 multiply-adds against

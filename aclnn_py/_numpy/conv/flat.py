@@ -44,8 +44,8 @@ from typing import TypeAlias, Unpack
 
 import numpy as np
 
-from .._blas import single_threaded
-from .._common import in_parallel, scratch, worker_count
+from ..blas import single_threaded
+from ..workers import in_parallel, scratch, worker_count
 from . import depthwise
 from ._geometry import FLOAT32, Geometry, GeometryArgs, Gradients, c_strides, connect, ordered_sum, zero_outside
 
@@ -589,7 +589,7 @@ def _im2col_products(buf: np.ndarray, taps: list[_Tap], length: int,
     assert buf.flags.c_contiguous    # a flat buffer (_flat_buffer): _im2col's views address it
     groups = operand.shape[0]
     taps_per_group = buf.shape[0] // groups * len(taps)
-    # Scratch arrays (ops/_common.py): the caller copies corr out before its next products.
+    # Scratch arrays (_numpy/workers.py): the caller copies corr out before its next products.
     corr = None if wmat is None else scratch("flat corr", (groups, wmat.shape[1], length))
     chunks, width = _im2col_chunks(buf, taps, segments)
     runs = _tap_runs(taps)

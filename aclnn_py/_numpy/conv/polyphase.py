@@ -40,11 +40,9 @@ from typing import Unpack
 
 import numpy as np
 
-from ._geometry import (FLOAT32, Geometry, GeometryArgs, Gradients, PartialSums, add_grouped_products, connect,
-                        zero_outside)
-from .winograd import (_Shapes, _block_shape, _block_transform, _blocks, _data_shapes, _data_transform, _spatial_first,
-                       _tile_buffers)
-from .._common import in_parallel, scratch, worker_count
+from ._geometry import FLOAT32, Geometry, GeometryArgs, Gradients, PartialSums, add_grouped_products, connect, zero_outside
+from .winograd import _Shapes, _block_shape, _block_transform, _blocks, _data_shapes, _data_transform, _spatial_first, _tile_buffers
+from ..workers import in_parallel, scratch, worker_count
 
 # Chosen when the stacked phases have at least MIN_STACKED channels per group, Y at least
 # MIN_CHANNELS, and every worker thread at least MIN_ROWS_PER_WORKER rows of tiles: with fewer

@@ -25,7 +25,7 @@ from typing import TypeAlias, Unpack
 
 import numpy as np
 
-from .._common import in_parallel, scratch
+from ..workers import in_parallel, scratch
 from ._geometry import FLOAT32, Geometry, GeometryArgs, Gradients
 
 #: ``(corr, cross)`` of ``tapwise_products``, None where not asked for.

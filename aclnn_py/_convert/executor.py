@@ -11,7 +11,7 @@ Results: if any tensor argument was a device ``Tensor``, the outputs are returne
 copies of NumPy inputs are freed when the stream is next synchronised). Otherwise the stream
 is synchronised and the outputs come back as NumPy arrays.
 
-Temporaries are raw handles owned by the call's ``Transaction`` (``aclnn_py._resources``; no
+Temporaries are raw handles owned by the call's ``Transaction`` (``aclnn_py._runtime.resources``; no
 wrapper objects: this is the per-call hot path). Each release is registered the moment its
 handle exists, and every one runs exactly once, newest first: when the call ends, or, for
 device memory work queued on the stream may still use, once the stream is past that work.
@@ -46,18 +46,16 @@ from .. import _fast
 from .._constants import ACL_MEM_MALLOC_HUGE_FIRST, ACL_MEMCPY_DEVICE_TO_HOST, ACL_MEMCPY_HOST_TO_DEVICE
 from .._dtypes import _NUMPY_TO_ACL, format_for_rank
 from .._errors import ACLNN_ERR_PARAM_INVALID, ACL_ERROR_RT_MEMORY_ALLOCATION, AclnnError, param_invalid
-from .._resources import Release, Transaction
-# (type: ignore: tensor.py picks NumPy's byte_bounds by NumPy version under this private name,
+from .._runtime.resources import Release, Transaction
+# (type: ignore: _runtime/tensor.py picks NumPy's byte_bounds by NumPy version under this private name,
 # shared within the package but not re-exported.)
-from ..tensor import DeviceView, Tensor, _byte_bounds, _contiguous  # type: ignore[attr-defined]
-from ._common import (INT64_MAX, bool_array_arg, int_arg, int_array_arg, not_a_tensor, tensor_input,
-                      unnamed_dtype)
-from ._registry import operators
+from .._runtime.tensor import DeviceView, Tensor, _byte_bounds, _contiguous  # type: ignore[attr-defined]
+from .values import INT64_MAX, bool_array_arg, int_arg, int_array_arg, not_a_tensor, tensor_input, unnamed_dtype
 
 if TYPE_CHECKING:
     from cffi import FFI
 
-    from .._ffi.library import Library
+    from .._runtime.library import Library
 
 #: An output of a call, in the order made: None (a NULL output), ``(device address, shape,
 #: dtype, nbytes)`` of a device copy on the ABI-mode path, a device ``Tensor`` (when an input
@@ -119,10 +117,14 @@ _SHAPE_ONLY_BACKENDS = frozenset({"sim"})
 _shape_only_by_api: dict[str, frozenset[str]] = {}
 
 
+def declare_shape_only(api: str, names: Sequence[str]) -> None:
+    """Record the ``shape_only`` arguments of the operator whose phase 1 is ``api`` (the
+    operator registry does, for each operator it registers)."""
+    _shape_only_by_api[api] = frozenset(names)
+
+
 def _shape_only(api: str) -> frozenset[str]:
     """The ``shape_only`` arguments of the registered operator whose phase 1 is ``api``."""
-    if not _shape_only_by_api:
-        _shape_only_by_api.update((op.api, frozenset(op.shape_only)) for op in operators())
     return _shape_only_by_api.get(api, frozenset())
 
 

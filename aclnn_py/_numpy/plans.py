@@ -1,0 +1,129 @@
+"""The numpy backend's plans: an operator's checks run once per call signature.
+
+On the numpy backend an operator is a ``NumpyOp``: its checks run once per call signature
+(shapes, dtypes, strides, parameter values) and leave a ``Plan``, so that a repeated valid call
+goes straight to its kernel; a tiny call's cost is then the kernel's few NumPy calls.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import numpy as np
+
+
+# A call touching fewer bytes than this cannot run for long: the progress line (shown after
+# half a second) is not even looked up for it. 1 MiB is ~0.1 ms at the copy bandwidth of any
+# current machine; the kernels make a few passes over their data at most, each of a few NumPy
+# calls, so such a call ends thousands of times sooner than a progress line would appear.
+QUICK_BYTES = 1 << 20
+
+# Plans kept per operator: a network has tens of distinct layer geometries, not hundreds; a
+# plan is small (its matrix, for the small path, is at most _small.MAX_MATRIX_ELEMENTS).
+_CACHED_PLANS = 256
+
+
+class Plan(NamedTuple):
+    """A ``NumpyOp``'s answer for one call signature, whose checks all passed: ``run(*args)``
+    computes the call's result from its own arguments (or the leading ones, coerced);
+    ``quick`` when it touches fewer than ``QUICK_BYTES`` (see ``dispatch``)."""
+
+    run: Callable[..., Any]
+    quick: bool
+
+
+# What a NumpyOp's prepare returns: the plan, and the leading arguments its run reads, coerced.
+Prepared = tuple[Plan, tuple[object, ...]]
+
+
+def plan(run: Callable[..., Any], nbytes: int) -> Plan:
+    """The plan running ``run`` for a call that reads and writes ``nbytes`` bytes."""
+    return Plan(run, nbytes < QUICK_BYTES)
+
+
+def signature(args: tuple[Any, ...]) -> tuple[object, ...] | None:
+    """The key of one call's arguments in the plan cache, or None (no caching) when an
+    argument is of a kind it does not cover.
+
+    An ndarray stands for its shape, dtype and strides (no check reads tensor data); a list or
+    tuple of ints for its values, one of bools for their type and values; an int or None for
+    itself; a bool for its type and value.
+    Types are exact: in Python ``True == 1 == 1.0`` and their hashes agree, so a bool or a float must not
+    find the plan of an int (their checks differ: a TypeError), nor an ndarray subclass or a
+    NumPy integer the plan of what they resemble. Anything else is not cached."""
+    key: list[object] = []
+    for value in args:
+        kind = type(value)
+        if kind is np.ndarray:
+            key.append((value.shape, value.dtype, value.strides))
+        elif kind is list or kind is tuple:
+            items = tuple(value)
+            if items and type(items[0]) is bool:  # an aclBoolArray (outputMask)
+                for v in items:
+                    if type(v) is not bool:
+                        return None
+                key.append((bool, items))  # (never equal to the ints' tuple: True == 1)
+                continue
+            for v in items:
+                if type(v) is not int:
+                    return None
+            key.append(items)
+        elif kind is int or value is None:
+            key.append(value)  # (never equal to another kind's entry: tuples, or a bool's pair)
+        elif kind is bool:
+            key.append((bool, value))
+        else:
+            return None
+    return tuple(key)
+
+
+class NumpyOp:
+    """The numpy backend of one operator, its checks run once per call signature.
+
+    ``prepare(*args)`` coerces and checks the arguments as the operator's module says, raising
+    its errors, and returns the ``Plan`` for them with the leading arguments its ``run`` reads,
+    coerced (so that a first call does not convert a torch tensor twice). The checks depend on ``signature(args)``
+    alone (shapes, dtypes, parameter values; max_unpool's index range, which depends on data,
+    is its plan's ``run``'s to check), so the plan of a signature seen before is used again and
+    a repeated valid call goes straight to its kernel. A new signature always runs every check;
+    a call that raised leaves nothing in the cache. ``run`` re-checks what depends on the
+    environment (the device memory) on every call."""
+
+    def __init__(self, prepare: Callable[..., Prepared]) -> None:
+        self.prepare = prepare
+        self.__module__ = prepare.__module__
+        self._plans: dict[tuple[object, ...], Plan] = {}
+        self._lock = threading.Lock()
+        _NUMPY_OPS.append(self)
+
+    def plan(self, args: tuple[object, ...]) -> Prepared:
+        """The plan of a call with ``args``, and the arguments to run it with (``args`` when the
+        plan was cached, else what ``prepare`` coerced)."""
+        key = signature(args)
+        if key is not None:
+            found = self._plans.get(key)
+            if found is not None:
+                return found, args
+        made, coerced = self.prepare(*args)
+        if key is not None:
+            with self._lock:
+                if len(self._plans) >= _CACHED_PLANS:
+                    del self._plans[next(iter(self._plans))]  # the oldest
+                self._plans[key] = made
+        return made, coerced
+
+    def __call__(self, *args: object) -> Any:
+        chosen, args = self.plan(args)
+        return chosen.run(*args)
+
+
+_NUMPY_OPS: list[NumpyOp] = []
+
+
+def forget_plans() -> None:
+    """Empty every operator's plan cache (for a test that changes how plans are made)."""
+    for op in _NUMPY_OPS:
+        with op._lock:
+            op._plans.clear()

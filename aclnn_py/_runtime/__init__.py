@@ -1,0 +1,5 @@
+"""The runtime layer: loading a backend's libraries and the per-thread state kept on them
+(``library``, ``loader``), the calling thread's device (``current_device``, ``device``), backend
+selection (``backend``), the ``Transaction`` every handle is released through (``resources``),
+the device-memory limit the numpy backend shares with the simulator (``memory``), and device
+memory owned from Python (``tensor``: ``Tensor``, ``DeviceBuffer``, ``DeviceView``)."""

@@ -1,0 +1,94 @@
+"""One op call to the backend it resolves to, and the docstring texts every operator function
+shares.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from .._errors import ACL_ERROR_RT_MEMORY_ALLOCATION, AclnnError
+from .._numpy import progress as _progress
+from .._numpy.plans import NumpyOp
+from .._runtime import backend as _backend, loader
+from .._runtime.device import stream_address
+
+
+def dispatch(backend: str | None, numpy_impl: Callable[..., Any], aclnn_impl: Callable[..., Any], *args: Any,
+             stream: object = None) -> Any:
+    """Run one op call on the backend it resolves to.
+
+    ``numpy_impl(*args)`` runs on the numpy backend (with a progress line on stderr for a long
+    call where ``ACLNN_PY_PROGRESS`` asks for one: ``_numpy/progress.setting``; a ``NumpyOp``'s
+    quick plans skip that, see ``Plan.quick``);
+    ``aclnn_impl(library, *args)`` runs the two-phase aclnn call through the cffi layer on
+    ``npu`` / ``sim``, queued on ``stream`` (a caller's stream: see ``on_stream``) if given.
+    """
+    name = _backend.resolve(backend)
+    if stream is not None:
+        address = stream_address(stream)  # checked on every backend: code runs on all of them
+        if name != "numpy":
+            return on_stream(loader.library(name), address, aclnn_impl, *args)
+    if name == "numpy":
+        try:
+            if type(numpy_impl) is NumpyOp:
+                chosen, args = numpy_impl.plan(args)
+                if chosen.quick:
+                    return chosen.run(*args)
+                run: Callable[..., Any] = chosen.run
+            else:
+                run = numpy_impl
+            show = _progress.setting()
+            if show is False:
+                return run(*args)
+            with _progress.ticking(f"{numpy_impl.__module__.rpartition('.')[2]} on numpy", show):
+                return run(*args)
+        except MemoryError as error:
+            # Results are checked against the device memory before they are made (``_runtime/memory.py``);
+            # the host running out for the kernels' own buffers is the same failure.
+            raise AclnnError(ACL_ERROR_RT_MEMORY_ALLOCATION, "aclrtMalloc",
+                             f"out of memory for the numpy backend's buffers ({error})") from error
+    return aclnn_impl(loader.library(name), *args)
+
+
+def on_stream(lib: Any, address: int, run: Callable[..., Any], *args: Any) -> Any:
+    """``run(lib, *args)`` with the calls queued on the caller's stream at ``address``: the
+    binding neither destroys it nor waits for it, except that NumPy results wait for it
+    (synchronised before they are copied back) and releases of temporaries wait for it."""
+    previous = lib.enter_stream(address)
+    try:
+        return run(lib, *args)
+    finally:
+        lib.leave_stream(previous)
+
+
+# What every operator function's docstring says of the arguments all of them take, written once:
+# ``@documented`` puts each text where its docstring has the placeholder line.
+_COMMON_DOC = {
+    "        {backend_and_stream}\n": """\
+        backend: ``"npu"``, ``"sim"`` or ``"numpy"``; default: the current backend.
+        stream: on npu/sim, a stream the caller owns to queue the work on (an int address, a
+            cffi ``aclrtStream``, or a torch_npu stream such as ``torch.npu.current_stream()``);
+            the binding neither destroys it nor waits for it, except that NumPy results wait
+            for it. Default: the thread's own stream. Checked, then ignored, on numpy.
+""",
+    "    {tensor_arguments}\n": """\
+    Tensor arguments take a CPU array-like (a NumPy array, a torch CPU tensor or anything with
+    ``__dlpack__``, ``__array__`` or the buffer protocol; not a Python list) and, on ``npu`` and
+    ``sim``, an ``aclnn_py.Tensor`` or a torch_npu tensor (used in place, no copy). Results are
+    NumPy arrays, or device ``Tensor``s when a tensor argument was on the device.
+""",
+}
+
+_Documented = TypeVar("_Documented", bound=Callable[..., Any])
+
+
+def documented(function: _Documented) -> _Documented:
+    """``function`` with the shared argument texts (``_COMMON_DOC``) in its docstring."""
+    doc = function.__doc__ or ""
+    for placeholder, text in _COMMON_DOC.items():
+        if placeholder not in doc:
+            raise ValueError(f"{function.__name__}'s docstring lacks the line {placeholder.strip()}")
+        doc = doc.replace(placeholder, text)
+    function.__doc__ = doc
+    return function
