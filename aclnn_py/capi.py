@@ -47,7 +47,15 @@ import numpy as np
 
 from ._runtime import backend as _backend
 from ._dtypes import aclDataType, aclFormat, to_numpy
-from ._constants import ACL_MEM_MALLOC_HUGE_FIRST, ACL_MEMCPY_DEVICE_TO_DEVICE, ACL_MEMCPY_DEVICE_TO_HOST, ACL_MEMCPY_HOST_TO_DEVICE, ACL_MEMCPY_HOST_TO_HOST
+# (each ``X as X``: also the mirror's own names, as in C)
+from ._constants import (ACL_MEM_MALLOC_HUGE_FIRST as ACL_MEM_MALLOC_HUGE_FIRST,
+                         ACL_MEM_MALLOC_HUGE_ONLY as ACL_MEM_MALLOC_HUGE_ONLY,
+                         ACL_MEM_MALLOC_NORMAL_ONLY as ACL_MEM_MALLOC_NORMAL_ONLY,
+                         ACL_MEMCPY_DEFAULT as ACL_MEMCPY_DEFAULT,
+                         ACL_MEMCPY_DEVICE_TO_DEVICE as ACL_MEMCPY_DEVICE_TO_DEVICE,
+                         ACL_MEMCPY_DEVICE_TO_HOST as ACL_MEMCPY_DEVICE_TO_HOST,
+                         ACL_MEMCPY_HOST_TO_DEVICE as ACL_MEMCPY_HOST_TO_DEVICE,
+                         ACL_MEMCPY_HOST_TO_HOST as ACL_MEMCPY_HOST_TO_HOST, ACL_SUCCESS as ACL_SUCCESS)
 from ._errors import ACL_ERROR_REPEAT_INITIALIZE, ACLNN_ERR_PARAM_INVALID, AclnnError
 from .ops._registry import operators as _operators
 from ._convert.arrays import BoolArray, FloatArray, IntArray

@@ -34,8 +34,9 @@ checks) to a success through the helper. ``_plan_spec`` turns that call into the
 
 from __future__ import annotations
 
+import functools
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, cast
 
@@ -50,10 +51,15 @@ from .._runtime.resources import Release, Transaction
 # (type: ignore: _runtime/tensor.py picks NumPy's byte_bounds by NumPy version under this private name,
 # shared within the package but not re-exported.)
 from .._runtime.tensor import DeviceView, Tensor, _byte_bounds, _contiguous  # type: ignore[attr-defined]
-from .values import INT64_MAX, bool_array_arg, int_arg, int_array_arg, not_a_tensor, tensor_input, unnamed_dtype
+from .arrays import BoolArray, FloatArray, IntArray, Scalar
+from .params import PLAIN_KINDS, Param
+from .values import (INT64_MAX, bool_array_arg, float_array_arg, int_array_arg, not_a_tensor, plain_value,
+                     python_scalar, sequence_arg, tensor_input, unnamed_dtype)
 
 if TYPE_CHECKING:
     from cffi import FFI
+
+    from .arrays import _HostArray
 
     from .._runtime.library import Library
 
@@ -69,6 +75,9 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 
 _ACL_DTYPE = {dt: int(acl) for dt, acl in _NUMPY_TO_ACL.items()}
 _FORMATS = {r: int(format_for_rank(r)) for r in range(9)}
+#: The caller-made handle objects each kind of parameter also takes.
+WRAPPERS: dict[str, type[_HostArray] | type[Scalar]] = {
+    "int_array": IntArray, "bool_array": BoolArray, "float_array": FloatArray, "scalar": Scalar}
 
 
 def _format(ndim: int) -> int:
@@ -89,12 +98,17 @@ class _Functions:
     aclDestroyIntArray: Callable[..., int]
     aclCreateBoolArray: Callable[..., FFI.CData]
     aclDestroyBoolArray: Callable[..., int]
+    aclCreateFloatArray: Callable[..., FFI.CData]
+    aclDestroyFloatArray: Callable[..., int]
+    aclCreateScalar: Callable[..., FFI.CData]
+    aclDestroyScalar: Callable[..., int]
     aclDestroyAclOpExecutor: Callable[..., int]
 
     def __init__(self, lib: Library) -> None:
         for name in ("aclrtMalloc", "aclrtFree", "aclrtMemcpy", "aclrtMemset", "aclCreateTensor",
                      "aclDestroyTensor", "aclCreateIntArray", "aclDestroyIntArray", "aclCreateBoolArray",
-                     "aclDestroyBoolArray", "aclDestroyAclOpExecutor"):
+                     "aclDestroyBoolArray", "aclCreateFloatArray", "aclDestroyFloatArray", "aclCreateScalar",
+                     "aclDestroyScalar", "aclDestroyAclOpExecutor"):
             setattr(self, name, lib.fn(name))
         self.void_pp = lib.ffi.typeof("void **")
         self.u64_p = lib.ffi.typeof("uint64_t *")
@@ -102,7 +116,7 @@ class _Functions:
 
 
 def _functions(lib: Library) -> _Functions:
-    return lib.cached("ops._aclnn functions", _Functions)
+    return lib.cached("_convert.executor functions", _Functions)
 
 
 #: The backends on which a tensor argument whose data the operator never reads (its
@@ -460,6 +474,83 @@ class Call:
         self._hold((self.c.aclDestroyBoolArray, handle, False, 0))
         return handle
 
+    def float_array(self, name: str, values: object) -> object:
+        """The aclFloatArray* for a sequence of real numbers (NULL for None)."""
+        if values is None:
+            return self.ffi.NULL
+        floats = float_array_arg(self.api, name, values)
+        return self._made(self.c.aclCreateFloatArray(floats, len(floats)), "aclCreateFloatArray",
+                          self.c.aclDestroyFloatArray)
+
+    def scalar(self, name: str, value: object, *, owned: bool = True) -> object:
+        """The aclScalar* of a number (its dtype as torch_npu infers it: ``python_scalar``) or of
+        an ``aclnn_py.Scalar``'s value, copied; ``owned=False`` for an element of a list, which
+        the list destroys."""
+        held = value.value if isinstance(value, Scalar) else python_scalar(self.api, name, value)
+        handle = self.c.aclCreateScalar(self.ffi.cast("void *", held.ctypes.data), _ACL_DTYPE[held.dtype])
+        return self._made(handle, "aclCreateScalar", self.c.aclDestroyScalar if owned else None)
+
+    def owning_list(self, makers: Iterable[Callable[[], object]], create: str, destroy: str,
+                    destroy_item: str) -> object:
+        """A list (``aclCreateTensorList``, ``aclCreateScalarList``) that takes ownership of its
+        elements: each is made unowned by its maker, and destroyed one by one only when the list
+        cannot be made."""
+        items: list[object] = []
+        with Transaction() as elements:
+            release_item = self.fn(destroy_item)
+            for make in makers:
+                item = make()
+                items.append(item)
+                elements.add(release_item, item)
+            handle = self._made(self.fn(create)(items, len(items)), create, self.fn(destroy))
+            elements.keep()  # the list destroys them
+        return handle
+
+    def wrapped(self, name: str, value: _HostArray | Scalar) -> object:
+        """The handle of an ``IntArray``/``BoolArray``/``FloatArray``/``Scalar`` the caller made
+        (theirs: not released with the call), if it belongs to this call's backend."""
+        if value.lib is not self.lib:
+            raise TypeError(f"{self.api}: {name} belongs to backend {value.lib.backend!r}, "
+                            f"but this call runs on {self.lib.backend!r}")
+        return value.handle
+
+    def _made(self, handle: FFI.CData, create: str, release: Release | None) -> FFI.CData:
+        """``handle`` fresh from ``create``, released with the call by ``release`` (if any)."""
+        if handle == self.ffi.NULL:
+            raise AclnnError(ACLNN_ERR_PARAM_INVALID, create, self.lib.recent_error())
+        if release is not None:
+            self._hold((release, handle, False, 0))
+        return handle
+
+    def argument(self, p: Param, value: object) -> object:
+        """The C argument of parameter ``p``, not a tensor, by its declared C type (``params``):
+        an int/bool/float array or an ``IntArray``-like object, a scalar or a list of them, or
+        a plain C value (range-checked ints, bools, floats, strings). None is NULL for a
+        pointer. The one conversion ``call``, ``prepare`` and the typed functions share."""
+        if p.kind in PLAIN_KINDS:
+            plain = plain_value(self.api, p, value)
+            if p.kind != "string":
+                return plain
+            return self.ffi.NULL if plain is None else self.ffi.new("char[]", plain)
+        if value is None:
+            return self.ffi.NULL
+        if p.kind in ("tensor", "tensor_list"):
+            raise TypeError(f"{self.api}: {p.name} is a tensor parameter: Call.tensor converts it")
+        if isinstance(value, WRAPPERS.get(p.kind, ())):
+            return self.wrapped(p.name, value)  # type: ignore[arg-type]  # (a wrapper, just checked)
+        if p.kind == "int_array":
+            return self.int_array(p.name, value)
+        if p.kind == "bool_array":
+            return self.bool_array(p.name, value)
+        if p.kind == "float_array":
+            return self.float_array(p.name, value)
+        if p.kind == "scalar":
+            return self.scalar(p.name, value)
+        items = sequence_arg(self.api, p.name, value, "aclScalarList")
+        return self.owning_list([functools.partial(self.scalar, f"{p.name}[{i}]", s, owned=False)
+                                 for i, s in enumerate(items)],
+                                "aclCreateScalarList", "aclDestroyScalarList", "aclDestroyScalar")
+
     def output(self, shape: Sequence[int] | None, dtype: DTypeLike, *, zero: bool = False,
                refused: Exception | None = None) -> object:
         """The aclTensor* of a new output (NULL for None). ``zero`` fills it with 0 for
@@ -748,13 +839,3 @@ def dtype_of(value: object, default: DTypeLike = np.float32) -> np.dtype:
 
 def shape_of(value: object) -> tuple[int, ...]:
     return tuple(getattr(value, "shape", ()))
-
-
-def c_int(api: str, name: str, value: object, bits: int) -> int:
-    """A scalar for a C integer parameter of ``bits`` bits (``int`` / ``int8_t`` ...): a value
-    the C type cannot hold never reaches the library, so it is refused here as CANN would
-    refuse an out-of-range value (161002), instead of cffi's OverflowError."""
-    v = int_arg(api, name, value)
-    if not -(2 ** (bits - 1)) <= v < 2 ** (bits - 1):
-        raise param_invalid(api, f"{name} = {v} does not fit the C parameter's int{bits}_t")
-    return v

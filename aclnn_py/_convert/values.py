@@ -22,6 +22,7 @@ from numpy.typing import DTypeLike
 from .._dtypes import _NUMPY_TO_ACL, bfloat16, to_acl
 from .._errors import param_invalid
 from .._runtime.tensor import DeviceView, Tensor, device_view
+from .params import Param
 
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
@@ -252,3 +253,95 @@ def scalar_value(api: str, value: object, dtype: DTypeLike) -> np.ndarray:
     except (OverflowError, FloatingPointError, ValueError, TypeError) as exc:
         raise ValueError(f"{api}: value {value!r} does not fit {dt} ({exc})") from None
     return out
+
+
+# -- by declared C type: call/prepare's arguments ----------------------------------------------
+
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def call_tensor(api: str, name: str, value: object) -> np.ndarray | Tensor | None:
+    """A tensor argument as an ndarray (a CPU array-like is viewed or copied) or a Tensor: the
+    op functions' one coercion (``_convert.values.tensor_input``), less torch_npu's device tensors,
+    which ``call`` does not take yet."""
+    value = tensor_input(api, name, value)
+    if isinstance(value, DeviceView):
+        raise TypeError(f"{api}: {name} is a device tensor of torch_npu; aclnn_py.call takes NumPy arrays, "
+                        "CPU array-likes and aclnn_py.Tensor (the operator functions take torch_npu tensors)")
+    return value
+
+
+def output_tensor(api: str, name: str, value: object) -> np.ndarray | Tensor | None:
+    if value is None or isinstance(value, Tensor):
+        return value
+    if not isinstance(value, np.ndarray):
+        raise TypeError(f"{api}: {name} is an output (aclTensor *): it must be a writable numpy.ndarray, an "
+                        f"aclnn_py.Tensor or None, got {type(value).__name__}")
+    if not value.flags.writeable:
+        raise TypeError(f"{api}: {name} is an output (aclTensor *) and must be writable")
+    if value.dtype not in _NUMPY_TO_ACL:
+        raise unnamed_dtype(api, name, value.dtype)
+    return value
+
+
+def python_scalar(api: str, name: str, value: object) -> np.ndarray:
+    """The 0-d array an aclScalar copies (dtype as torch_npu infers it)."""
+    if isinstance(value, (bool, np.bool_)):
+        dtype: DTypeLike = np.bool_
+    elif isinstance(value, np.generic):
+        dtype = value.dtype
+    elif isinstance(value, numbers.Integral):
+        dtype = np.int64
+    elif isinstance(value, numbers.Real):
+        dtype = np.float64
+    elif isinstance(value, numbers.Complex):
+        dtype = np.complex128
+    else:
+        raise TypeError(f"{api}: {name} (aclScalar *) must be a number or an aclnn_py.Scalar, "
+                        f"got {type(value).__name__}")
+    try:
+        return scalar_value(api, value, dtype)
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"{api}: {name}: {exc}") from None
+
+
+def sequence_arg(api: str, name: str, value: object, what: str) -> Sequence[object]:
+    if isinstance(value, (str, bytes, np.ndarray)) or not isinstance(value, Sequence):
+        raise TypeError(f"{api}: {name} ({what}) must be a sequence, got {type(value).__name__}")
+    return value
+
+
+def plain_value(api: str, p: Param, value: object) -> bool | int | float | bytes | None:
+    """A plain C value (int types, enums, bool, float, double, char *)."""
+    if p.kind == "bool":
+        return bool_arg(api, p.name, value)
+    if p.kind == "int":
+        v = int_arg(api, p.name, value)
+        if not p.low <= v <= p.high:
+            raise param_invalid(api, f"{p.name} = {v} does not fit the C parameter's {p.ctype}")
+        return v
+    if p.kind == "float":
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+            raise TypeError(f"{api}: {p.name} must be a real number, got {type(value).__name__}")
+        f = float(value)
+        if p.ctype == "float" and np.isfinite(f) and abs(f) > _FLOAT32_MAX:
+            raise param_invalid(api, f"{p.name} = {f} is outside float's range")
+        return f
+    if value is None:
+        return None
+    if not isinstance(value, (str, bytes)):
+        raise TypeError(f"{api}: {p.name} ({p.ctype}) must be a str, got {type(value).__name__}")
+    data = value.encode() if isinstance(value, str) else value
+    if b"\0" in data:
+        raise ValueError(f"{api}: {p.name} must not contain NUL characters")
+    return data
+
+
+def c_int(api: str, name: str, value: object, bits: int) -> int:
+    """A scalar for a C integer parameter of ``bits`` bits (``int`` / ``int8_t`` ...): a value
+    the C type cannot hold never reaches the library, so it is refused here as CANN would
+    refuse an out-of-range value (161002), instead of cffi's OverflowError."""
+    v = int_arg(api, name, value)
+    if not -(2 ** (bits - 1)) <= v < 2 ** (bits - 1):
+        raise param_invalid(api, f"{name} = {v} does not fit the C parameter's int{bits}_t")
+    return v

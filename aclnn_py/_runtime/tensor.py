@@ -227,7 +227,7 @@ class Tensor(_Shaped):
         if array.size == 0:
             return cls(DeviceBuffer(lib, 0), array.shape, array.dtype, format=format)
         if array.flags.c_contiguous or any(s < 0 or s % item for s in array.strides):
-            array = np.ascontiguousarray(array)
+            array = np.require(array, requirements="C")  # (0-d stays 0-d, unlike ascontiguousarray)
         # The bytes the view spans, copied as they lie: strides describe the view on the device.
         low, high = _byte_bounds(array)
         with Transaction() as tx:

@@ -76,15 +76,17 @@ from .._numpy import workers as _workers
 from .._numpy import small as _small
 from ._registry import numpy_dtypes
 from .._numpy.ufunc_buffer import ufunc_buffer
-from .._convert.executor import Call, c_int, dtype_of, planned, shape_check_error, shape_of
+from .._convert.executor import dtype_of, planned, shape_of
+from .._convert.typed import Output, TypedCall
+from .._convert.values import c_int
 from ._checks import FLOAT32, check_dtype, check_min, check_not_null, format_name, shape_str
-from .._convert.values import INT64_MAX, bool_arg, host_array, int_array_arg, repeated, tensor_arg, tensor_input
+from .._convert.values import INT64_MAX, bool_arg, host_array, int_array_arg, repeated, tensor_arg
 from .._numpy.plans import NumpyOp, Prepared, plan
 from ._dispatch import dispatch, documented
 from .._numpy.workers import in_parallel, scratch
 
 if TYPE_CHECKING:
-    from .._runtime.library import Library
+    pass
 
 API = "aclnnAvgPool2dBackwardGetWorkspaceSize"
 
@@ -578,37 +580,25 @@ def _scale(H: int, W: int, OH: int, OW: int, params: _Params) -> np.float32 | np
     return scale
 
 
-@planned
-def _aclnn(lib: Library, grad_output: object, self: object, kernel_size: object, stride: object, padding: object,
-           ceil_mode: object, count_include_pad: object, divisor_override: object,
-           cube_math_type: object) -> np.ndarray | Tensor:
-    """The npu/sim path: the two-phase C call; the library checks the arguments."""
-    ceil_mode = bool_arg(API, "ceilMode", ceil_mode)
-    count_include_pad = bool_arg(API, "countIncludePad", count_include_pad)
-    divisor = 0 if divisor_override is None else c_int(API, "divisorOverride", divisor_override, 64)
-    cube_math_type = c_int(API, "cubeMathType", cube_math_type, 8)
-    grad_output = tensor_input(API, "gradOutput", grad_output)
-    self = tensor_input(API, "self", self)
-    with Call(lib, API) as call:
-        args = (
-            call.tensor("gradOutput", grad_output),
-            call.tensor("self", self),
-            call.int_array("kernelSize", kernel_size),
-            call.int_array("stride", stride),  # NULL (None) means stride = kernelSize
-            call.int_array("padding", padding),
-        )
-        # gradInput has self's shape and dtype. With an empty gradOutput CANN succeeds without
-        # writing anything: the zeros the gradient is are set here.
-        empty = 0 in shape_of(grad_output)
-        go_shape, self_shape = shape_of(grad_output), shape_of(self if self is not None else grad_output)
-        refused = shape_check_error(lambda: _check_geometry(
-            go_shape, self_shape, dtype_of(self) == bfloat16, int_array_arg(API, "kernelSize", kernel_size),
-            int_array_arg(API, "stride", stride), int_array_arg(API, "padding", padding),
-            ceil_mode, count_include_pad, divisor, cube_math_type))
-        out = call.output(self_shape, dtype_of(self), zero=empty, refused=refused)
-        call.run("aclnnAvgPool2dBackward", *args, ceil_mode, count_include_pad, divisor, cube_math_type, out)
-        result: np.ndarray | Tensor = call.results()[0]
-        return result
+def _outputs(grad_output: object, self: object, *_: object) -> list[Output]:
+    """gradInput: self's shape and dtype. With an empty gradOutput CANN succeeds without writing
+    anything: the zeros the gradient is are set here."""
+    return [Output(shape_of(self if self is not None else grad_output), dtype_of(self),
+                   zero=0 in shape_of(grad_output))]
+
+
+def _shape_checks(grad_output: object, self: object, kernel_size: tuple[int, ...] | None,
+                  stride: tuple[int, ...] | None, padding: tuple[int, ...] | None, ceil_mode: bool,
+                  count_include_pad: bool, divisor: int, cube_math_type: int) -> None:
+    """The checks the output's size depends on (it is only sized so when they pass)."""
+    _check_geometry(shape_of(grad_output), shape_of(self if self is not None else grad_output),
+                    dtype_of(self) == bfloat16, kernel_size, stride, padding,
+                    ceil_mode, count_include_pad, divisor, cube_math_type)
+
+
+#: The npu/sim path: the two-phase C call, the arguments converted by their declared C types
+#: (a None divisorOverride is 0: none); the library checks them.
+_aclnn = planned(TypedCall("AvgPool2dBackward", _outputs, checks=_shape_checks, none_is={"divisorOverride": 0}))
 
 
 @documented

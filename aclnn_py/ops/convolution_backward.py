@@ -99,9 +99,11 @@ from numpy.typing import ArrayLike
 from .._errors import param_invalid, param_nullptr
 from .._runtime.memory import check_allocation
 from .._runtime.tensor import Tensor
-from .._convert.executor import Call, c_int, dtype_of, planned, shape_check_error, shape_of
+from .._convert.executor import dtype_of, planned, shape_of
+from .._convert.typed import Output, TypedCall
+from .._convert.values import c_int
 from ._checks import FLOAT32, check_dtype, check_min, check_not_null, shape_str
-from .._convert.values import INT64_MAX, INT64_MIN, bool_arg, bool_array_arg, host_array, int_array_arg, repeated, spatial_dims, tensor_arg, tensor_input
+from .._convert.values import INT64_MAX, INT64_MIN, bool_arg, bool_array_arg, host_array, int_array_arg, repeated, spatial_dims, tensor_arg
 from .._numpy.workers import MIN_PARALLEL_ELEMENTS, in_parallel
 from .._numpy.plans import NumpyOp, Prepared, plan
 from ._dispatch import dispatch, documented
@@ -109,7 +111,7 @@ from ._registry import numpy_dtypes
 from .._numpy.conv import lowered
 
 if TYPE_CHECKING:
-    from .._runtime.library import Library
+    pass
 
 API = "aclnnConvolutionBackwardGetWorkspaceSize"
 
@@ -486,53 +488,24 @@ def _widen(dtype: np.dtype) -> bool:
 _numpy = NumpyOp(_prepare)
 
 
-@planned
-def _aclnn(lib: Library, grad_output: object, input: object, weight: object, bias_sizes: object, stride: object,
-           padding: object, dilation: object, transposed: object, output_padding: object, groups: object,
-           output_mask: Sequence[bool] | None, cube_math_type: object) -> Gradients:
-    """The npu/sim path: the two-phase C call; the library checks the arguments.
+def _outputs(grad_output: object, input: object, weight: object, bias_sizes: object, stride: object, padding: object,
+             dilation: object, transposed: bool, output_padding: object, groups: int,
+             output_mask: tuple[bool, ...] | None, cube_math_type: int) -> list[Output]:
+    """Like torch_npu, outputMask is passed as given; an output is made for each True entry and
+    NULL passed for the others (None returned there)."""
+    want = [False, False, False] if output_mask is None else list(output_mask[:3])
+    want += [False] * (3 - len(want))
+    channels = shape_of(grad_output)[1:2] or (0,)
+    return [Output(shape_of(input) if want[0] else None, dtype_of(input)),
+            Output(shape_of(weight) if want[1] else None, dtype_of(weight)),
+            Output(channels if want[2] else None, dtype_of(grad_output))]
 
-    Like torch_npu, outputMask is passed as given; an output is allocated for each True entry
-    and NULL passed for the others (None returned there)."""
-    transposed = bool_arg(API, "transposed", transposed)
-    groups = c_int(API, "groups", groups, 32)
-    cube_math_type = c_int(API, "cubeMathType", cube_math_type, 8)
-    grad_output = tensor_input(API, "gradOutput", grad_output)
-    input = tensor_input(API, "input", input)
-    weight = tensor_input(API, "weight", weight)
-    with Call(lib, API) as call:
-        args = (
-            call.tensor("gradOutput", grad_output),
-            call.tensor("input", input),
-            call.tensor("weight", weight),
-            call.int_array("biasSizes", bias_sizes),
-            call.int_array("stride", stride),
-            call.int_array("padding", padding),
-            call.int_array("dilation", dilation),
-            transposed,
-            call.int_array("outputPadding", output_padding),
-            groups,
-            call.bool_array("outputMask", output_mask),
-            cube_math_type,
-        )
-        want = [False, False, False] if output_mask is None else [bool(m) for m in list(output_mask)[:3]]
-        want += [False] * (3 - len(want))
-        channels = shape_of(grad_output)[1:2] or (0,)
-        # The outputs are sized from the tensors only when the arguments pass the shape checks.
-        # (type: ignore: the arguments as given: device tensors, which have the shape, ndim, size and
-        # dtype the checks read, and None where a value is missing, which fails them as it should.)
-        refused = shape_check_error(lambda: _check_cached(
-            grad_output, input, weight, int_array_arg(API, "biasSizes", bias_sizes),  # type: ignore[arg-type]
-            int_array_arg(API, "stride", stride), int_array_arg(API, "padding", padding),  # type: ignore[arg-type]
-            int_array_arg(API, "dilation", dilation), transposed, int_array_arg(API, "outputPadding", output_padding),  # type: ignore[arg-type]
-            groups, bool_array_arg(API, "outputMask", output_mask), cube_math_type))  # type: ignore[arg-type]
-        outputs = (
-            call.output(shape_of(input) if want[0] else None, dtype_of(input), refused=refused),
-            call.output(shape_of(weight) if want[1] else None, dtype_of(weight), refused=refused),
-            call.output(channels if want[2] else None, dtype_of(grad_output), refused=refused),
-        )
-        call.run("aclnnConvolutionBackward", *args, *outputs)
-        return tuple(call.results())
+
+#: The npu/sim path: the two-phase C call, the arguments converted by their declared C types;
+#: the library checks them. The outputs are sized from the tensors only when the arguments pass
+#: the shape checks (``_check_cached``: device tensors have the shape, ndim, size and dtype they
+#: read, and a missing value fails them as it should).
+_aclnn = planned(TypedCall("ConvolutionBackward", _outputs, checks=_check_cached))
 
 
 Gradients: TypeAlias = tuple[np.ndarray | Tensor | None, np.ndarray | Tensor | None, np.ndarray | Tensor | None]

@@ -54,15 +54,16 @@ from .._numpy import workers as _workers
 from .._numpy import small as _small
 from ._registry import numpy_dtypes
 from .._numpy.ufunc_buffer import ufunc_buffer
-from .._convert.executor import Call, dtype_of, planned, shape_check_error, shape_of
+from .._convert.executor import dtype_of, planned, shape_of
+from .._convert.typed import Output, TypedCall
 from ._checks import FLOAT32, check, check_dtype, check_length, check_not_null, check_min, shape_str
-from .._convert.values import INT64_MAX, INT64_MIN, host_array, int_array_arg, repeated, tensor_arg, tensor_input
+from .._convert.values import INT64_MAX, INT64_MIN, host_array, int_array_arg, repeated, tensor_arg
 from .._numpy.plans import NumpyOp, Prepared, plan
 from ._dispatch import dispatch, documented
 from .._numpy.workers import in_parallel
 
 if TYPE_CHECKING:
-    from .._runtime.library import Library
+    pass
 
 API = "aclnnIm2colBackwardGetWorkspaceSize"
 
@@ -417,41 +418,33 @@ def _untile(cols: np.ndarray, out: np.ndarray, kernel: tuple[int, ...], grid: tu
     np.copyto(tiled.transpose(0, 2, 4, 1, 3), cols.reshape(planes, kh, kw, l0, l1))
 
 
-@planned
-def _aclnn(lib: Library, grad_output: object, input_size: object, kernel_size: object, dilation: object,
-           padding: object, stride: object) -> np.ndarray | Tensor:
-    """The npu/sim path: the two-phase C call; the library checks the arguments."""
-    grad_output = tensor_input(API, "gradOutput", grad_output)
-    with Call(lib, API) as call:
-        g = call.tensor("gradOutput", grad_output)
-        arrays = [call.int_array(name, value) for name, value in (
-            ("inputSize", input_size), ("kernelSize", kernel_size), ("dilation", dilation),
-            ("padding", padding), ("stride", stride))]
-        # CANN writes nothing for an empty gradOutput: the output starts as zeros.
-        shape, refused = _out_shape(shape_of(grad_output), input_size, kernel_size, dilation, padding, stride)
-        out = call.output(shape, dtype_of(grad_output), zero=True, refused=refused)
-        call.run("aclnnIm2colBackward", g, *arrays, out)
-        result: np.ndarray | Tensor = call.results()[0]
-        return result
+def _outputs(grad_output: object, input_size: object, kernel_size: object, dilation: object, padding: object,
+             stride: object) -> list[Output]:
+    """The result, ``([N,] C, H, W)``, zeros first: CANN writes nothing for an empty gradOutput."""
+    return [Output(_out_shape(shape_of(grad_output), input_size, kernel_size), dtype_of(grad_output), zero=True)]
 
 
-def _out_shape(shape: tuple[int, ...], input_size: object, kernel_size: object, dilation: object, padding: object,
-               stride: object) -> tuple[tuple[int, ...], Exception | None]:
-    """``([N,] C, H, W)``, and the error of the numpy path's shape-only checks
-    (``_check_geometry``) or None. Rank gradOutput + 1 always, so that a bad argument is
-    reported for itself, not as an out-rank mismatch; as far as the arguments allow, the shape
-    they ask for (the library sees the real request; nothing is allocated when refused)."""
-    refused = shape_check_error(lambda: _check_geometry(
-        tuple(shape), *(int_array_arg(API, name, value) for name, value in (
-            ("inputSize", input_size), ("kernelSize", kernel_size), ("dilation", dilation),
-            ("padding", padding), ("stride", stride)))))
+def _shape_checks(grad_output: object, *arrays: tuple[int, ...] | None) -> None:
+    """The checks the output's size depends on (it is only sized so when they pass)."""
+    _check_geometry(shape_of(grad_output), *arrays)
+
+
+#: The npu/sim path: the two-phase C call, the arguments converted by their declared C types;
+#: the library checks them.
+_aclnn = planned(TypedCall("Im2colBackward", _outputs, checks=_shape_checks))
+
+
+def _out_shape(shape: tuple[int, ...], input_size: object, kernel_size: object) -> tuple[int, ...]:
+    """``([N,] C, H, W)``: rank gradOutput + 1 always, so that a bad argument is reported for
+    itself, not as an out-rank mismatch; as far as the arguments allow, the shape they ask for
+    (the library sees the real request; nothing is allocated when the shape checks refuse)."""
     if len(shape) < 2:
-        return (1,) * (len(shape) + 1), refused
+        return (1,) * (len(shape) + 1)
     kernel = _ints(kernel_size)
     area = kernel[0] * kernel[1] if len(kernel) == 2 and min(kernel) > 0 else 1
     size = _ints(input_size)
     height, width = size if len(size) == 2 else (1, 1)
-    return (*shape[:-2], shape[-2] // area, height, width), refused
+    return (*shape[:-2], shape[-2] // area, height, width)
 
 
 def _ints(values: Any) -> list[int]:  # anything: what is not ints is the library's to report

@@ -51,15 +51,16 @@ from .._runtime.memory import check_allocation
 from .._runtime.tensor import Tensor
 from .._numpy import workers as _workers
 from ._registry import numpy_dtypes
-from .._convert.executor import Call, dtype_of, planned, shape_check_error, shape_of
+from .._convert.executor import dtype_of, planned, shape_of
+from .._convert.typed import Output, TypedCall
 from ._checks import FLOAT16, FLOAT32, check, check_dtype, check_length, check_not_null, check_same_dtype, check_same_shape, shape_str
 from .._numpy.plans import NumpyOp, Prepared, plan
 from ._dispatch import dispatch, documented
-from .._convert.values import host_array, int_array_arg, tensor_arg, tensor_input
+from .._convert.values import host_array, int_array_arg, tensor_arg
 from .._numpy.workers import in_parallel
 
 if TYPE_CHECKING:
-    from .._runtime.library import Library
+    pass
 
 API = "aclnnMaxUnpool2dBackwardGetWorkspaceSize"
 KERNEL = "aclnnMaxUnpool2dBackward"
@@ -238,28 +239,20 @@ def _gather(planes: int, plane: int, output_size: tuple[int, ...],
     return gather
 
 
-@planned
-def _aclnn(lib: Library, grad_output: object, self: object, indices: object, output_size: object) -> np.ndarray | Tensor:
-    """The npu/sim path: the two-phase C call; the library checks the arguments."""
-    grad_output = tensor_input(API, "gradOutput", grad_output)
-    self = tensor_input(API, "self", self)
-    indices = tensor_input(API, "indices", indices)
-    with Call(lib, API) as call:
-        args = (
-            call.tensor("gradOutput", grad_output),
-            call.tensor("self", self),
-            call.tensor("indices", indices),
-            call.int_array("outputSize", output_size),
-        )
-        # The result (out) has self's shape and dtype (sized so only when the shapes agree).
-        self_shape = shape_of(self if self is not None else grad_output)
-        # (type: ignore: a None outputSize fails the checks too, all shape_check_error needs to know.)
-        refused = shape_check_error(lambda: _check_geometry(
-            shape_of(grad_output), self_shape, shape_of(indices), int_array_arg(API, "outputSize", output_size)))  # type: ignore[arg-type]
-        out = call.output(self_shape, dtype_of(self), refused=refused)
-        call.run("aclnnMaxUnpool2dBackward", *args, out)
-        result: np.ndarray | Tensor = call.results()[0]
-        return result
+def _outputs(grad_output: object, self: object, indices: object, output_size: tuple[int, ...] | None) -> list[Output]:
+    """out: self's shape and dtype."""
+    return [Output(shape_of(self if self is not None else grad_output), dtype_of(self))]
+
+
+def _shape_checks(grad_output: object, self: object, indices: object, output_size: tuple[int, ...] | None) -> None:
+    """The checks the output's size depends on (it is only sized so when they pass)."""
+    _check_geometry(shape_of(grad_output), shape_of(self if self is not None else grad_output), shape_of(indices),
+                    output_size)  # type: ignore[arg-type]  # (None fails the checks, as it should)
+
+
+#: The npu/sim path: the two-phase C call, the arguments converted by their declared C types;
+#: the library checks them.
+_aclnn = planned(TypedCall("MaxUnpool2dBackward", _outputs, checks=_shape_checks))
 
 
 @documented

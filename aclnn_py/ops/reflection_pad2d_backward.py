@@ -40,7 +40,6 @@ from __future__ import annotations
 import functools
 import itertools
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -48,16 +47,14 @@ from numpy.typing import ArrayLike
 from .._dtypes import bfloat16, compute_dtype
 from .._runtime.memory import check_allocation
 from .._runtime.tensor import Tensor
-from .._convert.executor import Call, dtype_of, planned, shape_check_error, shape_of
+from .._convert.executor import dtype_of, planned, shape_of
+from .._convert.typed import Output, TypedCall
 from .._numpy import small as _small
 from ._registry import numpy_dtypes
 from ._checks import FLOAT32, check, check_dtype, check_length, check_min, check_not_null, check_same_dtype, format_name, shape_str
 from .._numpy.plans import NumpyOp, Prepared, plan
 from ._dispatch import dispatch, documented
-from .._convert.values import host_array, int_array_arg, repeated, tensor_arg, tensor_input
-
-if TYPE_CHECKING:
-    from .._runtime.library import Library
+from .._convert.values import host_array, int_array_arg, repeated, tensor_arg
 
 API = "aclnnReflectionPad2dBackwardGetWorkspaceSize"
 
@@ -243,25 +240,19 @@ def _fold(grad_output: np.ndarray, shape: tuple[int, ...], dtype: np.dtype, padd
     return grad_input
 
 
-@planned
-def _aclnn(lib: Library, grad_output: object, self: object, padding: object) -> np.ndarray | Tensor:
-    """The npu/sim path: the two-phase C call; the library checks the arguments."""
-    grad_output = tensor_input(API, "gradOutput", grad_output)
-    self = tensor_input(API, "self", self)
-    with Call(lib, API) as call:
-        args = (
-            call.tensor("gradOutput", grad_output),
-            call.tensor("self", self),
-            call.int_array("padding", padding),
-        )
-        # The result (gradInput) has self's shape and dtype (sized so only when the shapes agree).
-        go_shape, self_shape = shape_of(grad_output), shape_of(self if self is not None else grad_output)
-        refused = shape_check_error(lambda: _check_geometry(
-            go_shape, self_shape, dtype_of(self) == bfloat16, int_array_arg(API, "padding", padding)))
-        out = call.output(self_shape, dtype_of(self), refused=refused)
-        call.run("aclnnReflectionPad2dBackward", *args, out)
-        result: np.ndarray | Tensor = call.results()[0]
-        return result
+def _outputs(grad_output: object, self: object, padding: tuple[int, ...] | None) -> list[Output]:
+    """gradInput: self's shape and dtype."""
+    return [Output(shape_of(self if self is not None else grad_output), dtype_of(self))]
+
+
+def _shape_checks(grad_output: object, self: object, padding: tuple[int, ...] | None) -> None:
+    """The checks the output's size depends on (it is only sized so when they pass)."""
+    _check_geometry(shape_of(grad_output), shape_of(self), dtype_of(self) == bfloat16, padding)
+
+
+#: The npu/sim path: the two-phase C call, the arguments converted by their declared C types;
+#: the library checks them.
+_aclnn = planned(TypedCall("ReflectionPad2dBackward", _outputs, checks=_shape_checks))
 
 
 @documented

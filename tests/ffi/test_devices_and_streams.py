@@ -15,7 +15,7 @@ import pytest
 
 import aclnn_py
 from aclnn_py import Tensor
-from aclnn_py._runtime import device as _device
+from aclnn_py._runtime import current_device, device as _device
 
 from test_tensor import counters
 
@@ -50,14 +50,14 @@ def _in_a_thread(work):
 
 def test_default_device_is_0_or_the_environment_variable(monkeypatch):
     assert _in_a_thread(aclnn_py.get_device) == 0  # the suite runs without ACLNN_PY_DEVICE
-    monkeypatch.setattr(_device, "_default", None)
+    monkeypatch.setattr(current_device, "_default", None)
     monkeypatch.setenv("ACLNN_PY_DEVICE", "3")
     assert _in_a_thread(aclnn_py.get_device) == 3
-    monkeypatch.setattr(_device, "_default", None)
+    monkeypatch.setattr(current_device, "_default", None)
     monkeypatch.setenv("ACLNN_PY_DEVICE", "x")
     error = _in_a_thread(aclnn_py.get_device)
     assert isinstance(error, ValueError) and "ACLNN_PY_DEVICE" in str(error)
-    monkeypatch.setattr(_device, "_default", None)
+    monkeypatch.setattr(current_device, "_default", None)
 
 
 @pytest.mark.parametrize("bad, error", [("0", TypeError), (1.0, TypeError), (True, TypeError), (None, TypeError),

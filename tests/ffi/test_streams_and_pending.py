@@ -14,7 +14,6 @@ from aclnn_py import Tensor
 
 from test_tensor import counters
 
-# (aclnn_py._runtime.library is also the name of a function there)
 library_module = importlib.import_module("aclnn_py._runtime.library")
 
 GRAD = np.ones((1, 1, 2, 2), np.float32)

@@ -94,7 +94,7 @@ def test_device_tensor_view_of_one_element(sim_lib, largest_malloc):
         big.close()
     assert info.value.status == 161002
     assert largest_malloc[0] < 1 << 20
-    aclnn_py._runtime.library("sim").synchronize()
+    aclnn_py._runtime.loader.library("sim").synchronize()
     assert counters(sim_lib) == before
 
 

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import aclnn_py
-from aclnn_py import _compare, _ffi
+from aclnn_py import _compare
+from aclnn_py._runtime import loader
 from aclnn_py.__main__ import COMMANDS, parser, plain
 from aclnn_py._ffi.discovery import BackendUnavailable
 from aclnn_py.tools import bench
@@ -57,14 +58,14 @@ def test_compare_defaults_to_the_simulator_without_an_npu(sim_lib):
 
 
 def test_default_backends(monkeypatch):
-    monkeypatch.setattr(_ffi, "loaded_backends", lambda: ())
-    monkeypatch.setattr(_ffi, "npu_present", lambda: True)
+    monkeypatch.setattr(loader, "loaded_backends", lambda: ())
+    monkeypatch.setattr(loader, "npu_present", lambda: True)
     assert _compare.default_backends() == ("npu", "numpy")
 
     def unavailable(name):
         raise BackendUnavailable(f"no {name} here")
 
-    monkeypatch.setattr(_ffi, "npu_present", lambda: False)
-    monkeypatch.setattr(_ffi, "library", unavailable)
+    monkeypatch.setattr(loader, "npu_present", lambda: False)
+    monkeypatch.setattr(loader, "library", unavailable)
     with pytest.raises(BackendUnavailable, match=r"no NPU, and the simulator does not load \(no sim here\)"):
         _compare.default_backends()

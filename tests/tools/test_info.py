@@ -167,7 +167,7 @@ def test_missing_binding_headers_are_named(monkeypatch):
         raise FileNotFoundError("aclnn_py: its C headers are missing (no acl/acl.h in /x/include)")
 
     monkeypatch.setattr(info.loader, "library", no_headers)
-    monkeypatch.setattr(info._ffi, "loaded_backends", lambda: ())
+    monkeypatch.setattr(info.loader, "loaded_backends", lambda: ())
     status = info._probe_loaded(info.BackendStatus("npu", False, "not probed"))
     assert not status.usable and status.summary == "aclnn_py's C headers are missing"
     assert "/x/include" in status.problem and "reinstall aclnn_py" in status.fix

@@ -122,7 +122,7 @@ def test_unusable_backend_exits_2(monkeypatch):
     def unavailable(name):
         raise aclnn_py.BackendUnavailable(f"backend {name!r}: nothing here")
 
-    monkeypatch.setattr("aclnn_py._runtime.library", unavailable)
+    monkeypatch.setattr("aclnn_py._runtime.loader.library", unavailable)
     status, text = _run("npu")
     assert status == 2 and "nothing here" in text and "python -m aclnn_py info" in text
 
