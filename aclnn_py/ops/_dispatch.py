@@ -4,10 +4,11 @@ shares.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from .._errors import ACL_ERROR_RT_MEMORY_ALLOCATION, AclnnError
+from .._errors import ACL_ERROR_RT_MEMORY_ALLOCATION, ACLNN_ERR_PARAM_INVALID, AclnnError
 from .._numpy import progress as _progress
 from .._numpy.plans import NumpyOp
 from .._runtime import backend as _backend, loader
@@ -15,8 +16,13 @@ from .._runtime.device import stream_address
 
 
 def dispatch(backend: str | None, numpy_impl: Callable[..., Any], aclnn_impl: Callable[..., Any], *args: Any,
-             stream: object = None) -> Any:
+             stream: object = None, made: Mapping[str, str] | None = None) -> Any:
     """Run one op call on the backend it resolves to.
+
+    ``made``: the outputs the operator function makes itself, by C name, each with what it is
+    made from (``{"gradInput": "self's shape and dtype"}``). The library's checks name such an
+    output, which the caller never passed: the error then says what it was made from, on every
+    backend alike.
 
     ``numpy_impl(*args)`` runs on the numpy backend (with a progress line on stderr for a long
     call where ``ACLNN_PY_PROGRESS`` asks for one: ``_numpy/progress.setting``; a ``NumpyOp``'s
@@ -24,6 +30,27 @@ def dispatch(backend: str | None, numpy_impl: Callable[..., Any], aclnn_impl: Ca
     ``aclnn_impl(library, *args)`` runs the two-phase aclnn call through the cffi layer on
     ``npu`` / ``sim``, queued on ``stream`` (a caller's stream: see ``on_stream``) if given.
     """
+    try:
+        return _dispatch(backend, numpy_impl, aclnn_impl, args, stream)
+    except AclnnError as error:
+        if made and error.status == ACLNN_ERR_PARAM_INVALID:
+            named = _naming_made_outputs(error, made)
+            if named is not error:
+                raise named.with_traceback(error.__traceback__) from None
+        raise
+
+
+def _naming_made_outputs(error: AclnnError, made: Mapping[str, str]) -> AclnnError:
+    """``error`` with a note for each output of ``made`` its message names (or itself)."""
+    notes = [f"{output} is made with {source}" for output, source in made.items()
+             if re.search(rf"\b{re.escape(output)}\b(?! of\b)", error.message)]  # (not "out of range")
+    if not notes:
+        return error
+    return AclnnError(error.status, error.api, f"{error.message} ({'; '.join(notes)})")
+
+
+def _dispatch(backend: str | None, numpy_impl: Callable[..., Any], aclnn_impl: Callable[..., Any],
+              args: tuple[Any, ...], stream: object) -> Any:
     name = _backend.resolve(backend)
     if stream is not None:
         address = stream_address(stream)  # checked on every backend: code runs on all of them

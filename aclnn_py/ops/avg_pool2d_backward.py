@@ -598,6 +598,9 @@ def _shape_checks(grad_output: object, self: object, kernel_size: tuple[int, ...
 
 #: The npu/sim path: the two-phase C call, the arguments converted by their declared C types
 #: (a None divisorOverride is 0: none); the library checks them.
+#: The outputs the function makes, and from what (their names in CANN's messages: ``dispatch``).
+_MADE = {"gradInput": "self's shape and dtype"}
+
 _aclnn = planned(TypedCall("AvgPool2dBackward", _outputs, checks=_shape_checks, none_is={"divisorOverride": 0}))
 
 
@@ -642,7 +645,8 @@ def avg_pool2d_backward(grad_output: ArrayLike | Tensor, self: ArrayLike | Tenso
         TypeError: an argument of the wrong Python type.
     """
     result: np.ndarray | Tensor = dispatch(backend, _numpy, _aclnn, grad_output, self, repeated(kernel_size, 1), repeated(stride, 1),
-                    repeated(padding, 1), ceil_mode, count_include_pad, divisor_override, cube_math_type, stream=stream)
+                    repeated(padding, 1), ceil_mode, count_include_pad, divisor_override, cube_math_type,
+                    stream=stream, made=_MADE)
     return result
 
 

@@ -505,6 +505,10 @@ def _outputs(grad_output: object, input: object, weight: object, bias_sizes: obj
 #: the library checks them. The outputs are sized from the tensors only when the arguments pass
 #: the shape checks (``_check_cached``: device tensors have the shape, ndim, size and dtype they
 #: read, and a missing value fails them as it should).
+#: The outputs the function makes, and from what (their names in CANN's messages: ``dispatch``).
+_MADE = {"gradInput": "input's shape and dtype", "gradWeight": "weight's shape and dtype",
+         "gradBias": "gradOutput's dtype and channel count"}
+
 _aclnn = planned(TypedCall("ConvolutionBackward", _outputs, checks=_check_cached))
 
 
@@ -563,7 +567,8 @@ def convolution_backward(grad_output: ArrayLike | Tensor, input: ArrayLike | Ten
     spatial = spatial_dims(weight, input, grad_output)
     result: Gradients = dispatch(backend, _numpy, _aclnn, grad_output, input, weight, bias_sizes,
                                  repeated(stride, spatial), repeated(padding, spatial), repeated(dilation, spatial),
-                                 transposed, repeated(output_padding, spatial), groups, output_mask, cube_math_type, stream=stream)
+                                 transposed, repeated(output_padding, spatial), groups, output_mask, cube_math_type,
+                    stream=stream, made=_MADE)
     return result
 
 

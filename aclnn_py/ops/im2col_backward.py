@@ -431,6 +431,9 @@ def _shape_checks(grad_output: object, *arrays: tuple[int, ...] | None) -> None:
 
 #: The npu/sim path: the two-phase C call, the arguments converted by their declared C types;
 #: the library checks them.
+#: The outputs the function makes, and from what (their names in CANN's messages: ``dispatch``).
+_MADE = {"out": "gradOutput's dtype and the shape inputSize and kernelSize give"}
+
 _aclnn = planned(TypedCall("Im2colBackward", _outputs, checks=_shape_checks))
 
 
@@ -487,7 +490,8 @@ def im2col_backward(grad_output: ArrayLike | Tensor, input_size: Sequence[int], 
             float where an int belongs, a dtype with no aclDataType).
     """
     result: np.ndarray | Tensor = dispatch(backend, _numpy, _aclnn, grad_output, input_size, repeated(kernel_size, 2),
-                    repeated(dilation, 2), repeated(padding, 2), repeated(stride, 2), stream=stream)
+                    repeated(dilation, 2), repeated(padding, 2), repeated(stride, 2),
+                    stream=stream, made=_MADE)
     return result
 
 

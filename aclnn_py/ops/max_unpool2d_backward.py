@@ -252,6 +252,9 @@ def _shape_checks(grad_output: object, self: object, indices: object, output_siz
 
 #: The npu/sim path: the two-phase C call, the arguments converted by their declared C types;
 #: the library checks them.
+#: The outputs the function makes, and from what (their names in CANN's messages: ``dispatch``).
+_MADE = {"out": "self's shape and dtype"}
+
 _aclnn = planned(TypedCall("MaxUnpool2dBackward", _outputs, checks=_shape_checks))
 
 
@@ -284,7 +287,8 @@ def max_unpool2d_backward(grad_output: ArrayLike | Tensor, self: ArrayLike | Ten
             constraints above; 507015 for an index out of range.
         TypeError: an argument of the wrong Python type.
     """
-    result: np.ndarray | Tensor = dispatch(backend, _numpy, _aclnn, grad_output, self, indices, output_size, stream=stream)
+    result: np.ndarray | Tensor = dispatch(backend, _numpy, _aclnn, grad_output, self, indices, output_size,
+                    stream=stream, made=_MADE)
     return result
 
 

@@ -252,6 +252,9 @@ def _shape_checks(grad_output: object, self: object, padding: tuple[int, ...] | 
 
 #: The npu/sim path: the two-phase C call, the arguments converted by their declared C types;
 #: the library checks them.
+#: The outputs the function makes, and from what (their names in CANN's messages: ``dispatch``).
+_MADE = {"gradInput": "self's shape and dtype"}
+
 _aclnn = planned(TypedCall("ReflectionPad2dBackward", _outputs, checks=_shape_checks))
 
 
@@ -284,7 +287,8 @@ def reflection_pad2d_backward(grad_output: ArrayLike | Tensor, self: ArrayLike |
             outside the constraints above.
         TypeError: an argument of the wrong Python type.
     """
-    result: np.ndarray | Tensor = dispatch(backend, _numpy, _aclnn, grad_output, self, repeated(padding, 4), stream=stream)
+    result: np.ndarray | Tensor = dispatch(backend, _numpy, _aclnn, grad_output, self, repeated(padding, 4),
+                    stream=stream, made=_MADE)
     return result
 
 
