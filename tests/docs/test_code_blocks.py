@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -25,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from doc_blocks import NOT_CODE, PAGES, PYTHON, ROOT, SHELL, Block, as_json, blocks
+from doc_blocks import NOT_CODE, NPU_LABEL, PAGES, PYTHON, ROOT, SHELL, Block, as_json, blocks
 from helpers import build_fake_operator_package
 
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
@@ -33,6 +34,9 @@ RUNNER = Path(__file__).with_name("doc_blocks.py")
 #: Where the pages build C programs; each test builds into its own temporary directory.
 BUILD_DIR = "/tmp/aclnn-examples"
 CI_SCRIPT = (ROOT / ".ci" / "run").read_text()
+#: What a block that chooses the npu backend says (in Python or in a shell).
+NAMES_NPU = re.compile(r"""backends?\s*=\s*\(?\s*["']npu["']|_backend\(\s*["']npu["']|--backend[= ]npu"""
+                       r"|ACLNN_PY_BACKEND=npu")
 ALL = {page: blocks(page) for page in PAGES}
 
 
@@ -69,7 +73,7 @@ def test_every_page_has_code_and_every_fence_says_what_it_holds():
                 f"{block.where}: a fence must name its language (```{language}```)"
             if language in PYTHON + SHELL and not block.needs_npu:
                 # A block for the NPU is labelled, so that it is not run here and shows as such.
-                assert 'backend="npu"' not in block.source and "--backend npu" not in block.source, block.where
+                assert not NAMES_NPU.search(block.source), f"{block.where}: label it {NPU_LABEL!r}"
 
 
 @pytest.mark.parametrize("backend", ["sim", "numpy"])
