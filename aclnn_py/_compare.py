@@ -204,8 +204,9 @@ def compare(op: str | Callable[..., Any], *args: Any, backends: tuple[str, str] 
 
     Args:
         op: an operator function (``aclnn_py.<op>``) or its Python name.
-        *args, **kwargs: the operator's arguments, as for a normal call (NumPy arrays; device
-            ``Tensor``s are accepted and copied to the host for the numpy backend).
+        *args: the operator's arguments, as for a normal call (NumPy arrays; device
+            ``Tensor`` objects are accepted and copied to the host for the numpy backend).
+        **kwargs: the operator's keyword arguments, likewise.
         backends: ``(under test, reference)``; default: ``("npu", "numpy")`` where an NPU is
             present, else ``("sim", "numpy")`` (``default_backends``). ``npu`` and ``sim``
             cannot be compared with each other in one process (they load libraries of the

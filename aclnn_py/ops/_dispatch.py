@@ -103,7 +103,7 @@ _COMMON_DOC = {
     Tensor arguments take a CPU array-like (a NumPy array, a torch CPU tensor or anything with
     ``__dlpack__``, ``__array__`` or the buffer protocol; not a Python list) and, on ``npu`` and
     ``sim``, an ``aclnn_py.Tensor`` or a torch_npu tensor (used in place, no copy). Results are
-    NumPy arrays, or device ``Tensor``s when a tensor argument was on the device.
+    NumPy arrays, or device ``Tensor`` objects when a tensor argument was on the device.
 """,
 }
 
