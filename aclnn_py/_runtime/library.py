@@ -299,7 +299,7 @@ class Library:
 
     def after_fork_in_child(self) -> None:
         """In a forked child: the runtime gives the child no open device and none of the
-        parent's streams (aclnn_py/sim/README.md, fork()), so the binding forgets its threads'
+        parent's streams (docs/simulator.md, fork()), so the binding forgets its threads'
         devices, streams and waiting releases (their handles are the parent's; nothing is
         called on them) and opens the device and a stream again at the child's next call.
         aclInit stays done, as the runtime's reference count does."""

@@ -6,7 +6,7 @@ device has a fixed amount of memory and fails the same way beyond it. The numpy 
 the same limit to the results it is about to allocate, so such a call is the same ``AclnnError``
 207001 from ``aclrtMalloc`` on both, never NumPy's ``MemoryError`` or an exhausted host.
 
-The rule (the simulator applies the same one; see ``aclnn_py/sim/README.md``):
+The rule (the simulator applies the same one; see ``docs/simulator.md``):
 
 * ``ACLNN_PY_SIM_DEVICE_MEMORY`` if set and not empty: its value in bytes, decimal digits only;
   any other value (or ``0``) gives a device with no memory, so every allocation fails and the

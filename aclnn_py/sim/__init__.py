@@ -41,8 +41,8 @@ def home() -> str:
         raise SimNotBuiltError(
             f"aclnn_py: the CANN simulator is not built at {where} "
             f"(missing: {', '.join(missing) or 'include/'}). Build it with `python -m aclnn_py.sim build`"
-            " or reinstall aclnn_py with a C compiler available (`pip install aclnn_py`; set $CC if"
-            " the compiler is not `cc`)."
+            " or reinstall aclnn_py with a C compiler available (`pip install -e .` in its checkout; set"
+            " $CC if the compiler is not `cc`)."
         )
     return str(where.resolve())
 

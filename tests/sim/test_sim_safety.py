@@ -47,7 +47,7 @@ def run_python(body: str, env: dict[str, str] | None = None, timeout: float = 12
 
 
 def machine_memory() -> int:
-    """The rule of aclnn_py/sim/README.md ("Device memory"), step 1."""
+    """The rule of docs/simulator.md ("Device memory"), step 1."""
     m = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     for path in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
         try:
