@@ -120,3 +120,15 @@ def test_a_0d_tensor_stays_0d(sim_lib):
         assert t.shape == () and np.asarray(t).shape == () and np.asarray(t) == value
     with pytest.raises(AclnnError, match="device tensors need backend 'npu' or 'sim'"):
         aclnn_py.Tensor.from_numpy(value, backend="numpy")
+
+
+def test_an_ndarray_subclass_is_read_as_its_data(backends):
+    """np.matrix (2-D only) as im2col_backward's 2-D gradOutput: every backend reads it as the
+    plain array over the same memory (the numpy backend's kernels used to index it as a matrix)."""
+    rng = np.random.default_rng(5)
+    plain = rng.standard_normal((2 * 2 * 2, 9)).astype(np.float32)  # (C * kh * kw, L) for a 4x4 input
+    expected = aclnn_py.im2col_backward(plain, [4, 4], [2, 2], [1, 1], [0, 0], [1, 1], backend="numpy")
+    for backend in backends:
+        got = aclnn_py.im2col_backward(np.matrix(plain), [4, 4], [2, 2], [1, 1], [0, 0], [1, 1], backend=backend)
+        assert type(got) is np.ndarray
+        assert_close(got, expected, np.float32)
