@@ -3,7 +3,7 @@ conversion ``call`` and ``prepare`` use.
 
 An operator module declares its path once::
 
-    _aclnn = planned(TypedCall("ReflectionPad2dBackward", outputs=_outputs, checks=_checks))
+    _aclnn = planned(TypedCall("Xxx", outputs=_outputs, checks=_checks))
 
 and calls ``_aclnn(library, *args)`` with its function's arguments in C order, outputs left out.
 Each argument is converted by the C type the binding's header declares for it (``params``):
