@@ -6,7 +6,12 @@ real operator headers do not. What they contain, and what this reader does with 
 
 * ``ACLNN_API`` or ``__attribute__((visibility("default")))`` / ``__attribute__ ((...))``
   before the return type, and ``__attribute__((deprecated("...")))`` whose message may hold
-  parentheses, semicolons and ``//``: removed (string-aware, parentheses balanced);
+  parentheses, semicolons and ``//``: removed (string-aware, parentheses balanced); so are
+  the runtime's ``ACL_DEPRECATED`` and ``ACL_DEPRECATED_MESSAGE("...")`` (defined by
+  ``acl/acl_base_rt.h``, before a prototype or after an enumerator), and any other upper-case
+  ``MACRO(...)`` a declaration starts with (a vendor's deprecation);
+* the ``extern`` storage class (prototypes of the ``*_inner`` headers of distributed
+  operators): dropped, as it changes nothing in a function declaration;
 * prototypes over many lines, comments between parameters: joined, comments removed;
 * ``typedef enum {...} Name;``, ``enum``/``struct`` definitions and typedefs of the header
   itself (or of an operator header it includes): declared before its prototypes;
@@ -39,7 +44,9 @@ if TYPE_CHECKING:
 
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 _INCLUDE = re.compile(r'#\s*include\s*[<"]([^>"]+)[>"]')
-_MACROS = re.compile(r"\b(?:ACLNN_API|ACL_FUNC_VISIBILITY|__declspec\s*\(\s*dllexport\s*\))\s*")
+# Object-like macros of CANN's headers that expand to attributes (or to nothing) before a
+# declaration: acl/acl_base_rt.h defines ACL_FUNC_VISIBILITY and ACL_DEPRECATED, aclnn_base.h ACLNN_API.
+_MACROS = re.compile(r"\b(?:ACLNN_API|ACL_FUNC_VISIBILITY|ACL_DEPRECATED)\b\s*")
 _CXX_ONLY = ("namespace", "using", "template", "class", "static_assert", "friend")
 _TYPE_KEYWORDS = ("typedef", "enum", "struct", "union")
 _QUALIFIERS = ("void", "const", "volatile", "restrict", "__restrict", "signed", "unsigned", "short", "long")
@@ -181,7 +188,12 @@ def _skip_balanced(text: str, i: int) -> int:
     return n
 
 
-_ATTRIBUTE = re.compile(r"\b__attribute__\s*\(|\[\[")
+# Attributes with an argument list: GCC's and MSVC's, and ACL_DEPRECATED_MESSAGE("...") of
+# acl/acl_base_rt.h (before a prototype, or after an enumerator it deprecates).
+_ATTRIBUTE = re.compile(r"\b(?:__attribute__|__declspec|ACL_DEPRECATED_MESSAGE)\s*\(|\[\[")
+# A macro invoked before a declaration (``VENDOR_DEPRECATED("...") aclnnStatus f(...)``): C has no
+# declaration starting ``NAME(...) word``, so an upper-case ``NAME(...)`` followed by a word is one.
+_LEADING_MACRO = re.compile(r"[A-Z][A-Z0-9_]*\s*\(")
 
 
 def _strip_attributes(text: str) -> str:
@@ -289,8 +301,19 @@ def _cxx_construct(params: str) -> str:
     return ""
 
 
+def _without_leading_macros(statement: str) -> str:
+    """``statement`` without the ``NAME(...)`` macro invocations it starts with."""
+    while (m := _LEADING_MACRO.match(statement)) is not None:
+        rest = statement[_skip_balanced(statement, m.end() - 1):].lstrip()
+        if not _IDENT.match(rest):
+            break
+        statement = rest
+    return statement
+
+
 def _prototype(statement: str, block: bool) -> Prototype | None:
     """The function a statement declares (or defines), or None when it declares none."""
+    statement = _without_leading_macros(statement)
     paren = statement.find("(")
     if paren < 0:
         return None
@@ -304,6 +327,9 @@ def _prototype(statement: str, block: bool) -> Prototype | None:
         return Prototype(name, statement, "an inline function defined in the header (not exported by a library)")
     if "inline" in head or "static" in head:
         return Prototype(name, statement + ";", "an inline/static function (not exported by a library)")
+    if "extern" in head:  # the storage class of every function declaration: saying it changes nothing
+        statement = re.sub(r"\bextern\s+", "", statement[:paren]) + statement[paren:]
+        paren = statement.find("(")
     end = statement.rfind(")")
     reason = "a C++ scope (::)" if "::" in statement else _cxx_construct(statement[paren:end + 1])
     if reason:

@@ -92,6 +92,18 @@ def test_cxx_helpers_are_reported_not_declared():
     ("aclnnCorpusModeGetWorkspaceSize",
      "aclnnStatus(*)(const aclTensor *, CorpusMode, enum CorpusLayout, const CorpusTiling *, CorpusCallback, "
      "aclTensor *, uint64_t *, aclOpExecutor * *)"),
+    ("aclnnCorpusRetiredGetWorkspaceSize",
+     "aclnnStatus(*)(const aclTensor *, float, aclTensor *, uint64_t *, aclOpExecutor * *)"),
+    ("aclnnCorpusRetired", PHASE2),
+    ("aclnnCorpusRetiredV2GetWorkspaceSize",
+     "aclnnStatus(*)(const aclTensor *, float, aclTensor *, uint64_t *, aclOpExecutor * *)"),
+    ("aclnnCorpusRetiredV2", PHASE2),
+    ("aclnnInnerCorpusAllReduceGetWorkspaceSize",
+     "aclnnStatus(*)(const aclTensor *, const char *, int64_t, CorpusServerType, aclTensor *, uint64_t *, "
+     "aclOpExecutor * *)"),
+    ("aclnnInnerCorpusAllReduce", PHASE2),
+    ("aclnnInnerCorpusGather", PHASE2),
+    ("CorpusSetServerType", "void(*)(void *, CorpusServerType)"),
 ])
 def test_declared_signatures(name, ctype):
     declarer = fresh_declarer()
@@ -123,6 +135,32 @@ def test_deprecation_message_with_parentheses_semicolons_and_slashes():
         '__attribute__((deprecated("a (b); c // d /* e */ \\" f"))) aclnnStatus aclnnX(int a);\n'
         "__attribute__ ((visibility(\"default\"))) aclnnStatus aclnnY(int b); // done\n")
     assert [p.text for p in header.prototypes.values()] == ["aclnnStatus aclnnX(int a);", "aclnnStatus aclnnY(int b);"]
+
+
+def test_deprecation_macros_and_extern_leave_plain_prototypes():
+    """What CANN's headers write before the return type (ACL_DEPRECATED_MESSAGE("..."),
+    ACL_DEPRECATED, a vendor's MACRO("..."), the extern storage class) is not part of the
+    prototype: each keeps its own name and a text cffi declares."""
+    header = parse_operator_header(
+        'ACL_DEPRECATED_MESSAGE("x (y); z // w") ACLNN_API aclnnStatus aclnnAGetWorkspaceSize(int64_t a);\n'
+        "ACL_DEPRECATED aclnnStatus aclnnA(int64_t b);\n"
+        'VENDOR_OLD("v") VENDOR_OLDER("w") aclnnStatus aclnnB(int64_t c);\n'
+        "extern aclnnStatus aclnnC(int64_t d);\n"
+        "ACLNN_API extern aclnnStatus aclnnD(int64_t e);\n"
+        'extern "C" extern aclnnStatus aclnnE(int64_t f);\n'
+        "typedef enum { CORPUS_OLD ACL_DEPRECATED_MESSAGE(\"use CORPUS_NEW\") = 1, CORPUS_NEW = 1 } CorpusRenamed;\n")
+    assert {name: p.text for name, p in header.prototypes.items()} == {
+        "aclnnAGetWorkspaceSize": "aclnnStatus aclnnAGetWorkspaceSize(int64_t a);",
+        "aclnnA": "aclnnStatus aclnnA(int64_t b);",
+        "aclnnB": "aclnnStatus aclnnB(int64_t c);",
+        "aclnnC": "aclnnStatus aclnnC(int64_t d);",
+        "aclnnD": "aclnnStatus aclnnD(int64_t e);",
+        "aclnnE": "aclnnStatus aclnnE(int64_t f);",
+    }
+    assert header.operators() == ["aclnnA"]
+    declarer = fresh_declarer()
+    assert set(declarer.declare_header(header).values()) == {""}
+    assert int(declarer.ffi.cast("CorpusRenamed", 1)) == 1
 
 
 def test_the_first_folder_wins(tmp_path):
