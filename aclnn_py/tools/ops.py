@@ -1,5 +1,5 @@
 """``python -m aclnn_py ops``: every operator the toolkit's headers declare, the library that
-exports it, and whether the binding can declare it (and why not).
+defines it (a package library such as libopapi_nn.so before the aggregate libopapi.so), and whether the binding can declare it (and why not).
 
 An operator is a pair ``aclnnXxxGetWorkspaceSize`` / ``aclnnXxx`` declared by a header of
 ``include/aclnnop/`` or of a custom operator package (``op_api/include/``, searched first, as
@@ -24,6 +24,7 @@ from pathlib import Path
 
 from .. import _backend
 from .._ffi.discovery import BackendUnavailable, Toolkit, find_cann
+from .._ffi.op_packages import AGGREGATE_LIBRARY
 from .._ffi.operator_headers import OperatorDeclarer, OperatorHeader, operator_header_files, read_operator_header
 
 PHASE1 = "GetWorkspaceSize"
@@ -33,7 +34,7 @@ PHASE1 = "GetWorkspaceSize"
 class OperatorEntry:
     name: str               # the phase-2 function, e.g. aclnnAdd
     header: str | None      # the header that declares it (the first one, in search order)
-    library: str | None     # the first library (in search order) that exports it
+    library: str | None     # the library that defines it (a package's before the aggregate libopapi.so)
     declared: bool          # both functions can be declared through cffi
     error: str              # why not, or ""
 
@@ -61,6 +62,10 @@ def _exports(toolkit: Toolkit) -> list[tuple[Path, frozenset[str]]]:
 
 
 def _library(op: str, exports: list[tuple[Path, frozenset[str]]]) -> str | None:
+    """The library that defines ``op``: the first, in search order, that exports both its
+    functions (else either), the aggregate ``libopapi.so`` after the package libraries it
+    aggregates (``libopapi_nn.so``...), which define what it re-exports."""
+    exports = sorted(exports, key=lambda entry: entry[0].name == AGGREGATE_LIBRARY)  # stable
     both = next((lib for lib, names in exports if op in names and op + PHASE1 in names), None)
     either = both or next((lib for lib, names in exports if op in names or op + PHASE1 in names), None)
     return str(either) if either is not None else None

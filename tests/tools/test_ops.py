@@ -130,6 +130,21 @@ def test_custom_package_comes_first(cli, corpus_home, tmp_path):
     assert f"custom operator package: {package} (from $ASCEND_CUSTOM_OPP_PATH)" in text
 
 
+def test_the_package_library_is_named_before_the_aggregate(cli, corpus_home, tmp_path):
+    """CANN 8.5+ ships each package's libopapi_<pkg>.so beside libopapi.so, which aggregates them
+    (and is searched first when loading): ops names the package that defines an operator."""
+    lib64 = corpus_home / "lib64"
+    compile_library(tmp_path, lib64 / "libopapi_nn.so", PAIR.format(op="CorpusPlain"))
+    compile_library(tmp_path, lib64 / "libopapi_math.so",
+                    '__attribute__((visibility("default"))) int aclnnCorpusModeGetWorkspaceSize(void) { return 0; }\n')
+    done = cli("ops", "--json", env=ops_env(corpus_home))
+    assert done.returncode == 0, done.stderr
+    by_name = {e["name"]: e for e in json.loads(done.stdout)}
+    assert by_name["aclnnCorpusPlain"]["library"] == str(lib64 / "libopapi_nn.so")
+    assert by_name["aclnnCorpusMode"]["library"] == str(lib64 / "libopapi_math.so")
+    assert by_name[BROKEN]["library"] == str(lib64 / "libopapi.so")  # in no package library
+
+
 def test_no_toolkit(cli, tmp_path):
     done = cli("ops", "--backend", "npu", env={"ACLNN_PY_ASCEND_HOME": str(tmp_path / "none")})
     assert done.returncode == 1 and "no CANN toolkit found" in done.stderr and done.stdout == ""
