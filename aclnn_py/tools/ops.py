@@ -1,5 +1,6 @@
 """``python -m aclnn_py ops``: every operator the toolkit's headers declare, the library that
-defines it (a package library such as libopapi_nn.so before the aggregate libopapi.so), and whether the binding can declare it (and why not).
+defines it (a package's, such as ``libopapi_nn.so``, rather than the aggregate ``libopapi.so``),
+and whether the binding can declare it (and why not).
 
 An operator is a pair ``aclnnXxxGetWorkspaceSize`` / ``aclnnXxx`` declared by a header of
 ``include/aclnnop/`` or of a custom operator package (``op_api/include/``, searched first, as
