@@ -21,10 +21,10 @@ real operator headers do not. What they contain, and what this reader does with 
 * ``#ifdef __cplusplus`` blocks (the ``extern "C"`` guards) are dropped; a bare
   ``extern "C" {`` is unwrapped.
 
-``OperatorDeclarer`` declares what the reader found into a ``cffi.FFI``: each header's types
-once, then the prototypes in one ``cdef`` (900 operators take about a second); a prototype
-naming a type that no header declared fails beforehand, and one cffi rejects is singled out by
-halving the batch, so it fails alone, with the reason.
+``OperatorDeclarer`` declares what the reader found into a ``cffi.FFI``: the headers' types in
+one ``cdef``, then the prototypes in another (900 operators take about a second); a prototype
+naming a type that no header declared fails beforehand, and one cffi rejects fails alone, with
+the reason, found by checking each declaration alone: linear work however many fail.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ import re
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import os
@@ -396,6 +396,62 @@ def find_operator_header(name: str, folders: Iterable[str | os.PathLike[str]]) -
 
 # -- declaring --------------------------------------------------------------------------------
 
+def _included_operator_header(include: str, folders: Sequence[str | os.PathLike[str]]) -> Path | None:
+    """The operator header (``aclnn*.h``, not ``aclnn_util.h``) an ``#include`` names, in the first
+    folder that has it; None for any other header, or a name no file system can hold."""
+    name = Path(include).name
+    if not name.startswith("aclnn") or name == "aclnn_util.h":
+        return None
+    for folder in folders:
+        target = Path(folder) / name
+        try:
+            if target.is_file():
+                return target
+        except (OSError, ValueError):  # a name too long for the file system, or holding a NUL
+            return None
+    return None
+
+
+class _AloneChecker:
+    """Checks declarations one at a time, each by a fresh cffi parser that knows only what its
+    text names of what ``parser`` declared (and of what passed the check before it), so a
+    check costs what its text holds, not every type ``parser`` knows."""
+
+    _KINDS = ("typedef", "struct", "union", "enum")
+
+    def __init__(self, parser: Any) -> None:
+        self._known: dict[str, Any] = parser._declarations
+        self._constants: dict[str, int] = parser._int_constants
+        self._passed: dict[str, Any] = {}           # what earlier checks declared
+        self._passed_constants: dict[str, int] = {}
+
+    def check(self, text: str) -> str:
+        """Why cffi rejects ``text`` (one declaration), or ''."""
+        from cffi import cparser
+
+        parser: Any = cparser.Parser()  # its declarations are private: not in types-cffi
+        defines = "{" in text
+        for word in set(_IDENT.findall(text)):
+            for kind in self._KINDS:
+                key = f"{kind} {word}"
+                found = self._passed.get(key) or self._known.get(key)
+                # A struct the text completes is left out: the check must not fill in the
+                # fields of ``parser``'s own (still opaque) struct.
+                if found is not None and not (defines and kind in ("struct", "union") and found[0].fldnames is None):
+                    parser._declarations[key] = found
+            value = self._passed_constants.get(word, self._constants.get(word))
+            if value is not None:
+                parser._int_constants[word] = value
+        before = set(parser._declarations)
+        try:
+            parser.parse(text)
+        except Exception as exc:  # cffi's CDefError / FFIError, pycparser's ParseError, ...
+            return " ".join(str(exc).split())
+        self._passed.update((k, v) for k, v in parser._declarations.items() if k not in before)
+        self._passed_constants.update(parser._int_constants)
+        return ""
+
+
 class OperatorDeclarer:
     """Declares operator headers into one ``cffi.FFI`` (which already holds the binding's meta
     declarations), remembering what could not be declared and why."""
@@ -419,18 +475,20 @@ class OperatorDeclarer:
             return " ".join(str(exc).split())
         return ""
 
-    def _declare_types(self, header: OperatorHeader, folders: Sequence[str | os.PathLike[str]], seen: set[Path]) -> None:
+    def _collect_types(self, header: OperatorHeader, folders: Sequence[str | os.PathLike[str]], seen: set[Path],
+                       found: dict[str, str]) -> None:
+        """Add to ``found`` ({key: text}, in declaration order) the types of ``header`` that cffi
+        does not know yet, after those of the operator headers it includes."""
         if header.path in seen:
             return
         seen.add(header.path)
         for include in header.includes:  # types of the operator headers it includes come first
-            target = next((Path(f) / Path(include).name for f in [header.path.parent, *folders]
-                           if (Path(f) / Path(include).name).is_file()), None)
-            if target is not None and target.name.startswith("aclnn") and target.name != "aclnn_util.h":
-                self._declare_types(read_operator_header(target), folders, seen)
+            target = _included_operator_header(include, [header.path.parent, *folders])
+            if target is not None:
+                self._collect_types(read_operator_header(target), folders, seen, found)
         for key, text in header.types:
-            if not self._known(key):
-                self._cdef(text)
+            if key not in found and not self._known(key):
+                found[key] = text
 
     def declare_header(self, header: OperatorHeader, folders: Iterable[str | os.PathLike[str]] = ()) -> dict[str, str]:
         """Declare ``header``'s types and prototypes; ``{function: error, '' when declared}``."""
@@ -442,14 +500,18 @@ class OperatorDeclarer:
         ``{function: error, '' when declared}``.
 
         Parsing is what costs (cffi re-reads every known type name on each ``cdef``), so the
-        prototypes go in one ``cdef``; a prototype naming a type that no header declared is
-        failed beforehand, and should the batch still fail, it is halved until the prototypes
-        that fail stand alone."""
+        types go in one ``cdef`` and the prototypes in another; a prototype naming a type that
+        no header declared is failed beforehand, and what cffi still rejects is found by
+        ``_declare_all`` at a cost linear in the input, however many fail."""
         folders = [Path(f) for f in folders]
         with self._lock:
             todo = [h for h in headers if h.path not in self._done]
+            types: dict[str, str] = {}
+            seen: set[Path] = set()
             for header in todo:
-                self._declare_types(header, folders or [header.path.parent], set())
+                self._collect_types(header, folders or [header.path.parent], seen, types)
+            # A type cffi rejects is reported through the prototypes that use it (unknown type).
+            self._declare_all(list(types.items()))
             results: dict[Path, dict[str, str]] = {}
             batch: list[tuple[Prototype, dict[str, str]]] = []
             names: set[str] = set()
@@ -464,30 +526,56 @@ class OperatorDeclarer:
                         continue
                     names.add(name)
                     batch.append((proto, result))
-            self._declare_batch(batch)
+            failed = self._declare_all([(f"function {proto.name}", proto.text) for proto, _ in batch])
+            for i, error in failed.items():
+                proto, result = batch[i]
+                result[proto.name] = f"cffi cannot parse it: {error}"
             self._done.update(results)
             return {h.path: self._done[h.path] for h in headers}
 
-    def _declare_batch(self, batch: list[tuple[Prototype, dict[str, str]]]) -> None:
-        if not batch:
-            return
-        error = self._cdef("\n".join(proto.text for proto, _ in batch))
+    def _declare_all(self, declarations: list[tuple[str, str]]) -> dict[int, str]:
+        """Declare ``declarations`` (each ``(cffi key, text)``, in order, no key known yet);
+        ``{index: why not}`` of those cffi rejects.
+
+        One ``cdef`` declares them all when none fails. When one does, cffi has declared those
+        before it (a semantic error) or none (a parse error), and a retry of the rest would
+        re-read every known type name once per failure (quadratic, when each header brings a
+        type). Instead, each one not declared is checked alone by a parser that knows only the
+        declarations its text names (work linear in its text); then what passed goes in one more
+        ``cdef``. Should that still fail (the check alone and the batch disagree), the rest are
+        declared one by one, so the results stay right whatever the cost."""
+        if not declarations:
+            return {}
+        error = self._cdef("\n".join(text for _, text in declarations))
         if not error:
-            return
-        if len(batch) == 1:
-            proto, result = batch[0]
-            result[proto.name] = f"cffi cannot parse it: {error}"
-            return
-        middle = len(batch) // 2
-        self._declare_batch(batch[:middle])
-        self._declare_batch(batch[middle:])
+            return {}
+        # cffi declares in order and stops at the failure: what it declared is the prefix whose
+        # keys it knows now (it knew none of them before).
+        declared = 0
+        while declared < len(declarations) and self._known(declarations[declared][0]):
+            declared += 1
+        failed: dict[int, str] = {}
+        passed: list[int] = []
+        checker = _AloneChecker(self.ffi._parser)  # type: ignore[attr-defined]  # (cffi's private parser)
+        for i in range(declared, len(declarations)):
+            why = checker.check(declarations[i][1])
+            if why:
+                failed[i] = why
+            else:
+                passed.append(i)
+        if passed and self._cdef("\n".join(declarations[i][1] for i in passed)):
+            for i in passed:
+                key, text = declarations[i]
+                if not self._known(key) and (why := self._cdef(text)):
+                    failed[i] = why
+        return failed
 
     def _unknown_types(self, proto: Prototype) -> list[str]:
         """The identifiers in type position of a prototype's parameters (and return type) that
         name no type cffi knows or a header declared."""
         paren = proto.text.find("(")
         parts = [proto.text[:paren].rsplit(None, 1)[0] + " _"] if " " in proto.text[:paren].strip() else []
-        parts += proto.text[paren + 1:proto.text.rfind(")")].split(",")
+        parts += re.sub(r"\[[^\]]*\]", " ", proto.text[paren + 1:proto.text.rfind(")")]).split(",")  # sizes are no types
         unknown: list[str] = []
         for part in parts:
             words = _IDENT.findall(part)
