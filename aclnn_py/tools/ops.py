@@ -20,6 +20,7 @@ import argparse
 import json
 import os
 import sys
+import warnings
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -57,8 +58,9 @@ def _exports(toolkit: Toolkit) -> list[tuple[Path, frozenset[str]]]:
     for library in toolkit.operator_libraries:
         try:
             found.append((library, exported_functions(library)))
-        except (OSError, ValueError):
-            found.append((library, frozenset()))  # unreadable: exports nothing we can see
+        except (OSError, ValueError) as exc:  # unreadable or damaged: it exports nothing we can see
+            why = (exc.strerror or str(exc)) if isinstance(exc, OSError) else str(exc)
+            warnings.warn(f"{library}: {why}; its operators are not listed as exported", UserWarning, stacklevel=3)
     return found
 
 

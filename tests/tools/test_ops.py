@@ -159,3 +159,35 @@ def test_exported_functions_reads_the_dynamic_symbol_table(tmp_path):
     (tmp_path / "not.so").write_text("not an ELF file")
     with pytest.raises(ValueError):
         exported_functions(tmp_path / "not.so")
+
+
+LONG = "v" * 300  # longer than any file name may be
+
+
+def test_a_damaged_library_is_reported_and_the_rest_listed(cli, corpus_home, tmp_path):
+    """A truncated ELF, and one whose section table lies past its end: a warning each."""
+    lib64 = corpus_home / "lib64"
+    compile_library(tmp_path, lib64 / "libopapi_nn.so", PAIR.format(op="CorpusPlain"))
+    data = (lib64 / "libopapi_nn.so").read_bytes()
+    (lib64 / "libopapi_nn.so").write_bytes(data[: len(data) // 2])
+    past = bytearray(data)
+    past[0x28:0x30] = (len(data) + 4096).to_bytes(8, "little")
+    (lib64 / "libopapi_cv.so").write_bytes(bytes(past))
+    done = cli("ops", "--json", env=ops_env(corpus_home))
+    assert done.returncode == 0, done.stderr
+    by_name = {e["name"]: e for e in json.loads(done.stdout)}
+    assert by_name["aclnnCorpusPlain"]["library"] == str(lib64 / "libopapi.so")
+    assert f"{lib64 / 'libopapi_nn.so'}: a truncated ELF file" in done.stderr
+    assert f"{lib64 / 'libopapi_cv.so'}: a truncated ELF file: the section table lies past its end" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_hostile_package_names_are_reported_and_skipped(cli, corpus_home, tmp_path):
+    opp = corpus_home / "opp"
+    (opp / "vendors").mkdir(parents=True)
+    (opp / "vendors" / "config.ini").write_text(f"load_priority={LONG}\n")
+    plain = cli("ops", "--json", env=ops_env(corpus_home))
+    done = cli("ops", "--json", env=ops_env(corpus_home, ASCEND_CUSTOM_OPP_PATH=str(tmp_path / LONG)))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == json.loads(plain.stdout)
+    assert done.stderr.count("File name too long; skipped") == 2, done.stderr
