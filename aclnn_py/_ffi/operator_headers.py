@@ -218,6 +218,7 @@ def _preprocess(text: str) -> tuple[str, list[str]]:
     body: list[str] = []
     includes: list[str] = []
     dropped: list[bool] = []  # per open #if: is this block dropped?
+    dropping = 0  # how many of them are (kept as a count: a line must not look at every open #if)
     word: re.Match[str] | str | None  # a directive's first identifier, then its text
     for line in text.splitlines():
         stripped = line.strip()
@@ -227,18 +228,20 @@ def _preprocess(text: str) -> tuple[str, list[str]]:
             word = word.group() if word else ""
             if word in ("if", "ifdef", "ifndef"):
                 compact = directive.replace(" ", "")
-                dropped.append(any(dropped) or compact in ("ifdef__cplusplus", "if0", "ifdefined(__cplusplus)"))
+                dropped.append(dropping > 0 or compact in ("ifdef__cplusplus", "if0", "ifdefined(__cplusplus)"))
+                dropping += dropped[-1]
             elif word == "endif":
                 if dropped:
-                    dropped.pop()
+                    dropping -= dropped.pop()
             elif word in ("else", "elif"):
                 # The #else of "#ifdef __cplusplus" is the C side: keep it (and the reverse).
-                if dropped and not any(dropped[:-1]):
+                if dropped and dropping - dropped[-1] == 0:
+                    dropping += 1 - 2 * dropped[-1]
                     dropped[-1] = not dropped[-1]
-            elif not any(dropped) and (m := _INCLUDE.match(stripped)):
+            elif not dropping and (m := _INCLUDE.match(stripped)):
                 includes.append(m.group(1))
             continue
-        if not any(dropped):
+        if not dropping:
             body.append(line)
     return " ".join(body), includes
 

@@ -183,3 +183,33 @@ def test_a_prototype_cffi_rejects_fails_alone_in_a_batch(tmp_path):
     assert errors["aclnnOkA"] == "" and errors["aclnnOkB"] == ""
     assert errors["aclnnBadSyntax"].startswith("cffi cannot parse it")
     assert declarer.declared("aclnnOkA") and declarer.declared("aclnnOkB") and not declarer.declared("aclnnBadSyntax")
+
+
+def test_an_include_too_long_for_a_file_name_is_no_operator_header(tmp_path):
+    header = tmp_path / "aclnn_long_include.h"
+    header.write_text(f'#include "aclnn_{"x" * 300}.h"\n#include "aclnn/aclnn_base.h"\n'
+                      "aclnnStatus aclnnLongIncludeGetWorkspaceSize(uint64_t *workspaceSize, aclOpExecutor **executor);\n")
+    errors = fresh_declarer().declare_header(read_operator_header(header), [tmp_path])
+    assert errors == {"aclnnLongIncludeGetWorkspaceSize": ""}
+
+
+NESTING = """
+import sys
+from aclnn_py._ffi.operator_headers import parse_operator_header
+depth = int(sys.argv[1])
+text = ("#ifdef CORPUS_A\\n" * depth + "aclnnStatus aclnnDropped(int a);\\n" + "#endif\\n" * depth
+        + "#ifndef CORPUS_B\\n" * depth + "aclnnStatus aclnnKept(int b);\\n" + "#endif\\n" * depth)
+print(sorted(parse_operator_header(text).prototypes))
+"""
+
+
+def test_deeply_nested_conditionals_are_read_in_linear_time():
+    """Each line looked at every open #if (quadratic in the nesting): 200,000 levels took hours.
+    In a child, so that such a reading fails the test instead of stopping the run."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", NESTING, "200000"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    # an #ifdef of an unknown macro is kept as written (the reader evaluates no macro)
+    assert done.stdout.strip() == "['aclnnDropped', 'aclnnKept']"
