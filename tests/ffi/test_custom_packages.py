@@ -237,13 +237,11 @@ def test_a_config_ini_that_is_not_a_file_is_not_read(tmp_path, monkeypatch):
     assert done.returncode == 0 and done.stdout.strip() == "()", done.stderr
 
 
-def test_a_sim_call_survives_a_hostile_package_path(tmp_path):
+def test_a_sim_call_survives_a_hostile_package_path(sim_lib, tmp_path):
     """The simulator's toolkit reads the same configuration: its first call must not fail."""
     import subprocess
     import sys
 
-    if not discovery_sim_builds():
-        pytest.skip("the simulator toolkit is not built")
     code = ("import numpy as np, aclnn_py\n"
             "from aclnn_py import _ffi\n"
             "lib = _ffi.library('sim')\n"
@@ -253,9 +251,3 @@ def test_a_sim_call_survives_a_hostile_package_path(tmp_path):
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "loaded 0"
     assert "File name too long" in done.stderr and "skipped" in done.stderr
-
-
-def discovery_sim_builds() -> bool:
-    from conftest import sim_available
-
-    return sim_available()

@@ -130,3 +130,14 @@ def test_a_struct_completed_after_a_failure_is_completed_once(monkeypatch):
     assert not declarer._known("typedef CorpusBadType")
     # the types (the bad one fails), what passed the check alone, the prototype
     assert [bool(error) for error in cdefs] == [True, False, False], cdefs
+
+
+def test_the_check_alone_knows_the_constants_a_prototype_names():
+    """An enumerator used as an array size (cffi needs its value) when the batch fails."""
+    header = parse_operator_header(
+        "typedef enum { CORPUS_DIMS = 8 } CorpusDims;\n"
+        "aclnnStatus aclnnBroken(const aclTensor *self,, int64_t dim);\n"
+        "aclnnStatus aclnnSized(const int64_t shape[CORPUS_DIMS]);\n", "/corpus/aclnn_sized.h")
+    declarer = fresh_declarer()
+    errors = declarer.declare_header(header)
+    assert errors["aclnnSized"] == "" and errors["aclnnBroken"].startswith("cffi cannot parse it")

@@ -141,3 +141,65 @@ def test_random_damage_to_the_headers_and_section_table(tmp_path, library):
     done = subprocess.run([sys.executable, "-c", FUZZ, str(tmp_path / "lib.so")], capture_output=True, text=True,
                           timeout=300)
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
+
+
+GLOBAL_FUNC, GLOBAL_DATA, HIDDEN = 0x12, 0x11, 2
+
+
+def build(is64: bool, order: str, symbols, *, shnum_in_section_0: bool = False, dynsym: bool = True) -> bytes:
+    """A minimal ELF image: header, .dynstr, .dynsym, section table [null, .dynstr, .dynsym].
+    ``symbols``: (name, info, other, shndx)."""
+    strtab = b"\0" + b"".join(name.encode() + b"\0" for name, *_ in symbols)
+    offsets, at = [], 1
+    for name, *_ in symbols:
+        offsets.append(at)
+        at += len(name.encode()) + 1
+    if is64:
+        sym = b"".join(struct.pack(order + "IBBHQQ", o, info, other, shndx, 0, 0)
+                       for o, (_, info, other, shndx) in zip(offsets, symbols))
+        header_size, section, entry = 64, order + "IIQQQQIIQQ", 24
+    else:
+        sym = b"".join(struct.pack(order + "IIIBBH", o, 0, 0, info, other, shndx)
+                       for o, (_, info, other, shndx) in zip(offsets, symbols))
+        header_size, section, entry = 52, order + "IIIIIIIIII", 16
+    strtab_at = header_size
+    symtab_at = strtab_at + len(strtab)
+    shoff = symtab_at + len(sym)
+    sections = [
+        struct.pack(section, 0, 0, 0, 0, 0, 3 if shnum_in_section_0 else 0, 0, 0, 0, 0),
+        struct.pack(section, 0, 3, 0, 0, strtab_at, len(strtab), 0, 0, 1, 0),
+        struct.pack(section, 0, DYNSYM if dynsym else 2, 0, 0, symtab_at, len(sym), 1, 0, 8, entry),
+    ]
+    ident = b"\x7fELF" + bytes([2 if is64 else 1, 1 if order == "<" else 2, 1]) + bytes(9)
+    shnum = 0 if shnum_in_section_0 else 3
+    size = struct.calcsize(section)
+    if is64:
+        rest = struct.pack(order + "HHIQQQIHHHHHH", 3, 62, 1, 0, 0, shoff, 0, 64, 0, 0, size, shnum, 0)
+    else:
+        rest = struct.pack(order + "HHIIIIIHHHHHH", 3, 3, 1, 0, 0, shoff, 0, 52, 0, 0, size, shnum, 0)
+    image = ident + rest
+    assert len(image) == header_size
+    return image + strtab + sym + b"".join(sections)
+
+
+SYMBOLS = [("aclnnShown", GLOBAL_FUNC, 0, 5), ("aclnnHidden", GLOBAL_FUNC, HIDDEN, 5),
+           ("aclnnUndefined", GLOBAL_FUNC, 0, 0), ("aclnnData", GLOBAL_DATA, 0, 5),
+           ("aclnn" + "L" * 5000, GLOBAL_FUNC, 0, 5)]
+
+
+@pytest.mark.parametrize("is64", [False, True])
+@pytest.mark.parametrize("order", ["<", ">"])
+def test_both_classes_and_byte_orders(tmp_path, is64, order):
+    # the 5,000-character name is longer than any name read
+    assert read(tmp_path, build(is64, order, SYMBOLS)) == {"aclnnShown"}
+
+
+def test_more_sections_than_the_header_counts(tmp_path):
+    assert read(tmp_path, build(True, "<", SYMBOLS, shnum_in_section_0=True)) == {"aclnnShown"}
+
+
+def test_no_section_table_or_no_dynamic_symbols(tmp_path):
+    assert read(tmp_path, build(True, "<", SYMBOLS, dynsym=False)) == frozenset()
+    image = bytearray(build(True, "<", SYMBOLS))
+    image[0x28:0x30] = bytes(8)  # e_shoff 0: the section table was stripped
+    assert read(tmp_path, image) == frozenset()

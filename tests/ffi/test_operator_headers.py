@@ -213,3 +213,12 @@ def test_deeply_nested_conditionals_are_read_in_linear_time():
     assert done.returncode == 0, done.stderr[-2000:]
     # an #ifdef of an unknown macro is kept as written (the reader evaluates no macro)
     assert done.stdout.strip() == "['aclnnDropped', 'aclnnKept']"
+
+
+def test_else_branches():
+    """The #else of "#ifdef __cplusplus" is the C side; inside a dropped block it stays dropped."""
+    header = parse_operator_header(
+        "#ifdef __cplusplus\naclnnStatus aclnnCxxSide(int a);\n#else\naclnnStatus aclnnCSide(int b);\n#endif\n"
+        "#if 0\n#ifdef CORPUS_X\naclnnStatus aclnnOffA(int c);\n#else\naclnnStatus aclnnOffB(int d);\n#endif\n"
+        "#elif 1\naclnnStatus aclnnOn(int e);\n#endif\n")
+    assert sorted(header.prototypes) == ["aclnnCSide", "aclnnOn"]
