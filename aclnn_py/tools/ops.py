@@ -171,14 +171,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="print a JSON list of {name, header, library, declared, error}")
 
 
-def run(args: argparse.Namespace) -> int:
+def _collect(args: argparse.Namespace) -> tuple[str, Toolkit, list[OperatorEntry]]:
     backend = args.backend or _default_backend()
-    try:
-        toolkit = _toolkit(backend)
-    except BackendUnavailable as exc:
-        print(exc, file=sys.stderr)
+    toolkit = _toolkit(backend)
+    return backend, toolkit, collect(toolkit, args.names)
+
+
+def run(args: argparse.Namespace) -> int:
+    # What is wrong with the configuration (a custom package, a library) is told once, plainly:
+    # a command's user has no use for the source line that warned.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")
+        try:
+            backend, toolkit, entries = _collect(args)
+        except BackendUnavailable as exc:
+            unavailable: BackendUnavailable | None = exc
+        else:
+            unavailable = None
+    for warning in caught:
+        print(f"warning: {warning.message}", file=sys.stderr)
+    if unavailable is not None:
+        print(unavailable, file=sys.stderr)
         return 1
-    entries = collect(toolkit, args.names)
     if args.json:
         print(json.dumps([asdict(e) for e in entries], indent=1))
     else:
