@@ -90,7 +90,11 @@ def collect(toolkit: Toolkit, names: list[str] | None = None) -> list[OperatorEn
     listed: list[tuple[OperatorHeader, list[str]]] = []   # (header, its operators not listed before)
     seen: set[str] = set()
     for path in operator_header_files(folders):
-        header = read_operator_header(path)
+        try:
+            header = read_operator_header(path)
+        except OSError as exc:  # unreadable (no permission), or gone since the folder was listed
+            warnings.warn(f"{path}: {exc.strerror or exc}; its operators are not listed", UserWarning, stacklevel=2)
+            continue
         ops = [op for op in header.operators() if op not in seen and (wanted is None or op in wanted)]
         if ops:
             seen.update(ops)

@@ -191,3 +191,24 @@ def test_hostile_package_names_are_reported_and_skipped(cli, corpus_home, tmp_pa
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == json.loads(plain.stdout)
     assert done.stderr.count("File name too long; skipped") == 2, done.stderr
+
+
+def test_an_unreadable_header_is_reported_and_the_rest_listed(corpus_home, monkeypatch):
+    """(root reads any file whatever its mode: the refusal is simulated.)"""
+    from aclnn_py._ffi.discovery import toolkit_at
+    from aclnn_py.tools import ops
+
+    unreadable = corpus_home / "include" / "aclnnop" / "aclnn_corpus_plain.h"
+    real = ops.read_operator_header
+
+    def refusing(path):
+        if path == unreadable:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path)
+
+    monkeypatch.setattr(ops, "read_operator_header", refusing)
+    monkeypatch.setenv("ASCEND_CUSTOM_OPP_PATH", "")
+    toolkit, _ = toolkit_at(corpus_home)
+    with pytest.warns(UserWarning, match=f"{unreadable}: Permission denied; its operators are not listed"):
+        entries = ops.collect(toolkit)
+    assert [e.name for e in entries] == [op for op in ALL_OPERATORS if op != "aclnnCorpusPlain"]
