@@ -487,8 +487,13 @@ class OperatorDeclarer:
         seen.add(header.path)
         for include in header.includes:  # types of the operator headers it includes come first
             target = _included_operator_header(include, [header.path.parent, *folders])
-            if target is not None:
-                self._collect_types(read_operator_header(target), folders, seen, found)
+            if target is None:
+                continue
+            try:
+                included = read_operator_header(target)
+            except OSError:  # unreadable: what uses its types fails as naming an unknown type
+                continue
+            self._collect_types(included, folders, seen, found)
         for key, text in header.types:
             if key not in found and not self._known(key):
                 found[key] = text

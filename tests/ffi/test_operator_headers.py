@@ -222,3 +222,24 @@ def test_else_branches():
         "#if 0\n#ifdef CORPUS_X\naclnnStatus aclnnOffA(int c);\n#else\naclnnStatus aclnnOffB(int d);\n#endif\n"
         "#elif 1\naclnnStatus aclnnOn(int e);\n#endif\n")
     assert sorted(header.prototypes) == ["aclnnCSide", "aclnnOn"]
+
+
+def test_an_included_header_that_cannot_be_read(monkeypatch):
+    """Its types are unknown: what uses them says so; the rest is declared."""
+    from aclnn_py._ffi import operator_headers
+
+    real = operator_headers.read_operator_header
+    refused = CORPUS / "aclnn_corpus_enum.h"
+
+    def refusing(path):
+        if path == refused:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path)
+
+    monkeypatch.setattr(operator_headers, "read_operator_header", refusing)
+    header = parse_operator_header(
+        '#include "aclnn_corpus_enum.h"\n'
+        "aclnnStatus aclnnUsesMode(CorpusMode mode);\naclnnStatus aclnnPlainToo(int64_t a);\n",
+        CORPUS / "aclnn_includer.h")
+    errors = fresh_declarer().declare_header(header, [CORPUS])
+    assert errors["aclnnPlainToo"] == "" and "unknown type CorpusMode" in errors["aclnnUsesMode"]
