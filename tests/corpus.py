@@ -12,7 +12,9 @@ CORPUS = INCLUDE / "aclnnop"
 EXPECTED = {
     "aclnn_corpus_a_enum_user.h": ["aclnnCorpusModeUser"],
     "aclnn_corpus_broken.h": ["aclnnCorpusBeforeBroken", "aclnnCorpusBroken", "aclnnCorpusAfterBroken"],
+    "aclnn_corpus_collective_inner.h": ["aclnnInnerCorpusAllReduce", "aclnnInnerCorpusGather"],
     "aclnn_corpus_deprecated.h": ["aclnnCorpusOld", "aclnnCorpusNew"],
+    "aclnn_corpus_deprecated_macro.h": ["aclnnCorpusRetired", "aclnnCorpusRetiredV2"],
     "aclnn_corpus_enum.h": ["aclnnCorpusMode"],
     "aclnn_corpus_meta_types.h": ["aclnnCorpusLists"],
     "aclnn_corpus_plain.h": ["aclnnCorpusPlain"],

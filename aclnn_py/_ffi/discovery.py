@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import functools
 import os
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -59,11 +60,33 @@ class CustomPackage:
     source: str            # how it was found
 
 
+def _shown(path: Path | str) -> str:
+    """``path`` for a message: whole, or its ends when it is too long to read."""
+    text = str(path)
+    return text if len(text) <= 160 else f"{text[:100]}...{text[-40:]} ({len(text)} characters)"
+
+
+def _why(exc: OSError | ValueError) -> str:
+    return (exc.strerror or str(exc)) if isinstance(exc, OSError) else str(exc)
+
+
+def _skipped(what: str, source: str, exc: OSError | ValueError) -> None:
+    """Warn that a custom operator package (or its list) is unusable: the search goes on
+    without it, as torch_npu's does."""
+    warnings.warn(f"custom operator package {_shown(what)} (from {source}): {_why(exc)}; skipped",
+                  UserWarning, stacklevel=4)
+
+
 def _load_priority(config: Path) -> list[str]:
     """The vendor names of a ``vendors/config.ini`` ``load_priority=`` line, in order."""
     try:
+        # Only a regular file is read: a FIFO would block, a directory holds no priorities.
+        if not config.is_file():
+            return []
         lines = config.read_text(errors="replace").splitlines()
-    except OSError:
+    except (OSError, ValueError) as exc:
+        warnings.warn(f"{_shown(config)}: {_why(exc)}; the vendors it lists are not searched",
+                      UserWarning, stacklevel=3)
         return []
     for line in lines:
         key, sep, value = line.partition("=")
@@ -85,12 +108,17 @@ def custom_packages(home: str | Path) -> tuple[CustomPackage, ...]:
     packages: list[CustomPackage] = []
     seen: set[Path] = set()
     for root, source in found:
-        if not root.is_dir() or root.resolve() in seen:
-            continue
-        seen.add(root.resolve())
         library, include = root / CUSTOM_LIBRARY, root / CUSTOM_INCLUDE
-        packages.append(CustomPackage(root, library if library.is_file() else None,
-                                      include if include.is_dir() else None, source))
+        try:  # every path here comes from the configuration: any may be unusable
+            if not root.is_dir() or root.resolve() in seen:
+                continue
+            seen.add(root.resolve())
+            package = CustomPackage(root, library if library.is_file() else None,
+                                    include if include.is_dir() else None, source)
+        except (OSError, ValueError) as exc:  # a name too long for the file system, no permission...
+            _skipped(str(root), source, exc)
+            continue
+        packages.append(package)
     return tuple(packages)
 
 
@@ -124,7 +152,13 @@ class Toolkit:
 
 def toolkit_at(home: str | Path, source: str = "") -> tuple[Toolkit | None, str]:
     """(the toolkit at ``home``, or None with the reason it does not qualify)."""
-    home = Path(home)
+    try:
+        return _toolkit_at(Path(home), source)
+    except (OSError, ValueError) as exc:  # a path from the environment no file system can hold
+        return None, f"{_shown(home)}: {_why(exc)}"
+
+
+def _toolkit_at(home: Path, source: str) -> tuple[Toolkit | None, str]:
     lib64 = home / "lib64"
     if not lib64.is_dir():
         return None, f"{lib64} is not a directory"
@@ -141,6 +175,15 @@ def toolkit_at(home: str | Path, source: str = "") -> tuple[Toolkit | None, str]
     return Toolkit(home, runtime, base, tuple(ops), source, custom_packages(home)), ""
 
 
+def _is_file(path: Path) -> bool:
+    """``path.is_file()``, False for a path no file system can hold (the loader passes over
+    such an ``$LD_LIBRARY_PATH`` entry too)."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
+
+
 def _candidates() -> list[tuple[str, str]]:
     override = os.environ.get(OVERRIDE_VAR, "").strip()
     if override:
@@ -151,7 +194,7 @@ def _candidates() -> list[tuple[str, str]]:
         if value:
             found.append((value, f"${var}"))
     for entry in os.environ.get("LD_LIBRARY_PATH", "").split(os.pathsep):
-        if entry and any((Path(entry) / n).is_file() for n in RUNTIME_NAMES):
+        if entry and any(_is_file(Path(entry) / n) for n in RUNTIME_NAMES):
             found.append((str(Path(entry).parent), "$LD_LIBRARY_PATH"))
     found += [(h, "default location") for h in DEFAULT_HOMES]
     return found

@@ -6,7 +6,12 @@ real operator headers do not. What they contain, and what this reader does with 
 
 * ``ACLNN_API`` or ``__attribute__((visibility("default")))`` / ``__attribute__ ((...))``
   before the return type, and ``__attribute__((deprecated("...")))`` whose message may hold
-  parentheses, semicolons and ``//``: removed (string-aware, parentheses balanced);
+  parentheses, semicolons and ``//``: removed (string-aware, parentheses balanced); so are
+  the runtime's ``ACL_DEPRECATED`` and ``ACL_DEPRECATED_MESSAGE("...")`` (defined by
+  ``acl/acl_base_rt.h``, before a prototype or after an enumerator), and any other upper-case
+  ``MACRO(...)`` a declaration starts with (a vendor's deprecation);
+* the ``extern`` storage class (prototypes of the ``*_inner`` headers of distributed
+  operators): dropped, as it changes nothing in a function declaration;
 * prototypes over many lines, comments between parameters: joined, comments removed;
 * ``typedef enum {...} Name;``, ``enum``/``struct`` definitions and typedefs of the header
   itself (or of an operator header it includes): declared before its prototypes;
@@ -16,10 +21,10 @@ real operator headers do not. What they contain, and what this reader does with 
 * ``#ifdef __cplusplus`` blocks (the ``extern "C"`` guards) are dropped; a bare
   ``extern "C" {`` is unwrapped.
 
-``OperatorDeclarer`` declares what the reader found into a ``cffi.FFI``: each header's types
-once, then the prototypes in one ``cdef`` (900 operators take about a second); a prototype
-naming a type that no header declared fails beforehand, and one cffi rejects is singled out by
-halving the batch, so it fails alone, with the reason.
+``OperatorDeclarer`` declares what the reader found into a ``cffi.FFI``: the headers' types in
+one ``cdef``, then the prototypes in another (900 operators take about a second); a prototype
+naming a type that no header declared fails beforehand, and one cffi rejects fails alone, with
+the reason, found by checking each declaration alone: linear work however many fail.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ import re
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import os
@@ -39,7 +44,9 @@ if TYPE_CHECKING:
 
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 _INCLUDE = re.compile(r'#\s*include\s*[<"]([^>"]+)[>"]')
-_MACROS = re.compile(r"\b(?:ACLNN_API|ACL_FUNC_VISIBILITY|__declspec\s*\(\s*dllexport\s*\))\s*")
+# Object-like macros of CANN's headers that expand to attributes (or to nothing) before a
+# declaration: acl/acl_base_rt.h defines ACL_FUNC_VISIBILITY and ACL_DEPRECATED, aclnn_base.h ACLNN_API.
+_MACROS = re.compile(r"\b(?:ACLNN_API|ACL_FUNC_VISIBILITY|ACL_DEPRECATED)\b\s*")
 _CXX_ONLY = ("namespace", "using", "template", "class", "static_assert", "friend")
 _TYPE_KEYWORDS = ("typedef", "enum", "struct", "union")
 _QUALIFIERS = ("void", "const", "volatile", "restrict", "__restrict", "signed", "unsigned", "short", "long")
@@ -181,7 +188,12 @@ def _skip_balanced(text: str, i: int) -> int:
     return n
 
 
-_ATTRIBUTE = re.compile(r"\b__attribute__\s*\(|\[\[")
+# Attributes with an argument list: GCC's and MSVC's, and ACL_DEPRECATED_MESSAGE("...") of
+# acl/acl_base_rt.h (before a prototype, or after an enumerator it deprecates).
+_ATTRIBUTE = re.compile(r"\b(?:__attribute__|__declspec|ACL_DEPRECATED_MESSAGE)\s*\(|\[\[")
+# A macro invoked before a declaration (``VENDOR_DEPRECATED("...") aclnnStatus f(...)``): C has no
+# declaration starting ``NAME(...) word``, so an upper-case ``NAME(...)`` followed by a word is one.
+_LEADING_MACRO = re.compile(r"[A-Z][A-Z0-9_]*\s*\(")
 
 
 def _strip_attributes(text: str) -> str:
@@ -206,6 +218,7 @@ def _preprocess(text: str) -> tuple[str, list[str]]:
     body: list[str] = []
     includes: list[str] = []
     dropped: list[bool] = []  # per open #if: is this block dropped?
+    dropping = 0  # how many of them are (kept as a count: a line must not look at every open #if)
     word: re.Match[str] | str | None  # a directive's first identifier, then its text
     for line in text.splitlines():
         stripped = line.strip()
@@ -215,18 +228,20 @@ def _preprocess(text: str) -> tuple[str, list[str]]:
             word = word.group() if word else ""
             if word in ("if", "ifdef", "ifndef"):
                 compact = directive.replace(" ", "")
-                dropped.append(any(dropped) or compact in ("ifdef__cplusplus", "if0", "ifdefined(__cplusplus)"))
+                dropped.append(dropping > 0 or compact in ("ifdef__cplusplus", "if0", "ifdefined(__cplusplus)"))
+                dropping += dropped[-1]
             elif word == "endif":
                 if dropped:
-                    dropped.pop()
+                    dropping -= dropped.pop()
             elif word in ("else", "elif"):
                 # The #else of "#ifdef __cplusplus" is the C side: keep it (and the reverse).
-                if dropped and not any(dropped[:-1]):
+                if dropped and dropping - dropped[-1] == 0:
+                    dropping += 1 - 2 * dropped[-1]
                     dropped[-1] = not dropped[-1]
-            elif not any(dropped) and (m := _INCLUDE.match(stripped)):
+            elif not dropping and (m := _INCLUDE.match(stripped)):
                 includes.append(m.group(1))
             continue
-        if not any(dropped):
+        if not dropping:
             body.append(line)
     return " ".join(body), includes
 
@@ -289,8 +304,19 @@ def _cxx_construct(params: str) -> str:
     return ""
 
 
+def _without_leading_macros(statement: str) -> str:
+    """``statement`` without the ``NAME(...)`` macro invocations it starts with."""
+    while (m := _LEADING_MACRO.match(statement)) is not None:
+        rest = statement[_skip_balanced(statement, m.end() - 1):].lstrip()
+        if not _IDENT.match(rest):
+            break
+        statement = rest
+    return statement
+
+
 def _prototype(statement: str, block: bool) -> Prototype | None:
     """The function a statement declares (or defines), or None when it declares none."""
+    statement = _without_leading_macros(statement)
     paren = statement.find("(")
     if paren < 0:
         return None
@@ -304,6 +330,9 @@ def _prototype(statement: str, block: bool) -> Prototype | None:
         return Prototype(name, statement, "an inline function defined in the header (not exported by a library)")
     if "inline" in head or "static" in head:
         return Prototype(name, statement + ";", "an inline/static function (not exported by a library)")
+    if "extern" in head:  # the storage class of every function declaration: saying it changes nothing
+        statement = re.sub(r"\bextern\s+", "", statement[:paren]) + statement[paren:]
+        paren = statement.find("(")
     end = statement.rfind(")")
     reason = "a C++ scope (::)" if "::" in statement else _cxx_construct(statement[paren:end + 1])
     if reason:
@@ -370,6 +399,62 @@ def find_operator_header(name: str, folders: Iterable[str | os.PathLike[str]]) -
 
 # -- declaring --------------------------------------------------------------------------------
 
+def _included_operator_header(include: str, folders: Sequence[str | os.PathLike[str]]) -> Path | None:
+    """The operator header (``aclnn*.h``, not ``aclnn_util.h``) an ``#include`` names, in the first
+    folder that has it; None for any other header, or a name no file system can hold."""
+    name = Path(include).name
+    if not name.startswith("aclnn") or name == "aclnn_util.h":
+        return None
+    for folder in folders:
+        target = Path(folder) / name
+        try:
+            if target.is_file():
+                return target
+        except (OSError, ValueError):  # a name too long for the file system, or holding a NUL
+            return None
+    return None
+
+
+class _AloneChecker:
+    """Checks declarations one at a time, each by a fresh cffi parser that knows only what its
+    text names of what ``parser`` declared (and of what passed the check before it), so a
+    check costs what its text holds, not every type ``parser`` knows."""
+
+    _KINDS = ("typedef", "struct", "union", "enum")
+
+    def __init__(self, parser: Any) -> None:
+        self._known: dict[str, Any] = parser._declarations
+        self._constants: dict[str, int] = parser._int_constants
+        self._passed: dict[str, Any] = {}           # what earlier checks declared
+        self._passed_constants: dict[str, int] = {}
+
+    def check(self, text: str) -> str:
+        """Why cffi rejects ``text`` (one declaration), or ''."""
+        from cffi import cparser
+
+        parser: Any = cparser.Parser()  # its declarations are private: not in types-cffi
+        defines = "{" in text
+        for word in set(_IDENT.findall(text)):
+            for kind in self._KINDS:
+                key = f"{kind} {word}"
+                found = self._passed.get(key) or self._known.get(key)
+                # A struct the text completes is left out: the check must not fill in the
+                # fields of ``parser``'s own (still opaque) struct.
+                if found is not None and not (defines and kind in ("struct", "union") and found[0].fldnames is None):
+                    parser._declarations[key] = found
+            value = self._passed_constants.get(word, self._constants.get(word))
+            if value is not None:
+                parser._int_constants[word] = value
+        before = set(parser._declarations)
+        try:
+            parser.parse(text)
+        except Exception as exc:  # cffi's CDefError / FFIError, pycparser's ParseError, ...
+            return " ".join(str(exc).split())
+        self._passed.update((k, v) for k, v in parser._declarations.items() if k not in before)
+        self._passed_constants.update(parser._int_constants)
+        return ""
+
+
 class OperatorDeclarer:
     """Declares operator headers into one ``cffi.FFI`` (which already holds the binding's meta
     declarations), remembering what could not be declared and why."""
@@ -393,18 +478,25 @@ class OperatorDeclarer:
             return " ".join(str(exc).split())
         return ""
 
-    def _declare_types(self, header: OperatorHeader, folders: Sequence[str | os.PathLike[str]], seen: set[Path]) -> None:
+    def _collect_types(self, header: OperatorHeader, folders: Sequence[str | os.PathLike[str]], seen: set[Path],
+                       found: dict[str, str]) -> None:
+        """Add to ``found`` ({key: text}, in declaration order) the types of ``header`` that cffi
+        does not know yet, after those of the operator headers it includes."""
         if header.path in seen:
             return
         seen.add(header.path)
         for include in header.includes:  # types of the operator headers it includes come first
-            target = next((Path(f) / Path(include).name for f in [header.path.parent, *folders]
-                           if (Path(f) / Path(include).name).is_file()), None)
-            if target is not None and target.name.startswith("aclnn") and target.name != "aclnn_util.h":
-                self._declare_types(read_operator_header(target), folders, seen)
+            target = _included_operator_header(include, [header.path.parent, *folders])
+            if target is None:
+                continue
+            try:
+                included = read_operator_header(target)
+            except OSError:  # unreadable: what uses its types fails as naming an unknown type
+                continue
+            self._collect_types(included, folders, seen, found)
         for key, text in header.types:
-            if not self._known(key):
-                self._cdef(text)
+            if key not in found and not self._known(key):
+                found[key] = text
 
     def declare_header(self, header: OperatorHeader, folders: Iterable[str | os.PathLike[str]] = ()) -> dict[str, str]:
         """Declare ``header``'s types and prototypes; ``{function: error, '' when declared}``."""
@@ -416,14 +508,18 @@ class OperatorDeclarer:
         ``{function: error, '' when declared}``.
 
         Parsing is what costs (cffi re-reads every known type name on each ``cdef``), so the
-        prototypes go in one ``cdef``; a prototype naming a type that no header declared is
-        failed beforehand, and should the batch still fail, it is halved until the prototypes
-        that fail stand alone."""
+        types go in one ``cdef`` and the prototypes in another; a prototype naming a type that
+        no header declared is failed beforehand, and what cffi still rejects is found by
+        ``_declare_all`` at a cost linear in the input, however many fail."""
         folders = [Path(f) for f in folders]
         with self._lock:
             todo = [h for h in headers if h.path not in self._done]
+            types: dict[str, str] = {}
+            seen: set[Path] = set()
             for header in todo:
-                self._declare_types(header, folders or [header.path.parent], set())
+                self._collect_types(header, folders or [header.path.parent], seen, types)
+            # A type cffi rejects is reported through the prototypes that use it (unknown type).
+            self._declare_all(list(types.items()))
             results: dict[Path, dict[str, str]] = {}
             batch: list[tuple[Prototype, dict[str, str]]] = []
             names: set[str] = set()
@@ -438,30 +534,56 @@ class OperatorDeclarer:
                         continue
                     names.add(name)
                     batch.append((proto, result))
-            self._declare_batch(batch)
+            failed = self._declare_all([(f"function {proto.name}", proto.text) for proto, _ in batch])
+            for i, error in failed.items():
+                proto, result = batch[i]
+                result[proto.name] = f"cffi cannot parse it: {error}"
             self._done.update(results)
             return {h.path: self._done[h.path] for h in headers}
 
-    def _declare_batch(self, batch: list[tuple[Prototype, dict[str, str]]]) -> None:
-        if not batch:
-            return
-        error = self._cdef("\n".join(proto.text for proto, _ in batch))
+    def _declare_all(self, declarations: list[tuple[str, str]]) -> dict[int, str]:
+        """Declare ``declarations`` (each ``(cffi key, text)``, in order, no key known yet);
+        ``{index: why not}`` of those cffi rejects.
+
+        One ``cdef`` declares them all when none fails. When one does, cffi has declared those
+        before it (a semantic error) or none (a parse error), and a retry of the rest would
+        re-read every known type name once per failure (quadratic, when each header brings a
+        type). Instead, each one not declared is checked alone by a parser that knows only the
+        declarations its text names (work linear in its text); then what passed goes in one more
+        ``cdef``. Should that still fail (the check alone and the batch disagree), the rest are
+        declared one by one, so the results stay right whatever the cost."""
+        if not declarations:
+            return {}
+        error = self._cdef("\n".join(text for _, text in declarations))
         if not error:
-            return
-        if len(batch) == 1:
-            proto, result = batch[0]
-            result[proto.name] = f"cffi cannot parse it: {error}"
-            return
-        middle = len(batch) // 2
-        self._declare_batch(batch[:middle])
-        self._declare_batch(batch[middle:])
+            return {}
+        # cffi declares in order and stops at the failure: what it declared is the prefix whose
+        # keys it knows now (it knew none of them before).
+        declared = 0
+        while declared < len(declarations) and self._known(declarations[declared][0]):
+            declared += 1
+        failed: dict[int, str] = {}
+        passed: list[int] = []
+        checker = _AloneChecker(self.ffi._parser)  # type: ignore[attr-defined]  # (cffi's private parser)
+        for i in range(declared, len(declarations)):
+            why = checker.check(declarations[i][1])
+            if why:
+                failed[i] = why
+            else:
+                passed.append(i)
+        if passed and self._cdef("\n".join(declarations[i][1] for i in passed)):
+            for i in passed:
+                key, text = declarations[i]
+                if not self._known(key) and (why := self._cdef(text)):
+                    failed[i] = why
+        return failed
 
     def _unknown_types(self, proto: Prototype) -> list[str]:
         """The identifiers in type position of a prototype's parameters (and return type) that
         name no type cffi knows or a header declared."""
         paren = proto.text.find("(")
         parts = [proto.text[:paren].rsplit(None, 1)[0] + " _"] if " " in proto.text[:paren].strip() else []
-        parts += proto.text[paren + 1:proto.text.rfind(")")].split(",")
+        parts += re.sub(r"\[[^\]]*\]", " ", proto.text[paren + 1:proto.text.rfind(")")]).split(",")  # sizes are no types
         unknown: list[str] = []
         for part in parts:
             words = _IDENT.findall(part)

@@ -1,5 +1,6 @@
 """``python -m aclnn_py ops``: every operator the toolkit's headers declare, the library that
-exports it, and whether the binding can declare it (and why not).
+defines it (a package's, such as ``libopapi_nn.so``, rather than the aggregate ``libopapi.so``),
+and whether the binding can declare it (and why not).
 
 An operator is a pair ``aclnnXxxGetWorkspaceSize`` / ``aclnnXxx`` declared by a header of
 ``include/aclnnop/`` or of a custom operator package (``op_api/include/``, searched first, as
@@ -19,11 +20,13 @@ import argparse
 import json
 import os
 import sys
+import warnings
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from .._runtime import backend as _backend
 from .._ffi.discovery import BackendUnavailable, Toolkit, find_cann
+from .._ffi.op_packages import AGGREGATE_LIBRARY
 from .._ffi.operator_headers import OperatorDeclarer, OperatorHeader, operator_header_files, read_operator_header
 
 PHASE1 = "GetWorkspaceSize"
@@ -33,7 +36,7 @@ PHASE1 = "GetWorkspaceSize"
 class OperatorEntry:
     name: str               # the phase-2 function, e.g. aclnnAdd
     header: str | None      # the header that declares it (the first one, in search order)
-    library: str | None     # the first library (in search order) that exports it
+    library: str | None     # the library that defines it (a package's before the aggregate libopapi.so)
     declared: bool          # both functions can be declared through cffi
     error: str              # why not, or ""
 
@@ -55,12 +58,17 @@ def _exports(toolkit: Toolkit) -> list[tuple[Path, frozenset[str]]]:
     for library in toolkit.operator_libraries:
         try:
             found.append((library, exported_functions(library)))
-        except (OSError, ValueError):
-            found.append((library, frozenset()))  # unreadable: exports nothing we can see
+        except (OSError, ValueError) as exc:  # unreadable or damaged: it exports nothing we can see
+            why = (exc.strerror or str(exc)) if isinstance(exc, OSError) else str(exc)
+            warnings.warn(f"{library}: {why}; its operators are not listed as exported", UserWarning, stacklevel=3)
     return found
 
 
 def _library(op: str, exports: list[tuple[Path, frozenset[str]]]) -> str | None:
+    """The library that defines ``op``: the first, in search order, that exports both its
+    functions (else either), the aggregate ``libopapi.so`` after the package libraries it
+    aggregates (``libopapi_nn.so``...), which define what it re-exports."""
+    exports = sorted(exports, key=lambda entry: entry[0].name == AGGREGATE_LIBRARY)  # stable
     both = next((lib for lib, names in exports if op in names and op + PHASE1 in names), None)
     either = both or next((lib for lib, names in exports if op in names or op + PHASE1 in names), None)
     return str(either) if either is not None else None
@@ -82,7 +90,11 @@ def collect(toolkit: Toolkit, names: list[str] | None = None) -> list[OperatorEn
     listed: list[tuple[OperatorHeader, list[str]]] = []   # (header, its operators not listed before)
     seen: set[str] = set()
     for path in operator_header_files(folders):
-        header = read_operator_header(path)
+        try:
+            header = read_operator_header(path)
+        except OSError as exc:  # unreadable (no permission), or gone since the folder was listed
+            warnings.warn(f"{path}: {exc.strerror or exc}; its operators are not listed", UserWarning, stacklevel=2)
+            continue
         ops = [op for op in header.operators() if op not in seen and (wanted is None or op in wanted)]
         if ops:
             seen.update(ops)
@@ -163,14 +175,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="print a JSON list of {name, header, library, declared, error}")
 
 
-def run(args: argparse.Namespace) -> int:
+def _collect(args: argparse.Namespace) -> tuple[str, Toolkit, list[OperatorEntry]]:
     backend = args.backend or _default_backend()
-    try:
-        toolkit = _toolkit(backend)
-    except BackendUnavailable as exc:
-        print(exc, file=sys.stderr)
+    toolkit = _toolkit(backend)
+    return backend, toolkit, collect(toolkit, args.names)
+
+
+def run(args: argparse.Namespace) -> int:
+    # What is wrong with the configuration (a custom package, a library) is told once, plainly:
+    # a command's user has no use for the source line that warned.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")
+        try:
+            backend, toolkit, entries = _collect(args)
+        except BackendUnavailable as exc:
+            unavailable: BackendUnavailable | None = exc
+        else:
+            unavailable = None
+    for warning in caught:
+        print(f"warning: {warning.message}", file=sys.stderr)
+    if unavailable is not None:
+        print(unavailable, file=sys.stderr)
         return 1
-    entries = collect(toolkit, args.names)
     if args.json:
         print(json.dumps([asdict(e) for e in entries], indent=1))
     else:

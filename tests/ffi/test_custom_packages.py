@@ -189,3 +189,65 @@ def test_custom_package_library_without_its_header(sim_lib, tmp_path, monkeypatc
     monkeypatch.setenv(discovery.CUSTOM_PATH_VAR, str(package))
     assert workspace_of(load(sim_lib, home), "FakeScale") == 1024
 
+
+
+# -- hostile configuration ----------------------------------------------------------------------
+
+LONG = "v" * 300  # longer than any file name may be (255 bytes on Linux)
+
+
+def test_names_too_long_for_a_file_are_reported_and_skipped(tmp_path, monkeypatch):
+    opp = tmp_path / "opp"
+    for name in ("good", "after"):
+        (opp / "vendors" / name / "op_api" / "include").mkdir(parents=True)
+    (opp / "vendors" / "config.ini").write_text(f"load_priority=good,{LONG},after\n")
+    entry = tmp_path / "pkg"
+    entry.mkdir()
+    monkeypatch.setenv(discovery.OPP_PATH_VAR, str(opp))
+    monkeypatch.setenv(discovery.CUSTOM_PATH_VAR, f"{tmp_path / LONG}:{entry}")
+    with pytest.warns(UserWarning) as caught:
+        packages = custom_packages(tmp_path / "home")
+    assert [p.root for p in packages] == [entry, opp / "vendors" / "good", opp / "vendors" / "after"]
+    messages = [str(w.message) for w in caught]
+    assert len(messages) == 2, messages
+    assert all("File name too long" in m and "skipped" in m for m in messages), messages
+    assert "$ASCEND_CUSTOM_OPP_PATH" in messages[0] and "load_priority" in messages[1]
+    # The package is named, shortened to what a reader can take in.
+    assert all("vvvvvvvvvv" in m and " characters)" in m and len(m) < 400 for m in messages), messages
+
+
+def test_a_config_ini_that_cannot_be_read_is_reported(tmp_path, monkeypatch):
+    monkeypatch.setenv(discovery.OPP_PATH_VAR, str(tmp_path / LONG))
+    with pytest.warns(UserWarning, match="config.ini.*File name too long"):
+        assert custom_packages(tmp_path / "home") == ()
+
+
+def test_a_config_ini_that_is_not_a_file_is_not_read(tmp_path, monkeypatch):
+    """A FIFO would block the reader forever; a directory is no configuration either."""
+    import subprocess
+    import sys
+
+    vendors = tmp_path / "opp" / "vendors"
+    vendors.mkdir(parents=True)
+    os.mkfifo(vendors / "config.ini")
+    code = ("import warnings; warnings.simplefilter('error'); from aclnn_py._ffi.discovery import custom_packages; "
+            f"print(custom_packages({str(tmp_path / 'home')!r}))")
+    env = {**os.environ, discovery.OPP_PATH_VAR: str(tmp_path / "opp"), discovery.CUSTOM_PATH_VAR: ""}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env)
+    assert done.returncode == 0 and done.stdout.strip() == "()", done.stderr
+
+
+def test_a_sim_call_survives_a_hostile_package_path(sim_lib, tmp_path):
+    """The simulator's toolkit reads the same configuration: its first call must not fail."""
+    import subprocess
+    import sys
+
+    code = ("import numpy as np, aclnn_py\n"
+            "from aclnn_py import _ffi\n"
+            "lib = _ffi.library('sim')\n"
+            "print('loaded', len(lib.toolkit.custom))\n")
+    env = {**os.environ, discovery.CUSTOM_PATH_VAR: str(tmp_path / LONG), discovery.OPP_PATH_VAR: str(tmp_path)}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "loaded 0"
+    assert "File name too long" in done.stderr and "skipped" in done.stderr

@@ -210,3 +210,21 @@ def test_override_is_the_only_place_searched(tmp_path, monkeypatch):
     text = str(info.value)
     assert f"${discovery.OVERRIDE_VAR} is set" in text and str(tmp_path / "no-cann") in text
     assert str(a) not in text
+
+
+LONG = "h" * 300  # longer than any file name may be
+
+
+def test_a_home_too_long_for_a_file_name_is_a_place_tried(tmp_path, monkeypatch):
+    monkeypatch.setenv("ASCEND_HOME_PATH", str(tmp_path / LONG))
+    with pytest.raises(BackendUnavailable) as info:
+        find_cann()
+    assert "File name too long" in str(info.value) and "$ASCEND_HOME_PATH" in str(info.value)
+
+
+def test_a_library_path_entry_too_long_for_a_file_name_is_passed_over(tmp_path, monkeypatch):
+    home = make_home(tmp_path / "cann", "libascendcl.so", "libnnopbase.so", "libopapi.so")
+    monkeypatch.setenv("LD_LIBRARY_PATH", f"{tmp_path / LONG}:{home / 'lib64'}")
+    assert find_cann().home == home
+    toolkit, reason = toolkit_at(home / LONG)
+    assert toolkit is None and "File name too long" in reason

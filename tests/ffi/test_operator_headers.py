@@ -86,6 +86,18 @@ def test_cxx_helpers_are_reported_not_declared():
     ("aclnnCorpusModeGetWorkspaceSize",
      "aclnnStatus(*)(const aclTensor *, CorpusMode, enum CorpusLayout, const CorpusTiling *, CorpusCallback, "
      "aclTensor *, uint64_t *, aclOpExecutor * *)"),
+    ("aclnnCorpusRetiredGetWorkspaceSize",
+     "aclnnStatus(*)(const aclTensor *, float, aclTensor *, uint64_t *, aclOpExecutor * *)"),
+    ("aclnnCorpusRetired", PHASE2),
+    ("aclnnCorpusRetiredV2GetWorkspaceSize",
+     "aclnnStatus(*)(const aclTensor *, float, aclTensor *, uint64_t *, aclOpExecutor * *)"),
+    ("aclnnCorpusRetiredV2", PHASE2),
+    ("aclnnInnerCorpusAllReduceGetWorkspaceSize",
+     "aclnnStatus(*)(const aclTensor *, const char *, int64_t, CorpusServerType, aclTensor *, uint64_t *, "
+     "aclOpExecutor * *)"),
+    ("aclnnInnerCorpusAllReduce", PHASE2),
+    ("aclnnInnerCorpusGather", PHASE2),
+    ("CorpusSetServerType", "void(*)(void *, CorpusServerType)"),
 ])
 def test_declared_signatures(name, ctype):
     declarer = fresh_declarer()
@@ -119,6 +131,32 @@ def test_deprecation_message_with_parentheses_semicolons_and_slashes():
     assert [p.text for p in header.prototypes.values()] == ["aclnnStatus aclnnX(int a);", "aclnnStatus aclnnY(int b);"]
 
 
+def test_deprecation_macros_and_extern_leave_plain_prototypes():
+    """What CANN's headers write before the return type (ACL_DEPRECATED_MESSAGE("..."),
+    ACL_DEPRECATED, a vendor's MACRO("..."), the extern storage class) is not part of the
+    prototype: each keeps its own name and a text cffi declares."""
+    header = parse_operator_header(
+        'ACL_DEPRECATED_MESSAGE("x (y); z // w") ACLNN_API aclnnStatus aclnnAGetWorkspaceSize(int64_t a);\n'
+        "ACL_DEPRECATED aclnnStatus aclnnA(int64_t b);\n"
+        'VENDOR_OLD("v") VENDOR_OLDER("w") aclnnStatus aclnnB(int64_t c);\n'
+        "extern aclnnStatus aclnnC(int64_t d);\n"
+        "ACLNN_API extern aclnnStatus aclnnD(int64_t e);\n"
+        'extern "C" extern aclnnStatus aclnnE(int64_t f);\n'
+        "typedef enum { CORPUS_OLD ACL_DEPRECATED_MESSAGE(\"use CORPUS_NEW\") = 1, CORPUS_NEW = 1 } CorpusRenamed;\n")
+    assert {name: p.text for name, p in header.prototypes.items()} == {
+        "aclnnAGetWorkspaceSize": "aclnnStatus aclnnAGetWorkspaceSize(int64_t a);",
+        "aclnnA": "aclnnStatus aclnnA(int64_t b);",
+        "aclnnB": "aclnnStatus aclnnB(int64_t c);",
+        "aclnnC": "aclnnStatus aclnnC(int64_t d);",
+        "aclnnD": "aclnnStatus aclnnD(int64_t e);",
+        "aclnnE": "aclnnStatus aclnnE(int64_t f);",
+    }
+    assert header.operators() == ["aclnnA"]
+    declarer = fresh_declarer()
+    assert set(declarer.declare_header(header).values()) == {""}
+    assert int(declarer.ffi.cast("CorpusRenamed", 1)) == 1
+
+
 def test_the_first_folder_wins(tmp_path):
     (tmp_path / "aclnn_corpus_plain.h").write_text(
         "aclnnStatus aclnnCorpusPlain(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,"
@@ -139,3 +177,63 @@ def test_a_prototype_cffi_rejects_fails_alone_in_a_batch(tmp_path):
     assert errors["aclnnOkA"] == "" and errors["aclnnOkB"] == ""
     assert errors["aclnnBadSyntax"].startswith("cffi cannot parse it")
     assert declarer.declared("aclnnOkA") and declarer.declared("aclnnOkB") and not declarer.declared("aclnnBadSyntax")
+
+
+def test_an_include_too_long_for_a_file_name_is_no_operator_header(tmp_path):
+    header = tmp_path / "aclnn_long_include.h"
+    header.write_text(f'#include "aclnn_{"x" * 300}.h"\n#include "aclnn/aclnn_base.h"\n'
+                      "aclnnStatus aclnnLongIncludeGetWorkspaceSize(uint64_t *workspaceSize, aclOpExecutor **executor);\n")
+    errors = fresh_declarer().declare_header(read_operator_header(header), [tmp_path])
+    assert errors == {"aclnnLongIncludeGetWorkspaceSize": ""}
+
+
+NESTING = """
+import sys
+from aclnn_py._ffi.operator_headers import parse_operator_header
+depth = int(sys.argv[1])
+text = ("#ifdef CORPUS_A\\n" * depth + "aclnnStatus aclnnDropped(int a);\\n" + "#endif\\n" * depth
+        + "#ifndef CORPUS_B\\n" * depth + "aclnnStatus aclnnKept(int b);\\n" + "#endif\\n" * depth)
+print(sorted(parse_operator_header(text).prototypes))
+"""
+
+
+def test_deeply_nested_conditionals_are_read_in_linear_time():
+    """Each line looked at every open #if (quadratic in the nesting): 200,000 levels took hours.
+    In a child, so that such a reading fails the test instead of stopping the run."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", NESTING, "200000"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    # an #ifdef of an unknown macro is kept as written (the reader evaluates no macro)
+    assert done.stdout.strip() == "['aclnnDropped', 'aclnnKept']"
+
+
+def test_else_branches():
+    """The #else of "#ifdef __cplusplus" is the C side; inside a dropped block it stays dropped."""
+    header = parse_operator_header(
+        "#ifdef __cplusplus\naclnnStatus aclnnCxxSide(int a);\n#else\naclnnStatus aclnnCSide(int b);\n#endif\n"
+        "#if 0\n#ifdef CORPUS_X\naclnnStatus aclnnOffA(int c);\n#else\naclnnStatus aclnnOffB(int d);\n#endif\n"
+        "#elif 1\naclnnStatus aclnnOn(int e);\n#endif\n")
+    assert sorted(header.prototypes) == ["aclnnCSide", "aclnnOn"]
+
+
+def test_an_included_header_that_cannot_be_read(monkeypatch):
+    """Its types are unknown: what uses them says so; the rest is declared."""
+    from aclnn_py._ffi import operator_headers
+
+    real = operator_headers.read_operator_header
+    refused = CORPUS / "aclnn_corpus_enum.h"
+
+    def refusing(path):
+        if path == refused:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path)
+
+    monkeypatch.setattr(operator_headers, "read_operator_header", refusing)
+    header = parse_operator_header(
+        '#include "aclnn_corpus_enum.h"\n'
+        "aclnnStatus aclnnUsesMode(CorpusMode mode);\naclnnStatus aclnnPlainToo(int64_t a);\n",
+        CORPUS / "aclnn_includer.h")
+    errors = fresh_declarer().declare_header(header, [CORPUS])
+    assert errors["aclnnPlainToo"] == "" and "unknown type CorpusMode" in errors["aclnnUsesMode"]

@@ -22,6 +22,10 @@ ALLOWED = {
     # cffi has no public list of what an FFI has declared; the operator-header declarer asks
     ("_ffi/operator_headers.py", "self.ffi._parser"),
     ("_ffi/operator_headers.py", "self.ffi._parser._declarations"),
+    # ... and checks a declaration alone by a cffi parser given only the declarations (and
+    # integer constants) its text names: the linear recovery from a batch cffi rejects
+    ("_ffi/operator_headers.py", "parser._declarations"),
+    ("_ffi/operator_headers.py", "parser._int_constants"),
     # os.environ's own table: the one cheap exact test of "has this variable changed" for the
     # per-call settings (_environ.Setting falls back to os.environ.get where it is missing)
     ("_environ.py", "os.environ._data"),

@@ -130,6 +130,21 @@ def test_custom_package_comes_first(cli, corpus_home, tmp_path):
     assert f"custom operator package: {package} (from $ASCEND_CUSTOM_OPP_PATH)" in text
 
 
+def test_the_package_library_is_named_before_the_aggregate(cli, corpus_home, tmp_path):
+    """CANN 8.5+ ships each package's libopapi_<pkg>.so beside libopapi.so, which aggregates them
+    (and is searched first when loading): ops names the package that defines an operator."""
+    lib64 = corpus_home / "lib64"
+    compile_library(tmp_path, lib64 / "libopapi_nn.so", PAIR.format(op="CorpusPlain"))
+    compile_library(tmp_path, lib64 / "libopapi_math.so",
+                    '__attribute__((visibility("default"))) int aclnnCorpusModeGetWorkspaceSize(void) { return 0; }\n')
+    done = cli("ops", "--json", env=ops_env(corpus_home))
+    assert done.returncode == 0, done.stderr
+    by_name = {e["name"]: e for e in json.loads(done.stdout)}
+    assert by_name["aclnnCorpusPlain"]["library"] == str(lib64 / "libopapi_nn.so")
+    assert by_name["aclnnCorpusMode"]["library"] == str(lib64 / "libopapi_math.so")
+    assert by_name[BROKEN]["library"] == str(lib64 / "libopapi.so")  # in no package library
+
+
 def test_no_toolkit(cli, tmp_path):
     done = cli("ops", "--backend", "npu", env={"ACLNN_PY_ASCEND_HOME": str(tmp_path / "none")})
     assert done.returncode == 1 and "no CANN toolkit found" in done.stderr and done.stdout == ""
@@ -144,3 +159,56 @@ def test_exported_functions_reads_the_dynamic_symbol_table(tmp_path):
     (tmp_path / "not.so").write_text("not an ELF file")
     with pytest.raises(ValueError):
         exported_functions(tmp_path / "not.so")
+
+
+LONG = "v" * 300  # longer than any file name may be
+
+
+def test_a_damaged_library_is_reported_and_the_rest_listed(cli, corpus_home, tmp_path):
+    """A truncated ELF, and one whose section table lies past its end: a warning each."""
+    lib64 = corpus_home / "lib64"
+    compile_library(tmp_path, lib64 / "libopapi_nn.so", PAIR.format(op="CorpusPlain"))
+    data = (lib64 / "libopapi_nn.so").read_bytes()
+    (lib64 / "libopapi_nn.so").write_bytes(data[: len(data) // 2])
+    past = bytearray(data)
+    past[0x28:0x30] = (len(data) + 4096).to_bytes(8, "little")
+    (lib64 / "libopapi_cv.so").write_bytes(bytes(past))
+    done = cli("ops", "--json", env=ops_env(corpus_home))
+    assert done.returncode == 0, done.stderr
+    by_name = {e["name"]: e for e in json.loads(done.stdout)}
+    assert by_name["aclnnCorpusPlain"]["library"] == str(lib64 / "libopapi.so")
+    assert f"warning: {lib64 / 'libopapi_nn.so'}: a truncated ELF file" in done.stderr
+    assert f"{lib64 / 'libopapi_cv.so'}: a truncated ELF file: the section table lies past its end" in done.stderr
+    assert "Traceback" not in done.stderr and "UserWarning" not in done.stderr  # told plainly, once
+
+
+def test_hostile_package_names_are_reported_and_skipped(cli, corpus_home, tmp_path):
+    opp = corpus_home / "opp"
+    (opp / "vendors").mkdir(parents=True)
+    (opp / "vendors" / "config.ini").write_text(f"load_priority={LONG}\n")
+    plain = cli("ops", "--json", env=ops_env(corpus_home))
+    done = cli("ops", "--json", env=ops_env(corpus_home, ASCEND_CUSTOM_OPP_PATH=str(tmp_path / LONG)))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == json.loads(plain.stdout)
+    assert done.stderr.count("File name too long; skipped") == 2, done.stderr
+
+
+def test_an_unreadable_header_is_reported_and_the_rest_listed(corpus_home, monkeypatch):
+    """(root reads any file whatever its mode: the refusal is simulated.)"""
+    from aclnn_py._ffi.discovery import toolkit_at
+    from aclnn_py.tools import ops
+
+    unreadable = corpus_home / "include" / "aclnnop" / "aclnn_corpus_plain.h"
+    real = ops.read_operator_header
+
+    def refusing(path):
+        if path == unreadable:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path)
+
+    monkeypatch.setattr(ops, "read_operator_header", refusing)
+    monkeypatch.setenv("ASCEND_CUSTOM_OPP_PATH", "")
+    toolkit, _ = toolkit_at(corpus_home)
+    with pytest.warns(UserWarning, match=f"{unreadable}: Permission denied; its operators are not listed"):
+        entries = ops.collect(toolkit)
+    assert [e.name for e in entries] == [op for op in ALL_OPERATORS if op != "aclnnCorpusPlain"]
