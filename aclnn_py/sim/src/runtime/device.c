@@ -201,7 +201,7 @@ aclError aclrtGetDeviceCount(uint32_t *count)
 {
     if (count == NULL) {
         aclsim_set_error("aclrtGetDeviceCount: count must not be NULL");
-        return ACL_ERROR_INVALID_PARAM;
+        return rt_error(ACL_ERROR_INVALID_PARAM);
     }
     *count = (uint32_t)rt_device_count();
     return ACL_SUCCESS;
@@ -247,14 +247,14 @@ aclError aclrtResetDeviceForce(int32_t deviceId)
 static aclError no_device(const char *api)
 {
     aclsim_set_error("%s: no device is set on this thread (call aclrtSetDevice first)", api);
-    return ACL_ERROR_RT_CONTEXT_NULL;
+    return rt_error(ACL_ERROR_RT_CONTEXT_NULL);
 }
 
 aclError aclrtGetDevice(int32_t *deviceId)
 {
     if (deviceId == NULL) {
         aclsim_set_error("aclrtGetDevice: deviceId must not be NULL");
-        return ACL_ERROR_INVALID_PARAM;
+        return rt_error(ACL_ERROR_INVALID_PARAM);
     }
     pthread_mutex_lock(&rt_lock);
     int d = rt_current_device();
@@ -270,7 +270,7 @@ aclError aclrtGetRunMode(aclrtRunMode *runMode)
 {
     if (runMode == NULL) {
         aclsim_set_error("aclrtGetRunMode: runMode must not be NULL");
-        return ACL_ERROR_INVALID_PARAM;
+        return rt_error(ACL_ERROR_INVALID_PARAM);
     }
     *runMode = ACL_HOST;
     return ACL_SUCCESS;
@@ -293,7 +293,7 @@ aclError aclrtSynchronizeDevice(void)
     if (todo == NULL) {
         pthread_mutex_unlock(&rt_lock);
         aclsim_set_error("aclrtSynchronizeDevice: out of host memory");
-        return ACL_ERROR_RT_MEMORY_ALLOCATION;
+        return rt_error(ACL_ERROR_RT_MEMORY_ALLOCATION);
     }
     size_t k = 0;
     todo[k++] = &devices[d].default_stream;
@@ -341,7 +341,7 @@ aclError aclrtCreateContext(aclrtContext *context, int32_t deviceId)
     aclError err = ACL_SUCCESS;
     if (context == NULL) {
         aclsim_set_error("aclrtCreateContext: context must not be NULL");
-        return ACL_ERROR_INVALID_PARAM;
+        return rt_error(ACL_ERROR_INVALID_PARAM);
     }
     if (!valid_device_id(deviceId, "aclrtCreateContext", &err)) {
         return err;
@@ -349,7 +349,7 @@ aclError aclrtCreateContext(aclrtContext *context, int32_t deviceId)
     struct rt_context *c = calloc(1, sizeof *c);
     if (c == NULL) {
         aclsim_set_error("aclrtCreateContext: out of host memory");
-        return ACL_ERROR_RT_MEMORY_ALLOCATION;
+        return rt_error(ACL_ERROR_RT_MEMORY_ALLOCATION);
     }
     c->device = deviceId;
     pthread_mutex_lock(&rt_lock);
@@ -367,14 +367,14 @@ aclError aclrtDestroyContext(aclrtContext context)
 {
     if (context == NULL) {
         aclsim_set_error("aclrtDestroyContext: context must not be NULL");
-        return ACL_ERROR_INVALID_PARAM;
+        return rt_error(ACL_ERROR_INVALID_PARAM);
     }
     pthread_mutex_lock(&rt_lock);
     struct rt_context *c = find_context_locked(context);
     if (c == NULL || c == &devices[c->device].default_context) {
         pthread_mutex_unlock(&rt_lock);
         aclsim_set_error("aclrtDestroyContext: %p is not a context created by aclrtCreateContext", context);
-        return ACL_ERROR_RT_PARAM_INVALID;
+        return rt_error(ACL_ERROR_RT_PARAM_INVALID);
     }
     LIST_REMOVE(user_contexts, c);
     pthread_mutex_unlock(&rt_lock);
@@ -394,14 +394,14 @@ aclError aclrtSetCurrentContext(aclrtContext context)
 {
     if (context == NULL) {
         aclsim_set_error("aclrtSetCurrentContext: context must not be NULL");
-        return ACL_ERROR_INVALID_PARAM;
+        return rt_error(ACL_ERROR_INVALID_PARAM);
     }
     pthread_mutex_lock(&rt_lock);
     struct rt_context *c = find_context_locked(context);
     pthread_mutex_unlock(&rt_lock);
     if (c == NULL) {
         aclsim_set_error("aclrtSetCurrentContext: %p is not a live context", context);
-        return ACL_ERROR_RT_PARAM_INVALID;
+        return rt_error(ACL_ERROR_RT_PARAM_INVALID);
     }
     tl_device = c->device;
     tl_context = c;
@@ -412,7 +412,7 @@ aclError aclrtGetCurrentContext(aclrtContext *context)
 {
     if (context == NULL) {
         aclsim_set_error("aclrtGetCurrentContext: context must not be NULL");
-        return ACL_ERROR_INVALID_PARAM;
+        return rt_error(ACL_ERROR_INVALID_PARAM);
     }
     pthread_mutex_lock(&rt_lock);
     int d = rt_current_device();
@@ -465,7 +465,7 @@ aclError rt_enqueue_locked(struct rt_stream *s, aclsim_task_run_fn run, aclsim_t
 {
     struct rt_task *t = malloc(sizeof *t);
     if (t == NULL) {
-        return ACL_ERROR_RT_MEMORY_ALLOCATION;
+        return rt_error(ACL_ERROR_RT_MEMORY_ALLOCATION);
     }
     t->next = NULL;
     t->run = run;
@@ -542,12 +542,12 @@ aclError aclrtCreateStream(aclrtStream *stream)
 {
     if (stream == NULL) {
         aclsim_set_error("aclrtCreateStream: stream must not be NULL");
-        return ACL_ERROR_INVALID_PARAM;
+        return rt_error(ACL_ERROR_INVALID_PARAM);
     }
     struct rt_stream *s = calloc(1, sizeof *s);
     if (s == NULL) {
         aclsim_set_error("aclrtCreateStream: out of host memory");
-        return ACL_ERROR_RT_MEMORY_ALLOCATION;
+        return rt_error(ACL_ERROR_RT_MEMORY_ALLOCATION);
     }
     pthread_mutex_lock(&rt_lock);
     int d = rt_current_device();
@@ -576,14 +576,14 @@ aclError aclrtDestroyStream(aclrtStream stream)
 {
     if (stream == NULL) {
         aclsim_set_error("aclrtDestroyStream: stream must not be NULL (the default stream cannot be destroyed)");
-        return ACL_ERROR_INVALID_PARAM;
+        return rt_error(ACL_ERROR_INVALID_PARAM);
     }
     pthread_mutex_lock(&rt_lock);
     struct rt_stream *s = find_user_stream_locked(stream);
     if (s == NULL) {
         pthread_mutex_unlock(&rt_lock);
         aclsim_set_error("aclrtDestroyStream: %p is not a live stream (already destroyed?)", stream);
-        return ACL_ERROR_RT_PARAM_INVALID;
+        return rt_error(ACL_ERROR_RT_PARAM_INVALID);
     }
     LIST_REMOVE(user_streams, s);
     pthread_mutex_unlock(&rt_lock);
@@ -623,7 +623,7 @@ aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout)
 {
     if (timeout < -1) {
         aclsim_set_error("aclrtSynchronizeStreamWithTimeout: timeout must be -1 or >= 0, got %d", (int)timeout);
-        return ACL_ERROR_INVALID_PARAM;
+        return rt_error(ACL_ERROR_INVALID_PARAM);
     }
     return synchronize_stream(stream, "aclrtSynchronizeStreamWithTimeout");
 }
@@ -643,19 +643,19 @@ static struct rt_event *find_event_locked(aclrtEvent handle)
 static aclError bad_event(const char *api, aclrtEvent event)
 {
     aclsim_set_error("%s: %p is not a live event", api, event);
-    return ACL_ERROR_RT_PARAM_INVALID;
+    return rt_error(ACL_ERROR_RT_PARAM_INVALID);
 }
 
 aclError aclrtCreateEvent(aclrtEvent *event)
 {
     if (event == NULL) {
         aclsim_set_error("aclrtCreateEvent: event must not be NULL");
-        return ACL_ERROR_INVALID_PARAM;
+        return rt_error(ACL_ERROR_INVALID_PARAM);
     }
     struct rt_event *e = calloc(1, sizeof *e);
     if (e == NULL) {
         aclsim_set_error("aclrtCreateEvent: out of host memory");
-        return ACL_ERROR_RT_MEMORY_ALLOCATION;
+        return rt_error(ACL_ERROR_RT_MEMORY_ALLOCATION);
     }
     pthread_mutex_lock(&rt_lock);
     e->serial = next_event_serial++;
@@ -676,7 +676,7 @@ aclError aclrtDestroyEvent(aclrtEvent event)
 {
     if (event == NULL) {
         aclsim_set_error("aclrtDestroyEvent: event must not be NULL");
-        return ACL_ERROR_INVALID_PARAM;
+        return rt_error(ACL_ERROR_INVALID_PARAM);
     }
     pthread_mutex_lock(&rt_lock);
     struct rt_event *e = find_event_locked(event);
@@ -732,12 +732,12 @@ aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream)
 {
     if (event == NULL) {
         aclsim_set_error("aclrtRecordEvent: event must not be NULL");
-        return ACL_ERROR_INVALID_PARAM;
+        return rt_error(ACL_ERROR_INVALID_PARAM);
     }
     struct record_task *r = malloc(sizeof *r);
     if (r == NULL) {
         aclsim_set_error("aclrtRecordEvent: out of host memory");
-        return ACL_ERROR_RT_MEMORY_ALLOCATION;
+        return rt_error(ACL_ERROR_RT_MEMORY_ALLOCATION);
     }
     aclError err = ACL_SUCCESS;
     pthread_mutex_lock(&rt_lock);
@@ -772,7 +772,7 @@ aclError aclrtSynchronizeEvent(aclrtEvent event)
 {
     if (event == NULL) {
         aclsim_set_error("aclrtSynchronizeEvent: event must not be NULL");
-        return ACL_ERROR_INVALID_PARAM;
+        return rt_error(ACL_ERROR_INVALID_PARAM);
     }
     pthread_mutex_lock(&rt_lock);
     struct rt_event *e = find_event_locked(event);
@@ -797,7 +797,7 @@ aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus *statu
 {
     if (event == NULL || status == NULL) {
         aclsim_set_error("aclrtQueryEventStatus: event and status must not be NULL");
-        return ACL_ERROR_INVALID_PARAM;
+        return rt_error(ACL_ERROR_INVALID_PARAM);
     }
     pthread_mutex_lock(&rt_lock);
     struct rt_event *e = find_event_locked(event);
@@ -812,7 +812,7 @@ aclError aclrtEventElapsedTime(float *ms, aclrtEvent startEvent, aclrtEvent endE
 {
     if (ms == NULL || startEvent == NULL || endEvent == NULL) {
         aclsim_set_error("aclrtEventElapsedTime: ms, startEvent and endEvent must not be NULL");
-        return ACL_ERROR_INVALID_PARAM;
+        return rt_error(ACL_ERROR_INVALID_PARAM);
     }
     pthread_mutex_lock(&rt_lock);
     struct rt_event *a = find_event_locked(startEvent);
@@ -833,7 +833,7 @@ aclError aclrtEventElapsedTime(float *ms, aclrtEvent startEvent, aclrtEvent endE
     if (!ok) {
         aclsim_set_error("aclrtEventElapsedTime: both events must be recorded and complete "
                          "(synchronise the stream or the events first)");
-        return ACL_ERROR_RT_PARAM_INVALID;
+        return rt_error(ACL_ERROR_RT_PARAM_INVALID);
     }
     double d = (double)(tb.tv_sec - ta.tv_sec) * 1e3 + (double)(tb.tv_nsec - ta.tv_nsec) / 1e6;
     *ms = (float)d;

@@ -25,14 +25,14 @@ aclError aclInit(const char *configPath)
         pthread_mutex_unlock(&rt_lock);
         aclsim_set_error("aclInit: repeatedly initialized (reference count is now %llu)",
                          (unsigned long long)(init_refcount));
-        return ACL_ERROR_REPEAT_INITIALIZE;
+        return rt_error(ACL_ERROR_REPEAT_INITIALIZE);
     }
     if (configPath != NULL && configPath[0] != '\0') {
         FILE *f = fopen(configPath, "r");
         if (f == NULL) {
             pthread_mutex_unlock(&rt_lock);
             aclsim_set_error("aclInit: cannot open config file \"%s\"", configPath);
-            return ACL_ERROR_INVALID_FILE;
+            return rt_error(ACL_ERROR_INVALID_FILE);
         }
         rt_dump_configure(f);
         fclose(f);
@@ -51,7 +51,7 @@ aclError aclFinalize(void)
     if (finalized) {
         pthread_mutex_unlock(&rt_lock);
         aclsim_set_error("aclFinalize: repeatedly finalized");
-        return ACL_ERROR_REPEAT_FINALIZE;
+        return rt_error(ACL_ERROR_REPEAT_FINALIZE);
     }
     finalized = 1;
     init_refcount = 0;
@@ -78,7 +78,7 @@ aclError aclFinalizeReference(uint64_t *refCount)
         }
         pthread_mutex_unlock(&rt_lock);
         aclsim_set_error("aclFinalizeReference: called repeatedly or without aclInit");
-        return ACL_ERROR_REPEAT_FINALIZE;
+        return rt_error(ACL_ERROR_REPEAT_FINALIZE);
     }
     init_refcount = 0;
     finalized = 1;
@@ -95,7 +95,7 @@ aclError aclrtGetVersion(int32_t *majorVersion, int32_t *minorVersion, int32_t *
 {
     if (majorVersion == NULL || minorVersion == NULL || patchVersion == NULL) {
         aclsim_set_error("aclrtGetVersion: output pointers must not be NULL");
-        return ACL_ERROR_INVALID_PARAM;
+        return rt_error(ACL_ERROR_INVALID_PARAM);
     }
     *majorVersion = ACL_MAJOR_VERSION;
     *minorVersion = ACL_MINOR_VERSION;

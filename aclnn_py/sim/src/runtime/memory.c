@@ -429,25 +429,25 @@ static aclError device_malloc(void **devPtr, size_t size, const char *api)
 {
     if (devPtr == NULL) {
         aclsim_set_error("%s: devPtr must not be NULL", api);
-        return ACL_ERROR_INVALID_PARAM;
+        return rt_error(ACL_ERROR_INVALID_PARAM);
     }
     if (size == 0) {
         aclsim_set_error("%s: size must be greater than 0", api);
-        return ACL_ERROR_INVALID_PARAM;
+        return rt_error(ACL_ERROR_INVALID_PARAM);
     }
     pthread_mutex_lock(&rt_lock);
     int d = rt_current_device();
     if (d < 0) {
         pthread_mutex_unlock(&rt_lock);
         aclsim_set_error("%s: no device is set on this thread (call aclrtSetDevice first)", api);
-        return ACL_ERROR_RT_CONTEXT_NULL;
+        return rt_error(ACL_ERROR_RT_CONTEXT_NULL);
     }
     /* Checked before anything is allocated, so the rounding below cannot overflow either. */
     if (size > rt_device_memory_total() - device_bytes) {
         uint64_t used = device_bytes;
         pthread_mutex_unlock(&rt_lock);
         report_no_room(api, size, used);
-        return ACL_ERROR_RT_MEMORY_ALLOCATION;
+        return rt_error(ACL_ERROR_RT_MEMORY_ALLOCATION);
     }
     size_t capacity = block_capacity_of(size);
     if (block_count == block_capacity) {
@@ -456,7 +456,7 @@ static aclError device_malloc(void **devPtr, size_t size, const char *api)
         if (grown == NULL) {
             pthread_mutex_unlock(&rt_lock);
             aclsim_set_error("%s: out of host memory", api);
-            return ACL_ERROR_RT_MEMORY_ALLOCATION;
+            return rt_error(ACL_ERROR_RT_MEMORY_ALLOCATION);
         }
         blocks = grown;
         block_capacity = cap;
@@ -473,7 +473,7 @@ static aclError device_malloc(void **devPtr, size_t size, const char *api)
     if (p == NULL) {
         pthread_mutex_unlock(&rt_lock);
         aclsim_set_error("%s: out of memory allocating %zu bytes", api, size);
-        return ACL_ERROR_RT_MEMORY_ALLOCATION;
+        return rt_error(ACL_ERROR_RT_MEMORY_ALLOCATION);
     }
     size_t at = 0;
     while (at < block_count && blocks[at].base < (uintptr_t)p) {
@@ -510,14 +510,14 @@ aclError aclrtFree(void *devPtr)
 {
     if (devPtr == NULL) {
         aclsim_set_error("aclrtFree: devPtr must not be NULL");
-        return ACL_ERROR_INVALID_PARAM;
+        return rt_error(ACL_ERROR_INVALID_PARAM);
     }
     pthread_mutex_lock(&rt_lock);
     long i = find_block_locked((uintptr_t)devPtr);
     if (i < 0 || blocks[i].base != (uintptr_t)devPtr) {
         pthread_mutex_unlock(&rt_lock);
         aclsim_set_error("aclrtFree: %p is not an address returned by aclrtMalloc (or it was already freed)", devPtr);
-        return ACL_ERROR_RT_PARAM_INVALID;
+        return rt_error(ACL_ERROR_RT_PARAM_INVALID);
     }
     size_t size = blocks[i].size;
     memmove(&blocks[i], &blocks[i + 1], (block_count - (size_t)i - 1) * sizeof *blocks);
@@ -539,12 +539,12 @@ aclError aclrtMallocHost(void **hostPtr, size_t size)
 {
     if (hostPtr == NULL || size == 0) {
         aclsim_set_error("aclrtMallocHost: hostPtr must not be NULL and size must be greater than 0");
-        return ACL_ERROR_INVALID_PARAM;
+        return rt_error(ACL_ERROR_INVALID_PARAM);
     }
     if (size > aclsim_machine_memory()) {
         aclsim_set_error("aclrtMallocHost: cannot allocate %zu bytes: more than the machine's memory (%llu bytes)",
                          size, (unsigned long long)aclsim_machine_memory());
-        return ACL_ERROR_RT_MEMORY_ALLOCATION;
+        return rt_error(ACL_ERROR_RT_MEMORY_ALLOCATION);
     }
     struct host_block *h = malloc(sizeof *h);
     void *p = aligned_alloc(64, (size + 63) & ~(size_t)63);
@@ -552,7 +552,7 @@ aclError aclrtMallocHost(void **hostPtr, size_t size)
         free(h);
         free(p);
         aclsim_set_error("aclrtMallocHost: out of host memory allocating %zu bytes", size);
-        return ACL_ERROR_RT_MEMORY_ALLOCATION;
+        return rt_error(ACL_ERROR_RT_MEMORY_ALLOCATION);
     }
     h->ptr = p;
     pthread_mutex_lock(&rt_lock);
@@ -568,7 +568,7 @@ aclError aclrtFreeHost(void *hostPtr)
 {
     if (hostPtr == NULL) {
         aclsim_set_error("aclrtFreeHost: hostPtr must not be NULL");
-        return ACL_ERROR_INVALID_PARAM;
+        return rt_error(ACL_ERROR_INVALID_PARAM);
     }
     pthread_mutex_lock(&rt_lock);
     struct host_block **link = &host_blocks;
@@ -583,7 +583,7 @@ aclError aclrtFreeHost(void *hostPtr)
     if (h == NULL) {
         aclsim_set_error("aclrtFreeHost: %p is not an address returned by aclrtMallocHost (or it was already freed)",
                          hostPtr);
-        return ACL_ERROR_RT_PARAM_INVALID;
+        return rt_error(ACL_ERROR_RT_PARAM_INVALID);
     }
     free(h->ptr);
     free(h);
@@ -621,11 +621,11 @@ static aclError check_copy_locked(const char *api, void *dst, size_t destMax, co
 {
     if (dst == NULL || src == NULL) {
         aclsim_set_error("%s: dst and src must not be NULL", api);
-        return ACL_ERROR_INVALID_PARAM;
+        return rt_error(ACL_ERROR_INVALID_PARAM);
     }
     if (count > destMax) {
         aclsim_set_error("%s: count (%zu) is larger than destMax (%zu)", api, count, destMax);
-        return ACL_ERROR_INVALID_PARAM;
+        return rt_error(ACL_ERROR_INVALID_PARAM);
     }
     int want_dst, want_src;
     switch (kind) {
@@ -654,22 +654,22 @@ static aclError check_copy_locked(const char *api, void *dst, size_t destMax, co
         break;
     default:
         aclsim_set_error("%s: invalid memcpy kind %d", api, (int)kind);
-        return ACL_ERROR_INVALID_PARAM;
+        return rt_error(ACL_ERROR_INVALID_PARAM);
     }
     if (want_dst != is_device_locked(dst) || want_src != is_device_locked(src)) {
         aclsim_set_error("%s: %s needs a %s destination and a %s source, but dst %p is %s memory and src %p is %s "
                          "memory",
                          api, kind_name(kind), want_dst ? "device" : "host", want_src ? "device" : "host", dst,
                          is_device_locked(dst) ? "device" : "host", src, is_device_locked(src) ? "device" : "host");
-        return ACL_ERROR_INVALID_PARAM;
+        return rt_error(ACL_ERROR_INVALID_PARAM);
     }
     if (want_dst && !rt_device_range_ok_locked(dst, count)) {
         aclsim_set_error("%s: the %zu bytes at dst %p run past the end of its device allocation", api, count, dst);
-        return ACL_ERROR_INVALID_PARAM;
+        return rt_error(ACL_ERROR_INVALID_PARAM);
     }
     if (want_src && !rt_device_range_ok_locked(src, count)) {
         aclsim_set_error("%s: the %zu bytes at src %p run past the end of its device allocation", api, count, src);
-        return ACL_ERROR_INVALID_PARAM;
+        return rt_error(ACL_ERROR_INVALID_PARAM);
     }
     *dst_dev = want_dst;
     *src_dev = want_src;
@@ -725,7 +725,7 @@ static aclError run_copy(void *ctx)
     if (!ok) {
         aclsim_set_error("%s: device memory was freed before the queued operation ran",
                          c->is_set ? "aclrtMemsetAsync" : "aclrtMemcpyAsync");
-        return ACL_ERROR_RT_DEVICE_MEM_ERROR;
+        return rt_error(ACL_ERROR_RT_DEVICE_MEM_ERROR);
     }
     if (c->count > 0) {
         if (c->is_set) {
@@ -760,7 +760,7 @@ aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, size_t cou
     struct copy_task *c = calloc(1, sizeof *c);
     if (c == NULL) {
         aclsim_set_error("aclrtMemcpyAsync: out of host memory");
-        return ACL_ERROR_RT_MEMORY_ALLOCATION;
+        return rt_error(ACL_ERROR_RT_MEMORY_ALLOCATION);
     }
     pthread_mutex_lock(&rt_lock);
     aclError err = check_copy_locked("aclrtMemcpyAsync", dst, destMax, src, count, kind, &c->dst_dev, &c->src_dev);
@@ -780,15 +780,15 @@ static aclError check_set_locked(const char *api, void *devPtr, size_t maxCount,
 {
     if (devPtr == NULL) {
         aclsim_set_error("%s: devPtr must not be NULL", api);
-        return ACL_ERROR_INVALID_PARAM;
+        return rt_error(ACL_ERROR_INVALID_PARAM);
     }
     if (count > maxCount) {
         aclsim_set_error("%s: count (%zu) is larger than maxCount (%zu)", api, count, maxCount);
-        return ACL_ERROR_INVALID_PARAM;
+        return rt_error(ACL_ERROR_INVALID_PARAM);
     }
     if (!rt_device_range_ok_locked(devPtr, count)) {
         aclsim_set_error("%s: the %zu bytes at %p are not inside one device allocation", api, count, devPtr);
-        return ACL_ERROR_INVALID_PARAM;
+        return rt_error(ACL_ERROR_INVALID_PARAM);
     }
     return ACL_SUCCESS;
 }
@@ -812,7 +812,7 @@ aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value, size_t c
     struct copy_task *c = calloc(1, sizeof *c);
     if (c == NULL) {
         aclsim_set_error("aclrtMemsetAsync: out of host memory");
-        return ACL_ERROR_RT_MEMORY_ALLOCATION;
+        return rt_error(ACL_ERROR_RT_MEMORY_ALLOCATION);
     }
     pthread_mutex_lock(&rt_lock);
     aclError err = check_set_locked("aclrtMemsetAsync", devPtr, maxCount, count);
@@ -835,7 +835,7 @@ aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free_bytes, size_t *total)
     (void)attr;
     if (free_bytes == NULL || total == NULL) {
         aclsim_set_error("aclrtGetMemInfo: free and total must not be NULL");
-        return ACL_ERROR_INVALID_PARAM;
+        return rt_error(ACL_ERROR_INVALID_PARAM);
     }
     pthread_mutex_lock(&rt_lock);
     uint64_t t = rt_device_memory_total();

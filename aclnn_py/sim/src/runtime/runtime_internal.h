@@ -77,4 +77,46 @@ RT_HIDDEN void rt_dump_configure(FILE *config);
  * of aclsim_machine_memory() (the rule is in aclnn_py/sim/README.md). */
 RT_HIDDEN uint64_t rt_device_memory_total(void);
 
+/* What a device exception callback (aclrtSetExceptionInfoCallback) is handed. */
+struct rtExceptionInfo {
+    uint32_t task_id;
+    uint32_t stream_id;
+    uint32_t thread_id;
+    uint32_t device_id;
+    aclError error_code;
+};
+
+/* ---- errors (error.c) -------------------------------------------------------------------- */
+
+/* Sets this thread's last error (aclrtGetLastError / aclrtPeekAtLastError); 0 is ignored. */
+RT_HIDDEN void rt_set_last_error(aclError code);
+
+/* Records code as this thread's last error (if non-zero) and returns it. */
+static inline aclError rt_error(aclError code)
+{
+    rt_set_last_error(code);
+    return code;
+}
+
+/* printf-style: sets the recent error message and the last error, returns code. */
+RT_HIDDEN aclError rt_fail(aclError code, const char *fmt, ...) ACLSIM_PRINTF(2, 3);
+
+/* ---- the functions the simulator does not honour (unsupported.c, unsupported.def) --------- */
+
+enum aclsim_unsupported_kind {
+    ACLSIM_WHY_KERNELS,
+    ACLSIM_WHY_IPC,
+    ACLSIM_WHY_NOTIFY,
+    ACLSIM_WHY_SNAPSHOT,
+    ACLSIM_WHY_MBUF,
+    ACLSIM_WHY_DEVICE_CONTROL,
+    ACLSIM_WHY_HW_MAINTENANCE,
+    ACLSIM_WHY_MODEL_DUMP,
+    ACLSIM_WHY_NOT_YET
+};
+
+/* Sets the recent error message (naming api and why) and the last error to
+ * ACL_ERROR_RT_FEATURE_NOT_SUPPORT. */
+RT_HIDDEN void aclsim_unsupported(const char *api, enum aclsim_unsupported_kind kind);
+
 #endif
