@@ -102,11 +102,16 @@ def _filter(text: str) -> tuple[list[str], list[str]]:
 _ENUM_TYPEDEF = re.compile(r"(?:typedef\s+enum\b[^{};]*\{[^{}]*\}\s*\w+|(?<![\w])enum\s+\w+\s*\{[^{}]*\})\s*;")
 
 
+def enum_declarations(cdef: str) -> list[str]:
+    """The enum declarations of cdef text, each whole."""
+    return _ENUM_TYPEDEF.findall(cdef)
+
+
 def constants_cdef(cdef: str) -> str:
     """The integer constants of cdef text: its ``#define NAME <integer>`` lines and its
     enum declarations, without the rest (prototypes, structs)."""
     defines = [line for line in cdef.splitlines() if line.startswith("#define ")]
-    return "\n".join(defines + _ENUM_TYPEDEF.findall(cdef)) + "\n"
+    return "\n".join(defines + enum_declarations(cdef)) + "\n"
 
 
 def read_cdef(include_dir: str | Path, roots: tuple[str, ...] = ROOT_HEADERS) -> str:

@@ -79,7 +79,8 @@ _C_TO_PYTHON = {
 }
 
 
-def _python_type(c_type: str) -> str:
+def python_type(c_type: str) -> str:
+    """The Python annotation the mirror gives a C parameter type."""
     if c_type in _C_TO_PYTHON:
         return _C_TO_PYTHON[c_type]
     if re.fullmatch(r"(u?int(8|16|32|64)_t|int|size_t)", c_type):
@@ -96,11 +97,14 @@ def _annotation(annotation: object) -> str:
 def _python_signature(fn: Callable[..., object]) -> str:
     sig = inspect.signature(fn)
     parts = []
-    for p in sig.parameters.values():
+    params = list(sig.parameters.values())
+    for i, p in enumerate(params):
         text = f"{p.name}: {_annotation(p.annotation)}"
         if p.default is not inspect.Parameter.empty:
             text += " = ..."
         parts.append(("*" if p.kind is p.VAR_POSITIONAL else "") + text)
+        if p.kind is p.POSITIONAL_ONLY and (i + 1 == len(params) or params[i + 1].kind is not p.POSITIONAL_ONLY):
+            parts.append("/")
     return f"({', '.join(parts)}) -> {_annotation(sig.return_annotation)}"
 
 
@@ -146,7 +150,7 @@ def render() -> str:
         proto = protos.get(name)
         c_proto = c_signature(name, *proto) if proto else None
         if name.endswith("GetWorkspaceSize") and proto:
-            params = ", ".join(f"{n}: {_python_type(t)}" for t, n in proto[1][:-2])
+            params = ", ".join(f"{n}: {python_type(t)}" for t, n in proto[1][:-2])
             signature = f"({params}) -> tuple[int, CData]"
         elif name in capi.OPERATORS:
             signature = "(workspace: CData | None, workspaceSize: int, executor: CData, stream: CData) -> None"
