@@ -20,8 +20,6 @@
 
 #include "runtime_internal.h"
 
-pthread_mutex_t rt_lock = PTHREAD_MUTEX_INITIALIZER;
-
 /* Signalled (with rt_lock) when a stream's last user is done, for the thread freeing it. */
 static pthread_cond_t stream_idle = PTHREAD_COND_INITIALIZER;
 
@@ -863,19 +861,9 @@ static void drop_tasks(struct rt_stream *s)
     s->tail = NULL;
 }
 
-static void before_fork(void)
+/* In the child, with rt_lock held by the only thread (state.c). */
+static void forget_after_fork(void)
 {
-    pthread_mutex_lock(&rt_lock);
-}
-
-static void after_fork_in_parent(void)
-{
-    pthread_mutex_unlock(&rt_lock);
-}
-
-static void after_fork_in_child(void)
-{
-    /* Only the forking thread exists: no other thread holds or waits for anything. */
     for (int i = 0; i < ACLSIM_MAX_DEVICES; i++) {
         if (devices[i].refcount > 0) {
             drop_tasks(&devices[i].default_stream);
@@ -899,15 +887,13 @@ static void after_fork_in_child(void)
         free(e);
     }
     tl_context = NULL;
-    rt_memory_forget_after_fork();
     rt_counter_set(ACLSIM_CNT_STREAMS, 0);
     rt_counter_set(ACLSIM_CNT_EVENTS, 0);
     rt_counter_set(ACLSIM_CNT_CONTEXTS, 0);
     pthread_cond_init(&stream_idle, NULL);
-    pthread_mutex_init(&rt_lock, NULL);
 }
 
-__attribute__((constructor)) static void register_fork_handlers(void)
+__attribute__((constructor)) static void register_fork_hook(void)
 {
-    pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
+    rt_at_fork_child(forget_after_fork);
 }

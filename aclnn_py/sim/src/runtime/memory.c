@@ -332,7 +332,9 @@ static void report_no_room(const char *api, size_t size, uint64_t used)
                                                       " to change it");
 }
 
-void rt_memory_forget_after_fork(void)
+/* In a child after fork(), with rt_lock held by the only thread (state.c): forget every
+ * device block (the parent's device memory is not the child's). */
+static void forget_after_fork(void)
 {
     /* The blocks stay allocated in the child (a stale pointer then reads the child's copy,
      * never freed memory); only the table goes, so none of them is device memory any more. */
@@ -342,6 +344,11 @@ void rt_memory_forget_after_fork(void)
     device_bytes = 0;
     rt_counter_set(ACLSIM_CNT_DEVICE_BLOCKS, 0);
     rt_counter_set(ACLSIM_CNT_DEVICE_BYTES, 0);
+}
+
+__attribute__((constructor)) static void register_fork_hook(void)
+{
+    rt_at_fork_child(forget_after_fork);
 }
 
 /* Index of the block containing p, or -1. */

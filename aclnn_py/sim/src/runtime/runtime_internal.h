@@ -14,8 +14,21 @@
 
 #define ACLSIM_MAX_DEVICES 64
 
-/* One lock for all runtime state.  Queued work never runs while it is held. */
+/*
+ * The runtime's sources depend on each other one way only:
+ *   state.c   rt_lock and fork handling (depends on nothing else here)
+ *   error.c   recent error text, last error, counters
+ *   device.c  devices, contexts, streams, events          -> state.c, error.c
+ *   memory.c  device/host memory and copies                -> device.c (streams), state.c, error.c
+ *   the other sources use the ones above, none of them uses the others.
+ */
+
+/* One lock for all runtime state (state.c).  Queued work never runs while it is held. */
 RT_HIDDEN extern pthread_mutex_t rt_lock;
+
+/* At load time (a constructor): forget(), run in a child after fork() with rt_lock held by
+ * the only thread, drops the state of the parent the child must not use. */
+RT_HIDDEN void rt_at_fork_child(void (*forget)(void));
 
 struct rt_task {
     struct rt_task *next;
@@ -37,10 +50,6 @@ struct rt_stream {
 RT_HIDDEN void rt_stream_use_locked(struct rt_stream *s);
 /* Takes rt_lock: the matching release; wakes a thread waiting to free the stream. */
 RT_HIDDEN void rt_stream_done(struct rt_stream *s);
-
-/* In a child after fork(), with rt_lock held by the only thread: forget every device block
- * (the child's copies stay allocated: the parent's device memory is not the child's). */
-RT_HIDDEN void rt_memory_forget_after_fork(void);
 
 /* With rt_lock held: free the blocks aclrtFree kept for reuse (memory.c). */
 RT_HIDDEN void rt_memory_release_cache_locked(void);
