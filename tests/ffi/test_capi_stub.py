@@ -18,7 +18,8 @@ def test_every_public_function_has_its_c_prototype():
     text = stubs.render()
     protos = stubs.prototypes(read_cdef(include_dir()))
     functions = [n for n, v in vars(capi).items()
-                 if not n.startswith("_") and inspect.isfunction(v) and v.__module__ == capi.__name__]
+                 if not n.startswith("_") and inspect.isfunction(v) and v.__module__ == capi.__name__
+                 and n != "new"]  # the mirror's one helper of its own: memory for output parameters
     assert "aclrtMalloc" in functions and "aclnnAvgPool2dBackwardGetWorkspaceSize" in functions
     for name in functions:
         assert name in protos, f"{name} is not declared by the headers"

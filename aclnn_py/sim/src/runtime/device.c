@@ -32,6 +32,8 @@ struct rt_event {
     struct rt_event *prev, *next;
     uint64_t serial;       /* unique per event, so a stale task can tell it is stale */
     uint64_t record_seq;   /* counts aclrtRecordEvent calls; the last one completes it */
+    uint32_t flags;        /* aclrtCreateEventWithFlag's */
+    uint32_t id;
     int recorded;
     int complete;
     struct timespec stamp;
@@ -274,13 +276,14 @@ aclError aclrtGetRunMode(aclrtRunMode *runMode)
     return ACL_SUCCESS;
 }
 
-aclError aclrtSynchronizeDevice(void)
+static aclError synchronize_device(const char *api, int32_t timeout)
 {
+    int64_t deadline = rt_deadline(timeout);
     pthread_mutex_lock(&rt_lock);
     int d = rt_current_device();
     if (d < 0) {
         pthread_mutex_unlock(&rt_lock);
-        return no_device("aclrtSynchronizeDevice");
+        return no_device(api);
     }
     /* Snapshot the streams: draining runs without the lock. */
     size_t n = 0;
@@ -290,8 +293,7 @@ aclError aclrtSynchronizeDevice(void)
     struct rt_stream **todo = malloc((n + 1) * sizeof *todo);
     if (todo == NULL) {
         pthread_mutex_unlock(&rt_lock);
-        aclsim_set_error("aclrtSynchronizeDevice: out of host memory");
-        return rt_error(ACL_ERROR_RT_MEMORY_ALLOCATION);
+        return rt_fail(ACL_ERROR_RT_MEMORY_ALLOCATION, "%s: out of host memory", api);
     }
     size_t k = 0;
     todo[k++] = &devices[d].default_stream;
@@ -307,14 +309,31 @@ aclError aclrtSynchronizeDevice(void)
 
     aclError first = ACL_SUCCESS;
     for (size_t i = 0; i < k; i++) {
-        aclError e = rt_drain(todo[i]);
+        aclError e = rt_drain_until(todo[i], deadline, ACL_ERROR_RT_STREAM_SYNC_TIMEOUT);
         rt_stream_done(todo[i]);
         if (first == ACL_SUCCESS) {
             first = e;
         }
     }
     free(todo);
-    return first;
+    if (first == ACL_ERROR_RT_STREAM_SYNC_TIMEOUT) {
+        return rt_fail(first, "%s: the device's work did not complete within %d ms", api, (int)timeout);
+    }
+    return rt_error(first);
+}
+
+aclError aclrtSynchronizeDevice(void)
+{
+    return synchronize_device("aclrtSynchronizeDevice", -1);
+}
+
+aclError aclrtSynchronizeDeviceWithTimeout(int32_t timeout)
+{
+    if (timeout < -1) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "aclrtSynchronizeDeviceWithTimeout: timeout must be -1 or >= 0, got %d",
+                       (int)timeout);
+    }
+    return synchronize_device("aclrtSynchronizeDeviceWithTimeout", timeout);
 }
 
 /* ---- contexts ------------------------------------------------------------------------ */
@@ -441,7 +460,7 @@ struct rt_stream *rt_resolve_stream_locked(aclrtStream handle, const char *api, 
         *err = no_device(api);
         return NULL;
     }
-    if (handle == NULL) {
+    if (handle == NULL || handle == (aclrtStream)&devices[d].default_stream) {
         return &devices[d].default_stream;
     }
     struct rt_stream *s = find_user_stream_locked(handle);
@@ -469,6 +488,15 @@ aclError rt_enqueue_locked(struct rt_stream *s, aclsim_task_run_fn run, aclsim_t
     t->run = run;
     t->release = release;
     t->ctx = ctx;
+    if (s->capturing) {
+        if (s->captured_tail != NULL) {
+            s->captured_tail->next = t;
+        } else {
+            s->captured_head = t;
+        }
+        s->captured_tail = t;
+        return ACL_SUCCESS;
+    }
     if (s->tail != NULL) {
         s->tail->next = t;
     } else {
@@ -500,27 +528,57 @@ aclError aclsim_stream_enqueue(const char *api, aclrtStream stream, aclsim_task_
     return err;
 }
 
-aclError rt_drain(struct rt_stream *s)
+int64_t rt_deadline(int32_t timeout)
+{
+    if (timeout < 0) {
+        return -1;
+    }
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000 + timeout;
+}
+
+static int past(int64_t deadline_ms)
+{
+    if (deadline_ms < 0) {
+        return 0;
+    }
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000 >= deadline_ms;
+}
+
+aclError rt_drain_until(struct rt_stream *s, int64_t deadline_ms, aclError timeout_status)
 {
     aclError first = ACL_SUCCESS;
     pthread_mutex_lock(&s->drain_lock);
     for (;;) {
         pthread_mutex_lock(&rt_lock);
         struct rt_task *t = s->head;
-        if (t != NULL) {
+        int timed_out = t != NULL && past(deadline_ms);
+        if (t != NULL && !timed_out) {
             s->head = t->next;
             if (s->head == NULL) {
                 s->tail = NULL;
             }
         }
+        int keep_going = s->failure_mode == ACL_CONTINUE_ON_FAILURE;
         pthread_mutex_unlock(&rt_lock);
+        if (timed_out) {
+            pthread_mutex_unlock(&s->drain_lock);
+            return first != ACL_SUCCESS ? first : timeout_status;
+        }
         if (t == NULL) {
             break;
         }
-        if (first == ACL_SUCCESS) {
-            first = t->run(t->ctx);
+        if (first == ACL_SUCCESS || keep_going) {
+            aclError e = t->run(t->ctx);
+            if (first == ACL_SUCCESS) {
+                first = e;
+            }
         }
-        /* After a failure the rest of the queue is dropped, as a device aborts the stream. */
+        /* After a failure the rest of the queue is dropped, as a device aborts the stream,
+         * unless the stream was told to continue on failure. */
         if (t->release != NULL) {
             t->release(t->ctx);
         }
@@ -530,31 +588,53 @@ aclError rt_drain(struct rt_stream *s)
     return first;
 }
 
+aclError rt_drain(struct rt_stream *s)
+{
+    return rt_drain_until(s, -1, ACL_SUCCESS);
+}
+
 static void stream_free(struct rt_stream *s)
 {
     pthread_mutex_destroy(&s->drain_lock);
     free(s);
 }
 
-aclError aclrtCreateStream(aclrtStream *stream)
+/* CANN's stream priorities: 0 (the highest) to 7 (the lowest, the default). */
+#define LEAST_PRIORITY 7
+#define KNOWN_STREAM_FLAGS (ACL_STREAM_FAST_LAUNCH | ACL_STREAM_FAST_SYNC | ACL_STREAM_PERSISTENT | ACL_STREAM_HUGE | \
+                            ACL_STREAM_CPU_SCHEDULE | ACL_STREAM_DEVICE_USE_ONLY)
+
+static int32_t next_stream_id = 1;
+
+static aclError create_stream(const char *api, aclrtStream *stream, uint32_t priority, uint32_t flags)
 {
     if (stream == NULL) {
-        aclsim_set_error("aclrtCreateStream: stream must not be NULL");
-        return rt_error(ACL_ERROR_INVALID_PARAM);
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: stream must not be NULL", api);
+    }
+    if (priority > LEAST_PRIORITY) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: priority %u is outside [0, %d] (aclrtDeviceGetStreamPriorityRange)",
+                       api, (unsigned)priority, LEAST_PRIORITY);
+    }
+    if (flags & ~(uint32_t)KNOWN_STREAM_FLAGS) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: unknown stream flag bits 0x%x", api,
+                       (unsigned)(flags & ~(uint32_t)KNOWN_STREAM_FLAGS));
     }
     struct rt_stream *s = calloc(1, sizeof *s);
     if (s == NULL) {
-        aclsim_set_error("aclrtCreateStream: out of host memory");
-        return rt_error(ACL_ERROR_RT_MEMORY_ALLOCATION);
+        return rt_fail(ACL_ERROR_RT_MEMORY_ALLOCATION, "%s: out of host memory", api);
     }
     pthread_mutex_lock(&rt_lock);
     int d = rt_current_device();
     if (d < 0) {
         pthread_mutex_unlock(&rt_lock);
         free(s);
-        return no_device("aclrtCreateStream");
+        return no_device(api);
     }
     s->device = d;
+    s->priority = priority;
+    s->flags = flags;
+    s->failure_mode = ACL_STOP_ON_FAILURE;
+    s->id = next_stream_id++;
     pthread_mutex_init(&s->drain_lock, NULL);
     LIST_PUSH(user_streams, s);
     pthread_mutex_unlock(&rt_lock);
@@ -563,31 +643,135 @@ aclError aclrtCreateStream(aclrtStream *stream)
     return ACL_SUCCESS;
 }
 
-aclError aclrtCreateStreamWithConfig(aclrtStream *stream, uint32_t priority, uint32_t flag)
+aclError aclrtCreateStream(aclrtStream *stream)
 {
-    (void)priority;
-    (void)flag;
-    return aclrtCreateStream(stream);
+    return create_stream("aclrtCreateStream", stream, LEAST_PRIORITY, 0);
 }
 
-aclError aclrtDestroyStream(aclrtStream stream)
+aclError aclrtCreateStreamWithConfig(aclrtStream *stream, uint32_t priority, uint32_t flag)
+{
+    return create_stream("aclrtCreateStreamWithConfig", stream, priority, flag);
+}
+
+aclrtStreamConfigHandle *aclrtCreateStreamConfigHandle(void)
+{
+    aclrtStreamConfigHandle *h = calloc(1, sizeof *h);
+    if (h == NULL) {
+        rt_fail(ACL_ERROR_RT_MEMORY_ALLOCATION, "aclrtCreateStreamConfigHandle: out of host memory");
+        return NULL;
+    }
+    h->priority = LEAST_PRIORITY;
+    return h;
+}
+
+aclError aclrtDestroyStreamConfigHandle(aclrtStreamConfigHandle *handle)
+{
+    if (handle == NULL) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "aclrtDestroyStreamConfigHandle: handle must not be NULL");
+    }
+    free(handle);
+    return ACL_SUCCESS;
+}
+
+aclError aclrtSetStreamConfigOpt(aclrtStreamConfigHandle *handle, aclrtStreamConfigAttr attr, const void *attrValue,
+                                 size_t valueSize)
+{
+    const char *api = "aclrtSetStreamConfigOpt";
+    if (handle == NULL || attrValue == NULL) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: handle and attrValue must not be NULL", api);
+    }
+    size_t need = attr == ACL_RT_STREAM_WORK_ADDR_PTR ? sizeof(void *)
+                  : attr == ACL_RT_STREAM_WORK_SIZE ? sizeof(size_t)
+                  : attr == ACL_RT_STREAM_FLAG || attr == ACL_RT_STREAM_PRIORITY ? sizeof(uint32_t) : 0;
+    if (need == 0) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: unknown attribute %d", api, (int)attr);
+    }
+    if (valueSize != need) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: valueSize is %zu, attribute %d takes %zu bytes", api, valueSize,
+                       (int)attr, need);
+    }
+    switch (attr) {
+    case ACL_RT_STREAM_WORK_ADDR_PTR:
+        memcpy(&handle->workptr, attrValue, need);
+        break;
+    case ACL_RT_STREAM_WORK_SIZE:
+        memcpy(&handle->workSize, attrValue, need);
+        break;
+    case ACL_RT_STREAM_FLAG: {
+        uint32_t flag;
+        memcpy(&flag, attrValue, need);
+        handle->flag = flag;
+        break;
+    }
+    default:
+        memcpy(&handle->priority, attrValue, need);
+        break;
+    }
+    return ACL_SUCCESS;
+}
+
+aclError aclrtCreateStreamV2(aclrtStream *stream, const aclrtStreamConfigHandle *handle)
+{
+    if (handle == NULL) {
+        return create_stream("aclrtCreateStreamV2", stream, LEAST_PRIORITY, 0);
+    }
+    return create_stream("aclrtCreateStreamV2", stream, handle->priority, (uint32_t)handle->flag);
+}
+
+aclError aclrtDeviceGetStreamPriorityRange(int32_t *leastPriority, int32_t *greatestPriority)
+{
+    if (leastPriority == NULL || greatestPriority == NULL) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM,
+                       "aclrtDeviceGetStreamPriorityRange: leastPriority and greatestPriority must not be NULL");
+    }
+    *leastPriority = LEAST_PRIORITY;
+    *greatestPriority = 0;
+    return ACL_SUCCESS;
+}
+
+static void release_tasks(struct rt_task *t)
+{
+    while (t != NULL) {
+        struct rt_task *next = t->next;
+        if (t->release != NULL) {
+            t->release(t->ctx);
+        }
+        free(t);
+        t = next;
+    }
+}
+
+/* With rt_lock held: take the queued tasks off s (run nowhere: dropped). */
+static struct rt_task *take_queue_locked(struct rt_stream *s)
+{
+    struct rt_task *t = s->head;
+    s->head = s->tail = NULL;
+    return t;
+}
+
+static aclError destroy_stream(aclrtStream stream, int force, const char *api)
 {
     if (stream == NULL) {
-        aclsim_set_error("aclrtDestroyStream: stream must not be NULL (the default stream cannot be destroyed)");
-        return rt_error(ACL_ERROR_INVALID_PARAM);
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: stream must not be NULL (the default stream cannot be destroyed)", api);
     }
     pthread_mutex_lock(&rt_lock);
     struct rt_stream *s = find_user_stream_locked(stream);
     if (s == NULL) {
         pthread_mutex_unlock(&rt_lock);
-        aclsim_set_error("aclrtDestroyStream: %p is not a live stream (already destroyed?)", stream);
-        return rt_error(ACL_ERROR_RT_PARAM_INVALID);
+        return rt_fail(ACL_ERROR_RT_PARAM_INVALID, "%s: %p is not a live stream (already destroyed?)", api, stream);
     }
     LIST_REMOVE(user_streams, s);
+    struct rt_task *dropped = force ? take_queue_locked(s) : NULL;
+    struct rt_task *captured = s->captured_head;
+    s->captured_head = s->captured_tail = NULL;
+    s->capturing = 0;
     pthread_mutex_unlock(&rt_lock);
-    /* Queued work still runs (and releases its executors); its errors are not reported.  Any
-     * thread may destroy a stream, also while another one synchronises it: that one finishes
-     * first (it found the stream before it was unlisted) and only then is the stream freed. */
+    release_tasks(dropped);
+    release_tasks(captured);
+    /* Queued work still runs (and releases its executors) unless forced; its errors are not
+     * reported.  Any thread may destroy a stream, also while another one synchronises it: that
+     * one finishes first (it found the stream before it was unlisted) and only then is the
+     * stream freed. */
     (void)rt_drain(s);
     wait_unused(s);
     stream_free(s);
@@ -595,7 +779,17 @@ aclError aclrtDestroyStream(aclrtStream stream)
     return ACL_SUCCESS;
 }
 
-static aclError synchronize_stream(aclrtStream stream, const char *api)
+aclError aclrtDestroyStream(aclrtStream stream)
+{
+    return destroy_stream(stream, 0, "aclrtDestroyStream");
+}
+
+aclError aclrtDestroyStreamForce(aclrtStream stream)
+{
+    return destroy_stream(stream, 1, "aclrtDestroyStreamForce");
+}
+
+static aclError synchronize_stream(aclrtStream stream, const char *api, int32_t timeout)
 {
     aclError err = ACL_SUCCESS;
     pthread_mutex_lock(&rt_lock);
@@ -607,23 +801,223 @@ static aclError synchronize_stream(aclrtStream stream, const char *api)
     if (s == NULL) {
         return err;
     }
-    err = rt_drain(s);
+    err = rt_drain_until(s, rt_deadline(timeout), ACL_ERROR_RT_STREAM_SYNC_TIMEOUT);
     rt_stream_done(s);
-    return err;
+    if (err == ACL_ERROR_RT_STREAM_SYNC_TIMEOUT) {
+        return rt_fail(err, "%s: the stream's work did not complete within %d ms", api, (int)timeout);
+    }
+    return rt_error(err);
 }
 
 aclError aclrtSynchronizeStream(aclrtStream stream)
 {
-    return synchronize_stream(stream, "aclrtSynchronizeStream");
+    return synchronize_stream(stream, "aclrtSynchronizeStream", -1);
 }
 
 aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout)
 {
     if (timeout < -1) {
-        aclsim_set_error("aclrtSynchronizeStreamWithTimeout: timeout must be -1 or >= 0, got %d", (int)timeout);
-        return rt_error(ACL_ERROR_INVALID_PARAM);
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "aclrtSynchronizeStreamWithTimeout: timeout must be -1 or >= 0, got %d",
+                       (int)timeout);
     }
-    return synchronize_stream(stream, "aclrtSynchronizeStreamWithTimeout");
+    return synchronize_stream(stream, "aclrtSynchronizeStreamWithTimeout", timeout);
+}
+
+/* With rt_lock held: the stream (NULL = default) or NULL with the error set. */
+#define RESOLVE_OR_RETURN(s, stream, api)                                                                              \
+    aclError err_ = ACL_SUCCESS;                                                                                       \
+    pthread_mutex_lock(&rt_lock);                                                                                      \
+    struct rt_stream *s = rt_resolve_stream_locked(stream, api, &err_);                                               \
+    if (s == NULL) {                                                                                                   \
+        pthread_mutex_unlock(&rt_lock);                                                                                \
+        return rt_error(err_);                                                                                         \
+    }
+
+aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus *status)
+{
+    if (status == NULL) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "aclrtStreamQuery: status must not be NULL");
+    }
+    RESOLVE_OR_RETURN(s, stream, "aclrtStreamQuery");
+    /* The simulated device runs a stream's work when it is synchronised: until then it is queued. */
+    *status = s->head == NULL ? ACL_STREAM_STATUS_COMPLETE : ACL_STREAM_STATUS_NOT_READY;
+    pthread_mutex_unlock(&rt_lock);
+    return ACL_SUCCESS;
+}
+
+aclError aclrtStreamGetPriority(aclrtStream stream, uint32_t *priority)
+{
+    if (priority == NULL) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "aclrtStreamGetPriority: priority must not be NULL");
+    }
+    RESOLVE_OR_RETURN(s, stream, "aclrtStreamGetPriority");
+    *priority = s->is_default ? LEAST_PRIORITY : s->priority;
+    pthread_mutex_unlock(&rt_lock);
+    return ACL_SUCCESS;
+}
+
+aclError aclrtStreamGetFlags(aclrtStream stream, uint32_t *flags)
+{
+    if (flags == NULL) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "aclrtStreamGetFlags: flags must not be NULL");
+    }
+    RESOLVE_OR_RETURN(s, stream, "aclrtStreamGetFlags");
+    *flags = s->flags;
+    pthread_mutex_unlock(&rt_lock);
+    return ACL_SUCCESS;
+}
+
+aclError aclrtStreamGetId(aclrtStream stream, int32_t *streamId)
+{
+    if (streamId == NULL) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "aclrtStreamGetId: streamId must not be NULL");
+    }
+    RESOLVE_OR_RETURN(s, stream, "aclrtStreamGetId");
+    *streamId = s->is_default ? 0 : s->id;
+    pthread_mutex_unlock(&rt_lock);
+    return ACL_SUCCESS;
+}
+
+aclError aclrtSetStreamFailureMode(aclrtStream stream, uint64_t mode)
+{
+    if (mode != ACL_CONTINUE_ON_FAILURE && mode != ACL_STOP_ON_FAILURE) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM,
+                       "aclrtSetStreamFailureMode: mode must be ACL_CONTINUE_ON_FAILURE or ACL_STOP_ON_FAILURE, got %llu",
+                       (unsigned long long)mode);
+    }
+    RESOLVE_OR_RETURN(s, stream, "aclrtSetStreamFailureMode");
+    s->failure_mode = mode;
+    pthread_mutex_unlock(&rt_lock);
+    return ACL_SUCCESS;
+}
+
+/* Drops the work queued on the stream, which stays usable. */
+aclError aclrtStreamAbort(aclrtStream stream)
+{
+    RESOLVE_OR_RETURN(s, stream, "aclrtStreamAbort");
+    struct rt_task *dropped = take_queue_locked(s);
+    pthread_mutex_unlock(&rt_lock);
+    release_tasks(dropped);
+    return ACL_SUCCESS;
+}
+
+aclError aclrtSetStreamAttribute(aclrtStream stream, aclrtStreamAttr stmAttrType, aclrtStreamAttrValue *value)
+{
+    const char *api = "aclrtSetStreamAttribute";
+    if (value == NULL) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: value must not be NULL", api);
+    }
+    if (stmAttrType == ACL_STREAM_ATTR_FAILURE_MODE) {
+        return aclrtSetStreamFailureMode(stream, value->failureMode);
+    }
+    if (stmAttrType == ACL_STREAM_ATTR_PRIORITY && value->streamPriority > LEAST_PRIORITY) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: priority %u is outside [0, %d]", api,
+                       (unsigned)value->streamPriority, LEAST_PRIORITY);
+    }
+    if (stmAttrType < ACL_STREAM_ATTR_FLOAT_OVERFLOW_CHECK || stmAttrType > ACL_STREAM_ATTR_PRIORITY) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: unknown attribute %d", api, (int)stmAttrType);
+    }
+    RESOLVE_OR_RETURN(s, stream, api);
+    switch (stmAttrType) {
+    case ACL_STREAM_ATTR_FLOAT_OVERFLOW_CHECK:
+        s->overflow_switch = value->overflowSwitch;
+        break;
+    case ACL_STREAM_ATTR_USER_CUSTOM_TAG:
+        s->user_custom_tag = value->userCustomTag;
+        break;
+    case ACL_STREAM_ATTR_CACHE_OP_INFO:
+        s->cache_op_info = value->cacheOpInfoSwitch;
+        break;
+    default:
+        s->priority = value->streamPriority;
+        break;
+    }
+    pthread_mutex_unlock(&rt_lock);
+    return ACL_SUCCESS;
+}
+
+aclError aclrtGetStreamAttribute(aclrtStream stream, aclrtStreamAttr stmAttrType, aclrtStreamAttrValue *value)
+{
+    const char *api = "aclrtGetStreamAttribute";
+    if (value == NULL) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: value must not be NULL", api);
+    }
+    if (stmAttrType < ACL_STREAM_ATTR_FAILURE_MODE || stmAttrType > ACL_STREAM_ATTR_PRIORITY) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: unknown attribute %d", api, (int)stmAttrType);
+    }
+    RESOLVE_OR_RETURN(s, stream, api);
+    memset(value, 0, sizeof *value);
+    switch (stmAttrType) {
+    case ACL_STREAM_ATTR_FAILURE_MODE:
+        value->failureMode = s->failure_mode;
+        break;
+    case ACL_STREAM_ATTR_FLOAT_OVERFLOW_CHECK:
+        value->overflowSwitch = s->overflow_switch;
+        break;
+    case ACL_STREAM_ATTR_USER_CUSTOM_TAG:
+        value->userCustomTag = s->user_custom_tag;
+        break;
+    case ACL_STREAM_ATTR_CACHE_OP_INFO:
+        value->cacheOpInfoSwitch = s->cache_op_info;
+        break;
+    default:
+        value->streamPriority = s->is_default ? LEAST_PRIORITY : s->priority;
+        break;
+    }
+    pthread_mutex_unlock(&rt_lock);
+    return ACL_SUCCESS;
+}
+
+aclError aclrtSetStreamOverflowSwitch(aclrtStream stream, uint32_t flag)
+{
+    RESOLVE_OR_RETURN(s, stream, "aclrtSetStreamOverflowSwitch");
+    s->overflow_switch = flag;
+    pthread_mutex_unlock(&rt_lock);
+    return ACL_SUCCESS;
+}
+
+aclError aclrtGetStreamOverflowSwitch(aclrtStream stream, uint32_t *flag)
+{
+    if (flag == NULL) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "aclrtGetStreamOverflowSwitch: flag must not be NULL");
+    }
+    RESOLVE_OR_RETURN(s, stream, "aclrtGetStreamOverflowSwitch");
+    *flag = s->overflow_switch;
+    pthread_mutex_unlock(&rt_lock);
+    return ACL_SUCCESS;
+}
+
+aclError aclrtCtxGetCurrentDefaultStream(aclrtStream *stream)
+{
+    if (stream == NULL) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "aclrtCtxGetCurrentDefaultStream: stream must not be NULL");
+    }
+    pthread_mutex_lock(&rt_lock);
+    int d = rt_current_device();
+    pthread_mutex_unlock(&rt_lock);
+    if (d < 0) {
+        return rt_error(no_device("aclrtCtxGetCurrentDefaultStream"));
+    }
+    *stream = (aclrtStream)&devices[d].default_stream;
+    return ACL_SUCCESS;
+}
+
+/* The simulator bounds streams by host memory only; this is what it reports as available. */
+#define STREAM_LIMIT 2048
+
+aclError aclrtGetStreamAvailableNum(uint32_t *streamCount)
+{
+    if (streamCount == NULL) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "aclrtGetStreamAvailableNum: streamCount must not be NULL");
+    }
+    pthread_mutex_lock(&rt_lock);
+    uint32_t live = 0;
+    for (struct rt_stream *s = user_streams; s != NULL; s = s->next) {
+        live++;
+    }
+    pthread_mutex_unlock(&rt_lock);
+    *streamCount = live < STREAM_LIMIT ? STREAM_LIMIT - live : 0;
+    return ACL_SUCCESS;
 }
 
 /* ---- events -------------------------------------------------------------------------- */
@@ -644,19 +1038,32 @@ static aclError bad_event(const char *api, aclrtEvent event)
     return rt_error(ACL_ERROR_RT_PARAM_INVALID);
 }
 
-aclError aclrtCreateEvent(aclrtEvent *event)
+#define KNOWN_EVENT_FLAGS (ACL_EVENT_SYNC | ACL_EVENT_CAPTURE_STREAM_PROGRESS | ACL_EVENT_TIME_LINE | \
+                           ACL_EVENT_DEVICE_USE_ONLY | ACL_EVENT_EXTERNAL | ACL_EVENT_IPC)
+
+static uint32_t next_event_id = 1;
+
+static aclError create_event(const char *api, aclrtEvent *event, uint32_t flags)
 {
     if (event == NULL) {
-        aclsim_set_error("aclrtCreateEvent: event must not be NULL");
-        return rt_error(ACL_ERROR_INVALID_PARAM);
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: event must not be NULL", api);
+    }
+    if (flags & ~(uint32_t)KNOWN_EVENT_FLAGS) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: unknown event flag bits 0x%x", api,
+                       (unsigned)(flags & ~(uint32_t)KNOWN_EVENT_FLAGS));
+    }
+    if (flags & ACL_EVENT_IPC) {
+        aclsim_unsupported(api, ACLSIM_WHY_IPC);
+        return ACL_ERROR_RT_FEATURE_NOT_SUPPORT;
     }
     struct rt_event *e = calloc(1, sizeof *e);
     if (e == NULL) {
-        aclsim_set_error("aclrtCreateEvent: out of host memory");
-        return rt_error(ACL_ERROR_RT_MEMORY_ALLOCATION);
+        return rt_fail(ACL_ERROR_RT_MEMORY_ALLOCATION, "%s: out of host memory", api);
     }
     pthread_mutex_lock(&rt_lock);
     e->serial = next_event_serial++;
+    e->flags = flags;
+    e->id = next_event_id++;
     LIST_PUSH(events, e);
     pthread_mutex_unlock(&rt_lock);
     aclsim_counter_add(ACLSIM_CNT_EVENTS, 1);
@@ -664,10 +1071,19 @@ aclError aclrtCreateEvent(aclrtEvent *event)
     return ACL_SUCCESS;
 }
 
+aclError aclrtCreateEvent(aclrtEvent *event)
+{
+    return create_event("aclrtCreateEvent", event, ACL_EVENT_SYNC | ACL_EVENT_TIME_LINE);
+}
+
 aclError aclrtCreateEventWithFlag(aclrtEvent *event, uint32_t flag)
 {
-    (void)flag;
-    return aclrtCreateEvent(event);
+    return create_event("aclrtCreateEventWithFlag", event, flag);
+}
+
+aclError aclrtCreateEventExWithFlag(aclrtEvent *event, uint32_t flag)
+{
+    return create_event("aclrtCreateEventExWithFlag", event, flag);
 }
 
 aclError aclrtDestroyEvent(aclrtEvent event)
@@ -766,11 +1182,10 @@ aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream)
     return err;
 }
 
-aclError aclrtSynchronizeEvent(aclrtEvent event)
+static aclError synchronize_event(aclrtEvent event, const char *api, int32_t timeout)
 {
     if (event == NULL) {
-        aclsim_set_error("aclrtSynchronizeEvent: event must not be NULL");
-        return rt_error(ACL_ERROR_INVALID_PARAM);
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: event must not be NULL", api);
     }
     pthread_mutex_lock(&rt_lock);
     struct rt_event *e = find_event_locked(event);
@@ -780,22 +1195,38 @@ aclError aclrtSynchronizeEvent(aclrtEvent event)
     }
     pthread_mutex_unlock(&rt_lock);
     if (e == NULL) {
-        return bad_event("aclrtSynchronizeEvent", event);
+        return rt_error(bad_event(api, event));
     }
     if (pending == NULL) {
         return ACL_SUCCESS;
     }
     /* The simulated device only works when asked: run the stream the record sits on. */
-    aclError err = rt_drain(pending);
+    aclError err = rt_drain_until(pending, rt_deadline(timeout), ACL_ERROR_RT_EVENT_SYNC_TIMEOUT);
     rt_stream_done(pending);
-    return err;
+    if (err == ACL_ERROR_RT_EVENT_SYNC_TIMEOUT) {
+        return rt_fail(err, "%s: the event was not reached within %d ms", api, (int)timeout);
+    }
+    return rt_error(err);
+}
+
+aclError aclrtSynchronizeEvent(aclrtEvent event)
+{
+    return synchronize_event(event, "aclrtSynchronizeEvent", -1);
+}
+
+aclError aclrtSynchronizeEventWithTimeout(aclrtEvent event, int32_t timeout)
+{
+    if (timeout < -1) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "aclrtSynchronizeEventWithTimeout: timeout must be -1 or >= 0, got %d",
+                       (int)timeout);
+    }
+    return synchronize_event(event, "aclrtSynchronizeEventWithTimeout", timeout);
 }
 
 aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus *status)
 {
     if (event == NULL || status == NULL) {
-        aclsim_set_error("aclrtQueryEventStatus: event and status must not be NULL");
-        return rt_error(ACL_ERROR_INVALID_PARAM);
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "aclrtQueryEventStatus: event and status must not be NULL");
     }
     pthread_mutex_lock(&rt_lock);
     struct rt_event *e = find_event_locked(event);
@@ -803,7 +1234,172 @@ aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus *statu
         *status = e->complete ? ACL_EVENT_RECORDED_STATUS_COMPLETE : ACL_EVENT_RECORDED_STATUS_NOT_READY;
     }
     pthread_mutex_unlock(&rt_lock);
-    return e != NULL ? ACL_SUCCESS : bad_event("aclrtQueryEventStatus", event);
+    return e != NULL ? ACL_SUCCESS : rt_error(bad_event("aclrtQueryEventStatus", event));
+}
+
+/* The deprecated query: an event never recorded counts as complete (nothing to wait for). */
+aclError aclrtQueryEvent(aclrtEvent event, aclrtEventStatus *status)
+{
+    if (event == NULL || status == NULL) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "aclrtQueryEvent: event and status must not be NULL");
+    }
+    pthread_mutex_lock(&rt_lock);
+    struct rt_event *e = find_event_locked(event);
+    if (e != NULL) {
+        *status = e->pending == NULL ? ACL_EVENT_STATUS_COMPLETE : ACL_EVENT_STATUS_NOT_READY;
+    }
+    pthread_mutex_unlock(&rt_lock);
+    return e != NULL ? ACL_SUCCESS : rt_error(bad_event("aclrtQueryEvent", event));
+}
+
+/* Whether a stream waiting on the event (aclrtStreamWaitEvent) may go on: its last record ran. */
+aclError aclrtQueryEventWaitStatus(aclrtEvent event, aclrtEventWaitStatus *status)
+{
+    if (event == NULL || status == NULL) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "aclrtQueryEventWaitStatus: event and status must not be NULL");
+    }
+    pthread_mutex_lock(&rt_lock);
+    struct rt_event *e = find_event_locked(event);
+    if (e != NULL) {
+        *status = e->pending == NULL ? ACL_EVENT_WAIT_STATUS_COMPLETE : ACL_EVENT_WAIT_STATUS_NOT_READY;
+    }
+    pthread_mutex_unlock(&rt_lock);
+    return e != NULL ? ACL_SUCCESS : rt_error(bad_event("aclrtQueryEventWaitStatus", event));
+}
+
+aclError aclrtEventGetTimestamp(aclrtEvent event, uint64_t *timestamp)
+{
+    if (event == NULL || timestamp == NULL) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "aclrtEventGetTimestamp: event and timestamp must not be NULL");
+    }
+    pthread_mutex_lock(&rt_lock);
+    struct rt_event *e = find_event_locked(event);
+    int complete = e != NULL && e->complete;
+    struct timespec stamp = complete ? e->stamp : (struct timespec){0, 0};
+    pthread_mutex_unlock(&rt_lock);
+    if (e == NULL) {
+        return rt_error(bad_event("aclrtEventGetTimestamp", event));
+    }
+    if (!complete) {
+        return rt_fail(ACL_ERROR_RT_PARAM_INVALID, "aclrtEventGetTimestamp: the event is not recorded and complete");
+    }
+    *timestamp = (uint64_t)stamp.tv_sec * 1000000u + (uint64_t)stamp.tv_nsec / 1000u; /* microseconds */
+    return ACL_SUCCESS;
+}
+
+aclError aclrtGetEventId(aclrtEvent event, uint32_t *eventId)
+{
+    if (event == NULL || eventId == NULL) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "aclrtGetEventId: event and eventId must not be NULL");
+    }
+    pthread_mutex_lock(&rt_lock);
+    struct rt_event *e = find_event_locked(event);
+    if (e != NULL) {
+        *eventId = e->id;
+    }
+    pthread_mutex_unlock(&rt_lock);
+    return e != NULL ? ACL_SUCCESS : rt_error(bad_event("aclrtGetEventId", event));
+}
+
+/* ---- waits and resets queued on a stream ----------------------------------------------- */
+
+struct event_task {
+    struct rt_event *event;
+    uint64_t serial;
+};
+
+/* aclrtStreamWaitEvent's task: the waiting stream goes on once the event's record has run,
+ * so the work queued before the record (on its stream) runs first, on this thread. */
+static aclError run_wait(void *ctx)
+{
+    struct event_task *w = ctx;
+    pthread_mutex_lock(&rt_lock);
+    struct rt_event *e = find_event_locked(w->event);
+    struct rt_stream *pending = e != NULL && e->serial == w->serial ? e->pending : NULL;
+    if (pending != NULL) {
+        rt_stream_use_locked(pending);
+    }
+    pthread_mutex_unlock(&rt_lock);
+    if (pending == NULL) {
+        return ACL_SUCCESS; /* complete, never recorded, reset or destroyed: nothing to wait for */
+    }
+    aclError err = rt_drain(pending);
+    rt_stream_done(pending);
+    return err;
+}
+
+static aclError run_reset(void *ctx)
+{
+    struct event_task *r = ctx;
+    pthread_mutex_lock(&rt_lock);
+    struct rt_event *e = find_event_locked(r->event);
+    if (e != NULL && e->serial == r->serial && e->pending == NULL) {
+        e->recorded = 0;
+        e->complete = 0;
+    }
+    pthread_mutex_unlock(&rt_lock);
+    return ACL_SUCCESS;
+}
+
+static aclError enqueue_event_task(const char *api, aclrtEvent event, aclrtStream stream, aclsim_task_run_fn run,
+                                   int wait_own_stream_ok)
+{
+    if (event == NULL) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: event must not be NULL", api);
+    }
+    struct event_task *w = malloc(sizeof *w);
+    if (w == NULL) {
+        return rt_fail(ACL_ERROR_RT_MEMORY_ALLOCATION, "%s: out of host memory", api);
+    }
+    aclError err = ACL_SUCCESS;
+    pthread_mutex_lock(&rt_lock);
+    struct rt_event *e = find_event_locked(event);
+    struct rt_stream *s = e != NULL ? rt_resolve_stream_locked(stream, api, &err) : NULL;
+    if (e != NULL && s != NULL) {
+        if (!wait_own_stream_ok && e->pending == s) {
+            /* The record is ahead in this very stream: FIFO order already waits for it. */
+            pthread_mutex_unlock(&rt_lock);
+            free(w);
+            return ACL_SUCCESS;
+        }
+        w->event = e;
+        w->serial = e->serial;
+        err = rt_enqueue_locked(s, run, free, w);
+        if (err != ACL_SUCCESS) {
+            aclsim_set_error("%s: out of host memory", api);
+        }
+    }
+    pthread_mutex_unlock(&rt_lock);
+    if (e == NULL) {
+        free(w);
+        return rt_error(bad_event(api, event));
+    }
+    if (s == NULL || err != ACL_SUCCESS) {
+        free(w);
+        return rt_error(err);
+    }
+    return ACL_SUCCESS;
+}
+
+aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event)
+{
+    return enqueue_event_task("aclrtStreamWaitEvent", event, stream, run_wait, 0);
+}
+
+aclError aclrtStreamWaitEventWithTimeout(aclrtStream stream, aclrtEvent event, int32_t timeout)
+{
+    if (timeout < -1) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "aclrtStreamWaitEventWithTimeout: timeout must be -1 or >= 0, got %d",
+                       (int)timeout);
+    }
+    /* The wait runs the recording stream to the record on this thread: it never waits on
+     * another thread, so it cannot run out of time before the work is done. */
+    return enqueue_event_task("aclrtStreamWaitEventWithTimeout", event, stream, run_wait, 0);
+}
+
+aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream)
+{
+    return enqueue_event_task("aclrtResetEvent", event, stream, run_reset, 1);
 }
 
 aclError aclrtEventElapsedTime(float *ms, aclrtEvent startEvent, aclrtEvent endEvent)

@@ -851,3 +851,172 @@ aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free_bytes, size_t *total)
     pthread_mutex_unlock(&rt_lock);
     return ACL_SUCCESS;
 }
+
+/* ---- 2-D copies and 32-bit memsets ----------------------------------------------------- */
+
+/* height rows of width bytes, rows dpitch / spitch bytes apart (a 32-bit set: value repeated
+ * over count elements, height 1). */
+struct rows_task {
+    const char *api;
+    char *dst;
+    const char *src;
+    size_t dpitch, spitch, width, height;
+    int dst_dev, src_dev;
+    int is_set32;
+    uint32_t value;
+};
+
+/* Bytes from the first row's start to the last row's end. */
+static size_t span(size_t pitch, size_t width, size_t height)
+{
+    return height == 0 ? 0 : (height - 1) * pitch + width;
+}
+
+static aclError check_rows_locked(struct rows_task *r, aclrtMemcpyKind kind)
+{
+    size_t dspan = span(r->dpitch, r->width, r->height);
+    if (r->dst == NULL || (!r->is_set32 && r->src == NULL)) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: dst and src must not be NULL", r->api);
+    }
+    if (r->is_set32) {
+        r->dst_dev = 1;
+    } else {
+        if (r->width > r->dpitch || r->width > r->spitch) {
+            return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: width (%zu) must not exceed dpitch (%zu) nor spitch (%zu)",
+                           r->api, r->width, r->dpitch, r->spitch);
+        }
+        /* The checks of aclrtMemcpy on the spans (the kind against where each side lies). */
+        aclError err = check_copy_locked(r->api, r->dst, dspan, r->src, span(r->spitch, r->width, r->height), kind,
+                                         &r->dst_dev, &r->src_dev);
+        if (err != ACL_SUCCESS && span(r->spitch, r->width, r->height) <= dspan) {
+            return err;
+        }
+        if (err != ACL_SUCCESS) {
+            /* check_copy_locked refuses count > destMax; the spans differ, the rows do not. */
+            aclError again = check_copy_locked(r->api, r->dst, dspan, r->src, dspan, kind, &r->dst_dev, &r->src_dev);
+            if (again != ACL_SUCCESS) {
+                return again;
+            }
+            if (r->src_dev && !rt_device_range_ok_locked(r->src, span(r->spitch, r->width, r->height))) {
+                return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: the source rows are not inside one device allocation", r->api);
+            }
+        }
+        return ACL_SUCCESS;
+    }
+    if (!rt_device_range_ok_locked(r->dst, dspan)) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: the %zu bytes at %p are not inside one device allocation", r->api,
+                       dspan, (void *)r->dst);
+    }
+    return ACL_SUCCESS;
+}
+
+static void do_rows(const struct rows_task *r)
+{
+    if (r->is_set32) {
+        uint32_t *p = (uint32_t *)(void *)r->dst;
+        for (size_t i = 0; i < r->width / sizeof(uint32_t); i++) {
+            p[i] = r->value;
+        }
+        return;
+    }
+    for (size_t row = 0; row < r->height; row++) {
+        memmove(r->dst + row * r->dpitch, r->src + row * r->spitch, r->width);
+    }
+}
+
+static aclError run_rows(void *ctx)
+{
+    struct rows_task *r = ctx;
+    size_t dspan = span(r->dpitch, r->width, r->height);
+    pthread_mutex_lock(&rt_lock);
+    int ok = (!r->dst_dev || rt_device_range_ok_locked(r->dst, dspan)) &&
+             (r->is_set32 || !r->src_dev || rt_device_range_ok_locked(r->src, span(r->spitch, r->width, r->height)));
+    if (ok) {
+        if (r->src_dev && !r->is_set32) {
+            fill_locked(r->src);
+        }
+        if (r->dst_dev) {
+            fill_locked(r->dst);
+        }
+    }
+    pthread_mutex_unlock(&rt_lock);
+    if (!ok) {
+        return rt_fail(ACL_ERROR_RT_DEVICE_MEM_ERROR, "%s: device memory was freed before the queued operation ran",
+                       r->api);
+    }
+    do_rows(r);
+    return ACL_SUCCESS;
+}
+
+static aclError rows(struct rows_task *r, aclrtMemcpyKind kind, int async, aclrtStream stream)
+{
+    pthread_mutex_lock(&rt_lock);
+    aclError err = check_rows_locked(r, kind);
+    if (err == ACL_SUCCESS && !async) {
+        if (r->src_dev && !r->is_set32) {
+            fill_locked(r->src);
+        }
+        if (r->dst_dev) {
+            fill_locked(r->dst);
+        }
+    }
+    if (err == ACL_SUCCESS && async) {
+        struct rows_task *copy = malloc(sizeof *copy);
+        struct rt_stream *s = copy != NULL ? rt_resolve_stream_locked(stream, r->api, &err) : NULL;
+        if (copy == NULL) {
+            err = rt_fail(ACL_ERROR_RT_MEMORY_ALLOCATION, "%s: out of host memory", r->api);
+        } else if (s != NULL) {
+            *copy = *r;
+            err = rt_enqueue_locked(s, run_rows, free, copy);
+            if (err != ACL_SUCCESS) {
+                aclsim_set_error("%s: out of host memory", r->api);
+            }
+        }
+        if (err != ACL_SUCCESS) {
+            free(copy);
+        }
+    }
+    pthread_mutex_unlock(&rt_lock);
+    if (err == ACL_SUCCESS && !async) {
+        do_rows(r);
+    }
+    return rt_error(err);
+}
+
+aclError aclrtMemcpy2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
+                       aclrtMemcpyKind kind)
+{
+    struct rows_task r = {"aclrtMemcpy2d", dst, src, dpitch, spitch, width, height, 0, 0, 0, 0};
+    return rows(&r, kind, 0, NULL);
+}
+
+aclError aclrtMemcpy2dAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
+                            aclrtMemcpyKind kind, aclrtStream stream)
+{
+    struct rows_task r = {"aclrtMemcpy2dAsync", dst, src, dpitch, spitch, width, height, 0, 0, 0, 0};
+    return rows(&r, kind, 1, stream);
+}
+
+static aclError set32(const char *api, void *ptr, size_t memSize, uint32_t value, size_t n, int async,
+                      aclrtStream stream)
+{
+    if (n > memSize / sizeof(uint32_t)) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: N (%zu) 32-bit values do not fit memSize (%zu bytes)", api, n,
+                       memSize);
+    }
+    if (((uintptr_t)ptr & 3u) != 0) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: ptr %p is not 4-byte aligned", api, ptr);
+    }
+    struct rows_task r = {api, ptr, NULL, n * sizeof(uint32_t), 0, n * sizeof(uint32_t), n > 0, 1, 0, 1, value};
+    return rows(&r, ACL_MEMCPY_DEVICE_TO_DEVICE, async, stream);
+}
+
+aclError aclrtMemsetD32(void *ptr, size_t memSize, uint32_t value, size_t N)
+{
+    return set32("aclrtMemsetD32", ptr, memSize, value, N, 0, NULL);
+}
+
+aclError aclrtMemsetD32Async(void *ptr, size_t memSize, uint32_t value, size_t N, aclrtStream stream)
+{
+    return set32("aclrtMemsetD32Async", ptr, memSize, value, N, 1, stream);
+}

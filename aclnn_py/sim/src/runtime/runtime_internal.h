@@ -44,6 +44,14 @@ struct rt_stream {
     struct rt_task *head, *tail;
     pthread_mutex_t drain_lock; /* serialises draining so FIFO order holds across threads */
     int users;                  /* threads about to drain it or draining it (under rt_lock) */
+    uint32_t priority, flags;   /* as created (aclrtCreateStreamWithConfig / V2) */
+    uint64_t failure_mode;      /* ACL_STOP_ON_FAILURE or ACL_CONTINUE_ON_FAILURE */
+    uint32_t overflow_switch, user_custom_tag, cache_op_info;
+    int32_t id;
+    /* Stream capture (capture.c): while capturing, queued work goes to this list, not run. */
+    int capturing;
+    void *capture_model;
+    struct rt_task *captured_head, *captured_tail;
 };
 
 /* With rt_lock held: keep a stream's memory alive while it is used without the lock. */
@@ -68,8 +76,16 @@ RT_HIDDEN int rt_current_device(void);
 RT_HIDDEN struct rt_stream *rt_resolve_stream_locked(aclrtStream handle, const char *api, aclError *err);
 
 /* Run the queued tasks of a stream in FIFO order (rt_lock must NOT be held).  Returns the
- * first task error; the tasks queued behind a failed one are dropped. */
+ * first task error; the tasks queued behind a failed one are dropped (ACL_STOP_ON_FAILURE,
+ * the default) or run (ACL_CONTINUE_ON_FAILURE). */
 RT_HIDDEN aclError rt_drain(struct rt_stream *s);
+
+/* rt_drain that stops starting tasks once `deadline_ms` (CLOCK_MONOTONIC milliseconds; < 0:
+ * none) has passed with tasks left: then returns `timeout_status` and leaves them queued. */
+RT_HIDDEN aclError rt_drain_until(struct rt_stream *s, int64_t deadline_ms, aclError timeout_status);
+
+/* CLOCK_MONOTONIC now + timeout milliseconds, or -1 for timeout -1 (wait for ever). */
+RT_HIDDEN int64_t rt_deadline(int32_t timeout);
 
 /* Append a task with rt_lock held. 0 or ACL_ERROR_RT_MEMORY_ALLOCATION. */
 RT_HIDDEN aclError rt_enqueue_locked(struct rt_stream *s, aclsim_task_run_fn run, aclsim_task_release_fn release,
