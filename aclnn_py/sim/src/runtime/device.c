@@ -132,6 +132,7 @@ static void device_retain_locked(int id)
 }
 
 static void stream_free(struct rt_stream *s);
+static void release_tasks(struct rt_task *t);
 
 void rt_stream_use_locked(struct rt_stream *s)
 {
@@ -189,6 +190,13 @@ static int device_release(int id, int force)
     while (orphans != NULL) {
         struct rt_stream *s = orphans;
         orphans = s->next;
+        /* What it recorded for a model that was not collected yet goes with the stream. */
+        pthread_mutex_lock(&rt_lock);
+        struct rt_task *captured = s->captured_head;
+        s->captured_head = s->captured_tail = NULL;
+        s->capturing = 0;
+        pthread_mutex_unlock(&rt_lock);
+        release_tasks(captured);
         (void)rt_drain(s);
         wait_unused(s);
         stream_free(s);
@@ -749,6 +757,16 @@ static struct rt_task *take_queue_locked(struct rt_stream *s)
     return t;
 }
 
+int rt_stream_is_live_locked(const struct rt_stream *s)
+{
+    for (int i = 0; i < rt_device_count(); i++) {
+        if (s == &devices[i].default_stream) {
+            return devices[i].refcount > 0;
+        }
+    }
+    return find_user_stream_locked((aclrtStream)s) != NULL;
+}
+
 static aclError destroy_stream(aclrtStream stream, int force, const char *api)
 {
     if (stream == NULL) {
@@ -759,6 +777,12 @@ static aclError destroy_stream(aclrtStream stream, int force, const char *api)
     if (s == NULL) {
         pthread_mutex_unlock(&rt_lock);
         return rt_fail(ACL_ERROR_RT_PARAM_INVALID, "%s: %p is not a live stream (already destroyed?)", api, stream);
+    }
+    if (s->capturing) {
+        pthread_mutex_unlock(&rt_lock);
+        return rt_fail(ACL_ERROR_RT_STREAM_CAPTURED,
+                       "%s: stream %p is being captured or is bound to a model (aclmdlRICaptureEnd / "
+                       "aclmdlRIUnbindStream first)", api, stream);
     }
     LIST_REMOVE(user_streams, s);
     struct rt_task *dropped = force ? take_queue_locked(s) : NULL;

@@ -50,12 +50,16 @@ struct rt_stream {
     int32_t id;
     /* Stream capture (capture.c): while capturing, queued work goes to this list, not run. */
     int capturing;
+    int capture_model_building; /* bound to a model being built (aclmdlRIBindStream) */
     void *capture_model;
     struct rt_task *captured_head, *captured_tail;
 };
 
 /* With rt_lock held: keep a stream's memory alive while it is used without the lock. */
 RT_HIDDEN void rt_stream_use_locked(struct rt_stream *s);
+/* With rt_lock held: 1 if s is a live user stream or an open device's default stream. */
+RT_HIDDEN int rt_stream_is_live_locked(const struct rt_stream *s);
+
 /* Takes rt_lock: the matching release; wakes a thread waiting to free the stream. */
 RT_HIDDEN void rt_stream_done(struct rt_stream *s);
 
