@@ -175,3 +175,150 @@ def test_the_last_error_is_per_thread(rt):
     assert rt.fn("aclrtPeekAtLastError")(0) == 100000 and rt.fn("aclrtGetLastError")(0) == 100000
     assert rt.fn("aclrtGetLastError")(0) == 0
     assert rt.fn("aclrtGetLastError")(1) == 107000  # only ACL_RT_THREAD_LEVEL
+
+
+def test_device_and_toolkit_information(rt):
+    from aclnn_py.sim import _build
+
+    value = rt.ffi.new("int64_t *")
+    assert rt.fn("aclrtGetDeviceInfo")(0, 101, value) == 0 and value[0] == 24  # ACL_DEV_ATTR_AICORE_CORE_NUM
+    assert rt.fn("aclrtGetDeviceInfo")(0, 301, value) == 0 and value[0] > 0  # total global memory
+    assert rt.fn("aclrtGetDeviceInfo")(0, 202, value) == 207000  # a SIMT warp size: not on a 910B
+    assert "not supported" in rt.recent_error()
+    assert rt.fn("aclrtGetDeviceInfo")(99, 101, value) == 107001
+    assert rt.fn("aclGetDeviceCapability")(0, 0, value) == 0 and value[0] == 24
+    release = _build.cann_version(_build.source_include_dir())
+    text = rt.ffi.new("char[128]")
+    assert rt.fn("aclsysGetVersionStr")(b"runtime", text) == 0 and rt.ffi.string(text).decode() == release
+    assert rt.fn("aclsysGetVersionStr")(b"nosuchpackage", text) == 100000
+    number = rt.ffi.new("int32_t *")
+    assert rt.fn("aclsysGetVersionNum")(b"cann", number) == 0
+    major, minor, patch = (int(x) for x in release.split("."))
+    assert number[0] == major * 1000000 + minor * 10000 + patch * 100
+    version = rt.ffi.new("aclCANNPackageVersion *")
+    assert rt.fn("aclsysGetCANNVersion")(0, version) == 0 and rt.ffi.string(version.version).decode() == release
+    attr = rt.ffi.new("int32_t *")
+    assert rt.fn("aclGetCannAttribute")(1, attr) == 0 and attr[0] == 1  # bfloat16
+    assert rt.fn("aclGetCannAttribute")(2, attr) == 0 and attr[0] == 0  # JIT compilation
+    limit = rt.ffi.new("uint32_t *")
+    assert rt.fn("aclrtSetDeviceResLimit")(0, 1, 8) == 0
+    assert rt.fn("aclrtGetDeviceResLimit")(0, 1, limit) == 0 and limit[0] == 8
+    s = rt.stream()
+    assert rt.fn("aclrtGetStreamResLimit")(s, 1, limit) == 0 and limit[0] == 8  # the device's, until set
+    assert rt.fn("aclrtSetStreamResLimit")(s, 1, 4) == 0 and rt.fn("aclrtUseStreamResInCurrentThread")(s) == 0
+    assert rt.fn("aclrtGetResInCurrentThread")(1, limit) == 0 and limit[0] == 4
+    assert rt.fn("aclrtResetDeviceResLimit")(0) == 0 and rt.fn("aclrtUnuseStreamResInCurrentThread")(s) == 0
+    assert rt.fn("aclrtGetResInCurrentThread")(1, limit) == 0 and limit[0] == 48
+    actual = rt.ffi.new("uint64_t *")
+    assert rt.fn("aclrtSetOpExecuteTimeOutV2")(1500, actual) == 0 and actual[0] == 2000
+    ms = rt.ffi.new("uint32_t *")
+    assert rt.fn("aclrtGetOpExecuteTimeout")(ms) == 0 and ms[0] == 2
+    assert rt.fn("aclrtSetOpExecuteTimeOutV2")(0, actual) == 0
+
+
+def test_host_registration_pointer_attributes_and_address_ranges(rt):
+    host = np.zeros(256, dtype=np.uint8)
+    hp = rt.ffi.cast("void *", host.ctypes.data)
+    dev = rt.ffi.new("void **")
+    assert rt.fn("aclrtHostRegister")(hp, 256, 0, dev) == 0 and dev[0] == hp
+    attrs = rt.ffi.new("aclrtPtrAttributes *")
+    assert rt.fn("aclrtPointerGetAttributes")(hp, attrs) == 0 and attrs.location.type == 0  # HOST
+    a = rt.malloc(100)
+    assert rt.fn("aclrtPointerGetAttributes")(rt.ffi.cast("char *", a) + 10, attrs) == 0
+    assert attrs.location.type == 1 and attrs.location.id == 0  # DEVICE
+    other = np.zeros(8, dtype=np.uint8)
+    assert rt.fn("aclrtPointerGetAttributes")(rt.ffi.cast("void *", other.ctypes.data), attrs) == 0
+    assert attrs.location.type == 2  # UNREGISTERED
+    base, size = rt.ffi.new("void **"), rt.ffi.new("size_t *")
+    assert rt.fn("aclrtMemGetAddressRange")(rt.ffi.cast("char *", a) + 50, base, size) == 0
+    assert base[0] == a and size[0] == 100
+    # The registered memory is where the device reads: a device-to-device copy into it lands in `host`.
+    assert rt.fn("aclrtMemset")(a, 100, 9, 100) == 0
+    assert rt.fn("aclrtMemcpy")(hp, 256, a, 100, 4) == 0  # ACL_MEMCPY_DEFAULT
+    assert (host[:100] == 9).all()
+    assert rt.fn("aclrtHostUnregister")(hp) == 0 and rt.fn("aclrtHostUnregister")(hp) == 100000
+
+
+def test_virtual_memory_reserve_map_access(rt):
+    granularity = rt.ffi.new("size_t *")
+    prop = rt.ffi.new("aclrtPhysicalMemProp *")
+    prop.allocationType = 0
+    prop.location.type = 1  # ACL_MEM_LOCATION_TYPE_DEVICE
+    prop.location.id = 0
+    assert rt.fn("aclrtMemGetAllocationGranularity")(prop, 0, granularity) == 0
+    g = granularity[0]
+    va = rt.ffi.new("void **")
+    assert rt.fn("aclrtReserveMemAddress")(va, 2 * g, 0, rt.ffi.NULL, 0) == 0
+    handle = rt.ffi.new("aclrtDrvMemHandle *")
+    assert rt.fn("aclrtMallocPhysical")(handle, g, prop, 0) == 0
+    assert rt.fn("aclrtMapMem")(va[0], g, 0, handle[0], 0) == 0
+    data = np.arange(64, dtype=np.uint8)
+    assert rt.fn("aclrtMemcpy")(va[0], g, rt.ffi.from_buffer(data), 64, 1) == 0  # host to device
+    assert (read(rt, va[0], 64) == data).all()
+    location, flag = rt.ffi.new("aclrtMemLocation *"), rt.ffi.new("uint64_t *")
+    assert rt.fn("aclrtMemGetAccess")(va[0], location, flag) == 0 and flag[0] == 3 and location.type == 1
+    desc = rt.ffi.new("aclrtMemAccessDesc *")
+    desc.flags = 1  # READ
+    desc.location.type = 1
+    assert rt.fn("aclrtMemSetAccess")(va[0], g, desc, 1) == 0
+    assert rt.fn("aclrtMemGetAccess")(va[0], location, flag) == 0 and flag[0] == 1
+    assert rt.fn("aclrtFreePhysical")(handle[0]) == 107000  # still mapped
+    assert rt.fn("aclrtReleaseMemAddress")(va[0]) == 107000
+    assert rt.fn("aclrtUnmapMem")(va[0]) == 0
+    assert rt.fn("aclrtFreePhysical")(handle[0]) == 0 and rt.fn("aclrtReleaseMemAddress")(va[0]) == 0
+
+
+def test_batch_and_offset_copies(rt):
+    a, b = rt.malloc(32), rt.malloc(32)
+    src = np.arange(32, dtype=np.uint8)
+    dsts = rt.ffi.new("void *[]", [a, b])
+    srcs = rt.ffi.new("void *[]", [rt.ffi.from_buffer(src), rt.ffi.cast("char *", rt.ffi.from_buffer(src)) + 16])
+    maxs = rt.ffi.new("size_t[]", [32, 32])
+    sizes = rt.ffi.new("size_t[]", [16, 16])
+    attrs = rt.ffi.new("aclrtMemcpyBatchAttr[1]")
+    attrs[0].dstLoc.type, attrs[0].srcLoc.type = 1, 0  # host to device
+    indexes = rt.ffi.new("size_t[]", [0])
+    fail = rt.ffi.new("size_t *")
+    assert rt.fn("aclrtMemcpyBatch")(dsts, maxs, srcs, sizes, 2, attrs, indexes, 1, fail) == 0
+    assert (read(rt, a, 16) == src[:16]).all() and (read(rt, b, 16) == src[16:]).all()
+    sizes[1] = 64  # past destMax: the second copy fails, the first was done
+    assert rt.fn("aclrtMemcpyBatch")(dsts, maxs, srcs, sizes, 2, attrs, indexes, 1, fail) == 100000 and fail[0] == 1
+    s = rt.stream()
+    dst_base, src_base = rt.ffi.new("void **", b), rt.ffi.new("void **", a)
+    assert rt.fn("aclrtMemcpyAsyncWithOffset")(dst_base, 32, 8, rt.ffi.cast("const void **", src_base), 4, 2, 3, s) == 0
+    assert rt.fn("aclrtSynchronizeStream")(s) == 0
+    assert (read(rt, b, 12)[8:] == src[2:6]).all()
+
+
+def test_init_and_finalize_callbacks_run(rt, tmp_path):
+    import subprocess
+    import sys
+    import textwrap
+
+    # In a child: aclFinalize ends the runtime for the rest of the process.
+    code = textwrap.dedent('''
+        from aclnn_py import _ffi
+        lib = _ffi.library("sim")
+        ffi, fn = lib.ffi, lib.fn
+        seen = []
+        @ffi.callback("aclError(const char *, size_t, void *)")
+        def on_init(config, length, user):
+            seen.append(("init", ffi.string(config, length).decode(), int(ffi.cast("intptr_t", user))))
+            return 0
+        @ffi.callback("aclError(void *)")
+        def on_finalize(user):
+            seen.append(("finalize", int(ffi.cast("intptr_t", user))))
+            return 0
+        fn("aclFinalize")()  # whatever loading the library did: aclInit starts over after it
+        assert fn("aclInitCallbackRegister")(0, on_init, ffi.cast("void *", 7)) == 0
+        assert fn("aclFinalizeCallbackRegister")(0, on_finalize, ffi.cast("void *", 8)) == 0
+        assert fn("aclInit")(CONFIG) in (0,)
+        assert fn("aclFinalize")() == 0
+        assert fn("aclInitCallbackUnRegister")(0, on_init) == 0
+        assert fn("aclInitCallbackUnRegister")(0, on_init) == 100000
+        print(seen)
+    ''').replace("CONFIG", repr(str(tmp_path / "config.json").encode()))
+    (tmp_path / "config.json").write_text('{"dump": {}}')
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[('init', '{\"dump\": {}}', 7), ('finalize', 8)]"

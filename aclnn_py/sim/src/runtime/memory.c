@@ -60,7 +60,18 @@ struct block {
     size_t size;
     int device;
     bool unfilled; /* the 0xFF fill is still to be done (see the top of this file) */
+    bool mapped;   /* virtual memory mapped by aclrtMapMem (memory_ext.c), not aclrtMalloc's */
 };
+
+/* Host memory registered with aclrtHostRegister: host memory for copies, and usable where a
+ * device address is expected (a kernel's tensors), as the address CANN hands back is. */
+struct range {
+    uintptr_t base;
+    size_t size;
+    int device;
+};
+static struct range *registered;
+static size_t registered_count;
 
 /* Large copies and fills go in pieces of this many bytes: the C library moves a single large
  * block with non-temporal stores, which ran 1.4x slower here than pieces that fit the L2 cache
@@ -136,6 +147,7 @@ static uint64_t device_bytes;
 struct host_block {
     struct host_block *next;
     void *ptr;
+    size_t size;
 };
 
 static struct host_block *host_blocks;
@@ -351,6 +363,11 @@ __attribute__((constructor)) static void register_fork_hook(void)
     rt_at_fork_child(forget_after_fork);
 }
 
+uint64_t rt_device_memory_used_locked(void)
+{
+    return device_bytes;
+}
+
 /* Index of the block containing p, or -1. */
 static long find_block_locked(uintptr_t p)
 {
@@ -370,6 +387,16 @@ static long find_block_locked(uintptr_t p)
     return (p - b->base < b->size) ? (long)(lo - 1) : -1;
 }
 
+static long find_registered_locked(uintptr_t p)
+{
+    for (size_t i = 0; i < registered_count; i++) {
+        if (p - registered[i].base < registered[i].size) {
+            return (long)i;
+        }
+    }
+    return -1;
+}
+
 int rt_device_range_ok_locked(const void *p, uint64_t n)
 {
     uintptr_t a = (uintptr_t)p;
@@ -378,7 +405,8 @@ int rt_device_range_ok_locked(const void *p, uint64_t n)
     }
     long i = find_block_locked(a);
     if (i < 0) {
-        return 0;
+        long r = find_registered_locked(a);
+        return r >= 0 && n <= registered[r].size - (a - registered[r].base);
     }
     const struct block *b = &blocks[i];
     return n <= b->size - (a - b->base);
@@ -432,7 +460,7 @@ static int is_device_locked(const void *p)
     return p != NULL && find_block_locked((uintptr_t)p) >= 0;
 }
 
-static aclError device_malloc(void **devPtr, size_t size, const char *api)
+aclError rt_device_malloc(void **devPtr, size_t size, const char *api)
 {
     if (devPtr == NULL) {
         aclsim_set_error("%s: devPtr must not be NULL", api);
@@ -491,6 +519,7 @@ static aclError device_malloc(void **devPtr, size_t size, const char *api)
     blocks[at].size = size;
     blocks[at].device = d;
     blocks[at].unfilled = true; /* filled at its first use */
+    blocks[at].mapped = false;
     block_count++;
     device_bytes += size;
     pthread_mutex_unlock(&rt_lock);
@@ -504,13 +533,13 @@ static aclError device_malloc(void **devPtr, size_t size, const char *api)
 aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy)
 {
     (void)policy;
-    return device_malloc(devPtr, size, "aclrtMalloc");
+    return rt_device_malloc(devPtr, size, "aclrtMalloc");
 }
 
 aclError aclrtMallocAlign32(void **devPtr, size_t size, aclrtMemMallocPolicy policy)
 {
     (void)policy;
-    return device_malloc(devPtr, size, "aclrtMallocAlign32");
+    return rt_device_malloc(devPtr, size, "aclrtMallocAlign32");
 }
 
 aclError aclrtFree(void *devPtr)
@@ -521,7 +550,7 @@ aclError aclrtFree(void *devPtr)
     }
     pthread_mutex_lock(&rt_lock);
     long i = find_block_locked((uintptr_t)devPtr);
-    if (i < 0 || blocks[i].base != (uintptr_t)devPtr) {
+    if (i < 0 || blocks[i].base != (uintptr_t)devPtr || blocks[i].mapped) {
         pthread_mutex_unlock(&rt_lock);
         aclsim_set_error("aclrtFree: %p is not an address returned by aclrtMalloc (or it was already freed)", devPtr);
         return rt_error(ACL_ERROR_RT_PARAM_INVALID);
@@ -562,6 +591,7 @@ aclError aclrtMallocHost(void **hostPtr, size_t size)
         return rt_error(ACL_ERROR_RT_MEMORY_ALLOCATION);
     }
     h->ptr = p;
+    h->size = size;
     pthread_mutex_lock(&rt_lock);
     h->next = host_blocks;
     host_blocks = h;
@@ -697,9 +727,14 @@ static void prepare_copy_locked(void *dst, int dst_dev, const void *src, int src
 
 aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count, aclrtMemcpyKind kind)
 {
+    return rt_memcpy("aclrtMemcpy", dst, destMax, src, count, kind);
+}
+
+aclError rt_memcpy(const char *api, void *dst, size_t destMax, const void *src, size_t count, aclrtMemcpyKind kind)
+{
     int dd = 0, sd = 0;
     pthread_mutex_lock(&rt_lock);
-    aclError err = check_copy_locked("aclrtMemcpy", dst, destMax, src, count, kind, &dd, &sd);
+    aclError err = check_copy_locked(api, dst, destMax, src, count, kind, &dd, &sd);
     if (err == ACL_SUCCESS) {
         prepare_copy_locked(dst, dd, src, sd, count);
     }
@@ -764,20 +799,26 @@ static aclError enqueue_copy(const char *api, struct copy_task *c, aclrtStream s
 aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, size_t count, aclrtMemcpyKind kind,
                           aclrtStream stream)
 {
+    return rt_memcpy_async("aclrtMemcpyAsync", dst, destMax, src, count, kind, stream);
+}
+
+aclError rt_memcpy_async(const char *api, void *dst, size_t destMax, const void *src, size_t count,
+                         aclrtMemcpyKind kind, aclrtStream stream)
+{
     struct copy_task *c = calloc(1, sizeof *c);
     if (c == NULL) {
-        aclsim_set_error("aclrtMemcpyAsync: out of host memory");
+        aclsim_set_error("%s: out of host memory", api);
         return rt_error(ACL_ERROR_RT_MEMORY_ALLOCATION);
     }
     pthread_mutex_lock(&rt_lock);
-    aclError err = check_copy_locked("aclrtMemcpyAsync", dst, destMax, src, count, kind, &c->dst_dev, &c->src_dev);
+    aclError err = check_copy_locked(api, dst, destMax, src, count, kind, &c->dst_dev, &c->src_dev);
     if (err != ACL_SUCCESS) {
         free(c);
     } else {
         c->dst = dst;
         c->src = src;
         c->count = count;
-        err = enqueue_copy("aclrtMemcpyAsync", c, stream);
+        err = enqueue_copy(api, c, stream);
     }
     pthread_mutex_unlock(&rt_lock);
     return err;
@@ -1019,4 +1060,87 @@ aclError aclrtMemsetD32(void *ptr, size_t memSize, uint32_t value, size_t N)
 aclError aclrtMemsetD32Async(void *ptr, size_t memSize, uint32_t value, size_t N, aclrtStream stream)
 {
     return set32("aclrtMemsetD32Async", ptr, memSize, value, N, 1, stream);
+}
+
+/* ---- ranges for memory_ext.c ----------------------------------------------------------- */
+
+aclError rt_add_range_locked(uintptr_t base, size_t size, int device, enum rt_range_kind kind)
+{
+    if (kind == RT_RANGE_REGISTERED) {
+        struct range *grown = realloc(registered, (registered_count + 1) * sizeof *grown);
+        if (grown == NULL) {
+            return ACL_ERROR_RT_MEMORY_ALLOCATION;
+        }
+        registered = grown;
+        registered[registered_count++] = (struct range){base, size, device};
+        return ACL_SUCCESS;
+    }
+    if (block_count == block_capacity) {
+        size_t cap = block_capacity != 0 ? block_capacity * 2 : 64;
+        struct block *grown = realloc(blocks, cap * sizeof *grown);
+        if (grown == NULL) {
+            return ACL_ERROR_RT_MEMORY_ALLOCATION;
+        }
+        blocks = grown;
+        block_capacity = cap;
+    }
+    size_t at = 0;
+    while (at < block_count && blocks[at].base < base) {
+        at++;
+    }
+    memmove(&blocks[at + 1], &blocks[at], (block_count - at) * sizeof *blocks);
+    blocks[at] = (struct block){base, size, device, false, true};
+    block_count++;
+    return ACL_SUCCESS;
+}
+
+int rt_remove_range_locked(uintptr_t base, enum rt_range_kind kind)
+{
+    if (kind == RT_RANGE_REGISTERED) {
+        for (size_t i = 0; i < registered_count; i++) {
+            if (registered[i].base == base) {
+                registered[i] = registered[--registered_count];
+                return 1;
+            }
+        }
+        return 0;
+    }
+    long i = find_block_locked(base);
+    if (i < 0 || blocks[i].base != base || !blocks[i].mapped) {
+        return 0;
+    }
+    memmove(&blocks[i], &blocks[i + 1], (block_count - (size_t)i - 1) * sizeof *blocks);
+    block_count--;
+    return 1;
+}
+
+int rt_range_info_locked(const void *p, uintptr_t *base, size_t *size, int *device, enum rt_range_kind *kind)
+{
+    uintptr_t a = (uintptr_t)p;
+    long i = p != NULL ? find_block_locked(a) : -1;
+    if (i >= 0) {
+        *base = blocks[i].base;
+        *size = blocks[i].size;
+        *device = blocks[i].device;
+        *kind = blocks[i].mapped ? RT_RANGE_MAPPED : RT_RANGE_DEVICE;
+        return 1;
+    }
+    long r = p != NULL ? find_registered_locked(a) : -1;
+    if (r >= 0) {
+        *base = registered[r].base;
+        *size = registered[r].size;
+        *device = registered[r].device;
+        *kind = RT_RANGE_REGISTERED;
+        return 1;
+    }
+    for (struct host_block *h = host_blocks; p != NULL && h != NULL; h = h->next) {
+        if (a - (uintptr_t)h->ptr < h->size) {
+            *base = (uintptr_t)h->ptr;
+            *size = h->size;
+            *device = -1;
+            *kind = RT_RANGE_HOST;
+            return 1;
+        }
+    }
+    return 0;
 }

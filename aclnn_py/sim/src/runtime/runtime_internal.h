@@ -48,6 +48,7 @@ struct rt_stream {
     uint64_t failure_mode;      /* ACL_STOP_ON_FAILURE or ACL_CONTINUE_ON_FAILURE */
     uint32_t overflow_switch, user_custom_tag, cache_op_info;
     int32_t id;
+    uint32_t res_limit[2];      /* aclrtSetStreamResLimit's, per aclrtDevResLimitType (0: none) */
     /* Stream capture (capture.c): while capturing, queued work goes to this list, not run. */
     int capturing;
     int capture_model_building; /* bound to a model being built (aclmdlRIBindStream) */
@@ -105,6 +106,30 @@ RT_HIDDEN void rt_dump_configure(FILE *config);
 /* With rt_lock held: total simulated device memory, ACLNN_PY_SIM_DEVICE_MEMORY bytes or half
  * of aclsim_machine_memory() (the rule is in aclnn_py/sim/README.md). */
 RT_HIDDEN uint64_t rt_device_memory_total(void);
+
+/* memory.c's allocation and copies under the name of the calling API. */
+RT_HIDDEN aclError rt_device_malloc(void **devPtr, size_t size, const char *api);
+RT_HIDDEN aclError rt_memcpy(const char *api, void *dst, size_t destMax, const void *src, size_t count,
+                             aclrtMemcpyKind kind);
+RT_HIDDEN aclError rt_memcpy_async(const char *api, void *dst, size_t destMax, const void *src, size_t count,
+                                   aclrtMemcpyKind kind, aclrtStream stream);
+
+/* What an address lies in (memory.c's tables; memory_ext.c adds and removes the last two). */
+enum rt_range_kind {
+    RT_RANGE_DEVICE,     /* an aclrtMalloc block */
+    RT_RANGE_HOST,       /* an aclrtMallocHost block */
+    RT_RANGE_REGISTERED, /* host memory registered with aclrtHostRegister */
+    RT_RANGE_MAPPED      /* virtual memory mapped by aclrtMapMem: device memory */
+};
+/* With rt_lock held: add a REGISTERED or MAPPED range (0 or ACL_ERROR_RT_MEMORY_ALLOCATION),
+ * remove one by its base (1 if it was there), or describe the range holding p (1 if any). */
+RT_HIDDEN aclError rt_add_range_locked(uintptr_t base, size_t size, int device, enum rt_range_kind kind);
+RT_HIDDEN int rt_remove_range_locked(uintptr_t base, enum rt_range_kind kind);
+RT_HIDDEN int rt_range_info_locked(const void *p, uintptr_t *base, size_t *size, int *device,
+                                   enum rt_range_kind *kind);
+
+/* With rt_lock held: the bytes of the live device blocks (memory.c). */
+RT_HIDDEN uint64_t rt_device_memory_used_locked(void);
 
 /* What a device exception callback (aclrtSetExceptionInfoCallback) is handed. */
 struct rtExceptionInfo {
