@@ -322,3 +322,101 @@ def test_init_and_finalize_callbacks_run(rt, tmp_path):
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[('init', '{\"dump\": {}}', 7), ('finalize', 8)]"
+
+
+def test_a_failed_task_reaches_the_exception_callback_and_error_verbose(rt):
+    s = rt.stream()
+    seen = []
+
+    @rt.ffi.callback("void(aclrtExceptionInfo *)")
+    def on_exception(info):
+        seen.append((rt.fn("aclrtGetErrorCodeFromExceptionInfo")(info), rt.fn("aclrtGetDeviceIdFromExceptionInfo")(info),
+                     rt.fn("aclrtGetTaskIdFromExceptionInfo")(info)))
+
+    assert rt.fn("aclrtSetExceptionInfoCallback")(on_exception) == 0
+    p = rt.ffi.new("void **")
+    assert rt.fn("aclrtMalloc")(p, 64, 0) == 0
+    host = np.zeros(64, dtype=np.uint8)
+    assert rt.fn("aclrtMemcpyAsync")(p[0], 64, rt.ffi.from_buffer(host), 64, 1, s) == 0
+    task = rt.ffi.new("uint32_t *")
+    assert rt.fn("aclrtGetThreadLastTaskId")(task) == 0 and task[0] > 0
+    assert rt.fn("aclrtFree")(p[0]) == 0  # freed before the queued copy runs
+    assert rt.fn("aclrtSynchronizeStream")(s) == 507053  # ACL_ERROR_RT_DEVICE_MEM_ERROR
+    assert seen == [(507053, 0, task[0])]
+    info = rt.ffi.new("aclrtErrorInfo *")
+    assert rt.fn("aclrtGetErrorVerbose")(0, info) == 0 and info.errorType == 1  # ACL_RT_ERROR_MEMORY
+    assert rt.fn("aclrtSetExceptionInfoCallback")(rt.ffi.NULL) == 0
+
+
+def test_state_and_abort_callbacks(rt):
+    events = []
+
+    @rt.ffi.callback("void(aclrtStream, aclrtStreamState, void *)")
+    def on_stream(stream, state, args):
+        events.append(("stream", int(state)))
+
+    @rt.ffi.callback("void(int32_t, aclrtDeviceState, void *)")
+    def on_device(device, state, args):
+        events.append(("device", int(state)))
+
+    @rt.ffi.callback("int32_t(int32_t, aclrtDeviceTaskAbortStage, uint32_t, void *)")
+    def on_abort(device, stage, timeout, args):
+        events.append(("abort", int(stage), timeout))
+        return 0
+
+    assert rt.fn("aclrtRegStreamStateCallback")(b"t", on_stream, rt.ffi.NULL) == 0
+    assert rt.fn("aclrtRegDeviceStateCallback")(b"t", on_device, rt.ffi.NULL) == 0
+    assert rt.fn("aclrtSetDeviceTaskAbortCallback")(b"t", on_abort, rt.ffi.NULL) == 0
+    try:
+        p = rt.ffi.new("aclrtStream *")
+        assert rt.fn("aclrtCreateStream")(p) == 0
+        a = rt.malloc(16)
+        assert rt.fn("aclrtMemsetAsync")(a, 16, 3, 16, p[0]) == 0
+        assert rt.fn("aclrtDeviceTaskAbort")(0, 100) == 0
+        assert rt.fn("aclrtSynchronizeStream")(p[0]) == 0 and (read(rt, a, 16) != 3).all()  # dropped
+        assert rt.fn("aclrtDestroyStream")(p[0]) == 0
+        assert rt.fn("aclrtSetDevice")(0) == 0 and rt.fn("aclrtResetDevice")(0) == 0
+    finally:
+        for register in ("aclrtRegStreamStateCallback", "aclrtRegDeviceStateCallback", "aclrtSetDeviceTaskAbortCallback"):
+            assert rt.fn(register)(b"t", rt.ffi.NULL, rt.ffi.NULL) == 0
+    assert events == [("stream", 1), ("abort", 0, 100), ("abort", 1, 100), ("stream", 2),
+                      ("device", 0), ("device", 1), ("device", 2), ("device", 3)]
+
+
+def test_host_functions_run_on_the_subscribed_thread(rt):
+    s = rt.stream()
+    ran_on = []
+
+    @rt.ffi.callback("void(void *)")
+    def host_func(args):
+        ran_on.append(threading.get_ident())
+
+    def worker():
+        assert rt.fn("aclrtProcessHostFunc")(5000) == 0
+
+    t = threading.Thread(target=worker)
+    t.start()
+    assert rt.fn("aclrtSubscribeHostFunc")(t.ident, s) == 0
+    assert rt.fn("aclrtLaunchHostFunc")(s, host_func, rt.ffi.NULL) == 0
+    assert rt.fn("aclrtSynchronizeStream")(s) == 0
+    t.join(10)
+    assert ran_on == [t.ident]
+    assert rt.fn("aclrtUnSubscribeHostFunc")(t.ident, s) == 0
+    assert rt.fn("aclrtLaunchHostFunc")(s, host_func, rt.ffi.NULL) == 0
+    assert rt.fn("aclrtSynchronizeStream")(s) == 0 and ran_on[-1] == threading.get_ident()
+
+
+def test_memory_usage_and_described_copies(rt):
+    a, b = rt.malloc(64), rt.malloc(64)
+    info, count = rt.ffi.new("aclrtMemUsageInfo *"), rt.ffi.new("size_t *")
+    assert rt.fn("aclrtGetMemUsageInfo")(0, info, 1, count) == 0 and count[0] == 1
+    assert info.curMemSize >= 128 and info.memPeakSize >= info.curMemSize
+    size = rt.ffi.new("size_t *")
+    assert rt.fn("aclrtGetMemcpyDescSize")(3, size) == 0
+    desc = rt.malloc(size[0])
+    assert rt.fn("aclrtMemset")(a, 64, 6, 64) == 0
+    assert rt.fn("aclrtSetMemcpyDesc")(desc, 3, a, b, 64, rt.ffi.NULL) == 0
+    s = rt.stream()
+    assert rt.fn("aclrtMemcpyAsyncWithDesc")(desc, 3, s) == 0 and rt.fn("aclrtSynchronizeStream")(s) == 0
+    assert (read(rt, b, 64) == 6).all()
+    assert rt.fn("aclrtMemcpyAsyncWithDesc")(a, 3, s) == 100000  # no descriptor there

@@ -133,6 +133,8 @@ static void device_retain_locked(int id)
 
 static void stream_free(struct rt_stream *s);
 static void release_tasks(struct rt_task *t);
+static void device_state(int32_t device, aclrtDeviceState state);
+static void stream_state(aclrtStream stream, aclrtStreamState state);
 
 void rt_stream_use_locked(struct rt_stream *s)
 {
@@ -221,11 +223,13 @@ aclError aclrtSetDevice(int32_t deviceId)
     if (!valid_device_id(deviceId, "aclrtSetDevice", &err)) {
         return err;
     }
+    device_state(deviceId, ACL_RT_DEVICE_STATE_SET_PRE);
     pthread_mutex_lock(&rt_lock);
     device_retain_locked(deviceId);
     pthread_mutex_unlock(&rt_lock);
     tl_device = deviceId;
     tl_context = NULL;
+    device_state(deviceId, ACL_RT_DEVICE_STATE_SET_POST);
     return ACL_SUCCESS;
 }
 
@@ -235,10 +239,12 @@ static aclError reset_device(int32_t deviceId, int force, const char *api)
     if (!valid_device_id(deviceId, api, &err)) {
         return err;
     }
+    device_state(deviceId, ACL_RT_DEVICE_STATE_RESET_PRE);
     if (device_release(deviceId, force) && tl_device == deviceId) {
         tl_device = -1;
         tl_context = NULL;
     }
+    device_state(deviceId, ACL_RT_DEVICE_STATE_RESET_POST);
     return ACL_SUCCESS;
 }
 
@@ -486,6 +492,9 @@ struct rt_stream *rt_resolve_stream_locked(aclrtStream handle, const char *api, 
     return s;
 }
 
+static uint32_t next_task_id = 1;
+static _Thread_local uint32_t tl_last_task_id;
+
 aclError rt_enqueue_locked(struct rt_stream *s, aclsim_task_run_fn run, aclsim_task_release_fn release, void *ctx)
 {
     struct rt_task *t = malloc(sizeof *t);
@@ -493,6 +502,8 @@ aclError rt_enqueue_locked(struct rt_stream *s, aclsim_task_run_fn run, aclsim_t
         return rt_error(ACL_ERROR_RT_MEMORY_ALLOCATION);
     }
     t->next = NULL;
+    t->id = next_task_id++;
+    tl_last_task_id = t->id;
     t->run = run;
     t->release = release;
     t->ctx = ctx;
@@ -534,6 +545,156 @@ aclError aclsim_stream_enqueue(const char *api, aclrtStream stream, aclsim_task_
         release(ctx);
     }
     return err;
+}
+
+/* ---- what happens to the device: exception, state and abort callbacks ----------------- */
+
+static aclrtExceptionInfoCallback exception_callback; /* under rt_lock */
+static aclError last_task_error[ACLSIM_MAX_DEVICES];   /* aclrtGetErrorVerbose's, under rt_lock */
+
+/* Runs on the thread that ran the failed task, without rt_lock (the callback may call the runtime). */
+static void report_task_failure(struct rt_stream *s, const struct rt_task *t, aclError error)
+{
+    pthread_mutex_lock(&rt_lock);
+    aclrtExceptionInfoCallback callback = exception_callback;
+    last_task_error[s->device] = error;
+    pthread_mutex_unlock(&rt_lock);
+    if (callback != NULL) {
+        struct rtExceptionInfo info = {t->id, (uint32_t)(s->is_default ? 0 : s->id), (uint32_t)pthread_self(),
+                                       (uint32_t)s->device, error};
+        callback(&info);
+    }
+}
+
+aclError aclrtSetExceptionInfoCallback(aclrtExceptionInfoCallback callback)
+{
+    pthread_mutex_lock(&rt_lock);
+    exception_callback = callback;
+    pthread_mutex_unlock(&rt_lock);
+    return ACL_SUCCESS;
+}
+
+aclError aclrtGetErrorVerbose(int32_t deviceId, aclrtErrorInfo *errorInfo)
+{
+    aclError err = ACL_SUCCESS;
+    if (errorInfo == NULL) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "aclrtGetErrorVerbose: errorInfo must not be NULL");
+    }
+    if (!valid_device_id(deviceId, "aclrtGetErrorVerbose", &err)) {
+        return rt_error(err);
+    }
+    pthread_mutex_lock(&rt_lock);
+    aclError last = last_task_error[deviceId];
+    pthread_mutex_unlock(&rt_lock);
+    memset(errorInfo, 0, sizeof *errorInfo);
+    if (last == ACL_ERROR_RT_AICORE_EXCEPTION) {
+        errorInfo->errorType = ACL_RT_ERROR_AICORE;
+        errorInfo->hasDetail = 1;
+        errorInfo->detail.aicoreErrType = ACL_RT_AICORE_ERROR_SW; /* a kernel refused its inputs */
+    } else if (last == ACL_ERROR_RT_DEVICE_MEM_ERROR) {
+        errorInfo->errorType = ACL_RT_ERROR_MEMORY;
+    } else {
+        errorInfo->errorType = last == ACL_SUCCESS ? ACL_RT_NO_ERROR : ACL_RT_ERROR_OTHERS;
+    }
+    return ACL_SUCCESS;
+}
+
+aclError aclrtGetThreadLastTaskId(uint32_t *taskId)
+{
+    if (taskId == NULL) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "aclrtGetThreadLastTaskId: taskId must not be NULL");
+    }
+    *taskId = tl_last_task_id;
+    return ACL_SUCCESS;
+}
+
+#define MAX_STATE_CALLBACKS 16
+
+struct named_callback {
+    char name[64];
+    void *fn;
+    void *args;
+};
+
+static struct named_callback device_state_callbacks[MAX_STATE_CALLBACKS], stream_state_callbacks[MAX_STATE_CALLBACKS],
+    abort_callbacks[MAX_STATE_CALLBACKS]; /* under rt_lock; fn NULL: a free slot */
+
+/* Registers fn under name (again: replaces it); fn NULL removes the registration. */
+static aclError register_named(const char *api, struct named_callback *table, const char *name, void *fn, void *args)
+{
+    if (name == NULL || name[0] == '\0' || strlen(name) >= sizeof table->name) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: regName must be a name of 1 to %zu characters", api,
+                       sizeof table->name - 1);
+    }
+    pthread_mutex_lock(&rt_lock);
+    struct named_callback *slot = NULL;
+    for (int i = 0; i < MAX_STATE_CALLBACKS; i++) {
+        if (table[i].fn != NULL && strcmp(table[i].name, name) == 0) {
+            slot = &table[i];
+        }
+    }
+    for (int i = 0; i < MAX_STATE_CALLBACKS && slot == NULL && fn != NULL; i++) {
+        if (table[i].fn == NULL) {
+            slot = &table[i];
+        }
+    }
+    if (slot != NULL) {
+        snprintf(slot->name, sizeof slot->name, "%s", name);
+        slot->fn = fn;
+        slot->args = args;
+    }
+    pthread_mutex_unlock(&rt_lock);
+    if (slot == NULL && fn != NULL) {
+        return rt_fail(ACL_ERROR_STORAGE_OVER_LIMIT, "%s: %d callbacks are registered already", api, MAX_STATE_CALLBACKS);
+    }
+    return ACL_SUCCESS;
+}
+
+/* A copy of a table, taken with rt_lock, to call without it. */
+static int snapshot(const struct named_callback *table, struct named_callback *out)
+{
+    int n = 0;
+    pthread_mutex_lock(&rt_lock);
+    for (int i = 0; i < MAX_STATE_CALLBACKS; i++) {
+        if (table[i].fn != NULL) {
+            out[n++] = table[i];
+        }
+    }
+    pthread_mutex_unlock(&rt_lock);
+    return n;
+}
+
+aclError aclrtRegDeviceStateCallback(const char *regName, aclrtDeviceStateCallback callback, void *args)
+{
+    return register_named("aclrtRegDeviceStateCallback", device_state_callbacks, regName, (void *)callback, args);
+}
+
+aclError aclrtRegStreamStateCallback(const char *regName, aclrtStreamStateCallback callback, void *args)
+{
+    return register_named("aclrtRegStreamStateCallback", stream_state_callbacks, regName, (void *)callback, args);
+}
+
+aclError aclrtSetDeviceTaskAbortCallback(const char *regName, aclrtDeviceTaskAbortCallback callback, void *args)
+{
+    return register_named("aclrtSetDeviceTaskAbortCallback", abort_callbacks, regName, (void *)callback, args);
+}
+
+static void device_state(int32_t device, aclrtDeviceState state)
+{
+    struct named_callback calls[MAX_STATE_CALLBACKS];
+    int n = snapshot(device_state_callbacks, calls);
+    for (int i = 0; i < n; i++) {
+        ((aclrtDeviceStateCallback)calls[i].fn)(device, state, calls[i].args);
+    }
+}
+
+static void stream_state(aclrtStream stream, aclrtStreamState state)
+{
+    struct named_callback calls[MAX_STATE_CALLBACKS];
+    int n = snapshot(stream_state_callbacks, calls);
+    for (int i = 0; i < n; i++) {
+        ((aclrtStreamStateCallback)calls[i].fn)(stream, state, calls[i].args);
+    }
 }
 
 int64_t rt_deadline(int32_t timeout)
@@ -581,6 +742,9 @@ aclError rt_drain_until(struct rt_stream *s, int64_t deadline_ms, aclError timeo
         }
         if (first == ACL_SUCCESS || keep_going) {
             aclError e = t->run(t->ctx);
+            if (e != ACL_SUCCESS) {
+                report_task_failure(s, t, e);
+            }
             if (first == ACL_SUCCESS) {
                 first = e;
             }
@@ -648,6 +812,7 @@ static aclError create_stream(const char *api, aclrtStream *stream, uint32_t pri
     pthread_mutex_unlock(&rt_lock);
     aclsim_counter_add(ACLSIM_CNT_STREAMS, 1);
     *stream = s;
+    stream_state(s, ACL_RT_STREAM_STATE_CREATE_POST);
     return ACL_SUCCESS;
 }
 
@@ -771,6 +936,12 @@ static aclError destroy_stream(aclrtStream stream, int force, const char *api)
 {
     if (stream == NULL) {
         return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: stream must not be NULL (the default stream cannot be destroyed)", api);
+    }
+    pthread_mutex_lock(&rt_lock);
+    int live = find_user_stream_locked(stream) != NULL;
+    pthread_mutex_unlock(&rt_lock);
+    if (live) {
+        stream_state(stream, ACL_RT_STREAM_STATE_DESTROY_PRE);
     }
     pthread_mutex_lock(&rt_lock);
     struct rt_stream *s = find_user_stream_locked(stream);
@@ -1455,6 +1626,83 @@ aclError aclrtEventElapsedTime(float *ms, aclrtEvent startEvent, aclrtEvent endE
     }
     double d = (double)(tb.tv_sec - ta.tv_sec) * 1e3 + (double)(tb.tv_nsec - ta.tv_nsec) / 1e6;
     *ms = (float)d;
+    return ACL_SUCCESS;
+}
+
+/* ---- device-wide ---------------------------------------------------------------------- */
+
+/* Drops the work queued on every stream of the device (the registered abort callbacks run
+ * before and after, given the timeout). */
+aclError aclrtDeviceTaskAbort(int32_t deviceId, uint32_t timeout)
+{
+    aclError err = ACL_SUCCESS;
+    if (!valid_device_id(deviceId, "aclrtDeviceTaskAbort", &err)) {
+        return rt_error(err);
+    }
+    struct named_callback calls[MAX_STATE_CALLBACKS];
+    int n = snapshot(abort_callbacks, calls);
+    for (int i = 0; i < n; i++) {
+        ((aclrtDeviceTaskAbortCallback)calls[i].fn)(deviceId, ACL_RT_DEVICE_TASK_ABORT_PRE, timeout, calls[i].args);
+    }
+    struct rt_task *dropped = NULL;
+    pthread_mutex_lock(&rt_lock);
+    for (struct rt_stream *s = user_streams;; s = s->next) {
+        struct rt_stream *which = s != NULL ? s : (devices[deviceId].refcount > 0 ? &devices[deviceId].default_stream : NULL);
+        if (which != NULL && which->device == deviceId) {
+            struct rt_task *queue = take_queue_locked(which);
+            while (queue != NULL) {
+                struct rt_task *next = queue->next;
+                queue->next = dropped;
+                dropped = queue;
+                queue = next;
+            }
+        }
+        if (s == NULL) {
+            break;
+        }
+    }
+    pthread_mutex_unlock(&rt_lock);
+    release_tasks(dropped);
+    for (int i = 0; i < n; i++) {
+        ((aclrtDeviceTaskAbortCallback)calls[i].fn)(deviceId, ACL_RT_DEVICE_TASK_ABORT_POST, timeout, calls[i].args);
+    }
+    return ACL_SUCCESS;
+}
+
+/* The simulator bounds events by host memory only; this is what it reports as available. */
+#define EVENT_LIMIT 65536
+
+aclError aclrtGetEventAvailNum(uint32_t *eventCount)
+{
+    if (eventCount == NULL) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "aclrtGetEventAvailNum: eventCount must not be NULL");
+    }
+    pthread_mutex_lock(&rt_lock);
+    uint32_t live = 0;
+    for (struct rt_event *e = events; e != NULL; e = e->next) {
+        live++;
+    }
+    pthread_mutex_unlock(&rt_lock);
+    *eventCount = live < EVENT_LIMIT ? EVENT_LIMIT - live : 0;
+    return ACL_SUCCESS;
+}
+
+/* The primary context is the device's default one: active while the device is set. */
+aclError aclrtGetPrimaryCtxState(int32_t deviceId, uint32_t *flags, int32_t *active)
+{
+    aclError err = ACL_SUCCESS;
+    if (active == NULL) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "aclrtGetPrimaryCtxState: active must not be NULL");
+    }
+    if (!valid_device_id(deviceId, "aclrtGetPrimaryCtxState", &err)) {
+        return rt_error(err);
+    }
+    pthread_mutex_lock(&rt_lock);
+    *active = devices[deviceId].refcount > 0;
+    pthread_mutex_unlock(&rt_lock);
+    if (flags != NULL) {
+        *flags = 0;
+    }
     return ACL_SUCCESS;
 }
 

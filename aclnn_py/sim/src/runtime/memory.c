@@ -143,6 +143,7 @@ static size_t block_capacity_of(size_t size)
 static struct block *blocks;
 static size_t block_count, block_capacity;
 static uint64_t device_bytes;
+static uint64_t device_peak; /* the most device_bytes has been */
 
 struct host_block {
     struct host_block *next;
@@ -368,6 +369,11 @@ uint64_t rt_device_memory_used_locked(void)
     return device_bytes;
 }
 
+uint64_t rt_device_memory_peak_locked(void)
+{
+    return device_peak;
+}
+
 /* Index of the block containing p, or -1. */
 static long find_block_locked(uintptr_t p)
 {
@@ -522,6 +528,9 @@ aclError rt_device_malloc(void **devPtr, size_t size, const char *api)
     blocks[at].mapped = false;
     block_count++;
     device_bytes += size;
+    if (device_bytes > device_peak) {
+        device_peak = device_bytes;
+    }
     pthread_mutex_unlock(&rt_lock);
 
     aclsim_counter_add(ACLSIM_CNT_DEVICE_BLOCKS, 1);

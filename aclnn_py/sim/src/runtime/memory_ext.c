@@ -774,3 +774,94 @@ aclError aclrtMemGetAccess(void *virPtr, aclrtMemLocation *location, uint64_t *f
     return found != NULL ? ACL_SUCCESS
                          : rt_fail(ACL_ERROR_INVALID_PARAM, "aclrtMemGetAccess: %p is not mapped memory", virPtr);
 }
+
+/* ---- usage -------------------------------------------------------------------------------- */
+
+/* One module uses device memory on the simulator: aclrtMalloc's callers. */
+aclError aclrtGetMemUsageInfo(int32_t deviceId, aclrtMemUsageInfo *memUsageInfo, size_t inputNum, size_t *outputNum)
+{
+    if (memUsageInfo == NULL || outputNum == NULL || inputNum == 0) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM,
+                       "aclrtGetMemUsageInfo: memUsageInfo and outputNum must not be NULL and inputNum > 0");
+    }
+    if (deviceId < 0 || deviceId >= rt_device_count()) {
+        return rt_fail(ACL_ERROR_RT_INVALID_DEVICEID, "aclrtGetMemUsageInfo: invalid device id %d", (int)deviceId);
+    }
+    memset(memUsageInfo, 0, sizeof *memUsageInfo);
+    snprintf(memUsageInfo->name, sizeof memUsageInfo->name, "APP");
+    pthread_mutex_lock(&rt_lock);
+    memUsageInfo->curMemSize = rt_device_memory_used_locked();
+    memUsageInfo->memPeakSize = rt_device_memory_peak_locked();
+    pthread_mutex_unlock(&rt_lock);
+    *outputNum = 1;
+    return ACL_SUCCESS;
+}
+
+aclError aclrtMemManagedPrefetchBatchAsync(const void **ptrs, size_t *sizes, size_t count,
+                                           aclrtMemManagedLocation *prefetchLocs, size_t *prefetchLocIdxs,
+                                           size_t numPrefetchLocs, uint64_t flags, aclrtStream stream)
+{
+    if (ptrs == NULL || sizes == NULL || count == 0 || prefetchLocs == NULL || prefetchLocIdxs == NULL ||
+        numPrefetchLocs == 0 || numPrefetchLocs > count) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "aclrtMemManagedPrefetchBatchAsync: the arrays must not be NULL, "
+                       "count > 0 and 0 < numPrefetchLocs <= count");
+    }
+    size_t loc = 0;
+    for (size_t i = 0; i < count; i++) {
+        while (loc + 1 < numPrefetchLocs && prefetchLocIdxs[loc + 1] <= i) {
+            loc++;
+        }
+        aclError err = aclrtMemManagedPrefetchAsync(ptrs[i], sizes[i], prefetchLocs[loc], (uint32_t)flags, stream);
+        if (err != ACL_SUCCESS) {
+            return err;
+        }
+    }
+    return ACL_SUCCESS;
+}
+
+/* ---- copies described in memory ---------------------------------------------------------- */
+
+/* What aclrtSetMemcpyDesc writes into the caller's descriptor memory. */
+struct memcpy_desc {
+    uint64_t magic;
+    void *src, *dst;
+    size_t count;
+};
+#define DESC_MAGIC 0x61636c73696d6463ull /* "aclsimdc" */
+
+aclError aclrtGetMemcpyDescSize(aclrtMemcpyKind kind, size_t *descSize)
+{
+    if (descSize == NULL || kind < ACL_MEMCPY_HOST_TO_HOST || kind > ACL_MEMCPY_INTER_DEVICE_TO_DEVICE) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "aclrtGetMemcpyDescSize: descSize must not be NULL and kind known");
+    }
+    *descSize = sizeof(struct memcpy_desc);
+    return ACL_SUCCESS;
+}
+
+aclError aclrtSetMemcpyDesc(void *desc, aclrtMemcpyKind kind, void *srcAddr, void *dstAddr, size_t count, void *config)
+{
+    (void)config;
+    if (desc == NULL || srcAddr == NULL || dstAddr == NULL) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "aclrtSetMemcpyDesc: desc, srcAddr and dstAddr must not be NULL");
+    }
+    if (kind < ACL_MEMCPY_HOST_TO_HOST || kind > ACL_MEMCPY_INTER_DEVICE_TO_DEVICE) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "aclrtSetMemcpyDesc: invalid memcpy kind %d", (int)kind);
+    }
+    struct memcpy_desc d = {DESC_MAGIC, srcAddr, dstAddr, count};
+    /* The descriptor lives in device memory: written like any device write. */
+    return rt_memcpy("aclrtSetMemcpyDesc", desc, sizeof d, &d, sizeof d, ACL_MEMCPY_DEFAULT);
+}
+
+aclError aclrtMemcpyAsyncWithDesc(void *desc, aclrtMemcpyKind kind, aclrtStream stream)
+{
+    struct memcpy_desc d;
+    aclError err = rt_memcpy("aclrtMemcpyAsyncWithDesc", &d, sizeof d, desc, sizeof d, ACL_MEMCPY_DEFAULT);
+    if (err != ACL_SUCCESS) {
+        return err;
+    }
+    if (d.magic != DESC_MAGIC) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "aclrtMemcpyAsyncWithDesc: %p holds no descriptor (aclrtSetMemcpyDesc)",
+                       desc);
+    }
+    return rt_memcpy_async("aclrtMemcpyAsyncWithDesc", d.dst, d.count, d.src, d.count, kind, stream);
+}

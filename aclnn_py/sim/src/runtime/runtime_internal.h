@@ -32,6 +32,7 @@ RT_HIDDEN void rt_at_fork_child(void (*forget)(void));
 
 struct rt_task {
     struct rt_task *next;
+    uint32_t id; /* unique per process (aclrtGetThreadLastTaskId, exception information) */
     aclsim_task_run_fn run;
     aclsim_task_release_fn release;
     void *ctx;
@@ -130,6 +131,8 @@ RT_HIDDEN int rt_range_info_locked(const void *p, uintptr_t *base, size_t *size,
 
 /* With rt_lock held: the bytes of the live device blocks (memory.c). */
 RT_HIDDEN uint64_t rt_device_memory_used_locked(void);
+/* With rt_lock held: the most bytes the live device blocks have been (memory.c). */
+RT_HIDDEN uint64_t rt_device_memory_peak_locked(void);
 
 /* What a device exception callback (aclrtSetExceptionInfoCallback) is handed. */
 struct rtExceptionInfo {
