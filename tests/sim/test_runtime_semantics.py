@@ -420,3 +420,30 @@ def test_memory_usage_and_described_copies(rt):
     assert rt.fn("aclrtMemcpyAsyncWithDesc")(desc, 3, s) == 0 and rt.fn("aclrtSynchronizeStream")(s) == 0
     assert (read(rt, b, 64) == 6).all()
     assert rt.fn("aclrtMemcpyAsyncWithDesc")(a, 3, s) == 100000  # no descriptor there
+
+
+@pytest.mark.parametrize("dtype, acl_type", [(np.float32, 0), (np.int32, 3), (np.int8, 2), (np.float16, 1)])
+def test_reduce_async(rt, dtype, acl_type):
+    a, b = rt.malloc(64), rt.malloc(64)
+    n = 64 // np.dtype(dtype).itemsize
+    x = (np.arange(n) % 7 - 3).astype(dtype)
+    y = (np.arange(n) % 5 - 2).astype(dtype)
+    s = rt.stream()
+    for kind, expect in ((10, x + y), (11, np.maximum(x + y, y)), (12, np.minimum(np.maximum(x + y, y), x))):
+        if kind == 10:
+            assert rt.fn("aclrtMemcpy")(a, 64, rt.ffi.from_buffer(x), 64, 1) == 0
+        assert rt.fn("aclrtMemcpy")(b, 64, rt.ffi.from_buffer(y if kind != 12 else x), 64, 1) == 0
+        assert rt.fn("aclrtReduceAsync")(a, b, 64, kind, acl_type, s, rt.ffi.NULL) == 0
+        assert rt.fn("aclrtSynchronizeStream")(s) == 0
+        assert (read(rt, a, n, dtype) == expect).all(), kind
+    assert rt.fn("aclrtReduceAsync")(a, b, 64, 13, acl_type, s, rt.ffi.NULL) == 207000  # EQUAL: not supported
+    assert rt.fn("aclrtReduceAsync")(a, b, 65, 10, 0, s, rt.ffi.NULL) == 100000
+
+
+def test_value_write(rt):
+    a = rt.malloc(16)
+    s = rt.stream()
+    assert rt.fn("aclrtValueWrite")(a, 0x1122334455667788, 0, s) == 0
+    assert rt.fn("aclrtSynchronizeStream")(s) == 0
+    assert read(rt, a, 1, np.uint64)[0] == 0x1122334455667788
+    assert rt.fn("aclrtValueWrite")(rt.ffi.cast("char *", a) + 12, 1, 0, s) == 100000  # past the block / unaligned

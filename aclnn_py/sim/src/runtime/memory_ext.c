@@ -865,3 +865,210 @@ aclError aclrtMemcpyAsyncWithDesc(void *desc, aclrtMemcpyKind kind, aclrtStream 
     }
     return rt_memcpy_async("aclrtMemcpyAsyncWithDesc", d.dst, d.count, d.src, d.count, kind, stream);
 }
+
+/* ---- reductions and value writes queued on a stream -------------------------------------- */
+
+struct reduce_task {
+    void *dst;
+    const void *src;
+    uint64_t count; /* bytes */
+    aclrtReduceKind kind;
+    aclDataType type;
+};
+
+static float bf16_to_float(uint16_t v)
+{
+    uint32_t bits = (uint32_t)v << 16;
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+static uint16_t float_to_bf16(float f)
+{
+    uint32_t bits;
+    memcpy(&bits, &f, sizeof bits);
+    if ((bits & 0x7fffffffu) > 0x7f800000u) {
+        return (uint16_t)((bits >> 16) | 0x40u); /* a quiet NaN */
+    }
+    bits += 0x7fffu + ((bits >> 16) & 1u); /* round to nearest, ties to even */
+    return (uint16_t)(bits >> 16);
+}
+
+static double combine(aclrtReduceKind kind, double a, double b)
+{
+    return kind == ACL_RT_MEMCPY_SDMA_AUTOMATIC_SUM ? a + b : kind == ACL_RT_MEMCPY_SDMA_AUTOMATIC_MAX ? (a > b ? a : b)
+                                                                                                  : (a < b ? a : b);
+}
+
+#define REDUCE_INTS(T)                                                                                                 \
+    do {                                                                                                               \
+        T *d = r->dst;                                                                                                 \
+        const T *s = r->src;                                                                                           \
+        for (size_t i = 0; i < n; i++) {                                                                               \
+            /* Sums wrap as the integer type does in two's complement. */                                             \
+            d[i] = r->kind == ACL_RT_MEMCPY_SDMA_AUTOMATIC_SUM ? (T)((uint64_t)d[i] + (uint64_t)s[i])                 \
+                                                               : (T)combine(r->kind, (double)d[i], (double)s[i]);      \
+        }                                                                                                              \
+    } while (0)
+
+static size_t reduce_element_size(aclDataType type)
+{
+    switch (type) {
+    case ACL_INT8:
+        return 1;
+    case ACL_INT16:
+    case ACL_FLOAT16:
+    case ACL_BF16:
+        return 2;
+    case ACL_INT32:
+    case ACL_FLOAT:
+        return 4;
+    default:
+        return 0;
+    }
+}
+
+static aclError run_reduce(void *ctx)
+{
+    struct reduce_task *r = ctx;
+    pthread_mutex_lock(&rt_lock);
+    int ok = rt_device_range_ok_locked(r->dst, r->count) && rt_device_range_ok_locked(r->src, r->count);
+    pthread_mutex_unlock(&rt_lock);
+    if (!ok) {
+        return rt_fail(ACL_ERROR_RT_DEVICE_MEM_ERROR, "aclrtReduceAsync: device memory was freed before the queued "
+                       "operation ran");
+    }
+    aclsim_device_prepare(r->dst);
+    aclsim_device_prepare(r->src);
+    size_t n = (size_t)(r->count / reduce_element_size(r->type));
+    switch (r->type) {
+    case ACL_INT8:
+        REDUCE_INTS(int8_t);
+        break;
+    case ACL_INT16:
+        REDUCE_INTS(int16_t);
+        break;
+    case ACL_INT32:
+        REDUCE_INTS(int32_t);
+        break;
+    case ACL_FLOAT: {
+        float *d = r->dst;
+        const float *s = r->src;
+        for (size_t i = 0; i < n; i++) {
+            d[i] = r->kind == ACL_RT_MEMCPY_SDMA_AUTOMATIC_SUM ? d[i] + s[i] : (float)combine(r->kind, d[i], s[i]);
+        }
+        break;
+    }
+    case ACL_FLOAT16: {
+        aclFloat16 *d = r->dst;
+        const aclFloat16 *s = r->src;
+        for (size_t i = 0; i < n; i++) {
+            d[i] = aclFloatToFloat16((float)combine(r->kind, aclFloat16ToFloat(d[i]), aclFloat16ToFloat(s[i])));
+        }
+        break;
+    }
+    default: {
+        uint16_t *d = r->dst;
+        const uint16_t *s = r->src;
+        for (size_t i = 0; i < n; i++) {
+            d[i] = float_to_bf16((float)combine(r->kind, bf16_to_float(d[i]), bf16_to_float(s[i])));
+        }
+        break;
+    }
+    }
+    return ACL_SUCCESS;
+}
+
+/* dst = dst (kind) src, element-wise over count bytes of type. */
+aclError aclrtReduceAsync(void *dst, const void *src, uint64_t count, aclrtReduceKind kind, aclDataType type,
+                          aclrtStream stream, void *reserve)
+{
+    const char *api = "aclrtReduceAsync";
+    if (reserve != NULL) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: reserve must be NULL", api);
+    }
+    if (kind == ACL_RT_MEMCPY_SDMA_AUTOMATIC_EQUAL) {
+        return rt_fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "%s: ACL_RT_MEMCPY_SDMA_AUTOMATIC_EQUAL is not supported", api);
+    }
+    if (kind < ACL_RT_MEMCPY_SDMA_AUTOMATIC_SUM || kind > ACL_RT_MEMCPY_SDMA_AUTOMATIC_MIN) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: unknown reduce kind %d", api, (int)kind);
+    }
+    size_t element = reduce_element_size(type);
+    if (element == 0) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: type %d is not one of int8, int16, int32, float16, float32, bfloat16",
+                       api, (int)type);
+    }
+    if (count % element != 0) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: count (%llu bytes) is not a whole number of elements", api,
+                       (unsigned long long)count);
+    }
+    struct reduce_task *r = malloc(sizeof *r);
+    if (r == NULL) {
+        return rt_fail(ACL_ERROR_RT_MEMORY_ALLOCATION, "%s: out of host memory", api);
+    }
+    *r = (struct reduce_task){dst, src, count, kind, type};
+    aclError err = ACL_SUCCESS;
+    pthread_mutex_lock(&rt_lock);
+    if (!rt_device_range_ok_locked(dst, count) || !rt_device_range_ok_locked(src, count)) {
+        err = rt_fail(ACL_ERROR_INVALID_PARAM, "%s: dst and src must each hold count bytes of device memory", api);
+    } else {
+        struct rt_stream *s = rt_resolve_stream_locked(stream, api, &err);
+        if (s != NULL) {
+            err = rt_enqueue_locked(s, run_reduce, free, r);
+        }
+    }
+    pthread_mutex_unlock(&rt_lock);
+    if (err != ACL_SUCCESS) {
+        free(r);
+    }
+    return rt_error(err);
+}
+
+struct value_task {
+    uint64_t *addr;
+    uint64_t value;
+};
+
+static aclError run_value_write(void *ctx)
+{
+    struct value_task *v = ctx;
+    pthread_mutex_lock(&rt_lock);
+    int ok = rt_device_range_ok_locked(v->addr, sizeof *v->addr);
+    pthread_mutex_unlock(&rt_lock);
+    if (!ok) {
+        return rt_fail(ACL_ERROR_RT_DEVICE_MEM_ERROR, "aclrtValueWrite: device memory was freed before the write ran");
+    }
+    aclsim_device_prepare(v->addr);
+    *v->addr = v->value;
+    return ACL_SUCCESS;
+}
+
+/* Writes the 64-bit value at devAddr when the stream gets there. */
+aclError aclrtValueWrite(void *devAddr, uint64_t value, uint32_t flag, aclrtStream stream)
+{
+    const char *api = "aclrtValueWrite";
+    if (flag != 0 || ((uintptr_t)devAddr & 7u) != 0) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: flag must be 0 and devAddr 8-byte aligned", api);
+    }
+    struct value_task *v = malloc(sizeof *v);
+    if (v == NULL) {
+        return rt_fail(ACL_ERROR_RT_MEMORY_ALLOCATION, "%s: out of host memory", api);
+    }
+    *v = (struct value_task){devAddr, value};
+    aclError err = ACL_SUCCESS;
+    pthread_mutex_lock(&rt_lock);
+    if (!rt_device_range_ok_locked(devAddr, sizeof(uint64_t))) {
+        err = rt_fail(ACL_ERROR_INVALID_PARAM, "%s: devAddr %p does not hold 8 bytes of device memory", api, devAddr);
+    } else {
+        struct rt_stream *s = rt_resolve_stream_locked(stream, api, &err);
+        if (s != NULL) {
+            err = rt_enqueue_locked(s, run_value_write, free, v);
+        }
+    }
+    pthread_mutex_unlock(&rt_lock);
+    if (err != ACL_SUCCESS) {
+        free(v);
+    }
+    return rt_error(err);
+}
