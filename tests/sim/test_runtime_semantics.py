@@ -447,3 +447,44 @@ def test_value_write(rt):
     assert rt.fn("aclrtSynchronizeStream")(s) == 0
     assert read(rt, a, 1, np.uint64)[0] == 0x1122334455667788
     assert rt.fn("aclrtValueWrite")(rt.ffi.cast("char *", a) + 12, 1, 0, s) == 100000  # past the block / unaligned
+
+
+def test_waits_that_would_deadlock_do_not_hang():
+    """A wait on a record that was replaced by one queued behind the wait itself, and a host
+    function synchronising its own stream: each goes on (in a child with a time limit, so a
+    hang is a failure)."""
+    import os
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent('''
+        from aclnn_py import _ffi
+        lib = _ffi.library("sim")
+        ffi, fn = lib.ffi, lib.fn
+        assert fn("aclrtSetDevice")(0) == 0
+        a, b, e = ffi.new("aclrtStream *"), ffi.new("aclrtStream *"), ffi.new("aclrtEvent *")
+        assert fn("aclrtCreateStream")(a) == 0 and fn("aclrtCreateStream")(b) == 0 and fn("aclrtCreateEvent")(e) == 0
+        assert fn("aclrtRecordEvent")(e[0], b[0]) == 0
+        assert fn("aclrtStreamWaitEvent")(a[0], e[0]) == 0
+        assert fn("aclrtRecordEvent")(e[0], a[0]) == 0   # replaces the record a waits for
+        assert fn("aclrtSynchronizeStream")(a[0]) == 0
+        @ffi.callback("void(void *)")
+        def sync_own_stream(args):
+            assert fn("aclrtSynchronizeStream")(a[0]) == 0
+        assert fn("aclrtLaunchHostFunc")(a[0], sync_own_stream, ffi.NULL) == 0
+        assert fn("aclrtSynchronizeStream")(a[0]) == 0
+        print("ok")
+    ''')
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                          env=dict(os.environ, ACLNN_PY_BACKEND="sim"))
+    assert proc.returncode == 0 and proc.stdout == "ok\n", proc.stdout + proc.stderr
+
+
+def test_stream_stop_needs_a_device_only_stream(rt):
+    p = rt.ffi.new("aclrtStream *")
+    assert rt.fn("aclrtCreateStreamWithConfig")(p, 7, 0x20) == 0  # ACL_STREAM_DEVICE_USE_ONLY
+    assert rt.fn("aclrtStreamStop")(p[0]) == 0
+    assert rt.fn("aclrtStreamStop")(rt.stream()) == 107000
+    assert rt.fn("aclrtStreamStop")(rt.ffi.NULL) == 100000
+    assert rt.fn("aclrtDestroyStream")(p[0]) == 0

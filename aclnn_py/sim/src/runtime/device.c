@@ -717,7 +717,35 @@ static int past(int64_t deadline_ms)
     return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000 >= deadline_ms;
 }
 
+/* The streams this thread is draining, innermost last (a wait drains another stream). */
+#define MAX_NESTED_DRAINS 64
+static _Thread_local struct rt_stream *tl_draining[MAX_NESTED_DRAINS];
+static _Thread_local int tl_draining_count;
+
+static int is_draining(const struct rt_stream *s)
+{
+    for (int i = 0; i < tl_draining_count; i++) {
+        if (tl_draining[i] == s) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static aclError drain_until(struct rt_stream *s, int64_t deadline_ms, aclError timeout_status);
+
 aclError rt_drain_until(struct rt_stream *s, int64_t deadline_ms, aclError timeout_status)
+{
+    if (is_draining(s) || tl_draining_count == MAX_NESTED_DRAINS) {
+        return ACL_SUCCESS; /* already being run by this thread, further out */
+    }
+    tl_draining[tl_draining_count++] = s;
+    aclError err = drain_until(s, deadline_ms, timeout_status);
+    tl_draining_count--;
+    return err;
+}
+
+static aclError drain_until(struct rt_stream *s, int64_t deadline_ms, aclError timeout_status)
 {
     aclError first = ACL_SUCCESS;
     pthread_mutex_lock(&s->drain_lock);
@@ -1093,6 +1121,24 @@ aclError aclrtStreamAbort(aclrtStream stream)
     struct rt_task *dropped = take_queue_locked(s);
     pthread_mutex_unlock(&rt_lock);
     release_tasks(dropped);
+    return ACL_SUCCESS;
+}
+
+/* Stops what the stream is running, leaving its queue (CANN: streams created with
+ * ACL_STREAM_DEVICE_USE_ONLY only).  The simulated device runs a stream only inside a
+ * synchronisation, which has returned by the time this call can be made: nothing to stop. */
+aclError aclrtStreamStop(aclrtStream stream)
+{
+    if (stream == NULL) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "aclrtStreamStop: stream must not be NULL (the default stream)");
+    }
+    RESOLVE_OR_RETURN(s, stream, "aclrtStreamStop");
+    int device_only = (s->flags & ACL_STREAM_DEVICE_USE_ONLY) != 0;
+    pthread_mutex_unlock(&rt_lock);
+    if (!device_only) {
+        return rt_fail(ACL_ERROR_RT_PARAM_INVALID, "aclrtStreamStop: only streams created with "
+                       "ACL_STREAM_DEVICE_USE_ONLY can be stopped");
+    }
     return ACL_SUCCESS;
 }
 
@@ -1501,6 +1547,7 @@ aclError aclrtGetEventId(aclrtEvent event, uint32_t *eventId)
 struct event_task {
     struct rt_event *event;
     uint64_t serial;
+    uint64_t seq; /* the record a wait waits for: the last one when it was queued */
 };
 
 /* aclrtStreamWaitEvent's task: the waiting stream goes on once the event's record has run,
@@ -1510,7 +1557,13 @@ static aclError run_wait(void *ctx)
     struct event_task *w = ctx;
     pthread_mutex_lock(&rt_lock);
     struct rt_event *e = find_event_locked(w->event);
-    struct rt_stream *pending = e != NULL && e->serial == w->serial ? e->pending : NULL;
+    /* A later record replaced the one waited for; a stream this thread is draining already
+     * (the record queued behind this very wait, directly or through other waits) cannot be
+     * run from here: both would wait for ever on a device, here they go on. */
+    struct rt_stream *pending = e != NULL && e->serial == w->serial && e->record_seq == w->seq ? e->pending : NULL;
+    if (pending != NULL && is_draining(pending)) {
+        pending = NULL;
+    }
     if (pending != NULL) {
         rt_stream_use_locked(pending);
     }
@@ -1559,6 +1612,7 @@ static aclError enqueue_event_task(const char *api, aclrtEvent event, aclrtStrea
         }
         w->event = e;
         w->serial = e->serial;
+        w->seq = e->record_seq;
         err = rt_enqueue_locked(s, run, free, w);
         if (err != ACL_SUCCESS) {
             aclsim_set_error("%s: out of host memory", api);
