@@ -26,6 +26,13 @@ How the mirror differs from C:
 * Handles created here are raw: release them with the matching ``aclDestroy*`` /
   ``aclrtFree`` exactly as in C (the owning wrappers do it for you).
 
+Every other function of the runtime and nnopbase headers (``acl/acl_rt.h``, ``acl/acl_base_rt.h``,
+``aclnn/acl_meta.h``, ``aclnn/aclnn_base.h``: CANN 9.1.0's 417 in all) is mirrored *raw*: same
+name, C parameters in C order, passed to cffi as given (ints, ``None`` for NULL, cdata; make
+output parameters with ``capi.new("aclrtStreamStatus *")`` and read ``p[0]``). A function that
+returns ``aclError`` raises ``AclnnError`` on a non-zero status and returns ``None``; any other
+returns the C value.
+
 Operators beyond the five whose headers aclnn_py ships (``capi.aclnnAddGetWorkspaceSize``...)
 are declared when first used from the installed toolkit's own ``include/aclnnop/`` header
 (cffi's ABI mode needs the prototype) and fail with ``AclnnError`` 200001 naming the function
@@ -38,8 +45,10 @@ for the rest of the process, as in CANN.
 
 from __future__ import annotations
 
+import inspect
 import numbers
 import operator
+import re
 from collections.abc import Sequence
 from typing import Any, TypeAlias
 
@@ -56,6 +65,7 @@ from ._constants import (ACL_MEM_MALLOC_HUGE_FIRST as ACL_MEM_MALLOC_HUGE_FIRST,
                          ACL_MEMCPY_DEVICE_TO_HOST as ACL_MEMCPY_DEVICE_TO_HOST,
                          ACL_MEMCPY_HOST_TO_DEVICE as ACL_MEMCPY_HOST_TO_DEVICE,
                          ACL_MEMCPY_HOST_TO_HOST as ACL_MEMCPY_HOST_TO_HOST, ACL_SUCCESS as ACL_SUCCESS)
+from ._ffi.prototypes import prototypes, python_type as _python_type
 from ._errors import ACL_ERROR_REPEAT_INITIALIZE, ACLNN_ERR_PARAM_INVALID, AclnnError
 from .ops._registry import operators as _operators
 from ._convert.arrays import BoolArray, FloatArray, IntArray
@@ -445,6 +455,58 @@ def _phase2(api: str):
     launch.__name__ = launch.__qualname__ = api
     launch.__doc__ = f"``{api}(workspace, workspaceSize, executor, stream)``: queue the kernel on ``stream``."
     return launch
+
+
+# -- the rest of the runtime and nnopbase API, raw ----------------------------------------------
+
+#: The headers whose every function the mirror reaches (what they include comes too).
+RAW_HEADERS = ("acl/acl.h", "aclnn/aclnn_base.h")
+
+
+def new(ctype: str, init: Any = None) -> CData:
+    """``ffi.new(ctype, init)`` of the current backend's library: memory for a raw function's
+    output parameter (``new("int32_t *")``), a struct (``new("aclrtMemcpyBatchAttr *")``) or an
+    array (``new("aclrtStream[]", 4)``); freed when the returned object is garbage-collected."""
+    return _lib().ffi.new(ctype, init)
+
+
+def _raw(api: str, ret: str, params: list[tuple[str, str]], enums: set[str]):
+    status = ret == "aclError"
+
+    def call(*args: Any) -> Any:
+        lib = _lib()
+        args = tuple(lib.ffi.NULL if a is None else _h(a) for a in args)
+        if status:
+            _call(lib, api, *args)
+            return None
+        try:
+            return lib.fn(api)(*args)
+        except OverflowError as exc:
+            raise ValueError(f"{api}: an argument does not fit its C parameter type ({exc})") from None
+
+    call.__name__ = call.__qualname__ = api
+    call.__doc__ = (f"Raw mirror of ``{api}``: the C arguments in C order"
+                    + (", raising ``AclnnError`` on a non-zero status." if status else ", returning the C value."))
+    call.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [inspect.Parameter("args", inspect.Parameter.VAR_POSITIONAL, annotation="Any") if name == "" else
+         inspect.Parameter(name, inspect.Parameter.POSITIONAL_ONLY,
+                           annotation="int" if c_type.removeprefix("const ") in enums else _python_type(c_type))
+         for c_type, name in params],
+        return_annotation="None" if status else "Any")
+    return call
+
+
+def _raw_functions() -> dict[str, Any]:
+    from ._ffi.declarations import enum_declarations, include_dir, read_cdef
+
+    cdef = read_cdef(include_dir(), RAW_HEADERS)
+    enums = set(re.findall(r"\}\s*(\w+)\s*;", " ".join(enum_declarations(cdef))))
+    return {name: _raw(name, ret, params, enums) for name, (ret, params) in prototypes(cdef).items()}
+
+
+for _name, _function in _raw_functions().items():
+    globals().setdefault(_name, _function)
+del _name, _function
 
 
 # The registered operators (aclnn_py/ops/_registry.py), as the C names of their phase 2.

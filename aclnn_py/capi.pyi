@@ -74,8 +74,56 @@ ACL_UINT64: int
 ACL_UINT8: int
 OPERATORS: tuple[str, ...]
 
+def AclSetDynamicInputTensorAddr(executor: CData, irIndex: int, relativeIndex: CData, tensors: CData, addr: CData, /) -> Any:
+    """C: ``aclnnStatus AclSetDynamicInputTensorAddr(aclOpExecutor *executor, size_t irIndex, const size_t relativeIndex, aclTensorList *tensors, void *addr);``
+
+    Raw mirror of ``AclSetDynamicInputTensorAddr``: the C arguments in C order, returning the C value.
+    """
+
+def AclSetDynamicOutputTensorAddr(executor: CData, irIndex: int, relativeIndex: CData, tensors: CData, addr: CData, /) -> Any:
+    """C: ``aclnnStatus AclSetDynamicOutputTensorAddr(aclOpExecutor *executor, size_t irIndex, const size_t relativeIndex, aclTensorList *tensors, void *addr);``
+
+    Raw mirror of ``AclSetDynamicOutputTensorAddr``: the C arguments in C order, returning the C value.
+    """
+
+def AclSetDynamicTensorAddr(executor: CData, irIndex: int, relativeIndex: CData, tensors: CData, addr: CData, /) -> Any:
+    """C: ``aclnnStatus AclSetDynamicTensorAddr(aclOpExecutor *executor, size_t irIndex, const size_t relativeIndex, aclTensorList *tensors, void *addr);``
+
+    Raw mirror of ``AclSetDynamicTensorAddr``: the C arguments in C order, returning the C value.
+    """
+
+def AclSetInputTensorAddr(executor: CData, index: CData, tensor: CData | Tensor | None, addr: CData, /) -> Any:
+    """C: ``aclnnStatus AclSetInputTensorAddr(aclOpExecutor *executor, const size_t index, aclTensor *tensor, void *addr);``
+
+    Raw mirror of ``AclSetInputTensorAddr``: the C arguments in C order, returning the C value.
+    """
+
+def AclSetOutputTensorAddr(executor: CData, index: CData, tensor: CData | Tensor | None, addr: CData, /) -> Any:
+    """C: ``aclnnStatus AclSetOutputTensorAddr(aclOpExecutor *executor, const size_t index, aclTensor *tensor, void *addr);``
+
+    Raw mirror of ``AclSetOutputTensorAddr``: the C arguments in C order, returning the C value.
+    """
+
+def AclSetTensorAddr(executor: CData, index: CData, tensor: CData | Tensor | None, addr: CData, /) -> Any:
+    """C: ``aclnnStatus AclSetTensorAddr(aclOpExecutor *executor, const size_t index, aclTensor *tensor, void *addr);``
+
+    Raw mirror of ``AclSetTensorAddr``: the C arguments in C order, returning the C value.
+    """
+
+def aclAppLog(logLevel: int, func: CData, file: CData, line: int, fmt: CData, /, *args: Any) -> Any:
+    """C: ``void aclAppLog(aclLogLevel logLevel, const char *func, const char *file, uint32_t line, const char *fmt, ...);``
+
+    Raw mirror of ``aclAppLog``: the C arguments in C order, returning the C value.
+    """
+
 def aclCreateBoolArray(value: Sequence[bool]) -> CData:
     """C: ``aclBoolArray * aclCreateBoolArray(const bool *value, uint64_t size);``"""
+
+def aclCreateDataBuffer(data: CData, size: int, /) -> Any:
+    """C: ``aclDataBuffer * aclCreateDataBuffer(void *data, size_t size);``
+
+    Raw mirror of ``aclCreateDataBuffer``: the C arguments in C order, returning the C value.
+    """
 
 def aclCreateFloatArray(value: Sequence[float]) -> CData:
     """C: ``aclFloatArray * aclCreateFloatArray(const float *value, uint64_t size);``"""
@@ -86,6 +134,12 @@ def aclCreateIntArray(value: Sequence[int]) -> CData:
 def aclCreateScalar(value: complex, dataType: int) -> CData:
     """C: ``aclScalar * aclCreateScalar(void *value, aclDataType dataType);``"""
 
+def aclCreateScalarList(value: CData, size: int, /) -> Any:
+    """C: ``aclScalarList * aclCreateScalarList(const aclScalar * const *value, uint64_t size);``
+
+    Raw mirror of ``aclCreateScalarList``: the C arguments in C order, returning the C value.
+    """
+
 def aclCreateTensor(viewDims: Sequence[int], dataType: int, stride: Sequence[int] | None, offset: int, format: int, storageDims: Sequence[int], tensorData: CData | int | None) -> CData:
     """C: ``aclTensor * aclCreateTensor(const int64_t *viewDims, uint64_t viewDimsNum, aclDataType dataType, const int64_t *stride, int64_t offset, aclFormat format, const int64_t *storageDims, uint64_t storageDimsNum, void *tensorData);``
 
@@ -94,6 +148,18 @@ def aclCreateTensor(viewDims: Sequence[int], dataType: int, stride: Sequence[int
     ``storageDims`` or has a negative dimension, stride or offset, and where ``tensorData`` is
     NULL under a non-empty storage: an operator would read or write outside the memory given.
     The storage itself must lie in the memory at ``tensorData`` (as in C; the simulator checks).
+    """
+
+def aclCreateTensorList(value: CData, size: int, /) -> Any:
+    """C: ``aclTensorList * aclCreateTensorList(const aclTensor * const *value, uint64_t size);``
+
+    Raw mirror of ``aclCreateTensorList``: the C arguments in C order, returning the C value.
+    """
+
+def aclDataTypeSize(dataType: int, /) -> Any:
+    """C: ``size_t aclDataTypeSize(aclDataType dataType);``
+
+    Raw mirror of ``aclDataTypeSize``: the C arguments in C order, returning the C value.
     """
 
 def aclDestroyAclOpExecutor(handle: object) -> None:
@@ -106,6 +172,12 @@ def aclDestroyBoolArray(handle: object) -> None:
     """C: ``aclnnStatus aclDestroyBoolArray(const aclBoolArray *array);``
 
     ``aclDestroyBoolArray`` (NULL is a no-op, as in CANN).
+    """
+
+def aclDestroyDataBuffer(dataBuffer: CData, /) -> None:
+    """C: ``aclError aclDestroyDataBuffer(const aclDataBuffer *dataBuffer);``
+
+    Raw mirror of ``aclDestroyDataBuffer``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
     """
 
 def aclDestroyFloatArray(handle: object) -> None:
@@ -126,25 +198,487 @@ def aclDestroyScalar(handle: object) -> None:
     ``aclDestroyScalar`` (NULL is a no-op, as in CANN).
     """
 
+def aclDestroyScalarList(array: CData, /) -> Any:
+    """C: ``aclnnStatus aclDestroyScalarList(const aclScalarList *array);``
+
+    Raw mirror of ``aclDestroyScalarList``: the C arguments in C order, returning the C value.
+    """
+
 def aclDestroyTensor(handle: object) -> None:
     """C: ``aclnnStatus aclDestroyTensor(const aclTensor *tensor);``
 
     ``aclDestroyTensor`` (NULL is a no-op, as in CANN).
     """
 
+def aclDestroyTensorList(array: CData, /) -> Any:
+    """C: ``aclnnStatus aclDestroyTensorList(const aclTensorList *array);``
+
+    Raw mirror of ``aclDestroyTensorList``: the C arguments in C order, returning the C value.
+    """
+
+def aclDumpOpTensors(opType: CData, opName: CData, tensors: CData, inputTensorNum: int, outputTensorNum: int, stream: CData, /) -> Any:
+    """C: ``aclnnStatus aclDumpOpTensors(const char *opType, const char *opName, aclTensor **tensors, size_t inputTensorNum, size_t outputTensorNum, aclrtStream stream);``
+
+    Raw mirror of ``aclDumpOpTensors``: the C arguments in C order, returning the C value.
+    """
+
 def aclFinalize() -> None:
     """C: ``aclError aclFinalize(void);``"""
+
+def aclFinalizeCallbackRegister(type: int, cbFunc: CData, userData: CData, /) -> None:
+    """C: ``aclError aclFinalizeCallbackRegister(aclRegisterCallbackType type, aclFinalizeCallbackFunc cbFunc, void *userData);``
+
+    Raw mirror of ``aclFinalizeCallbackRegister``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclFinalizeCallbackUnRegister(type: int, cbFunc: CData, /) -> None:
+    """C: ``aclError aclFinalizeCallbackUnRegister(aclRegisterCallbackType type, aclFinalizeCallbackFunc cbFunc);``
+
+    Raw mirror of ``aclFinalizeCallbackUnRegister``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclFinalizeReference(refCount: CData, /) -> None:
+    """C: ``aclError aclFinalizeReference(uint64_t *refCount);``
+
+    Raw mirror of ``aclFinalizeReference``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclFloat16ToFloat(value: CData, /) -> Any:
+    """C: ``float aclFloat16ToFloat(aclFloat16 value);``
+
+    Raw mirror of ``aclFloat16ToFloat``: the C arguments in C order, returning the C value.
+    """
+
+def aclFloatToFloat16(value: float, /) -> Any:
+    """C: ``aclFloat16 aclFloatToFloat16(float value);``
+
+    Raw mirror of ``aclFloatToFloat16``: the C arguments in C order, returning the C value.
+    """
+
+def aclGetBoolArraySize(array: CData | BoolArray | None, size: CData, /) -> Any:
+    """C: ``aclnnStatus aclGetBoolArraySize(const aclBoolArray *array, uint64_t *size);``
+
+    Raw mirror of ``aclGetBoolArraySize``: the C arguments in C order, returning the C value.
+    """
+
+def aclGetCannAttribute(cannAttr: int, value: CData, /) -> None:
+    """C: ``aclError aclGetCannAttribute(aclCannAttr cannAttr, int32_t *value);``
+
+    Raw mirror of ``aclGetCannAttribute``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclGetCannAttributeList(cannAttrList: CData, num: CData, /) -> None:
+    """C: ``aclError aclGetCannAttributeList(const aclCannAttr **cannAttrList, size_t *num);``
+
+    Raw mirror of ``aclGetCannAttributeList``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclGetDataBufferAddr(dataBuffer: CData, /) -> Any:
+    """C: ``void * aclGetDataBufferAddr(const aclDataBuffer *dataBuffer);``
+
+    Raw mirror of ``aclGetDataBufferAddr``: the C arguments in C order, returning the C value.
+    """
+
+def aclGetDataBufferSize(dataBuffer: CData, /) -> Any:
+    """C: ``uint32_t aclGetDataBufferSize(const aclDataBuffer *dataBuffer);``
+
+    Raw mirror of ``aclGetDataBufferSize``: the C arguments in C order, returning the C value.
+    """
+
+def aclGetDataBufferSizeV2(dataBuffer: CData, /) -> Any:
+    """C: ``size_t aclGetDataBufferSizeV2(const aclDataBuffer *dataBuffer);``
+
+    Raw mirror of ``aclGetDataBufferSizeV2``: the C arguments in C order, returning the C value.
+    """
+
+def aclGetDataType(tensor: CData | Tensor | None, dataType: CData, /) -> Any:
+    """C: ``aclnnStatus aclGetDataType(const aclTensor *tensor, aclDataType *dataType);``
+
+    Raw mirror of ``aclGetDataType``: the C arguments in C order, returning the C value.
+    """
+
+def aclGetDeviceCapability(deviceId: int, deviceInfo: int, value: CData, /) -> None:
+    """C: ``aclError aclGetDeviceCapability(uint32_t deviceId, aclDeviceInfo deviceInfo, int64_t *value);``
+
+    Raw mirror of ``aclGetDeviceCapability``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclGetFloatArraySize(array: CData | FloatArray | None, size: CData, /) -> Any:
+    """C: ``aclnnStatus aclGetFloatArraySize(const aclFloatArray *array, uint64_t *size);``
+
+    Raw mirror of ``aclGetFloatArraySize``: the C arguments in C order, returning the C value.
+    """
+
+def aclGetFormat(tensor: CData | Tensor | None, format: CData, /) -> Any:
+    """C: ``aclnnStatus aclGetFormat(const aclTensor *tensor, aclFormat *format);``
+
+    Raw mirror of ``aclGetFormat``: the C arguments in C order, returning the C value.
+    """
+
+def aclGetIntArraySize(array: CData | IntArray | None, size: CData, /) -> Any:
+    """C: ``aclnnStatus aclGetIntArraySize(const aclIntArray *array, uint64_t *size);``
+
+    Raw mirror of ``aclGetIntArraySize``: the C arguments in C order, returning the C value.
+    """
+
+def aclGetRawTensorAddr(tensor: CData | Tensor | None, addr: CData, /) -> Any:
+    """C: ``aclnnStatus aclGetRawTensorAddr(const aclTensor *tensor, void **addr);``
+
+    Raw mirror of ``aclGetRawTensorAddr``: the C arguments in C order, returning the C value.
+    """
 
 def aclGetRecentErrMsg() -> str:
     """C: ``const char * aclGetRecentErrMsg(void);``"""
 
+def aclGetScalarListSize(scalarList: CData, size: CData, /) -> Any:
+    """C: ``aclnnStatus aclGetScalarListSize(const aclScalarList *scalarList, uint64_t *size);``
+
+    Raw mirror of ``aclGetScalarListSize``: the C arguments in C order, returning the C value.
+    """
+
+def aclGetStorageShape(tensor: CData | Tensor | None, storageDims: CData, storageDimsNum: CData, /) -> Any:
+    """C: ``aclnnStatus aclGetStorageShape(const aclTensor *tensor, int64_t **storageDims, uint64_t *storageDimsNum);``
+
+    Raw mirror of ``aclGetStorageShape``: the C arguments in C order, returning the C value.
+    """
+
+def aclGetTensorListSize(tensorList: CData, size: CData, /) -> Any:
+    """C: ``aclnnStatus aclGetTensorListSize(const aclTensorList *tensorList, uint64_t *size);``
+
+    Raw mirror of ``aclGetTensorListSize``: the C arguments in C order, returning the C value.
+    """
+
+def aclGetViewOffset(tensor: CData | Tensor | None, offset: CData, /) -> Any:
+    """C: ``aclnnStatus aclGetViewOffset(const aclTensor *tensor, int64_t *offset);``
+
+    Raw mirror of ``aclGetViewOffset``: the C arguments in C order, returning the C value.
+    """
+
+def aclGetViewShape(tensor: CData | Tensor | None, viewDims: CData, viewDimsNum: CData, /) -> Any:
+    """C: ``aclnnStatus aclGetViewShape(const aclTensor *tensor, int64_t **viewDims, uint64_t *viewDimsNum);``
+
+    Raw mirror of ``aclGetViewShape``: the C arguments in C order, returning the C value.
+    """
+
+def aclGetViewStrides(tensor: CData | Tensor | None, stridesValue: CData, stridesNum: CData, /) -> Any:
+    """C: ``aclnnStatus aclGetViewStrides(const aclTensor *tensor, int64_t **stridesValue, uint64_t *stridesNum);``
+
+    Raw mirror of ``aclGetViewStrides``: the C arguments in C order, returning the C value.
+    """
+
 def aclInit(configPath: str | None = ...) -> int:
     """C: ``aclError aclInit(const char *configPath);``"""
+
+def aclInitCallbackRegister(type: int, cbFunc: CData, userData: CData, /) -> None:
+    """C: ``aclError aclInitCallbackRegister(aclRegisterCallbackType type, aclInitCallbackFunc cbFunc, void *userData);``
+
+    Raw mirror of ``aclInitCallbackRegister``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclInitCallbackUnRegister(type: int, cbFunc: CData, /) -> None:
+    """C: ``aclError aclInitCallbackUnRegister(aclRegisterCallbackType type, aclInitCallbackFunc cbFunc);``
+
+    Raw mirror of ``aclInitCallbackUnRegister``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclInitTensor(tensor: CData | Tensor | None, viewDims: CData, viewDimsNum: int, dataType: int, stride: CData, offset: int, format: int, storageDims: CData, storageDimsNum: int, tensorDataAddr: CData, /) -> Any:
+    """C: ``aclnnStatus aclInitTensor(aclTensor *tensor, const int64_t *viewDims, uint64_t viewDimsNum, aclDataType dataType, const int64_t *stride, int64_t offset, aclFormat format, const int64_t *storageDims, uint64_t storageDimsNum, void *tensorDataAddr);``
+
+    Raw mirror of ``aclInitTensor``: the C arguments in C order, returning the C value.
+    """
 
 def aclSetAclOpExecutorRepeatable(handle: object) -> None:
     """C: ``aclnnStatus aclSetAclOpExecutorRepeatable(aclOpExecutor *executor);``
 
     Keep the executor after phase 2; free it with aclDestroyAclOpExecutor.
+    """
+
+def aclSetDynamicInputTensorAddr(executor: CData, irIndex: int, relativeIndex: CData, tensors: CData, addr: CData, /) -> Any:
+    """C: ``aclnnStatus aclSetDynamicInputTensorAddr(aclOpExecutor *executor, size_t irIndex, const size_t relativeIndex, aclTensorList *tensors, void *addr);``
+
+    Raw mirror of ``aclSetDynamicInputTensorAddr``: the C arguments in C order, returning the C value.
+    """
+
+def aclSetDynamicOutputTensorAddr(executor: CData, irIndex: int, relativeIndex: CData, tensors: CData, addr: CData, /) -> Any:
+    """C: ``aclnnStatus aclSetDynamicOutputTensorAddr(aclOpExecutor *executor, size_t irIndex, const size_t relativeIndex, aclTensorList *tensors, void *addr);``
+
+    Raw mirror of ``aclSetDynamicOutputTensorAddr``: the C arguments in C order, returning the C value.
+    """
+
+def aclSetDynamicTensorAddr(executor: CData, irIndex: int, relativeIndex: CData, tensors: CData, addr: CData, /) -> Any:
+    """C: ``aclnnStatus aclSetDynamicTensorAddr(aclOpExecutor *executor, size_t irIndex, const size_t relativeIndex, aclTensorList *tensors, void *addr);``
+
+    Raw mirror of ``aclSetDynamicTensorAddr``: the C arguments in C order, returning the C value.
+    """
+
+def aclSetInputTensorAddr(executor: CData, index: CData, tensor: CData | Tensor | None, addr: CData, /) -> Any:
+    """C: ``aclnnStatus aclSetInputTensorAddr(aclOpExecutor *executor, const size_t index, aclTensor *tensor, void *addr);``
+
+    Raw mirror of ``aclSetInputTensorAddr``: the C arguments in C order, returning the C value.
+    """
+
+def aclSetOutputTensorAddr(executor: CData, index: CData, tensor: CData | Tensor | None, addr: CData, /) -> Any:
+    """C: ``aclnnStatus aclSetOutputTensorAddr(aclOpExecutor *executor, const size_t index, aclTensor *tensor, void *addr);``
+
+    Raw mirror of ``aclSetOutputTensorAddr``: the C arguments in C order, returning the C value.
+    """
+
+def aclSetRawTensorAddr(tensor: CData | Tensor | None, addr: CData, /) -> Any:
+    """C: ``aclnnStatus aclSetRawTensorAddr(aclTensor *tensor, void *addr);``
+
+    Raw mirror of ``aclSetRawTensorAddr``: the C arguments in C order, returning the C value.
+    """
+
+def aclSetTensorAddr(executor: CData, index: CData, tensor: CData | Tensor | None, addr: CData, /) -> Any:
+    """C: ``aclnnStatus aclSetTensorAddr(aclOpExecutor *executor, const size_t index, aclTensor *tensor, void *addr);``
+
+    Raw mirror of ``aclSetTensorAddr``: the C arguments in C order, returning the C value.
+    """
+
+def aclUpdateDataBuffer(dataBuffer: CData, data: CData, size: int, /) -> None:
+    """C: ``aclError aclUpdateDataBuffer(aclDataBuffer *dataBuffer, void *data, size_t size);``
+
+    Raw mirror of ``aclUpdateDataBuffer``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclmdlFinalizeDump() -> None:
+    """C: ``aclError aclmdlFinalizeDump(void);``
+
+    Raw mirror of ``aclmdlFinalizeDump``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclmdlInitDump() -> None:
+    """C: ``aclError aclmdlInitDump(void);``
+
+    Raw mirror of ``aclmdlInitDump``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclmdlRIAbort(modelRI: CData, /) -> None:
+    """C: ``aclError aclmdlRIAbort(aclmdlRI modelRI);``
+
+    Raw mirror of ``aclmdlRIAbort``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclmdlRIAddCondTask(params: CData, stream: CData, flags: int, /) -> None:
+    """C: ``aclError aclmdlRIAddCondTask(aclmdlRICondTaskParams params, aclrtStream stream, uint32_t flags);``
+
+    Raw mirror of ``aclmdlRIAddCondTask``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclmdlRIBindStream(modelRI: CData, stream: CData, flag: int, /) -> None:
+    """C: ``aclError aclmdlRIBindStream(aclmdlRI modelRI, aclrtStream stream, uint32_t flag);``
+
+    Raw mirror of ``aclmdlRIBindStream``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclmdlRIBuildBegin(modelRI: CData, flag: int, /) -> None:
+    """C: ``aclError aclmdlRIBuildBegin(aclmdlRI *modelRI, uint32_t flag);``
+
+    Raw mirror of ``aclmdlRIBuildBegin``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclmdlRIBuildEnd(modelRI: CData, reserve: CData, /) -> None:
+    """C: ``aclError aclmdlRIBuildEnd(aclmdlRI modelRI, void *reserve);``
+
+    Raw mirror of ``aclmdlRIBuildEnd``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclmdlRICaptureBegin(stream: CData, mode: int, /) -> None:
+    """C: ``aclError aclmdlRICaptureBegin(aclrtStream stream, aclmdlRICaptureMode mode);``
+
+    Raw mirror of ``aclmdlRICaptureBegin``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclmdlRICaptureEnd(stream: CData, modelRI: CData, /) -> None:
+    """C: ``aclError aclmdlRICaptureEnd(aclrtStream stream, aclmdlRI *modelRI);``
+
+    Raw mirror of ``aclmdlRICaptureEnd``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclmdlRICaptureGetInfo(stream: CData, status: CData, modelRI: CData, /) -> None:
+    """C: ``aclError aclmdlRICaptureGetInfo(aclrtStream stream, aclmdlRICaptureStatus *status, aclmdlRI *modelRI);``
+
+    Raw mirror of ``aclmdlRICaptureGetInfo``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclmdlRICaptureTaskGrpBegin(stream: CData, /) -> None:
+    """C: ``aclError aclmdlRICaptureTaskGrpBegin(aclrtStream stream);``
+
+    Raw mirror of ``aclmdlRICaptureTaskGrpBegin``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclmdlRICaptureTaskGrpEnd(stream: CData, handle: CData, /) -> None:
+    """C: ``aclError aclmdlRICaptureTaskGrpEnd(aclrtStream stream, aclrtTaskGrp *handle);``
+
+    Raw mirror of ``aclmdlRICaptureTaskGrpEnd``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclmdlRICaptureTaskUpdateBegin(stream: CData, handle: CData, /) -> None:
+    """C: ``aclError aclmdlRICaptureTaskUpdateBegin(aclrtStream stream, aclrtTaskGrp handle);``
+
+    Raw mirror of ``aclmdlRICaptureTaskUpdateBegin``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclmdlRICaptureTaskUpdateEnd(stream: CData, /) -> None:
+    """C: ``aclError aclmdlRICaptureTaskUpdateEnd(aclrtStream stream);``
+
+    Raw mirror of ``aclmdlRICaptureTaskUpdateEnd``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclmdlRICaptureThreadExchangeMode(mode: CData, /) -> None:
+    """C: ``aclError aclmdlRICaptureThreadExchangeMode(aclmdlRICaptureMode *mode);``
+
+    Raw mirror of ``aclmdlRICaptureThreadExchangeMode``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclmdlRICaptureToModelRIBegin(stream: CData, modelRI: CData, mode: int, /) -> None:
+    """C: ``aclError aclmdlRICaptureToModelRIBegin(aclrtStream stream, aclmdlRI modelRI, aclmdlRICaptureMode mode);``
+
+    Raw mirror of ``aclmdlRICaptureToModelRIBegin``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclmdlRICondHandleCreate(modelRI: CData, defaultLaunchValue: int, flag: int, handle: CData, /) -> None:
+    """C: ``aclError aclmdlRICondHandleCreate(aclmdlRI modelRI, uint32_t defaultLaunchValue, aclmdlRICondHandleFlag flag, aclmdlRICondHandle *handle);``
+
+    Raw mirror of ``aclmdlRICondHandleCreate``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclmdlRICondHandleGetCondPtr(handle: CData, ptr: CData, /) -> None:
+    """C: ``aclError aclmdlRICondHandleGetCondPtr(aclmdlRICondHandle handle, uint64_t **ptr);``
+
+    Raw mirror of ``aclmdlRICondHandleGetCondPtr``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclmdlRIDebugJsonPrint(modelRI: CData, path: CData, flags: int, /) -> None:
+    """C: ``aclError aclmdlRIDebugJsonPrint(aclmdlRI modelRI, const char *path, uint32_t flags);``
+
+    Raw mirror of ``aclmdlRIDebugJsonPrint``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclmdlRIDebugPrint(modelRI: CData, /) -> None:
+    """C: ``aclError aclmdlRIDebugPrint(aclmdlRI modelRI);``
+
+    Raw mirror of ``aclmdlRIDebugPrint``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclmdlRIDestroy(modelRI: CData, /) -> None:
+    """C: ``aclError aclmdlRIDestroy(aclmdlRI modelRI);``
+
+    Raw mirror of ``aclmdlRIDestroy``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclmdlRIDestroyRegisterCallback(modelRI: CData, func: CData, userData: CData, /) -> None:
+    """C: ``aclError aclmdlRIDestroyRegisterCallback(aclmdlRI modelRI, aclrtCallback func, void *userData);``
+
+    Raw mirror of ``aclmdlRIDestroyRegisterCallback``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclmdlRIDestroyUnregisterCallback(modelRI: CData, func: CData, /) -> None:
+    """C: ``aclError aclmdlRIDestroyUnregisterCallback(aclmdlRI modelRI, aclrtCallback func);``
+
+    Raw mirror of ``aclmdlRIDestroyUnregisterCallback``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclmdlRIEndTask(modelRI: CData, stream: CData, /) -> None:
+    """C: ``aclError aclmdlRIEndTask(aclmdlRI modelRI, aclrtStream stream);``
+
+    Raw mirror of ``aclmdlRIEndTask``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclmdlRIExecute(modelRI: CData, timeout: int, /) -> None:
+    """C: ``aclError aclmdlRIExecute(aclmdlRI modelRI, int32_t timeout);``
+
+    Raw mirror of ``aclmdlRIExecute``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclmdlRIExecuteAsync(modelRI: CData, stream: CData, /) -> None:
+    """C: ``aclError aclmdlRIExecuteAsync(aclmdlRI modelRI, aclrtStream stream);``
+
+    Raw mirror of ``aclmdlRIExecuteAsync``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclmdlRIGetId(modelRI: CData, modelRIId: CData, /) -> None:
+    """C: ``aclError aclmdlRIGetId(aclmdlRI modelRI, uint32_t *modelRIId);``
+
+    Raw mirror of ``aclmdlRIGetId``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclmdlRIGetName(modelRI: CData, maxLen: int, name: CData, /) -> None:
+    """C: ``aclError aclmdlRIGetName(aclmdlRI modelRI, uint32_t maxLen, char *name);``
+
+    Raw mirror of ``aclmdlRIGetName``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclmdlRIGetStreams(modelRI: CData, streams: CData, numStreams: CData, /) -> None:
+    """C: ``aclError aclmdlRIGetStreams(aclmdlRI modelRI, aclrtStream *streams, uint32_t *numStreams);``
+
+    Raw mirror of ``aclmdlRIGetStreams``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclmdlRIGetTasksByStream(stream: CData, tasks: CData, numTasks: CData, /) -> None:
+    """C: ``aclError aclmdlRIGetTasksByStream(aclrtStream stream, aclmdlRITask *tasks, uint32_t *numTasks);``
+
+    Raw mirror of ``aclmdlRIGetTasksByStream``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclmdlRIKernelTaskGetAttribute(task: CData, attrId: int, attrValue: CData, /) -> None:
+    """C: ``aclError aclmdlRIKernelTaskGetAttribute(aclmdlRITask task, aclrtLaunchKernelAttrId attrId, aclrtLaunchKernelAttrValue *attrValue);``
+
+    Raw mirror of ``aclmdlRIKernelTaskGetAttribute``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclmdlRISetName(modelRI: CData, name: CData, /) -> None:
+    """C: ``aclError aclmdlRISetName(aclmdlRI modelRI, const char *name);``
+
+    Raw mirror of ``aclmdlRISetName``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclmdlRITaskDisable(task: CData, /) -> None:
+    """C: ``aclError aclmdlRITaskDisable(aclmdlRITask task);``
+
+    Raw mirror of ``aclmdlRITaskDisable``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclmdlRITaskGetParams(task: CData, params: CData, /) -> None:
+    """C: ``aclError aclmdlRITaskGetParams(aclmdlRITask task, aclmdlRITaskParams *params);``
+
+    Raw mirror of ``aclmdlRITaskGetParams``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclmdlRITaskGetSeqId(task: CData, id: CData, /) -> None:
+    """C: ``aclError aclmdlRITaskGetSeqId(aclmdlRITask task, uint32_t *id);``
+
+    Raw mirror of ``aclmdlRITaskGetSeqId``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclmdlRITaskGetType(task: CData, type: CData, /) -> None:
+    """C: ``aclError aclmdlRITaskGetType(aclmdlRITask task, aclmdlRITaskType *type);``
+
+    Raw mirror of ``aclmdlRITaskGetType``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclmdlRITaskSetParams(task: CData, params: CData, /) -> None:
+    """C: ``aclError aclmdlRITaskSetParams(aclmdlRITask task, aclmdlRITaskParams *params);``
+
+    Raw mirror of ``aclmdlRITaskSetParams``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclmdlRIUnbindStream(modelRI: CData, stream: CData, /) -> None:
+    """C: ``aclError aclmdlRIUnbindStream(aclmdlRI modelRI, aclrtStream stream);``
+
+    Raw mirror of ``aclmdlRIUnbindStream``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclmdlRIUpdate(modelRI: CData, /) -> None:
+    """C: ``aclError aclmdlRIUpdate(aclmdlRI modelRI);``
+
+    Raw mirror of ``aclmdlRIUpdate``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclmdlSetDump(dumpCfgPath: CData, /) -> None:
+    """C: ``aclError aclmdlSetDump(const char *dumpCfgPath);``
+
+    Raw mirror of ``aclmdlSetDump``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
     """
 
 def aclnnAvgPool2dBackward(workspace: CData | None, workspaceSize: int, executor: CData, stream: CData) -> None:
@@ -171,6 +705,12 @@ def aclnnConvolutionBackwardGetWorkspaceSize(gradOutput: CData | Tensor | None, 
     ``aclnnConvolutionBackwardGetWorkspaceSize(<inputs and outputs in C order>) -> (workspace_size, executor)``.
     """
 
+def aclnnFinalize() -> Any:
+    """C: ``aclnnStatus aclnnFinalize(void);``
+
+    Raw mirror of ``aclnnFinalize``: the C arguments in C order, returning the C value.
+    """
+
 def aclnnIm2colBackward(workspace: CData | None, workspaceSize: int, executor: CData, stream: CData) -> None:
     """C: ``aclnnStatus aclnnIm2colBackward(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream);``
 
@@ -181,6 +721,12 @@ def aclnnIm2colBackwardGetWorkspaceSize(gradOutput: CData | Tensor | None, input
     """C: ``aclnnStatus aclnnIm2colBackwardGetWorkspaceSize(const aclTensor *gradOutput, const aclIntArray *inputSize, const aclIntArray *kernelSize, const aclIntArray *dilation, const aclIntArray *padding, const aclIntArray *stride, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor);``
 
     ``aclnnIm2colBackwardGetWorkspaceSize(<inputs and outputs in C order>) -> (workspace_size, executor)``.
+    """
+
+def aclnnInit(configPath: CData, /) -> Any:
+    """C: ``aclnnStatus aclnnInit(const char *configPath);``
+
+    Raw mirror of ``aclnnInit``: the C arguments in C order, returning the C value.
     """
 
 def aclnnMaxUnpool2dBackward(workspace: CData | None, workspaceSize: int, executor: CData, stream: CData) -> None:
@@ -207,14 +753,278 @@ def aclnnReflectionPad2dBackwardGetWorkspaceSize(gradOutput: CData | Tensor | No
     ``aclnnReflectionPad2dBackwardGetWorkspaceSize(<inputs and outputs in C order>) -> (workspace_size, executor)``.
     """
 
+def aclrtActiveStream(activeStream: CData, stream: CData, /) -> None:
+    """C: ``aclError aclrtActiveStream(aclrtStream activeStream, aclrtStream stream);``
+
+    Raw mirror of ``aclrtActiveStream``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtAllocBuf(buf: CData, size: int, /) -> None:
+    """C: ``aclError aclrtAllocBuf(aclrtMbuf *buf, size_t size);``
+
+    Raw mirror of ``aclrtAllocBuf``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtAppendBufChain(headBuf: CData, buf: CData, /) -> None:
+    """C: ``aclError aclrtAppendBufChain(aclrtMbuf headBuf, aclrtMbuf buf);``
+
+    Raw mirror of ``aclrtAppendBufChain``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtBinaryGetDevAddress(binHandle: CData, binAddr: CData, binSize: CData, /) -> None:
+    """C: ``aclError aclrtBinaryGetDevAddress(const aclrtBinHandle binHandle, void **binAddr, size_t *binSize);``
+
+    Raw mirror of ``aclrtBinaryGetDevAddress``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtBinaryGetFunction(binHandle: CData, kernelName: CData, funcHandle: CData, /) -> None:
+    """C: ``aclError aclrtBinaryGetFunction(const aclrtBinHandle binHandle, const char *kernelName, aclrtFuncHandle *funcHandle);``
+
+    Raw mirror of ``aclrtBinaryGetFunction``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtBinaryGetFunctionByEntry(binHandle: CData, funcEntry: int, funcHandle: CData, /) -> None:
+    """C: ``aclError aclrtBinaryGetFunctionByEntry(aclrtBinHandle binHandle, uint64_t funcEntry, aclrtFuncHandle *funcHandle);``
+
+    Raw mirror of ``aclrtBinaryGetFunctionByEntry``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtBinaryGetGlobal(binHandle: CData, name: CData, dptr: CData, size: CData, /) -> None:
+    """C: ``aclError aclrtBinaryGetGlobal(aclrtBinHandle binHandle, const char *name, void **dptr, size_t *size);``
+
+    Raw mirror of ``aclrtBinaryGetGlobal``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtBinaryLoad(binary: CData, binHandle: CData, /) -> None:
+    """C: ``aclError aclrtBinaryLoad(const aclrtBinary binary, aclrtBinHandle *binHandle);``
+
+    Raw mirror of ``aclrtBinaryLoad``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtBinaryLoadFromData(data: CData, length: int, options: CData, binHandle: CData, /) -> None:
+    """C: ``aclError aclrtBinaryLoadFromData(const void *data, size_t length, const aclrtBinaryLoadOptions *options, aclrtBinHandle *binHandle);``
+
+    Raw mirror of ``aclrtBinaryLoadFromData``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtBinaryLoadFromFile(binPath: CData, options: CData, binHandle: CData, /) -> None:
+    """C: ``aclError aclrtBinaryLoadFromFile(const char *binPath, aclrtBinaryLoadOptions *options, aclrtBinHandle *binHandle);``
+
+    Raw mirror of ``aclrtBinaryLoadFromFile``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtBinarySetExceptionCallback(binHandle: CData, callback: CData, userData: CData, /) -> None:
+    """C: ``aclError aclrtBinarySetExceptionCallback(aclrtBinHandle binHandle, aclrtOpExceptionCallback callback, void *userData);``
+
+    Raw mirror of ``aclrtBinarySetExceptionCallback``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtBinaryUnLoad(binHandle: CData, /) -> None:
+    """C: ``aclError aclrtBinaryUnLoad(aclrtBinHandle binHandle);``
+
+    Raw mirror of ``aclrtBinaryUnLoad``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtCacheLastTaskExtendInfo(extendInfoPtr: CData, infoSize: CData, /) -> None:
+    """C: ``aclError aclrtCacheLastTaskExtendInfo(const char * const extendInfoPtr, const size_t infoSize);``
+
+    Raw mirror of ``aclrtCacheLastTaskExtendInfo``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtCacheLastTaskOpInfo(infoPtr: CData, infoSize: CData, /) -> None:
+    """C: ``aclError aclrtCacheLastTaskOpInfo(const void * const infoPtr, const size_t infoSize);``
+
+    Raw mirror of ``aclrtCacheLastTaskOpInfo``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtCheckArchCompatibility(socVersion: CData, canCompatible: CData, /) -> None:
+    """C: ``aclError aclrtCheckArchCompatibility(const char *socVersion, int32_t *canCompatible);``
+
+    Raw mirror of ``aclrtCheckArchCompatibility``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtCheckMemType(addrList: CData, size: int, memType: int, checkResult: CData, reserve: int, /) -> None:
+    """C: ``aclError aclrtCheckMemType(void **addrList, uint32_t size, uint32_t memType, uint32_t *checkResult, uint32_t reserve);``
+
+    Raw mirror of ``aclrtCheckMemType``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtCmoAsync(src: CData, size: int, cmoType: int, stream: CData, /) -> None:
+    """C: ``aclError aclrtCmoAsync(void *src, size_t size, aclrtCmoType cmoType, aclrtStream stream);``
+
+    Raw mirror of ``aclrtCmoAsync``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtCmoAsyncWithBarrier(src: CData, size: int, cmoType: int, barrierId: int, stream: CData, /) -> None:
+    """C: ``aclError aclrtCmoAsyncWithBarrier(void *src, size_t size, aclrtCmoType cmoType, uint32_t barrierId, aclrtStream stream);``
+
+    Raw mirror of ``aclrtCmoAsyncWithBarrier``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtCmoAsyncWithDesc(cmoDesc: CData, cmoType: int, stream: CData, reserve: CData, /) -> None:
+    """C: ``aclError aclrtCmoAsyncWithDesc(void *cmoDesc, aclrtCmoType cmoType, aclrtStream stream, const void *reserve);``
+
+    Raw mirror of ``aclrtCmoAsyncWithDesc``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtCmoGetDescSize(size: CData, /) -> None:
+    """C: ``aclError aclrtCmoGetDescSize(size_t *size);``
+
+    Raw mirror of ``aclrtCmoGetDescSize``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtCmoSetDesc(cmoDesc: CData, src: CData, size: int, /) -> None:
+    """C: ``aclError aclrtCmoSetDesc(void *cmoDesc, void *src, size_t size);``
+
+    Raw mirror of ``aclrtCmoSetDesc``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtCmoWaitBarrier(taskInfo: CData, stream: CData, flag: int, /) -> None:
+    """C: ``aclError aclrtCmoWaitBarrier(aclrtBarrierTaskInfo *taskInfo, aclrtStream stream, uint32_t flag);``
+
+    Raw mirror of ``aclrtCmoWaitBarrier``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtCntNotifyCreate(cntNotify: CData, flag: int, /) -> None:
+    """C: ``aclError aclrtCntNotifyCreate(aclrtCntNotify *cntNotify, uint64_t flag);``
+
+    Raw mirror of ``aclrtCntNotifyCreate``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtCntNotifyDestroy(cntNotify: CData, /) -> None:
+    """C: ``aclError aclrtCntNotifyDestroy(aclrtCntNotify cntNotify);``
+
+    Raw mirror of ``aclrtCntNotifyDestroy``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtCntNotifyGetId(cntNotify: CData, notifyId: CData, /) -> None:
+    """C: ``aclError aclrtCntNotifyGetId(aclrtCntNotify cntNotify, uint32_t *notifyId);``
+
+    Raw mirror of ``aclrtCntNotifyGetId``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtCntNotifyRecord(cntNotify: CData, stream: CData, info: CData, /) -> None:
+    """C: ``aclError aclrtCntNotifyRecord(aclrtCntNotify cntNotify, aclrtStream stream, aclrtCntNotifyRecordInfo *info);``
+
+    Raw mirror of ``aclrtCntNotifyRecord``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtCntNotifyReset(cntNotify: CData, stream: CData, /) -> None:
+    """C: ``aclError aclrtCntNotifyReset(aclrtCntNotify cntNotify, aclrtStream stream);``
+
+    Raw mirror of ``aclrtCntNotifyReset``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtCntNotifyWaitWithTimeout(cntNotify: CData, stream: CData, info: CData, /) -> None:
+    """C: ``aclError aclrtCntNotifyWaitWithTimeout(aclrtCntNotify cntNotify, aclrtStream stream, aclrtCntNotifyWaitInfo *info);``
+
+    Raw mirror of ``aclrtCntNotifyWaitWithTimeout``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtCopyBufRef(buf: CData, newBuf: CData, /) -> None:
+    """C: ``aclError aclrtCopyBufRef(const aclrtMbuf buf, aclrtMbuf *newBuf);``
+
+    Raw mirror of ``aclrtCopyBufRef``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtCreateBinary(data: CData, dataLen: int, /) -> Any:
+    """C: ``aclrtBinary aclrtCreateBinary(const void *data, size_t dataLen);``
+
+    Raw mirror of ``aclrtCreateBinary``: the C arguments in C order, returning the C value.
+    """
+
 def aclrtCreateContext(deviceId: int) -> CData:
     """C: ``aclError aclrtCreateContext(aclrtContext *context, int32_t deviceId);``"""
 
 def aclrtCreateEvent() -> CData:
     """C: ``aclError aclrtCreateEvent(aclrtEvent *event);``"""
 
+def aclrtCreateEventExWithFlag(event: CData, flag: int, /) -> None:
+    """C: ``aclError aclrtCreateEventExWithFlag(aclrtEvent *event, uint32_t flag);``
+
+    Raw mirror of ``aclrtCreateEventExWithFlag``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtCreateEventWithFlag(event: CData, flag: int, /) -> None:
+    """C: ``aclError aclrtCreateEventWithFlag(aclrtEvent *event, uint32_t flag);``
+
+    Raw mirror of ``aclrtCreateEventWithFlag``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtCreateGroupInfo() -> Any:
+    """C: ``aclrtGroupInfo * aclrtCreateGroupInfo(void);``
+
+    Raw mirror of ``aclrtCreateGroupInfo``: the C arguments in C order, returning the C value.
+    """
+
+def aclrtCreateLabel(label: CData, /) -> None:
+    """C: ``aclError aclrtCreateLabel(aclrtLabel *label);``
+
+    Raw mirror of ``aclrtCreateLabel``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtCreateLabelList(labels: CData, num: int, labelList: CData, /) -> None:
+    """C: ``aclError aclrtCreateLabelList(aclrtLabel *labels, size_t num, aclrtLabelList *labelList);``
+
+    Raw mirror of ``aclrtCreateLabelList``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtCreateNotify(notify: CData, flag: int, /) -> None:
+    """C: ``aclError aclrtCreateNotify(aclrtNotify *notify, uint64_t flag);``
+
+    Raw mirror of ``aclrtCreateNotify``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
 def aclrtCreateStream() -> CData:
     """C: ``aclError aclrtCreateStream(aclrtStream *stream);``"""
+
+def aclrtCreateStreamConfigHandle() -> Any:
+    """C: ``aclrtStreamConfigHandle * aclrtCreateStreamConfigHandle(void);``
+
+    Raw mirror of ``aclrtCreateStreamConfigHandle``: the C arguments in C order, returning the C value.
+    """
+
+def aclrtCreateStreamV2(stream: CData, handle: CData, /) -> None:
+    """C: ``aclError aclrtCreateStreamV2(aclrtStream *stream, const aclrtStreamConfigHandle *handle);``
+
+    Raw mirror of ``aclrtCreateStreamV2``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtCreateStreamWithConfig(stream: CData, priority: int, flag: int, /) -> None:
+    """C: ``aclError aclrtCreateStreamWithConfig(aclrtStream *stream, uint32_t priority, uint32_t flag);``
+
+    Raw mirror of ``aclrtCreateStreamWithConfig``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtCtxGetCurrentDefaultStream(stream: CData, /) -> None:
+    """C: ``aclError aclrtCtxGetCurrentDefaultStream(aclrtStream *stream);``
+
+    Raw mirror of ``aclrtCtxGetCurrentDefaultStream``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtCtxGetFloatOverflowAddr(overflowAddr: CData, /) -> None:
+    """C: ``aclError aclrtCtxGetFloatOverflowAddr(void **overflowAddr);``
+
+    Raw mirror of ``aclrtCtxGetFloatOverflowAddr``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtCtxGetSysParamOpt(opt: int, value: CData, /) -> None:
+    """C: ``aclError aclrtCtxGetSysParamOpt(aclSysParamOpt opt, int64_t *value);``
+
+    Raw mirror of ``aclrtCtxGetSysParamOpt``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtCtxSetSysParamOpt(opt: int, value: int, /) -> None:
+    """C: ``aclError aclrtCtxSetSysParamOpt(aclSysParamOpt opt, int64_t value);``
+
+    Raw mirror of ``aclrtCtxSetSysParamOpt``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtDestroyBinary(binary: CData, /) -> None:
+    """C: ``aclError aclrtDestroyBinary(aclrtBinary binary);``
+
+    Raw mirror of ``aclrtDestroyBinary``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
 
 def aclrtDestroyContext(context: CData) -> None:
     """C: ``aclError aclrtDestroyContext(aclrtContext context);``"""
@@ -222,17 +1032,209 @@ def aclrtDestroyContext(context: CData) -> None:
 def aclrtDestroyEvent(event: CData) -> None:
     """C: ``aclError aclrtDestroyEvent(aclrtEvent event);``"""
 
+def aclrtDestroyGroupInfo(groupInfo: CData, /) -> None:
+    """C: ``aclError aclrtDestroyGroupInfo(aclrtGroupInfo *groupInfo);``
+
+    Raw mirror of ``aclrtDestroyGroupInfo``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtDestroyLabel(label: CData, /) -> None:
+    """C: ``aclError aclrtDestroyLabel(aclrtLabel label);``
+
+    Raw mirror of ``aclrtDestroyLabel``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtDestroyLabelList(labelList: CData, /) -> None:
+    """C: ``aclError aclrtDestroyLabelList(aclrtLabelList labelList);``
+
+    Raw mirror of ``aclrtDestroyLabelList``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtDestroyNotify(notify: CData, /) -> None:
+    """C: ``aclError aclrtDestroyNotify(aclrtNotify notify);``
+
+    Raw mirror of ``aclrtDestroyNotify``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
 def aclrtDestroyStream(stream: CData) -> None:
     """C: ``aclError aclrtDestroyStream(aclrtStream stream);``"""
+
+def aclrtDestroyStreamConfigHandle(handle: CData, /) -> None:
+    """C: ``aclError aclrtDestroyStreamConfigHandle(aclrtStreamConfigHandle *handle);``
+
+    Raw mirror of ``aclrtDestroyStreamConfigHandle``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtDestroyStreamForce(stream: CData, /) -> None:
+    """C: ``aclError aclrtDestroyStreamForce(aclrtStream stream);``
+
+    Raw mirror of ``aclrtDestroyStreamForce``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtDeviceCanAccessPeer(canAccessPeer: CData, deviceId: int, peerDeviceId: int, /) -> None:
+    """C: ``aclError aclrtDeviceCanAccessPeer(int32_t *canAccessPeer, int32_t deviceId, int32_t peerDeviceId);``
+
+    Raw mirror of ``aclrtDeviceCanAccessPeer``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtDeviceDisablePeerAccess(peerDeviceId: int, /) -> None:
+    """C: ``aclError aclrtDeviceDisablePeerAccess(int32_t peerDeviceId);``
+
+    Raw mirror of ``aclrtDeviceDisablePeerAccess``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtDeviceEnablePeerAccess(peerDeviceId: int, flags: int, /) -> None:
+    """C: ``aclError aclrtDeviceEnablePeerAccess(int32_t peerDeviceId, uint32_t flags);``
+
+    Raw mirror of ``aclrtDeviceEnablePeerAccess``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtDeviceGetBareTgid(pid: CData, /) -> None:
+    """C: ``aclError aclrtDeviceGetBareTgid(int32_t *pid);``
+
+    Raw mirror of ``aclrtDeviceGetBareTgid``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtDeviceGetHostAtomicCapabilities(capabilities: CData, operations: CData, count: CData, deviceId: int, /) -> None:
+    """C: ``aclError aclrtDeviceGetHostAtomicCapabilities(uint32_t *capabilities, const aclrtAtomicOperation *operations, const uint32_t count, int32_t deviceId);``
+
+    Raw mirror of ``aclrtDeviceGetHostAtomicCapabilities``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtDeviceGetP2PAtomicCapabilities(capabilities: CData, operations: CData, count: CData, srcDeviceId: int, dstDeviceId: int, /) -> None:
+    """C: ``aclError aclrtDeviceGetP2PAtomicCapabilities(uint32_t *capabilities, const aclrtAtomicOperation *operations, const uint32_t count, int32_t srcDeviceId, int32_t dstDeviceId);``
+
+    Raw mirror of ``aclrtDeviceGetP2PAtomicCapabilities``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtDeviceGetStreamPriorityRange(leastPriority: CData, greatestPriority: CData, /) -> None:
+    """C: ``aclError aclrtDeviceGetStreamPriorityRange(int32_t *leastPriority, int32_t *greatestPriority);``
+
+    Raw mirror of ``aclrtDeviceGetStreamPriorityRange``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtDeviceGetUuid(deviceId: int, uuid: CData, /) -> None:
+    """C: ``aclError aclrtDeviceGetUuid(int32_t deviceId, aclrtUuid *uuid);``
+
+    Raw mirror of ``aclrtDeviceGetUuid``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtDevicePeerAccessStatus(deviceId: int, peerDeviceId: int, status: CData, /) -> None:
+    """C: ``aclError aclrtDevicePeerAccessStatus(int32_t deviceId, int32_t peerDeviceId, int32_t *status);``
+
+    Raw mirror of ``aclrtDevicePeerAccessStatus``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtDeviceTaskAbort(deviceId: int, timeout: int, /) -> None:
+    """C: ``aclError aclrtDeviceTaskAbort(int32_t deviceId, uint32_t timeout);``
+
+    Raw mirror of ``aclrtDeviceTaskAbort``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
 
 def aclrtEventElapsedTime(startEvent: CData, endEvent: CData) -> float:
     """C: ``aclError aclrtEventElapsedTime(float *ms, aclrtEvent startEvent, aclrtEvent endEvent);``"""
 
+def aclrtEventGetTimestamp(event: CData, timestamp: CData, /) -> None:
+    """C: ``aclError aclrtEventGetTimestamp(aclrtEvent event, uint64_t *timestamp);``
+
+    Raw mirror of ``aclrtEventGetTimestamp``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
 def aclrtFree(devPtr: CData) -> None:
     """C: ``aclError aclrtFree(void *devPtr);``"""
 
+def aclrtFreeBuf(buf: CData, /) -> None:
+    """C: ``aclError aclrtFreeBuf(aclrtMbuf buf);``
+
+    Raw mirror of ``aclrtFreeBuf``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
 def aclrtFreeHost(hostPtr: CData) -> None:
     """C: ``aclError aclrtFreeHost(void *hostPtr);``"""
+
+def aclrtFreeHostWithDevSync(hostPtr: CData, /) -> None:
+    """C: ``aclError aclrtFreeHostWithDevSync(void *hostPtr);``
+
+    Raw mirror of ``aclrtFreeHostWithDevSync``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtFreePhysical(handle: CData, /) -> None:
+    """C: ``aclError aclrtFreePhysical(aclrtDrvMemHandle handle);``
+
+    Raw mirror of ``aclrtFreePhysical``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtFreeWithDevSync(devPtr: CData, /) -> None:
+    """C: ``aclError aclrtFreeWithDevSync(void *devPtr);``
+
+    Raw mirror of ``aclrtFreeWithDevSync``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtFunctionGetAvailDynUbufPerBlock(func: CData, flags: int, dynamicUbufSize: CData, /) -> None:
+    """C: ``aclError aclrtFunctionGetAvailDynUbufPerBlock(void *func, uint32_t flags, size_t *dynamicUbufSize);``
+
+    Raw mirror of ``aclrtFunctionGetAvailDynUbufPerBlock``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtFunctionGetBinary(funcHandle: CData, binHandle: CData, /) -> None:
+    """C: ``aclError aclrtFunctionGetBinary(const aclrtFuncHandle funcHandle, aclrtBinHandle *binHandle);``
+
+    Raw mirror of ``aclrtFunctionGetBinary``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtFunctionGetParamCount(func: CData, paramCount: CData, /) -> None:
+    """C: ``aclError aclrtFunctionGetParamCount(const void *func, size_t *paramCount);``
+
+    Raw mirror of ``aclrtFunctionGetParamCount``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtFunctionGetParamInfo(func: CData, paramIndex: int, paramOffset: CData, paramSize: CData, /) -> None:
+    """C: ``aclError aclrtFunctionGetParamInfo(const void *func, size_t paramIndex, size_t *paramOffset, size_t *paramSize);``
+
+    Raw mirror of ``aclrtFunctionGetParamInfo``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtGetAllGroupInfo(groupInfo: CData, /) -> None:
+    """C: ``aclError aclrtGetAllGroupInfo(aclrtGroupInfo *groupInfo);``
+
+    Raw mirror of ``aclrtGetAllGroupInfo``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtGetArgsFromExceptionInfo(info: CData, devArgsPtr: CData, devArgsLen: CData, /) -> None:
+    """C: ``aclError aclrtGetArgsFromExceptionInfo(const aclrtExceptionInfo *info, void **devArgsPtr, uint32_t *devArgsLen);``
+
+    Raw mirror of ``aclrtGetArgsFromExceptionInfo``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtGetBufChainNum(headBuf: CData, num: CData, /) -> None:
+    """C: ``aclError aclrtGetBufChainNum(aclrtMbuf headBuf, uint32_t *num);``
+
+    Raw mirror of ``aclrtGetBufChainNum``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtGetBufData(buf: CData, dataPtr: CData, size: CData, /) -> None:
+    """C: ``aclError aclrtGetBufData(const aclrtMbuf buf, void **dataPtr, size_t *size);``
+
+    Raw mirror of ``aclrtGetBufData``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtGetBufDataLen(buf: CData, len: CData, /) -> None:
+    """C: ``aclError aclrtGetBufDataLen(aclrtMbuf buf, size_t *len);``
+
+    Raw mirror of ``aclrtGetBufDataLen``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtGetBufFromChain(headBuf: CData, index: int, buf: CData, /) -> None:
+    """C: ``aclError aclrtGetBufFromChain(aclrtMbuf headBuf, uint32_t index, aclrtMbuf *buf);``
+
+    Raw mirror of ``aclrtGetBufFromChain``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtGetBufUserData(buf: CData, dataPtr: CData, size: int, offset: int, /) -> None:
+    """C: ``aclError aclrtGetBufUserData(const aclrtMbuf buf, void *dataPtr, size_t size, size_t offset);``
+
+    Raw mirror of ``aclrtGetBufUserData``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
 
 def aclrtGetCurrentContext() -> CData:
     """C: ``aclError aclrtGetCurrentContext(aclrtContext *context);``"""
@@ -240,22 +1242,682 @@ def aclrtGetCurrentContext() -> CData:
 def aclrtGetDevice() -> int:
     """C: ``aclError aclrtGetDevice(int32_t *deviceId);``"""
 
+def aclrtGetDeviceCapability(deviceId: int, devFeatureType: int, value: CData, /) -> None:
+    """C: ``aclError aclrtGetDeviceCapability(int32_t deviceId, aclrtDevFeatureType devFeatureType, int32_t *value);``
+
+    Raw mirror of ``aclrtGetDeviceCapability``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
 def aclrtGetDeviceCount() -> int:
     """C: ``aclError aclrtGetDeviceCount(uint32_t *count);``"""
+
+def aclrtGetDeviceIdFromExceptionInfo(info: CData, /) -> Any:
+    """C: ``uint32_t aclrtGetDeviceIdFromExceptionInfo(const aclrtExceptionInfo *info);``
+
+    Raw mirror of ``aclrtGetDeviceIdFromExceptionInfo``: the C arguments in C order, returning the C value.
+    """
+
+def aclrtGetDeviceInfo(deviceId: int, attr: int, value: CData, /) -> None:
+    """C: ``aclError aclrtGetDeviceInfo(uint32_t deviceId, aclrtDevAttr attr, int64_t *value);``
+
+    Raw mirror of ``aclrtGetDeviceInfo``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtGetDeviceResLimit(deviceId: int, type: int, value: CData, /) -> None:
+    """C: ``aclError aclrtGetDeviceResLimit(int32_t deviceId, aclrtDevResLimitType type, uint32_t *value);``
+
+    Raw mirror of ``aclrtGetDeviceResLimit``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtGetDeviceSatMode(mode: CData, /) -> None:
+    """C: ``aclError aclrtGetDeviceSatMode(aclrtFloatOverflowMode *mode);``
+
+    Raw mirror of ``aclrtGetDeviceSatMode``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtGetDeviceUtilizationRate(deviceId: int, utilizationInfo: CData, /) -> None:
+    """C: ``aclError aclrtGetDeviceUtilizationRate(int32_t deviceId, aclrtUtilizationInfo *utilizationInfo);``
+
+    Raw mirror of ``aclrtGetDeviceUtilizationRate``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtGetDevicesTopo(deviceId: int, otherDeviceId: int, value: CData, /) -> None:
+    """C: ``aclError aclrtGetDevicesTopo(uint32_t deviceId, uint32_t otherDeviceId, uint64_t *value);``
+
+    Raw mirror of ``aclrtGetDevicesTopo``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtGetErrorCodeFromExceptionInfo(info: CData, /) -> Any:
+    """C: ``uint32_t aclrtGetErrorCodeFromExceptionInfo(const aclrtExceptionInfo *info);``
+
+    Raw mirror of ``aclrtGetErrorCodeFromExceptionInfo``: the C arguments in C order, returning the C value.
+    """
+
+def aclrtGetErrorVerbose(deviceId: int, errorInfo: CData, /) -> None:
+    """C: ``aclError aclrtGetErrorVerbose(int32_t deviceId, aclrtErrorInfo *errorInfo);``
+
+    Raw mirror of ``aclrtGetErrorVerbose``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtGetEventAvailNum(eventCount: CData, /) -> None:
+    """C: ``aclError aclrtGetEventAvailNum(uint32_t *eventCount);``
+
+    Raw mirror of ``aclrtGetEventAvailNum``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtGetEventId(event: CData, eventId: CData, /) -> None:
+    """C: ``aclError aclrtGetEventId(aclrtEvent event, uint32_t *eventId);``
+
+    Raw mirror of ``aclrtGetEventId``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtGetFloatOverflowStatus(outputAddr: CData, outputSize: int, stream: CData, /) -> None:
+    """C: ``aclError aclrtGetFloatOverflowStatus(void *outputAddr, uint64_t outputSize, aclrtStream stream);``
+
+    Raw mirror of ``aclrtGetFloatOverflowStatus``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtGetFuncBySymbol(symbol: CData, funcHandle: CData, /) -> None:
+    """C: ``aclError aclrtGetFuncBySymbol(const void *symbol, aclrtFuncHandle *funcHandle);``
+
+    Raw mirror of ``aclrtGetFuncBySymbol``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtGetFuncHandleFromExceptionInfo(info: CData, func: CData, /) -> None:
+    """C: ``aclError aclrtGetFuncHandleFromExceptionInfo(const aclrtExceptionInfo *info, aclrtFuncHandle *func);``
+
+    Raw mirror of ``aclrtGetFuncHandleFromExceptionInfo``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtGetFunctionAddr(funcHandle: CData, aicAddr: CData, aivAddr: CData, /) -> None:
+    """C: ``aclError aclrtGetFunctionAddr(aclrtFuncHandle funcHandle, void **aicAddr, void **aivAddr);``
+
+    Raw mirror of ``aclrtGetFunctionAddr``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtGetFunctionAttribute(funcHandle: CData, attrType: int, attrValue: CData, /) -> None:
+    """C: ``aclError aclrtGetFunctionAttribute(aclrtFuncHandle funcHandle, aclrtFuncAttribute attrType, int64_t *attrValue);``
+
+    Raw mirror of ``aclrtGetFunctionAttribute``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtGetFunctionName(funcHandle: CData, maxLen: int, name: CData, /) -> None:
+    """C: ``aclError aclrtGetFunctionName(aclrtFuncHandle funcHandle, uint32_t maxLen, char *name);``
+
+    Raw mirror of ``aclrtGetFunctionName``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtGetFunctionSize(funcHandle: CData, aicSize: CData, aivSize: CData, /) -> None:
+    """C: ``aclError aclrtGetFunctionSize(aclrtFuncHandle funcHandle, size_t *aicSize, size_t *aivSize);``
+
+    Raw mirror of ``aclrtGetFunctionSize``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtGetGroupCount(count: CData, /) -> None:
+    """C: ``aclError aclrtGetGroupCount(uint32_t *count);``
+
+    Raw mirror of ``aclrtGetGroupCount``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtGetGroupInfoDetail(groupInfo: CData, groupIndex: int, attr: int, attrValue: CData, valueLen: int, paramRetSize: CData, /) -> None:
+    """C: ``aclError aclrtGetGroupInfoDetail(const aclrtGroupInfo *groupInfo, int32_t groupIndex, aclrtGroupAttr attr, void *attrValue, size_t valueLen, size_t *paramRetSize);``
+
+    Raw mirror of ``aclrtGetGroupInfoDetail``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtGetHardwareSyncAddr(addr: CData, /) -> None:
+    """C: ``aclError aclrtGetHardwareSyncAddr(void **addr);``
+
+    Raw mirror of ``aclrtGetHardwareSyncAddr``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtGetLastError(level: int, /) -> None:
+    """C: ``aclError aclrtGetLastError(aclrtLastErrLevel level);``
+
+    Raw mirror of ``aclrtGetLastError``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtGetLogicDevIdByPhyDevId(phyDevId: CData, logicDevId: CData, /) -> None:
+    """C: ``aclError aclrtGetLogicDevIdByPhyDevId(const int32_t phyDevId, int32_t * const logicDevId);``
+
+    Raw mirror of ``aclrtGetLogicDevIdByPhyDevId``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtGetLogicDevIdByUserDevId(userDevid: CData, logicDevId: CData, /) -> None:
+    """C: ``aclError aclrtGetLogicDevIdByUserDevId(const int32_t userDevid, int32_t * const logicDevId);``
+
+    Raw mirror of ``aclrtGetLogicDevIdByUserDevId``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtGetMemInfo(attr: int, free: CData, total: CData, /) -> None:
+    """C: ``aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free, size_t *total);``
+
+    Raw mirror of ``aclrtGetMemInfo``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtGetMemUceInfo(deviceId: int, memUceInfoArray: CData, arraySize: int, retSize: CData, /) -> None:
+    """C: ``aclError aclrtGetMemUceInfo(int32_t deviceId, aclrtMemUceInfo *memUceInfoArray, size_t arraySize, size_t *retSize);``
+
+    Raw mirror of ``aclrtGetMemUceInfo``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtGetMemUsageInfo(deviceId: int, memUsageInfo: CData, inputNum: int, outputNum: CData, /) -> None:
+    """C: ``aclError aclrtGetMemUsageInfo(int32_t deviceId, aclrtMemUsageInfo *memUsageInfo, size_t inputNum, size_t *outputNum);``
+
+    Raw mirror of ``aclrtGetMemUsageInfo``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtGetMemcpyDescSize(kind: int, descSize: CData, /) -> None:
+    """C: ``aclError aclrtGetMemcpyDescSize(aclrtMemcpyKind kind, size_t *descSize);``
+
+    Raw mirror of ``aclrtGetMemcpyDescSize``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtGetNotifyId(notify: CData, notifyId: CData, /) -> None:
+    """C: ``aclError aclrtGetNotifyId(aclrtNotify notify, uint32_t *notifyId);``
+
+    Raw mirror of ``aclrtGetNotifyId``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtGetOpExecuteTimeout(timeoutMs: CData, /) -> None:
+    """C: ``aclError aclrtGetOpExecuteTimeout(uint32_t * const timeoutMs);``
+
+    Raw mirror of ``aclrtGetOpExecuteTimeout``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtGetOpTimeOutInterval(interval: CData, /) -> None:
+    """C: ``aclError aclrtGetOpTimeOutInterval(uint64_t *interval);``
+
+    Raw mirror of ``aclrtGetOpTimeOutInterval``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtGetOverflowStatus(outputAddr: CData, outputSize: int, stream: CData, /) -> None:
+    """C: ``aclError aclrtGetOverflowStatus(void *outputAddr, size_t outputSize, aclrtStream stream);``
+
+    Raw mirror of ``aclrtGetOverflowStatus``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtGetPhyDevIdByLogicDevId(logicDevId: CData, phyDevId: CData, /) -> None:
+    """C: ``aclError aclrtGetPhyDevIdByLogicDevId(const int32_t logicDevId, int32_t * const phyDevId);``
+
+    Raw mirror of ``aclrtGetPhyDevIdByLogicDevId``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtGetPrimaryCtxState(deviceId: int, flags: CData, active: CData, /) -> None:
+    """C: ``aclError aclrtGetPrimaryCtxState(int32_t deviceId, uint32_t *flags, int32_t *active);``
+
+    Raw mirror of ``aclrtGetPrimaryCtxState``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtGetResInCurrentThread(type: int, value: CData, /) -> None:
+    """C: ``aclError aclrtGetResInCurrentThread(aclrtDevResLimitType type, uint32_t *value);``
+
+    Raw mirror of ``aclrtGetResInCurrentThread``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtGetRunMode(runMode: CData, /) -> None:
+    """C: ``aclError aclrtGetRunMode(aclrtRunMode *runMode);``
+
+    Raw mirror of ``aclrtGetRunMode``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
 
 def aclrtGetSocName() -> str:
     """C: ``const char * aclrtGetSocName(void);``"""
 
+def aclrtGetStreamAttribute(stream: CData, stmAttrType: int, value: CData, /) -> None:
+    """C: ``aclError aclrtGetStreamAttribute(aclrtStream stream, aclrtStreamAttr stmAttrType, aclrtStreamAttrValue *value);``
+
+    Raw mirror of ``aclrtGetStreamAttribute``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtGetStreamAvailableNum(streamCount: CData, /) -> None:
+    """C: ``aclError aclrtGetStreamAvailableNum(uint32_t *streamCount);``
+
+    Raw mirror of ``aclrtGetStreamAvailableNum``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtGetStreamIdFromExceptionInfo(info: CData, /) -> Any:
+    """C: ``uint32_t aclrtGetStreamIdFromExceptionInfo(const aclrtExceptionInfo *info);``
+
+    Raw mirror of ``aclrtGetStreamIdFromExceptionInfo``: the C arguments in C order, returning the C value.
+    """
+
+def aclrtGetStreamOverflowSwitch(stream: CData, flag: CData, /) -> None:
+    """C: ``aclError aclrtGetStreamOverflowSwitch(aclrtStream stream, uint32_t *flag);``
+
+    Raw mirror of ``aclrtGetStreamOverflowSwitch``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtGetStreamResLimit(stream: CData, type: int, value: CData, /) -> None:
+    """C: ``aclError aclrtGetStreamResLimit(aclrtStream stream, aclrtDevResLimitType type, uint32_t *value);``
+
+    Raw mirror of ``aclrtGetStreamResLimit``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtGetSymbolAddress(symbol: CData, devPtr: CData, /) -> None:
+    """C: ``aclError aclrtGetSymbolAddress(const void *symbol, void **devPtr);``
+
+    Raw mirror of ``aclrtGetSymbolAddress``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtGetSymbolSize(symbol: CData, size: CData, /) -> None:
+    """C: ``aclError aclrtGetSymbolSize(const void *symbol, size_t *size);``
+
+    Raw mirror of ``aclrtGetSymbolSize``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtGetSysParamOpt(opt: int, value: CData, /) -> None:
+    """C: ``aclError aclrtGetSysParamOpt(aclSysParamOpt opt, int64_t *value);``
+
+    Raw mirror of ``aclrtGetSysParamOpt``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtGetTaskIdFromExceptionInfo(info: CData, /) -> Any:
+    """C: ``uint32_t aclrtGetTaskIdFromExceptionInfo(const aclrtExceptionInfo *info);``
+
+    Raw mirror of ``aclrtGetTaskIdFromExceptionInfo``: the C arguments in C order, returning the C value.
+    """
+
+def aclrtGetThreadIdFromExceptionInfo(info: CData, /) -> Any:
+    """C: ``uint32_t aclrtGetThreadIdFromExceptionInfo(const aclrtExceptionInfo *info);``
+
+    Raw mirror of ``aclrtGetThreadIdFromExceptionInfo``: the C arguments in C order, returning the C value.
+    """
+
+def aclrtGetThreadLastTaskId(taskId: CData, /) -> None:
+    """C: ``aclError aclrtGetThreadLastTaskId(uint32_t *taskId);``
+
+    Raw mirror of ``aclrtGetThreadLastTaskId``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtGetUserDevIdByLogicDevId(logicDevId: CData, userDevid: CData, /) -> None:
+    """C: ``aclError aclrtGetUserDevIdByLogicDevId(const int32_t logicDevId, int32_t * const userDevid);``
+
+    Raw mirror of ``aclrtGetUserDevIdByLogicDevId``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtGetVersion(majorVersion: CData, minorVersion: CData, patchVersion: CData, /) -> None:
+    """C: ``aclError aclrtGetVersion(int32_t *majorVersion, int32_t *minorVersion, int32_t *patchVersion);``
+
+    Raw mirror of ``aclrtGetVersion``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtHostGetDevicePointer(pHost: CData, pDevice: CData, flag: int, /) -> None:
+    """C: ``aclError aclrtHostGetDevicePointer(void *pHost, void **pDevice, uint32_t flag);``
+
+    Raw mirror of ``aclrtHostGetDevicePointer``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtHostMemMapCapabilities(deviceId: int, hacType: int, capabilities: CData, /) -> None:
+    """C: ``aclError aclrtHostMemMapCapabilities(uint32_t deviceId, aclrtHacType hacType, aclrtHostMemMapCapability *capabilities);``
+
+    Raw mirror of ``aclrtHostMemMapCapabilities``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtHostRegister(ptr: CData, size: int, type: int, devPtr: CData, /) -> None:
+    """C: ``aclError aclrtHostRegister(void *ptr, uint64_t size, aclrtHostRegisterType type, void **devPtr);``
+
+    Raw mirror of ``aclrtHostRegister``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtHostRegisterV2(ptr: CData, size: int, flag: int, /) -> None:
+    """C: ``aclError aclrtHostRegisterV2(void *ptr, uint64_t size, uint32_t flag);``
+
+    Raw mirror of ``aclrtHostRegisterV2``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtHostUnregister(ptr: CData, /) -> None:
+    """C: ``aclError aclrtHostUnregister(void *ptr);``
+
+    Raw mirror of ``aclrtHostUnregister``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtIpcGetEventHandle(event: CData, handle: CData, /) -> None:
+    """C: ``aclError aclrtIpcGetEventHandle(aclrtEvent event, aclrtIpcEventHandle *handle);``
+
+    Raw mirror of ``aclrtIpcGetEventHandle``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtIpcMemClose(key: CData, /) -> None:
+    """C: ``aclError aclrtIpcMemClose(const char *key);``
+
+    Raw mirror of ``aclrtIpcMemClose``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtIpcMemGetExportKey(devPtr: CData, size: int, key: CData, len: int, flags: int, /) -> None:
+    """C: ``aclError aclrtIpcMemGetExportKey(void *devPtr, size_t size, char *key, size_t len, uint64_t flags);``
+
+    Raw mirror of ``aclrtIpcMemGetExportKey``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtIpcMemImportByKey(devPtr: CData, key: CData, flags: int, /) -> None:
+    """C: ``aclError aclrtIpcMemImportByKey(void **devPtr, const char *key, uint64_t flags);``
+
+    Raw mirror of ``aclrtIpcMemImportByKey``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtIpcMemImportPidInterServer(key: CData, serverPids: CData, num: int, /) -> None:
+    """C: ``aclError aclrtIpcMemImportPidInterServer(const char *key, aclrtServerPid *serverPids, size_t num);``
+
+    Raw mirror of ``aclrtIpcMemImportPidInterServer``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtIpcMemSetAttr(key: CData, type: int, attr: int, /) -> None:
+    """C: ``aclError aclrtIpcMemSetAttr(const char *key, aclrtIpcMemAttrType type, uint64_t attr);``
+
+    Raw mirror of ``aclrtIpcMemSetAttr``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtIpcMemSetImportPid(key: CData, pid: CData, num: int, /) -> None:
+    """C: ``aclError aclrtIpcMemSetImportPid(const char *key, int32_t *pid, size_t num);``
+
+    Raw mirror of ``aclrtIpcMemSetImportPid``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtIpcOpenEventHandle(handle: CData, event: CData, /) -> None:
+    """C: ``aclError aclrtIpcOpenEventHandle(aclrtIpcEventHandle handle, aclrtEvent *event);``
+
+    Raw mirror of ``aclrtIpcOpenEventHandle``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtKernelArgsAppend(argsHandle: CData, param: CData, paramSize: int, paramHandle: CData, /) -> None:
+    """C: ``aclError aclrtKernelArgsAppend(aclrtArgsHandle argsHandle, void *param, size_t paramSize, aclrtParamHandle *paramHandle);``
+
+    Raw mirror of ``aclrtKernelArgsAppend``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtKernelArgsAppendPlaceHolder(argsHandle: CData, paramHandle: CData, /) -> None:
+    """C: ``aclError aclrtKernelArgsAppendPlaceHolder(aclrtArgsHandle argsHandle, aclrtParamHandle *paramHandle);``
+
+    Raw mirror of ``aclrtKernelArgsAppendPlaceHolder``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtKernelArgsFinalize(argsHandle: CData, /) -> None:
+    """C: ``aclError aclrtKernelArgsFinalize(aclrtArgsHandle argsHandle);``
+
+    Raw mirror of ``aclrtKernelArgsFinalize``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtKernelArgsGetHandleMemSize(funcHandle: CData, memSize: CData, /) -> None:
+    """C: ``aclError aclrtKernelArgsGetHandleMemSize(aclrtFuncHandle funcHandle, size_t *memSize);``
+
+    Raw mirror of ``aclrtKernelArgsGetHandleMemSize``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtKernelArgsGetMemSize(funcHandle: CData, userArgsSize: int, actualArgsSize: CData, /) -> None:
+    """C: ``aclError aclrtKernelArgsGetMemSize(aclrtFuncHandle funcHandle, size_t userArgsSize, size_t *actualArgsSize);``
+
+    Raw mirror of ``aclrtKernelArgsGetMemSize``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtKernelArgsGetPlaceHolderBuffer(argsHandle: CData, paramHandle: CData, dataSize: int, bufferAddr: CData, /) -> None:
+    """C: ``aclError aclrtKernelArgsGetPlaceHolderBuffer(aclrtArgsHandle argsHandle, aclrtParamHandle paramHandle, size_t dataSize, void **bufferAddr);``
+
+    Raw mirror of ``aclrtKernelArgsGetPlaceHolderBuffer``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtKernelArgsInit(funcHandle: CData, argsHandle: CData, /) -> None:
+    """C: ``aclError aclrtKernelArgsInit(aclrtFuncHandle funcHandle, aclrtArgsHandle *argsHandle);``
+
+    Raw mirror of ``aclrtKernelArgsInit``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtKernelArgsInitByUserMem(funcHandle: CData, argsHandle: CData, userHostMem: CData, actualArgsSize: int, /) -> None:
+    """C: ``aclError aclrtKernelArgsInitByUserMem(aclrtFuncHandle funcHandle, aclrtArgsHandle argsHandle, void *userHostMem, size_t actualArgsSize);``
+
+    Raw mirror of ``aclrtKernelArgsInitByUserMem``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtKernelArgsParaUpdate(argsHandle: CData, paramHandle: CData, param: CData, paramSize: int, /) -> None:
+    """C: ``aclError aclrtKernelArgsParaUpdate(aclrtArgsHandle argsHandle, aclrtParamHandle paramHandle, void *param, size_t paramSize);``
+
+    Raw mirror of ``aclrtKernelArgsParaUpdate``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtLaunchCallback(fn: CData, userData: CData, blockType: int, stream: CData, /) -> None:
+    """C: ``aclError aclrtLaunchCallback(aclrtCallback fn, void *userData, aclrtCallbackBlockType blockType, aclrtStream stream);``
+
+    Raw mirror of ``aclrtLaunchCallback``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtLaunchHostFunc(stream: CData, fn: CData, args: CData, /) -> None:
+    """C: ``aclError aclrtLaunchHostFunc(aclrtStream stream, aclrtHostFunc fn, void *args);``
+
+    Raw mirror of ``aclrtLaunchHostFunc``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtLaunchKernel(funcHandle: CData, numBlocks: int, argsData: CData, argsSize: int, stream: CData, /) -> None:
+    """C: ``aclError aclrtLaunchKernel(aclrtFuncHandle funcHandle, uint32_t numBlocks, const void *argsData, size_t argsSize, aclrtStream stream);``
+
+    Raw mirror of ``aclrtLaunchKernel``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtLaunchKernelV2(funcHandle: CData, numBlocks: int, argsData: CData, argsSize: int, cfg: CData, stream: CData, /) -> None:
+    """C: ``aclError aclrtLaunchKernelV2(aclrtFuncHandle funcHandle, uint32_t numBlocks, const void *argsData, size_t argsSize, aclrtLaunchKernelCfg *cfg, aclrtStream stream);``
+
+    Raw mirror of ``aclrtLaunchKernelV2``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtLaunchKernelWithArgsArray(func: CData, numBlocks: int, stream: CData, cfg: CData, args: CData, /) -> None:
+    """C: ``aclError aclrtLaunchKernelWithArgsArray(void *func, uint32_t numBlocks, aclrtStream stream, aclrtLaunchKernelCfg *cfg, void **args);``
+
+    Raw mirror of ``aclrtLaunchKernelWithArgsArray``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtLaunchKernelWithConfig(funcHandle: CData, numBlocks: int, stream: CData, cfg: CData, argsHandle: CData, reserve: CData, /) -> None:
+    """C: ``aclError aclrtLaunchKernelWithConfig(aclrtFuncHandle funcHandle, uint32_t numBlocks, aclrtStream stream, aclrtLaunchKernelCfg *cfg, aclrtArgsHandle argsHandle, void *reserve);``
+
+    Raw mirror of ``aclrtLaunchKernelWithConfig``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtLaunchKernelWithHostArgs(funcHandle: CData, numBlocks: int, stream: CData, cfg: CData, hostArgs: CData, argsSize: int, placeHolderArray: CData, placeHolderNum: int, /) -> None:
+    """C: ``aclError aclrtLaunchKernelWithHostArgs(aclrtFuncHandle funcHandle, uint32_t numBlocks, aclrtStream stream, aclrtLaunchKernelCfg *cfg, void *hostArgs, size_t argsSize, aclrtPlaceHolderInfo *placeHolderArray, size_t placeHolderNum);``
+
+    Raw mirror of ``aclrtLaunchKernelWithHostArgs``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
 def aclrtMalloc(size: int, policy: int = ...) -> CData:
     """C: ``aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy);``"""
 
+def aclrtMallocAlign32(devPtr: CData, size: int, policy: int, /) -> None:
+    """C: ``aclError aclrtMallocAlign32(void **devPtr, size_t size, aclrtMemMallocPolicy policy);``
+
+    Raw mirror of ``aclrtMallocAlign32``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtMallocCached(devPtr: CData, size: int, policy: int, /) -> None:
+    """C: ``aclError aclrtMallocCached(void **devPtr, size_t size, aclrtMemMallocPolicy policy);``
+
+    Raw mirror of ``aclrtMallocCached``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtMallocForTaskScheduler(devPtr: CData, size: int, policy: int, cfg: CData, /) -> None:
+    """C: ``aclError aclrtMallocForTaskScheduler(void **devPtr, size_t size, aclrtMemMallocPolicy policy, aclrtMallocConfig *cfg);``
+
+    Raw mirror of ``aclrtMallocForTaskScheduler``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
 def aclrtMallocHost(size: int) -> CData:
     """C: ``aclError aclrtMallocHost(void **hostPtr, size_t size);``"""
+
+def aclrtMallocHostWithCfg(ptr: CData, size: int, cfg: CData, /) -> None:
+    """C: ``aclError aclrtMallocHostWithCfg(void **ptr, uint64_t size, aclrtMallocConfig *cfg);``
+
+    Raw mirror of ``aclrtMallocHostWithCfg``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtMallocPhysical(handle: CData, size: int, prop: CData, flags: int, /) -> None:
+    """C: ``aclError aclrtMallocPhysical(aclrtDrvMemHandle *handle, size_t size, const aclrtPhysicalMemProp *prop, uint64_t flags);``
+
+    Raw mirror of ``aclrtMallocPhysical``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtMallocWithCfg(devPtr: CData, size: int, policy: int, cfg: CData, /) -> None:
+    """C: ``aclError aclrtMallocWithCfg(void **devPtr, size_t size, aclrtMemMallocPolicy policy, aclrtMallocConfig *cfg);``
+
+    Raw mirror of ``aclrtMallocWithCfg``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtMapMem(virPtr: CData, size: int, offset: int, handle: CData, flags: int, /) -> None:
+    """C: ``aclError aclrtMapMem(void *virPtr, size_t size, size_t offset, aclrtDrvMemHandle handle, uint64_t flags);``
+
+    Raw mirror of ``aclrtMapMem``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtMemAllocManaged(ptr: CData, size: int, flag: int, /) -> None:
+    """C: ``aclError aclrtMemAllocManaged(void **ptr, uint64_t size, uint32_t flag);``
+
+    Raw mirror of ``aclrtMemAllocManaged``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtMemExportToShareableHandle(handle: CData, handleType: int, flags: int, shareableHandle: CData, /) -> None:
+    """C: ``aclError aclrtMemExportToShareableHandle(aclrtDrvMemHandle handle, aclrtMemHandleType handleType, uint64_t flags, uint64_t *shareableHandle);``
+
+    Raw mirror of ``aclrtMemExportToShareableHandle``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtMemExportToShareableHandleV2(handle: CData, flags: int, shareType: int, shareableHandle: CData, /) -> None:
+    """C: ``aclError aclrtMemExportToShareableHandleV2(aclrtDrvMemHandle handle, uint64_t flags, aclrtMemSharedHandleType shareType, void *shareableHandle);``
+
+    Raw mirror of ``aclrtMemExportToShareableHandleV2``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtMemFlush(devPtr: CData, size: int, /) -> None:
+    """C: ``aclError aclrtMemFlush(void *devPtr, size_t size);``
+
+    Raw mirror of ``aclrtMemFlush``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtMemGetAccess(virPtr: CData, location: CData, flag: CData, /) -> None:
+    """C: ``aclError aclrtMemGetAccess(void *virPtr, aclrtMemLocation *location, uint64_t *flag);``
+
+    Raw mirror of ``aclrtMemGetAccess``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtMemGetAddressRange(ptr: CData, pbase: CData, psize: CData, /) -> None:
+    """C: ``aclError aclrtMemGetAddressRange(void *ptr, void **pbase, size_t *psize);``
+
+    Raw mirror of ``aclrtMemGetAddressRange``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtMemGetAllocationGranularity(prop: CData, option: int, granularity: CData, /) -> None:
+    """C: ``aclError aclrtMemGetAllocationGranularity(aclrtPhysicalMemProp *prop, aclrtMemGranularityOptions option, size_t *granularity);``
+
+    Raw mirror of ``aclrtMemGetAllocationGranularity``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtMemGetAllocationPropertiesFromHandle(handle: CData, prop: CData, /) -> None:
+    """C: ``aclError aclrtMemGetAllocationPropertiesFromHandle(aclrtDrvMemHandle handle, aclrtPhysicalMemProp *prop);``
+
+    Raw mirror of ``aclrtMemGetAllocationPropertiesFromHandle``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtMemImportFromShareableHandle(shareableHandle: int, deviceId: int, handle: CData, /) -> None:
+    """C: ``aclError aclrtMemImportFromShareableHandle(uint64_t shareableHandle, int32_t deviceId, aclrtDrvMemHandle *handle);``
+
+    Raw mirror of ``aclrtMemImportFromShareableHandle``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtMemImportFromShareableHandleV2(shareableHandle: CData, shareType: int, flags: int, handle: CData, /) -> None:
+    """C: ``aclError aclrtMemImportFromShareableHandleV2(void *shareableHandle, aclrtMemSharedHandleType shareType, uint64_t flags, aclrtDrvMemHandle *handle);``
+
+    Raw mirror of ``aclrtMemImportFromShareableHandleV2``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtMemInvalidate(devPtr: CData, size: int, /) -> None:
+    """C: ``aclError aclrtMemInvalidate(void *devPtr, size_t size);``
+
+    Raw mirror of ``aclrtMemInvalidate``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtMemManagedAdvise(ptr: CData, size: int, advise: int, location: CData, /) -> None:
+    """C: ``aclError aclrtMemManagedAdvise(const void * const ptr, uint64_t size, aclrtMemManagedAdviseType advise, aclrtMemManagedLocation location);``
+
+    Raw mirror of ``aclrtMemManagedAdvise``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtMemManagedGetAttr(attribute: int, ptr: CData, size: int, data: CData, dataSize: int, /) -> None:
+    """C: ``aclError aclrtMemManagedGetAttr(aclrtMemManagedRangeAttribute attribute, const void *ptr, size_t size, void *data, size_t dataSize);``
+
+    Raw mirror of ``aclrtMemManagedGetAttr``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtMemManagedGetAttrs(attributes: CData, numAttributes: int, ptr: CData, size: int, data: CData, dataSizes: CData, /) -> None:
+    """C: ``aclError aclrtMemManagedGetAttrs(aclrtMemManagedRangeAttribute *attributes, size_t numAttributes, const void *ptr, size_t size, void **data, size_t *dataSizes);``
+
+    Raw mirror of ``aclrtMemManagedGetAttrs``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtMemManagedPrefetchAsync(ptr: CData, size: int, location: CData, flags: int, stream: CData, /) -> None:
+    """C: ``aclError aclrtMemManagedPrefetchAsync(const void *ptr, size_t size, aclrtMemManagedLocation location, uint32_t flags, aclrtStream stream);``
+
+    Raw mirror of ``aclrtMemManagedPrefetchAsync``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtMemManagedPrefetchBatchAsync(ptrs: CData, sizes: CData, count: int, prefetchLocs: CData, prefetchLocIdxs: CData, numPrefetchLocs: int, flags: int, stream: CData, /) -> None:
+    """C: ``aclError aclrtMemManagedPrefetchBatchAsync(const void **ptrs, size_t *sizes, size_t count, aclrtMemManagedLocation *prefetchLocs, size_t *prefetchLocIdxs, size_t numPrefetchLocs, uint64_t flags, aclrtStream stream);``
+
+    Raw mirror of ``aclrtMemManagedPrefetchBatchAsync``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtMemMapSelectedLink(virPtrDst: CData, size: int, virPtrSrc: CData, linkIdx: int, /) -> None:
+    """C: ``aclError aclrtMemMapSelectedLink(void *virPtrDst, size_t size, void *virPtrSrc, uint32_t linkIdx);``
+
+    Raw mirror of ``aclrtMemMapSelectedLink``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtMemP2PMap(devPtr: CData, size: int, dstDevId: int, flags: int, /) -> None:
+    """C: ``aclError aclrtMemP2PMap(void *devPtr, size_t size, int32_t dstDevId, uint64_t flags);``
+
+    Raw mirror of ``aclrtMemP2PMap``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtMemRetainAllocationHandle(virPtr: CData, handle: CData, /) -> None:
+    """C: ``aclError aclrtMemRetainAllocationHandle(void *virPtr, aclrtDrvMemHandle *handle);``
+
+    Raw mirror of ``aclrtMemRetainAllocationHandle``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtMemSetAccess(virPtr: CData, size: int, desc: CData, count: int, /) -> None:
+    """C: ``aclError aclrtMemSetAccess(void *virPtr, size_t size, aclrtMemAccessDesc *desc, size_t count);``
+
+    Raw mirror of ``aclrtMemSetAccess``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtMemSetPidToShareableHandle(shareableHandle: int, pid: CData, pidNum: int, /) -> None:
+    """C: ``aclError aclrtMemSetPidToShareableHandle(uint64_t shareableHandle, int32_t *pid, size_t pidNum);``
+
+    Raw mirror of ``aclrtMemSetPidToShareableHandle``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtMemSetPidToShareableHandleV2(shareableHandle: CData, shareType: int, pid: CData, pidNum: int, /) -> None:
+    """C: ``aclError aclrtMemSetPidToShareableHandleV2(void *shareableHandle, aclrtMemSharedHandleType shareType, int32_t *pid, size_t pidNum);``
+
+    Raw mirror of ``aclrtMemSetPidToShareableHandleV2``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtMemUceRepair(deviceId: int, memUceInfoArray: CData, arraySize: int, /) -> None:
+    """C: ``aclError aclrtMemUceRepair(int32_t deviceId, aclrtMemUceInfo *memUceInfoArray, size_t arraySize);``
+
+    Raw mirror of ``aclrtMemUceRepair``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
 
 def aclrtMemcpy(dst: Memory, destMax: int, src: Memory, count: int, kind: int) -> None:
     """C: ``aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count, aclrtMemcpyKind kind);``
 
     Host memory (``dst``/``src``) is checked against ``destMax``/``count`` (see ``_memory_ptr``).
+    """
+
+def aclrtMemcpy2d(dst: CData, dpitch: int, src: CData, spitch: int, width: int, height: int, kind: int, /) -> None:
+    """C: ``aclError aclrtMemcpy2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, aclrtMemcpyKind kind);``
+
+    Raw mirror of ``aclrtMemcpy2d``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtMemcpy2dAsync(dst: CData, dpitch: int, src: CData, spitch: int, width: int, height: int, kind: int, stream: CData, /) -> None:
+    """C: ``aclError aclrtMemcpy2dAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, aclrtMemcpyKind kind, aclrtStream stream);``
+
+    Raw mirror of ``aclrtMemcpy2dAsync``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
     """
 
 def aclrtMemcpyAsync(dst: Memory, destMax: int, src: Memory, count: int, kind: int, stream: CData) -> None:
@@ -264,17 +1926,311 @@ def aclrtMemcpyAsync(dst: Memory, destMax: int, src: Memory, count: int, kind: i
     As ``aclrtMemcpy``; the host memory must stay alive until the stream is synchronised.
     """
 
+def aclrtMemcpyAsyncWithCondition(dst: CData, destMax: int, src: CData, count: int, kind: int, stream: CData, /) -> None:
+    """C: ``aclError aclrtMemcpyAsyncWithCondition(void *dst, size_t destMax, const void *src, size_t count, aclrtMemcpyKind kind, aclrtStream stream);``
+
+    Raw mirror of ``aclrtMemcpyAsyncWithCondition``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtMemcpyAsyncWithDesc(desc: CData, kind: int, stream: CData, /) -> None:
+    """C: ``aclError aclrtMemcpyAsyncWithDesc(void *desc, aclrtMemcpyKind kind, aclrtStream stream);``
+
+    Raw mirror of ``aclrtMemcpyAsyncWithDesc``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtMemcpyAsyncWithOffset(dst: CData, destMax: int, dstDataOffset: int, src: CData, count: int, srcDataOffset: int, kind: int, stream: CData, /) -> None:
+    """C: ``aclError aclrtMemcpyAsyncWithOffset(void **dst, size_t destMax, size_t dstDataOffset, const void **src, size_t count, size_t srcDataOffset, aclrtMemcpyKind kind, aclrtStream stream);``
+
+    Raw mirror of ``aclrtMemcpyAsyncWithOffset``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtMemcpyBatch(dsts: CData, destMaxs: CData, srcs: CData, sizes: CData, numBatches: int, attrs: CData, attrsIndexes: CData, numAttrs: int, failIndex: CData, /) -> None:
+    """C: ``aclError aclrtMemcpyBatch(void **dsts, size_t *destMaxs, void **srcs, size_t *sizes, size_t numBatches, aclrtMemcpyBatchAttr *attrs, size_t *attrsIndexes, size_t numAttrs, size_t *failIndex);``
+
+    Raw mirror of ``aclrtMemcpyBatch``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtMemcpyBatchAsync(dsts: CData, destMaxs: CData, srcs: CData, sizes: CData, numBatches: int, attrs: CData, attrsIndexes: CData, numAttrs: int, failIndex: CData, stream: CData, /) -> None:
+    """C: ``aclError aclrtMemcpyBatchAsync(void **dsts, size_t *destMaxs, void **srcs, size_t *sizes, size_t numBatches, aclrtMemcpyBatchAttr *attrs, size_t *attrsIndexes, size_t numAttrs, size_t *failIndex, aclrtStream stream);``
+
+    Raw mirror of ``aclrtMemcpyBatchAsync``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtMemcpyBatchAsyncV2(dsts: CData, destMaxs: CData, srcs: CData, sizes: CData, numBatches: int, attrs: CData, attrsIndexes: CData, numAttrs: int, stream: CData, /) -> None:
+    """C: ``aclError aclrtMemcpyBatchAsyncV2(void **dsts, size_t *destMaxs, void **srcs, size_t *sizes, size_t numBatches, aclrtMemcpyBatchAttr *attrs, size_t *attrsIndexes, size_t numAttrs, aclrtStream stream);``
+
+    Raw mirror of ``aclrtMemcpyBatchAsyncV2``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtMemcpyBatchV2(dsts: CData, destMaxs: CData, srcs: CData, sizes: CData, numBatches: int, attrs: CData, attrsIndexes: CData, numAttrs: int, /) -> None:
+    """C: ``aclError aclrtMemcpyBatchV2(void **dsts, size_t *destMaxs, void **srcs, size_t *sizes, size_t numBatches, aclrtMemcpyBatchAttr *attrs, size_t *attrsIndexes, size_t numAttrs);``
+
+    Raw mirror of ``aclrtMemcpyBatchV2``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtMemcpyFromSymbol(dst: CData, dstMax: int, symbol: CData, count: int, offset: int, kind: int, /) -> None:
+    """C: ``aclError aclrtMemcpyFromSymbol(void *dst, size_t dstMax, const void *symbol, size_t count, size_t offset, aclrtMemcpyKind kind);``
+
+    Raw mirror of ``aclrtMemcpyFromSymbol``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtMemcpyFromSymbolAsync(dst: CData, dstMax: int, symbol: CData, count: int, offset: int, kind: int, stream: CData, /) -> None:
+    """C: ``aclError aclrtMemcpyFromSymbolAsync(void *dst, size_t dstMax, const void *symbol, size_t count, size_t offset, aclrtMemcpyKind kind, aclrtStream stream);``
+
+    Raw mirror of ``aclrtMemcpyFromSymbolAsync``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtMemcpyToSymbol(symbol: CData, src: CData, count: int, offset: int, kind: int, /) -> None:
+    """C: ``aclError aclrtMemcpyToSymbol(const void *symbol, const void *src, size_t count, size_t offset, aclrtMemcpyKind kind);``
+
+    Raw mirror of ``aclrtMemcpyToSymbol``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtMemcpyToSymbolAsync(symbol: CData, src: CData, count: int, offset: int, kind: int, stream: CData, /) -> None:
+    """C: ``aclError aclrtMemcpyToSymbolAsync(const void *symbol, const void *src, size_t count, size_t offset, aclrtMemcpyKind kind, aclrtStream stream);``
+
+    Raw mirror of ``aclrtMemcpyToSymbolAsync``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
 def aclrtMemset(devPtr: CData | int, maxCount: int, value: int, count: int) -> None:
     """C: ``aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count);``
 
     ``devPtr`` is device memory (the library checks its range); host objects are refused.
     """
 
+def aclrtMemsetAsync(devPtr: CData, maxCount: int, value: int, count: int, stream: CData, /) -> None:
+    """C: ``aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value, size_t count, aclrtStream stream);``
+
+    Raw mirror of ``aclrtMemsetAsync``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtMemsetD32(ptr: CData, memSize: int, value: int, N: int, /) -> None:
+    """C: ``aclError aclrtMemsetD32(void *ptr, size_t memSize, uint32_t value, size_t N);``
+
+    Raw mirror of ``aclrtMemsetD32``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtMemsetD32Async(ptr: CData, memSize: int, value: int, N: int, stream: CData, /) -> None:
+    """C: ``aclError aclrtMemsetD32Async(void *ptr, size_t memSize, uint32_t value, size_t N, aclrtStream stream);``
+
+    Raw mirror of ``aclrtMemsetD32Async``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtNotifyBatchReset(notifies: CData, num: int, /) -> None:
+    """C: ``aclError aclrtNotifyBatchReset(aclrtNotify *notifies, size_t num);``
+
+    Raw mirror of ``aclrtNotifyBatchReset``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtNotifyGetExportKey(notify: CData, key: CData, len: int, flags: int, /) -> None:
+    """C: ``aclError aclrtNotifyGetExportKey(aclrtNotify notify, char *key, size_t len, uint64_t flags);``
+
+    Raw mirror of ``aclrtNotifyGetExportKey``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtNotifyImportByKey(notify: CData, key: CData, flags: int, /) -> None:
+    """C: ``aclError aclrtNotifyImportByKey(aclrtNotify *notify, const char *key, uint64_t flags);``
+
+    Raw mirror of ``aclrtNotifyImportByKey``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtNotifySetImportPid(notify: CData, pid: CData, num: int, /) -> None:
+    """C: ``aclError aclrtNotifySetImportPid(aclrtNotify notify, int32_t *pid, size_t num);``
+
+    Raw mirror of ``aclrtNotifySetImportPid``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtNotifySetImportPidInterServer(notify: CData, serverPids: CData, num: int, /) -> None:
+    """C: ``aclError aclrtNotifySetImportPidInterServer(aclrtNotify notify, aclrtServerPid *serverPids, size_t num);``
+
+    Raw mirror of ``aclrtNotifySetImportPidInterServer``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtNpuClearFloatOverFlowStatus(checkMode: int, stream: CData, /) -> None:
+    """C: ``aclError aclrtNpuClearFloatOverFlowStatus(uint32_t checkMode, aclrtStream stream);``
+
+    Raw mirror of ``aclrtNpuClearFloatOverFlowStatus``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtNpuGetFloatOverFlowStatus(outputAddr: CData, outputSize: int, checkMode: int, stream: CData, /) -> None:
+    """C: ``aclError aclrtNpuGetFloatOverFlowStatus(void *outputAddr, uint64_t outputSize, uint32_t checkMode, aclrtStream stream);``
+
+    Raw mirror of ``aclrtNpuGetFloatOverFlowStatus``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtPeekAtLastError(level: int, /) -> None:
+    """C: ``aclError aclrtPeekAtLastError(aclrtLastErrLevel level);``
+
+    Raw mirror of ``aclrtPeekAtLastError``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtPersistentTaskClean(stream: CData, /) -> None:
+    """C: ``aclError aclrtPersistentTaskClean(aclrtStream stream);``
+
+    Raw mirror of ``aclrtPersistentTaskClean``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtPointerGetAttributes(ptr: CData, attributes: CData, /) -> None:
+    """C: ``aclError aclrtPointerGetAttributes(const void *ptr, aclrtPtrAttributes *attributes);``
+
+    Raw mirror of ``aclrtPointerGetAttributes``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtProcessHostFunc(timeout: int, /) -> None:
+    """C: ``aclError aclrtProcessHostFunc(int32_t timeout);``
+
+    Raw mirror of ``aclrtProcessHostFunc``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtProcessReport(timeout: int, /) -> None:
+    """C: ``aclError aclrtProcessReport(int32_t timeout);``
+
+    Raw mirror of ``aclrtProcessReport``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtProfTrace(userdata: CData, length: int, stream: CData, /) -> None:
+    """C: ``aclError aclrtProfTrace(void *userdata, int32_t length, aclrtStream stream);``
+
+    Raw mirror of ``aclrtProfTrace``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtQueryDeviceStatus(deviceId: int, deviceStatus: CData, /) -> None:
+    """C: ``aclError aclrtQueryDeviceStatus(int32_t deviceId, aclrtDeviceStatus *deviceStatus);``
+
+    Raw mirror of ``aclrtQueryDeviceStatus``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtQueryEvent(event: CData, status: CData, /) -> None:
+    """C: ``aclError aclrtQueryEvent(aclrtEvent event, aclrtEventStatus *status);``
+
+    Raw mirror of ``aclrtQueryEvent``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtQueryEventStatus(event: CData, status: CData, /) -> None:
+    """C: ``aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus *status);``
+
+    Raw mirror of ``aclrtQueryEventStatus``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtQueryEventWaitStatus(event: CData, status: CData, /) -> None:
+    """C: ``aclError aclrtQueryEventWaitStatus(aclrtEvent event, aclrtEventWaitStatus *status);``
+
+    Raw mirror of ``aclrtQueryEventWaitStatus``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtRandomNumAsync(taskInfo: CData, stream: CData, reserve: CData, /) -> None:
+    """C: ``aclError aclrtRandomNumAsync(const aclrtRandomNumTaskInfo *taskInfo, const aclrtStream stream, void *reserve);``
+
+    Raw mirror of ``aclrtRandomNumAsync``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
 def aclrtRecordEvent(event: CData, stream: CData) -> None:
     """C: ``aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream);``"""
 
+def aclrtRecordNotify(notify: CData, stream: CData, /) -> None:
+    """C: ``aclError aclrtRecordNotify(aclrtNotify notify, aclrtStream stream);``
+
+    Raw mirror of ``aclrtRecordNotify``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtReduceAsync(dst: CData, src: CData, count: int, kind: int, type: int, stream: CData, reserve: CData, /) -> None:
+    """C: ``aclError aclrtReduceAsync(void *dst, const void *src, uint64_t count, aclrtReduceKind kind, aclDataType type, aclrtStream stream, void *reserve);``
+
+    Raw mirror of ``aclrtReduceAsync``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtRegDeviceStateCallback(regName: CData, callback: CData, args: CData, /) -> None:
+    """C: ``aclError aclrtRegDeviceStateCallback(const char *regName, aclrtDeviceStateCallback callback, void *args);``
+
+    Raw mirror of ``aclrtRegDeviceStateCallback``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtRegStreamStateCallback(regName: CData, callback: CData, args: CData, /) -> None:
+    """C: ``aclError aclrtRegStreamStateCallback(const char *regName, aclrtStreamStateCallback callback, void *args);``
+
+    Raw mirror of ``aclrtRegStreamStateCallback``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtRegisterCpuFunc(handle: CData, funcName: CData, kernelName: CData, funcHandle: CData, /) -> None:
+    """C: ``aclError aclrtRegisterCpuFunc(const aclrtBinHandle handle, const char *funcName, const char *kernelName, aclrtFuncHandle *funcHandle);``
+
+    Raw mirror of ``aclrtRegisterCpuFunc``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtReleaseMemAddress(virPtr: CData, /) -> None:
+    """C: ``aclError aclrtReleaseMemAddress(void *virPtr);``
+
+    Raw mirror of ``aclrtReleaseMemAddress``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtRepairError(deviceId: int, errorInfo: CData, /) -> None:
+    """C: ``aclError aclrtRepairError(int32_t deviceId, const aclrtErrorInfo *errorInfo);``
+
+    Raw mirror of ``aclrtRepairError``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtReserveMemAddress(virPtr: CData, size: int, alignment: int, expectPtr: CData, flags: int, /) -> None:
+    """C: ``aclError aclrtReserveMemAddress(void **virPtr, size_t size, size_t alignment, void *expectPtr, uint64_t flags);``
+
+    Raw mirror of ``aclrtReserveMemAddress``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtReserveMemAddressNoUCMemory(virPtr: CData, size: int, alignment: int, expectPtr: CData, flags: int, /) -> None:
+    """C: ``aclError aclrtReserveMemAddressNoUCMemory(void **virPtr, size_t size, size_t alignment, void *expectPtr, uint64_t flags);``
+
+    Raw mirror of ``aclrtReserveMemAddressNoUCMemory``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
 def aclrtResetDevice(deviceId: int) -> None:
     """C: ``aclError aclrtResetDevice(int32_t deviceId);``"""
+
+def aclrtResetDeviceForce(deviceId: int, /) -> None:
+    """C: ``aclError aclrtResetDeviceForce(int32_t deviceId);``
+
+    Raw mirror of ``aclrtResetDeviceForce``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtResetDeviceResLimit(deviceId: int, /) -> None:
+    """C: ``aclError aclrtResetDeviceResLimit(int32_t deviceId);``
+
+    Raw mirror of ``aclrtResetDeviceResLimit``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtResetEvent(event: CData, stream: CData, /) -> None:
+    """C: ``aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream);``
+
+    Raw mirror of ``aclrtResetEvent``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtResetFloatOverflowStatus(stream: CData, /) -> None:
+    """C: ``aclError aclrtResetFloatOverflowStatus(aclrtStream stream);``
+
+    Raw mirror of ``aclrtResetFloatOverflowStatus``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtResetOverflowStatus(stream: CData, /) -> None:
+    """C: ``aclError aclrtResetOverflowStatus(aclrtStream stream);``
+
+    Raw mirror of ``aclrtResetOverflowStatus``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtResetStreamResLimit(stream: CData, /) -> None:
+    """C: ``aclError aclrtResetStreamResLimit(aclrtStream stream);``
+
+    Raw mirror of ``aclrtResetStreamResLimit``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtSetBufDataLen(buf: CData, len: int, /) -> None:
+    """C: ``aclError aclrtSetBufDataLen(aclrtMbuf buf, size_t len);``
+
+    Raw mirror of ``aclrtSetBufDataLen``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtSetBufUserData(buf: CData, dataPtr: CData, size: int, offset: int, /) -> None:
+    """C: ``aclError aclrtSetBufUserData(aclrtMbuf buf, const void *dataPtr, size_t size, size_t offset);``
+
+    Raw mirror of ``aclrtSetBufUserData``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
 
 def aclrtSetCurrentContext(context: CData) -> None:
     """C: ``aclError aclrtSetCurrentContext(aclrtContext context);``"""
@@ -282,14 +2238,326 @@ def aclrtSetCurrentContext(context: CData) -> None:
 def aclrtSetDevice(deviceId: int) -> None:
     """C: ``aclError aclrtSetDevice(int32_t deviceId);``"""
 
+def aclrtSetDeviceResLimit(deviceId: int, type: int, value: int, /) -> None:
+    """C: ``aclError aclrtSetDeviceResLimit(int32_t deviceId, aclrtDevResLimitType type, uint32_t value);``
+
+    Raw mirror of ``aclrtSetDeviceResLimit``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtSetDeviceSatMode(mode: int, /) -> None:
+    """C: ``aclError aclrtSetDeviceSatMode(aclrtFloatOverflowMode mode);``
+
+    Raw mirror of ``aclrtSetDeviceSatMode``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtSetDeviceTaskAbortCallback(regName: CData, callback: CData, args: CData, /) -> None:
+    """C: ``aclError aclrtSetDeviceTaskAbortCallback(const char *regName, aclrtDeviceTaskAbortCallback callback, void *args);``
+
+    Raw mirror of ``aclrtSetDeviceTaskAbortCallback``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtSetExceptionInfoCallback(callback: CData, /) -> None:
+    """C: ``aclError aclrtSetExceptionInfoCallback(aclrtExceptionInfoCallback callback);``
+
+    Raw mirror of ``aclrtSetExceptionInfoCallback``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtSetGroup(groupId: int, /) -> None:
+    """C: ``aclError aclrtSetGroup(int32_t groupId);``
+
+    Raw mirror of ``aclrtSetGroup``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtSetLabel(label: CData, stream: CData, /) -> None:
+    """C: ``aclError aclrtSetLabel(aclrtLabel label, aclrtStream stream);``
+
+    Raw mirror of ``aclrtSetLabel``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtSetMemcpyDesc(desc: CData, kind: int, srcAddr: CData, dstAddr: CData, count: int, config: CData, /) -> None:
+    """C: ``aclError aclrtSetMemcpyDesc(void *desc, aclrtMemcpyKind kind, void *srcAddr, void *dstAddr, size_t count, void *config);``
+
+    Raw mirror of ``aclrtSetMemcpyDesc``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtSetOpExecuteTimeOut(timeout: int, /) -> None:
+    """C: ``aclError aclrtSetOpExecuteTimeOut(uint32_t timeout);``
+
+    Raw mirror of ``aclrtSetOpExecuteTimeOut``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtSetOpExecuteTimeOutV2(timeout: int, actualTimeout: CData, /) -> None:
+    """C: ``aclError aclrtSetOpExecuteTimeOutV2(uint64_t timeout, uint64_t *actualTimeout);``
+
+    Raw mirror of ``aclrtSetOpExecuteTimeOutV2``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtSetOpExecuteTimeOutWithMs(timeout: int, /) -> None:
+    """C: ``aclError aclrtSetOpExecuteTimeOutWithMs(uint32_t timeout);``
+
+    Raw mirror of ``aclrtSetOpExecuteTimeOutWithMs``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtSetOpWaitTimeout(timeout: int, /) -> None:
+    """C: ``aclError aclrtSetOpWaitTimeout(uint32_t timeout);``
+
+    Raw mirror of ``aclrtSetOpWaitTimeout``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtSetStreamAttribute(stream: CData, stmAttrType: int, value: CData, /) -> None:
+    """C: ``aclError aclrtSetStreamAttribute(aclrtStream stream, aclrtStreamAttr stmAttrType, aclrtStreamAttrValue *value);``
+
+    Raw mirror of ``aclrtSetStreamAttribute``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtSetStreamConfigOpt(handle: CData, attr: int, attrValue: CData, valueSize: int, /) -> None:
+    """C: ``aclError aclrtSetStreamConfigOpt(aclrtStreamConfigHandle *handle, aclrtStreamConfigAttr attr, const void *attrValue, size_t valueSize);``
+
+    Raw mirror of ``aclrtSetStreamConfigOpt``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtSetStreamFailureMode(stream: CData, mode: int, /) -> None:
+    """C: ``aclError aclrtSetStreamFailureMode(aclrtStream stream, uint64_t mode);``
+
+    Raw mirror of ``aclrtSetStreamFailureMode``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtSetStreamOverflowSwitch(stream: CData, flag: int, /) -> None:
+    """C: ``aclError aclrtSetStreamOverflowSwitch(aclrtStream stream, uint32_t flag);``
+
+    Raw mirror of ``aclrtSetStreamOverflowSwitch``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtSetStreamResLimit(stream: CData, type: int, value: int, /) -> None:
+    """C: ``aclError aclrtSetStreamResLimit(aclrtStream stream, aclrtDevResLimitType type, uint32_t value);``
+
+    Raw mirror of ``aclrtSetStreamResLimit``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtSetSysParamOpt(opt: int, value: int, /) -> None:
+    """C: ``aclError aclrtSetSysParamOpt(aclSysParamOpt opt, int64_t value);``
+
+    Raw mirror of ``aclrtSetSysParamOpt``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtSetTsDevice(tsId: int, /) -> None:
+    """C: ``aclError aclrtSetTsDevice(aclrtTsId tsId);``
+
+    Raw mirror of ``aclrtSetTsDevice``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtSnapShotCallbackRegister(stage: int, callback: CData, args: CData, /) -> None:
+    """C: ``aclError aclrtSnapShotCallbackRegister(aclrtSnapShotStage stage, aclrtSnapShotCallBack callback, void *args);``
+
+    Raw mirror of ``aclrtSnapShotCallbackRegister``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtSnapShotCallbackUnregister(stage: int, callback: CData, /) -> None:
+    """C: ``aclError aclrtSnapShotCallbackUnregister(aclrtSnapShotStage stage, aclrtSnapShotCallBack callback);``
+
+    Raw mirror of ``aclrtSnapShotCallbackUnregister``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtSnapShotProcessBackup(pid: int, args: CData, /) -> None:
+    """C: ``aclError aclrtSnapShotProcessBackup(int pid, aclrtSnapShotBackupArgs *args);``
+
+    Raw mirror of ``aclrtSnapShotProcessBackup``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtSnapShotProcessLock(pid: int, reserve: CData, /) -> None:
+    """C: ``aclError aclrtSnapShotProcessLock(int pid, void *reserve);``
+
+    Raw mirror of ``aclrtSnapShotProcessLock``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtSnapShotProcessRestore(pid: int, args: CData, /) -> None:
+    """C: ``aclError aclrtSnapShotProcessRestore(int pid, aclrtSnapShotRestoreArgs *args);``
+
+    Raw mirror of ``aclrtSnapShotProcessRestore``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtSnapShotProcessUnlock(pid: int, reserve: CData, /) -> None:
+    """C: ``aclError aclrtSnapShotProcessUnlock(int pid, void *reserve);``
+
+    Raw mirror of ``aclrtSnapShotProcessUnlock``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtStreamAbort(stream: CData, /) -> None:
+    """C: ``aclError aclrtStreamAbort(aclrtStream stream);``
+
+    Raw mirror of ``aclrtStreamAbort``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtStreamGetFlags(stream: CData, flags: CData, /) -> None:
+    """C: ``aclError aclrtStreamGetFlags(aclrtStream stream, uint32_t *flags);``
+
+    Raw mirror of ``aclrtStreamGetFlags``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtStreamGetId(stream: CData, streamId: CData, /) -> None:
+    """C: ``aclError aclrtStreamGetId(aclrtStream stream, int32_t *streamId);``
+
+    Raw mirror of ``aclrtStreamGetId``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtStreamGetPriority(stream: CData, priority: CData, /) -> None:
+    """C: ``aclError aclrtStreamGetPriority(aclrtStream stream, uint32_t *priority);``
+
+    Raw mirror of ``aclrtStreamGetPriority``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtStreamQuery(stream: CData, status: CData, /) -> None:
+    """C: ``aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus *status);``
+
+    Raw mirror of ``aclrtStreamQuery``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtStreamStop(stream: CData, /) -> None:
+    """C: ``aclError aclrtStreamStop(aclrtStream stream);``
+
+    Raw mirror of ``aclrtStreamStop``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtStreamWaitEvent(stream: CData, event: CData, /) -> None:
+    """C: ``aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event);``
+
+    Raw mirror of ``aclrtStreamWaitEvent``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtStreamWaitEventWithTimeout(stream: CData, event: CData, timeout: int, /) -> None:
+    """C: ``aclError aclrtStreamWaitEventWithTimeout(aclrtStream stream, aclrtEvent event, int32_t timeout);``
+
+    Raw mirror of ``aclrtStreamWaitEventWithTimeout``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtSubscribeHostFunc(hostFuncThreadId: int, exeStream: CData, /) -> None:
+    """C: ``aclError aclrtSubscribeHostFunc(uint64_t hostFuncThreadId, aclrtStream exeStream);``
+
+    Raw mirror of ``aclrtSubscribeHostFunc``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtSubscribeReport(threadId: int, stream: CData, /) -> None:
+    """C: ``aclError aclrtSubscribeReport(uint64_t threadId, aclrtStream stream);``
+
+    Raw mirror of ``aclrtSubscribeReport``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtSwitchLabelByIndex(ptr: CData, maxValue: int, labelList: CData, stream: CData, /) -> None:
+    """C: ``aclError aclrtSwitchLabelByIndex(void *ptr, uint32_t maxValue, aclrtLabelList labelList, aclrtStream stream);``
+
+    Raw mirror of ``aclrtSwitchLabelByIndex``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtSwitchStream(leftValue: CData, cond: int, rightValue: CData, dataType: int, trueStream: CData, falseStream: CData, stream: CData, /) -> None:
+    """C: ``aclError aclrtSwitchStream(void *leftValue, aclrtCondition cond, void *rightValue, aclrtCompareDataType dataType, aclrtStream trueStream, aclrtStream falseStream, aclrtStream stream);``
+
+    Raw mirror of ``aclrtSwitchStream``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
 def aclrtSynchronizeDevice() -> None:
     """C: ``aclError aclrtSynchronizeDevice(void);``"""
+
+def aclrtSynchronizeDeviceWithTimeout(timeout: int, /) -> None:
+    """C: ``aclError aclrtSynchronizeDeviceWithTimeout(int32_t timeout);``
+
+    Raw mirror of ``aclrtSynchronizeDeviceWithTimeout``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
 
 def aclrtSynchronizeEvent(event: CData) -> None:
     """C: ``aclError aclrtSynchronizeEvent(aclrtEvent event);``"""
 
+def aclrtSynchronizeEventWithTimeout(event: CData, timeout: int, /) -> None:
+    """C: ``aclError aclrtSynchronizeEventWithTimeout(aclrtEvent event, int32_t timeout);``
+
+    Raw mirror of ``aclrtSynchronizeEventWithTimeout``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
 def aclrtSynchronizeStream(stream: CData) -> None:
     """C: ``aclError aclrtSynchronizeStream(aclrtStream stream);``"""
+
+def aclrtSynchronizeStreamWithTimeout(stream: CData, timeout: int, /) -> None:
+    """C: ``aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout);``
+
+    Raw mirror of ``aclrtSynchronizeStreamWithTimeout``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtTaskUpdateAsync(taskStream: CData, taskId: int, info: CData, execStream: CData, /) -> None:
+    """C: ``aclError aclrtTaskUpdateAsync(aclrtStream taskStream, uint32_t taskId, aclrtTaskUpdateInfo *info, aclrtStream execStream);``
+
+    Raw mirror of ``aclrtTaskUpdateAsync``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtUnSubscribeHostFunc(hostFuncThreadId: int, exeStream: CData, /) -> None:
+    """C: ``aclError aclrtUnSubscribeHostFunc(uint64_t hostFuncThreadId, aclrtStream exeStream);``
+
+    Raw mirror of ``aclrtUnSubscribeHostFunc``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtUnSubscribeReport(threadId: int, stream: CData, /) -> None:
+    """C: ``aclError aclrtUnSubscribeReport(uint64_t threadId, aclrtStream stream);``
+
+    Raw mirror of ``aclrtUnSubscribeReport``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtUnmapMem(virPtr: CData, /) -> None:
+    """C: ``aclError aclrtUnmapMem(void *virPtr);``
+
+    Raw mirror of ``aclrtUnmapMem``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtUnuseStreamResInCurrentThread(stream: CData, /) -> None:
+    """C: ``aclError aclrtUnuseStreamResInCurrentThread(aclrtStream stream);``
+
+    Raw mirror of ``aclrtUnuseStreamResInCurrentThread``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtUseStreamResInCurrentThread(stream: CData, /) -> None:
+    """C: ``aclError aclrtUseStreamResInCurrentThread(aclrtStream stream);``
+
+    Raw mirror of ``aclrtUseStreamResInCurrentThread``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtValueWait(devAddr: CData, value: int, flag: int, stream: CData, /) -> None:
+    """C: ``aclError aclrtValueWait(void *devAddr, uint64_t value, uint32_t flag, aclrtStream stream);``
+
+    Raw mirror of ``aclrtValueWait``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtValueWrite(devAddr: CData, value: int, flag: int, stream: CData, /) -> None:
+    """C: ``aclError aclrtValueWrite(void *devAddr, uint64_t value, uint32_t flag, aclrtStream stream);``
+
+    Raw mirror of ``aclrtValueWrite``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclrtWaitAndResetNotify(notify: CData, stream: CData, timeout: int, /) -> None:
+    """C: ``aclError aclrtWaitAndResetNotify(aclrtNotify notify, aclrtStream stream, uint32_t timeout);``
+
+    Raw mirror of ``aclrtWaitAndResetNotify``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclsysGetCANNVersion(name: int, version: CData, /) -> None:
+    """C: ``aclError aclsysGetCANNVersion(aclCANNPackageName name, aclCANNPackageVersion *version);``
+
+    Raw mirror of ``aclsysGetCANNVersion``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclsysGetVersionNum(pkgName: CData, versionNum: CData, /) -> None:
+    """C: ``aclError aclsysGetVersionNum(char *pkgName, int32_t *versionNum);``
+
+    Raw mirror of ``aclsysGetVersionNum``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def aclsysGetVersionStr(pkgName: CData, versionStr: CData, /) -> None:
+    """C: ``aclError aclsysGetVersionStr(char *pkgName, char *versionStr);``
+
+    Raw mirror of ``aclsysGetVersionStr``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
+    """
+
+def new(ctype: str, init: Any = ...) -> CData:
+    """``ffi.new(ctype, init)`` of the current backend's library: memory for a raw function's
+    output parameter (``new("int32_t *")``), a struct (``new("aclrtMemcpyBatchAttr *")``) or an
+    array (``new("aclrtStream[]", 4)``); freed when the returned object is garbage-collected.
+    """
 
 def __getattr__(name: str) -> Callable[..., Any]:
     """Any other aclnn operator the loaded library exports, resolved when first used."""

@@ -13,7 +13,9 @@ cffi layer, so the two cannot drift. They are written to a small convention (see
 * ``#ifdef __cplusplus`` blocks (the ``extern "C"`` guards) are dropped;
 * ``#define NAME <integer literal>`` is kept (cffi turns it into an integer constant); every
   other preprocessor line is dropped;
-* the visibility macros ``ACL_FUNC_VISIBILITY`` and ``ACLNN_API`` are removed.
+* the visibility macros ``ACL_FUNC_VISIBILITY`` and ``ACLNN_API`` are removed, and so are the
+  deprecation markers ``ACL_DEPRECATED_MESSAGE("...")`` / ``ACL_DEPRECATED`` (before a prototype,
+  an enum member's value or a struct member; cffi has no use for them).
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ def include_dir() -> Path:
 
 
 _VISIBILITY = re.compile(r"\b(ACL_FUNC_VISIBILITY|ACLNN_API)\b\s*")
+_DEPRECATION = re.compile(r'\bACL_DEPRECATED_MESSAGE\s*\(\s*"(?:[^"\\]|\\.)*"\s*\)\s*|\bACL_DEPRECATED\b\s*')
 _INCLUDE = re.compile(r'#\s*include\s*[<"]([^>"]+)[>"]')
 _INT_DEFINE = re.compile(r"#\s*define\s+([A-Za-z_]\w*)\s+(-?(?:0[xX][0-9a-fA-F]+|\d+))[uUlL]*\s*(?://.*|/\*.*\*/)?$")
 _BLOCK_COMMENT = re.compile(r"/\*.*?\*/", re.S)
@@ -89,20 +92,26 @@ def _filter(text: str) -> tuple[list[str], list[str]]:
             continue
         if any(dropped):
             continue
-        stripped = _VISIBILITY.sub("", stripped)
+        stripped = _DEPRECATION.sub("", _VISIBILITY.sub("", stripped)).strip()
         if stripped:
             out.append(stripped)
     return out, includes
 
 
-_ENUM_TYPEDEF = re.compile(r"typedef\s+enum\b[^{};]*\{[^{}]*\}\s*\w+\s*;")
+# An enum declaration: ``typedef enum [tag] {...} name;`` or a plain ``enum tag {...};``.
+_ENUM_TYPEDEF = re.compile(r"(?:typedef\s+enum\b[^{};]*\{[^{}]*\}\s*\w+|(?<![\w])enum\s+\w+\s*\{[^{}]*\})\s*;")
+
+
+def enum_declarations(cdef: str) -> list[str]:
+    """The enum declarations of cdef text, each whole."""
+    return _ENUM_TYPEDEF.findall(cdef)
 
 
 def constants_cdef(cdef: str) -> str:
     """The integer constants of cdef text: its ``#define NAME <integer>`` lines and its
-    ``typedef enum`` declarations, without the rest (prototypes, structs)."""
+    enum declarations, without the rest (prototypes, structs)."""
     defines = [line for line in cdef.splitlines() if line.startswith("#define ")]
-    return "\n".join(defines + _ENUM_TYPEDEF.findall(cdef)) + "\n"
+    return "\n".join(defines + enum_declarations(cdef)) + "\n"
 
 
 def read_cdef(include_dir: str | Path, roots: tuple[str, ...] = ROOT_HEADERS) -> str:

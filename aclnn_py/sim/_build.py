@@ -21,6 +21,8 @@ The home::
                                   aclnn_py/_ffi/op_packages.py)
     <home>/lib64/libopapi.so      the classic aggregate of every operator
     <home>/set_env.sh        exports ASCEND_HOME_PATH & co. like CANN's set_env.sh
+    <home>/version.info      ``Version=<the CANN release the headers follow>``, as CANN's packages
+                             record theirs (ACLSIM_CANN_VERSION of include/aclsim/aclsim.h)
     <home>/opp/README        so that ASCEND_OPP_PATH names a directory (no kernel packages)
 
 Run ``python -m aclnn_py.sim build [--out DIR]`` to (re)build by hand.
@@ -139,7 +141,7 @@ def _fingerprint(cc: list[str], src_dir: Path, include_dir: Path, werror: bool) 
     h.update(repr((cc, CFLAGS, werror, sys.platform, operator_libraries(), dtype_rules_header())).encode())
     for root in (src_dir, include_dir):
         for path in sorted(root.rglob("*")):
-            if path.is_file() and path.suffix in (".c", ".h"):
+            if path.is_file() and path.suffix in (".c", ".h", ".def"):
                 h.update(str(path.relative_to(root)).encode())
                 h.update(path.read_bytes())
     return h.hexdigest()
@@ -245,6 +247,17 @@ unset _aclsim_home
 """
 
 
+_CANN_VERSION = re.compile(r'^#define ACLSIM_CANN_VERSION "([^"]+)"', re.M)
+
+
+def cann_version(include_dir: Path) -> str:
+    """The CANN release the headers follow (``ACLSIM_CANN_VERSION`` in aclsim/aclsim.h)."""
+    found = _CANN_VERSION.search((include_dir / "aclsim" / "aclsim.h").read_text())
+    if found is None:
+        raise SimBuildError(f"aclnn_py: {include_dir}/aclsim/aclsim.h does not define ACLSIM_CANN_VERSION")
+    return found.group(1)
+
+
 def build(home: str | os.PathLike[str] = DEFAULT_HOME, *, src_dir: str | os.PathLike[str] = SRC_DIR,
           include_dir: str | os.PathLike[str] | None = None, link_include: bool = False,
           werror: bool = False, force: bool = False, verbose: bool = False) -> Path:
@@ -331,6 +344,7 @@ def build(home: str | os.PathLike[str] = DEFAULT_HOME, *, src_dir: str | os.Path
     if include_dir != (home / "include").resolve():
         _install_include(include_dir, home, link_include)
     (home / "set_env.sh").write_text(SET_ENV.format(home=shlex.quote(str(home))))
+    (home / "version.info").write_text(f"Version={cann_version(include_dir)}\n")
     (lib64 / STAMP).write_text(stamp + "\n")
     return home
 

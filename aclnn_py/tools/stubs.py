@@ -22,69 +22,16 @@ module-level ints: names no checker can see in the module itself);
 from __future__ import annotations
 
 import inspect
-import re
 import sys
 import types
 from collections.abc import Callable
 from pathlib import Path
 
 from .._ffi.declarations import include_dir, read_cdef
+from .._ffi.prototypes import c_signature, prototypes, python_type
 
 STUB_PATH = Path(__file__).resolve().parent.parent / "capi.pyi"
 CONSTANTS_STUB_PATH = Path(__file__).resolve().parent.parent / "_constants.pyi"
-
-_PROTOTYPE = re.compile(r"^(?P<ret>[\w\s\*]+?)\s*\b(?P<name>\w+)\s*\((?P<params>[^()]*)\)$")
-
-
-def prototypes(cdef: str) -> dict[str, tuple[str, list[tuple[str, str]]]]:
-    """``name -> (return type, [(C type, parameter name), ...])`` of every function the cdef
-    text declares."""
-    body = " ".join(line for line in cdef.splitlines() if not line.startswith(("#", "/*")))
-    found: dict[str, tuple[str, list[tuple[str, str]]]] = {}
-    for statement in body.split(";"):
-        statement = " ".join(statement.split())
-        if statement.startswith(("typedef", "struct", "enum")) or "{" in statement or "}" in statement:
-            continue
-        m = _PROTOTYPE.match(statement)
-        if m is None:
-            continue
-        params: list[tuple[str, str]] = []
-        for param in m["params"].split(","):
-            param = param.strip()
-            if not param or param == "void":
-                continue
-            p = re.match(r"^(?P<type>.*?[\s\*])(?P<name>\w+)$", param)
-            params.append((" ".join(p["type"].replace("*", " * ").split()).replace("* *", "**"), p["name"])
-                          if p else (param, ""))
-        found[m["name"]] = (" ".join(m["ret"].split()), params)
-    return found
-
-
-def c_signature(name: str, ret: str, params: list[tuple[str, str]]) -> str:
-    args = ", ".join(f"{t}{'' if t.endswith('*') else ' '}{n}".strip() for t, n in params) or "void"
-    return f"{ret} {name}({args})"
-
-
-# C parameter types of the operators' phase 1 -> what the mirror accepts for them.
-_C_TO_PYTHON = {
-    "const aclTensor *": "CData | Tensor | None",
-    "aclTensor *": "CData | Tensor | None",
-    "const aclIntArray *": "CData | IntArray | None",
-    "const aclBoolArray *": "CData | BoolArray | None",
-    "const aclFloatArray *": "CData | FloatArray | None",
-    "const aclScalar *": "CData | Scalar | None",
-    "bool": "bool",
-    "double": "float",
-    "float": "float",
-}
-
-
-def _python_type(c_type: str) -> str:
-    if c_type in _C_TO_PYTHON:
-        return _C_TO_PYTHON[c_type]
-    if re.fullmatch(r"(u?int(8|16|32|64)_t|int|size_t)", c_type):
-        return "int"
-    return "CData"
 
 
 def _annotation(annotation: object) -> str:
@@ -96,11 +43,14 @@ def _annotation(annotation: object) -> str:
 def _python_signature(fn: Callable[..., object]) -> str:
     sig = inspect.signature(fn)
     parts = []
-    for p in sig.parameters.values():
+    params = list(sig.parameters.values())
+    for i, p in enumerate(params):
         text = f"{p.name}: {_annotation(p.annotation)}"
         if p.default is not inspect.Parameter.empty:
             text += " = ..."
         parts.append(("*" if p.kind is p.VAR_POSITIONAL else "") + text)
+        if p.kind is p.POSITIONAL_ONLY and (i + 1 == len(params) or params[i + 1].kind is not p.POSITIONAL_ONLY):
+            parts.append("/")
     return f"({', '.join(parts)}) -> {_annotation(sig.return_annotation)}"
 
 
@@ -147,7 +97,7 @@ def render() -> str:
         proto = protos.get(name)
         c_proto = c_signature(name, *proto) if proto else None
         if name.endswith("GetWorkspaceSize") and proto:
-            params = ", ".join(f"{n}: {_python_type(t)}" for t, n in proto[1][:-2])
+            params = ", ".join(f"{n}: {python_type(t)}" for t, n in proto[1][:-2])
             signature = f"({params}) -> tuple[int, CData]"
         elif name in capi.OPERATORS:
             signature = "(workspace: CData | None, workspaceSize: int, executor: CData, stream: CData) -> None"

@@ -8,6 +8,10 @@
 #include <stdint.h>
 #include "acl/acl_base_rt.h"
 
+/* The CANN release whose headers include/ follows (its acl_rt.h says ACL 1.17.0): what
+ * aclsysGetVersionStr reports and the toolkit's version.info records. */
+#define ACLSIM_CANN_VERSION "9.1.0"
+
 #ifdef __cplusplus
 extern "C" {
 #endif

@@ -243,8 +243,8 @@ def test_a_sim_call_survives_a_hostile_package_path(sim_lib, tmp_path):
     import sys
 
     code = ("import numpy as np, aclnn_py\n"
-            "from aclnn_py import _ffi\n"
-            "lib = _ffi.library('sim')\n"
+            "from aclnn_py._runtime import loader\n"
+            "lib = loader.library('sim')\n"
             "print('loaded', len(lib.toolkit.custom))\n")
     env = {**os.environ, discovery.CUSTOM_PATH_VAR: str(tmp_path / LONG), discovery.OPP_PATH_VAR: str(tmp_path)}
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)

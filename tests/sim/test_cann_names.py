@@ -48,7 +48,7 @@ int main()
 {
     int32_t major = 0, minor = 0, patch = 0;
     aclError ret = aclrtGetVersion(&major, &minor, &patch);
-    static_assert(ACL_MAJOR_VERSION == 1 && ACL_MINOR_VERSION == 15 && ACL_PATCH_VERSION == 0, "CANN 9's version");
+    static_assert(ACL_MAJOR_VERSION == 1 && ACL_MINOR_VERSION == 17 && ACL_PATCH_VERSION == 0, "CANN 9.1's version");
     static_assert(ACL_HBM_MEM_HUGE1G == 10 && ACL_HBM_MEM_P2P_HUGE1G == 11 && ACL_MEM_NORMAL == 12 &&
                   ACL_MEM_HUGE == 13 && ACL_MEM_HUGE1G == 14 && ACL_MEM_P2P_NORMAL == 15 &&
                   ACL_MEM_P2P_HUGE == 16 && ACL_MEM_P2P_HUGE1G == 17, "aclrtMemAttr");

@@ -93,11 +93,16 @@ def test_line_filter_conventions(header):
                 depth -= 1
             elif directive.startswith("define") and depth == 1:
                 parts = directive.split()
-                if len(parts) == 3 and not parts[2].startswith("__attribute__"):
-                    assert re.fullmatch(r"-?(0[xX][0-9a-fA-F]+|\d+)", parts[2]), where
+                if len(parts) == 3 and not parts[2].startswith(("__attribute__", '"')):
+                    assert re.fullmatch(r"-?(0[xX][0-9a-fA-F]+|\d+)[uUlL]*", parts[2]), where
             elif directive.startswith("include"):
                 assert all(not l.strip() or l.strip().startswith("#") for l in lines[: number - 1]
                            if not l.strip().startswith("//")), f"#include after declarations: {where}"
+            continue
+        # A deprecation marker (on its own line before a prototype, or before an enum member's
+        # value or a struct member) is dropped by the line filter like the visibility macros.
+        stripped = re.sub(r'ACL_DEPRECATED_MESSAGE\("[^"]*"\) ?', "", stripped)
+        if not stripped:
             continue
         if "(" in stripped and stripped.endswith(";") and not stripped.startswith("typedef"):
             assert _FUNCTION.match(stripped), f"not a one-line prototype with a visibility macro: {where}"

@@ -127,7 +127,7 @@ def test_each_cann_library_exports_exactly_cann_functions(sim_home):
 def test_the_simulator_library_defines_the_simulator_api(sim_home):
     aclsim = defined_symbols(Path(sim_home) / "lib64" / "libaclsim.so")
     assert declared_functions("aclsim/aclsim.h") <= aclsim
-    assert declared_functions("acl/acl.h", "aclnn/acl_meta.h") <= aclsim
+    assert declared_functions("acl/acl_rt.h", "acl/acl_base_rt.h", "aclnn/acl_meta.h") <= aclsim
     assert not {s for s in aclsim if s.startswith("aclnn") and s not in ("aclnnInit", "aclnnFinalize")}
 
 

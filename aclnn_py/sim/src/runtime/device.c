@@ -20,8 +20,6 @@
 
 #include "runtime_internal.h"
 
-pthread_mutex_t rt_lock = PTHREAD_MUTEX_INITIALIZER;
-
 /* Signalled (with rt_lock) when a stream's last user is done, for the thread freeing it. */
 static pthread_cond_t stream_idle = PTHREAD_COND_INITIALIZER;
 
@@ -34,6 +32,8 @@ struct rt_event {
     struct rt_event *prev, *next;
     uint64_t serial;       /* unique per event, so a stale task can tell it is stale */
     uint64_t record_seq;   /* counts aclrtRecordEvent calls; the last one completes it */
+    uint32_t flags;        /* aclrtCreateEventWithFlag's */
+    uint32_t id;
     int recorded;
     int complete;
     struct timespec stamp;
@@ -132,6 +132,9 @@ static void device_retain_locked(int id)
 }
 
 static void stream_free(struct rt_stream *s);
+static void release_tasks(struct rt_task *t);
+static void device_state(int32_t device, aclrtDeviceState state);
+static void stream_state(aclrtStream stream, aclrtStreamState state);
 
 void rt_stream_use_locked(struct rt_stream *s)
 {
@@ -189,6 +192,13 @@ static int device_release(int id, int force)
     while (orphans != NULL) {
         struct rt_stream *s = orphans;
         orphans = s->next;
+        /* What it recorded for a model that was not collected yet goes with the stream. */
+        pthread_mutex_lock(&rt_lock);
+        struct rt_task *captured = s->captured_head;
+        s->captured_head = s->captured_tail = NULL;
+        s->capturing = 0;
+        pthread_mutex_unlock(&rt_lock);
+        release_tasks(captured);
         (void)rt_drain(s);
         wait_unused(s);
         stream_free(s);
@@ -201,7 +211,7 @@ aclError aclrtGetDeviceCount(uint32_t *count)
 {
     if (count == NULL) {
         aclsim_set_error("aclrtGetDeviceCount: count must not be NULL");
-        return ACL_ERROR_INVALID_PARAM;
+        return rt_error(ACL_ERROR_INVALID_PARAM);
     }
     *count = (uint32_t)rt_device_count();
     return ACL_SUCCESS;
@@ -213,11 +223,13 @@ aclError aclrtSetDevice(int32_t deviceId)
     if (!valid_device_id(deviceId, "aclrtSetDevice", &err)) {
         return err;
     }
+    device_state(deviceId, ACL_RT_DEVICE_STATE_SET_PRE);
     pthread_mutex_lock(&rt_lock);
     device_retain_locked(deviceId);
     pthread_mutex_unlock(&rt_lock);
     tl_device = deviceId;
     tl_context = NULL;
+    device_state(deviceId, ACL_RT_DEVICE_STATE_SET_POST);
     return ACL_SUCCESS;
 }
 
@@ -227,10 +239,12 @@ static aclError reset_device(int32_t deviceId, int force, const char *api)
     if (!valid_device_id(deviceId, api, &err)) {
         return err;
     }
+    device_state(deviceId, ACL_RT_DEVICE_STATE_RESET_PRE);
     if (device_release(deviceId, force) && tl_device == deviceId) {
         tl_device = -1;
         tl_context = NULL;
     }
+    device_state(deviceId, ACL_RT_DEVICE_STATE_RESET_POST);
     return ACL_SUCCESS;
 }
 
@@ -247,14 +261,14 @@ aclError aclrtResetDeviceForce(int32_t deviceId)
 static aclError no_device(const char *api)
 {
     aclsim_set_error("%s: no device is set on this thread (call aclrtSetDevice first)", api);
-    return ACL_ERROR_RT_CONTEXT_NULL;
+    return rt_error(ACL_ERROR_RT_CONTEXT_NULL);
 }
 
 aclError aclrtGetDevice(int32_t *deviceId)
 {
     if (deviceId == NULL) {
         aclsim_set_error("aclrtGetDevice: deviceId must not be NULL");
-        return ACL_ERROR_INVALID_PARAM;
+        return rt_error(ACL_ERROR_INVALID_PARAM);
     }
     pthread_mutex_lock(&rt_lock);
     int d = rt_current_device();
@@ -270,19 +284,20 @@ aclError aclrtGetRunMode(aclrtRunMode *runMode)
 {
     if (runMode == NULL) {
         aclsim_set_error("aclrtGetRunMode: runMode must not be NULL");
-        return ACL_ERROR_INVALID_PARAM;
+        return rt_error(ACL_ERROR_INVALID_PARAM);
     }
     *runMode = ACL_HOST;
     return ACL_SUCCESS;
 }
 
-aclError aclrtSynchronizeDevice(void)
+static aclError synchronize_device(const char *api, int32_t timeout)
 {
+    int64_t deadline = rt_deadline(timeout);
     pthread_mutex_lock(&rt_lock);
     int d = rt_current_device();
     if (d < 0) {
         pthread_mutex_unlock(&rt_lock);
-        return no_device("aclrtSynchronizeDevice");
+        return no_device(api);
     }
     /* Snapshot the streams: draining runs without the lock. */
     size_t n = 0;
@@ -292,8 +307,7 @@ aclError aclrtSynchronizeDevice(void)
     struct rt_stream **todo = malloc((n + 1) * sizeof *todo);
     if (todo == NULL) {
         pthread_mutex_unlock(&rt_lock);
-        aclsim_set_error("aclrtSynchronizeDevice: out of host memory");
-        return ACL_ERROR_RT_MEMORY_ALLOCATION;
+        return rt_fail(ACL_ERROR_RT_MEMORY_ALLOCATION, "%s: out of host memory", api);
     }
     size_t k = 0;
     todo[k++] = &devices[d].default_stream;
@@ -309,14 +323,31 @@ aclError aclrtSynchronizeDevice(void)
 
     aclError first = ACL_SUCCESS;
     for (size_t i = 0; i < k; i++) {
-        aclError e = rt_drain(todo[i]);
+        aclError e = rt_drain_until(todo[i], deadline, ACL_ERROR_RT_STREAM_SYNC_TIMEOUT);
         rt_stream_done(todo[i]);
         if (first == ACL_SUCCESS) {
             first = e;
         }
     }
     free(todo);
-    return first;
+    if (first == ACL_ERROR_RT_STREAM_SYNC_TIMEOUT) {
+        return rt_fail(first, "%s: the device's work did not complete within %d ms", api, (int)timeout);
+    }
+    return rt_error(first);
+}
+
+aclError aclrtSynchronizeDevice(void)
+{
+    return synchronize_device("aclrtSynchronizeDevice", -1);
+}
+
+aclError aclrtSynchronizeDeviceWithTimeout(int32_t timeout)
+{
+    if (timeout < -1) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "aclrtSynchronizeDeviceWithTimeout: timeout must be -1 or >= 0, got %d",
+                       (int)timeout);
+    }
+    return synchronize_device("aclrtSynchronizeDeviceWithTimeout", timeout);
 }
 
 /* ---- contexts ------------------------------------------------------------------------ */
@@ -341,7 +372,7 @@ aclError aclrtCreateContext(aclrtContext *context, int32_t deviceId)
     aclError err = ACL_SUCCESS;
     if (context == NULL) {
         aclsim_set_error("aclrtCreateContext: context must not be NULL");
-        return ACL_ERROR_INVALID_PARAM;
+        return rt_error(ACL_ERROR_INVALID_PARAM);
     }
     if (!valid_device_id(deviceId, "aclrtCreateContext", &err)) {
         return err;
@@ -349,7 +380,7 @@ aclError aclrtCreateContext(aclrtContext *context, int32_t deviceId)
     struct rt_context *c = calloc(1, sizeof *c);
     if (c == NULL) {
         aclsim_set_error("aclrtCreateContext: out of host memory");
-        return ACL_ERROR_RT_MEMORY_ALLOCATION;
+        return rt_error(ACL_ERROR_RT_MEMORY_ALLOCATION);
     }
     c->device = deviceId;
     pthread_mutex_lock(&rt_lock);
@@ -367,14 +398,14 @@ aclError aclrtDestroyContext(aclrtContext context)
 {
     if (context == NULL) {
         aclsim_set_error("aclrtDestroyContext: context must not be NULL");
-        return ACL_ERROR_INVALID_PARAM;
+        return rt_error(ACL_ERROR_INVALID_PARAM);
     }
     pthread_mutex_lock(&rt_lock);
     struct rt_context *c = find_context_locked(context);
     if (c == NULL || c == &devices[c->device].default_context) {
         pthread_mutex_unlock(&rt_lock);
         aclsim_set_error("aclrtDestroyContext: %p is not a context created by aclrtCreateContext", context);
-        return ACL_ERROR_RT_PARAM_INVALID;
+        return rt_error(ACL_ERROR_RT_PARAM_INVALID);
     }
     LIST_REMOVE(user_contexts, c);
     pthread_mutex_unlock(&rt_lock);
@@ -394,14 +425,14 @@ aclError aclrtSetCurrentContext(aclrtContext context)
 {
     if (context == NULL) {
         aclsim_set_error("aclrtSetCurrentContext: context must not be NULL");
-        return ACL_ERROR_INVALID_PARAM;
+        return rt_error(ACL_ERROR_INVALID_PARAM);
     }
     pthread_mutex_lock(&rt_lock);
     struct rt_context *c = find_context_locked(context);
     pthread_mutex_unlock(&rt_lock);
     if (c == NULL) {
         aclsim_set_error("aclrtSetCurrentContext: %p is not a live context", context);
-        return ACL_ERROR_RT_PARAM_INVALID;
+        return rt_error(ACL_ERROR_RT_PARAM_INVALID);
     }
     tl_device = c->device;
     tl_context = c;
@@ -412,7 +443,7 @@ aclError aclrtGetCurrentContext(aclrtContext *context)
 {
     if (context == NULL) {
         aclsim_set_error("aclrtGetCurrentContext: context must not be NULL");
-        return ACL_ERROR_INVALID_PARAM;
+        return rt_error(ACL_ERROR_INVALID_PARAM);
     }
     pthread_mutex_lock(&rt_lock);
     int d = rt_current_device();
@@ -443,7 +474,7 @@ struct rt_stream *rt_resolve_stream_locked(aclrtStream handle, const char *api, 
         *err = no_device(api);
         return NULL;
     }
-    if (handle == NULL) {
+    if (handle == NULL || handle == (aclrtStream)&devices[d].default_stream) {
         return &devices[d].default_stream;
     }
     struct rt_stream *s = find_user_stream_locked(handle);
@@ -461,16 +492,30 @@ struct rt_stream *rt_resolve_stream_locked(aclrtStream handle, const char *api, 
     return s;
 }
 
+static uint32_t next_task_id = 1;
+static _Thread_local uint32_t tl_last_task_id;
+
 aclError rt_enqueue_locked(struct rt_stream *s, aclsim_task_run_fn run, aclsim_task_release_fn release, void *ctx)
 {
     struct rt_task *t = malloc(sizeof *t);
     if (t == NULL) {
-        return ACL_ERROR_RT_MEMORY_ALLOCATION;
+        return rt_error(ACL_ERROR_RT_MEMORY_ALLOCATION);
     }
     t->next = NULL;
+    t->id = next_task_id++;
+    tl_last_task_id = t->id;
     t->run = run;
     t->release = release;
     t->ctx = ctx;
+    if (s->capturing) {
+        if (s->captured_tail != NULL) {
+            s->captured_tail->next = t;
+        } else {
+            s->captured_head = t;
+        }
+        s->captured_tail = t;
+        return ACL_SUCCESS;
+    }
     if (s->tail != NULL) {
         s->tail->next = t;
     } else {
@@ -502,27 +547,238 @@ aclError aclsim_stream_enqueue(const char *api, aclrtStream stream, aclsim_task_
     return err;
 }
 
-aclError rt_drain(struct rt_stream *s)
+/* ---- what happens to the device: exception, state and abort callbacks ----------------- */
+
+static aclrtExceptionInfoCallback exception_callback; /* under rt_lock */
+static aclError last_task_error[ACLSIM_MAX_DEVICES];   /* aclrtGetErrorVerbose's, under rt_lock */
+
+/* Runs on the thread that ran the failed task, without rt_lock (the callback may call the runtime). */
+static void report_task_failure(struct rt_stream *s, const struct rt_task *t, aclError error)
+{
+    pthread_mutex_lock(&rt_lock);
+    aclrtExceptionInfoCallback callback = exception_callback;
+    last_task_error[s->device] = error;
+    pthread_mutex_unlock(&rt_lock);
+    if (callback != NULL) {
+        struct rtExceptionInfo info = {t->id, (uint32_t)(s->is_default ? 0 : s->id), (uint32_t)pthread_self(),
+                                       (uint32_t)s->device, error};
+        callback(&info);
+    }
+}
+
+aclError aclrtSetExceptionInfoCallback(aclrtExceptionInfoCallback callback)
+{
+    pthread_mutex_lock(&rt_lock);
+    exception_callback = callback;
+    pthread_mutex_unlock(&rt_lock);
+    return ACL_SUCCESS;
+}
+
+aclError aclrtGetErrorVerbose(int32_t deviceId, aclrtErrorInfo *errorInfo)
+{
+    aclError err = ACL_SUCCESS;
+    if (errorInfo == NULL) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "aclrtGetErrorVerbose: errorInfo must not be NULL");
+    }
+    if (!valid_device_id(deviceId, "aclrtGetErrorVerbose", &err)) {
+        return rt_error(err);
+    }
+    pthread_mutex_lock(&rt_lock);
+    aclError last = last_task_error[deviceId];
+    pthread_mutex_unlock(&rt_lock);
+    memset(errorInfo, 0, sizeof *errorInfo);
+    if (last == ACL_ERROR_RT_AICORE_EXCEPTION) {
+        errorInfo->errorType = ACL_RT_ERROR_AICORE;
+        errorInfo->hasDetail = 1;
+        errorInfo->detail.aicoreErrType = ACL_RT_AICORE_ERROR_SW; /* a kernel refused its inputs */
+    } else if (last == ACL_ERROR_RT_DEVICE_MEM_ERROR) {
+        errorInfo->errorType = ACL_RT_ERROR_MEMORY;
+    } else {
+        errorInfo->errorType = last == ACL_SUCCESS ? ACL_RT_NO_ERROR : ACL_RT_ERROR_OTHERS;
+    }
+    return ACL_SUCCESS;
+}
+
+aclError aclrtGetThreadLastTaskId(uint32_t *taskId)
+{
+    if (taskId == NULL) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "aclrtGetThreadLastTaskId: taskId must not be NULL");
+    }
+    *taskId = tl_last_task_id;
+    return ACL_SUCCESS;
+}
+
+#define MAX_STATE_CALLBACKS 16
+
+struct named_callback {
+    char name[64];
+    void *fn;
+    void *args;
+};
+
+static struct named_callback device_state_callbacks[MAX_STATE_CALLBACKS], stream_state_callbacks[MAX_STATE_CALLBACKS],
+    abort_callbacks[MAX_STATE_CALLBACKS]; /* under rt_lock; fn NULL: a free slot */
+
+/* Registers fn under name (again: replaces it); fn NULL removes the registration. */
+static aclError register_named(const char *api, struct named_callback *table, const char *name, void *fn, void *args)
+{
+    if (name == NULL || name[0] == '\0' || strlen(name) >= sizeof table->name) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: regName must be a name of 1 to %zu characters", api,
+                       sizeof table->name - 1);
+    }
+    pthread_mutex_lock(&rt_lock);
+    struct named_callback *slot = NULL;
+    for (int i = 0; i < MAX_STATE_CALLBACKS; i++) {
+        if (table[i].fn != NULL && strcmp(table[i].name, name) == 0) {
+            slot = &table[i];
+        }
+    }
+    for (int i = 0; i < MAX_STATE_CALLBACKS && slot == NULL && fn != NULL; i++) {
+        if (table[i].fn == NULL) {
+            slot = &table[i];
+        }
+    }
+    if (slot != NULL) {
+        snprintf(slot->name, sizeof slot->name, "%s", name);
+        slot->fn = fn;
+        slot->args = args;
+    }
+    pthread_mutex_unlock(&rt_lock);
+    if (slot == NULL && fn != NULL) {
+        return rt_fail(ACL_ERROR_STORAGE_OVER_LIMIT, "%s: %d callbacks are registered already", api, MAX_STATE_CALLBACKS);
+    }
+    return ACL_SUCCESS;
+}
+
+/* A copy of a table, taken with rt_lock, to call without it. */
+static int snapshot(const struct named_callback *table, struct named_callback *out)
+{
+    int n = 0;
+    pthread_mutex_lock(&rt_lock);
+    for (int i = 0; i < MAX_STATE_CALLBACKS; i++) {
+        if (table[i].fn != NULL) {
+            out[n++] = table[i];
+        }
+    }
+    pthread_mutex_unlock(&rt_lock);
+    return n;
+}
+
+aclError aclrtRegDeviceStateCallback(const char *regName, aclrtDeviceStateCallback callback, void *args)
+{
+    return register_named("aclrtRegDeviceStateCallback", device_state_callbacks, regName, (void *)callback, args);
+}
+
+aclError aclrtRegStreamStateCallback(const char *regName, aclrtStreamStateCallback callback, void *args)
+{
+    return register_named("aclrtRegStreamStateCallback", stream_state_callbacks, regName, (void *)callback, args);
+}
+
+aclError aclrtSetDeviceTaskAbortCallback(const char *regName, aclrtDeviceTaskAbortCallback callback, void *args)
+{
+    return register_named("aclrtSetDeviceTaskAbortCallback", abort_callbacks, regName, (void *)callback, args);
+}
+
+static void device_state(int32_t device, aclrtDeviceState state)
+{
+    struct named_callback calls[MAX_STATE_CALLBACKS];
+    int n = snapshot(device_state_callbacks, calls);
+    for (int i = 0; i < n; i++) {
+        ((aclrtDeviceStateCallback)calls[i].fn)(device, state, calls[i].args);
+    }
+}
+
+static void stream_state(aclrtStream stream, aclrtStreamState state)
+{
+    struct named_callback calls[MAX_STATE_CALLBACKS];
+    int n = snapshot(stream_state_callbacks, calls);
+    for (int i = 0; i < n; i++) {
+        ((aclrtStreamStateCallback)calls[i].fn)(stream, state, calls[i].args);
+    }
+}
+
+int64_t rt_deadline(int32_t timeout)
+{
+    if (timeout < 0) {
+        return -1;
+    }
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000 + timeout;
+}
+
+static int past(int64_t deadline_ms)
+{
+    if (deadline_ms < 0) {
+        return 0;
+    }
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000 >= deadline_ms;
+}
+
+/* The streams this thread is draining, innermost last (a wait drains another stream). */
+#define MAX_NESTED_DRAINS 64
+static _Thread_local struct rt_stream *tl_draining[MAX_NESTED_DRAINS];
+static _Thread_local int tl_draining_count;
+
+static int is_draining(const struct rt_stream *s)
+{
+    for (int i = 0; i < tl_draining_count; i++) {
+        if (tl_draining[i] == s) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static aclError drain_until(struct rt_stream *s, int64_t deadline_ms, aclError timeout_status);
+
+aclError rt_drain_until(struct rt_stream *s, int64_t deadline_ms, aclError timeout_status)
+{
+    if (is_draining(s) || tl_draining_count == MAX_NESTED_DRAINS) {
+        return ACL_SUCCESS; /* already being run by this thread, further out */
+    }
+    tl_draining[tl_draining_count++] = s;
+    aclError err = drain_until(s, deadline_ms, timeout_status);
+    tl_draining_count--;
+    return err;
+}
+
+static aclError drain_until(struct rt_stream *s, int64_t deadline_ms, aclError timeout_status)
 {
     aclError first = ACL_SUCCESS;
     pthread_mutex_lock(&s->drain_lock);
     for (;;) {
         pthread_mutex_lock(&rt_lock);
         struct rt_task *t = s->head;
-        if (t != NULL) {
+        int timed_out = t != NULL && past(deadline_ms);
+        if (t != NULL && !timed_out) {
             s->head = t->next;
             if (s->head == NULL) {
                 s->tail = NULL;
             }
         }
+        int keep_going = s->failure_mode == ACL_CONTINUE_ON_FAILURE;
         pthread_mutex_unlock(&rt_lock);
+        if (timed_out) {
+            pthread_mutex_unlock(&s->drain_lock);
+            return first != ACL_SUCCESS ? first : timeout_status;
+        }
         if (t == NULL) {
             break;
         }
-        if (first == ACL_SUCCESS) {
-            first = t->run(t->ctx);
+        if (first == ACL_SUCCESS || keep_going) {
+            aclError e = t->run(t->ctx);
+            if (e != ACL_SUCCESS) {
+                report_task_failure(s, t, e);
+            }
+            if (first == ACL_SUCCESS) {
+                first = e;
+            }
         }
-        /* After a failure the rest of the queue is dropped, as a device aborts the stream. */
+        /* After a failure the rest of the queue is dropped, as a device aborts the stream,
+         * unless the stream was told to continue on failure. */
         if (t->release != NULL) {
             t->release(t->ctx);
         }
@@ -532,64 +788,213 @@ aclError rt_drain(struct rt_stream *s)
     return first;
 }
 
+aclError rt_drain(struct rt_stream *s)
+{
+    return rt_drain_until(s, -1, ACL_SUCCESS);
+}
+
 static void stream_free(struct rt_stream *s)
 {
     pthread_mutex_destroy(&s->drain_lock);
     free(s);
 }
 
-aclError aclrtCreateStream(aclrtStream *stream)
+/* CANN's stream priorities: 0 (the highest) to 7 (the lowest, the default). */
+#define LEAST_PRIORITY 7
+#define KNOWN_STREAM_FLAGS (ACL_STREAM_FAST_LAUNCH | ACL_STREAM_FAST_SYNC | ACL_STREAM_PERSISTENT | ACL_STREAM_HUGE | \
+                            ACL_STREAM_CPU_SCHEDULE | ACL_STREAM_DEVICE_USE_ONLY)
+
+static int32_t next_stream_id = 1;
+
+static aclError create_stream(const char *api, aclrtStream *stream, uint32_t priority, uint32_t flags)
 {
     if (stream == NULL) {
-        aclsim_set_error("aclrtCreateStream: stream must not be NULL");
-        return ACL_ERROR_INVALID_PARAM;
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: stream must not be NULL", api);
+    }
+    if (priority > LEAST_PRIORITY) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: priority %u is outside [0, %d] (aclrtDeviceGetStreamPriorityRange)",
+                       api, (unsigned)priority, LEAST_PRIORITY);
+    }
+    if (flags & ~(uint32_t)KNOWN_STREAM_FLAGS) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: unknown stream flag bits 0x%x", api,
+                       (unsigned)(flags & ~(uint32_t)KNOWN_STREAM_FLAGS));
     }
     struct rt_stream *s = calloc(1, sizeof *s);
     if (s == NULL) {
-        aclsim_set_error("aclrtCreateStream: out of host memory");
-        return ACL_ERROR_RT_MEMORY_ALLOCATION;
+        return rt_fail(ACL_ERROR_RT_MEMORY_ALLOCATION, "%s: out of host memory", api);
     }
     pthread_mutex_lock(&rt_lock);
     int d = rt_current_device();
     if (d < 0) {
         pthread_mutex_unlock(&rt_lock);
         free(s);
-        return no_device("aclrtCreateStream");
+        return no_device(api);
     }
     s->device = d;
+    s->priority = priority;
+    s->flags = flags;
+    s->failure_mode = ACL_STOP_ON_FAILURE;
+    s->id = next_stream_id++;
     pthread_mutex_init(&s->drain_lock, NULL);
     LIST_PUSH(user_streams, s);
     pthread_mutex_unlock(&rt_lock);
     aclsim_counter_add(ACLSIM_CNT_STREAMS, 1);
     *stream = s;
+    stream_state(s, ACL_RT_STREAM_STATE_CREATE_POST);
     return ACL_SUCCESS;
+}
+
+aclError aclrtCreateStream(aclrtStream *stream)
+{
+    return create_stream("aclrtCreateStream", stream, LEAST_PRIORITY, 0);
 }
 
 aclError aclrtCreateStreamWithConfig(aclrtStream *stream, uint32_t priority, uint32_t flag)
 {
-    (void)priority;
-    (void)flag;
-    return aclrtCreateStream(stream);
+    return create_stream("aclrtCreateStreamWithConfig", stream, priority, flag);
 }
 
-aclError aclrtDestroyStream(aclrtStream stream)
+aclrtStreamConfigHandle *aclrtCreateStreamConfigHandle(void)
+{
+    aclrtStreamConfigHandle *h = calloc(1, sizeof *h);
+    if (h == NULL) {
+        rt_fail(ACL_ERROR_RT_MEMORY_ALLOCATION, "aclrtCreateStreamConfigHandle: out of host memory");
+        return NULL;
+    }
+    h->priority = LEAST_PRIORITY;
+    return h;
+}
+
+aclError aclrtDestroyStreamConfigHandle(aclrtStreamConfigHandle *handle)
+{
+    if (handle == NULL) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "aclrtDestroyStreamConfigHandle: handle must not be NULL");
+    }
+    free(handle);
+    return ACL_SUCCESS;
+}
+
+aclError aclrtSetStreamConfigOpt(aclrtStreamConfigHandle *handle, aclrtStreamConfigAttr attr, const void *attrValue,
+                                 size_t valueSize)
+{
+    const char *api = "aclrtSetStreamConfigOpt";
+    if (handle == NULL || attrValue == NULL) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: handle and attrValue must not be NULL", api);
+    }
+    size_t need = attr == ACL_RT_STREAM_WORK_ADDR_PTR ? sizeof(void *)
+                  : attr == ACL_RT_STREAM_WORK_SIZE ? sizeof(size_t)
+                  : attr == ACL_RT_STREAM_FLAG || attr == ACL_RT_STREAM_PRIORITY ? sizeof(uint32_t) : 0;
+    if (need == 0) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: unknown attribute %d", api, (int)attr);
+    }
+    if (valueSize != need) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: valueSize is %zu, attribute %d takes %zu bytes", api, valueSize,
+                       (int)attr, need);
+    }
+    switch (attr) {
+    case ACL_RT_STREAM_WORK_ADDR_PTR:
+        memcpy(&handle->workptr, attrValue, need);
+        break;
+    case ACL_RT_STREAM_WORK_SIZE:
+        memcpy(&handle->workSize, attrValue, need);
+        break;
+    case ACL_RT_STREAM_FLAG: {
+        uint32_t flag;
+        memcpy(&flag, attrValue, need);
+        handle->flag = flag;
+        break;
+    }
+    default:
+        memcpy(&handle->priority, attrValue, need);
+        break;
+    }
+    return ACL_SUCCESS;
+}
+
+aclError aclrtCreateStreamV2(aclrtStream *stream, const aclrtStreamConfigHandle *handle)
+{
+    if (handle == NULL) {
+        return create_stream("aclrtCreateStreamV2", stream, LEAST_PRIORITY, 0);
+    }
+    return create_stream("aclrtCreateStreamV2", stream, handle->priority, (uint32_t)handle->flag);
+}
+
+aclError aclrtDeviceGetStreamPriorityRange(int32_t *leastPriority, int32_t *greatestPriority)
+{
+    if (leastPriority == NULL || greatestPriority == NULL) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM,
+                       "aclrtDeviceGetStreamPriorityRange: leastPriority and greatestPriority must not be NULL");
+    }
+    *leastPriority = LEAST_PRIORITY;
+    *greatestPriority = 0;
+    return ACL_SUCCESS;
+}
+
+static void release_tasks(struct rt_task *t)
+{
+    while (t != NULL) {
+        struct rt_task *next = t->next;
+        if (t->release != NULL) {
+            t->release(t->ctx);
+        }
+        free(t);
+        t = next;
+    }
+}
+
+/* With rt_lock held: take the queued tasks off s (run nowhere: dropped). */
+static struct rt_task *take_queue_locked(struct rt_stream *s)
+{
+    struct rt_task *t = s->head;
+    s->head = s->tail = NULL;
+    return t;
+}
+
+int rt_stream_is_live_locked(const struct rt_stream *s)
+{
+    for (int i = 0; i < rt_device_count(); i++) {
+        if (s == &devices[i].default_stream) {
+            return devices[i].refcount > 0;
+        }
+    }
+    return find_user_stream_locked((aclrtStream)s) != NULL;
+}
+
+static aclError destroy_stream(aclrtStream stream, int force, const char *api)
 {
     if (stream == NULL) {
-        aclsim_set_error("aclrtDestroyStream: stream must not be NULL (the default stream cannot be destroyed)");
-        return ACL_ERROR_INVALID_PARAM;
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: stream must not be NULL (the default stream cannot be destroyed)", api);
+    }
+    pthread_mutex_lock(&rt_lock);
+    int live = find_user_stream_locked(stream) != NULL;
+    pthread_mutex_unlock(&rt_lock);
+    if (live) {
+        stream_state(stream, ACL_RT_STREAM_STATE_DESTROY_PRE);
     }
     pthread_mutex_lock(&rt_lock);
     struct rt_stream *s = find_user_stream_locked(stream);
     if (s == NULL) {
         pthread_mutex_unlock(&rt_lock);
-        aclsim_set_error("aclrtDestroyStream: %p is not a live stream (already destroyed?)", stream);
-        return ACL_ERROR_RT_PARAM_INVALID;
+        return rt_fail(ACL_ERROR_RT_PARAM_INVALID, "%s: %p is not a live stream (already destroyed?)", api, stream);
+    }
+    if (s->capturing) {
+        pthread_mutex_unlock(&rt_lock);
+        return rt_fail(ACL_ERROR_RT_STREAM_CAPTURED,
+                       "%s: stream %p is being captured or is bound to a model (aclmdlRICaptureEnd / "
+                       "aclmdlRIUnbindStream first)", api, stream);
     }
     LIST_REMOVE(user_streams, s);
+    struct rt_task *dropped = force ? take_queue_locked(s) : NULL;
+    struct rt_task *captured = s->captured_head;
+    s->captured_head = s->captured_tail = NULL;
+    s->capturing = 0;
     pthread_mutex_unlock(&rt_lock);
-    /* Queued work still runs (and releases its executors); its errors are not reported.  Any
-     * thread may destroy a stream, also while another one synchronises it: that one finishes
-     * first (it found the stream before it was unlisted) and only then is the stream freed. */
+    release_tasks(dropped);
+    release_tasks(captured);
+    /* Queued work still runs (and releases its executors) unless forced; its errors are not
+     * reported.  Any thread may destroy a stream, also while another one synchronises it: that
+     * one finishes first (it found the stream before it was unlisted) and only then is the
+     * stream freed. */
     (void)rt_drain(s);
     wait_unused(s);
     stream_free(s);
@@ -597,7 +1002,17 @@ aclError aclrtDestroyStream(aclrtStream stream)
     return ACL_SUCCESS;
 }
 
-static aclError synchronize_stream(aclrtStream stream, const char *api)
+aclError aclrtDestroyStream(aclrtStream stream)
+{
+    return destroy_stream(stream, 0, "aclrtDestroyStream");
+}
+
+aclError aclrtDestroyStreamForce(aclrtStream stream)
+{
+    return destroy_stream(stream, 1, "aclrtDestroyStreamForce");
+}
+
+static aclError synchronize_stream(aclrtStream stream, const char *api, int32_t timeout)
 {
     aclError err = ACL_SUCCESS;
     pthread_mutex_lock(&rt_lock);
@@ -609,23 +1024,241 @@ static aclError synchronize_stream(aclrtStream stream, const char *api)
     if (s == NULL) {
         return err;
     }
-    err = rt_drain(s);
+    err = rt_drain_until(s, rt_deadline(timeout), ACL_ERROR_RT_STREAM_SYNC_TIMEOUT);
     rt_stream_done(s);
-    return err;
+    if (err == ACL_ERROR_RT_STREAM_SYNC_TIMEOUT) {
+        return rt_fail(err, "%s: the stream's work did not complete within %d ms", api, (int)timeout);
+    }
+    return rt_error(err);
 }
 
 aclError aclrtSynchronizeStream(aclrtStream stream)
 {
-    return synchronize_stream(stream, "aclrtSynchronizeStream");
+    return synchronize_stream(stream, "aclrtSynchronizeStream", -1);
 }
 
 aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout)
 {
     if (timeout < -1) {
-        aclsim_set_error("aclrtSynchronizeStreamWithTimeout: timeout must be -1 or >= 0, got %d", (int)timeout);
-        return ACL_ERROR_INVALID_PARAM;
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "aclrtSynchronizeStreamWithTimeout: timeout must be -1 or >= 0, got %d",
+                       (int)timeout);
     }
-    return synchronize_stream(stream, "aclrtSynchronizeStreamWithTimeout");
+    return synchronize_stream(stream, "aclrtSynchronizeStreamWithTimeout", timeout);
+}
+
+/* With rt_lock held: the stream (NULL = default) or NULL with the error set. */
+#define RESOLVE_OR_RETURN(s, stream, api)                                                                              \
+    aclError err_ = ACL_SUCCESS;                                                                                       \
+    pthread_mutex_lock(&rt_lock);                                                                                      \
+    struct rt_stream *s = rt_resolve_stream_locked(stream, api, &err_);                                               \
+    if (s == NULL) {                                                                                                   \
+        pthread_mutex_unlock(&rt_lock);                                                                                \
+        return rt_error(err_);                                                                                         \
+    }
+
+aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus *status)
+{
+    if (status == NULL) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "aclrtStreamQuery: status must not be NULL");
+    }
+    RESOLVE_OR_RETURN(s, stream, "aclrtStreamQuery");
+    /* The simulated device runs a stream's work when it is synchronised: until then it is queued. */
+    *status = s->head == NULL ? ACL_STREAM_STATUS_COMPLETE : ACL_STREAM_STATUS_NOT_READY;
+    pthread_mutex_unlock(&rt_lock);
+    return ACL_SUCCESS;
+}
+
+aclError aclrtStreamGetPriority(aclrtStream stream, uint32_t *priority)
+{
+    if (priority == NULL) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "aclrtStreamGetPriority: priority must not be NULL");
+    }
+    RESOLVE_OR_RETURN(s, stream, "aclrtStreamGetPriority");
+    *priority = s->is_default ? LEAST_PRIORITY : s->priority;
+    pthread_mutex_unlock(&rt_lock);
+    return ACL_SUCCESS;
+}
+
+aclError aclrtStreamGetFlags(aclrtStream stream, uint32_t *flags)
+{
+    if (flags == NULL) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "aclrtStreamGetFlags: flags must not be NULL");
+    }
+    RESOLVE_OR_RETURN(s, stream, "aclrtStreamGetFlags");
+    *flags = s->flags;
+    pthread_mutex_unlock(&rt_lock);
+    return ACL_SUCCESS;
+}
+
+aclError aclrtStreamGetId(aclrtStream stream, int32_t *streamId)
+{
+    if (streamId == NULL) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "aclrtStreamGetId: streamId must not be NULL");
+    }
+    RESOLVE_OR_RETURN(s, stream, "aclrtStreamGetId");
+    *streamId = s->is_default ? 0 : s->id;
+    pthread_mutex_unlock(&rt_lock);
+    return ACL_SUCCESS;
+}
+
+aclError aclrtSetStreamFailureMode(aclrtStream stream, uint64_t mode)
+{
+    if (mode != ACL_CONTINUE_ON_FAILURE && mode != ACL_STOP_ON_FAILURE) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM,
+                       "aclrtSetStreamFailureMode: mode must be ACL_CONTINUE_ON_FAILURE or ACL_STOP_ON_FAILURE, got %llu",
+                       (unsigned long long)mode);
+    }
+    RESOLVE_OR_RETURN(s, stream, "aclrtSetStreamFailureMode");
+    s->failure_mode = mode;
+    pthread_mutex_unlock(&rt_lock);
+    return ACL_SUCCESS;
+}
+
+/* Drops the work queued on the stream, which stays usable. */
+aclError aclrtStreamAbort(aclrtStream stream)
+{
+    RESOLVE_OR_RETURN(s, stream, "aclrtStreamAbort");
+    struct rt_task *dropped = take_queue_locked(s);
+    pthread_mutex_unlock(&rt_lock);
+    release_tasks(dropped);
+    return ACL_SUCCESS;
+}
+
+/* Stops what the stream is running, leaving its queue (CANN: streams created with
+ * ACL_STREAM_DEVICE_USE_ONLY only).  The simulated device runs a stream only inside a
+ * synchronisation, which has returned by the time this call can be made: nothing to stop. */
+aclError aclrtStreamStop(aclrtStream stream)
+{
+    if (stream == NULL) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "aclrtStreamStop: stream must not be NULL (the default stream)");
+    }
+    RESOLVE_OR_RETURN(s, stream, "aclrtStreamStop");
+    int device_only = (s->flags & ACL_STREAM_DEVICE_USE_ONLY) != 0;
+    pthread_mutex_unlock(&rt_lock);
+    if (!device_only) {
+        return rt_fail(ACL_ERROR_RT_PARAM_INVALID, "aclrtStreamStop: only streams created with "
+                       "ACL_STREAM_DEVICE_USE_ONLY can be stopped");
+    }
+    return ACL_SUCCESS;
+}
+
+aclError aclrtSetStreamAttribute(aclrtStream stream, aclrtStreamAttr stmAttrType, aclrtStreamAttrValue *value)
+{
+    const char *api = "aclrtSetStreamAttribute";
+    if (value == NULL) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: value must not be NULL", api);
+    }
+    if (stmAttrType == ACL_STREAM_ATTR_FAILURE_MODE) {
+        return aclrtSetStreamFailureMode(stream, value->failureMode);
+    }
+    if (stmAttrType == ACL_STREAM_ATTR_PRIORITY && value->streamPriority > LEAST_PRIORITY) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: priority %u is outside [0, %d]", api,
+                       (unsigned)value->streamPriority, LEAST_PRIORITY);
+    }
+    if (stmAttrType < ACL_STREAM_ATTR_FLOAT_OVERFLOW_CHECK || stmAttrType > ACL_STREAM_ATTR_PRIORITY) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: unknown attribute %d", api, (int)stmAttrType);
+    }
+    RESOLVE_OR_RETURN(s, stream, api);
+    switch (stmAttrType) {
+    case ACL_STREAM_ATTR_FLOAT_OVERFLOW_CHECK:
+        s->overflow_switch = value->overflowSwitch;
+        break;
+    case ACL_STREAM_ATTR_USER_CUSTOM_TAG:
+        s->user_custom_tag = value->userCustomTag;
+        break;
+    case ACL_STREAM_ATTR_CACHE_OP_INFO:
+        s->cache_op_info = value->cacheOpInfoSwitch;
+        break;
+    default:
+        s->priority = value->streamPriority;
+        break;
+    }
+    pthread_mutex_unlock(&rt_lock);
+    return ACL_SUCCESS;
+}
+
+aclError aclrtGetStreamAttribute(aclrtStream stream, aclrtStreamAttr stmAttrType, aclrtStreamAttrValue *value)
+{
+    const char *api = "aclrtGetStreamAttribute";
+    if (value == NULL) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: value must not be NULL", api);
+    }
+    if (stmAttrType < ACL_STREAM_ATTR_FAILURE_MODE || stmAttrType > ACL_STREAM_ATTR_PRIORITY) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: unknown attribute %d", api, (int)stmAttrType);
+    }
+    RESOLVE_OR_RETURN(s, stream, api);
+    memset(value, 0, sizeof *value);
+    switch (stmAttrType) {
+    case ACL_STREAM_ATTR_FAILURE_MODE:
+        value->failureMode = s->failure_mode;
+        break;
+    case ACL_STREAM_ATTR_FLOAT_OVERFLOW_CHECK:
+        value->overflowSwitch = s->overflow_switch;
+        break;
+    case ACL_STREAM_ATTR_USER_CUSTOM_TAG:
+        value->userCustomTag = s->user_custom_tag;
+        break;
+    case ACL_STREAM_ATTR_CACHE_OP_INFO:
+        value->cacheOpInfoSwitch = s->cache_op_info;
+        break;
+    default:
+        value->streamPriority = s->is_default ? LEAST_PRIORITY : s->priority;
+        break;
+    }
+    pthread_mutex_unlock(&rt_lock);
+    return ACL_SUCCESS;
+}
+
+aclError aclrtSetStreamOverflowSwitch(aclrtStream stream, uint32_t flag)
+{
+    RESOLVE_OR_RETURN(s, stream, "aclrtSetStreamOverflowSwitch");
+    s->overflow_switch = flag;
+    pthread_mutex_unlock(&rt_lock);
+    return ACL_SUCCESS;
+}
+
+aclError aclrtGetStreamOverflowSwitch(aclrtStream stream, uint32_t *flag)
+{
+    if (flag == NULL) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "aclrtGetStreamOverflowSwitch: flag must not be NULL");
+    }
+    RESOLVE_OR_RETURN(s, stream, "aclrtGetStreamOverflowSwitch");
+    *flag = s->overflow_switch;
+    pthread_mutex_unlock(&rt_lock);
+    return ACL_SUCCESS;
+}
+
+aclError aclrtCtxGetCurrentDefaultStream(aclrtStream *stream)
+{
+    if (stream == NULL) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "aclrtCtxGetCurrentDefaultStream: stream must not be NULL");
+    }
+    pthread_mutex_lock(&rt_lock);
+    int d = rt_current_device();
+    pthread_mutex_unlock(&rt_lock);
+    if (d < 0) {
+        return rt_error(no_device("aclrtCtxGetCurrentDefaultStream"));
+    }
+    *stream = (aclrtStream)&devices[d].default_stream;
+    return ACL_SUCCESS;
+}
+
+/* The simulator bounds streams by host memory only; this is what it reports as available. */
+#define STREAM_LIMIT 2048
+
+aclError aclrtGetStreamAvailableNum(uint32_t *streamCount)
+{
+    if (streamCount == NULL) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "aclrtGetStreamAvailableNum: streamCount must not be NULL");
+    }
+    pthread_mutex_lock(&rt_lock);
+    uint32_t live = 0;
+    for (struct rt_stream *s = user_streams; s != NULL; s = s->next) {
+        live++;
+    }
+    pthread_mutex_unlock(&rt_lock);
+    *streamCount = live < STREAM_LIMIT ? STREAM_LIMIT - live : 0;
+    return ACL_SUCCESS;
 }
 
 /* ---- events -------------------------------------------------------------------------- */
@@ -643,22 +1276,35 @@ static struct rt_event *find_event_locked(aclrtEvent handle)
 static aclError bad_event(const char *api, aclrtEvent event)
 {
     aclsim_set_error("%s: %p is not a live event", api, event);
-    return ACL_ERROR_RT_PARAM_INVALID;
+    return rt_error(ACL_ERROR_RT_PARAM_INVALID);
 }
 
-aclError aclrtCreateEvent(aclrtEvent *event)
+#define KNOWN_EVENT_FLAGS (ACL_EVENT_SYNC | ACL_EVENT_CAPTURE_STREAM_PROGRESS | ACL_EVENT_TIME_LINE | \
+                           ACL_EVENT_DEVICE_USE_ONLY | ACL_EVENT_EXTERNAL | ACL_EVENT_IPC)
+
+static uint32_t next_event_id = 1;
+
+static aclError create_event(const char *api, aclrtEvent *event, uint32_t flags)
 {
     if (event == NULL) {
-        aclsim_set_error("aclrtCreateEvent: event must not be NULL");
-        return ACL_ERROR_INVALID_PARAM;
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: event must not be NULL", api);
+    }
+    if (flags & ~(uint32_t)KNOWN_EVENT_FLAGS) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: unknown event flag bits 0x%x", api,
+                       (unsigned)(flags & ~(uint32_t)KNOWN_EVENT_FLAGS));
+    }
+    if (flags & ACL_EVENT_IPC) {
+        aclsim_unsupported(api, ACLSIM_WHY_IPC);
+        return ACL_ERROR_RT_FEATURE_NOT_SUPPORT;
     }
     struct rt_event *e = calloc(1, sizeof *e);
     if (e == NULL) {
-        aclsim_set_error("aclrtCreateEvent: out of host memory");
-        return ACL_ERROR_RT_MEMORY_ALLOCATION;
+        return rt_fail(ACL_ERROR_RT_MEMORY_ALLOCATION, "%s: out of host memory", api);
     }
     pthread_mutex_lock(&rt_lock);
     e->serial = next_event_serial++;
+    e->flags = flags;
+    e->id = next_event_id++;
     LIST_PUSH(events, e);
     pthread_mutex_unlock(&rt_lock);
     aclsim_counter_add(ACLSIM_CNT_EVENTS, 1);
@@ -666,17 +1312,26 @@ aclError aclrtCreateEvent(aclrtEvent *event)
     return ACL_SUCCESS;
 }
 
+aclError aclrtCreateEvent(aclrtEvent *event)
+{
+    return create_event("aclrtCreateEvent", event, ACL_EVENT_SYNC | ACL_EVENT_TIME_LINE);
+}
+
 aclError aclrtCreateEventWithFlag(aclrtEvent *event, uint32_t flag)
 {
-    (void)flag;
-    return aclrtCreateEvent(event);
+    return create_event("aclrtCreateEventWithFlag", event, flag);
+}
+
+aclError aclrtCreateEventExWithFlag(aclrtEvent *event, uint32_t flag)
+{
+    return create_event("aclrtCreateEventExWithFlag", event, flag);
 }
 
 aclError aclrtDestroyEvent(aclrtEvent event)
 {
     if (event == NULL) {
         aclsim_set_error("aclrtDestroyEvent: event must not be NULL");
-        return ACL_ERROR_INVALID_PARAM;
+        return rt_error(ACL_ERROR_INVALID_PARAM);
     }
     pthread_mutex_lock(&rt_lock);
     struct rt_event *e = find_event_locked(event);
@@ -732,12 +1387,12 @@ aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream)
 {
     if (event == NULL) {
         aclsim_set_error("aclrtRecordEvent: event must not be NULL");
-        return ACL_ERROR_INVALID_PARAM;
+        return rt_error(ACL_ERROR_INVALID_PARAM);
     }
     struct record_task *r = malloc(sizeof *r);
     if (r == NULL) {
         aclsim_set_error("aclrtRecordEvent: out of host memory");
-        return ACL_ERROR_RT_MEMORY_ALLOCATION;
+        return rt_error(ACL_ERROR_RT_MEMORY_ALLOCATION);
     }
     aclError err = ACL_SUCCESS;
     pthread_mutex_lock(&rt_lock);
@@ -768,11 +1423,10 @@ aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream)
     return err;
 }
 
-aclError aclrtSynchronizeEvent(aclrtEvent event)
+static aclError synchronize_event(aclrtEvent event, const char *api, int32_t timeout)
 {
     if (event == NULL) {
-        aclsim_set_error("aclrtSynchronizeEvent: event must not be NULL");
-        return ACL_ERROR_INVALID_PARAM;
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: event must not be NULL", api);
     }
     pthread_mutex_lock(&rt_lock);
     struct rt_event *e = find_event_locked(event);
@@ -782,22 +1436,38 @@ aclError aclrtSynchronizeEvent(aclrtEvent event)
     }
     pthread_mutex_unlock(&rt_lock);
     if (e == NULL) {
-        return bad_event("aclrtSynchronizeEvent", event);
+        return rt_error(bad_event(api, event));
     }
     if (pending == NULL) {
         return ACL_SUCCESS;
     }
     /* The simulated device only works when asked: run the stream the record sits on. */
-    aclError err = rt_drain(pending);
+    aclError err = rt_drain_until(pending, rt_deadline(timeout), ACL_ERROR_RT_EVENT_SYNC_TIMEOUT);
     rt_stream_done(pending);
-    return err;
+    if (err == ACL_ERROR_RT_EVENT_SYNC_TIMEOUT) {
+        return rt_fail(err, "%s: the event was not reached within %d ms", api, (int)timeout);
+    }
+    return rt_error(err);
+}
+
+aclError aclrtSynchronizeEvent(aclrtEvent event)
+{
+    return synchronize_event(event, "aclrtSynchronizeEvent", -1);
+}
+
+aclError aclrtSynchronizeEventWithTimeout(aclrtEvent event, int32_t timeout)
+{
+    if (timeout < -1) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "aclrtSynchronizeEventWithTimeout: timeout must be -1 or >= 0, got %d",
+                       (int)timeout);
+    }
+    return synchronize_event(event, "aclrtSynchronizeEventWithTimeout", timeout);
 }
 
 aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus *status)
 {
     if (event == NULL || status == NULL) {
-        aclsim_set_error("aclrtQueryEventStatus: event and status must not be NULL");
-        return ACL_ERROR_INVALID_PARAM;
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "aclrtQueryEventStatus: event and status must not be NULL");
     }
     pthread_mutex_lock(&rt_lock);
     struct rt_event *e = find_event_locked(event);
@@ -805,14 +1475,187 @@ aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus *statu
         *status = e->complete ? ACL_EVENT_RECORDED_STATUS_COMPLETE : ACL_EVENT_RECORDED_STATUS_NOT_READY;
     }
     pthread_mutex_unlock(&rt_lock);
-    return e != NULL ? ACL_SUCCESS : bad_event("aclrtQueryEventStatus", event);
+    return e != NULL ? ACL_SUCCESS : rt_error(bad_event("aclrtQueryEventStatus", event));
+}
+
+/* The deprecated query: an event never recorded counts as complete (nothing to wait for). */
+aclError aclrtQueryEvent(aclrtEvent event, aclrtEventStatus *status)
+{
+    if (event == NULL || status == NULL) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "aclrtQueryEvent: event and status must not be NULL");
+    }
+    pthread_mutex_lock(&rt_lock);
+    struct rt_event *e = find_event_locked(event);
+    if (e != NULL) {
+        *status = e->pending == NULL ? ACL_EVENT_STATUS_COMPLETE : ACL_EVENT_STATUS_NOT_READY;
+    }
+    pthread_mutex_unlock(&rt_lock);
+    return e != NULL ? ACL_SUCCESS : rt_error(bad_event("aclrtQueryEvent", event));
+}
+
+/* Whether a stream waiting on the event (aclrtStreamWaitEvent) may go on: its last record ran. */
+aclError aclrtQueryEventWaitStatus(aclrtEvent event, aclrtEventWaitStatus *status)
+{
+    if (event == NULL || status == NULL) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "aclrtQueryEventWaitStatus: event and status must not be NULL");
+    }
+    pthread_mutex_lock(&rt_lock);
+    struct rt_event *e = find_event_locked(event);
+    if (e != NULL) {
+        *status = e->pending == NULL ? ACL_EVENT_WAIT_STATUS_COMPLETE : ACL_EVENT_WAIT_STATUS_NOT_READY;
+    }
+    pthread_mutex_unlock(&rt_lock);
+    return e != NULL ? ACL_SUCCESS : rt_error(bad_event("aclrtQueryEventWaitStatus", event));
+}
+
+aclError aclrtEventGetTimestamp(aclrtEvent event, uint64_t *timestamp)
+{
+    if (event == NULL || timestamp == NULL) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "aclrtEventGetTimestamp: event and timestamp must not be NULL");
+    }
+    pthread_mutex_lock(&rt_lock);
+    struct rt_event *e = find_event_locked(event);
+    int complete = e != NULL && e->complete;
+    struct timespec stamp = complete ? e->stamp : (struct timespec){0, 0};
+    pthread_mutex_unlock(&rt_lock);
+    if (e == NULL) {
+        return rt_error(bad_event("aclrtEventGetTimestamp", event));
+    }
+    if (!complete) {
+        return rt_fail(ACL_ERROR_RT_PARAM_INVALID, "aclrtEventGetTimestamp: the event is not recorded and complete");
+    }
+    *timestamp = (uint64_t)stamp.tv_sec * 1000000u + (uint64_t)stamp.tv_nsec / 1000u; /* microseconds */
+    return ACL_SUCCESS;
+}
+
+aclError aclrtGetEventId(aclrtEvent event, uint32_t *eventId)
+{
+    if (event == NULL || eventId == NULL) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "aclrtGetEventId: event and eventId must not be NULL");
+    }
+    pthread_mutex_lock(&rt_lock);
+    struct rt_event *e = find_event_locked(event);
+    if (e != NULL) {
+        *eventId = e->id;
+    }
+    pthread_mutex_unlock(&rt_lock);
+    return e != NULL ? ACL_SUCCESS : rt_error(bad_event("aclrtGetEventId", event));
+}
+
+/* ---- waits and resets queued on a stream ----------------------------------------------- */
+
+struct event_task {
+    struct rt_event *event;
+    uint64_t serial;
+    uint64_t seq; /* the record a wait waits for: the last one when it was queued */
+};
+
+/* aclrtStreamWaitEvent's task: the waiting stream goes on once the event's record has run,
+ * so the work queued before the record (on its stream) runs first, on this thread. */
+static aclError run_wait(void *ctx)
+{
+    struct event_task *w = ctx;
+    pthread_mutex_lock(&rt_lock);
+    struct rt_event *e = find_event_locked(w->event);
+    /* A later record replaced the one waited for; a stream this thread is draining already
+     * (the record queued behind this very wait, directly or through other waits) cannot be
+     * run from here: both would wait for ever on a device, here they go on. */
+    struct rt_stream *pending = e != NULL && e->serial == w->serial && e->record_seq == w->seq ? e->pending : NULL;
+    if (pending != NULL && is_draining(pending)) {
+        pending = NULL;
+    }
+    if (pending != NULL) {
+        rt_stream_use_locked(pending);
+    }
+    pthread_mutex_unlock(&rt_lock);
+    if (pending == NULL) {
+        return ACL_SUCCESS; /* complete, never recorded, reset or destroyed: nothing to wait for */
+    }
+    aclError err = rt_drain(pending);
+    rt_stream_done(pending);
+    return err;
+}
+
+static aclError run_reset(void *ctx)
+{
+    struct event_task *r = ctx;
+    pthread_mutex_lock(&rt_lock);
+    struct rt_event *e = find_event_locked(r->event);
+    if (e != NULL && e->serial == r->serial && e->pending == NULL) {
+        e->recorded = 0;
+        e->complete = 0;
+    }
+    pthread_mutex_unlock(&rt_lock);
+    return ACL_SUCCESS;
+}
+
+static aclError enqueue_event_task(const char *api, aclrtEvent event, aclrtStream stream, aclsim_task_run_fn run,
+                                   int wait_own_stream_ok)
+{
+    if (event == NULL) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: event must not be NULL", api);
+    }
+    struct event_task *w = malloc(sizeof *w);
+    if (w == NULL) {
+        return rt_fail(ACL_ERROR_RT_MEMORY_ALLOCATION, "%s: out of host memory", api);
+    }
+    aclError err = ACL_SUCCESS;
+    pthread_mutex_lock(&rt_lock);
+    struct rt_event *e = find_event_locked(event);
+    struct rt_stream *s = e != NULL ? rt_resolve_stream_locked(stream, api, &err) : NULL;
+    if (e != NULL && s != NULL) {
+        if (!wait_own_stream_ok && e->pending == s) {
+            /* The record is ahead in this very stream: FIFO order already waits for it. */
+            pthread_mutex_unlock(&rt_lock);
+            free(w);
+            return ACL_SUCCESS;
+        }
+        w->event = e;
+        w->serial = e->serial;
+        w->seq = e->record_seq;
+        err = rt_enqueue_locked(s, run, free, w);
+        if (err != ACL_SUCCESS) {
+            aclsim_set_error("%s: out of host memory", api);
+        }
+    }
+    pthread_mutex_unlock(&rt_lock);
+    if (e == NULL) {
+        free(w);
+        return rt_error(bad_event(api, event));
+    }
+    if (s == NULL || err != ACL_SUCCESS) {
+        free(w);
+        return rt_error(err);
+    }
+    return ACL_SUCCESS;
+}
+
+aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event)
+{
+    return enqueue_event_task("aclrtStreamWaitEvent", event, stream, run_wait, 0);
+}
+
+aclError aclrtStreamWaitEventWithTimeout(aclrtStream stream, aclrtEvent event, int32_t timeout)
+{
+    if (timeout < -1) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "aclrtStreamWaitEventWithTimeout: timeout must be -1 or >= 0, got %d",
+                       (int)timeout);
+    }
+    /* The wait runs the recording stream to the record on this thread: it never waits on
+     * another thread, so it cannot run out of time before the work is done. */
+    return enqueue_event_task("aclrtStreamWaitEventWithTimeout", event, stream, run_wait, 0);
+}
+
+aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream)
+{
+    return enqueue_event_task("aclrtResetEvent", event, stream, run_reset, 1);
 }
 
 aclError aclrtEventElapsedTime(float *ms, aclrtEvent startEvent, aclrtEvent endEvent)
 {
     if (ms == NULL || startEvent == NULL || endEvent == NULL) {
         aclsim_set_error("aclrtEventElapsedTime: ms, startEvent and endEvent must not be NULL");
-        return ACL_ERROR_INVALID_PARAM;
+        return rt_error(ACL_ERROR_INVALID_PARAM);
     }
     pthread_mutex_lock(&rt_lock);
     struct rt_event *a = find_event_locked(startEvent);
@@ -833,10 +1676,87 @@ aclError aclrtEventElapsedTime(float *ms, aclrtEvent startEvent, aclrtEvent endE
     if (!ok) {
         aclsim_set_error("aclrtEventElapsedTime: both events must be recorded and complete "
                          "(synchronise the stream or the events first)");
-        return ACL_ERROR_RT_PARAM_INVALID;
+        return rt_error(ACL_ERROR_RT_PARAM_INVALID);
     }
     double d = (double)(tb.tv_sec - ta.tv_sec) * 1e3 + (double)(tb.tv_nsec - ta.tv_nsec) / 1e6;
     *ms = (float)d;
+    return ACL_SUCCESS;
+}
+
+/* ---- device-wide ---------------------------------------------------------------------- */
+
+/* Drops the work queued on every stream of the device (the registered abort callbacks run
+ * before and after, given the timeout). */
+aclError aclrtDeviceTaskAbort(int32_t deviceId, uint32_t timeout)
+{
+    aclError err = ACL_SUCCESS;
+    if (!valid_device_id(deviceId, "aclrtDeviceTaskAbort", &err)) {
+        return rt_error(err);
+    }
+    struct named_callback calls[MAX_STATE_CALLBACKS];
+    int n = snapshot(abort_callbacks, calls);
+    for (int i = 0; i < n; i++) {
+        ((aclrtDeviceTaskAbortCallback)calls[i].fn)(deviceId, ACL_RT_DEVICE_TASK_ABORT_PRE, timeout, calls[i].args);
+    }
+    struct rt_task *dropped = NULL;
+    pthread_mutex_lock(&rt_lock);
+    for (struct rt_stream *s = user_streams;; s = s->next) {
+        struct rt_stream *which = s != NULL ? s : (devices[deviceId].refcount > 0 ? &devices[deviceId].default_stream : NULL);
+        if (which != NULL && which->device == deviceId) {
+            struct rt_task *queue = take_queue_locked(which);
+            while (queue != NULL) {
+                struct rt_task *next = queue->next;
+                queue->next = dropped;
+                dropped = queue;
+                queue = next;
+            }
+        }
+        if (s == NULL) {
+            break;
+        }
+    }
+    pthread_mutex_unlock(&rt_lock);
+    release_tasks(dropped);
+    for (int i = 0; i < n; i++) {
+        ((aclrtDeviceTaskAbortCallback)calls[i].fn)(deviceId, ACL_RT_DEVICE_TASK_ABORT_POST, timeout, calls[i].args);
+    }
+    return ACL_SUCCESS;
+}
+
+/* The simulator bounds events by host memory only; this is what it reports as available. */
+#define EVENT_LIMIT 65536
+
+aclError aclrtGetEventAvailNum(uint32_t *eventCount)
+{
+    if (eventCount == NULL) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "aclrtGetEventAvailNum: eventCount must not be NULL");
+    }
+    pthread_mutex_lock(&rt_lock);
+    uint32_t live = 0;
+    for (struct rt_event *e = events; e != NULL; e = e->next) {
+        live++;
+    }
+    pthread_mutex_unlock(&rt_lock);
+    *eventCount = live < EVENT_LIMIT ? EVENT_LIMIT - live : 0;
+    return ACL_SUCCESS;
+}
+
+/* The primary context is the device's default one: active while the device is set. */
+aclError aclrtGetPrimaryCtxState(int32_t deviceId, uint32_t *flags, int32_t *active)
+{
+    aclError err = ACL_SUCCESS;
+    if (active == NULL) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "aclrtGetPrimaryCtxState: active must not be NULL");
+    }
+    if (!valid_device_id(deviceId, "aclrtGetPrimaryCtxState", &err)) {
+        return rt_error(err);
+    }
+    pthread_mutex_lock(&rt_lock);
+    *active = devices[deviceId].refcount > 0;
+    pthread_mutex_unlock(&rt_lock);
+    if (flags != NULL) {
+        *flags = 0;
+    }
     return ACL_SUCCESS;
 }
 
@@ -863,19 +1783,9 @@ static void drop_tasks(struct rt_stream *s)
     s->tail = NULL;
 }
 
-static void before_fork(void)
+/* In the child, with rt_lock held by the only thread (state.c). */
+static void forget_after_fork(void)
 {
-    pthread_mutex_lock(&rt_lock);
-}
-
-static void after_fork_in_parent(void)
-{
-    pthread_mutex_unlock(&rt_lock);
-}
-
-static void after_fork_in_child(void)
-{
-    /* Only the forking thread exists: no other thread holds or waits for anything. */
     for (int i = 0; i < ACLSIM_MAX_DEVICES; i++) {
         if (devices[i].refcount > 0) {
             drop_tasks(&devices[i].default_stream);
@@ -899,15 +1809,13 @@ static void after_fork_in_child(void)
         free(e);
     }
     tl_context = NULL;
-    rt_memory_forget_after_fork();
     rt_counter_set(ACLSIM_CNT_STREAMS, 0);
     rt_counter_set(ACLSIM_CNT_EVENTS, 0);
     rt_counter_set(ACLSIM_CNT_CONTEXTS, 0);
     pthread_cond_init(&stream_idle, NULL);
-    pthread_mutex_init(&rt_lock, NULL);
 }
 
-__attribute__((constructor)) static void register_fork_handlers(void)
+__attribute__((constructor)) static void register_fork_hook(void)
 {
-    pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
+    rt_at_fork_child(forget_after_fork);
 }

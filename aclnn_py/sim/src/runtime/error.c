@@ -1,6 +1,8 @@
 /*
  * Recent error text (per thread, obtain-and-clear like CANN's aclGetRecentErrMsg, which
- * returns NULL when there is nothing to report) and the simulator's handle counters.
+ * returns NULL when there is nothing to report), the per-thread last error code
+ * (aclrtGetLastError clears it, aclrtPeekAtLastError does not) and the simulator's handle
+ * counters.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -16,7 +18,50 @@
 static _Thread_local char tl_message[ERR_CAPACITY];
 static _Thread_local char tl_handed_out[ERR_CAPACITY];
 
+static _Thread_local aclError tl_last_error;
+
 static _Atomic int64_t counters[ACLSIM_CNT_COUNT];
+
+void rt_set_last_error(aclError code)
+{
+    if (code != ACL_SUCCESS) {
+        tl_last_error = code;
+    }
+}
+
+aclError rt_fail(aclError code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(tl_message, sizeof tl_message, fmt, ap);
+    va_end(ap);
+    rt_set_last_error(code);
+    return code;
+}
+
+static aclError last_error(aclrtLastErrLevel level, const char *api, int clear)
+{
+    if (level != ACL_RT_THREAD_LEVEL) {
+        return rt_fail(ACL_ERROR_RT_PARAM_INVALID, "%s: level must be ACL_RT_THREAD_LEVEL (0), got %d", api, (int)level);
+    }
+    aclError code = tl_last_error;
+    if (clear) {
+        tl_last_error = ACL_SUCCESS;
+    }
+    return code;
+}
+
+/* CANN: the last error of a runtime call on this thread (a failing call's status, or the
+ * error of asynchronous work reported at synchronisation); GetLastError also clears it. */
+aclError aclrtGetLastError(aclrtLastErrLevel level)
+{
+    return last_error(level, "aclrtGetLastError", 1);
+}
+
+aclError aclrtPeekAtLastError(aclrtLastErrLevel level)
+{
+    return last_error(level, "aclrtPeekAtLastError", 0);
+}
 
 void aclsim_set_error(const char *fmt, ...)
 {

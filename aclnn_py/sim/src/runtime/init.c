@@ -17,6 +17,126 @@
 static uint64_t init_refcount;
 static int finalized;
 
+/* ---- the callbacks modules register to run at aclInit / aclFinalize ---------------------- */
+
+#define MAX_CALLBACKS 64
+
+struct registered {
+    aclRegisterCallbackType type;
+    void *fn; /* aclInitCallbackFunc or aclFinalizeCallbackFunc */
+    void *user_data;
+};
+
+static struct registered init_callbacks[MAX_CALLBACKS], finalize_callbacks[MAX_CALLBACKS];
+static int init_count, finalize_count; /* under rt_lock */
+
+static aclError add_callback(const char *api, struct registered *table, int *count, aclRegisterCallbackType type,
+                             void *fn, void *user_data)
+{
+    if (fn == NULL) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: cbFunc must not be NULL", api);
+    }
+    pthread_mutex_lock(&rt_lock);
+    for (int i = 0; i < *count; i++) {
+        if (table[i].type == type && table[i].fn == fn) {
+            table[i].user_data = user_data; /* registered again: the new user data */
+            pthread_mutex_unlock(&rt_lock);
+            return ACL_SUCCESS;
+        }
+    }
+    if (*count == MAX_CALLBACKS) {
+        pthread_mutex_unlock(&rt_lock);
+        return rt_fail(ACL_ERROR_STORAGE_OVER_LIMIT, "%s: %d callbacks are registered already", api, MAX_CALLBACKS);
+    }
+    table[(*count)++] = (struct registered){type, fn, user_data};
+    pthread_mutex_unlock(&rt_lock);
+    return ACL_SUCCESS;
+}
+
+static aclError remove_callback(const char *api, struct registered *table, int *count, aclRegisterCallbackType type,
+                                void *fn)
+{
+    pthread_mutex_lock(&rt_lock);
+    for (int i = 0; i < *count; i++) {
+        if (table[i].type == type && table[i].fn == fn) {
+            memmove(&table[i], &table[i + 1], (size_t)(*count - i - 1) * sizeof *table);
+            (*count)--;
+            pthread_mutex_unlock(&rt_lock);
+            return ACL_SUCCESS;
+        }
+    }
+    pthread_mutex_unlock(&rt_lock);
+    return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: that callback is not registered for type %d", api, (int)type);
+}
+
+aclError aclInitCallbackRegister(aclRegisterCallbackType type, aclInitCallbackFunc cbFunc, void *userData)
+{
+    return add_callback("aclInitCallbackRegister", init_callbacks, &init_count, type, (void *)cbFunc, userData);
+}
+
+aclError aclInitCallbackUnRegister(aclRegisterCallbackType type, aclInitCallbackFunc cbFunc)
+{
+    return remove_callback("aclInitCallbackUnRegister", init_callbacks, &init_count, type, (void *)cbFunc);
+}
+
+aclError aclFinalizeCallbackRegister(aclRegisterCallbackType type, aclFinalizeCallbackFunc cbFunc, void *userData)
+{
+    return add_callback("aclFinalizeCallbackRegister", finalize_callbacks, &finalize_count, type, (void *)cbFunc,
+                        userData);
+}
+
+aclError aclFinalizeCallbackUnRegister(aclRegisterCallbackType type, aclFinalizeCallbackFunc cbFunc)
+{
+    return remove_callback("aclFinalizeCallbackUnRegister", finalize_callbacks, &finalize_count, type,
+                           (void *)cbFunc);
+}
+
+/* Runs the registered callbacks (a snapshot: they may register others); the first failure is
+ * the result.  config: the configuration text for the init callbacks, NULL for finalize. */
+static aclError run_callbacks(const char *api, const struct registered *table, const int *count, const char *config,
+                              size_t len)
+{
+    struct registered snapshot[MAX_CALLBACKS];
+    pthread_mutex_lock(&rt_lock);
+    int n = *count;
+    memcpy(snapshot, table, (size_t)n * sizeof *table);
+    pthread_mutex_unlock(&rt_lock);
+    for (int i = 0; i < n; i++) {
+        aclError err = config != NULL ? ((aclInitCallbackFunc)snapshot[i].fn)(config, len, snapshot[i].user_data)
+                                      : ((aclFinalizeCallbackFunc)snapshot[i].fn)(snapshot[i].user_data);
+        if (err != ACL_SUCCESS) {
+            return rt_fail(err, "%s: a registered callback (type %d) failed with %d", api, (int)snapshot[i].type,
+                           (int)err);
+        }
+    }
+    return ACL_SUCCESS;
+}
+
+/* The whole configuration file (at most 1 MiB), or "" without one; NULL when out of memory. */
+static char *read_config(FILE *f, size_t *len)
+{
+    size_t cap = 4096, n = 0;
+    char *text = malloc(cap);
+    while (text != NULL && f != NULL) {
+        n += fread(text + n, 1, cap - n - 1, f);
+        if (n < cap - 1 || cap >= (1u << 20)) {
+            break;
+        }
+        char *bigger = realloc(text, cap * 2);
+        if (bigger == NULL) {
+            free(text);
+            return NULL;
+        }
+        text = bigger;
+        cap *= 2;
+    }
+    if (text != NULL) {
+        text[n] = '\0';
+        *len = n;
+    }
+    return text;
+}
+
 aclError aclInit(const char *configPath)
 {
     pthread_mutex_lock(&rt_lock);
@@ -25,24 +145,34 @@ aclError aclInit(const char *configPath)
         pthread_mutex_unlock(&rt_lock);
         aclsim_set_error("aclInit: repeatedly initialized (reference count is now %llu)",
                          (unsigned long long)(init_refcount));
-        return ACL_ERROR_REPEAT_INITIALIZE;
+        return rt_error(ACL_ERROR_REPEAT_INITIALIZE);
     }
+    char *config = NULL;
+    size_t config_len = 0;
     if (configPath != NULL && configPath[0] != '\0') {
         FILE *f = fopen(configPath, "r");
         if (f == NULL) {
             pthread_mutex_unlock(&rt_lock);
             aclsim_set_error("aclInit: cannot open config file \"%s\"", configPath);
-            return ACL_ERROR_INVALID_FILE;
+            return rt_error(ACL_ERROR_INVALID_FILE);
         }
         rt_dump_configure(f);
+        rewind(f);
+        config = read_config(f, &config_len);
         fclose(f);
     } else {
         rt_dump_configure(NULL);
+        config = read_config(NULL, &config_len);
     }
     init_refcount = 1;
     finalized = 0;
     pthread_mutex_unlock(&rt_lock);
-    return ACL_SUCCESS;
+    if (config == NULL) {
+        return rt_fail(ACL_ERROR_BAD_ALLOC, "aclInit: out of host memory reading the configuration");
+    }
+    aclError err = run_callbacks("aclInit", init_callbacks, &init_count, config, config_len);
+    free(config);
+    return err;
 }
 
 aclError aclFinalize(void)
@@ -51,14 +181,14 @@ aclError aclFinalize(void)
     if (finalized) {
         pthread_mutex_unlock(&rt_lock);
         aclsim_set_error("aclFinalize: repeatedly finalized");
-        return ACL_ERROR_REPEAT_FINALIZE;
+        return rt_error(ACL_ERROR_REPEAT_FINALIZE);
     }
     finalized = 1;
     init_refcount = 0;
     rt_dump_configure(NULL);
     rt_memory_release_cache_locked();
     pthread_mutex_unlock(&rt_lock);
-    return ACL_SUCCESS;
+    return run_callbacks("aclFinalize", finalize_callbacks, &finalize_count, NULL, 0);
 }
 
 aclError aclFinalizeReference(uint64_t *refCount)
@@ -78,7 +208,7 @@ aclError aclFinalizeReference(uint64_t *refCount)
         }
         pthread_mutex_unlock(&rt_lock);
         aclsim_set_error("aclFinalizeReference: called repeatedly or without aclInit");
-        return ACL_ERROR_REPEAT_FINALIZE;
+        return rt_error(ACL_ERROR_REPEAT_FINALIZE);
     }
     init_refcount = 0;
     finalized = 1;
@@ -88,14 +218,14 @@ aclError aclFinalizeReference(uint64_t *refCount)
         *refCount = 0;
     }
     pthread_mutex_unlock(&rt_lock);
-    return ACL_SUCCESS;
+    return run_callbacks("aclFinalizeReference", finalize_callbacks, &finalize_count, NULL, 0);
 }
 
 aclError aclrtGetVersion(int32_t *majorVersion, int32_t *minorVersion, int32_t *patchVersion)
 {
     if (majorVersion == NULL || minorVersion == NULL || patchVersion == NULL) {
         aclsim_set_error("aclrtGetVersion: output pointers must not be NULL");
-        return ACL_ERROR_INVALID_PARAM;
+        return rt_error(ACL_ERROR_INVALID_PARAM);
     }
     *majorVersion = ACL_MAJOR_VERSION;
     *minorVersion = ACL_MINOR_VERSION;

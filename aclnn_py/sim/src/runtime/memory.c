@@ -60,7 +60,18 @@ struct block {
     size_t size;
     int device;
     bool unfilled; /* the 0xFF fill is still to be done (see the top of this file) */
+    bool mapped;   /* virtual memory mapped by aclrtMapMem (memory_ext.c), not aclrtMalloc's */
 };
+
+/* Host memory registered with aclrtHostRegister: host memory for copies, and usable where a
+ * device address is expected (a kernel's tensors), as the address CANN hands back is. */
+struct range {
+    uintptr_t base;
+    size_t size;
+    int device;
+};
+static struct range *registered;
+static size_t registered_count;
 
 /* Large copies and fills go in pieces of this many bytes: the C library moves a single large
  * block with non-temporal stores, which ran 1.4x slower here than pieces that fit the L2 cache
@@ -132,10 +143,12 @@ static size_t block_capacity_of(size_t size)
 static struct block *blocks;
 static size_t block_count, block_capacity;
 static uint64_t device_bytes;
+static uint64_t device_peak; /* the most device_bytes has been */
 
 struct host_block {
     struct host_block *next;
     void *ptr;
+    size_t size;
 };
 
 static struct host_block *host_blocks;
@@ -332,7 +345,9 @@ static void report_no_room(const char *api, size_t size, uint64_t used)
                                                       " to change it");
 }
 
-void rt_memory_forget_after_fork(void)
+/* In a child after fork(), with rt_lock held by the only thread (state.c): forget every
+ * device block (the parent's device memory is not the child's). */
+static void forget_after_fork(void)
 {
     /* The blocks stay allocated in the child (a stale pointer then reads the child's copy,
      * never freed memory); only the table goes, so none of them is device memory any more. */
@@ -342,6 +357,21 @@ void rt_memory_forget_after_fork(void)
     device_bytes = 0;
     rt_counter_set(ACLSIM_CNT_DEVICE_BLOCKS, 0);
     rt_counter_set(ACLSIM_CNT_DEVICE_BYTES, 0);
+}
+
+__attribute__((constructor)) static void register_fork_hook(void)
+{
+    rt_at_fork_child(forget_after_fork);
+}
+
+uint64_t rt_device_memory_used_locked(void)
+{
+    return device_bytes;
+}
+
+uint64_t rt_device_memory_peak_locked(void)
+{
+    return device_peak;
 }
 
 /* Index of the block containing p, or -1. */
@@ -363,6 +393,16 @@ static long find_block_locked(uintptr_t p)
     return (p - b->base < b->size) ? (long)(lo - 1) : -1;
 }
 
+static long find_registered_locked(uintptr_t p)
+{
+    for (size_t i = 0; i < registered_count; i++) {
+        if (p - registered[i].base < registered[i].size) {
+            return (long)i;
+        }
+    }
+    return -1;
+}
+
 int rt_device_range_ok_locked(const void *p, uint64_t n)
 {
     uintptr_t a = (uintptr_t)p;
@@ -371,7 +411,8 @@ int rt_device_range_ok_locked(const void *p, uint64_t n)
     }
     long i = find_block_locked(a);
     if (i < 0) {
-        return 0;
+        long r = find_registered_locked(a);
+        return r >= 0 && n <= registered[r].size - (a - registered[r].base);
     }
     const struct block *b = &blocks[i];
     return n <= b->size - (a - b->base);
@@ -425,29 +466,29 @@ static int is_device_locked(const void *p)
     return p != NULL && find_block_locked((uintptr_t)p) >= 0;
 }
 
-static aclError device_malloc(void **devPtr, size_t size, const char *api)
+aclError rt_device_malloc(void **devPtr, size_t size, const char *api)
 {
     if (devPtr == NULL) {
         aclsim_set_error("%s: devPtr must not be NULL", api);
-        return ACL_ERROR_INVALID_PARAM;
+        return rt_error(ACL_ERROR_INVALID_PARAM);
     }
     if (size == 0) {
         aclsim_set_error("%s: size must be greater than 0", api);
-        return ACL_ERROR_INVALID_PARAM;
+        return rt_error(ACL_ERROR_INVALID_PARAM);
     }
     pthread_mutex_lock(&rt_lock);
     int d = rt_current_device();
     if (d < 0) {
         pthread_mutex_unlock(&rt_lock);
         aclsim_set_error("%s: no device is set on this thread (call aclrtSetDevice first)", api);
-        return ACL_ERROR_RT_CONTEXT_NULL;
+        return rt_error(ACL_ERROR_RT_CONTEXT_NULL);
     }
     /* Checked before anything is allocated, so the rounding below cannot overflow either. */
     if (size > rt_device_memory_total() - device_bytes) {
         uint64_t used = device_bytes;
         pthread_mutex_unlock(&rt_lock);
         report_no_room(api, size, used);
-        return ACL_ERROR_RT_MEMORY_ALLOCATION;
+        return rt_error(ACL_ERROR_RT_MEMORY_ALLOCATION);
     }
     size_t capacity = block_capacity_of(size);
     if (block_count == block_capacity) {
@@ -456,7 +497,7 @@ static aclError device_malloc(void **devPtr, size_t size, const char *api)
         if (grown == NULL) {
             pthread_mutex_unlock(&rt_lock);
             aclsim_set_error("%s: out of host memory", api);
-            return ACL_ERROR_RT_MEMORY_ALLOCATION;
+            return rt_error(ACL_ERROR_RT_MEMORY_ALLOCATION);
         }
         blocks = grown;
         block_capacity = cap;
@@ -473,7 +514,7 @@ static aclError device_malloc(void **devPtr, size_t size, const char *api)
     if (p == NULL) {
         pthread_mutex_unlock(&rt_lock);
         aclsim_set_error("%s: out of memory allocating %zu bytes", api, size);
-        return ACL_ERROR_RT_MEMORY_ALLOCATION;
+        return rt_error(ACL_ERROR_RT_MEMORY_ALLOCATION);
     }
     size_t at = 0;
     while (at < block_count && blocks[at].base < (uintptr_t)p) {
@@ -484,8 +525,12 @@ static aclError device_malloc(void **devPtr, size_t size, const char *api)
     blocks[at].size = size;
     blocks[at].device = d;
     blocks[at].unfilled = true; /* filled at its first use */
+    blocks[at].mapped = false;
     block_count++;
     device_bytes += size;
+    if (device_bytes > device_peak) {
+        device_peak = device_bytes;
+    }
     pthread_mutex_unlock(&rt_lock);
 
     aclsim_counter_add(ACLSIM_CNT_DEVICE_BLOCKS, 1);
@@ -497,27 +542,27 @@ static aclError device_malloc(void **devPtr, size_t size, const char *api)
 aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy)
 {
     (void)policy;
-    return device_malloc(devPtr, size, "aclrtMalloc");
+    return rt_device_malloc(devPtr, size, "aclrtMalloc");
 }
 
 aclError aclrtMallocAlign32(void **devPtr, size_t size, aclrtMemMallocPolicy policy)
 {
     (void)policy;
-    return device_malloc(devPtr, size, "aclrtMallocAlign32");
+    return rt_device_malloc(devPtr, size, "aclrtMallocAlign32");
 }
 
 aclError aclrtFree(void *devPtr)
 {
     if (devPtr == NULL) {
         aclsim_set_error("aclrtFree: devPtr must not be NULL");
-        return ACL_ERROR_INVALID_PARAM;
+        return rt_error(ACL_ERROR_INVALID_PARAM);
     }
     pthread_mutex_lock(&rt_lock);
     long i = find_block_locked((uintptr_t)devPtr);
-    if (i < 0 || blocks[i].base != (uintptr_t)devPtr) {
+    if (i < 0 || blocks[i].base != (uintptr_t)devPtr || blocks[i].mapped) {
         pthread_mutex_unlock(&rt_lock);
         aclsim_set_error("aclrtFree: %p is not an address returned by aclrtMalloc (or it was already freed)", devPtr);
-        return ACL_ERROR_RT_PARAM_INVALID;
+        return rt_error(ACL_ERROR_RT_PARAM_INVALID);
     }
     size_t size = blocks[i].size;
     memmove(&blocks[i], &blocks[i + 1], (block_count - (size_t)i - 1) * sizeof *blocks);
@@ -539,12 +584,12 @@ aclError aclrtMallocHost(void **hostPtr, size_t size)
 {
     if (hostPtr == NULL || size == 0) {
         aclsim_set_error("aclrtMallocHost: hostPtr must not be NULL and size must be greater than 0");
-        return ACL_ERROR_INVALID_PARAM;
+        return rt_error(ACL_ERROR_INVALID_PARAM);
     }
     if (size > aclsim_machine_memory()) {
         aclsim_set_error("aclrtMallocHost: cannot allocate %zu bytes: more than the machine's memory (%llu bytes)",
                          size, (unsigned long long)aclsim_machine_memory());
-        return ACL_ERROR_RT_MEMORY_ALLOCATION;
+        return rt_error(ACL_ERROR_RT_MEMORY_ALLOCATION);
     }
     struct host_block *h = malloc(sizeof *h);
     void *p = aligned_alloc(64, (size + 63) & ~(size_t)63);
@@ -552,9 +597,10 @@ aclError aclrtMallocHost(void **hostPtr, size_t size)
         free(h);
         free(p);
         aclsim_set_error("aclrtMallocHost: out of host memory allocating %zu bytes", size);
-        return ACL_ERROR_RT_MEMORY_ALLOCATION;
+        return rt_error(ACL_ERROR_RT_MEMORY_ALLOCATION);
     }
     h->ptr = p;
+    h->size = size;
     pthread_mutex_lock(&rt_lock);
     h->next = host_blocks;
     host_blocks = h;
@@ -568,7 +614,7 @@ aclError aclrtFreeHost(void *hostPtr)
 {
     if (hostPtr == NULL) {
         aclsim_set_error("aclrtFreeHost: hostPtr must not be NULL");
-        return ACL_ERROR_INVALID_PARAM;
+        return rt_error(ACL_ERROR_INVALID_PARAM);
     }
     pthread_mutex_lock(&rt_lock);
     struct host_block **link = &host_blocks;
@@ -583,7 +629,7 @@ aclError aclrtFreeHost(void *hostPtr)
     if (h == NULL) {
         aclsim_set_error("aclrtFreeHost: %p is not an address returned by aclrtMallocHost (or it was already freed)",
                          hostPtr);
-        return ACL_ERROR_RT_PARAM_INVALID;
+        return rt_error(ACL_ERROR_RT_PARAM_INVALID);
     }
     free(h->ptr);
     free(h);
@@ -621,11 +667,11 @@ static aclError check_copy_locked(const char *api, void *dst, size_t destMax, co
 {
     if (dst == NULL || src == NULL) {
         aclsim_set_error("%s: dst and src must not be NULL", api);
-        return ACL_ERROR_INVALID_PARAM;
+        return rt_error(ACL_ERROR_INVALID_PARAM);
     }
     if (count > destMax) {
         aclsim_set_error("%s: count (%zu) is larger than destMax (%zu)", api, count, destMax);
-        return ACL_ERROR_INVALID_PARAM;
+        return rt_error(ACL_ERROR_INVALID_PARAM);
     }
     int want_dst, want_src;
     switch (kind) {
@@ -654,22 +700,22 @@ static aclError check_copy_locked(const char *api, void *dst, size_t destMax, co
         break;
     default:
         aclsim_set_error("%s: invalid memcpy kind %d", api, (int)kind);
-        return ACL_ERROR_INVALID_PARAM;
+        return rt_error(ACL_ERROR_INVALID_PARAM);
     }
     if (want_dst != is_device_locked(dst) || want_src != is_device_locked(src)) {
         aclsim_set_error("%s: %s needs a %s destination and a %s source, but dst %p is %s memory and src %p is %s "
                          "memory",
                          api, kind_name(kind), want_dst ? "device" : "host", want_src ? "device" : "host", dst,
                          is_device_locked(dst) ? "device" : "host", src, is_device_locked(src) ? "device" : "host");
-        return ACL_ERROR_INVALID_PARAM;
+        return rt_error(ACL_ERROR_INVALID_PARAM);
     }
     if (want_dst && !rt_device_range_ok_locked(dst, count)) {
         aclsim_set_error("%s: the %zu bytes at dst %p run past the end of its device allocation", api, count, dst);
-        return ACL_ERROR_INVALID_PARAM;
+        return rt_error(ACL_ERROR_INVALID_PARAM);
     }
     if (want_src && !rt_device_range_ok_locked(src, count)) {
         aclsim_set_error("%s: the %zu bytes at src %p run past the end of its device allocation", api, count, src);
-        return ACL_ERROR_INVALID_PARAM;
+        return rt_error(ACL_ERROR_INVALID_PARAM);
     }
     *dst_dev = want_dst;
     *src_dev = want_src;
@@ -690,9 +736,14 @@ static void prepare_copy_locked(void *dst, int dst_dev, const void *src, int src
 
 aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count, aclrtMemcpyKind kind)
 {
+    return rt_memcpy("aclrtMemcpy", dst, destMax, src, count, kind);
+}
+
+aclError rt_memcpy(const char *api, void *dst, size_t destMax, const void *src, size_t count, aclrtMemcpyKind kind)
+{
     int dd = 0, sd = 0;
     pthread_mutex_lock(&rt_lock);
-    aclError err = check_copy_locked("aclrtMemcpy", dst, destMax, src, count, kind, &dd, &sd);
+    aclError err = check_copy_locked(api, dst, destMax, src, count, kind, &dd, &sd);
     if (err == ACL_SUCCESS) {
         prepare_copy_locked(dst, dd, src, sd, count);
     }
@@ -725,7 +776,7 @@ static aclError run_copy(void *ctx)
     if (!ok) {
         aclsim_set_error("%s: device memory was freed before the queued operation ran",
                          c->is_set ? "aclrtMemsetAsync" : "aclrtMemcpyAsync");
-        return ACL_ERROR_RT_DEVICE_MEM_ERROR;
+        return rt_error(ACL_ERROR_RT_DEVICE_MEM_ERROR);
     }
     if (c->count > 0) {
         if (c->is_set) {
@@ -757,20 +808,26 @@ static aclError enqueue_copy(const char *api, struct copy_task *c, aclrtStream s
 aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, size_t count, aclrtMemcpyKind kind,
                           aclrtStream stream)
 {
+    return rt_memcpy_async("aclrtMemcpyAsync", dst, destMax, src, count, kind, stream);
+}
+
+aclError rt_memcpy_async(const char *api, void *dst, size_t destMax, const void *src, size_t count,
+                         aclrtMemcpyKind kind, aclrtStream stream)
+{
     struct copy_task *c = calloc(1, sizeof *c);
     if (c == NULL) {
-        aclsim_set_error("aclrtMemcpyAsync: out of host memory");
-        return ACL_ERROR_RT_MEMORY_ALLOCATION;
+        aclsim_set_error("%s: out of host memory", api);
+        return rt_error(ACL_ERROR_RT_MEMORY_ALLOCATION);
     }
     pthread_mutex_lock(&rt_lock);
-    aclError err = check_copy_locked("aclrtMemcpyAsync", dst, destMax, src, count, kind, &c->dst_dev, &c->src_dev);
+    aclError err = check_copy_locked(api, dst, destMax, src, count, kind, &c->dst_dev, &c->src_dev);
     if (err != ACL_SUCCESS) {
         free(c);
     } else {
         c->dst = dst;
         c->src = src;
         c->count = count;
-        err = enqueue_copy("aclrtMemcpyAsync", c, stream);
+        err = enqueue_copy(api, c, stream);
     }
     pthread_mutex_unlock(&rt_lock);
     return err;
@@ -780,15 +837,15 @@ static aclError check_set_locked(const char *api, void *devPtr, size_t maxCount,
 {
     if (devPtr == NULL) {
         aclsim_set_error("%s: devPtr must not be NULL", api);
-        return ACL_ERROR_INVALID_PARAM;
+        return rt_error(ACL_ERROR_INVALID_PARAM);
     }
     if (count > maxCount) {
         aclsim_set_error("%s: count (%zu) is larger than maxCount (%zu)", api, count, maxCount);
-        return ACL_ERROR_INVALID_PARAM;
+        return rt_error(ACL_ERROR_INVALID_PARAM);
     }
     if (!rt_device_range_ok_locked(devPtr, count)) {
         aclsim_set_error("%s: the %zu bytes at %p are not inside one device allocation", api, count, devPtr);
-        return ACL_ERROR_INVALID_PARAM;
+        return rt_error(ACL_ERROR_INVALID_PARAM);
     }
     return ACL_SUCCESS;
 }
@@ -812,7 +869,7 @@ aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value, size_t c
     struct copy_task *c = calloc(1, sizeof *c);
     if (c == NULL) {
         aclsim_set_error("aclrtMemsetAsync: out of host memory");
-        return ACL_ERROR_RT_MEMORY_ALLOCATION;
+        return rt_error(ACL_ERROR_RT_MEMORY_ALLOCATION);
     }
     pthread_mutex_lock(&rt_lock);
     aclError err = check_set_locked("aclrtMemsetAsync", devPtr, maxCount, count);
@@ -835,7 +892,7 @@ aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free_bytes, size_t *total)
     (void)attr;
     if (free_bytes == NULL || total == NULL) {
         aclsim_set_error("aclrtGetMemInfo: free and total must not be NULL");
-        return ACL_ERROR_INVALID_PARAM;
+        return rt_error(ACL_ERROR_INVALID_PARAM);
     }
     pthread_mutex_lock(&rt_lock);
     uint64_t t = rt_device_memory_total();
@@ -843,4 +900,256 @@ aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free_bytes, size_t *total)
     *free_bytes = (size_t)(t - device_bytes);
     pthread_mutex_unlock(&rt_lock);
     return ACL_SUCCESS;
+}
+
+/* ---- 2-D copies and 32-bit memsets ----------------------------------------------------- */
+
+/* height rows of width bytes, rows dpitch / spitch bytes apart (a 32-bit set: value repeated
+ * over count elements, height 1). */
+struct rows_task {
+    const char *api;
+    char *dst;
+    const char *src;
+    size_t dpitch, spitch, width, height;
+    int dst_dev, src_dev;
+    int is_set32;
+    uint32_t value;
+};
+
+/* Bytes from the first row's start to the last row's end. */
+static size_t span(size_t pitch, size_t width, size_t height)
+{
+    return height == 0 ? 0 : (height - 1) * pitch + width;
+}
+
+static aclError check_rows_locked(struct rows_task *r, aclrtMemcpyKind kind)
+{
+    size_t dspan = span(r->dpitch, r->width, r->height);
+    if (r->dst == NULL || (!r->is_set32 && r->src == NULL)) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: dst and src must not be NULL", r->api);
+    }
+    if (r->is_set32) {
+        r->dst_dev = 1;
+    } else {
+        if (r->width > r->dpitch || r->width > r->spitch) {
+            return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: width (%zu) must not exceed dpitch (%zu) nor spitch (%zu)",
+                           r->api, r->width, r->dpitch, r->spitch);
+        }
+        /* The checks of aclrtMemcpy on the spans (the kind against where each side lies). */
+        aclError err = check_copy_locked(r->api, r->dst, dspan, r->src, span(r->spitch, r->width, r->height), kind,
+                                         &r->dst_dev, &r->src_dev);
+        if (err != ACL_SUCCESS && span(r->spitch, r->width, r->height) <= dspan) {
+            return err;
+        }
+        if (err != ACL_SUCCESS) {
+            /* check_copy_locked refuses count > destMax; the spans differ, the rows do not. */
+            aclError again = check_copy_locked(r->api, r->dst, dspan, r->src, dspan, kind, &r->dst_dev, &r->src_dev);
+            if (again != ACL_SUCCESS) {
+                return again;
+            }
+            if (r->src_dev && !rt_device_range_ok_locked(r->src, span(r->spitch, r->width, r->height))) {
+                return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: the source rows are not inside one device allocation", r->api);
+            }
+        }
+        return ACL_SUCCESS;
+    }
+    if (!rt_device_range_ok_locked(r->dst, dspan)) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: the %zu bytes at %p are not inside one device allocation", r->api,
+                       dspan, (void *)r->dst);
+    }
+    return ACL_SUCCESS;
+}
+
+static void do_rows(const struct rows_task *r)
+{
+    if (r->is_set32) {
+        uint32_t *p = (uint32_t *)(void *)r->dst;
+        for (size_t i = 0; i < r->width / sizeof(uint32_t); i++) {
+            p[i] = r->value;
+        }
+        return;
+    }
+    for (size_t row = 0; row < r->height; row++) {
+        memmove(r->dst + row * r->dpitch, r->src + row * r->spitch, r->width);
+    }
+}
+
+static aclError run_rows(void *ctx)
+{
+    struct rows_task *r = ctx;
+    size_t dspan = span(r->dpitch, r->width, r->height);
+    pthread_mutex_lock(&rt_lock);
+    int ok = (!r->dst_dev || rt_device_range_ok_locked(r->dst, dspan)) &&
+             (r->is_set32 || !r->src_dev || rt_device_range_ok_locked(r->src, span(r->spitch, r->width, r->height)));
+    if (ok) {
+        if (r->src_dev && !r->is_set32) {
+            fill_locked(r->src);
+        }
+        if (r->dst_dev) {
+            fill_locked(r->dst);
+        }
+    }
+    pthread_mutex_unlock(&rt_lock);
+    if (!ok) {
+        return rt_fail(ACL_ERROR_RT_DEVICE_MEM_ERROR, "%s: device memory was freed before the queued operation ran",
+                       r->api);
+    }
+    do_rows(r);
+    return ACL_SUCCESS;
+}
+
+static aclError rows(struct rows_task *r, aclrtMemcpyKind kind, int async, aclrtStream stream)
+{
+    pthread_mutex_lock(&rt_lock);
+    aclError err = check_rows_locked(r, kind);
+    if (err == ACL_SUCCESS && !async) {
+        if (r->src_dev && !r->is_set32) {
+            fill_locked(r->src);
+        }
+        if (r->dst_dev) {
+            fill_locked(r->dst);
+        }
+    }
+    if (err == ACL_SUCCESS && async) {
+        struct rows_task *copy = malloc(sizeof *copy);
+        struct rt_stream *s = copy != NULL ? rt_resolve_stream_locked(stream, r->api, &err) : NULL;
+        if (copy == NULL) {
+            err = rt_fail(ACL_ERROR_RT_MEMORY_ALLOCATION, "%s: out of host memory", r->api);
+        } else if (s != NULL) {
+            *copy = *r;
+            err = rt_enqueue_locked(s, run_rows, free, copy);
+            if (err != ACL_SUCCESS) {
+                aclsim_set_error("%s: out of host memory", r->api);
+            }
+        }
+        if (err != ACL_SUCCESS) {
+            free(copy);
+        }
+    }
+    pthread_mutex_unlock(&rt_lock);
+    if (err == ACL_SUCCESS && !async) {
+        do_rows(r);
+    }
+    return rt_error(err);
+}
+
+aclError aclrtMemcpy2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
+                       aclrtMemcpyKind kind)
+{
+    struct rows_task r = {"aclrtMemcpy2d", dst, src, dpitch, spitch, width, height, 0, 0, 0, 0};
+    return rows(&r, kind, 0, NULL);
+}
+
+aclError aclrtMemcpy2dAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
+                            aclrtMemcpyKind kind, aclrtStream stream)
+{
+    struct rows_task r = {"aclrtMemcpy2dAsync", dst, src, dpitch, spitch, width, height, 0, 0, 0, 0};
+    return rows(&r, kind, 1, stream);
+}
+
+static aclError set32(const char *api, void *ptr, size_t memSize, uint32_t value, size_t n, int async,
+                      aclrtStream stream)
+{
+    if (n > memSize / sizeof(uint32_t)) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: N (%zu) 32-bit values do not fit memSize (%zu bytes)", api, n,
+                       memSize);
+    }
+    if (((uintptr_t)ptr & 3u) != 0) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: ptr %p is not 4-byte aligned", api, ptr);
+    }
+    struct rows_task r = {api, ptr, NULL, n * sizeof(uint32_t), 0, n * sizeof(uint32_t), n > 0, 1, 0, 1, value};
+    return rows(&r, ACL_MEMCPY_DEVICE_TO_DEVICE, async, stream);
+}
+
+aclError aclrtMemsetD32(void *ptr, size_t memSize, uint32_t value, size_t N)
+{
+    return set32("aclrtMemsetD32", ptr, memSize, value, N, 0, NULL);
+}
+
+aclError aclrtMemsetD32Async(void *ptr, size_t memSize, uint32_t value, size_t N, aclrtStream stream)
+{
+    return set32("aclrtMemsetD32Async", ptr, memSize, value, N, 1, stream);
+}
+
+/* ---- ranges for memory_ext.c ----------------------------------------------------------- */
+
+aclError rt_add_range_locked(uintptr_t base, size_t size, int device, enum rt_range_kind kind)
+{
+    if (kind == RT_RANGE_REGISTERED) {
+        struct range *grown = realloc(registered, (registered_count + 1) * sizeof *grown);
+        if (grown == NULL) {
+            return ACL_ERROR_RT_MEMORY_ALLOCATION;
+        }
+        registered = grown;
+        registered[registered_count++] = (struct range){base, size, device};
+        return ACL_SUCCESS;
+    }
+    if (block_count == block_capacity) {
+        size_t cap = block_capacity != 0 ? block_capacity * 2 : 64;
+        struct block *grown = realloc(blocks, cap * sizeof *grown);
+        if (grown == NULL) {
+            return ACL_ERROR_RT_MEMORY_ALLOCATION;
+        }
+        blocks = grown;
+        block_capacity = cap;
+    }
+    size_t at = 0;
+    while (at < block_count && blocks[at].base < base) {
+        at++;
+    }
+    memmove(&blocks[at + 1], &blocks[at], (block_count - at) * sizeof *blocks);
+    blocks[at] = (struct block){base, size, device, false, true};
+    block_count++;
+    return ACL_SUCCESS;
+}
+
+int rt_remove_range_locked(uintptr_t base, enum rt_range_kind kind)
+{
+    if (kind == RT_RANGE_REGISTERED) {
+        for (size_t i = 0; i < registered_count; i++) {
+            if (registered[i].base == base) {
+                registered[i] = registered[--registered_count];
+                return 1;
+            }
+        }
+        return 0;
+    }
+    long i = find_block_locked(base);
+    if (i < 0 || blocks[i].base != base || !blocks[i].mapped) {
+        return 0;
+    }
+    memmove(&blocks[i], &blocks[i + 1], (block_count - (size_t)i - 1) * sizeof *blocks);
+    block_count--;
+    return 1;
+}
+
+int rt_range_info_locked(const void *p, uintptr_t *base, size_t *size, int *device, enum rt_range_kind *kind)
+{
+    uintptr_t a = (uintptr_t)p;
+    long i = p != NULL ? find_block_locked(a) : -1;
+    if (i >= 0) {
+        *base = blocks[i].base;
+        *size = blocks[i].size;
+        *device = blocks[i].device;
+        *kind = blocks[i].mapped ? RT_RANGE_MAPPED : RT_RANGE_DEVICE;
+        return 1;
+    }
+    long r = p != NULL ? find_registered_locked(a) : -1;
+    if (r >= 0) {
+        *base = registered[r].base;
+        *size = registered[r].size;
+        *device = registered[r].device;
+        *kind = RT_RANGE_REGISTERED;
+        return 1;
+    }
+    for (struct host_block *h = host_blocks; p != NULL && h != NULL; h = h->next) {
+        if (a - (uintptr_t)h->ptr < h->size) {
+            *base = (uintptr_t)h->ptr;
+            *size = h->size;
+            *device = -1;
+            *kind = RT_RANGE_HOST;
+            return 1;
+        }
+    }
+    return 0;
 }
