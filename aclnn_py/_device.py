@@ -15,6 +15,7 @@ import os
 import threading
 
 DEVICE_VAR = "ACLNN_PY_DEVICE"
+DEVICE_MAX = 2**31 - 1  # aclrtSetDevice's deviceId is an int32_t
 
 _local = threading.local()
 _default: int | None = None
@@ -31,8 +32,9 @@ def _env_default() -> int:
                 value = int(text)
             except ValueError:
                 raise ValueError(f"environment variable {DEVICE_VAR}={text!r}: a device id must be an int >= 0") from None
-            if value < 0:
-                raise ValueError(f"environment variable {DEVICE_VAR}={text!r}: a device id must be an int >= 0")
+            if not 0 <= value <= DEVICE_MAX:
+                raise ValueError(f"environment variable {DEVICE_VAR}={text!r}: a device id must be an int "
+                                 f"from 0 to {DEVICE_MAX}")
             _default = value
     return _default
 
@@ -54,13 +56,21 @@ def set_device(device: int) -> None:
     on it too), so a device the runtime does not have raises its ``AclnnError`` here (107001
     on the simulator, which has ``$ACLSIM_DEVICE_COUNT`` devices, default 1); otherwise the
     same error comes from the first npu/sim call. On the numpy backend the device is recorded
-    and has no effect.
+    and has no effect. An id no runtime can have (above 2**31 - 1, aclrtSetDevice's int32_t)
+    is that 107001 on every backend.
     """
     if isinstance(device, bool) or not isinstance(device, numbers.Integral):
         raise TypeError(f"set_device: device must be an int, got {type(device).__name__}")
     value = operator.index(device)
     if value < 0:
         raise ValueError(f"set_device: device must be >= 0, got {value}")
+    if value > DEVICE_MAX:
+        # No runtime has it (aclrtSetDevice takes an int32_t): the runtime's answer for a device
+        # it lacks, on every backend (numpy records the device for a later npu/sim call).
+        from ._errors import ACL_ERROR_RT_INVALID_DEVICEID, AclnnError
+
+        raise AclnnError(ACL_ERROR_RT_INVALID_DEVICEID, "aclrtSetDevice",
+                         f"invalid device id {value} (device ids are int32_t: at most {DEVICE_MAX})")
     from . import _ffi
     from ._backend import get_backend
 

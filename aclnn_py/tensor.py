@@ -117,7 +117,7 @@ class DeviceBuffer:
         self.nbytes = _index("aclnn_py.DeviceBuffer", "nbytes", nbytes)
         if self.nbytes < 0:
             raise ValueError(f"aclnn_py.DeviceBuffer: nbytes must be >= 0, got {self.nbytes}")
-        lib.stream()  # runtime, device and stream ready before the first allocation
+        handover = lib.handover()  # (runtime, device and stream ready before the first allocation)
         if self.nbytes == 0:
             self.ptr = lib.ffi.NULL
             self._finalizer = None
@@ -127,14 +127,19 @@ class DeviceBuffer:
         self.ptr = p[0]
         # (One handle: its finalizer owns it from the moment it exists.)
         self._finalizer = weakref.finalize(self, DeviceBuffer._release, lib, self.ptr, self.nbytes,
-                                           threading.get_ident())
+                                           threading.get_ident(), handover)
 
     @staticmethod
-    def _release(lib: Library, ptr: CData, nbytes: int, owner_thread: int) -> None:
+    def _release(lib: Library, ptr: CData, nbytes: int, owner_thread: int, handover: Any) -> None:
         if lib.finalized:
             return
         free = lambda: lib.fn("aclrtFree")(ptr)  # noqa: E731
-        if threading.get_ident() == owner_thread and lib.has_pending():
+        if threading.get_ident() != owner_thread:
+            # Dropped on another thread (close(), or the last reference went there): the owner's
+            # queued work may still touch it, and only the owner knows its streams. Freed after
+            # the owner's next synchronisation, or now if the owner has ended.
+            quietly(lambda: lib.hand_over(handover, free))
+        elif lib.has_pending():
             # Queued work may still touch it. (Past the pending budget this synchronises; a
             # finalizer cannot raise a failure of queued work, so it is dropped here.)
             quietly(lambda: lib.defer(free, nbytes))

@@ -10,6 +10,7 @@ the other's.
 from __future__ import annotations
 
 import functools
+import os
 import threading
 from typing import TYPE_CHECKING
 
@@ -91,6 +92,21 @@ def library(name: str) -> Library:
             raise BackendUnavailable(f"backend {name!r}: loading {toolkit.home} failed: {exc}") from exc
         _loaded[name] = lib
         return lib
+
+
+def _new_locks_in_child() -> None:
+    """In a forked child, where only the forking thread runs: a lock another thread of the
+    parent held at the fork (a first ``library()`` call loading a backend, a cffi declaration
+    or type parse) would never be released, and the child's next call would wait for ever."""
+    global _lock
+    _lock = threading.Lock()
+    for made in (ffi, constants_ffi):
+        if made.cache_info().currsize:
+            # cffi parses declarations and C types under this lock of the FFI object
+            made()._lock = threading.Lock()  # type: ignore[attr-defined]
+
+
+os.register_at_fork(after_in_child=_new_locks_in_child)
 
 
 def loaded_backends() -> tuple[str, ...]:

@@ -460,6 +460,18 @@ _pool_pid = 0
 _pool_lock = threading.Lock()
 
 
+def _new_locks_in_child() -> None:
+    """A forked child's locks (``aclnn_py._ffi._new_locks_in_child``): a parent thread may have
+    been storing a plan or making the pool."""
+    global _pool_lock
+    _pool_lock = threading.Lock()
+    for op in _NUMPY_OPS:
+        op._lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_new_locks_in_child)
+
+
 def worker_count() -> int:
     """The number of parts ``in_parallel`` splits a large range into: one per core this process
     may run on, at most 4."""
