@@ -396,17 +396,22 @@ class Library:
         MAX_PENDING_BYTES the streams are synchronised now."""
         state = self._thread_stream()
         stream = state.stream
-        if stream is not state.own:  # a caller's stream
-            self._mark(state, stream)
         state.pending.append(release)
         state.nbytes += nbytes
+        if stream is not state.own:  # a caller's stream
+            try:
+                self._mark(state, stream)
+            except AclnnError:
+                # Not a stream (the runtime refuses to record on it): the work of a call refused
+                # for it never ran, and the release waits for the thread's other streams only.
+                pass
         if len(state.pending) >= MAX_PENDING_RELEASES or state.nbytes >= MAX_PENDING_BYTES:
             self.synchronize()
 
     def _mark(self, state: _ThreadStreams, stream: Any) -> None:
         """Record (again) this thread's event on the caller's ``stream``, behind the work
         queued on it so far: what the releases waiting for it wait for. Raises the runtime's
-        error when the stream is not one (the work of a call refused for it never ran)."""
+        error when the stream is not one."""
         address = int(self.ffi.cast("uintptr_t", stream))
         event = state.callers.get(address)
         if event is not None:

@@ -36,9 +36,21 @@ def _refused(g, x):
     assert info.value.status == 361001, info.value
 
 
+def _device_blocks(lib) -> int:
+    c = lib.ffi.new("aclsimCounters *")
+    lib.call("aclsimGetCounters", c)
+    return int(c.device_blocks)
+
+
 def test_a_call_refused_for_its_stream_leaves_nothing_behind(sim_lib, tensors):
     g, x = tensors
-    _refused(g, x)
+    sim_lib.synchronize()
+    before = _device_blocks(sim_lib)
+    queued = aclnn_py.reflection_pad2d_backward(g, x, PAD, backend="sim")  # (so releases wait)
+    _refused(g, x)  # (its output Tensor and temporaries released, none lost)
+    queued.close()
+    sim_lib.synchronize()
+    assert _device_blocks(sim_lib) == before
     with aclnn_py.reflection_pad2d_backward(g, x, PAD, backend="sim") as r:  # Tensor arguments
         np.testing.assert_array_equal(r.numpy(), WANT)
     _refused(g, x)
