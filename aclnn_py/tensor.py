@@ -118,6 +118,8 @@ class DeviceBuffer:
         if self.nbytes < 0:
             raise ValueError(f"aclnn_py.DeviceBuffer: nbytes must be >= 0, got {self.nbytes}")
         handover = lib.handover()  # (runtime, device and stream ready before the first allocation)
+        #: The thread whose stream the memory's work queues on, and what hands it releases.
+        self.owner: tuple[int, Any] = (threading.get_ident(), handover)
         if self.nbytes == 0:
             self.ptr = lib.ffi.NULL
             self._finalizer = None
@@ -126,8 +128,7 @@ class DeviceBuffer:
         lib.call("aclrtMalloc", p, self.nbytes, ACL_MEM_MALLOC_HUGE_FIRST)
         self.ptr = p[0]
         # (One handle: its finalizer owns it from the moment it exists.)
-        self._finalizer = weakref.finalize(self, DeviceBuffer._release, lib, self.ptr, self.nbytes,
-                                           threading.get_ident(), handover)
+        self._finalizer = weakref.finalize(self, DeviceBuffer._release, lib, self.ptr, self.nbytes, *self.owner)
 
     @staticmethod
     def _release(lib: Library, ptr: CData, nbytes: int, owner_thread: int, handover: Any) -> None:
@@ -220,12 +221,18 @@ class Tensor(_Shaped):
             raise AclnnError(ACLNN_ERR_PARAM_INVALID, "aclCreateTensor",
                              self.lib.recent_error() or f"could not create a tensor of shape {list(self.shape)}")
         self.handle = handle
-        self._finalizer = weakref.finalize(self, Tensor._release, self.lib, handle)
+        self._finalizer = weakref.finalize(self, Tensor._release, self.lib, handle, *buffer.owner)
 
     @staticmethod
-    def _release(lib: Library, handle: CData) -> None:
-        if not lib.finalized:
-            quietly(lambda: lib.fn("aclDestroyTensor")(handle))
+    def _release(lib: Library, handle: CData, owner_thread: int, handover: Any) -> None:
+        if lib.finalized:
+            return
+        destroy = lambda: lib.fn("aclDestroyTensor")(handle)  # noqa: E731
+        if threading.get_ident() != owner_thread:
+            # The owner thread may be in the middle of a call that reads the descriptor.
+            quietly(lambda: lib.hand_over(handover, destroy))
+        else:
+            quietly(destroy)
 
     # -- construction ---------------------------------------------------------------------
 
