@@ -4,10 +4,14 @@
 
 What runs: every registered operator's function (on ``numpy`` and ``sim``; NumPy arrays and device Tensors),
 the same operators by C name through ``aclnn_py.call`` and ``aclnn_py.prepare`` (run again,
-sometimes on other arguments),
+sometimes on other arguments, by C parameter names, on a caller's stream, after ``close()``),
 ``Tensor.from_numpy`` / ``empty`` / ``view`` / ``numpy``, ``IntArray``, ``BoolArray``,
 ``FloatArray``, ``Scalar``, and ``capi.aclrtMalloc`` / ``aclrtMemcpy`` / ``aclrtMemcpyAsync``
-/ ``aclrtMemset``. Arguments: random shapes (0-size too), every dtype NumPy has (float128,
+/ ``aclrtMemset``. Misuse of lifetimes too: ``stream=`` a live caller stream, one the caller
+synchronised and destroyed since (with Tensor results made on it read later), a bad address
+or junk; the inputs of queued work closed or dropped on another thread; ``close()`` of a
+prepared executor from another thread while it runs; ``fork()`` while another thread is
+inside a call (the child must run a call on sim and on numpy, and not hang). Arguments: random shapes (0-size too), every dtype NumPy has (float128,
 object, str, bytes, datetime, bfloat16 ...), odd strides (reversed, sliced, broadcast,
 transposed, unaligned), huge / negative / int64-overflowing ints, floats, None, wrong types.
 
@@ -66,6 +70,8 @@ class Fuzzer:
         self.capi = capi
         self.tensors: list = []   # every Tensor made, closed at the end of the chunk
         self.device_ptrs: list = []  # every capi.aclrtMalloc pointer, freed after its call
+        self.streams: list = []   # the caller streams alive now (at most 2), destroyed at the end
+        self.kept: list = []      # Tensor results of stream= calls, read (and closed) later
 
     # -- random values ----------------------------------------------------------------------
 
@@ -218,11 +224,200 @@ class Fuzzer:
             return (f"call({c_name!r}, backend={backend!r}, {_describe(args)})",
                     lambda: self.aclnn.call(c_name, *args, backend=backend))
 
+        how_again = self.pick(["same", "same", "mutated", "keywords", "stream", "after close"])
+        stream = self.stream_value() if how_again == "stream" else None
+
         def prepared():
             with self.aclnn.prepare(c_name, *args, backend=backend) as run:
-                again = self.mutate(args, backend) if self.chance(0.3) else args
-                return run(*again)
-        return f"prepare({c_name!r}, backend={backend!r}, {_describe(args)})", prepared
+                if how_again == "mutated":
+                    return run(*self.mutate(args, backend))
+                if how_again == "keywords":  # CANN's parameter names (one is often ``self``)
+                    return run(**dict(zip(self.c_names(c_name, backend), args)))
+                if how_again == "stream":
+                    return self.keep(run(*args, stream=stream))
+                if how_again == "after close":
+                    run.close()
+                return run(*args)
+        return (f"prepare({c_name!r}, backend={backend!r}, {_describe(args)}) then a run: {how_again}"
+                f"{'' if stream is None else f' on stream {stream!r}'}", prepared)
+
+    def c_names(self, c_name: str, backend: str) -> list[str]:
+        """The C parameter names of ``c_name``'s phase 1 (without workspaceSize and executor)."""
+        signature = sys.modules["aclnn_py.call"]._signature
+        lib = None if backend == "numpy" else self.aclnn._ffi.library(backend)
+        return [p.name for p in signature(lib, c_name).params]
+
+    # -- lifetimes: streams, other threads, fork ------------------------------------------------
+
+    def live_stream(self):
+        if len(self.streams) < 2 and (not self.streams or self.chance(0.2)):
+            self.streams.append(self.capi.aclrtCreateStream())
+        return self.pick(self.streams)
+
+    def retire_stream(self) -> None:
+        """The caller's way to be done with a stream: synchronise it, then destroy it."""
+        if self.streams:
+            stream = self.streams.pop(int(self.rng.integers(len(self.streams))))
+            self.capi.aclrtSynchronizeStream(stream)
+            self.capi.aclrtDestroyStream(stream)
+
+    def stream_value(self):
+        """A ``stream=`` value: mostly a live caller stream, else a dead or bad one, or junk."""
+        r = int(self.rng.integers(10))
+        if r < 6:
+            return self.live_stream()
+        if r == 6:
+            dead = self.capi.aclrtCreateStream()
+            self.capi.aclrtDestroyStream(dead)
+            return int(self.aclnn._ffi.ffi().cast("uintptr_t", dead))
+        if r == 7:
+            return self.pick([0xDEAD0000, 1, 2**63, 2**64, -1, 0, None])
+        return self.junk()
+
+    def keep(self, result):
+        """A stream= call's result: its Tensors are read later, after their stream may be gone."""
+        for r in result if isinstance(result, tuple) else (result,):
+            if isinstance(r, self.aclnn.Tensor):
+                self.kept.append(r)
+        return None
+
+    def stream_call(self):
+        """An op function or ``call`` on ``stream=``, Tensors and ndarrays mixed; then maybe the
+        caller retires a stream, or a Tensor made on one earlier is read."""
+        r = self.rng.random()
+        if r < 0.15 and self.kept:
+            t = self.kept.pop(int(self.rng.integers(len(self.kept))))
+            def read():
+                try:
+                    return t.numpy()
+                finally:
+                    t.close()
+            return "Tensor made on a caller stream earlier .numpy()", read
+        if r < 0.25:
+            return "a caller stream synchronised and destroyed", self.retire_stream
+        op = self.pick(self.aclnn.ops.OPERATORS)
+        clean = op.fuzz(self)
+        stream = self.stream_value()
+        if self.chance(0.5):
+            args = [self.maybe_device(a, "sim") for a in clean]
+            args = self.mutate(args, "sim") if self.chance(0.2) else args
+            fn = op.function
+            return (f"{fn.__name__}(backend='sim', stream={stream!r}, {_describe(args)})",
+                    lambda: self.keep(fn(*args, backend="sim", stream=stream)))
+        args = [self.maybe_device(a, "sim") for a in op.c_arguments(clean, self._out_like)]
+        return (f"call({op.kernel!r}, backend='sim', stream={stream!r}, {_describe(args)})",
+                lambda: self.keep(self.aclnn.call(op.kernel, *args, backend="sim", stream=stream)))
+
+    def _device_args(self, op):
+        """Near-valid arguments of ``op``, every array a device Tensor of its own (not in ``tensors``)."""
+        args, made = [], []
+        for a in op.fuzz(self):
+            if isinstance(a, np.ndarray):
+                try:
+                    a = self.aclnn.Tensor.from_numpy(a, backend="sim")
+                    made.append(a)
+                except (TypeError, ValueError, self.aclnn.AclnnError):
+                    pass
+            args.append(a)
+        return args, made
+
+    def other_thread_call(self):
+        """Work queued on this thread's stream whose inputs another thread closes or drops
+        before the result is read; or a prepared executor closed by another thread mid-run."""
+        import threading
+
+        op = self.pick(self.aclnn.ops.OPERATORS)
+        if self.chance(0.7):
+            args, made = self._device_args(op)
+            drop = self.chance(0.5)
+
+            def closed_elsewhere():
+                try:
+                    result = op.function(*args, backend="sim")
+                    gone = [t for t in made if self.chance(0.7)]
+                    if drop:  # the last reference goes on the other thread
+                        args[:] = [None if any(a is g for g in gone) else a for a in args]
+                        made[:] = [t for t in made if not any(t is g for g in gone)]
+                        worker = threading.Thread(target=gone.clear)
+                    else:
+                        worker = threading.Thread(target=lambda: [g.close() for g in gone])
+                    worker.start()
+                    worker.join()
+                    for r in result if isinstance(result, tuple) else (result,):
+                        if isinstance(r, self.aclnn.Tensor):
+                            try:
+                                r.numpy()
+                            finally:
+                                r.close()
+                finally:
+                    for t in made:
+                        t.close()
+            return (f"{op.function.__name__}(backend='sim', Tensors) with inputs "
+                    f"{'dropped' if drop else 'closed'} on another thread", closed_elsewhere)
+        args = op.c_arguments(op.fuzz(self), lambda shape, dtype: np.zeros(shape, dtype))
+        delay = float(self.rng.uniform(0, 0.002))
+
+        def close_race():
+            run = self.aclnn.prepare(op.kernel, *args, backend="sim")
+            closer = threading.Timer(delay, run.close)
+            closer.start()
+            try:
+                for _ in range(50):
+                    run(*args)
+            except ValueError as exc:
+                if "closed" not in str(exc):
+                    raise
+            finally:
+                closer.join()
+                run.close()
+        return f"prepare({op.kernel!r}, {_describe(args)}) closed by another thread after {delay:.4f} s", close_race
+
+    def fork_call(self):
+        """fork() while another thread is inside calls; the child runs one call on sim and one
+        on numpy and must exit within 30 s."""
+        import threading
+
+        op = self.pick(self.aclnn.ops.OPERATORS)
+        args = op.fuzz(self)
+        busy_backend = self.pick(["sim", "numpy"])
+
+        def busy():
+            for _ in range(3):
+                try:
+                    op.function(*args, backend=busy_backend)
+                except (TypeError, ValueError, self.aclnn.AclnnError):
+                    pass
+
+        def forked():
+            worker = threading.Thread(target=busy)
+            worker.start()
+            pid = os.fork()
+            if pid == 0:
+                code = 0
+                try:
+                    for backend in ("sim", "numpy"):
+                        try:
+                            op.function(*args, backend=backend)
+                        except (TypeError, ValueError, self.aclnn.AclnnError):
+                            pass
+                except BaseException:
+                    code = 5
+                os._exit(code)
+            worker.join()
+            deadline = time.monotonic() + 30
+            while True:
+                done, status = os.waitpid(pid, os.WNOHANG)
+                if done:
+                    break
+                if time.monotonic() > deadline:
+                    os.kill(pid, 9)
+                    os.waitpid(pid, 0)
+                    raise RuntimeError("the forked child hung")
+                time.sleep(0.002)
+            code = os.waitstatus_to_exitcode(status)
+            if code:
+                raise RuntimeError(f"the forked child failed: exit code {code}")
+        return f"fork() during {op.function.__name__}(backend={busy_backend!r}) on another thread", forked
 
     def _out_like(self, shape, dtype):
         return np.zeros(shape, dtype) if self.chance(0.9) else self.junk()
@@ -300,13 +495,19 @@ class Fuzzer:
 
     def one_call(self):
         r = self.rng.random()
-        if r < 0.55:
+        if r < 0.50:
             return self.op_call()
-        if r < 0.75:
+        if r < 0.67:
             return self.tensor_call()
-        if r < 0.87:
+        if r < 0.77:
             return self.array_call()
-        return self.capi_call()
+        if r < 0.87:
+            return self.capi_call()
+        if r < 0.95:
+            return self.stream_call()
+        if r < 0.998:
+            return self.other_thread_call()
+        return self.fork_call()
 
     def release(self, result) -> None:
         from aclnn_py.tensor import _HostArray
@@ -363,9 +564,12 @@ def run_chunk(seed: int, chunk: int, calls: int) -> dict:
                 findings.append({"call": i, "what": what, "error": f"{outcome}: {exc}"[:500],
                                  "traceback": traceback.format_exc(limit=6)[-1500:]})
         outcomes[outcome] = outcomes.get(outcome, 0) + 1
-    for t in fuzzer.tensors:
+    for t in fuzzer.tensors + fuzzer.kept:
         t.close()
     fuzzer.tensors.clear()
+    fuzzer.kept.clear()
+    while fuzzer.streams:
+        fuzzer.retire_stream()
     gc.collect()
     lib.synchronize()
     c = lib.ffi.new("aclsimCounters *")
