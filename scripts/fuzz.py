@@ -16,7 +16,10 @@ object, str, bytes, datetime, bfloat16 ...), odd strides (reversed, sliced, broa
 transposed, unaligned), huge / negative / int64-overflowing ints, floats, None, wrong types.
 
 The rule checked: every call ends in a result or ``AclnnError`` / ``TypeError`` /
-``ValueError``; anything else is a finding. The calls run in chunks, each in a subprocess, so a
+``ValueError``; anything else is a finding. The lifetime calls are held to more: no error of a
+dead handle (a stream, event or executor that is not live, memory freed under queued work),
+a forked child exits cleanly in time, and a valid call right after each (the canary: device
+Tensors, then ``call`` with arrays) gives the right answer. The calls run in chunks, each in a subprocess, so a
 crash is a finding too (reported with the command that reproduces it); at the end of a chunk,
 after closing every Tensor and collecting garbage, the simulator's counters must show no live
 handle and no device memory (the main thread's stream aside).
@@ -72,6 +75,7 @@ class Fuzzer:
         self.device_ptrs: list = []  # every capi.aclrtMalloc pointer, freed after its call
         self.streams: list = []   # the caller streams alive now (at most 2), destroyed at the end
         self.kept: list = []      # Tensor results of stream= calls, read (and closed) later
+        self.kind = ""            # the entry point of the call being made (KINDS)
 
     # -- random values ----------------------------------------------------------------------
 
@@ -239,7 +243,8 @@ class Fuzzer:
                     run.close()
                 return run(*args)
         return (f"prepare({c_name!r}, backend={backend!r}, {_describe(args)}) then a run: {how_again}"
-                f"{'' if stream is None else f' on stream {stream!r}'}", prepared)
+                f"{'' if stream is None else f' on stream {stream!r}'}",
+                self.checked(prepared) if how_again in ("stream", "after close") else prepared)
 
     def c_names(self, c_name: str, backend: str) -> list[str]:
         """The C parameter names of ``c_name``'s phase 1 (without workspaceSize and executor)."""
@@ -248,6 +253,38 @@ class Fuzzer:
         return [p.name for p in signature(lib, c_name).params]
 
     # -- lifetimes: streams, other threads, fork ------------------------------------------------
+
+    def checked(self, action):
+        """``action`` held to the lifetime rules (module docstring): a dead handle's error or a
+        canary that fails is a RuntimeError, so a finding."""
+        def run():
+            try:
+                return action()
+            except self.aclnn.AclnnError as exc:
+                if _dead_handle(exc):
+                    raise RuntimeError(f"an error of a dead handle: {exc}") from exc
+                raise
+            finally:
+                self.canary()
+        return run
+
+    def canary(self) -> None:
+        """A valid call with device Tensors, then ``call`` with arrays: nothing an earlier call
+        left behind may make them fail."""
+        aclnn = self.aclnn
+        g = np.arange(36, dtype=np.float32).reshape(1, 1, 6, 6)
+        x = np.zeros((1, 1, 4, 4), np.float32)
+        want = aclnn.reflection_pad2d_backward(g, x, [1, 1, 1, 1], backend="numpy")
+        try:
+            with aclnn.Tensor.from_numpy(g, backend="sim") as tg, aclnn.Tensor.from_numpy(x, backend="sim") as tx:
+                with aclnn.reflection_pad2d_backward(tg, tx, [1, 1, 1, 1], backend="sim") as r:
+                    first = r.numpy()
+            second = np.zeros_like(x)
+            aclnn.call("aclnnReflectionPad2dBackward", g, x, [1, 1, 1, 1], second, backend="sim")
+        except Exception as exc:
+            raise RuntimeError(f"the canary failed after this call: {type(exc).__name__}: {exc}") from exc
+        if not (np.array_equal(first, want) and np.array_equal(second, want)):
+            raise RuntimeError("the canary gave a wrong answer after this call")
 
     def live_stream(self):
         if len(self.streams) < 2 and (not self.streams or self.chance(0.2)):
@@ -292,9 +329,9 @@ class Fuzzer:
                     return t.numpy()
                 finally:
                     t.close()
-            return "Tensor made on a caller stream earlier .numpy()", read
+            return "Tensor made on a caller stream earlier .numpy()", self.checked(read)
         if r < 0.25:
-            return "a caller stream synchronised and destroyed", self.retire_stream
+            return "a caller stream synchronised and destroyed", self.checked(self.retire_stream)
         op = self.pick(self.aclnn.ops.OPERATORS)
         clean = op.fuzz(self)
         stream = self.stream_value()
@@ -303,10 +340,10 @@ class Fuzzer:
             args = self.mutate(args, "sim") if self.chance(0.2) else args
             fn = op.function
             return (f"{fn.__name__}(backend='sim', stream={stream!r}, {_describe(args)})",
-                    lambda: self.keep(fn(*args, backend="sim", stream=stream)))
+                    self.checked(lambda: self.keep(fn(*args, backend="sim", stream=stream))))
         args = [self.maybe_device(a, "sim") for a in op.c_arguments(clean, self._out_like)]
         return (f"call({op.kernel!r}, backend='sim', stream={stream!r}, {_describe(args)})",
-                lambda: self.keep(self.aclnn.call(op.kernel, *args, backend="sim", stream=stream)))
+                self.checked(lambda: self.keep(self.aclnn.call(op.kernel, *args, backend="sim", stream=stream))))
 
     def _device_args(self, op):
         """Near-valid arguments of ``op``, every array a device Tensor of its own (not in ``tensors``)."""
@@ -353,7 +390,7 @@ class Fuzzer:
                     for t in made:
                         t.close()
             return (f"{op.function.__name__}(backend='sim', Tensors) with inputs "
-                    f"{'dropped' if drop else 'closed'} on another thread", closed_elsewhere)
+                    f"{'dropped' if drop else 'closed'} on another thread", self.checked(closed_elsewhere))
         args = op.c_arguments(op.fuzz(self), lambda shape, dtype: np.zeros(shape, dtype))
         delay = float(self.rng.uniform(0, 0.002))
 
@@ -370,7 +407,8 @@ class Fuzzer:
             finally:
                 closer.join()
                 run.close()
-        return f"prepare({op.kernel!r}, {_describe(args)}) closed by another thread after {delay:.4f} s", close_race
+        return (f"prepare({op.kernel!r}, {_describe(args)}) closed by another thread after {delay:.4f} s",
+                self.checked(close_race))
 
     def fork_call(self):
         """fork() while another thread is inside calls; the child runs one call on sim and one
@@ -417,7 +455,8 @@ class Fuzzer:
             code = os.waitstatus_to_exitcode(status)
             if code:
                 raise RuntimeError(f"the forked child failed: exit code {code}")
-        return f"fork() during {op.function.__name__}(backend={busy_backend!r}) on another thread", forked
+        return (f"fork() during {op.function.__name__}(backend={busy_backend!r}) on another thread",
+                self.checked(forked))
 
     def _out_like(self, shape, dtype):
         return np.zeros(shape, dtype) if self.chance(0.9) else self.junk()
@@ -493,21 +532,17 @@ class Fuzzer:
         return (f"aclrtMemcpy({_describe([dst])}, {m!r}, {_describe([src])}, {n!r}, {kind!r})",
                 lambda: capi.aclrtMemcpy(dst, m, src, n, kind))
 
+    # (kind, share of the calls) of each entry point; one_call sets ``kind`` to the one chosen.
+    KINDS = (("op", 0.50), ("tensor", 0.17), ("array", 0.10), ("capi", 0.10), ("stream", 0.08),
+             ("other_thread", 0.048), ("fork", 0.002))
+
     def one_call(self):
         r = self.rng.random()
-        if r < 0.50:
-            return self.op_call()
-        if r < 0.67:
-            return self.tensor_call()
-        if r < 0.77:
-            return self.array_call()
-        if r < 0.87:
-            return self.capi_call()
-        if r < 0.95:
-            return self.stream_call()
-        if r < 0.998:
-            return self.other_thread_call()
-        return self.fork_call()
+        for self.kind, share in self.KINDS:
+            if r < share:
+                break
+            r -= share
+        return getattr(self, f"{self.kind}_call")()
 
     def release(self, result) -> None:
         from aclnn_py.tensor import _HostArray
@@ -521,6 +556,18 @@ class Fuzzer:
             except self.aclnn.AclnnError:
                 pass
         self.device_ptrs.clear()
+
+
+# The status codes of a handle that is not live (aclnn_py/sim/README.md, "Handles that are not
+# live"): from the runtime's waits and records, an executor, or a task reading freed memory.
+_DEAD_HANDLE_APIS = ("aclrtSynchronizeStream", "aclrtSynchronizeEvent", "aclrtRecordEvent", "aclrtDestroyEvent")
+
+
+def _dead_handle(exc) -> bool:
+    """Whether ``exc`` (an AclnnError) is the error of a dead handle the binding kept or freed
+    too early (not of the caller's bad ``stream=``, which is 361001 from the operator)."""
+    return ((exc.status in (107000, 107003) and exc.api in _DEAD_HANDLE_APIS) or exc.status == 561000
+            or (exc.status in (507015, 507053) and "device allocation" in str(exc)))
 
 
 def _describe(args) -> str:
@@ -548,6 +595,7 @@ def run_chunk(seed: int, chunk: int, calls: int) -> dict:
     lib.stream()
     findings = []
     outcomes: dict[str, int] = {}
+    kinds: dict[str, int] = {}
     for i in range(calls):
         what = "building the call"
         try:
@@ -564,6 +612,7 @@ def run_chunk(seed: int, chunk: int, calls: int) -> dict:
                 findings.append({"call": i, "what": what, "error": f"{outcome}: {exc}"[:500],
                                  "traceback": traceback.format_exc(limit=6)[-1500:]})
         outcomes[outcome] = outcomes.get(outcome, 0) + 1
+        kinds[fuzzer.kind] = kinds.get(fuzzer.kind, 0) + 1
     for t in fuzzer.tensors + fuzzer.kept:
         t.close()
     fuzzer.tensors.clear()
@@ -581,7 +630,7 @@ def run_chunk(seed: int, chunk: int, calls: int) -> dict:
         findings.append({"call": calls, "what": "counters at the end of the chunk",
                          "error": f"live handles or device memory left: {counters}", "traceback": ""})
     del capi
-    return {"calls": calls, "findings": findings, "counters": counters, "outcomes": outcomes}
+    return {"calls": calls, "findings": findings, "counters": counters, "outcomes": outcomes, "kinds": kinds}
 
 
 def main(argv=None) -> int:
@@ -605,7 +654,7 @@ def main(argv=None) -> int:
     if args.only_chunk is not None:
         chunks = [args.only_chunk]
     env = dict(os.environ, ACLNN_PY_BACKEND="sim")
-    total, findings, outcomes = 0, [], {}
+    total, findings, outcomes, kinds = 0, [], {}, {}
     counters = None
     for chunk in chunks:
         n = min(args.chunk, args.calls - chunk * args.chunk) if args.only_chunk is None else args.chunk
@@ -631,6 +680,8 @@ def main(argv=None) -> int:
         counters = report["counters"]
         for k, v in report["outcomes"].items():
             outcomes[k] = outcomes.get(k, 0) + v
+        for k, v in report["kinds"].items():
+            kinds[k] = kinds.get(k, 0) + v
         for f in report["findings"]:
             f.update(chunk=chunk, reproduce=reproduce)
             findings.append(f)
@@ -639,6 +690,7 @@ def main(argv=None) -> int:
         print(f"FINDING chunk {f['chunk']} call {f.get('call', '-')}: {f['what']}\n  {f['error']}\n"
               f"  reproduce: {f['reproduce']}\n{f['traceback']}", file=sys.stderr)
     print(f"outcomes: {json.dumps(dict(sorted(outcomes.items())))}")
+    print(f"calls per kind: {json.dumps(dict(sorted(kinds.items())))}")
     print(f"last chunk's counters: {counters}")
     print(f"fuzz: seed={args.seed} calls={total} findings={len(findings)} time={elapsed:.1f}s")
     return 1 if findings else 0
