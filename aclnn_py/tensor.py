@@ -4,7 +4,8 @@
 Every handle is released exactly once: by ``close()`` (also the context-manager exit), or by
 a finalizer when the object is garbage-collected; finalizers never raise and do nothing once
 the backend has been torn down at exit. Device memory is freed only after the owning thread's
-stream has finished the work queued on it. A wrapper made of one handle gives it to its
+stream has finished the work queued on it (dropped on another thread: after the owning thread's
+next synchronisation, or at once if that thread has ended). A wrapper made of one handle gives it to its
 finalizer the moment it exists; one built from several (a ``Tensor`` and its new device
 memory) is built inside a ``Transaction`` (``aclnn_py._resources``, re-exported here): a
 failure halfway through (``aclCreateTensor`` refusing after ``aclrtMalloc`` succeeded...)

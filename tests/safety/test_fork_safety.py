@@ -122,3 +122,55 @@ def test_fork_during_the_first_backend_load(sim_lib):
 def test_every_lock_of_the_binding_is_free_in_a_forked_child(sim_lib):
     done = _run(EVERY_LOCK)
     assert done.returncode == 0 and done.stdout.strip() == "child 0", done.stdout + done.stderr
+
+
+def test_the_fork_handlers_replace_every_held_lock(monkeypatch):
+    """The handlers the child runs, run here (in the parent; their state is restored after):
+    each lock another thread holds is replaced by a free one."""
+    import threading
+
+    import aclnn_py  # noqa: F401  (every module below loaded)
+    from aclnn_py import _fast, _ffi
+    from aclnn_py._ffi import operator_headers
+    from aclnn_py.ops import _blas, _common, _placement
+
+    call_module = sys.modules["aclnn_py.call"]
+    _ffi.ffi()
+    owners = [(_ffi, "_lock"), (_ffi.ffi(), "_lock"), (_fast, "_lock"), (call_module, "_signatures_lock"),
+              (operator_headers, "_declarers_lock"), (_common, "_pool_lock"), (_blas, "_lock"),
+              (_placement, "_lock"), *((op, "_lock") for op in _common._NUMPY_OPS),
+              *((d, "_lock") for d in operator_headers._declarers.values()),
+              *((g, "lock") for g in list(call_module._guards))]
+    for owner, attribute in owners:
+        monkeypatch.setattr(owner, attribute, getattr(owner, attribute))  # (undone after the test)
+    for name in ("_workers", "_placed", "_others", "_holding"):
+        value = getattr(_placement, name)
+        monkeypatch.setattr(_placement, name, value.copy() if hasattr(value, "copy") else value)
+    monkeypatch.setattr(_blas, "_depth", _blas._depth)
+    old = [getattr(owner, attribute) for owner, attribute in owners]
+    held, done = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        for lock in old:
+            lock.acquire()
+        held.set()
+        done.wait()
+        for lock in old:
+            lock.release()
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    held.wait()
+    try:
+        for handler in (_ffi._new_locks_in_child, _fast._new_lock_in_child, call_module._new_locks_in_child,
+                        operator_headers._new_locks_in_child, _common._new_locks_in_child,
+                        _blas._new_lock_in_child, _placement._new_lock_in_child):
+            handler()
+        for (owner, attribute), was in zip(owners, old):
+            lock = getattr(owner, attribute)
+            assert lock is not was and lock.acquire(blocking=False), (owner, attribute)
+            lock.release()
+        assert _blas._depth == 0 and not _placement._holding and not _placement._workers
+    finally:
+        done.set()
+        holder.join()
