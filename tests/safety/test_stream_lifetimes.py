@@ -97,3 +97,27 @@ def test_caller_stream_events_are_released(sim_lib, tensors):
     sim_lib.call("aclsimGetCounters", c)
     assert c.events == 0
     capi.aclrtDestroyStream(stream)
+
+
+def test_a_thread_that_ends_after_stream_calls_releases_its_events(sim_lib, tensors):
+    import gc
+    import threading
+
+    g, x = tensors
+    stream = capi.aclrtCreateStream()
+    c = sim_lib.ffi.new("aclsimCounters *")
+    results = []
+
+    def work() -> None:
+        r = aclnn_py.reflection_pad2d_backward(g, x, PAD, backend="sim", stream=stream)
+        sim_lib.call("aclsimGetCounters", c)
+        results.append(int(c.events))
+        r.close()
+
+    worker = threading.Thread(target=work)
+    worker.start()
+    worker.join()
+    gc.collect()
+    sim_lib.call("aclsimGetCounters", c)
+    assert results == [1] and c.events == 0  # the thread's end waited for it and destroyed it
+    capi.aclrtDestroyStream(stream)
