@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import os
 import threading
 import weakref
 from collections.abc import Callable, Sequence
@@ -317,14 +318,19 @@ class Prepared:
     or any other argument that differs from phase 1's, is a ValueError naming the parameter
     (phase 1 computed the executor from them). Runs on the stream of the thread that made it,
     or on ``stream=`` given to the run (a stream the caller owns, as for ``call``; a run after
-    one on another stream waits for that one first). On the numpy backend each call recomputes."""
+    one on another stream waits for that one first). On the numpy backend each call recomputes,
+    after the same checks against phase 1's arguments. ``close()`` from another thread waits
+    for a run in progress; a run after it is a ValueError."""
 
     def __init__(self, sig: Signature, lib: Library | None, values: list[object]) -> None:
         self.sig = sig
         self.lib = lib
         self._thread = threading.get_ident()
+        self._guard = _Guard()
+        self._closed = False
         if lib is None:
             self._finalizer = None
+            self._phase1 = _phase1_slots(sig, values)
             return
         c = Call(lib, sig.api, fast=False)
         try:
@@ -335,36 +341,48 @@ class Prepared:
             raise
         self._call = c
         self._kernel = lib.fn(sig.op)
+        self._phase1 = self._marshal.slots
         self._slots = flat_slots(self._marshal.slots)
         self._downloads = [s for s in self._slots if s.value is not None]
         self._queued = False  # whether the last run may still be on the stream
-        self._last: list[Any] = [None]  # the stream of the last run
-        self._finalizer = weakref.finalize(self, Prepared._release, c, self._executor, self._last)
+        # An event recorded behind the last run that left work queued: waited for before the
+        # next run refills the memory, and before the release. An event, not that run's stream:
+        # a caller's stream may be destroyed once synchronised, and a dead one cannot be waited for.
+        self._done: list[Any] = [None]
+        self._finalizer = weakref.finalize(self, Prepared._release, c, self._executor, self._done, self._guard)
 
     @staticmethod
-    def _release(c: Call, executor: object, last: list[Any]) -> None:
-        """Wait for queued runs, destroy the executor, then the call's descriptors and memory:
-        each step runs whatever the others do (an interrupted wait included)."""
+    def _release(c: Call, executor: object, done: list[Any], guard: _Guard) -> None:
+        """Wait for a run in progress on another thread and for queued runs, destroy the
+        executor, then the call's descriptors and memory: each step runs whatever the others
+        do (an interrupted wait included)."""
         lib = c.lib
         if lib.finalized:
             return
-        steps = Transaction()  # (run newest first)
-        steps.add(Call.end, c)
-        steps.add(c.c.aclDestroyAclOpExecutor, executor)
-        steps.add(Prepared._wait, (lib, last[0]))
-        quietly(steps.end)
+        with guard.lock:
+            steps = Transaction()  # (run newest first)
+            steps.add(Call.end, c)
+            steps.add(c.c.aclDestroyAclOpExecutor, executor)
+            steps.add(Prepared._wait, (lib, done))
+            quietly(steps.end)
 
     @staticmethod
-    def _wait(args: tuple[Library, Any]) -> None:
-        lib, stream = args
-        if stream is not None:
-            lib.call("aclrtSynchronizeStream", stream)
-        lib.synchronize()
+    def _wait(args: tuple[Library, list[Any]]) -> None:
+        lib, done = args
+        event, done[0] = done[0], None
+        if event is not None:
+            try:
+                lib.call("aclrtSynchronizeEvent", event)
+            finally:
+                lib.call("aclrtDestroyEvent", event)
 
     def close(self) -> None:
-        """Destroy the executor and release what phase 1 was given (once; later calls do nothing)."""
+        """Destroy the executor and release what phase 1 was given (once; later calls do
+        nothing). Waits for a run in progress on another thread."""
         if self._finalizer is not None:
             self._finalizer()
+        with self._guard.lock:
+            self._closed = True
 
     def __enter__(self) -> "Prepared":
         return self
@@ -372,21 +390,23 @@ class Prepared:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def __call__(self, *args: object, stream: object = None, **kwargs: object) -> Any:
+    # (``self`` positional-only: an operator's parameter may be named ``self``, as CANN's often are.)
+    def __call__(self, /, *args: object, stream: object = None, **kwargs: object) -> Any:
         sig = self.sig
         address = None if stream is None else stream_address(stream)
         values = _bind(sig, args, kwargs)
-        if self.lib is None:
-            return _numpy_call(sig, values)
-        assert self._finalizer is not None  # (None only on the numpy backend)
-        if not self._finalizer.alive:
-            raise ValueError(f"{sig.op}: this prepared executor is closed")
-        if threading.get_ident() != self._thread:
-            raise RuntimeError(f"{sig.op}: a prepared executor runs on the stream of the thread that prepared it")
-        plan = self._check(values)
-        if address is not None:
-            return on_stream(self.lib, address, Prepared._run, self, values, plan)
-        return self._run(self.lib, self, values, plan)
+        with self._guard.lock:  # (close() on another thread waits for the run)
+            if self._closed or self._finalizer is not None and not self._finalizer.alive:
+                raise ValueError(f"{sig.op}: this prepared executor is closed")
+            if self.lib is None:
+                self._check(values)
+                return _numpy_call(sig, values)
+            if threading.get_ident() != self._thread:
+                raise RuntimeError(f"{sig.op}: a prepared executor runs on the stream of the thread that prepared it")
+            plan = self._check(values)
+            if address is not None:
+                return on_stream(self.lib, address, Prepared._run, self, values, plan)
+            return self._run(self.lib, self, values, plan)
 
     @staticmethod
     def _run(lib: Library, self: "Prepared", values: list[object],
@@ -397,32 +417,50 @@ class Prepared:
         stream = lib.stream()
         if self._queued:
             # The last run may still read the memory about to be refilled.
-            if self._last[0] is not None and self._last[0] != stream:
-                lib.call("aclrtSynchronizeStream", self._last[0])
-            lib.synchronize()
+            lib.call("aclrtSynchronizeEvent", self._done[0])
+            self._queued = False
         for slot, value in plan:
             if isinstance(value, Tensor):
                 ptr = value.buffer.ptr  # type: ignore[union-attr]  # (_same_tensor refused a closed Tensor)
                 if ptr != slot.ptr:
                     self._repoint(slot, ptr)
             elif slot.host_nbytes:
-                host = np.require(value, requirements="C")
+                host = np.ascontiguousarray(value)
                 # (type: ignore: an ndarray is a buffer; NumPy's stubs declare __buffer__ for Python >= 3.12 only.)
                 lib.check(memcpy(slot.ptr, slot.host_nbytes, ffi.from_buffer(host), slot.host_nbytes,  # type: ignore[call-overload]
                                       ACL_MEMCPY_HOST_TO_DEVICE), "aclrtMemcpy")
                 if slot.output:
                     slot.value = value
         lib.check(self._kernel(self._workspace, self._size, self._executor, stream), sig.op)
-        self._last[0] = stream
-        self._queued = not self._downloads
+        # (also before a download: its synchronisation may fail, or be interrupted)
+        self._behind(lib, stream, mark=not self._downloads)
         if self._downloads:
             download(c, self._downloads)
         return results_of(sig, values)
 
+    def _behind(self, lib: Library, stream: Any, *, mark: bool) -> None:
+        """Record the executor's event behind the run just queued on ``stream``; ``mark``:
+        the device memory of the caller's Tensors this thread drops from now on waits for it
+        too (nothing else will synchronise the stream)."""
+        event = self._done[0]
+        if event is None:
+            p = lib.ffi.new("aclrtEvent *")
+            lib.call("aclrtCreateEvent", p)
+            event = self._done[0] = p[0]
+        status = lib.fn("aclrtRecordEvent")(event, stream)
+        if status:
+            # Nothing to wait for later: wait now (the kernel was queued on a live stream).
+            message = lib.recent_error()
+            lib.call("aclrtSynchronizeStream", stream)
+            raise AclnnError(status, "aclrtRecordEvent", message)
+        self._queued = True
+        if mark:
+            lib.mark_queued()
+
     def _check(self, values: list[object]) -> list[tuple[TensorSlot, np.ndarray | Tensor | None]]:
         """Every argument against phase 1's, before anything is done: ``(slot, new value)``."""
         api, plan = self.sig.api, []
-        for p, slot, v in zip(self.sig.params, self._marshal.slots, values):
+        for p, slot, v in zip(self.sig.params, self._phase1, values):
             if isinstance(slot, TensorSlot):
                 plan.append((slot, self._same_tensor(p, slot, v)))
             elif isinstance(slot, list):
@@ -467,3 +505,48 @@ class Prepared:
         slot.ptr = ptr
 
 
+class _Guard:
+    """The lock of one prepared executor: held by a run, taken by ``close()`` (and its
+    finalizer). Made anew in a forked child, where a run the parent's other threads had in
+    progress never ends."""
+
+    __slots__ = ("lock", "__weakref__")
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        _guards.add(self)
+
+
+_guards: weakref.WeakSet[_Guard] = weakref.WeakSet()
+
+
+def _new_locks_in_child() -> None:
+    """A forked child's locks (``aclnn_py._ffi._new_locks_in_child``)."""
+    global _signatures_lock
+    _signatures_lock = threading.Lock()
+    for guard in list(_guards):
+        guard.lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_new_locks_in_child)
+
+
+def _phase1_slots(sig: Signature, values: list[object]) -> list[object]:
+    """On the numpy backend, what phase 1 fixes of each argument (``Marshal.slots``' kinds:
+    a ``TensorSlot`` per tensor, a list of them per tensor list, else the value as
+    ``fixed_value`` compares it), so a prepared run is held to it as on a device."""
+    api, slots = sig.api, list[object]()
+    for p, v in zip(sig.params, values):
+        if p.kind == "tensor":
+            slots.append(_phase1_tensor(api, p.name, p.output, v))
+        elif p.kind == "tensor_list":
+            items = sequence_arg(api, p.name, v, "aclTensorList")
+            slots.append([_phase1_tensor(api, f"{p.name}[{i}]", p.output, item) for i, item in enumerate(items)])
+        else:
+            slots.append(fixed_value(api, p, v))
+    return slots
+
+
+def _phase1_tensor(api: str, name: str, output: bool, v: object) -> TensorSlot:
+    value = output_tensor(api, name, v) if output else (None if v is None else call_tensor(api, name, v))
+    return TensorSlot(name, output, 0, None if value is None else layout_of(value), None, None)

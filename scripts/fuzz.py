@@ -4,15 +4,22 @@
 
 What runs: every registered operator's function (on ``numpy`` and ``sim``; NumPy arrays and device Tensors),
 the same operators by C name through ``aclnn_py.call`` and ``aclnn_py.prepare`` (run again,
-sometimes on other arguments),
+sometimes on other arguments, by C parameter names, on a caller's stream, after ``close()``),
 ``Tensor.from_numpy`` / ``empty`` / ``view`` / ``numpy``, ``IntArray``, ``BoolArray``,
 ``FloatArray``, ``Scalar``, and ``capi.aclrtMalloc`` / ``aclrtMemcpy`` / ``aclrtMemcpyAsync``
-/ ``aclrtMemset``. Arguments: random shapes (0-size too), every dtype NumPy has (float128,
+/ ``aclrtMemset``. Misuse of lifetimes too: ``stream=`` a live caller stream, one the caller
+synchronised and destroyed since (with Tensor results made on it read later), a bad address
+or junk; the inputs of queued work closed or dropped on another thread; ``close()`` of a
+prepared executor from another thread while it runs; ``fork()`` while another thread is
+inside a call (the child must run a call on sim and on numpy, and not hang). Arguments: random shapes (0-size too), every dtype NumPy has (float128,
 object, str, bytes, datetime, bfloat16 ...), odd strides (reversed, sliced, broadcast,
 transposed, unaligned), huge / negative / int64-overflowing ints, floats, None, wrong types.
 
 The rule checked: every call ends in a result or ``AclnnError`` / ``TypeError`` /
-``ValueError``; anything else is a finding. The calls run in chunks, each in a subprocess, so a
+``ValueError``; anything else is a finding. The lifetime calls are held to more: no error of a
+dead handle (a stream, event or executor that is not live, memory freed under queued work),
+a forked child exits cleanly in time, and a valid call right after each (the canary: device
+Tensors, then ``call`` with arrays) gives the right answer. The calls run in chunks, each in a subprocess, so a
 crash is a finding too (reported with the command that reproduces it); at the end of a chunk,
 after closing every Tensor and collecting garbage, the simulator's counters must show no live
 handle and no device memory (the main thread's stream aside).
@@ -66,6 +73,9 @@ class Fuzzer:
         self.capi = capi
         self.tensors: list = []   # every Tensor made, closed at the end of the chunk
         self.device_ptrs: list = []  # every capi.aclrtMalloc pointer, freed after its call
+        self.streams: list = []   # the caller streams alive now (at most 2), destroyed at the end
+        self.kept: list = []      # Tensor results of stream= calls, read (and closed) later
+        self.kind = ""            # the entry point of the call being made (KINDS)
 
     # -- random values ----------------------------------------------------------------------
 
@@ -218,11 +228,262 @@ class Fuzzer:
             return (f"call({c_name!r}, backend={backend!r}, {_describe(args)})",
                     lambda: self.aclnn.call(c_name, *args, backend=backend))
 
+        how_again = self.pick(["same", "same", "mutated", "keywords", "stream", "after close"])
+        stream = self.stream_value() if how_again == "stream" else None
+
         def prepared():
             with self.aclnn.prepare(c_name, *args, backend=backend) as run:
-                again = self.mutate(args, backend) if self.chance(0.3) else args
-                return run(*again)
-        return f"prepare({c_name!r}, backend={backend!r}, {_describe(args)})", prepared
+                if how_again == "mutated":
+                    return run(*self.mutate(args, backend))
+                if how_again == "keywords":  # CANN's parameter names (one is often ``self``)
+                    return run(**dict(zip(self.c_names(c_name, backend), args)))
+                if how_again == "stream":
+                    return self.keep(run(*args, stream=stream))
+                if how_again == "after close":
+                    run.close()
+                return run(*args)
+        return (f"prepare({c_name!r}, backend={backend!r}, {_describe(args)}) then a run: {how_again}"
+                f"{'' if stream is None else f' on stream {stream!r}'}",
+                self.checked(prepared) if how_again in ("stream", "after close") else prepared)
+
+    def c_names(self, c_name: str, backend: str) -> list[str]:
+        """The C parameter names of ``c_name``'s phase 1 (without workspaceSize and executor)."""
+        signature = sys.modules["aclnn_py.call"]._signature
+        lib = None if backend == "numpy" else self.aclnn._runtime.loader.library(backend)
+        return [p.name for p in signature(lib, c_name).params]
+
+    # -- lifetimes: streams, other threads, fork ------------------------------------------------
+
+    def checked(self, action):
+        """``action`` held to the lifetime rules (module docstring): a dead handle's error or a
+        canary that fails is a RuntimeError, so a finding."""
+        def run():
+            try:
+                return action()
+            except self.aclnn.AclnnError as exc:
+                if _dead_handle(exc):
+                    raise RuntimeError(f"an error of a dead handle: {exc}") from exc
+                raise
+            finally:
+                self.canary()
+        return run
+
+    def canary(self) -> None:
+        """A valid call with device Tensors, then the same operator by ``call`` with arrays:
+        nothing an earlier call left behind may make them fail or change their answer."""
+        aclnn = self.aclnn
+        op, args, want = self._canary_case()
+        made = []
+        try:
+            try:
+                for a in args:
+                    made.append(aclnn.Tensor.from_numpy(a, backend="sim") if isinstance(a, np.ndarray) else a)
+                with op.function(*made, backend="sim") as r:
+                    first = r.numpy()
+            finally:
+                for t in made:
+                    if isinstance(t, aclnn.Tensor):
+                        t.close()
+            second = aclnn.call(op.kernel, *op.c_arguments(args, lambda shape, dtype: np.zeros(shape, dtype)),
+                                backend="sim")
+        except Exception as exc:
+            raise RuntimeError(f"the canary failed after this call: {type(exc).__name__}: {exc}") from exc
+        if not all(np.allclose(got, want, rtol=1e-4, atol=1e-5) for got in (first, second)):
+            raise RuntimeError("the canary gave a wrong answer after this call")
+
+    _canaries: dict = {}
+
+    def _canary_case(self):
+        """(operator, arguments, numpy's answer) of a valid float32 call of an operator with one
+        output, the same for every chunk (made once per process)."""
+        found = Fuzzer._canaries.get("case")
+        if found is None:
+            single = [op for op in self.aclnn.ops.OPERATORS if len(op.outputs) == 1]
+            for seed in range(1000):
+                maker = Fuzzer(np.random.default_rng(seed))
+                maker.FLOATS = [np.dtype(np.float32)]
+                op = single[seed % len(single)]
+                args = op.fuzz(maker)
+                try:
+                    want = op.function(*args, backend="numpy")
+                except (TypeError, ValueError, self.aclnn.AclnnError):
+                    continue
+                if want.size:
+                    found = Fuzzer._canaries["case"] = (op, args, want)
+                    break
+        return found
+
+    def live_stream(self):
+        if len(self.streams) < 2 and (not self.streams or self.chance(0.2)):
+            self.streams.append(self.capi.aclrtCreateStream())
+        return self.pick(self.streams)
+
+    def retire_stream(self) -> None:
+        """The caller's way to be done with a stream: synchronise it, then destroy it."""
+        if self.streams:
+            stream = self.streams.pop(int(self.rng.integers(len(self.streams))))
+            self.capi.aclrtSynchronizeStream(stream)
+            self.capi.aclrtDestroyStream(stream)
+
+    def stream_value(self):
+        """A ``stream=`` value: mostly a live caller stream, else a dead or bad one, or junk."""
+        r = int(self.rng.integers(10))
+        if r < 6:
+            return self.live_stream()
+        if r == 6:
+            dead = self.capi.aclrtCreateStream()
+            self.capi.aclrtDestroyStream(dead)
+            return int(self.aclnn._ffi.ffi().cast("uintptr_t", dead))
+        if r == 7:
+            return self.pick([0xDEAD0000, 1, 2**63, 2**64, -1, 0, None])
+        return self.junk()
+
+    def keep(self, result):
+        """A stream= call's result: its Tensors are read later, after their stream may be gone."""
+        for r in result if isinstance(result, tuple) else (result,):
+            if isinstance(r, self.aclnn.Tensor):
+                self.kept.append(r)
+        return None
+
+    def stream_call(self):
+        """An op function or ``call`` on ``stream=``, Tensors and ndarrays mixed; then maybe the
+        caller retires a stream, or a Tensor made on one earlier is read."""
+        r = self.rng.random()
+        if r < 0.15 and self.kept:
+            t = self.kept.pop(int(self.rng.integers(len(self.kept))))
+            def read():
+                try:
+                    return t.numpy()
+                finally:
+                    t.close()
+            return "Tensor made on a caller stream earlier .numpy()", self.checked(read)
+        if r < 0.25:
+            return "a caller stream synchronised and destroyed", self.checked(self.retire_stream)
+        op = self.pick(self.aclnn.ops.OPERATORS)
+        clean = op.fuzz(self)
+        stream = self.stream_value()
+        if self.chance(0.5):
+            args = [self.maybe_device(a, "sim") for a in clean]
+            args = self.mutate(args, "sim") if self.chance(0.2) else args
+            fn = op.function
+            return (f"{fn.__name__}(backend='sim', stream={stream!r}, {_describe(args)})",
+                    self.checked(lambda: self.keep(fn(*args, backend="sim", stream=stream))))
+        args = [self.maybe_device(a, "sim") for a in op.c_arguments(clean, self._out_like)]
+        return (f"call({op.kernel!r}, backend='sim', stream={stream!r}, {_describe(args)})",
+                self.checked(lambda: self.keep(self.aclnn.call(op.kernel, *args, backend="sim", stream=stream))))
+
+    def _device_args(self, op):
+        """Near-valid arguments of ``op``, every array a device Tensor of its own (not in ``tensors``)."""
+        args, made = [], []
+        for a in op.fuzz(self):
+            if isinstance(a, np.ndarray):
+                try:
+                    a = self.aclnn.Tensor.from_numpy(a, backend="sim")
+                    made.append(a)
+                except (TypeError, ValueError, self.aclnn.AclnnError):
+                    pass
+            args.append(a)
+        return args, made
+
+    def other_thread_call(self):
+        """Work queued on this thread's stream whose inputs another thread closes or drops
+        before the result is read; or a prepared executor closed by another thread mid-run."""
+        import threading
+
+        op = self.pick(self.aclnn.ops.OPERATORS)
+        if self.chance(0.7):
+            args, made = self._device_args(op)
+            drop = self.chance(0.5)
+
+            def closed_elsewhere():
+                try:
+                    result = op.function(*args, backend="sim")
+                    gone = [t for t in made if self.chance(0.7)]
+                    if drop:  # the last reference goes on the other thread
+                        args[:] = [None if any(a is g for g in gone) else a for a in args]
+                        made[:] = [t for t in made if not any(t is g for g in gone)]
+                        worker = threading.Thread(target=gone.clear)
+                    else:
+                        worker = threading.Thread(target=lambda: [g.close() for g in gone])
+                    worker.start()
+                    worker.join()
+                    for r in result if isinstance(result, tuple) else (result,):
+                        if isinstance(r, self.aclnn.Tensor):
+                            try:
+                                r.numpy()
+                            finally:
+                                r.close()
+                finally:
+                    for t in made:
+                        t.close()
+            return (f"{op.function.__name__}(backend='sim', Tensors) with inputs "
+                    f"{'dropped' if drop else 'closed'} on another thread", self.checked(closed_elsewhere))
+        args = op.c_arguments(op.fuzz(self), lambda shape, dtype: np.zeros(shape, dtype))
+        delay = float(self.rng.uniform(0, 0.002))
+
+        def close_race():
+            run = self.aclnn.prepare(op.kernel, *args, backend="sim")
+            closer = threading.Timer(delay, run.close)
+            closer.start()
+            try:
+                for _ in range(50):
+                    run(*args)
+            except ValueError as exc:
+                if "closed" not in str(exc):
+                    raise
+            finally:
+                closer.join()
+                run.close()
+        return (f"prepare({op.kernel!r}, {_describe(args)}) closed by another thread after {delay:.4f} s",
+                self.checked(close_race))
+
+    def fork_call(self):
+        """fork() while another thread is inside calls; the child runs one call on sim and one
+        on numpy and must exit within 30 s."""
+        import threading
+
+        op = self.pick(self.aclnn.ops.OPERATORS)
+        args = op.fuzz(self)
+        busy_backend = self.pick(["sim", "numpy"])
+
+        def busy():
+            for _ in range(3):
+                try:
+                    op.function(*args, backend=busy_backend)
+                except (TypeError, ValueError, self.aclnn.AclnnError):
+                    pass
+
+        def forked():
+            worker = threading.Thread(target=busy)
+            worker.start()
+            pid = os.fork()
+            if pid == 0:
+                code = 0
+                try:
+                    for backend in ("sim", "numpy"):
+                        try:
+                            op.function(*args, backend=backend)
+                        except (TypeError, ValueError, self.aclnn.AclnnError):
+                            pass
+                except BaseException:
+                    code = 5
+                os._exit(code)
+            worker.join()
+            deadline = time.monotonic() + 30
+            while True:
+                done, status = os.waitpid(pid, os.WNOHANG)
+                if done:
+                    break
+                if time.monotonic() > deadline:
+                    os.kill(pid, 9)
+                    os.waitpid(pid, 0)
+                    raise RuntimeError("the forked child hung")
+                time.sleep(0.002)
+            code = os.waitstatus_to_exitcode(status)
+            if code:
+                raise RuntimeError(f"the forked child failed: exit code {code}")
+        return (f"fork() during {op.function.__name__}(backend={busy_backend!r}) on another thread",
+                self.checked(forked))
 
     def _out_like(self, shape, dtype):
         return np.zeros(shape, dtype) if self.chance(0.9) else self.junk()
@@ -298,15 +559,17 @@ class Fuzzer:
         return (f"aclrtMemcpy({_describe([dst])}, {m!r}, {_describe([src])}, {n!r}, {kind!r})",
                 lambda: capi.aclrtMemcpy(dst, m, src, n, kind))
 
+    # (kind, share of the calls) of each entry point; one_call sets ``kind`` to the one chosen.
+    KINDS = (("op", 0.50), ("tensor", 0.17), ("array", 0.10), ("capi", 0.10), ("stream", 0.08),
+             ("other_thread", 0.048), ("fork", 0.002))
+
     def one_call(self):
         r = self.rng.random()
-        if r < 0.55:
-            return self.op_call()
-        if r < 0.75:
-            return self.tensor_call()
-        if r < 0.87:
-            return self.array_call()
-        return self.capi_call()
+        for self.kind, share in self.KINDS:
+            if r < share:
+                break
+            r -= share
+        return getattr(self, f"{self.kind}_call")()
 
     def release(self, result) -> None:
         from aclnn_py._convert.arrays import _HostArray
@@ -320,6 +583,18 @@ class Fuzzer:
             except self.aclnn.AclnnError:
                 pass
         self.device_ptrs.clear()
+
+
+# The status codes of a handle that is not live (aclnn_py/sim/README.md, "Handles that are not
+# live"): from the runtime's waits and records, an executor, or a task reading freed memory.
+_DEAD_HANDLE_APIS = ("aclrtSynchronizeStream", "aclrtSynchronizeEvent", "aclrtRecordEvent", "aclrtDestroyEvent")
+
+
+def _dead_handle(exc) -> bool:
+    """Whether ``exc`` (an AclnnError) is the error of a dead handle the binding kept or freed
+    too early (not of the caller's bad ``stream=``, which is 361001 from the operator)."""
+    return ((exc.status in (107000, 107003) and exc.api in _DEAD_HANDLE_APIS) or exc.status == 561000
+            or (exc.status in (507015, 507053) and "device allocation" in str(exc)))
 
 
 def _describe(args) -> str:
@@ -348,6 +623,7 @@ def run_chunk(seed: int, chunk: int, calls: int) -> dict:
     lib.stream()
     findings = []
     outcomes: dict[str, int] = {}
+    kinds: dict[str, int] = {}
     for i in range(calls):
         what = "building the call"
         try:
@@ -364,9 +640,13 @@ def run_chunk(seed: int, chunk: int, calls: int) -> dict:
                 findings.append({"call": i, "what": what, "error": f"{outcome}: {exc}"[:500],
                                  "traceback": traceback.format_exc(limit=6)[-1500:]})
         outcomes[outcome] = outcomes.get(outcome, 0) + 1
-    for t in fuzzer.tensors:
+        kinds[fuzzer.kind] = kinds.get(fuzzer.kind, 0) + 1
+    for t in fuzzer.tensors + fuzzer.kept:
         t.close()
     fuzzer.tensors.clear()
+    fuzzer.kept.clear()
+    while fuzzer.streams:
+        fuzzer.retire_stream()
     gc.collect()
     lib.synchronize()
     c = lib.ffi.new("aclsimCounters *")
@@ -378,7 +658,7 @@ def run_chunk(seed: int, chunk: int, calls: int) -> dict:
         findings.append({"call": calls, "what": "counters at the end of the chunk",
                          "error": f"live handles or device memory left: {counters}", "traceback": ""})
     del capi
-    return {"calls": calls, "findings": findings, "counters": counters, "outcomes": outcomes}
+    return {"calls": calls, "findings": findings, "counters": counters, "outcomes": outcomes, "kinds": kinds}
 
 
 def main(argv=None) -> int:
@@ -402,7 +682,7 @@ def main(argv=None) -> int:
     if args.only_chunk is not None:
         chunks = [args.only_chunk]
     env = dict(os.environ, ACLNN_PY_BACKEND="sim")
-    total, findings, outcomes = 0, [], {}
+    total, findings, outcomes, kinds = 0, [], {}, {}
     counters = None
     for chunk in chunks:
         n = min(args.chunk, args.calls - chunk * args.chunk) if args.only_chunk is None else args.chunk
@@ -428,6 +708,8 @@ def main(argv=None) -> int:
         counters = report["counters"]
         for k, v in report["outcomes"].items():
             outcomes[k] = outcomes.get(k, 0) + v
+        for k, v in report["kinds"].items():
+            kinds[k] = kinds.get(k, 0) + v
         for f in report["findings"]:
             f.update(chunk=chunk, reproduce=reproduce)
             findings.append(f)
@@ -436,6 +718,7 @@ def main(argv=None) -> int:
         print(f"FINDING chunk {f['chunk']} call {f.get('call', '-')}: {f['what']}\n  {f['error']}\n"
               f"  reproduce: {f['reproduce']}\n{f['traceback']}", file=sys.stderr)
     print(f"outcomes: {json.dumps(dict(sorted(outcomes.items())))}")
+    print(f"calls per kind: {json.dumps(dict(sorted(kinds.items())))}")
     print(f"last chunk's counters: {counters}")
     print(f"fuzz: seed={args.seed} calls={total} findings={len(findings)} time={elapsed:.1f}s")
     return 1 if findings else 0

@@ -146,6 +146,11 @@ def _keep_alive(view: DeviceView) -> None:
     """The release of a caller's device tensor: nothing, but the reference held until then."""
 
 
+def _queued_work(_: None) -> None:
+    """The release a call with device Tensors always defers: nothing, but its place in the
+    thread's queue of releases waiting for the stream."""
+
+
 # Outputs above this size leave the fast path: its host result is made before the call, and a
 # size the device cannot hold must fail in aclrtMalloc (207001) as on the path above, not in the
 # host's allocator.
@@ -415,10 +420,13 @@ class Call:
             source = self.ffi.from_buffer(value)  # type: ignore[call-overload]
             strides = _contiguous(value.shape)
         else:
-            if any(s < 0 or s % item for s in value.strides):
-                value = np.ascontiguousarray(value)
-            # A strided view is copied as the bytes it spans and described by its strides.
+            # A strided view is copied as the bytes it spans and described by its strides,
+            # unless it has gaps: then its elements alone, made contiguous on the host (a few
+            # elements of a huge buffer must not need the buffer's size on the device).
             low, high = _byte_bounds(value)
+            if high - low > value.nbytes or any(s < 0 or s % item for s in value.strides):
+                value = np.ascontiguousarray(value)
+                low, high = _byte_bounds(value)
             nbytes = high - low
             source = self.ffi.cast("void *", low)
             strides = [s // item for s in value.strides]
@@ -634,9 +642,11 @@ class Call:
             return self._record([_fast.HOST_IN, acl, _format(ndim), ndim, *shape, *_contiguous(shape), 0, 0],
                                 self.ffi.NULL, ("tensor", name, value))
         else:
-            if any(s < 0 or s % item for s in value.strides):
-                value = np.ascontiguousarray(value)
             low, high = _byte_bounds(value)
+            # (a view with gaps: its elements alone, as ``upload`` copies them)
+            if high - low > value.nbytes or any(s < 0 or s % item for s in value.strides):
+                value = np.ascontiguousarray(value)
+                low, high = _byte_bounds(value)
             nbytes = high - low
             strides = [s // item for s in value.strides]
             source = self.ffi.cast("void *", low)
@@ -750,6 +760,10 @@ class Call:
         # Phase 2 consumes the executor whatever its outcome (single use); from then on the
         # call's device memory may be in use by queued work until the stream is past it.
         self._launched = True
+        if self.device_io:
+            # The caller's Tensors too: their memory dropped on this thread waits for the
+            # stream as long as something does (Library.has_pending), so one always does.
+            self._hold((_queued_work, None, True, 0))
         status = self.fn(op)(workspace, size, executor, self.stream)
         if status:
             lib.check(status, op)

@@ -65,6 +65,16 @@ _lock = threading.Lock()
 _state: list[tuple[Any, Any] | None] = []  # [(ffi, lib) or None], loaded once
 
 
+def _new_lock_in_child() -> None:
+    """A forked child's lock (``aclnn_py._ffi._new_locks_in_child``): a parent thread may have
+    been loading the helper."""
+    global _lock
+    _lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_new_lock_in_child)
+
+
 def enabled() -> bool:
     """Whether ``ACLNN_PY_FAST`` allows the fast path (unset or anything but 0/off/no)."""
     return os.environ.get(ENV, "1").strip().lower() not in ("0", "off", "no", "false")

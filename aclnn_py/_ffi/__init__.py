@@ -7,6 +7,8 @@ a backend's libraries is ``aclnn_py._runtime.loader``'s.
 from __future__ import annotations
 
 import functools
+import os
+import threading
 from typing import TYPE_CHECKING
 
 from .declarations import constants_cdef, include_dir, read_cdef
@@ -34,6 +36,18 @@ def constants_ffi() -> FFI:
     f = cffi.FFI()
     f.cdef(constants_cdef(read_cdef(include_dir())))
     return f
+
+
+def _new_locks_in_child() -> None:
+    """In a forked child, where only the forking thread runs: cffi parses declarations and C
+    types under a lock of the FFI object, which another thread of the parent may have held at
+    the fork (it would never be released, and the child's next parse would wait for ever)."""
+    for made in (ffi, constants_ffi):
+        if made.cache_info().currsize:
+            made()._lock = threading.Lock()  # type: ignore[attr-defined]
+
+
+os.register_at_fork(after_in_child=_new_locks_in_child)
 
 
 __all__ = ["constants_ffi", "ffi"]

@@ -30,6 +30,7 @@ the reason, found by checking each declaration alone: linear work however many f
 from __future__ import annotations
 
 import functools
+import os
 import re
 import threading
 from dataclasses import dataclass, field
@@ -37,7 +38,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    import os
     from collections.abc import Iterable, Sequence
 
     from cffi import FFI
@@ -615,6 +615,18 @@ class OperatorDeclarer:
 
 _declarers: dict[int, OperatorDeclarer] = {}
 _declarers_lock = threading.Lock()
+
+
+def _new_locks_in_child() -> None:
+    """A forked child's locks (``aclnn_py._ffi._new_locks_in_child``): a parent thread may have
+    been declaring a header."""
+    global _declarers_lock
+    _declarers_lock = threading.Lock()
+    for declarer in _declarers.values():
+        declarer._lock = threading.RLock()
+
+
+os.register_at_fork(after_in_child=_new_locks_in_child)
 
 
 def declarer_for(ffi: FFI) -> OperatorDeclarer:

@@ -87,6 +87,21 @@ _control = find()
 _lock = threading.Lock()
 _depth = 0
 _saved = 1
+_mine = threading.local()  # .depth: the calling thread's share of _depth
+
+
+def _new_lock_in_child() -> None:
+    """In a forked child, where only the forking thread runs: a new lock (another parent thread
+    may have held this one), and only the forking thread's blocks count (another thread's never
+    end here: BLAS would stay on one thread), the saved count given back if none is open."""
+    global _lock, _depth
+    _lock = threading.Lock()
+    was, _depth = _depth, getattr(_mine, "depth", 0)
+    if was and not _depth and _saved != 1 and _control is not None:
+        _control.set(_saved)
+
+
+os.register_at_fork(after_in_child=_new_lock_in_child)
 
 
 @contextlib.contextmanager
@@ -103,11 +118,13 @@ def single_threaded() -> Iterator[None]:
             if _saved != 1:
                 control.set(1)
         _depth += 1
+        _mine.depth = getattr(_mine, "depth", 0) + 1
     try:
         yield
     finally:
         with _lock:
             _depth -= 1
+            _mine.depth -= 1
             if _depth == 0 and _saved != 1:
                 control.set(_saved)
 

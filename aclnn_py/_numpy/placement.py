@@ -56,6 +56,21 @@ _others: list[int] = []         # the cores of the workers in the latest region
 _holding = False                # whether a region holds its threads to cores now
 
 
+def _new_lock_in_child() -> None:
+    """In a forked child: a new lock (a parent thread may have held this one: the child's
+    first region would wait for ever), no workers (the parent's do not exist here), no region
+    (a parent thread's never ends here)."""
+    global _lock, _holding
+    _lock = threading.Lock()
+    _workers.clear()
+    _placed.clear()
+    _others.clear()
+    _holding = False
+
+
+os.register_at_fork(after_in_child=_new_lock_in_child)
+
+
 def register_worker() -> None:
     """The pool's thread initializer: makes the calling worker thread one that ``pinned``
     places.  A worker starts in a region (the pool makes its threads on demand) with the

@@ -7,6 +7,7 @@ goes straight to its kernel; a tiny call's cost is then the kernel's few NumPy c
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -120,6 +121,15 @@ class NumpyOp:
 
 
 _NUMPY_OPS: list[NumpyOp] = []
+
+
+def _new_locks_in_child() -> None:
+    """A forked child's locks: a parent thread may have been storing a plan."""
+    for op in _NUMPY_OPS:
+        op._lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_new_locks_in_child)
 
 
 def forget_plans() -> None:

@@ -26,6 +26,15 @@ _pool_pid = 0
 _pool_lock = threading.Lock()
 
 
+def _new_lock_in_child() -> None:
+    """A forked child's lock: a parent thread may have been making the pool."""
+    global _pool_lock
+    _pool_lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_new_lock_in_child)
+
+
 def worker_count() -> int:
     """The number of parts ``in_parallel`` splits a large range into: one per core this process
     may run on, at most 4."""

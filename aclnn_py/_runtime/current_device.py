@@ -10,6 +10,7 @@ import os
 import threading
 
 DEVICE_VAR = "ACLNN_PY_DEVICE"
+DEVICE_MAX = 2**31 - 1  # aclrtSetDevice's deviceId is an int32_t
 
 _local = threading.local()
 _default: int | None = None
@@ -26,8 +27,9 @@ def _env_default() -> int:
                 value = int(text)
             except ValueError:
                 raise ValueError(f"environment variable {DEVICE_VAR}={text!r}: a device id must be an int >= 0") from None
-            if value < 0:
-                raise ValueError(f"environment variable {DEVICE_VAR}={text!r}: a device id must be an int >= 0")
+            if not 0 <= value <= DEVICE_MAX:
+                raise ValueError(f"environment variable {DEVICE_VAR}={text!r}: a device id must be an int "
+                                 f"from 0 to {DEVICE_MAX}")
             _default = value
     return _default
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numbers
 import operator
 
+from .._errors import ACL_ERROR_RT_INVALID_DEVICEID, AclnnError
 from .._ffi import ffi
 from . import current_device, loader
 from .backend import get_backend
@@ -27,13 +28,19 @@ def set_device(device: int) -> None:
     on it too), so a device the runtime does not have raises its ``AclnnError`` here (107001
     on the simulator, which has ``$ACLSIM_DEVICE_COUNT`` devices, default 1); otherwise the
     same error comes from the first npu/sim call. On the numpy backend the device is recorded
-    and has no effect.
+    and has no effect. An id no runtime can have (above 2**31 - 1, aclrtSetDevice's int32_t)
+    is that 107001 on every backend.
     """
     if isinstance(device, bool) or not isinstance(device, numbers.Integral):
         raise TypeError(f"set_device: device must be an int, got {type(device).__name__}")
     value = operator.index(device)
     if value < 0:
         raise ValueError(f"set_device: device must be >= 0, got {value}")
+    if value > current_device.DEVICE_MAX:
+        # No runtime has it (aclrtSetDevice takes an int32_t): the runtime's answer for a device
+        # it lacks, on every backend (numpy records the device for a later npu/sim call).
+        raise AclnnError(ACL_ERROR_RT_INVALID_DEVICEID, "aclrtSetDevice",
+                         f"invalid device id {value} (device ids are int32_t: at most {current_device.DEVICE_MAX})")
     names = loader.loaded_backends()
     if not names:
         current = get_backend()

@@ -49,6 +49,18 @@ MAX_PENDING_BYTES = 256 << 20
 _T = TypeVar("_T")
 
 
+class _Handover:
+    """Releases other threads hand to one thread (its ``DeviceBuffer``s dropped elsewhere):
+    they run after that thread's next synchronisation, or at its end (``ended`` from then on:
+    a later one runs at once). Read and written under its ``Library``'s lock."""
+
+    __slots__ = ("releases", "ended")
+
+    def __init__(self) -> None:
+        self.releases: list[Callable[[], None]] = []
+        self.ended = False
+
+
 class _ThreadStreams:
     """One thread's streams and the releases that must wait for its queued work. It lives in
     the thread's ``threading.local``: when the thread ends, CPython drops it (on that thread)
@@ -56,11 +68,14 @@ class _ThreadStreams:
 
     ``stream`` is the stream the thread's calls queue on: ``own`` (the thread's stream on its
     device), or a caller's stream while a ``stream=`` call runs (None after ``set_device``,
-    until the next call opens the new device). ``callers`` holds the caller streams that
-    releases in ``pending`` wait for besides ``own`` (by address): every release waits for
-    all of them, so one synchronisation frees them all."""
+    until the next call opens the new device). ``callers`` holds, per caller stream that
+    releases in ``pending`` wait for besides ``own`` (by address), an event the binding
+    recorded on it after that work: every release waits for all of them, so one
+    synchronisation frees them all. Events, not the streams themselves: the caller may
+    destroy a stream once it has synchronised it, and a destroyed stream cannot be waited
+    for, while the event stays the binding's (and is complete by then)."""
 
-    __slots__ = ("stream", "own", "streams", "pending", "nbytes", "callers", "__weakref__")
+    __slots__ = ("stream", "own", "streams", "pending", "nbytes", "callers", "handover", "__weakref__")
 
     def __init__(self) -> None:
         self.stream: Any = None
@@ -68,11 +83,12 @@ class _ThreadStreams:
         self.streams: dict[int, Any] = {}  # device -> this thread's stream on it
         self.pending: list[Callable[[], None]] = []
         self.nbytes = 0
-        self.callers: dict[int, Any] = {}
+        self.callers: dict[int, Any] = {}  # caller stream address -> the binding's event on it
+        self.handover = _Handover()
 
     def take(self) -> tuple[list[Callable[[], None]], list[Any]]:
-        """The waiting releases and the caller streams they wait for, cleared (in place: the
-        thread's finalizer holds these containers)."""
+        """The waiting releases and the events on caller streams they wait for, cleared (in
+        place: the thread's finalizer holds these containers)."""
         pending = self.pending[:]
         self.pending.clear()
         callers = list(self.callers.values())
@@ -237,7 +253,7 @@ class Library:
                 key = next(self._stream_keys)
                 self._streams[key] = state.streams
             end = weakref.finalize(state, Library._end_of_thread, self, key, state.streams, state.callers,
-                                   state.pending)
+                                   state.pending, state.handover)
             end.atexit = False  # the main thread's streams are teardown's
             local.state = state
         device = current_device.get_device()
@@ -309,24 +325,64 @@ class Library:
         self._local = threading.local()
 
     def _end_of_thread(self, key: int, streams: dict[int, Any], callers: dict[int, Any],
-                       pending: list[Any]) -> None:
+                       pending: list[Any], handover: _Handover) -> None:
         """A thread's ``_ThreadStreams`` is gone (the thread ended): wait for its streams (its
-        own and the callers' its releases wait for), run what waited on them, destroy its own.
-        Never raises (it runs as the thread exits)."""
+        own and the callers' its releases wait for), run what waited on them (and what other
+        threads handed over), destroy its own streams and events. Never raises (it runs as
+        the thread exits)."""
         with self._lock:
             if self._finalized or self._streams.pop(key, None) is None:
-                return  # teardown (or aclFinalize) took care of it
+                # teardown, aclFinalize or a fork took care of the streams: nothing can wait
+                handover.ended = True
+                handover.releases.clear()
+                return
         steps = Transaction()  # (run newest first, each whatever the others do)
         for stream in streams.values():
             steps.add(self._calling("aclrtDestroyStream"), stream)
+        for event in callers.values():
+            steps.add(self._calling("aclrtDestroyEvent"), event)
         steps.add(run_all, pending)
-        for stream in (*streams.values(), *callers.values()):
+        steps.add(lambda _: self._end_handover(handover), None)
+        for event in callers.values():
+            steps.add(self._calling("aclrtSynchronizeEvent"), event)
+        for stream in streams.values():
             steps.add(self._calling("aclrtSynchronizeStream"), stream)
         quietly(steps.end)
+
+    def handover(self) -> _Handover:
+        """This thread's ``_Handover`` (what ``hand_over`` takes), its state made if need be."""
+        return self._thread_stream().handover
+
+    def hand_over(self, handover: _Handover, release: Callable[[], None]) -> None:
+        """Run ``release`` after the next synchronisation of the thread ``handover`` belongs
+        to (another thread's device memory, dropped here while its work may be queued), or
+        now if that thread has ended (its streams were synchronised then)."""
+        with self._lock:
+            if not handover.ended:
+                handover.releases.append(release)
+                return
+        release()
+
+    def _take_handed(self, handover: _Handover, *, ended: bool = False) -> list[Callable[[], None]]:
+        with self._lock:
+            taken = handover.releases[:]
+            handover.releases.clear()
+            if ended:
+                handover.ended = True
+        return taken
+
+    def _end_handover(self, handover: _Handover) -> None:
+        failed = run_all(self._take_handed(handover, ended=True))
+        if failed is not None:
+            raise failed
 
     def _calling(self, name: str) -> Callable[[Any], object]:
         """A release calling the C function ``name`` (looked up when it runs) on its handle."""
         return lambda handle: self.fn(name)(handle)
+
+    def _checked(self, name: str) -> Callable[[Any], object]:
+        """``_calling``, raising the status of a failure."""
+        return lambda handle: self.call(name, handle)
 
     def defer(self, release: Callable[[], None], nbytes: int = 0) -> None:
         """Run ``release`` (which frees ``nbytes`` of device memory) after the stream this
@@ -335,12 +391,41 @@ class Library:
         MAX_PENDING_BYTES the streams are synchronised now."""
         state = self._thread_stream()
         stream = state.stream
-        if stream is not state.own:  # a caller's stream
-            state.callers[int(self.ffi.cast("uintptr_t", stream))] = stream
         state.pending.append(release)
         state.nbytes += nbytes
+        if stream is not state.own:  # a caller's stream
+            try:
+                self._mark(state, stream)
+            except AclnnError:
+                # Not a stream (the runtime refuses to record on it): the work of a call refused
+                # for it never ran, and the release waits for the thread's other streams only.
+                pass
         if len(state.pending) >= MAX_PENDING_RELEASES or state.nbytes >= MAX_PENDING_BYTES:
             self.synchronize()
+
+    def _mark(self, state: _ThreadStreams, stream: Any) -> None:
+        """Record (again) this thread's event on the caller's ``stream``, behind the work
+        queued on it so far: what the releases waiting for it wait for. Raises the runtime's
+        error when the stream is not one."""
+        address = int(self.ffi.cast("uintptr_t", stream))
+        event = state.callers.get(address)
+        if event is not None:
+            self.call("aclrtRecordEvent", event, stream)
+            return
+        p = self.ffi.new("aclrtEvent *")
+        self.call("aclrtCreateEvent", p)
+        status = self.fn("aclrtRecordEvent")(p[0], stream)
+        if status:
+            message = self.recent_error()
+            self.fn("aclrtDestroyEvent")(p[0])
+            raise AclnnError(status, "aclrtRecordEvent", message)
+        state.callers[address] = p[0]
+
+    def mark_queued(self) -> None:
+        """Work was queued on this thread's stream that no release waits for yet (a device-
+        Tensor call with no temporaries, a prepared run): from now on this thread's device
+        memory dropped here waits for it (``has_pending``), until the next synchronisation."""
+        self.defer(_nothing)
 
     def has_pending(self) -> bool:
         """Whether this thread has releases waiting for its streams."""
@@ -369,15 +454,27 @@ class Library:
             own = state.own
             if own is not current and own is not None and own != current:
                 self.check(sync(own), "aclrtSynchronizeStream")
+            if state.handover.releases:
+                self._run_handed(state)
             return
-        pending, callers = state.take()
-        try:
-            self.call("aclrtSynchronizeStream", current)
-            for stream in (state.own, *callers):
-                if stream is not None and stream != current:
-                    self.call("aclrtSynchronizeStream", stream)
-        finally:
-            failed = run_all(pending)
+        pending, events = state.take()
+        # (each wait, then each release, whatever the others do; the first error is raised)
+        steps = Transaction()
+        for event in events:
+            steps.add(self._checked("aclrtDestroyEvent"), event)
+        steps.add(_run_all_raising, pending)
+        for event in events:
+            steps.add(self._checked("aclrtSynchronizeEvent"), event)
+        if state.own is not None and state.own != current:
+            steps.add(self._checked("aclrtSynchronizeStream"), state.own)
+        steps.add(self._checked("aclrtSynchronizeStream"), current)
+        steps.end()
+        if state.handover.releases:
+            self._run_handed(state)
+
+    def _run_handed(self, state: _ThreadStreams) -> None:
+        """Run what other threads handed this one (its streams synchronised just now)."""
+        failed = run_all(self._take_handed(state.handover))
         if failed is not None:
             raise failed
 
@@ -400,6 +497,17 @@ class Library:
                     steps.add(self._calling("aclrtSynchronizeStream"), s)
             quietly(steps.end)  # never raise at interpreter exit
             self._streams.clear()
+
+
+def _run_all_raising(releases: list[Callable[[], None]]) -> None:
+    """``run_all``, raising the first error."""
+    failed = run_all(releases)
+    if failed is not None:
+        raise failed
+
+
+def _nothing() -> None:
+    """The release ``mark_queued`` defers: only its place in the queue matters."""
 
 
 def _forget_in_forked_child(lib: Library) -> None:

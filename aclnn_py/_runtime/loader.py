@@ -8,6 +8,7 @@ project's C sources. Both go through the same ``Library`` class and the same dec
 from __future__ import annotations
 
 import functools
+import os
 import threading
 
 from .. import sim
@@ -58,6 +59,17 @@ def library(name: str) -> Library:
             raise BackendUnavailable(f"backend {name!r}: loading {toolkit.home} failed: {exc}") from exc
         _loaded[name] = lib
         return lib
+
+
+def _new_lock_in_child() -> None:
+    """In a forked child, where only the forking thread runs: the lock another thread of the
+    parent held at the fork (a first ``library()`` call loading a backend) would never be
+    released, and the child's first call would wait for ever."""
+    global _lock
+    _lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_new_lock_in_child)
 
 
 def loaded_backends() -> tuple[str, ...]:

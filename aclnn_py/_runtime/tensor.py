@@ -4,7 +4,8 @@
 Every handle is released exactly once: by ``close()`` (also the context-manager exit), or by
 a finalizer when the object is garbage-collected; finalizers never raise and do nothing once
 the backend has been torn down at exit. Device memory is freed only after the owning thread's
-stream has finished the work queued on it. A wrapper made of one handle gives it to its
+stream has finished the work queued on it (dropped on another thread: after the owning thread's
+next synchronisation, or at once if that thread has ended). A wrapper made of one handle gives it to its
 finalizer the moment it exists; one built from several (a ``Tensor`` and its new device
 memory) is built inside a ``Transaction`` (``resources``): a
 failure halfway through (``aclCreateTensor`` refusing after ``aclrtMalloc`` succeeded...)
@@ -107,7 +108,9 @@ class DeviceBuffer:
         self.nbytes = _index("aclnn_py.DeviceBuffer", "nbytes", nbytes)
         if self.nbytes < 0:
             raise ValueError(f"aclnn_py.DeviceBuffer: nbytes must be >= 0, got {self.nbytes}")
-        lib.stream()  # runtime, device and stream ready before the first allocation
+        handover = lib.handover()  # (runtime, device and stream ready before the first allocation)
+        #: The thread whose stream the memory's work queues on, and what hands it releases.
+        self.owner: tuple[int, Any] = (threading.get_ident(), handover)
         if self.nbytes == 0:
             self.ptr = lib.ffi.NULL
             self._finalizer = None
@@ -116,15 +119,19 @@ class DeviceBuffer:
         lib.call("aclrtMalloc", p, self.nbytes, ACL_MEM_MALLOC_HUGE_FIRST)
         self.ptr = p[0]
         # (One handle: its finalizer owns it from the moment it exists.)
-        self._finalizer = weakref.finalize(self, DeviceBuffer._release, lib, self.ptr, self.nbytes,
-                                           threading.get_ident())
+        self._finalizer = weakref.finalize(self, DeviceBuffer._release, lib, self.ptr, self.nbytes, *self.owner)
 
     @staticmethod
-    def _release(lib: Library, ptr: CData, nbytes: int, owner_thread: int) -> None:
+    def _release(lib: Library, ptr: CData, nbytes: int, owner_thread: int, handover: Any) -> None:
         if lib.finalized:
             return
         free = lambda: lib.fn("aclrtFree")(ptr)  # noqa: E731
-        if threading.get_ident() == owner_thread and lib.has_pending():
+        if threading.get_ident() != owner_thread:
+            # Dropped on another thread (close(), or the last reference went there): the owner's
+            # queued work may still touch it, and only the owner knows its streams. Freed after
+            # the owner's next synchronisation, or now if the owner has ended.
+            quietly(lambda: lib.hand_over(handover, free))
+        elif lib.has_pending():
             # Queued work may still touch it. (Past the pending budget this synchronises; a
             # finalizer cannot raise a failure of queued work, so it is dropped here.)
             quietly(lambda: lib.defer(free, nbytes))
@@ -205,12 +212,18 @@ class Tensor(_Shaped):
             raise AclnnError(ACLNN_ERR_PARAM_INVALID, "aclCreateTensor",
                              self.lib.recent_error() or f"could not create a tensor of shape {list(self.shape)}")
         self.handle = handle
-        self._finalizer = weakref.finalize(self, Tensor._release, self.lib, handle)
+        self._finalizer = weakref.finalize(self, Tensor._release, self.lib, handle, *buffer.owner)
 
     @staticmethod
-    def _release(lib: Library, handle: CData) -> None:
-        if not lib.finalized:
-            quietly(lambda: lib.fn("aclDestroyTensor")(handle))
+    def _release(lib: Library, handle: CData, owner_thread: int, handover: Any) -> None:
+        if lib.finalized:
+            return
+        destroy = lambda: lib.fn("aclDestroyTensor")(handle)  # noqa: E731
+        if threading.get_ident() != owner_thread:
+            # The owner thread may be in the middle of a call that reads the descriptor.
+            quietly(lambda: lib.hand_over(handover, destroy))
+        else:
+            quietly(destroy)
 
     # -- construction ---------------------------------------------------------------------
 
