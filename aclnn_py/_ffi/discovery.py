@@ -77,6 +77,12 @@ def _skipped(what: str, source: str, exc: OSError | ValueError) -> None:
                   UserWarning, stacklevel=4)
 
 
+def skip_package(package: CustomPackage, exc: OSError | ValueError) -> None:
+    """Warn that ``package``, found by the search, turned out unusable when its library was
+    loaded (a corrupt or foreign ``libcust_opapi.so``): the backend goes on without it."""
+    _skipped(str(package.root), package.source, exc)
+
+
 def _load_priority(config: Path) -> list[str]:
     """The vendor names of a ``vendors/config.ini`` ``load_priority=`` line, in order."""
     try:

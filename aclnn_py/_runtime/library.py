@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from .._errors import ACL_ERROR_API_NOT_SUPPORT, ACL_ERROR_REPEAT_INITIALIZE, ACL_ERROR_UNINITIALIZE, AclnnError
 from . import current_device
 from .resources import Transaction, quietly, run_all
-from .._ffi.discovery import Toolkit
+from .._ffi.discovery import Toolkit, skip_package
 
 if TYPE_CHECKING:
     from cffi import FFI
@@ -108,7 +108,17 @@ class Library:
         self.ffi = ffi
         # Loaded in dependency order, which is also the search order.
         paths = (toolkit.runtime, toolkit.base, *toolkit.operator_libraries, *extra)
-        self._handles = [(p, ffi.dlopen(str(p))) for p in paths]
+        packages = {p.library: p for p in toolkit.custom if p.library is not None}
+        self._handles = []
+        for path in paths:
+            try:
+                self._handles.append((path, ffi.dlopen(str(path))))
+            except OSError as exc:
+                if path not in packages:
+                    raise
+                # A custom package whose library cannot be loaded is reported and skipped, as
+                # torch_npu goes on without it: the built-in operators still work.
+                skip_package(packages[path], exc)
         self._declarer = declarer_for(ffi)
         self._functions: dict[str, Callable[..., Any]] = {}
         self._cache: dict[str, Any] = {}

@@ -251,3 +251,22 @@ def test_a_sim_call_survives_a_hostile_package_path(sim_lib, tmp_path):
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "loaded 0"
     assert "File name too long" in done.stderr and "skipped" in done.stderr
+
+
+def test_a_package_whose_library_cannot_be_loaded_is_skipped(sim_lib, tmp_path):
+    """A corrupt libcust_opapi.so is reported, naming its package, and skipped: the backend
+    loads and its built-in operators run (it made the whole backend unavailable)."""
+    import subprocess
+    import sys
+
+    package = tmp_path / "broken"
+    (package / discovery.CUSTOM_LIBRARY).parent.mkdir(parents=True)
+    (package / discovery.CUSTOM_LIBRARY).write_bytes(b"\x7fELF not really a library")
+    code = ("import warnings, numpy as np, aclnn_py\n"
+            "g = np.ones((1, 1, 6, 6), np.float32); x = np.zeros((1, 1, 4, 4), np.float32)\n"
+            "print(aclnn_py.reflection_pad2d_backward(g, x, [1, 1, 1, 1], backend='sim').sum())\n")
+    env = {**os.environ, discovery.CUSTOM_PATH_VAR: str(package)}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "36.0"
+    assert f"custom operator package {package}" in done.stderr and "skipped" in done.stderr
