@@ -33,11 +33,13 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .op_packages import AGGREGATE_LIBRARY
+
 OVERRIDE_VAR = "ACLNN_PY_ASCEND_HOME"
 DEFAULT_HOMES = ("/usr/local/Ascend/ascend-toolkit/latest", "/usr/local/Ascend/cann")
 RUNTIME_NAMES = ("libascendcl.so", "libacl_rt.so")
 BASE_NAME = "libnnopbase.so"
-OPS_NAME = "libopapi.so"
+OPS_NAME = AGGREGATE_LIBRARY  # the classic aggregate operator library
 
 
 CUSTOM_PATH_VAR = "ASCEND_CUSTOM_OPP_PATH"
