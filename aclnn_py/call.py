@@ -436,6 +436,8 @@ class Prepared:
         self._behind(lib, stream, mark=not self._downloads)
         if self._downloads:
             download(c, self._downloads)
+        else:
+            lib.queued_call(sig.op)  # (a later failure of the run names it)
         return results_of(sig, values)
 
     def _behind(self, lib: Library, stream: Any, *, mark: bool) -> None:

@@ -342,6 +342,9 @@ class Call:
         # had it.
         queued = self.device_io if exc is None else self._launched
         self._resources.end(exc, self.lib if queued else None)
+        if exc is None and self.device_io and self._launched:
+            # The call returns with its work queued: a later failure of it names this call.
+            self.lib.queued_call(self.api.removesuffix("GetWorkspaceSize"))
 
     def end(self, exc: BaseException | None = None) -> None:
         """Release the call's handles (once: a second end releases nothing); ``exc``: the

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._errors import ACL_ERROR_API_NOT_SUPPORT, ACL_ERROR_REPEAT_INITIALIZE, ACL_ERROR_UNINITIALIZE, AclnnError
-from . import current_device
+from . import current_device, queued
 from .resources import Transaction, quietly, run_all
 from .._ffi.discovery import Toolkit, skip_package
 
@@ -75,7 +75,7 @@ class _ThreadStreams:
     destroy a stream once it has synchronised it, and a destroyed stream cannot be waited
     for, while the event stays the binding's (and is complete by then)."""
 
-    __slots__ = ("stream", "own", "streams", "pending", "nbytes", "callers", "handover", "__weakref__")
+    __slots__ = ("stream", "own", "streams", "pending", "nbytes", "callers", "handover", "queued", "__weakref__")
 
     def __init__(self) -> None:
         self.stream: Any = None
@@ -85,6 +85,7 @@ class _ThreadStreams:
         self.nbytes = 0
         self.callers: dict[int, Any] = {}  # caller stream address -> the binding's event on it
         self.handover = _Handover()
+        self.queued: list[tuple[str, str]] = []  # (operator, caller's place) since the last synchronisation
 
     def take(self) -> tuple[list[Callable[[], None]], list[Any]]:
         """The waiting releases and the events on caller streams they wait for, cleared (in
@@ -447,14 +448,38 @@ class Library:
         state = getattr(self._local, "state", None)
         return (0, 0) if state is None else (len(state.pending), state.nbytes)
 
+    def queued_call(self, op: str) -> None:
+        """Operator ``op`` left work queued on this thread's stream: a failure of that work,
+        found at a later synchronisation, names this call (``queued``); with
+        ``ACLNN_PY_BLOCKING=1`` the stream is synchronised now, so the call raises it."""
+        state = self._thread_stream()
+        queued.remember(state.queued, op)
+        if queued.blocking():
+            self.synchronize()
+
     def synchronize(self) -> None:
         """Wait for the stream this thread's calls queue on (its own, or the caller's during a
         ``stream=`` call) and for every caller stream its waiting releases wait for, then run
         those releases (every one, newest first, also when a wait or a release fails: then
-        the first error is raised)."""
+        the first error is raised). A failure of queued work names the operator call that
+        queued it (``queued.attributed``)."""
         state: _ThreadStreams | None = getattr(self._local, "state", None)
         if state is None or state.stream is None:
             state = self._thread_stream()
+        if not state.queued:
+            self._synchronize(state)
+            return
+        calls = state.queued[:]
+        state.queued.clear()
+        try:
+            self._synchronize(state)
+        except AclnnError as error:
+            named = queued.attributed(error, calls)
+            if named is error:
+                raise
+            raise named.with_traceback(error.__traceback__) from None
+
+    def _synchronize(self, state: _ThreadStreams) -> None:
         current = state.stream
         if not state.pending and not state.callers:  # the common case (each NumPy result): nothing waits
             sync = self.fn("aclrtSynchronizeStream")

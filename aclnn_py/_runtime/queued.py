@@ -1,0 +1,79 @@
+"""Which operator call queued the work that failed, for errors reported at a later
+synchronisation, and ``ACLNN_PY_BLOCKING=1``, which synchronises after every operator call.
+
+With device ``Tensor`` arguments a chain of calls runs asynchronously: a failure in phase 2
+(an out-of-range unpool index: 507015) surfaces when the stream is next waited for, far from
+its cause. Each thread keeps the operator calls it queued since its last synchronisation (the
+C name and the place in the caller's code, the first frame outside this package); an error of
+queued work found at the synchronisation names the call that queued it (the one the library's
+message names, else the first queued). ``ACLNN_PY_BLOCKING=1`` (as CUDA's CUDA_LAUNCH_BLOCKING)
+waits after every call instead, so that its error is raised by the call itself.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from pathlib import Path
+
+from .._environ import Setting
+from .._errors import AclnnError
+
+BLOCKING_VAR = "ACLNN_PY_BLOCKING"
+#: Calls remembered per thread between synchronisations (the binding synchronises by itself
+#: after at most a few hundred queued calls: ``library.MAX_PENDING_RELEASES``).
+KEPT = 1024
+
+_PACKAGE = str(Path(__file__).resolve().parent.parent)
+#: The runtime's statuses for work that failed on the device (507000-507999: the AI core
+#: exception, timeouts, ... of ACL's error codes).
+_DEVICE_FAILURES = range(507000, 508000)
+
+
+def _parse_blocking(text: str) -> bool:
+    value = text.strip()
+    if value not in ("", "0", "1"):
+        raise ValueError(f"environment variable {BLOCKING_VAR}={text!r}: expected 0 or 1")
+    return value == "1"
+
+
+_blocking = Setting(BLOCKING_VAR, _parse_blocking)
+
+
+def blocking() -> bool:
+    """Whether every operator call waits for its work (``ACLNN_PY_BLOCKING=1``)."""
+    return _blocking.get()
+
+
+def caller_site() -> str:
+    """Where in the caller's code the current operator call was made: ``file:line in function``
+    of the first frame outside this package."""
+    frame = inspect.currentframe()
+    try:
+        while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+            frame = frame.f_back
+        if frame is None:
+            return "an unknown place"
+        return f"{frame.f_code.co_filename}:{frame.f_lineno} in {frame.f_code.co_name}"
+    finally:
+        del frame
+
+
+def remember(calls: list[tuple[str, str]], op: str) -> None:
+    """Add the call of ``op`` made now to a thread's list of queued calls."""
+    if len(calls) >= KEPT:
+        del calls[: KEPT // 2]
+    calls.append((op, caller_site()))
+
+
+def attributed(error: AclnnError, calls: list[tuple[str, str]]) -> AclnnError:
+    """``error``, raised by a synchronisation, naming the queued call it came from when it is
+    a failure of device work and calls were queued (else ``error`` itself)."""
+    if error.status not in _DEVICE_FAILURES or not calls:
+        return error
+    named = [(op, site) for op, site in calls if re.search(rf"\b{re.escape(op)}\b", error.message)]
+    op, site = (named or calls)[0]
+    others = len(calls) - 1
+    note = f"queued by {op} called at {site}" + (
+        f"; {others} more call{'s' if others > 1 else ''} queued since the last synchronisation" if others else "")
+    return AclnnError(error.status, error.api, f"{error.message} ({note})" if error.message else note)
