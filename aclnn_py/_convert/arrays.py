@@ -7,7 +7,7 @@ by ``close()`` (also the context-manager exit) or by a finalizer that never rais
 from __future__ import annotations
 
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Self, TypeAlias
 
 from numpy.typing import DTypeLike
@@ -26,15 +26,13 @@ CData: TypeAlias = Any  # a cffi pointer
 
 class _HostArray:
     """Shared code of the aclIntArray / aclBoolArray / aclFloatArray wrappers (each subclass
-    names its C functions and element type, and checks its values with ``_coerce``)."""
+    names its C functions and element type, and the coercion its values go through:
+    ``values.int_array_arg`` & co., the same as for an argument of a call)."""
 
     _c_type = ""
     _create = ""
     _destroy = ""
-
-    if TYPE_CHECKING:
-        @classmethod
-        def _coerce(cls, values: object) -> tuple[Any, ...]: ...
+    _values: Callable[[str, str, object], tuple[Any, ...] | None]
 
     def __init__(self, values: Sequence[object], *, backend: str | None = None) -> None:
         self.values = self._checked(values)
@@ -52,7 +50,9 @@ class _HostArray:
     def _checked(cls, values: object) -> tuple[Any, ...]:
         if values is None:
             raise TypeError(f"{cls._create}: values must be a sequence, got None")
-        return cls._coerce(values)
+        checked = cls._values(cls._create, "values", values)
+        assert checked is not None  # (None only for None)
+        return checked
 
     @classmethod
     def _make(cls, lib: Library, values: tuple[Any, ...]) -> CData:
@@ -87,36 +87,21 @@ class IntArray(_HostArray):
     """An ``aclIntArray`` (int64 values, copied by CANN at creation)."""
 
     _c_type, _create, _destroy = "int64_t", "aclCreateIntArray", "aclDestroyIntArray"
-
-    @classmethod
-    def _coerce(cls, values: object) -> tuple[int, ...]:
-        ints = int_array_arg(cls._create, "values", values)
-        if ints is None:
-            raise TypeError(f"{cls._create}: values must be a sequence, got None")
-        return ints
+    _values = staticmethod(int_array_arg)
 
 
 class BoolArray(_HostArray):
     """An ``aclBoolArray``."""
 
     _c_type, _create, _destroy = "bool", "aclCreateBoolArray", "aclDestroyBoolArray"
-
-    @classmethod
-    def _coerce(cls, values: object) -> tuple[bool, ...]:
-        flags = bool_array_arg(cls._create, "values", values)
-        if flags is None:
-            raise TypeError(f"{cls._create}: values must be a sequence, got None")
-        return flags
+    _values = staticmethod(bool_array_arg)
 
 
 class FloatArray(_HostArray):
     """An ``aclFloatArray`` (float32 values)."""
 
     _c_type, _create, _destroy = "float", "aclCreateFloatArray", "aclDestroyFloatArray"
-
-    @classmethod
-    def _coerce(cls, values: object) -> tuple[float, ...]:
-        return float_array_arg(cls._create, "values", values)
+    _values = staticmethod(float_array_arg)
 
 
 class Scalar:

@@ -465,11 +465,7 @@ class Call:
         assert ints is not None  # (None only for None)
         if self._fast is not None and len(ints) <= _fast.MAX_ARRAY:
             return self._record([_fast.INT_ARRAY, len(ints), *ints], None, ("int_array", name, ints))
-        handle = self.c.aclCreateIntArray(ints, len(ints))
-        if handle == self.ffi.NULL:
-            raise AclnnError(ACLNN_ERR_PARAM_INVALID, "aclCreateIntArray", self.lib.recent_error())
-        self._hold((self.c.aclDestroyIntArray, handle, False, 0))
-        return handle
+        return self._made(self.c.aclCreateIntArray(ints, len(ints)), "aclCreateIntArray", self.c.aclDestroyIntArray)
 
     def bool_array(self, name: str, values: object) -> object:
         """The aclBoolArray* for a sequence of bools (NULL for None)."""
@@ -479,11 +475,8 @@ class Call:
         assert flags is not None  # (None only for None)
         if self._fast is not None and len(flags) <= _fast.MAX_ARRAY:
             return self._record([_fast.BOOL_ARRAY, len(flags), *map(int, flags)], None, ("bool_array", name, flags))
-        handle = self.c.aclCreateBoolArray(flags, len(flags))
-        if handle == self.ffi.NULL:
-            raise AclnnError(ACLNN_ERR_PARAM_INVALID, "aclCreateBoolArray", self.lib.recent_error())
-        self._hold((self.c.aclDestroyBoolArray, handle, False, 0))
-        return handle
+        return self._made(self.c.aclCreateBoolArray(flags, len(flags)), "aclCreateBoolArray",
+                          self.c.aclDestroyBoolArray)
 
     def float_array(self, name: str, values: object) -> object:
         """The aclFloatArray* for a sequence of real numbers (NULL for None)."""
