@@ -44,7 +44,8 @@ from . import _backend, _fast
 from ._constants import ACL_MEMCPY_DEVICE_TO_HOST, ACL_MEMCPY_HOST_TO_DEVICE
 from ._errors import ACL_ERROR_API_NOT_SUPPORT, ACLNN_ERR_PARAM_INVALID, AclnnError, param_invalid
 from ._resources import Transaction, quietly
-from .tensor import BoolArray, DeviceView, FloatArray, IntArray, Scalar, Tensor, float_array_arg, scalar_value
+from .tensor import (BoolArray, DeviceBuffer, DeviceView, FloatArray, IntArray, Scalar, Tensor, float_array_arg,
+                     scalar_value)
 from .ops import _aclnn
 from .ops._aclnn import _ACL_DTYPE, Call, _contiguous_description
 from ._device import stream_address
@@ -746,7 +747,7 @@ class Prepared:
 
     @staticmethod
     def _run(lib: Library, self: "Prepared", values: list[object],
-             plan: list[tuple[_TensorSlot, np.ndarray | Tensor | None]]) -> Any:
+             plan: list[tuple[_TensorSlot, np.ndarray | DeviceBuffer | None]]) -> Any:
         sig = self.sig
         c, ffi = self._call, self._call.ffi
         memcpy = c.c.aclrtMemcpy
@@ -756,8 +757,8 @@ class Prepared:
             lib.call("aclrtSynchronizeEvent", self._done[0])
             self._queued = False
         for slot, value in plan:
-            if isinstance(value, Tensor):
-                ptr = value.buffer.ptr  # type: ignore[union-attr]  # (_same_tensor refused a closed Tensor)
+            if isinstance(value, DeviceBuffer):
+                ptr = value.ptr
                 if ptr != slot.ptr:
                     self._repoint(slot, ptr)
             elif slot.host_nbytes:
@@ -793,8 +794,9 @@ class Prepared:
         if mark:
             lib.mark_queued()
 
-    def _check(self, values: list[object]) -> list[tuple[_TensorSlot, np.ndarray | Tensor | None]]:
-        """Every argument against phase 1's, before anything is done: ``(slot, new value)``."""
+    def _check(self, values: list[object]) -> list[tuple[_TensorSlot, np.ndarray | DeviceBuffer | None]]:
+        """Every argument against phase 1's, before anything is done: ``(slot, new value)``,
+        a Tensor's value its device memory (held for the run, though another thread close it)."""
         api, plan = self.sig.api, []
         for p, slot, v in zip(self.sig.params, self._phase1, values):
             if isinstance(slot, _TensorSlot):
@@ -809,7 +811,7 @@ class Prepared:
                                  f"({slot!r}); prepare again for another one")
         return plan
 
-    def _same_tensor(self, p: _Param, slot: _TensorSlot, v: object) -> np.ndarray | Tensor | None:
+    def _same_tensor(self, p: _Param, slot: _TensorSlot, v: object) -> np.ndarray | DeviceBuffer | None:
         api = self.sig.api
         value = _output(api, slot.name, v) if slot.output else (None if v is None else _array(api, slot.name, v))
         if slot.layout is None or value is None:
@@ -817,7 +819,8 @@ class Prepared:
                 raise ValueError(f"{self.sig.op}: {slot.name} was {'None' if slot.layout is None else 'a tensor'} "
                                  "in phase 1 and must stay so")
             return None
-        if isinstance(value, Tensor) and (value.lib is not self.lib or value.buffer is None):
+        buffer = value.buffer if isinstance(value, Tensor) else None  # (read once: close() may run elsewhere)
+        if isinstance(value, Tensor) and (value.lib is not self.lib or buffer is None):
             raise TypeError(f"{api}: {slot.name} is a closed Tensor or one of another backend")
         layout = _layout(value)
         if layout != slot.layout:
@@ -825,7 +828,7 @@ class Prepared:
                     "shape and dtype" if layout[4] == slot.layout[4] else "kind (ndarray or Tensor)")
             raise ValueError(f"{self.sig.op}: {slot.name} must have phase 1's {what}: "
                              f"{_describe(slot.layout)}, got {_describe(layout)}")
-        return value
+        return buffer if isinstance(value, Tensor) else value
 
     def _repoint(self, slot: _TensorSlot, ptr: object) -> None:
         """The executor's tensor ``slot`` now reads (or writes) the device memory at ``ptr``."""
