@@ -42,12 +42,12 @@ from . import _fast
 from ._constants import ACL_MEMCPY_HOST_TO_DEVICE
 from ._errors import ACL_ERROR_API_NOT_SUPPORT, AclnnError, param_invalid
 from ._runtime.resources import Transaction, quietly
-from ._runtime.tensor import Tensor
+from ._runtime.tensor import DeviceBuffer, Tensor
 from ._convert import executor as _aclnn
 from ._convert.executor import _ACL_DTYPE, Call, _contiguous_description
 from ._runtime.device import stream_address
 from ._convert.values import bool_array_arg, int_array_arg
-from .ops._dispatch import on_stream
+from .ops._dispatch import on_stream, outputs_given
 from ._convert.marshal import (Marshal, TensorSlot, describe, download, fixed_value, flat_slots, layout_of,
                                results_of)
 from ._convert.params import Param, Signature, read_signature
@@ -169,7 +169,11 @@ def _numpy_call(sig: Signature, values: list[object]) -> Any:
             inputs.append(call_tensor(sig.api, p.name, v))
         else:
             inputs.append(v)
-    results = kernel(*inputs, backend="numpy")
+    given = outputs_given.set(True)  # (the caller passed the outputs the messages name)
+    try:
+        results = kernel(*inputs, backend="numpy")
+    finally:
+        outputs_given.reset(given)
     results = results if isinstance(results, tuple) else (results,)
     for (p, out), result in zip(outputs, results):
         if out is None or result is None:
@@ -410,7 +414,7 @@ class Prepared:
 
     @staticmethod
     def _run(lib: Library, self: "Prepared", values: list[object],
-             plan: list[tuple[TensorSlot, np.ndarray | Tensor | None]]) -> Any:
+             plan: list[tuple[TensorSlot, np.ndarray | DeviceBuffer | None]]) -> Any:
         sig = self.sig
         c, ffi = self._call, self._call.ffi
         memcpy = c.c.aclrtMemcpy
@@ -420,8 +424,8 @@ class Prepared:
             lib.call("aclrtSynchronizeEvent", self._done[0])
             self._queued = False
         for slot, value in plan:
-            if isinstance(value, Tensor):
-                ptr = value.buffer.ptr  # type: ignore[union-attr]  # (_same_tensor refused a closed Tensor)
+            if isinstance(value, DeviceBuffer):
+                ptr = value.ptr
                 if ptr != slot.ptr:
                     self._repoint(slot, ptr)
             elif slot.host_nbytes:
@@ -459,8 +463,9 @@ class Prepared:
         if mark:
             lib.mark_queued()
 
-    def _check(self, values: list[object]) -> list[tuple[TensorSlot, np.ndarray | Tensor | None]]:
-        """Every argument against phase 1's, before anything is done: ``(slot, new value)``."""
+    def _check(self, values: list[object]) -> list[tuple[TensorSlot, np.ndarray | DeviceBuffer | None]]:
+        """Every argument against phase 1's, before anything is done: ``(slot, new value)``,
+        a Tensor's value its device memory (held for the run, though another thread close it)."""
         api, plan = self.sig.api, []
         for p, slot, v in zip(self.sig.params, self._phase1, values):
             if isinstance(slot, TensorSlot):
@@ -475,7 +480,7 @@ class Prepared:
                                  f"({slot!r}); prepare again for another one")
         return plan
 
-    def _same_tensor(self, p: Param, slot: TensorSlot, v: object) -> np.ndarray | Tensor | None:
+    def _same_tensor(self, p: Param, slot: TensorSlot, v: object) -> np.ndarray | DeviceBuffer | None:
         api = self.sig.api
         value = output_tensor(api, slot.name, v) if slot.output else (None if v is None else call_tensor(api, slot.name, v))
         if slot.layout is None or value is None:
@@ -483,7 +488,8 @@ class Prepared:
                 raise ValueError(f"{self.sig.op}: {slot.name} was {'None' if slot.layout is None else 'a tensor'} "
                                  "in phase 1 and must stay so")
             return None
-        if isinstance(value, Tensor) and (value.lib is not self.lib or value.buffer is None):
+        buffer = value.buffer if isinstance(value, Tensor) else None  # (read once: close() may run elsewhere)
+        if isinstance(value, Tensor) and (value.lib is not self.lib or buffer is None):
             raise TypeError(f"{api}: {slot.name} is a closed Tensor or one of another backend")
         layout = layout_of(value)
         if layout != slot.layout:
@@ -491,7 +497,7 @@ class Prepared:
                     "shape and dtype" if layout[4] == slot.layout[4] else "kind (ndarray or Tensor)")
             raise ValueError(f"{self.sig.op}: {slot.name} must have phase 1's {what}: "
                              f"{describe(slot.layout)}, got {describe(layout)}")
-        return value
+        return buffer if isinstance(value, Tensor) else value
 
     def _repoint(self, slot: TensorSlot, ptr: object) -> None:
         """The executor's tensor ``slot`` now reads (or writes) the device memory at ``ptr``."""

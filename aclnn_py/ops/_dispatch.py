@@ -4,6 +4,7 @@ shares.
 
 from __future__ import annotations
 
+import contextvars
 import re
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
@@ -33,11 +34,16 @@ def dispatch(backend: str | None, numpy_impl: Callable[..., Any], aclnn_impl: Ca
     try:
         return _dispatch(backend, numpy_impl, aclnn_impl, args, stream)
     except AclnnError as error:
-        if made and error.status == ACLNN_ERR_PARAM_INVALID:
+        if made and error.status == ACLNN_ERR_PARAM_INVALID and not outputs_given.get():
             named = _naming_made_outputs(error, made)
             if named is not error:
                 raise named.with_traceback(error.__traceback__) from None
         raise
+
+
+#: True while ``call``/``prepare`` run an operator function on the numpy backend with outputs
+#: the caller passed: the library's text names them rightly then, with no note.
+outputs_given: contextvars.ContextVar[bool] = contextvars.ContextVar("aclnn_py_outputs_given", default=False)
 
 
 def _naming_made_outputs(error: AclnnError, made: Mapping[str, str]) -> AclnnError:

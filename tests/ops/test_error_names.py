@@ -33,3 +33,18 @@ def test_only_a_named_output_gets_a_note():
     named = _naming_made_outputs(AclnnError(161002, "api", "api: out shape must be [2], got [3]"), made)
     assert named.message == "api: out shape must be [2], got [3] (out is made with self's shape and dtype)"
     assert named.status == 161002 and named.api == "api"
+
+
+def test_no_note_where_the_caller_passed_the_output(backends):
+    """Through ``call`` the caller passes gradInput: the message names it as the library does,
+    the same on every backend."""
+    grad = np.ones((1, 2, 2, 2), np.float16)
+    x = np.ones((1, 2, 4, 4), np.float32)
+    messages = set()
+    for backend in backends:
+        with pytest.raises(AclnnError) as info:
+            aclnn_py.call("aclnnAvgPool2dBackward", grad, x, [2, 2], [2, 2], [0, 0], False, True, 0, 0,
+                          np.zeros_like(x), backend=backend)
+        messages.add(info.value.message)
+    (message,) = messages
+    assert message.endswith("gradOutput dtype must equal gradInput dtype, got FLOAT16 and FLOAT")

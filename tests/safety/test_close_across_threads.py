@@ -78,3 +78,27 @@ def test_an_input_closed_on_its_thread_after_a_prepared_run(sim_lib):
         np.testing.assert_array_equal(out.numpy(), WANT)
     for t in (g, x, out):
         t.close()
+
+
+def test_a_prepared_runs_argument_closed_on_another_thread_during_the_run(sim_lib, monkeypatch):
+    """The run holds the device memory it checked: another thread's close() between the checks
+    and the launch neither breaks the run nor frees the memory under it."""
+    from aclnn_py.call import Prepared
+
+    g, x = Tensor.from_numpy(G, backend="sim"), Tensor.from_numpy(X, backend="sim")
+    out = Tensor.empty(X.shape, np.float32, backend="sim")
+    other = Tensor.from_numpy(G, backend="sim")
+    checked = Prepared._check
+
+    def check_then_close(self, values):
+        plan = checked(self, values)
+        _on_another_thread(other.close)  # (at the worst moment)
+        return plan
+
+    with aclnn_py.prepare("aclnnReflectionPad2dBackward", g, x, PAD, out, backend="sim") as run:
+        monkeypatch.setattr(Prepared, "_check", check_then_close)
+        run(other, x, PAD, out)
+        monkeypatch.undo()
+        np.testing.assert_array_equal(out.numpy(), WANT)
+    for t in (g, x, out):
+        t.close()

@@ -64,3 +64,16 @@ def test_a_small_view_of_a_huge_buffer(sim_lib, fast):
     done = subprocess.run([sys.executable, "-c", HUGE_SPAN], capture_output=True, text=True, timeout=60, env=env)
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.strip() == "numpy ok, sim ok, call ok", done.stdout
+
+
+def test_a_0d_array_is_0d_for_call_on_every_backend(sim_lib):
+    """call() uploaded a 0-d array as 1-d on sim (NumPy's ascontiguousarray): the library then
+    checked, and named, a shape the caller never passed."""
+    x = np.zeros((1, 1, 4, 4), np.float32)
+    messages = set()
+    for backend in ("numpy", "sim"):
+        with pytest.raises(AclnnError) as info:
+            aclnn_py.call("aclnnReflectionPad2dBackward", np.array(1, np.float32), x, [1, 1, 1, 1], np.zeros_like(x),
+                          backend=backend)
+        messages.add(str(info.value))
+    assert len(messages) == 1 and "(shapes [], [1, 1, 4, 4]" in messages.pop(), messages
