@@ -37,13 +37,14 @@ def test_program_exits_cleanly(name, run_c_program):
     assert "FAILED" not in proc.stdout
 
 
-def test_runtime_program_under_valgrind(c_env, build_c_programs):
+@pytest.mark.parametrize("name", ["runtime_test", "capture_test", "overflow_test"])
+def test_runtime_program_under_valgrind(c_env, build_c_programs, name):
     """No invalid access, no uninitialised read, nothing definitely or indirectly lost."""
     if shutil.which("valgrind") is None:
         pytest.skip("valgrind not installed")
     proc = subprocess.run(
         ["valgrind", "--error-exitcode=99", "--leak-check=full", "--errors-for-leak-kinds=definite,indirect",
-         build_c_programs["runtime_test"]],
+         build_c_programs[name]],
         env=c_env, capture_output=True, text=True, timeout=600,
     )
     assert proc.returncode == 0, proc.stderr[-6000:]

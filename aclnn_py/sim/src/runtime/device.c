@@ -495,37 +495,62 @@ struct rt_stream *rt_resolve_stream_locked(aclrtStream handle, const char *api, 
 static uint32_t next_task_id = 1;
 static _Thread_local uint32_t tl_last_task_id;
 
-aclError rt_enqueue_locked(struct rt_stream *s, aclsim_task_run_fn run, aclsim_task_release_fn release, void *ctx)
+aclError rt_enqueue_typed_locked(struct rt_stream *s, aclmdlRITaskType type, aclsim_task_run_fn run,
+                                 aclsim_task_release_fn release, void *ctx)
 {
-    struct rt_task *t = malloc(sizeof *t);
+    struct rt_task *t = calloc(1, sizeof *t);
     if (t == NULL) {
         return rt_error(ACL_ERROR_RT_MEMORY_ALLOCATION);
     }
-    t->next = NULL;
     t->id = next_task_id++;
     tl_last_task_id = t->id;
     t->run = run;
     t->release = release;
     t->ctx = ctx;
+    t->type = type;
+    t->device = s->device;
+    t->overflow_check = s->overflow_switch;
+    t->origin = s;
+    struct rt_task **head = &s->head, **tail = &s->tail;
     if (s->capturing) {
-        if (s->captured_tail != NULL) {
-            s->captured_tail->next = t;
-        } else {
-            s->captured_head = t;
-        }
-        s->captured_tail = t;
-        return ACL_SUCCESS;
+        t->group = s->open_group;
+        head = &s->captured_head;
+        tail = &s->captured_tail;
+    } else if (s->update_group != NULL) {
+        head = &s->update_head;
+        tail = &s->update_tail;
     }
-    if (s->tail != NULL) {
-        s->tail->next = t;
+    if (*tail != NULL) {
+        (*tail)->next = t;
     } else {
-        s->head = t;
+        *head = t;
     }
-    s->tail = t;
+    *tail = t;
     return ACL_SUCCESS;
 }
 
-aclError aclsim_stream_enqueue(const char *api, aclrtStream stream, aclsim_task_run_fn run,
+aclError rt_enqueue_locked(struct rt_stream *s, aclsim_task_run_fn run, aclsim_task_release_fn release, void *ctx)
+{
+    return rt_enqueue_typed_locked(s, ACL_MODEL_RI_TASK_DEFAULT, run, release, ctx);
+}
+
+static _Thread_local const struct rt_task *tl_running_task;
+
+aclError rt_run_task(const struct rt_task *t, aclsim_task_run_fn run, void *ctx)
+{
+    const struct rt_task *outer = tl_running_task;
+    tl_running_task = t;
+    aclError err = run(ctx);
+    tl_running_task = outer;
+    return err;
+}
+
+const struct rt_task *rt_running_task(void)
+{
+    return tl_running_task;
+}
+
+static aclError stream_enqueue(const char *api, aclrtStream stream, aclmdlRITaskType type, aclsim_task_run_fn run,
                                aclsim_task_release_fn release, void *ctx)
 {
     aclError err = ACL_SUCCESS;
@@ -535,7 +560,7 @@ aclError aclsim_stream_enqueue(const char *api, aclrtStream stream, aclsim_task_
     pthread_mutex_lock(&rt_lock);
     struct rt_stream *s = rt_resolve_stream_locked(stream, api, &err);
     if (s != NULL) {
-        err = rt_enqueue_locked(s, run, release, ctx);
+        err = rt_enqueue_typed_locked(s, type, run, release, ctx);
         if (err != ACL_SUCCESS) {
             aclsim_set_error("%s: out of host memory while queueing a task", api);
         }
@@ -545,6 +570,18 @@ aclError aclsim_stream_enqueue(const char *api, aclrtStream stream, aclsim_task_
         release(ctx);
     }
     return err;
+}
+
+aclError aclsim_stream_enqueue(const char *api, aclrtStream stream, aclsim_task_run_fn run,
+                               aclsim_task_release_fn release, void *ctx)
+{
+    return stream_enqueue(api, stream, ACL_MODEL_RI_TASK_DEFAULT, run, release, ctx);
+}
+
+aclError aclsim_stream_launch(const char *api, aclrtStream stream, aclsim_task_run_fn run,
+                              aclsim_task_release_fn release, void *ctx)
+{
+    return stream_enqueue(api, stream, ACL_MODEL_RI_TASK_KERNEL, run, release, ctx);
 }
 
 /* ---- what happens to the device: exception, state and abort callbacks ----------------- */
@@ -769,7 +806,7 @@ static aclError drain_until(struct rt_stream *s, int64_t deadline_ms, aclError t
             break;
         }
         if (first == ACL_SUCCESS || keep_going) {
-            aclError e = t->run(t->ctx);
+            aclError e = rt_run_task(t, t->run, t->ctx);
             if (e != ACL_SUCCESS) {
                 report_task_failure(s, t, e);
             }
@@ -1346,6 +1383,12 @@ aclError aclrtDestroyEvent(aclrtEvent event)
     return ACL_SUCCESS;
 }
 
+uint32_t rt_event_flags_locked(const void *event)
+{
+    struct rt_event *e = find_event_locked((aclrtEvent)event);
+    return e != NULL ? e->flags : 0;
+}
+
 struct record_task {
     struct rt_event *event;
     uint64_t serial;
@@ -1402,7 +1445,7 @@ aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream)
         r->event = e;
         r->serial = e->serial;
         r->seq = ++e->record_seq;
-        err = rt_enqueue_locked(s, run_record, release_record, r);
+        err = rt_enqueue_typed_locked(s, ACL_MODEL_RI_TASK_EVENT_RECORD, run_record, release_record, r);
         if (err == ACL_SUCCESS) {
             e->recorded = 1;
             e->complete = 0;
@@ -1613,7 +1656,8 @@ static aclError enqueue_event_task(const char *api, aclrtEvent event, aclrtStrea
         w->event = e;
         w->serial = e->serial;
         w->seq = e->record_seq;
-        err = rt_enqueue_locked(s, run, free, w);
+        err = rt_enqueue_typed_locked(s, run == run_reset ? ACL_MODEL_RI_TASK_EVENT_RESET : ACL_MODEL_RI_TASK_EVENT_WAIT,
+                                      run, free, w);
         if (err != ACL_SUCCESS) {
             aclsim_set_error("%s: out of host memory", api);
         }

@@ -514,7 +514,8 @@ aclError aclrtGetResInCurrentThread(aclrtDevResLimitType type, uint32_t *value)
 /* The kernels are CPU functions that always finish: these are recorded and reported back. */
 static uint32_t op_wait_timeout_s;          /* aclrtSetOpWaitTimeout, seconds (0: none) */
 static uint64_t op_execute_timeout_us;      /* 0: the default */
-static aclrtFloatOverflowMode sat_mode = ACL_RT_OVERFLOW_MODE_SATURATION;
+/* CANN's default for an Atlas A2 (910B) device: Inf/NaN mode (aclrtFloatOverflowMode's page). */
+static aclrtFloatOverflowMode sat_mode = ACL_RT_OVERFLOW_MODE_INFNAN;
 static int64_t sys_params[3];               /* aclSysParamOpt -> value, process-wide */
 static _Thread_local int64_t tl_ctx_params[3];
 static _Thread_local uint8_t tl_ctx_param_set[3];
@@ -601,6 +602,14 @@ aclError aclrtGetDeviceSatMode(aclrtFloatOverflowMode *mode)
     *mode = sat_mode;
     pthread_mutex_unlock(&rt_lock);
     return ACL_SUCCESS;
+}
+
+aclrtFloatOverflowMode rt_sat_mode(void)
+{
+    pthread_mutex_lock(&rt_lock);
+    aclrtFloatOverflowMode mode = sat_mode;
+    pthread_mutex_unlock(&rt_lock);
+    return mode;
 }
 
 static int valid_opt(aclSysParamOpt opt)

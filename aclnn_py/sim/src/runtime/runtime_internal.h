@@ -30,12 +30,33 @@ RT_HIDDEN extern pthread_mutex_t rt_lock;
  * the only thread, drops the state of the parent the child must not use. */
 RT_HIDDEN void rt_at_fork_child(void (*forget)(void));
 
+/* What a task is, as aclmdlRITaskGetType names it (ACL_MODEL_RI_TASK_*).  For the EVENT_*
+ * kinds ctx begins with the aclrtEvent; for VALUE_WRITE/VALUE_WAIT ctx is a struct
+ * rt_value_task, read when the task runs (aclmdlRITaskSetParams may change it in a model). */
+struct rt_value_task {
+    uint64_t *addr;
+    uint64_t value;
+    uint32_t flag;
+};
+
+struct rt_task_group;
+
 struct rt_task {
     struct rt_task *next;
     uint32_t id; /* unique per process (aclrtGetThreadLastTaskId, exception information) */
     aclsim_task_run_fn run;
     aclsim_task_release_fn release;
     void *ctx;
+    aclmdlRITaskType type;
+    int device;
+    uint32_t overflow_check;      /* the stream's overflow switch when the task was queued */
+    /* In a model (capture.c): */
+    const struct rt_stream *origin; /* the stream it was queued on */
+    uint32_t seq;                 /* aclmdlRITaskGetSeqId */
+    int disabled;                 /* skipped by replays (aclmdlRITaskDisable + aclmdlRIUpdate) */
+    int disable_pending;
+    struct rt_value_task *pending_params; /* aclmdlRITaskSetParams, applied by aclmdlRIUpdate */
+    struct rt_task_group *group;  /* aclmdlRICaptureTaskGrpBegin .. End */
 };
 
 struct rt_stream {
@@ -55,6 +76,9 @@ struct rt_stream {
     int capture_model_building; /* bound to a model being built (aclmdlRIBindStream) */
     void *capture_model;
     struct rt_task *captured_head, *captured_tail;
+    struct rt_task_group *open_group;   /* aclmdlRICaptureTaskGrpBegin .. End (capturing) */
+    struct rt_task_group *update_group; /* aclmdlRICaptureTaskUpdateBegin .. End (not capturing) */
+    struct rt_task *update_head, *update_tail; /* the work queued meanwhile: the group's new tasks */
 };
 
 /* With rt_lock held: keep a stream's memory alive while it is used without the lock. */
@@ -93,9 +117,26 @@ RT_HIDDEN aclError rt_drain_until(struct rt_stream *s, int64_t deadline_ms, aclE
 /* CLOCK_MONOTONIC now + timeout milliseconds, or -1 for timeout -1 (wait for ever). */
 RT_HIDDEN int64_t rt_deadline(int32_t timeout);
 
-/* Append a task with rt_lock held. 0 or ACL_ERROR_RT_MEMORY_ALLOCATION. */
+/* Append a task with rt_lock held. 0 or ACL_ERROR_RT_MEMORY_ALLOCATION.  A captured stream
+ * records it (capture.c), a stream updating a task group keeps it for the group. */
 RT_HIDDEN aclError rt_enqueue_locked(struct rt_stream *s, aclsim_task_run_fn run, aclsim_task_release_fn release,
                                      void *ctx);
+/* rt_enqueue_locked for a task of another kind than ACL_MODEL_RI_TASK_DEFAULT. */
+RT_HIDDEN aclError rt_enqueue_typed_locked(struct rt_stream *s, aclmdlRITaskType type, aclsim_task_run_fn run,
+                                           aclsim_task_release_fn release, void *ctx);
+
+/* Runs one task on this thread: the task the overflow hooks see as running (nested runs, a
+ * wait draining another stream, restore the outer one).  run and ctx are the task's, read
+ * by the caller (a model's task may be updated meanwhile). */
+RT_HIDDEN aclError rt_run_task(const struct rt_task *t, aclsim_task_run_fn run, void *ctx);
+/* The task this thread is running (NULL: none). */
+RT_HIDDEN const struct rt_task *rt_running_task(void);
+
+/* With rt_lock held: an event's creation flags (0 for an unknown event). */
+RT_HIDDEN uint32_t rt_event_flags_locked(const void *event);
+
+/* The device saturation mode (aclrtSetDeviceSatMode; info.c). */
+RT_HIDDEN aclrtFloatOverflowMode rt_sat_mode(void);
 
 /* With rt_lock held: 1 if [p, p + n) lies in one live device block. */
 RT_HIDDEN int rt_device_range_ok_locked(const void *p, uint64_t n);
