@@ -132,7 +132,6 @@ static void device_retain_locked(int id)
 }
 
 static void stream_free(struct rt_stream *s);
-static void release_tasks(struct rt_task *t);
 static void device_state(int32_t device, aclrtDeviceState state);
 static void stream_state(aclrtStream stream, aclrtStreamState state);
 
@@ -194,11 +193,13 @@ static int device_release(int id, int force)
         orphans = s->next;
         /* What it recorded for a model that was not collected yet goes with the stream. */
         pthread_mutex_lock(&rt_lock);
-        struct rt_task *captured = s->captured_head;
-        s->captured_head = s->captured_tail = NULL;
+        struct rt_task *captured = s->captured_head, *update = s->update_head;
+        s->captured_head = s->captured_tail = s->update_head = s->update_tail = NULL;
         s->capturing = 0;
+        s->update_group = NULL;
         pthread_mutex_unlock(&rt_lock);
-        release_tasks(captured);
+        rt_release_tasks(captured);
+        rt_release_tasks(update);
         (void)rt_drain(s);
         wait_unused(s);
         stream_free(s);
@@ -967,7 +968,7 @@ aclError aclrtDeviceGetStreamPriorityRange(int32_t *leastPriority, int32_t *grea
     return ACL_SUCCESS;
 }
 
-static void release_tasks(struct rt_task *t)
+void rt_release_tasks(struct rt_task *t)
 {
     while (t != NULL) {
         struct rt_task *next = t->next;
@@ -1022,12 +1023,14 @@ static aclError destroy_stream(aclrtStream stream, int force, const char *api)
     }
     LIST_REMOVE(user_streams, s);
     struct rt_task *dropped = force ? take_queue_locked(s) : NULL;
-    struct rt_task *captured = s->captured_head;
-    s->captured_head = s->captured_tail = NULL;
+    struct rt_task *captured = s->captured_head, *update = s->update_head;
+    s->captured_head = s->captured_tail = s->update_head = s->update_tail = NULL;
     s->capturing = 0;
+    s->update_group = NULL; /* an update begun and never ended is dropped with the stream */
     pthread_mutex_unlock(&rt_lock);
-    release_tasks(dropped);
-    release_tasks(captured);
+    rt_release_tasks(dropped);
+    rt_release_tasks(captured);
+    rt_release_tasks(update);
     /* Queued work still runs (and releases its executors) unless forced; its errors are not
      * reported.  Any thread may destroy a stream, also while another one synchronises it: that
      * one finishes first (it found the stream before it was unlisted) and only then is the
@@ -1157,7 +1160,7 @@ aclError aclrtStreamAbort(aclrtStream stream)
     RESOLVE_OR_RETURN(s, stream, "aclrtStreamAbort");
     struct rt_task *dropped = take_queue_locked(s);
     pthread_mutex_unlock(&rt_lock);
-    release_tasks(dropped);
+    rt_release_tasks(dropped);
     return ACL_SUCCESS;
 }
 
@@ -1760,7 +1763,7 @@ aclError aclrtDeviceTaskAbort(int32_t deviceId, uint32_t timeout)
         }
     }
     pthread_mutex_unlock(&rt_lock);
-    release_tasks(dropped);
+    rt_release_tasks(dropped);
     for (int i = 0; i < n; i++) {
         ((aclrtDeviceTaskAbortCallback)calls[i].fn)(deviceId, ACL_RT_DEVICE_TASK_ABORT_POST, timeout, calls[i].args);
     }

@@ -1025,22 +1025,20 @@ aclError aclrtReduceAsync(void *dst, const void *src, uint64_t count, aclrtReduc
     return rt_error(err);
 }
 
-struct value_task {
-    uint64_t *addr;
-    uint64_t value;
-};
-
+/* The task's parameters are read under rt_lock when it runs: a model's aclmdlRIUpdate may
+ * change them between replays (capture.c). */
 static aclError run_value_write(void *ctx)
 {
-    struct value_task *v = ctx;
+    struct rt_value_task *v = ctx;
     pthread_mutex_lock(&rt_lock);
-    int ok = rt_device_range_ok_locked(v->addr, sizeof *v->addr);
+    uint64_t *addr = v->addr, value = v->value;
+    int ok = rt_device_range_ok_locked(addr, sizeof *addr);
     pthread_mutex_unlock(&rt_lock);
     if (!ok) {
         return rt_fail(ACL_ERROR_RT_DEVICE_MEM_ERROR, "aclrtValueWrite: device memory was freed before the write ran");
     }
-    aclsim_device_prepare(v->addr);
-    *v->addr = v->value;
+    aclsim_device_prepare(addr);
+    *addr = value;
     return ACL_SUCCESS;
 }
 
@@ -1051,11 +1049,11 @@ aclError aclrtValueWrite(void *devAddr, uint64_t value, uint32_t flag, aclrtStre
     if (flag != 0 || ((uintptr_t)devAddr & 7u) != 0) {
         return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: flag must be 0 and devAddr 8-byte aligned", api);
     }
-    struct value_task *v = malloc(sizeof *v);
+    struct rt_value_task *v = malloc(sizeof *v);
     if (v == NULL) {
         return rt_fail(ACL_ERROR_RT_MEMORY_ALLOCATION, "%s: out of host memory", api);
     }
-    *v = (struct value_task){devAddr, value};
+    *v = (struct rt_value_task){devAddr, value, flag};
     aclError err = ACL_SUCCESS;
     pthread_mutex_lock(&rt_lock);
     if (!rt_device_range_ok_locked(devAddr, sizeof(uint64_t))) {
@@ -1063,7 +1061,7 @@ aclError aclrtValueWrite(void *devAddr, uint64_t value, uint32_t flag, aclrtStre
     } else {
         struct rt_stream *s = rt_resolve_stream_locked(stream, api, &err);
         if (s != NULL) {
-            err = rt_enqueue_locked(s, run_value_write, free, v);
+            err = rt_enqueue_typed_locked(s, ACL_MODEL_RI_TASK_VALUE_WRITE, run_value_write, free, v);
         }
     }
     pthread_mutex_unlock(&rt_lock);

@@ -121,6 +121,9 @@ RT_HIDDEN int64_t rt_deadline(int32_t timeout);
  * records it (capture.c), a stream updating a task group keeps it for the group. */
 RT_HIDDEN aclError rt_enqueue_locked(struct rt_stream *s, aclsim_task_run_fn run, aclsim_task_release_fn release,
                                      void *ctx);
+/* Releases and frees a list of tasks that will not run (rt_lock must NOT be held). */
+RT_HIDDEN void rt_release_tasks(struct rt_task *t);
+
 /* rt_enqueue_locked for a task of another kind than ACL_MODEL_RI_TASK_DEFAULT. */
 RT_HIDDEN aclError rt_enqueue_typed_locked(struct rt_stream *s, aclmdlRITaskType type, aclsim_task_run_fn run,
                                            aclsim_task_release_fn release, void *ctx);
