@@ -298,7 +298,8 @@ static void TestEvents(aclrtStream stream)
 
 static void TestStreamFailureAndEvents(aclrtStream stream)
 {
-    // A failed task aborts the rest of the queue; an event recorded behind it never completes.
+    // CANN's default failure mode (ACL_CONTINUE_ON_FAILURE): the failure is reported and the
+    // work behind the failed task still runs, so an event recorded behind it completes.
     const size_t bytes = 256;
     std::vector<char> host(bytes, 1);
     void *doomed = nullptr;
@@ -308,11 +309,29 @@ static void TestStreamFailureAndEvents(aclrtStream stream)
     aclrtMemcpyAsync(doomed, bytes, host.data(), bytes, ACL_MEMCPY_HOST_TO_DEVICE, stream);
     aclrtRecordEvent(event, stream);
     aclrtFree(doomed);
+    aclrtStreamAttrValue mode;
+    CheckStatus(aclrtGetStreamAttribute(stream, ACL_STREAM_ATTR_FAILURE_MODE, &mode), ACL_SUCCESS,
+                "aclrtGetStreamAttribute(FAILURE_MODE)");
+    Check(mode.failureMode == ACL_CONTINUE_ON_FAILURE, "a stream continues on failure by default",
+          static_cast<long long>(mode.failureMode));
     CheckStatus(aclrtSynchronizeStream(stream), ACL_ERROR_RT_DEVICE_MEM_ERROR, "the failing copy is reported");
+    aclrtEventRecordedStatus status = ACL_EVENT_RECORDED_STATUS_NOT_READY;
+    aclrtQueryEventStatus(event, &status);
+    Check(status == ACL_EVENT_RECORDED_STATUS_COMPLETE, "the record behind the failed copy ran");
+
+    // ACL_STOP_ON_FAILURE: the rest of the queue is dropped; a record behind it never completes.
+    aclrtStream stopping = nullptr;
+    aclrtCreateStream(&stopping);
+    CheckStatus(aclrtSetStreamFailureMode(stopping, ACL_STOP_ON_FAILURE), ACL_SUCCESS, "aclrtSetStreamFailureMode");
+    aclrtMalloc(&doomed, bytes, ACL_MEM_MALLOC_HUGE_FIRST);
+    aclrtMemcpyAsync(doomed, bytes, host.data(), bytes, ACL_MEMCPY_HOST_TO_DEVICE, stopping);
+    aclrtRecordEvent(event, stopping);
+    aclrtFree(doomed);
+    CheckStatus(aclrtSynchronizeStream(stopping), ACL_ERROR_RT_DEVICE_MEM_ERROR, "the failing copy is reported");
     CheckStatus(aclrtSynchronizeEvent(event), ACL_SUCCESS, "an event dropped with its stream's queue");
-    aclrtEventRecordedStatus status = ACL_EVENT_RECORDED_STATUS_COMPLETE;
     aclrtQueryEventStatus(event, &status);
     Check(status == ACL_EVENT_RECORDED_STATUS_NOT_READY, "the dropped record never completed");
+    aclrtDestroyStream(stopping);
     aclrtDestroyEvent(event);
 
     aclrtStream configured = nullptr;

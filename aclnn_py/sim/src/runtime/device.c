@@ -126,6 +126,7 @@ static void device_retain_locked(int id)
         memset(&d->default_stream, 0, sizeof d->default_stream);
         d->default_stream.device = id;
         d->default_stream.is_default = 1;
+        d->default_stream.failure_mode = ACL_CONTINUE_ON_FAILURE; /* CANN's default */
         pthread_mutex_init(&d->default_stream.drain_lock, NULL);
         d->default_context.device = id;
     }
@@ -815,8 +816,8 @@ static aclError drain_until(struct rt_stream *s, int64_t deadline_ms, aclError t
                 first = e;
             }
         }
-        /* After a failure the rest of the queue is dropped, as a device aborts the stream,
-         * unless the stream was told to continue on failure. */
+        /* After a failure the rest of the queue runs (ACL_CONTINUE_ON_FAILURE, CANN's
+         * default) or is dropped, as a device stops the stream (ACL_STOP_ON_FAILURE). */
         if (t->release != NULL) {
             t->release(t->ctx);
         }
@@ -871,7 +872,8 @@ static aclError create_stream(const char *api, aclrtStream *stream, uint32_t pri
     s->device = d;
     s->priority = priority;
     s->flags = flags;
-    s->failure_mode = ACL_STOP_ON_FAILURE;
+    /* CANN's default (aclrtSetStreamFailureMode): a failed task does not stop the ones after it. */
+    s->failure_mode = ACL_CONTINUE_ON_FAILURE;
     s->id = next_stream_id++;
     pthread_mutex_init(&s->drain_lock, NULL);
     LIST_PUSH(user_streams, s);

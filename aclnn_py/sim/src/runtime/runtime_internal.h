@@ -106,8 +106,8 @@ RT_HIDDEN int rt_current_device(void);
 RT_HIDDEN struct rt_stream *rt_resolve_stream_locked(aclrtStream handle, const char *api, aclError *err);
 
 /* Run the queued tasks of a stream in FIFO order (rt_lock must NOT be held).  Returns the
- * first task error; the tasks queued behind a failed one are dropped (ACL_STOP_ON_FAILURE,
- * the default) or run (ACL_CONTINUE_ON_FAILURE). */
+ * first task error; the tasks queued behind a failed one run (ACL_CONTINUE_ON_FAILURE, CANN's
+ * default) or are dropped (ACL_STOP_ON_FAILURE). */
 RT_HIDDEN aclError rt_drain(struct rt_stream *s);
 
 /* rt_drain that stops starting tasks once `deadline_ms` (CLOCK_MONOTONIC milliseconds; < 0:
