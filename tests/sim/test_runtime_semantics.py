@@ -419,7 +419,22 @@ def test_memory_usage_and_described_copies(rt):
     s = rt.stream()
     assert rt.fn("aclrtMemcpyAsyncWithDesc")(desc, 3, s) == 0 and rt.fn("aclrtSynchronizeStream")(s) == 0
     assert (read(rt, b, 64) == 6).all()
-    assert rt.fn("aclrtMemcpyAsyncWithDesc")(a, 3, s) == 100000  # no descriptor there
+    # The stream reads the descriptor when it gets to the copy: a descriptor written by work
+    # queued before it (here a copy of another descriptor's bytes) is the one that counts.
+    c, other = rt.malloc(64), rt.malloc(size[0])
+    assert rt.fn("aclrtMemset")(c, 64, 9, 64) == 0
+    assert rt.fn("aclrtSetMemcpyDesc")(other, 3, c, b, 64, rt.ffi.NULL) == 0
+    later = read(rt, other, size[0])
+    assert rt.fn("aclrtMemcpyAsync")(desc, size[0], rt.ffi.from_buffer(later), size[0], 1, s) == 0
+    assert rt.fn("aclrtMemcpyAsyncWithDesc")(desc, 3, s) == 0
+    assert (read(rt, b, 64) == 6).all()  # nothing ran yet
+    assert rt.fn("aclrtSynchronizeStream")(s) == 0
+    assert (read(rt, b, 64) == 9).all()
+    # Memory that holds no descriptor when the copy runs fails it, at the synchronisation.
+    assert rt.fn("aclrtMemcpyAsyncWithDesc")(a, 3, s) == 0
+    assert rt.fn("aclrtSynchronizeStream")(s) == 107000 and "aclrtMemcpyAsyncWithDesc" in rt.recent_error()
+    assert rt.fn("aclrtMemcpyAsyncWithDesc")(rt.ffi.NULL, 3, s) == 100000
+    assert rt.fn("aclrtMemcpyAsyncWithDesc")(desc, 99, s) == 100000
 
 
 @pytest.mark.parametrize("dtype, acl_type", [(np.float32, 0), (np.int32, 3), (np.int8, 2), (np.float16, 1)])

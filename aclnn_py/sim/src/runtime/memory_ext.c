@@ -852,18 +852,66 @@ aclError aclrtSetMemcpyDesc(void *desc, aclrtMemcpyKind kind, void *srcAddr, voi
     return rt_memcpy("aclrtSetMemcpyDesc", desc, sizeof d, &d, sizeof d, ACL_MEMCPY_DEFAULT);
 }
 
+struct desc_copy_task {
+    void *desc;
+    aclrtMemcpyKind kind;
+};
+
+/* The descriptor is device memory the stream reads when it gets to the copy (work queued
+ * before it, a kernel or another copy, may have written it). */
+static aclError run_desc_copy(void *ctx)
+{
+    const char *api = "aclrtMemcpyAsyncWithDesc";
+    struct desc_copy_task *c = ctx;
+    pthread_mutex_lock(&rt_lock);
+    int ok = rt_device_range_ok_locked(c->desc, sizeof(struct memcpy_desc));
+    pthread_mutex_unlock(&rt_lock);
+    if (!ok) {
+        return rt_fail(ACL_ERROR_RT_DEVICE_MEM_ERROR, "%s: the descriptor at %p was freed before the copy ran", api,
+                       c->desc);
+    }
+    struct memcpy_desc d;
+    memcpy(&d, c->desc, sizeof d);
+    if (d.magic != DESC_MAGIC) {
+        return rt_fail(ACL_ERROR_RT_PARAM_INVALID, "%s: %p held no descriptor (aclrtSetMemcpyDesc) when the copy ran",
+                       api, c->desc);
+    }
+    return rt_memcpy(api, d.dst, d.count, d.src, d.count, c->kind);
+}
+
 aclError aclrtMemcpyAsyncWithDesc(void *desc, aclrtMemcpyKind kind, aclrtStream stream)
 {
-    struct memcpy_desc d;
-    aclError err = rt_memcpy("aclrtMemcpyAsyncWithDesc", &d, sizeof d, desc, sizeof d, ACL_MEMCPY_DEFAULT);
+    const char *api = "aclrtMemcpyAsyncWithDesc";
+    if (desc == NULL) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: desc must not be NULL", api);
+    }
+    if (kind < ACL_MEMCPY_HOST_TO_HOST || kind > ACL_MEMCPY_INTER_DEVICE_TO_DEVICE) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: invalid memcpy kind %d", api, (int)kind);
+    }
+    struct desc_copy_task *c = malloc(sizeof *c);
+    if (c == NULL) {
+        return rt_fail(ACL_ERROR_RT_MEMORY_ALLOCATION, "%s: out of host memory", api);
+    }
+    *c = (struct desc_copy_task){desc, kind};
+    aclError err = ACL_SUCCESS;
+    pthread_mutex_lock(&rt_lock);
+    if (!rt_device_range_ok_locked(desc, sizeof(struct memcpy_desc))) {
+        err = rt_fail(ACL_ERROR_INVALID_PARAM, "%s: desc %p does not hold a descriptor's %zu bytes of device memory",
+                      api, desc, sizeof(struct memcpy_desc));
+    } else {
+        struct rt_stream *s = rt_resolve_stream_locked(stream, api, &err);
+        if (s != NULL) {
+            err = rt_enqueue_locked(s, run_desc_copy, free, c);
+            if (err != ACL_SUCCESS) {
+                aclsim_set_error("%s: out of host memory", api);
+            }
+        }
+    }
+    pthread_mutex_unlock(&rt_lock);
     if (err != ACL_SUCCESS) {
-        return err;
+        free(c);
     }
-    if (d.magic != DESC_MAGIC) {
-        return rt_fail(ACL_ERROR_INVALID_PARAM, "aclrtMemcpyAsyncWithDesc: %p holds no descriptor (aclrtSetMemcpyDesc)",
-                       desc);
-    }
-    return rt_memcpy_async("aclrtMemcpyAsyncWithDesc", d.dst, d.count, d.src, d.count, kind, stream);
+    return rt_error(err);
 }
 
 /* ---- reductions and value writes queued on a stream -------------------------------------- */
