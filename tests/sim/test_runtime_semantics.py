@@ -503,3 +503,34 @@ def test_stream_stop_needs_a_device_only_stream(rt):
     assert rt.fn("aclrtStreamStop")(rt.stream()) == 107000
     assert rt.fn("aclrtStreamStop")(rt.ffi.NULL) == 100000
     assert rt.fn("aclrtDestroyStream")(p[0]) == 0
+
+
+def test_atomic_capabilities(rt):
+    """The simulated devices share the host's memory: integer atomics are the host CPU's (signed
+    and unsigned, 8 to 64 bits), float ones 32/64-bit compare-and-swap loops, the DMA reductions
+    aclrtReduceAsync's types, and there are no SIMD kernels."""
+    signed, unsigned, reduction, s8, s16, s32, s64 = 1, 2, 4, 8, 16, 32, 64
+    ops = [0, 9, 10, 30, 40]  # INTEGER_ADD, CAS, FLOAT_ADD, DMA_ADD, SIMD_SCALAR_ADD
+    operations = rt.ffi.new("aclrtAtomicOperation[]", ops)
+    caps = rt.ffi.new("uint32_t[]", len(ops))
+    assert rt.fn("aclrtDeviceGetHostAtomicCapabilities")(caps, operations, len(ops), 0) == 0
+    integer = signed | unsigned | s8 | s16 | s32 | s64
+    assert caps[0] & integer == integer and caps[1] == caps[0]
+    assert caps[2] == signed | s32 | s64
+    assert caps[3] == signed | reduction | s8 | s16 | s32
+    assert caps[4] == 0
+    assert rt.fn("aclrtDeviceGetHostAtomicCapabilities")(rt.ffi.NULL, rt.ffi.NULL, 0, 0) == 0
+    bad = rt.ffi.new("aclrtAtomicOperation[]", [13])
+    assert rt.fn("aclrtDeviceGetHostAtomicCapabilities")(caps, bad, 1, 0) == 100000
+    assert "aclrtDeviceGetHostAtomicCapabilities" in rt.recent_error()
+    assert rt.fn("aclrtDeviceGetHostAtomicCapabilities")(rt.ffi.NULL, operations, 1, 0) == 100000
+    assert rt.fn("aclrtDeviceGetHostAtomicCapabilities")(caps, operations, 1, 64) == 107001
+    assert rt.fn("aclrtDeviceGetP2PAtomicCapabilities")(caps, operations, 1, 0, 0) == 100000
+    assert "aclrtDeviceGetP2PAtomicCapabilities" in rt.recent_error()
+    count = rt.ffi.new("uint32_t *")
+    assert rt.fn("aclrtGetDeviceCount")(count) == 0
+    if count[0] > 1:
+        assert rt.fn("aclrtDeviceGetP2PAtomicCapabilities")(caps, operations, len(ops), 0, 1) == 0
+        assert caps[3] == signed | reduction | s8 | s16 | s32
+    else:
+        assert rt.fn("aclrtDeviceGetP2PAtomicCapabilities")(caps, operations, 1, 0, 1) == 107001
