@@ -534,3 +534,94 @@ def test_atomic_capabilities(rt):
         assert caps[3] == signed | reduction | s8 | s16 | s32
     else:
         assert rt.fn("aclrtDeviceGetP2PAtomicCapabilities")(caps, operations, 1, 0, 1) == 107001
+
+
+def test_value_wait(rt):
+    """aclrtValueWait holds its stream until the value is there: a write queued on another
+    stream runs first (as that stream would on a device), a timed synchronisation returns
+    CANN's timeout status with the wait still queued, a host write then releases it."""
+    s1, s2, s3 = rt.stream(), rt.stream(), rt.stream()
+    flag, marker = rt.malloc(8), rt.malloc(16)
+    assert rt.fn("aclrtMemset")(flag, 8, 0, 8) == 0
+    assert rt.fn("aclrtMemset")(marker, 16, 0, 16) == 0
+    assert rt.fn("aclrtValueWait")(flag, 5, 1, s1) == 0  # ACL_STREAM_WAIT_VALUE_EQ
+    assert rt.fn("aclrtMemsetAsync")(marker, 16, 7, 16, s1) == 0
+    assert rt.fn("aclrtValueWrite")(flag, 5, 0, s2) == 0
+    assert rt.fn("aclrtSynchronizeStream")(s1) == 0
+    assert read(rt, flag, 1, np.uint64)[0] == 5 and (read(rt, marker, 16) == 7).all()
+    status = rt.ffi.new("aclrtStreamStatus *")
+    assert rt.fn("aclrtStreamQuery")(s2, status) == 0 and status[0] == 0  # COMPLETE: the write ran
+
+    assert rt.fn("aclrtValueWait")(flag, 10, 0, s3) == 0  # GEQ: (int64)(*flag - 10) >= 0
+    assert rt.fn("aclrtMemsetAsync")(marker, 16, 9, 16, s3) == 0
+    assert rt.fn("aclrtSynchronizeStreamWithTimeout")(s3, 50) == 507046
+    assert (read(rt, marker, 16) == 7).all()
+    ten = np.array([10], dtype=np.uint64)
+    assert rt.fn("aclrtMemcpy")(flag, 8, rt.ffi.from_buffer(ten), 8, 1) == 0
+    assert rt.fn("aclrtSynchronizeStream")(s3) == 0 and (read(rt, marker, 16) == 9).all()
+
+    six = np.array([6], dtype=np.uint64)
+    assert rt.fn("aclrtMemcpy")(flag, 8, rt.ffi.from_buffer(six), 8, 1) == 0
+    assert rt.fn("aclrtValueWait")(flag, 4, 2, s1) == 0  # AND: 6 & 4 != 0
+    assert rt.fn("aclrtValueWait")(flag, 1, 3, s1) == 0  # NOR: ~(6 | 1) != 0
+    assert rt.fn("aclrtSynchronizeStream")(s1) == 0
+
+    assert rt.fn("aclrtValueWait")(flag, 1, 4, s1) == 100000 and "aclrtValueWait" in rt.recent_error()
+    assert rt.fn("aclrtValueWait")(rt.ffi.cast("char *", flag) + 4, 1, 0, s1) == 100000
+    host = np.zeros(1, dtype=np.uint64)
+    assert rt.fn("aclrtValueWait")(rt.ffi.from_buffer(host), 1, 0, s1) == 100000
+
+
+def test_memcpy_async_with_condition(rt):
+    """Unpinned host memory is copied before the call returns; pinned host memory is copied
+    when the stream runs; a host-to-host copy is refused (CANN on an A2)."""
+    s = rt.stream()
+    dev = rt.malloc(64)
+    assert rt.fn("aclrtMemset")(dev, 64, 0, 64) == 0
+    data = np.full(64, 3, dtype=np.uint8)
+    assert rt.fn("aclrtMemcpyAsyncWithCondition")(dev, 64, rt.ffi.from_buffer(data), 64, 1, s) == 0
+    assert (read(rt, dev, 64) == 3).all()  # done without a synchronisation
+    pinned = rt.ffi.new("void **")
+    assert rt.fn("aclrtMallocHost")(pinned, 64) == 0
+    try:
+        rt.ffi.memmove(pinned[0], bytes([5]) * 64, 64)
+        assert rt.fn("aclrtMemcpyAsyncWithCondition")(dev, 64, pinned[0], 64, 1, s) == 0
+        assert (read(rt, dev, 64) == 3).all()  # queued
+        assert rt.fn("aclrtSynchronizeStream")(s) == 0 and (read(rt, dev, 64) == 5).all()
+    finally:
+        assert rt.fn("aclrtFreeHost")(pinned[0]) == 0
+    other = np.zeros(64, dtype=np.uint8)
+    assert rt.fn("aclrtMemcpyAsyncWithCondition")(rt.ffi.from_buffer(other), 64, rt.ffi.from_buffer(data), 64, 0,
+                                                  s) == 207000
+    assert "aclrtMemcpyAsyncWithCondition" in rt.recent_error()
+    assert rt.fn("aclrtMemcpyAsyncWithCondition")(dev, 32, rt.ffi.from_buffer(data), 64, 1, s) != 0
+
+
+def test_value_wait_in_a_model(rt):
+    """A captured aclrtValueWait is a VALUE_WAIT task whose value aclmdlRITaskSetParams changes
+    (applied by aclmdlRIUpdate)."""
+    s = rt.stream()
+    flag, marker = rt.malloc(8), rt.malloc(8)
+    assert rt.fn("aclrtMemset")(flag, 8, 0, 8) == 0
+    assert rt.fn("aclmdlRICaptureBegin")(s, 2) == 0
+    assert rt.fn("aclrtValueWait")(flag, 3, 1, s) == 0
+    assert rt.fn("aclrtMemsetAsync")(marker, 8, 1, 8, s) == 0
+    model = rt.ffi.new("aclmdlRI *")
+    assert rt.fn("aclmdlRICaptureEnd")(s, model) == 0
+    try:
+        tasks, n = rt.ffi.new("aclmdlRITask[2]"), rt.ffi.new("uint32_t *", 2)
+        assert rt.fn("aclmdlRIGetTasksByStream")(s, tasks, n) == 0 and n[0] == 2
+        kind = rt.ffi.new("aclmdlRITaskType *")
+        assert rt.fn("aclmdlRITaskGetType")(tasks[0], kind) == 0 and kind[0] == 6  # VALUE_WAIT
+        params = rt.ffi.new("aclmdlRITaskParams *")
+        assert rt.fn("aclmdlRITaskGetParams")(tasks[0], params) == 0
+        assert params.valueWaitTaskParams.value == 3 and params.valueWaitTaskParams.flag == 1
+        params.valueWaitTaskParams.value = 0
+        assert rt.fn("aclmdlRITaskSetParams")(tasks[0], params) == 0
+        params.valueWaitTaskParams.flag = 9
+        assert rt.fn("aclmdlRITaskSetParams")(tasks[0], params) == 100000
+        assert rt.fn("aclmdlRIUpdate")(model[0]) == 0
+        assert rt.fn("aclmdlRIExecute")(model[0], -1) == 0  # waits for 0, which is there
+        assert (read(rt, marker, 8) == 1).all()
+    finally:
+        assert rt.fn("aclmdlRIDestroy")(model[0]) == 0

@@ -406,6 +406,9 @@ static aclError replay(struct rt_model *m, int64_t deadline)
         pthread_mutex_unlock(&rt_lock);
         if (!disabled) {
             err = rt_run_task(t, run, ctx);
+            if (err == RT_TASK_NOT_DONE) {
+                err = ACL_ERROR_RT_STREAM_SYNC_TIMEOUT; /* a replay is not resumed half-way */
+            }
         }
         t = next;
     }

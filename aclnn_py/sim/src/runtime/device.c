@@ -784,9 +784,46 @@ aclError rt_drain_until(struct rt_stream *s, int64_t deadline_ms, aclError timeo
     return err;
 }
 
+/* The deadline of the synchronisation this thread is running tasks for (-1: none). */
+static _Thread_local int64_t tl_deadline = -1;
+
+int64_t rt_task_deadline(void)
+{
+    return tl_deadline;
+}
+
+int rt_run_other_work(int device)
+{
+    pthread_mutex_lock(&rt_lock);
+    struct rt_stream *found = NULL;
+    if (device >= 0 && device < ACLSIM_MAX_DEVICES && devices[device].refcount > 0) {
+        struct rt_stream *d = &devices[device].default_stream;
+        if (d->head != NULL && d->users == 0 && !is_draining(d)) {
+            found = d;
+        }
+    }
+    for (struct rt_stream *s = user_streams; found == NULL && s != NULL; s = s->next) {
+        if (s->device == device && s->head != NULL && s->users == 0 && !is_draining(s)) {
+            found = s;
+        }
+    }
+    if (found != NULL) {
+        rt_stream_use_locked(found);
+    }
+    pthread_mutex_unlock(&rt_lock);
+    if (found == NULL) {
+        return 0;
+    }
+    (void)rt_drain(found); /* its failures are its own synchroniser's to see: reported as exceptions */
+    rt_stream_done(found);
+    return 1;
+}
+
 static aclError drain_until(struct rt_stream *s, int64_t deadline_ms, aclError timeout_status)
 {
     aclError first = ACL_SUCCESS;
+    int64_t outer_deadline = tl_deadline;
+    tl_deadline = deadline_ms;
     pthread_mutex_lock(&s->drain_lock);
     for (;;) {
         pthread_mutex_lock(&rt_lock);
@@ -802,6 +839,7 @@ static aclError drain_until(struct rt_stream *s, int64_t deadline_ms, aclError t
         pthread_mutex_unlock(&rt_lock);
         if (timed_out) {
             pthread_mutex_unlock(&s->drain_lock);
+            tl_deadline = outer_deadline;
             return first != ACL_SUCCESS ? first : timeout_status;
         }
         if (t == NULL) {
@@ -809,6 +847,19 @@ static aclError drain_until(struct rt_stream *s, int64_t deadline_ms, aclError t
         }
         if (first == ACL_SUCCESS || keep_going) {
             aclError e = rt_run_task(t, t->run, t->ctx);
+            if (e == RT_TASK_NOT_DONE) {
+                /* A wait ran out of the synchronisation's time: it stays first in the queue. */
+                pthread_mutex_lock(&rt_lock);
+                t->next = s->head;
+                s->head = t;
+                if (s->tail == NULL) {
+                    s->tail = t;
+                }
+                pthread_mutex_unlock(&rt_lock);
+                pthread_mutex_unlock(&s->drain_lock);
+                tl_deadline = outer_deadline;
+                return first != ACL_SUCCESS ? first : timeout_status;
+            }
             if (e != ACL_SUCCESS) {
                 report_task_failure(s, t, e);
             }
@@ -824,6 +875,7 @@ static aclError drain_until(struct rt_stream *s, int64_t deadline_ms, aclError t
         free(t);
     }
     pthread_mutex_unlock(&s->drain_lock);
+    tl_deadline = outer_deadline;
     return first;
 }
 

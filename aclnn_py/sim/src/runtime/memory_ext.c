@@ -914,6 +914,132 @@ aclError aclrtMemcpyAsyncWithDesc(void *desc, aclrtMemcpyKind kind, aclrtStream 
     return rt_error(err);
 }
 
+/* ---- copies that wait for unpinned host memory --------------------------------------------- */
+
+/* 1 if p is host memory the runtime does not know (neither aclrtMallocHost nor registered nor
+ * device memory): CANN copies it before returning. */
+static int unpinned_host(const void *p)
+{
+    uintptr_t base = 0;
+    size_t size = 0;
+    int device = 0;
+    enum rt_range_kind kind = RT_RANGE_DEVICE;
+    pthread_mutex_lock(&rt_lock);
+    int known = rt_range_info_locked(p, &base, &size, &device, &kind);
+    pthread_mutex_unlock(&rt_lock);
+    return !known;
+}
+
+/* aclrtMemcpyAsync, but a copy from or to unpinned host memory is complete when the call
+ * returns (the stream runs up to it); host-to-host copies cannot be asynchronous on an A2. */
+aclError aclrtMemcpyAsyncWithCondition(void *dst, size_t destMax, const void *src, size_t count, aclrtMemcpyKind kind,
+                                       aclrtStream stream)
+{
+    const char *api = "aclrtMemcpyAsyncWithCondition";
+    if (kind == ACL_MEMCPY_HOST_TO_HOST) {
+        return rt_fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "%s: a host-to-host copy cannot be asynchronous "
+                       "(ACL_MEMCPY_HOST_TO_HOST)", api);
+    }
+    aclError err = rt_memcpy_async(api, dst, destMax, src, count, kind, stream);
+    if (err != ACL_SUCCESS || !(unpinned_host(dst) || unpinned_host(src))) {
+        return err;
+    }
+    pthread_mutex_lock(&rt_lock);
+    struct rt_stream *s = rt_resolve_stream_locked(stream, api, &err);
+    int run_now = s != NULL && !s->capturing; /* a captured copy is recorded, not run */
+    if (run_now) {
+        rt_stream_use_locked(s);
+    }
+    pthread_mutex_unlock(&rt_lock);
+    if (!run_now) {
+        return rt_error(err);
+    }
+    err = rt_drain(s);
+    rt_stream_done(s);
+    return rt_error(err);
+}
+
+/* ---- waits on a value in device memory ----------------------------------------------------- */
+
+/* aclrtValueWait's comparisons (CANN's ACL_STREAM_WAIT_VALUE_*). */
+enum { WAIT_GEQ = 0, WAIT_EQ = 1, WAIT_AND = 2, WAIT_NOR = 3 };
+
+static int value_reached(uint64_t cur, uint64_t value, uint32_t flag)
+{
+    switch (flag) {
+    case WAIT_GEQ:
+        return (int64_t)(cur - value) >= 0;
+    case WAIT_EQ:
+        return cur == value;
+    case WAIT_AND:
+        return (cur & value) != 0;
+    default:
+        return ~(cur | value) != 0;
+    }
+}
+
+/* The stream goes on once the value is there.  Until then the device's other streams run
+ * (the writer is usually queued on one of them); with none left to run, the wait polls for
+ * another thread's write, until the synchronisation's deadline if it has one. */
+static aclError run_value_wait(void *ctx)
+{
+    struct rt_value_task *v = ctx;
+    const struct rt_task *self = rt_running_task();
+    int device = self != NULL ? self->device : -1;
+    for (;;) {
+        pthread_mutex_lock(&rt_lock);
+        uint64_t *addr = v->addr, value = v->value;
+        uint32_t flag = v->flag;
+        int ok = rt_device_range_ok_locked(addr, sizeof *addr);
+        uint64_t cur = ok ? __atomic_load_n(addr, __ATOMIC_ACQUIRE) : 0;
+        pthread_mutex_unlock(&rt_lock);
+        if (!ok) {
+            return rt_fail(ACL_ERROR_RT_DEVICE_MEM_ERROR, "aclrtValueWait: device memory was freed before the wait ran");
+        }
+        if (value_reached(cur, value, flag)) {
+            return ACL_SUCCESS;
+        }
+        if (rt_run_other_work(device)) {
+            continue;
+        }
+        int64_t deadline = rt_task_deadline();
+        if (deadline >= 0 && rt_deadline(0) >= deadline) {
+            return RT_TASK_NOT_DONE;
+        }
+        struct timespec pause = {0, 1000000}; /* 1 ms */
+        nanosleep(&pause, NULL);
+    }
+}
+
+aclError aclrtValueWait(void *devAddr, uint64_t value, uint32_t flag, aclrtStream stream)
+{
+    const char *api = "aclrtValueWait";
+    if (flag > WAIT_NOR || ((uintptr_t)devAddr & 7u) != 0) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: flag must be 0..3 (ACL_STREAM_WAIT_VALUE_*) and devAddr 8-byte "
+                       "aligned, got flag %u and %p", api, (unsigned)flag, devAddr);
+    }
+    struct rt_value_task *v = malloc(sizeof *v);
+    if (v == NULL) {
+        return rt_fail(ACL_ERROR_RT_MEMORY_ALLOCATION, "%s: out of host memory", api);
+    }
+    *v = (struct rt_value_task){devAddr, value, flag};
+    aclError err = ACL_SUCCESS;
+    pthread_mutex_lock(&rt_lock);
+    if (!rt_device_range_ok_locked(devAddr, sizeof(uint64_t))) {
+        err = rt_fail(ACL_ERROR_INVALID_PARAM, "%s: devAddr %p does not hold 8 bytes of device memory", api, devAddr);
+    } else {
+        struct rt_stream *s = rt_resolve_stream_locked(stream, api, &err);
+        if (s != NULL) {
+            err = rt_enqueue_typed_locked(s, ACL_MODEL_RI_TASK_VALUE_WAIT, run_value_wait, free, v);
+        }
+    }
+    pthread_mutex_unlock(&rt_lock);
+    if (err != ACL_SUCCESS) {
+        free(v);
+    }
+    return rt_error(err);
+}
+
 /* ---- reductions and value writes queued on a stream -------------------------------------- */
 
 struct reduce_task {

@@ -114,6 +114,16 @@ RT_HIDDEN aclError rt_drain(struct rt_stream *s);
  * none) has passed with tasks left: then returns `timeout_status` and leaves them queued. */
 RT_HIDDEN aclError rt_drain_until(struct rt_stream *s, int64_t deadline_ms, aclError timeout_status);
 
+/* What a task's run returns when it waits for something (aclrtValueWait) that has not come
+ * by the deadline of the synchronisation running it (rt_task_deadline): the task stays first
+ * in its queue and the synchronisation returns its timeout status. */
+#define RT_TASK_NOT_DONE ((aclError)-1)
+/* The deadline (CLOCK_MONOTONIC ms) of the synchronisation this thread runs tasks for; -1: none. */
+RT_HIDDEN int64_t rt_task_deadline(void);
+/* Runs the work queued on one stream of the device that no thread is running (the way a
+ * device runs its streams side by side, for a task waiting on them); 0 if there was none. */
+RT_HIDDEN int rt_run_other_work(int device);
+
 /* CLOCK_MONOTONIC now + timeout milliseconds, or -1 for timeout -1 (wait for ever). */
 RT_HIDDEN int64_t rt_deadline(int32_t timeout);
 
