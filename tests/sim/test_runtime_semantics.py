@@ -625,3 +625,63 @@ def test_value_wait_in_a_model(rt):
         assert (read(rt, marker, 8) == 1).all()
     finally:
         assert rt.fn("aclmdlRIDestroy")(model[0]) == 0
+
+
+def test_managed_memory_attributes(rt):
+    """What aclrtMemManagedAdvise and aclrtMemManagedPrefetchAsync set reads back through
+    aclrtMemManagedGetAttr[s], per page: a range whose pages disagree reads as none (-2)."""
+    page = 4096
+    p = rt.ffi.new("void **")
+    assert rt.fn("aclrtMemAllocManaged")(p, 4 * page, 1) == 0  # ACL_RT_MEM_ATTACH_GLOBAL
+    ptr = p[0]
+    whole = 4 * page
+    out = rt.ffi.new("int32_t[4]")
+
+    def attr(which, size=whole, at=ptr, n=1):
+        assert rt.fn("aclrtMemManagedGetAttr")(which, at, size, out, 4 * n) == 0
+        return list(out)[:n]
+
+    device = rt.ffi.new("aclrtMemManagedLocation *", {"type": 1, "id": 0})[0]
+    host = rt.ffi.new("aclrtMemManagedLocation *", {"type": 2, "id": 0})[0]
+    try:
+        assert attr(1) == [0] and attr(2) == [-2] and attr(4) == [0] and attr(6) == [-2]  # nothing set
+        assert rt.fn("aclrtMemManagedAdvise")(ptr, whole, 0, device) == 0  # SET_READ_MOSTLY
+        assert attr(1) == [1]
+        assert rt.fn("aclrtMemManagedAdvise")(ptr, page, 1, device) == 0  # UNSET on the first page
+        assert attr(1) == [0] and attr(1, page, rt.ffi.cast("char *", ptr) + page) == [1]
+        assert rt.fn("aclrtMemManagedAdvise")(ptr, whole, 2, device) == 0  # SET_PREFERRED_LOCATION
+        assert attr(2) == [0] and attr(4) == [1] and attr(5) == [0]
+        assert rt.fn("aclrtMemManagedAdvise")(ptr, page, 2, host) == 0
+        assert attr(2, page) == [-1] and attr(2) == [-2]  # the pages disagree
+        assert rt.fn("aclrtMemManagedAdvise")(ptr, whole, 4, device) == 0  # SET_ACCESSED_BY device 0
+        assert rt.fn("aclrtMemManagedAdvise")(ptr, whole, 4, host) == 0
+        assert attr(3, n=4) == [0, -1, -2, -2]
+        assert rt.fn("aclrtMemManagedAdvise")(ptr, whole, 5, device) == 0  # UNSET_ACCESSED_BY
+        assert attr(3, n=2) == [-1, -2]
+
+        s = rt.stream()
+        assert rt.fn("aclrtMemManagedPrefetchAsync")(ptr, whole, device, 0, s) == 0
+        assert attr(6) == [-2]  # queued, not done
+        assert rt.fn("aclrtSynchronizeStream")(s) == 0
+        assert attr(6) == [0] and attr(7) == [1] and attr(8) == [0]
+
+        attrs = rt.ffi.new("aclrtMemManagedRangeAttribute[2]", [1, 6])
+        a, b = rt.ffi.new("int32_t *"), rt.ffi.new("int32_t *")
+        data = rt.ffi.new("void *[2]", [a, b])
+        sizes = rt.ffi.new("size_t[2]", [4, 4])
+        assert rt.fn("aclrtMemManagedGetAttrs")(attrs, 2, ptr, whole, data, sizes) == 0
+        assert a[0] == 0 and b[0] == 0
+
+        assert rt.fn("aclrtMemManagedGetAttr")(1, ptr, whole, out, 8) == 100000  # dataSize must be 4
+        assert "aclrtMemManagedGetAttr" in rt.recent_error()
+        assert rt.fn("aclrtMemManagedGetAttr")(9, ptr, whole, out, 4) == 100000
+        assert rt.fn("aclrtMemManagedGetAttr")(1, ptr, whole + 1, out, 4) == 100000
+        plain = rt.malloc(64)
+        assert rt.fn("aclrtMemManagedGetAttr")(1, plain, 64, out, 4) == 100000  # not managed
+        assert "not managed memory" in rt.recent_error()
+        bad = rt.ffi.new("aclrtMemManagedLocation *", {"type": 1, "id": 64})[0]
+        assert rt.fn("aclrtMemManagedAdvise")(ptr, whole, 2, bad) == 100000
+        assert rt.fn("aclrtMemManagedGetAttrs")(attrs, 0, ptr, whole, data, sizes) == 100000
+    finally:
+        assert rt.fn("aclrtFree")(ptr) == 0
+    assert rt.fn("aclrtMemManagedGetAttr")(1, ptr, whole, out, 4) == 100000  # freed

@@ -296,6 +296,30 @@ static void TestEvents(aclrtStream stream)
     aclrtFree(dev);
 }
 
+static void TestManagedMemory(aclrtStream stream)
+{
+    // Advice and prefetches on managed memory read back per page; aclrtFree releases them.
+    void *managed = nullptr;
+    CheckStatus(aclrtMemAllocManaged(&managed, 3 * 4096, ACL_RT_MEM_ATTACH_GLOBAL), ACL_SUCCESS,
+                "aclrtMemAllocManaged");
+    aclrtMemManagedLocation device = {ACL_MEM_LOCATIONTYPE_DEVICE, 0};
+    CheckStatus(aclrtMemManagedAdvise(managed, 4096, ACL_MEM_ADVISE_SET_PREFERRED_LOCATION, device), ACL_SUCCESS,
+                "aclrtMemManagedAdvise");
+    CheckStatus(aclrtMemManagedPrefetchAsync(managed, 3 * 4096, device, 0, stream), ACL_SUCCESS,
+                "aclrtMemManagedPrefetchAsync");
+    CheckStatus(aclrtSynchronizeStream(stream), ACL_SUCCESS, "the prefetch runs");
+    int32_t preferred = 7, prefetched = 7;
+    CheckStatus(aclrtMemManagedGetAttr(ACL_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION, managed, 4096, &preferred, 4),
+                ACL_SUCCESS, "aclrtMemManagedGetAttr");
+    CheckStatus(aclrtMemManagedGetAttr(ACL_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION, managed, 3 * 4096, &prefetched,
+                                       4), ACL_SUCCESS, "aclrtMemManagedGetAttr");
+    Check(preferred == 0 && prefetched == 0, "the advice and the prefetch read back", preferred);
+    CheckStatus(aclrtMemManagedGetAttr(ACL_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION, managed, 3 * 4096, &preferred, 4),
+                ACL_SUCCESS, "aclrtMemManagedGetAttr");
+    Check(preferred == -2, "pages that disagree read as no location", preferred);
+    CheckStatus(aclrtFree(managed), ACL_SUCCESS, "aclrtFree(managed)");
+}
+
 static void TestStreamFailureAndEvents(aclrtStream stream)
 {
     // CANN's default failure mode (ACL_CONTINUE_ON_FAILURE): the failure is reported and the
@@ -776,6 +800,7 @@ int main()
     CheckStatus(aclrtCreateStream(&stream), ACL_SUCCESS, "aclrtCreateStream");
     TestMemory(stream);
     TestEvents(stream);
+    TestManagedMemory(stream);
     TestStreamFailureAndEvents(stream);
     TestDescriptors();
     TestExecutors(stream);

@@ -183,6 +183,10 @@ RT_HIDDEN int rt_remove_range_locked(uintptr_t base, enum rt_range_kind kind);
 RT_HIDDEN int rt_range_info_locked(const void *p, uintptr_t *base, size_t *size, int *device,
                                    enum rt_range_kind *kind);
 
+/* With rt_lock held: the aclrtMalloc block holding p (its base and size) and its slot for
+ * memory_ext.c's managed-memory advice (one malloc'd block, freed by aclrtFree), or NULL. */
+RT_HIDDEN void **rt_managed_slot_locked(const void *p, uintptr_t *base, size_t *size);
+
 /* With rt_lock held: the bytes of the live device blocks (memory.c). */
 RT_HIDDEN uint64_t rt_device_memory_used_locked(void);
 /* With rt_lock held: the most bytes the live device blocks have been (memory.c). */
