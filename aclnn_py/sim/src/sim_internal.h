@@ -128,8 +128,8 @@ ACLSIM_INTERNAL aclError aclsim_stream_launch(const char *api, aclrtStream strea
  * NaN to 0, and record it), or ACL_RT_OVERFLOW_MODE_UNDEF (nothing: no task, or overflow
  * detection is off for it). */
 ACLSIM_INTERNAL aclrtFloatOverflowMode aclsim_overflow_mode(void);
-/* Records an overflow for the device of the task running on this thread (the status
- * aclrtGetOverflowStatus & co. report until reset). */
+/* Records an overflow of the task running on this thread (the process's status, as on an
+ * Atlas A2, that aclrtGetOverflowStatus & co. report until reset). */
 ACLSIM_INTERNAL void aclsim_overflow_record(void);
 
 enum aclsim_counter {

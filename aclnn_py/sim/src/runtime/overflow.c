@@ -1,7 +1,8 @@
 /*
- * Float overflow status (aclrtGetOverflowStatus & co.).  CANN keeps one overflow status per
- * device (process-wide on an Atlas A2, the simulated 910B), set by the tasks of every stream
- * of the device whose float results overflow; a status query or reset is itself a task,
+ * Float overflow status (aclrtGetOverflowStatus & co.).  CANN reports the overflow of the tasks
+ * on every stream of the current device, and on an Atlas A2 (the simulated 910B) the status is
+ * the process's (every device's tasks set it, a reset clears it for all), so the
+ * simulator keeps one status per process; a status query or reset is itself a task,
  * queued on a stream, that copies the status into device memory or clears it when the stream
  * gets there (asynchronous: synchronise the stream before reading the copy).
  *
@@ -23,7 +24,7 @@
 /* aclrtGetOverflowStatus: "the size is fixed at 64 bytes" (CANN's parameter description). */
 #define STATUS_BYTES 64u
 
-static uint32_t overflowed[ACLSIM_MAX_DEVICES]; /* under rt_lock */
+static uint32_t overflowed; /* under rt_lock: the process's status (an A2's) */
 
 aclrtFloatOverflowMode aclsim_overflow_mode(void)
 {
@@ -44,7 +45,7 @@ void aclsim_overflow_record(void)
         return; /* detection is off for this task's stream */
     }
     pthread_mutex_lock(&rt_lock);
-    overflowed[t->device] = 1;
+    overflowed = 1;
     pthread_mutex_unlock(&rt_lock);
 }
 
@@ -56,7 +57,6 @@ enum status_op {
 
 struct status_task {
     enum status_op op;
-    int device;
     void *addr;
     uint64_t size;
     char api[40];
@@ -83,9 +83,9 @@ static aclError run_status(void *ctx)
 {
     struct status_task *st = ctx;
     pthread_mutex_lock(&rt_lock);
-    uint32_t status = overflowed[st->device];
+    uint32_t status = overflowed;
     if (st->op == RESET) {
-        overflowed[st->device] = 0;
+        overflowed = 0;
     }
     pthread_mutex_unlock(&rt_lock);
     if (st->op == GET) {
@@ -133,7 +133,6 @@ static aclError queue_status(const char *api, enum status_op op, void *addr, uin
     } else {
         struct rt_stream *s = rt_resolve_stream_locked(stream, api, &err);
         if (s != NULL) {
-            st->device = s->device;
             err = rt_enqueue_locked(s, run_status, free, st);
             if (err != ACL_SUCCESS) {
                 aclsim_set_error("%s: out of host memory", api);
