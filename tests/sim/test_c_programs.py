@@ -30,6 +30,13 @@ def test_runtime_program(run_c_program, devices):
     assert "no recent error message" not in proc.stdout
 
 
+def test_overflow_status_is_the_process_s(run_c_program):
+    """With two devices, an overflow on one shows in a query on the other (an A2's status)."""
+    proc = run_c_program("overflow_test", env={"ACLSIM_DEVICE_COUNT": "2"})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "check an overflow on device 1 shows on device 0: ok" in proc.stdout
+
+
 @pytest.mark.parametrize("name", PROGRAMS)
 def test_program_exits_cleanly(name, run_c_program):
     proc = run_c_program(name)
@@ -37,13 +44,14 @@ def test_program_exits_cleanly(name, run_c_program):
     assert "FAILED" not in proc.stdout
 
 
-def test_runtime_program_under_valgrind(c_env, build_c_programs):
+@pytest.mark.parametrize("name", ["runtime_test", "capture_test", "overflow_test"])
+def test_runtime_program_under_valgrind(c_env, build_c_programs, name):
     """No invalid access, no uninitialised read, nothing definitely or indirectly lost."""
     if shutil.which("valgrind") is None:
         pytest.skip("valgrind not installed")
     proc = subprocess.run(
         ["valgrind", "--error-exitcode=99", "--leak-check=full", "--errors-for-leak-kinds=definite,indirect",
-         build_c_programs["runtime_test"]],
+         build_c_programs[name]],
         env=c_env, capture_output=True, text=True, timeout=600,
     )
     assert proc.returncode == 0, proc.stderr[-6000:]

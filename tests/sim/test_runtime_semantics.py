@@ -419,7 +419,22 @@ def test_memory_usage_and_described_copies(rt):
     s = rt.stream()
     assert rt.fn("aclrtMemcpyAsyncWithDesc")(desc, 3, s) == 0 and rt.fn("aclrtSynchronizeStream")(s) == 0
     assert (read(rt, b, 64) == 6).all()
-    assert rt.fn("aclrtMemcpyAsyncWithDesc")(a, 3, s) == 100000  # no descriptor there
+    # The stream reads the descriptor when it gets to the copy: a descriptor written by work
+    # queued before it (here a copy of another descriptor's bytes) is the one that counts.
+    c, other = rt.malloc(64), rt.malloc(size[0])
+    assert rt.fn("aclrtMemset")(c, 64, 9, 64) == 0
+    assert rt.fn("aclrtSetMemcpyDesc")(other, 3, c, b, 64, rt.ffi.NULL) == 0
+    later = read(rt, other, size[0])
+    assert rt.fn("aclrtMemcpyAsync")(desc, size[0], rt.ffi.from_buffer(later), size[0], 1, s) == 0
+    assert rt.fn("aclrtMemcpyAsyncWithDesc")(desc, 3, s) == 0
+    assert (read(rt, b, 64) == 6).all()  # nothing ran yet
+    assert rt.fn("aclrtSynchronizeStream")(s) == 0
+    assert (read(rt, b, 64) == 9).all()
+    # Memory that holds no descriptor when the copy runs fails it, at the synchronisation.
+    assert rt.fn("aclrtMemcpyAsyncWithDesc")(a, 3, s) == 0
+    assert rt.fn("aclrtSynchronizeStream")(s) == 107000 and "aclrtMemcpyAsyncWithDesc" in rt.recent_error()
+    assert rt.fn("aclrtMemcpyAsyncWithDesc")(rt.ffi.NULL, 3, s) == 100000
+    assert rt.fn("aclrtMemcpyAsyncWithDesc")(desc, 99, s) == 100000
 
 
 @pytest.mark.parametrize("dtype, acl_type", [(np.float32, 0), (np.int32, 3), (np.int8, 2), (np.float16, 1)])
@@ -488,3 +503,185 @@ def test_stream_stop_needs_a_device_only_stream(rt):
     assert rt.fn("aclrtStreamStop")(rt.stream()) == 107000
     assert rt.fn("aclrtStreamStop")(rt.ffi.NULL) == 100000
     assert rt.fn("aclrtDestroyStream")(p[0]) == 0
+
+
+def test_atomic_capabilities(rt):
+    """The simulated devices share the host's memory: integer atomics are the host CPU's (signed
+    and unsigned, 8 to 64 bits), float ones 32/64-bit compare-and-swap loops, the DMA reductions
+    aclrtReduceAsync's types, and there are no SIMD kernels."""
+    signed, unsigned, reduction, s8, s16, s32, s64 = 1, 2, 4, 8, 16, 32, 64
+    ops = [0, 9, 10, 30, 40]  # INTEGER_ADD, CAS, FLOAT_ADD, DMA_ADD, SIMD_SCALAR_ADD
+    operations = rt.ffi.new("aclrtAtomicOperation[]", ops)
+    caps = rt.ffi.new("uint32_t[]", len(ops))
+    assert rt.fn("aclrtDeviceGetHostAtomicCapabilities")(caps, operations, len(ops), 0) == 0
+    integer = signed | unsigned | s8 | s16 | s32 | s64
+    assert caps[0] & integer == integer and caps[1] == caps[0]
+    assert caps[2] == signed | s32 | s64
+    assert caps[3] == signed | reduction | s8 | s16 | s32
+    assert caps[4] == 0
+    assert rt.fn("aclrtDeviceGetHostAtomicCapabilities")(rt.ffi.NULL, rt.ffi.NULL, 0, 0) == 0
+    bad = rt.ffi.new("aclrtAtomicOperation[]", [13])
+    assert rt.fn("aclrtDeviceGetHostAtomicCapabilities")(caps, bad, 1, 0) == 100000
+    assert "aclrtDeviceGetHostAtomicCapabilities" in rt.recent_error()
+    assert rt.fn("aclrtDeviceGetHostAtomicCapabilities")(rt.ffi.NULL, operations, 1, 0) == 100000
+    assert rt.fn("aclrtDeviceGetHostAtomicCapabilities")(caps, operations, 1, 64) == 107001
+    assert rt.fn("aclrtDeviceGetP2PAtomicCapabilities")(caps, operations, 1, 0, 0) == 100000
+    assert "aclrtDeviceGetP2PAtomicCapabilities" in rt.recent_error()
+    count = rt.ffi.new("uint32_t *")
+    assert rt.fn("aclrtGetDeviceCount")(count) == 0
+    if count[0] > 1:
+        assert rt.fn("aclrtDeviceGetP2PAtomicCapabilities")(caps, operations, len(ops), 0, 1) == 0
+        assert caps[3] == signed | reduction | s8 | s16 | s32
+    else:
+        assert rt.fn("aclrtDeviceGetP2PAtomicCapabilities")(caps, operations, 1, 0, 1) == 107001
+
+
+def test_value_wait(rt):
+    """aclrtValueWait holds its stream until the value is there: a write queued on another
+    stream runs first (as that stream would on a device), a timed synchronisation returns
+    CANN's timeout status with the wait still queued, a host write then releases it."""
+    s1, s2, s3 = rt.stream(), rt.stream(), rt.stream()
+    flag, marker = rt.malloc(8), rt.malloc(16)
+    assert rt.fn("aclrtMemset")(flag, 8, 0, 8) == 0
+    assert rt.fn("aclrtMemset")(marker, 16, 0, 16) == 0
+    assert rt.fn("aclrtValueWait")(flag, 5, 1, s1) == 0  # ACL_STREAM_WAIT_VALUE_EQ
+    assert rt.fn("aclrtMemsetAsync")(marker, 16, 7, 16, s1) == 0
+    assert rt.fn("aclrtValueWrite")(flag, 5, 0, s2) == 0
+    assert rt.fn("aclrtSynchronizeStream")(s1) == 0
+    assert read(rt, flag, 1, np.uint64)[0] == 5 and (read(rt, marker, 16) == 7).all()
+    status = rt.ffi.new("aclrtStreamStatus *")
+    assert rt.fn("aclrtStreamQuery")(s2, status) == 0 and status[0] == 0  # COMPLETE: the write ran
+
+    assert rt.fn("aclrtValueWait")(flag, 10, 0, s3) == 0  # GEQ: (int64)(*flag - 10) >= 0
+    assert rt.fn("aclrtMemsetAsync")(marker, 16, 9, 16, s3) == 0
+    assert rt.fn("aclrtSynchronizeStreamWithTimeout")(s3, 50) == 507046
+    assert (read(rt, marker, 16) == 7).all()
+    ten = np.array([10], dtype=np.uint64)
+    assert rt.fn("aclrtMemcpy")(flag, 8, rt.ffi.from_buffer(ten), 8, 1) == 0
+    assert rt.fn("aclrtSynchronizeStream")(s3) == 0 and (read(rt, marker, 16) == 9).all()
+
+    six = np.array([6], dtype=np.uint64)
+    assert rt.fn("aclrtMemcpy")(flag, 8, rt.ffi.from_buffer(six), 8, 1) == 0
+    assert rt.fn("aclrtValueWait")(flag, 4, 2, s1) == 0  # AND: 6 & 4 != 0
+    assert rt.fn("aclrtValueWait")(flag, 1, 3, s1) == 0  # NOR: ~(6 | 1) != 0
+    assert rt.fn("aclrtSynchronizeStream")(s1) == 0
+
+    assert rt.fn("aclrtValueWait")(flag, 1, 4, s1) == 100000 and "aclrtValueWait" in rt.recent_error()
+    assert rt.fn("aclrtValueWait")(rt.ffi.cast("char *", flag) + 4, 1, 0, s1) == 100000
+    host = np.zeros(1, dtype=np.uint64)
+    assert rt.fn("aclrtValueWait")(rt.ffi.from_buffer(host), 1, 0, s1) == 100000
+
+
+def test_memcpy_async_with_condition(rt):
+    """Unpinned host memory is copied before the call returns; pinned host memory is copied
+    when the stream runs; a host-to-host copy is refused (CANN on an A2)."""
+    s = rt.stream()
+    dev = rt.malloc(64)
+    assert rt.fn("aclrtMemset")(dev, 64, 0, 64) == 0
+    data = np.full(64, 3, dtype=np.uint8)
+    assert rt.fn("aclrtMemcpyAsyncWithCondition")(dev, 64, rt.ffi.from_buffer(data), 64, 1, s) == 0
+    assert (read(rt, dev, 64) == 3).all()  # done without a synchronisation
+    pinned = rt.ffi.new("void **")
+    assert rt.fn("aclrtMallocHost")(pinned, 64) == 0
+    try:
+        rt.ffi.memmove(pinned[0], bytes([5]) * 64, 64)
+        assert rt.fn("aclrtMemcpyAsyncWithCondition")(dev, 64, pinned[0], 64, 1, s) == 0
+        assert (read(rt, dev, 64) == 3).all()  # queued
+        assert rt.fn("aclrtSynchronizeStream")(s) == 0 and (read(rt, dev, 64) == 5).all()
+    finally:
+        assert rt.fn("aclrtFreeHost")(pinned[0]) == 0
+    other = np.zeros(64, dtype=np.uint8)
+    assert rt.fn("aclrtMemcpyAsyncWithCondition")(rt.ffi.from_buffer(other), 64, rt.ffi.from_buffer(data), 64, 0,
+                                                  s) == 207000
+    assert "aclrtMemcpyAsyncWithCondition" in rt.recent_error()
+    assert rt.fn("aclrtMemcpyAsyncWithCondition")(dev, 32, rt.ffi.from_buffer(data), 64, 1, s) != 0
+
+
+def test_value_wait_in_a_model(rt):
+    """A captured aclrtValueWait is a VALUE_WAIT task whose value aclmdlRITaskSetParams changes
+    (applied by aclmdlRIUpdate)."""
+    s = rt.stream()
+    flag, marker = rt.malloc(8), rt.malloc(8)
+    assert rt.fn("aclrtMemset")(flag, 8, 0, 8) == 0
+    assert rt.fn("aclmdlRICaptureBegin")(s, 2) == 0
+    assert rt.fn("aclrtValueWait")(flag, 3, 1, s) == 0
+    assert rt.fn("aclrtMemsetAsync")(marker, 8, 1, 8, s) == 0
+    model = rt.ffi.new("aclmdlRI *")
+    assert rt.fn("aclmdlRICaptureEnd")(s, model) == 0
+    try:
+        tasks, n = rt.ffi.new("aclmdlRITask[2]"), rt.ffi.new("uint32_t *", 2)
+        assert rt.fn("aclmdlRIGetTasksByStream")(s, tasks, n) == 0 and n[0] == 2
+        kind = rt.ffi.new("aclmdlRITaskType *")
+        assert rt.fn("aclmdlRITaskGetType")(tasks[0], kind) == 0 and kind[0] == 6  # VALUE_WAIT
+        params = rt.ffi.new("aclmdlRITaskParams *")
+        assert rt.fn("aclmdlRITaskGetParams")(tasks[0], params) == 0
+        assert params.valueWaitTaskParams.value == 3 and params.valueWaitTaskParams.flag == 1
+        params.valueWaitTaskParams.value = 0
+        assert rt.fn("aclmdlRITaskSetParams")(tasks[0], params) == 0
+        params.valueWaitTaskParams.flag = 9
+        assert rt.fn("aclmdlRITaskSetParams")(tasks[0], params) == 100000
+        assert rt.fn("aclmdlRIUpdate")(model[0]) == 0
+        assert rt.fn("aclmdlRIExecute")(model[0], -1) == 0  # waits for 0, which is there
+        assert (read(rt, marker, 8) == 1).all()
+    finally:
+        assert rt.fn("aclmdlRIDestroy")(model[0]) == 0
+
+
+def test_managed_memory_attributes(rt):
+    """What aclrtMemManagedAdvise and aclrtMemManagedPrefetchAsync set reads back through
+    aclrtMemManagedGetAttr[s], per page: a range whose pages disagree reads as none (-2)."""
+    page = 4096
+    p = rt.ffi.new("void **")
+    assert rt.fn("aclrtMemAllocManaged")(p, 4 * page, 1) == 0  # ACL_RT_MEM_ATTACH_GLOBAL
+    ptr = p[0]
+    whole = 4 * page
+    out = rt.ffi.new("int32_t[4]")
+
+    def attr(which, size=whole, at=ptr, n=1):
+        assert rt.fn("aclrtMemManagedGetAttr")(which, at, size, out, 4 * n) == 0
+        return list(out)[:n]
+
+    device = rt.ffi.new("aclrtMemManagedLocation *", {"type": 1, "id": 0})[0]
+    host = rt.ffi.new("aclrtMemManagedLocation *", {"type": 2, "id": 0})[0]
+    try:
+        assert attr(1) == [0] and attr(2) == [-2] and attr(4) == [0] and attr(6) == [-2]  # nothing set
+        assert rt.fn("aclrtMemManagedAdvise")(ptr, whole, 0, device) == 0  # SET_READ_MOSTLY
+        assert attr(1) == [1]
+        assert rt.fn("aclrtMemManagedAdvise")(ptr, page, 1, device) == 0  # UNSET on the first page
+        assert attr(1) == [0] and attr(1, page, rt.ffi.cast("char *", ptr) + page) == [1]
+        assert rt.fn("aclrtMemManagedAdvise")(ptr, whole, 2, device) == 0  # SET_PREFERRED_LOCATION
+        assert attr(2) == [0] and attr(4) == [1] and attr(5) == [0]
+        assert rt.fn("aclrtMemManagedAdvise")(ptr, page, 2, host) == 0
+        assert attr(2, page) == [-1] and attr(2) == [-2]  # the pages disagree
+        assert rt.fn("aclrtMemManagedAdvise")(ptr, whole, 4, device) == 0  # SET_ACCESSED_BY device 0
+        assert rt.fn("aclrtMemManagedAdvise")(ptr, whole, 4, host) == 0
+        assert attr(3, n=4) == [0, -1, -2, -2]
+        assert rt.fn("aclrtMemManagedAdvise")(ptr, whole, 5, device) == 0  # UNSET_ACCESSED_BY
+        assert attr(3, n=2) == [-1, -2]
+
+        s = rt.stream()
+        assert rt.fn("aclrtMemManagedPrefetchAsync")(ptr, whole, device, 0, s) == 0
+        assert attr(6) == [-2]  # queued, not done
+        assert rt.fn("aclrtSynchronizeStream")(s) == 0
+        assert attr(6) == [0] and attr(7) == [1] and attr(8) == [0]
+
+        attrs = rt.ffi.new("aclrtMemManagedRangeAttribute[2]", [1, 6])
+        a, b = rt.ffi.new("int32_t *"), rt.ffi.new("int32_t *")
+        data = rt.ffi.new("void *[2]", [a, b])
+        sizes = rt.ffi.new("size_t[2]", [4, 4])
+        assert rt.fn("aclrtMemManagedGetAttrs")(attrs, 2, ptr, whole, data, sizes) == 0
+        assert a[0] == 0 and b[0] == 0
+
+        assert rt.fn("aclrtMemManagedGetAttr")(1, ptr, whole, out, 8) == 100000  # dataSize must be 4
+        assert "aclrtMemManagedGetAttr" in rt.recent_error()
+        assert rt.fn("aclrtMemManagedGetAttr")(9, ptr, whole, out, 4) == 100000
+        assert rt.fn("aclrtMemManagedGetAttr")(1, ptr, whole + 1, out, 4) == 100000
+        plain = rt.malloc(64)
+        assert rt.fn("aclrtMemManagedGetAttr")(1, plain, 64, out, 4) == 100000  # not managed
+        assert "not managed memory" in rt.recent_error()
+        bad = rt.ffi.new("aclrtMemManagedLocation *", {"type": 1, "id": 64})[0]
+        assert rt.fn("aclrtMemManagedAdvise")(ptr, whole, 2, bad) == 100000
+        assert rt.fn("aclrtMemManagedGetAttrs")(attrs, 0, ptr, whole, data, sizes) == 100000
+    finally:
+        assert rt.fn("aclrtFree")(ptr) == 0
+    assert rt.fn("aclrtMemManagedGetAttr")(1, ptr, whole, out, 4) == 100000  # freed

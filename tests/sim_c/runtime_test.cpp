@@ -296,9 +296,34 @@ static void TestEvents(aclrtStream stream)
     aclrtFree(dev);
 }
 
+static void TestManagedMemory(aclrtStream stream)
+{
+    // Advice and prefetches on managed memory read back per page; aclrtFree releases them.
+    void *managed = nullptr;
+    CheckStatus(aclrtMemAllocManaged(&managed, 3 * 4096, ACL_RT_MEM_ATTACH_GLOBAL), ACL_SUCCESS,
+                "aclrtMemAllocManaged");
+    aclrtMemManagedLocation device = {ACL_MEM_LOCATIONTYPE_DEVICE, 0};
+    CheckStatus(aclrtMemManagedAdvise(managed, 4096, ACL_MEM_ADVISE_SET_PREFERRED_LOCATION, device), ACL_SUCCESS,
+                "aclrtMemManagedAdvise");
+    CheckStatus(aclrtMemManagedPrefetchAsync(managed, 3 * 4096, device, 0, stream), ACL_SUCCESS,
+                "aclrtMemManagedPrefetchAsync");
+    CheckStatus(aclrtSynchronizeStream(stream), ACL_SUCCESS, "the prefetch runs");
+    int32_t preferred = 7, prefetched = 7;
+    CheckStatus(aclrtMemManagedGetAttr(ACL_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION, managed, 4096, &preferred, 4),
+                ACL_SUCCESS, "aclrtMemManagedGetAttr");
+    CheckStatus(aclrtMemManagedGetAttr(ACL_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION, managed, 3 * 4096, &prefetched,
+                                       4), ACL_SUCCESS, "aclrtMemManagedGetAttr");
+    Check(preferred == 0 && prefetched == 0, "the advice and the prefetch read back", preferred);
+    CheckStatus(aclrtMemManagedGetAttr(ACL_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION, managed, 3 * 4096, &preferred, 4),
+                ACL_SUCCESS, "aclrtMemManagedGetAttr");
+    Check(preferred == -2, "pages that disagree read as no location", preferred);
+    CheckStatus(aclrtFree(managed), ACL_SUCCESS, "aclrtFree(managed)");
+}
+
 static void TestStreamFailureAndEvents(aclrtStream stream)
 {
-    // A failed task aborts the rest of the queue; an event recorded behind it never completes.
+    // CANN's default failure mode (ACL_CONTINUE_ON_FAILURE): the failure is reported and the
+    // work behind the failed task still runs, so an event recorded behind it completes.
     const size_t bytes = 256;
     std::vector<char> host(bytes, 1);
     void *doomed = nullptr;
@@ -308,11 +333,29 @@ static void TestStreamFailureAndEvents(aclrtStream stream)
     aclrtMemcpyAsync(doomed, bytes, host.data(), bytes, ACL_MEMCPY_HOST_TO_DEVICE, stream);
     aclrtRecordEvent(event, stream);
     aclrtFree(doomed);
+    aclrtStreamAttrValue mode;
+    CheckStatus(aclrtGetStreamAttribute(stream, ACL_STREAM_ATTR_FAILURE_MODE, &mode), ACL_SUCCESS,
+                "aclrtGetStreamAttribute(FAILURE_MODE)");
+    Check(mode.failureMode == ACL_CONTINUE_ON_FAILURE, "a stream continues on failure by default",
+          static_cast<long long>(mode.failureMode));
     CheckStatus(aclrtSynchronizeStream(stream), ACL_ERROR_RT_DEVICE_MEM_ERROR, "the failing copy is reported");
+    aclrtEventRecordedStatus status = ACL_EVENT_RECORDED_STATUS_NOT_READY;
+    aclrtQueryEventStatus(event, &status);
+    Check(status == ACL_EVENT_RECORDED_STATUS_COMPLETE, "the record behind the failed copy ran");
+
+    // ACL_STOP_ON_FAILURE: the rest of the queue is dropped; a record behind it never completes.
+    aclrtStream stopping = nullptr;
+    aclrtCreateStream(&stopping);
+    CheckStatus(aclrtSetStreamFailureMode(stopping, ACL_STOP_ON_FAILURE), ACL_SUCCESS, "aclrtSetStreamFailureMode");
+    aclrtMalloc(&doomed, bytes, ACL_MEM_MALLOC_HUGE_FIRST);
+    aclrtMemcpyAsync(doomed, bytes, host.data(), bytes, ACL_MEMCPY_HOST_TO_DEVICE, stopping);
+    aclrtRecordEvent(event, stopping);
+    aclrtFree(doomed);
+    CheckStatus(aclrtSynchronizeStream(stopping), ACL_ERROR_RT_DEVICE_MEM_ERROR, "the failing copy is reported");
     CheckStatus(aclrtSynchronizeEvent(event), ACL_SUCCESS, "an event dropped with its stream's queue");
-    aclrtEventRecordedStatus status = ACL_EVENT_RECORDED_STATUS_COMPLETE;
     aclrtQueryEventStatus(event, &status);
     Check(status == ACL_EVENT_RECORDED_STATUS_NOT_READY, "the dropped record never completed");
+    aclrtDestroyStream(stopping);
     aclrtDestroyEvent(event);
 
     aclrtStream configured = nullptr;
@@ -757,6 +800,7 @@ int main()
     CheckStatus(aclrtCreateStream(&stream), ACL_SUCCESS, "aclrtCreateStream");
     TestMemory(stream);
     TestEvents(stream);
+    TestManagedMemory(stream);
     TestStreamFailureAndEvents(stream);
     TestDescriptors();
     TestExecutors(stream);

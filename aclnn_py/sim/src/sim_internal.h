@@ -117,6 +117,20 @@ typedef void (*aclsim_task_release_fn)(void *ctx);
  * (naming `api` and its parameter `stream`) and calls release(ctx). */
 ACLSIM_INTERNAL aclError aclsim_stream_enqueue(const char *api, aclrtStream stream, aclsim_task_run_fn run,
                                                aclsim_task_release_fn release, void *ctx);
+/* aclsim_stream_enqueue for an operator's kernel (a model reports it as ACL_MODEL_RI_TASK_KERNEL). */
+ACLSIM_INTERNAL aclError aclsim_stream_launch(const char *api, aclrtStream stream, aclsim_task_run_fn run,
+                                              aclsim_task_release_fn release, void *ctx);
+
+/* Float overflow (runtime/overflow.c): what the task running on this thread must do with a
+ * floating-point result, as the device's saturation mode (aclrtSetDeviceSatMode) and the
+ * stream's overflow switch say: ACL_RT_OVERFLOW_MODE_INFNAN (record an Inf/NaN made from
+ * finite inputs), ACL_RT_OVERFLOW_MODE_SATURATION (saturate Inf to the largest finite value,
+ * NaN to 0, and record it), or ACL_RT_OVERFLOW_MODE_UNDEF (nothing: no task, or overflow
+ * detection is off for it). */
+ACLSIM_INTERNAL aclrtFloatOverflowMode aclsim_overflow_mode(void);
+/* Records an overflow of the task running on this thread (the process's status, as on an
+ * Atlas A2, that aclrtGetOverflowStatus & co. report until reset). */
+ACLSIM_INTERNAL void aclsim_overflow_record(void);
 
 enum aclsim_counter {
     ACLSIM_CNT_TENSORS,

@@ -13,6 +13,7 @@
 
 #include "../sim_internal.h"
 #include "executor_internal.h"
+#include "float_results.h"
 #include "registry.h"
 
 /* One argument of the operator's prototype: a tensor (one slot) or a tensor list (one slot
@@ -552,6 +553,41 @@ static int check_memory(const aclOpExecutor *ex, void *workspace, const char *ap
     return 1;
 }
 
+/* 1 if the kernel reads input i's data (not its shape only). */
+static int input_read(const aclOpExecutor *ex, int i)
+{
+    return !ex->shape_only_set || i >= 32 || ((ex->inputs_read >> i) & 1u);
+}
+
+/* 1 if input i shares bytes with an output (the kernel may overwrite it). */
+static int aliased_input(const struct run *r, int i)
+{
+    for (int k = 0; k < r->n_out; k++) {
+        if (nn_overlaps(slot(&r->ex->inputs, i), r->addrs[i], slot(&r->ex->outputs, k), r->addrs[r->n_in + k])) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The overflow hook: once per output of a kernel that ran (see float_results.c).  The inputs
+ * are read only when an output holds an Inf or NaN, to tell an overflow from one passed on. */
+static void float_results(const struct run *r, aclrtFloatOverflowMode mode, int nonfinite_input)
+{
+    const aclOpExecutor *ex = r->ex;
+    int overflow = 0;
+    for (int k = 0; k < r->n_out; k++) {
+        overflow |= nn_nonfinite(slot(&ex->outputs, k), r->addrs[r->n_in + k], mode == ACL_RT_OVERFLOW_MODE_SATURATION);
+    }
+    for (int i = 0; overflow && !nonfinite_input && i < r->n_in; i++) {
+        /* An aliased input was read before the kernel ran (nonfinite_input says what it held). */
+        nonfinite_input = input_read(ex, i) && !aliased_input(r, i) && nn_nonfinite(slot(&ex->inputs, i), r->addrs[i], 0);
+    }
+    if (overflow && !nonfinite_input) {
+        aclsim_overflow_record();
+    }
+}
+
 static aclError run_kernel(void *ctx)
 {
     struct run *r = ctx;
@@ -575,8 +611,20 @@ static aclError run_kernel(void *ctx)
         aclsim_device_prepare(r->addrs[i]);
     }
     aclsim_device_prepare(r->workspace);
+    aclrtFloatOverflowMode mode = aclsim_overflow_mode();
+    /* An input the kernel may overwrite (it shares bytes with an output) is read first. */
+    int nonfinite_input = 0;
+    for (int i = 0; mode != ACL_RT_OVERFLOW_MODE_UNDEF && i < r->n_in && !nonfinite_input; i++) {
+        nonfinite_input = input_read(ex, i) && aliased_input(r, i) && nn_nonfinite(slot(&ex->inputs, i), r->addrs[i], 0);
+    }
     aclnnStatus st = ex->kernel(ex, r->workspace);
-    return st == ACLNN_SUCCESS ? ACL_SUCCESS : ACL_ERROR_RT_AICORE_EXCEPTION;
+    if (st != ACLNN_SUCCESS) {
+        return ACL_ERROR_RT_AICORE_EXCEPTION;
+    }
+    if (mode != ACL_RT_OVERFLOW_MODE_UNDEF) {
+        float_results(r, mode, nonfinite_input);
+    }
+    return ACL_SUCCESS;
 }
 
 static void release_run(void *ctx)
@@ -681,7 +729,7 @@ aclnnStatus aclsim_launch(const char *api, void *workspace, uint64_t workspace_s
     ex->pending++;
     pthread_mutex_unlock(&nn_lock);
     /* On failure the runtime calls release_run, which frees a normal executor. */
-    aclError err = aclsim_stream_enqueue(api, stream, run_kernel, release_run, r);
+    aclError err = aclsim_stream_launch(api, stream, run_kernel, release_run, r);
     if (err != ACL_SUCCESS) {
         return ACLNN_ERR_RUNTIME_ERROR;
     }

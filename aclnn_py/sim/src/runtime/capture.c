@@ -21,10 +21,30 @@ struct destroy_callback {
     void *user_data;
 };
 
+/* A task group (aclmdlRICaptureTaskGrpBegin .. End): tasks of the model that
+ * aclmdlRICaptureTaskUpdateBegin .. End may replace.  Owned by its model. */
+struct rt_task_group {
+    struct rt_task_group *next;
+    struct rt_model *model;
+    int ended;
+    uint32_t count;
+    struct rt_task **tasks;
+};
+
+/* What an update replaced while the model was replaying: released once no replay runs. */
+struct retired {
+    struct retired *next;
+    aclsim_task_release_fn release;
+    void *ctx;
+};
+
 struct rt_model {
     struct rt_model *next;
     struct rt_task *head, *tail; /* the recorded work */
     uint32_t task_count;
+    struct rt_task_group *groups;
+    int running;                 /* replays in progress */
+    struct retired *retired;
     uint32_t id;
     int device;
     int building;                /* aclmdlRIBuildBegin .. aclmdlRIBuildEnd */
@@ -82,7 +102,7 @@ static void collect_locked(struct rt_stream *s)
 {
     struct rt_model *m = s->capture_model;
     for (struct rt_task *t = s->captured_head; t != NULL; t = t->next) {
-        m->task_count++;
+        t->seq = m->task_count++;
     }
     if (s->captured_head != NULL) {
         if (m->tail != NULL) {
@@ -93,6 +113,18 @@ static void collect_locked(struct rt_stream *s)
         m->tail = s->captured_tail;
     }
     s->captured_head = s->captured_tail = NULL;
+}
+
+static void release_retired(struct retired *r)
+{
+    while (r != NULL) {
+        struct retired *next = r->next;
+        if (r->release != NULL) {
+            r->release(r->ctx);
+        }
+        free(r);
+        r = next;
+    }
 }
 
 static void free_model(struct rt_model *m)
@@ -111,8 +143,16 @@ static void free_model(struct rt_model *m)
         if (t->release != NULL) {
             t->release(t->ctx);
         }
+        free(t->pending_params);
         free(t);
     }
+    while (m->groups != NULL) {
+        struct rt_task_group *g = m->groups;
+        m->groups = g->next;
+        free(g->tasks);
+        free(g);
+    }
+    release_retired(m->retired);
     free(m);
 }
 
@@ -202,6 +242,7 @@ aclError aclmdlRICaptureEnd(aclrtStream stream, aclmdlRI *modelRI)
         *modelRI = s->capture_model;
         s->capturing = 0;
         s->capture_model = NULL;
+        s->open_group = NULL; /* a group begun and not ended stays empty */
     }
     pthread_mutex_unlock(&rt_lock);
     return rt_error(err);
@@ -317,6 +358,7 @@ aclError aclmdlRIUnbindStream(aclmdlRI modelRI, aclrtStream stream)
         s->capturing = 0;
         s->capture_model_building = 0;
         s->capture_model = NULL;
+        s->open_group = NULL;
     }
     pthread_mutex_unlock(&rt_lock);
     return rt_error(err);
@@ -336,24 +378,49 @@ aclError aclmdlRIBuildEnd(aclmdlRI modelRI, void *reserve)
 
 /* ---- execution ----------------------------------------------------------------------- */
 
-/* One replay of the recorded work, in order; the first failure ends it (its status is the
- * replay's).  Never runs with rt_lock held: the tasks take it. */
+/* One replay of the recorded work, in order, but the disabled tasks; the first failure ends
+ * it (its status is the replay's).  Never runs with rt_lock held: the tasks take it.  Each
+ * task's work is read under the lock (an update may replace it between tasks); what an
+ * update replaces meanwhile is released once the last replay ends. */
 static aclError replay(struct rt_model *m, int64_t deadline)
 {
-    for (struct rt_task *t = m->head; t != NULL; t = t->next) {
-        if (deadline >= 0 && t != m->head) {
+    pthread_mutex_lock(&rt_lock);
+    m->running++;
+    struct rt_task *t = m->head;
+    pthread_mutex_unlock(&rt_lock);
+    aclError err = ACL_SUCCESS;
+    for (struct rt_task *first = t; t != NULL && err == ACL_SUCCESS;) {
+        if (deadline >= 0 && t != first) {
             struct timespec now;
             clock_gettime(CLOCK_MONOTONIC, &now);
             if ((int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000 >= deadline) {
-                return ACL_ERROR_RT_STREAM_SYNC_TIMEOUT;
+                err = ACL_ERROR_RT_STREAM_SYNC_TIMEOUT;
+                break;
             }
         }
-        aclError err = t->run(t->ctx);
-        if (err != ACL_SUCCESS) {
-            return err;
+        pthread_mutex_lock(&rt_lock);
+        int disabled = t->disabled;
+        aclsim_task_run_fn run = t->run;
+        void *ctx = t->ctx;
+        struct rt_task *next = t->next;
+        pthread_mutex_unlock(&rt_lock);
+        if (!disabled) {
+            err = rt_run_task(t, run, ctx);
+            if (err == RT_TASK_NOT_DONE) {
+                err = ACL_ERROR_RT_STREAM_SYNC_TIMEOUT; /* a replay is not resumed half-way */
+            }
         }
+        t = next;
     }
-    return ACL_SUCCESS;
+    pthread_mutex_lock(&rt_lock);
+    struct retired *retired = NULL;
+    if (--m->running == 0) {
+        retired = m->retired;
+        m->retired = NULL;
+    }
+    pthread_mutex_unlock(&rt_lock);
+    release_retired(retired);
+    return err;
 }
 
 static aclError run_replay(void *ctx)
@@ -447,6 +514,7 @@ aclError aclmdlRIDestroy(aclmdlRI modelRI)
             m->stream->capturing = 0;
             m->stream->capture_model_building = 0;
             m->stream->capture_model = NULL;
+            m->stream->open_group = NULL;
         }
         unlist_model_locked(m);
         m->destroyed = 1;
@@ -621,4 +689,434 @@ aclError aclmdlRIDebugJsonPrint(aclmdlRI modelRI, const char *path, uint32_t fla
     }
     fprintf(f, "{\"modelRI\": %u, \"device\": %d, \"tasks\": %u}\n", (unsigned)id, device, (unsigned)tasks);
     return fclose(f) == 0 ? ACL_SUCCESS : rt_fail(ACL_ERROR_WRITE_FILE, "%s: cannot write %s", api, path);
+}
+
+/* ---- the tasks of a model: inspection, parameters, disabling, task groups --------------- */
+
+/* With rt_lock held: the live task `handle` names, and its model. */
+static struct rt_task *find_task_locked(aclmdlRITask handle, struct rt_model **model)
+{
+    for (struct rt_model *m = models; m != NULL; m = m->next) {
+        for (struct rt_task *t = m->head; t != NULL; t = t->next) {
+            if ((aclmdlRITask)t == handle) {
+                *model = m;
+                return t;
+            }
+        }
+    }
+    return NULL;
+}
+
+static aclError bad_task(const char *api, aclmdlRITask task)
+{
+    return rt_fail(ACL_ERROR_RT_PARAM_INVALID, "%s: %p is not a task of a live model runtime instance "
+                   "(aclmdlRIGetTasksByStream)", api, task);
+}
+
+/* With rt_lock held: the live task group `handle` names. */
+static struct rt_task_group *find_group_locked(aclrtTaskGrp handle)
+{
+    for (struct rt_model *m = models; m != NULL; m = m->next) {
+        for (struct rt_task_group *g = m->groups; g != NULL; g = g->next) {
+            if ((aclrtTaskGrp)g == handle) {
+                return g;
+            }
+        }
+    }
+    return NULL;
+}
+
+aclError aclmdlRIGetTasksByStream(aclrtStream stream, aclmdlRITask *tasks, uint32_t *numTasks)
+{
+    const char *api = "aclmdlRIGetTasksByStream";
+    if (numTasks == NULL) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: numTasks must not be NULL", api);
+    }
+    aclError err = ACL_SUCCESS;
+    pthread_mutex_lock(&rt_lock);
+    struct rt_stream *s = rt_resolve_stream_locked(stream, api, &err);
+    struct rt_model *m = NULL;
+    for (struct rt_model *it = models; s != NULL && it != NULL && m == NULL; it = it->next) {
+        if (it->stream == s) {
+            m = it; /* the latest model the stream was captured into (the list is newest first) */
+        }
+    }
+    uint32_t n = 0;
+    for (struct rt_task *t = m != NULL ? m->head : NULL; t != NULL; t = t->next) {
+        n += t->origin == s;
+    }
+    if (s != NULL && m == NULL) {
+        err = rt_fail(ACL_ERROR_RT_PARAM_INVALID, "%s: stream %p is not associated with a live model runtime instance",
+                      api, stream);
+    } else if (s != NULL && tasks != NULL && *numTasks < n) {
+        err = rt_fail(ACL_ERROR_INVALID_PARAM, "%s: room for %u tasks, the stream has %u", api, (unsigned)*numTasks,
+                      (unsigned)n);
+    } else if (s != NULL) {
+        uint32_t i = 0;
+        for (struct rt_task *t = tasks != NULL ? m->head : NULL; t != NULL; t = t->next) {
+            if (t->origin == s) {
+                tasks[i++] = (aclmdlRITask)t;
+            }
+        }
+        *numTasks = n;
+    }
+    pthread_mutex_unlock(&rt_lock);
+    return rt_error(err);
+}
+
+aclError aclmdlRITaskGetType(aclmdlRITask task, aclmdlRITaskType *type)
+{
+    if (type == NULL) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "aclmdlRITaskGetType: type must not be NULL");
+    }
+    struct rt_model *m = NULL;
+    pthread_mutex_lock(&rt_lock);
+    struct rt_task *t = find_task_locked(task, &m);
+    if (t != NULL) {
+        *type = t->type;
+    }
+    pthread_mutex_unlock(&rt_lock);
+    return t != NULL ? ACL_SUCCESS : bad_task("aclmdlRITaskGetType", task);
+}
+
+aclError aclmdlRITaskGetSeqId(aclmdlRITask task, uint32_t *id)
+{
+    if (id == NULL) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "aclmdlRITaskGetSeqId: id must not be NULL");
+    }
+    struct rt_model *m = NULL;
+    pthread_mutex_lock(&rt_lock);
+    struct rt_task *t = find_task_locked(task, &m);
+    if (t != NULL) {
+        *id = t->seq;
+    }
+    pthread_mutex_unlock(&rt_lock);
+    return t != NULL ? ACL_SUCCESS : bad_task("aclmdlRITaskGetSeqId", task);
+}
+
+static int is_event_task(aclmdlRITaskType type)
+{
+    return type == ACL_MODEL_RI_TASK_EVENT_RECORD || type == ACL_MODEL_RI_TASK_EVENT_WAIT ||
+           type == ACL_MODEL_RI_TASK_EVENT_RESET;
+}
+
+/* The parameters the task runs with now (those set but not yet applied by aclmdlRIUpdate are
+ * not).  A kernel task of the simulator is an aclnn operator's kernel: it has no function
+ * handle nor argument block, so its kernel parameters read as zero. */
+aclError aclmdlRITaskGetParams(aclmdlRITask task, aclmdlRITaskParams *params)
+{
+    if (params == NULL) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "aclmdlRITaskGetParams: params must not be NULL");
+    }
+    struct rt_model *m = NULL;
+    pthread_mutex_lock(&rt_lock);
+    struct rt_task *t = find_task_locked(task, &m);
+    if (t != NULL) {
+        memset(params, 0, sizeof *params);
+        params->type = t->type;
+        params->taskGrp = t->group != NULL && t->group->ended ? (aclrtTaskGrp)t->group : NULL;
+        if (is_event_task(t->type)) {
+            void *event = *(void *const *)t->ctx;
+            uint32_t flags = rt_event_flags_locked(event);
+            /* The three event structs share their layout: event, eventFlag, then one flag. */
+            params->eventRecordTaskParams.event = event;
+            params->eventRecordTaskParams.eventFlag = flags;
+        } else if (t->type == ACL_MODEL_RI_TASK_VALUE_WRITE) {
+            const struct rt_value_task *v = t->ctx;
+            params->valueWriteTaskParams.devAddr = v->addr;
+            params->valueWriteTaskParams.value = v->value;
+        } else if (t->type == ACL_MODEL_RI_TASK_VALUE_WAIT) {
+            const struct rt_value_task *v = t->ctx;
+            params->valueWaitTaskParams.devAddr = v->addr;
+            params->valueWaitTaskParams.value = v->value;
+            params->valueWaitTaskParams.flag = v->flag;
+        }
+    }
+    pthread_mutex_unlock(&rt_lock);
+    return t != NULL ? ACL_SUCCESS : bad_task("aclmdlRITaskGetParams", task);
+}
+
+/* aclrtValueWait's comparisons: ACL_STREAM_WAIT_VALUE_GEQ (0) .. _NOR (3). */
+#define MAX_VALUE_WAIT_FLAG 3u
+
+/* Stages new parameters of a value write or wait task; aclmdlRIUpdate applies them. */
+aclError aclmdlRITaskSetParams(aclmdlRITask task, aclmdlRITaskParams *params)
+{
+    const char *api = "aclmdlRITaskSetParams";
+    if (params == NULL) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: params must not be NULL", api);
+    }
+    struct rt_value_task *staged = malloc(sizeof *staged);
+    if (staged == NULL) {
+        return rt_fail(ACL_ERROR_RT_MEMORY_ALLOCATION, "%s: out of host memory", api);
+    }
+    aclError err = ACL_SUCCESS;
+    struct rt_model *m = NULL;
+    pthread_mutex_lock(&rt_lock);
+    struct rt_task *t = find_task_locked(task, &m);
+    if (t == NULL) {
+        err = bad_task(api, task);
+    } else if (params->type != t->type) {
+        err = rt_fail(ACL_ERROR_INVALID_PARAM, "%s: params->type %d is not the task's type %d", api, (int)params->type,
+                      (int)t->type);
+    } else if (t->type == ACL_MODEL_RI_TASK_KERNEL) {
+        err = rt_fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "%s: the simulator's kernel tasks are aclnn operators' kernels, "
+                      "with no function handle or argument block to set", api);
+    } else if (t->type != ACL_MODEL_RI_TASK_VALUE_WRITE && t->type != ACL_MODEL_RI_TASK_VALUE_WAIT) {
+        err = rt_fail(ACL_ERROR_RT_TASK_TYPE_NOT_SUPPORT, "%s: the parameters of a task of type %d cannot be set "
+                      "(CANN reports event tasks' parameters only)", api, (int)t->type);
+    } else {
+        int wait = t->type == ACL_MODEL_RI_TASK_VALUE_WAIT;
+        void *addr = wait ? params->valueWaitTaskParams.devAddr : params->valueWriteTaskParams.devAddr;
+        uint64_t value = wait ? params->valueWaitTaskParams.value : params->valueWriteTaskParams.value;
+        uint32_t flag = wait ? params->valueWaitTaskParams.flag : 0;
+        if (((uintptr_t)addr & 7u) != 0 || !rt_device_range_ok_locked(addr, sizeof(uint64_t))) {
+            err = rt_fail(ACL_ERROR_INVALID_PARAM, "%s: devAddr %p is not 8 aligned bytes of device memory", api, addr);
+        } else if (flag > MAX_VALUE_WAIT_FLAG) {
+            err = rt_fail(ACL_ERROR_INVALID_PARAM, "%s: unknown value wait flag %u", api, (unsigned)flag);
+        } else {
+            *staged = (struct rt_value_task){addr, value, flag};
+            free(t->pending_params);
+            t->pending_params = staged;
+            staged = NULL;
+        }
+    }
+    pthread_mutex_unlock(&rt_lock);
+    free(staged);
+    return rt_error(err);
+}
+
+/* Marks the task disabled from the next aclmdlRIUpdate on: replays skip it. */
+aclError aclmdlRITaskDisable(aclmdlRITask task)
+{
+    struct rt_model *m = NULL;
+    pthread_mutex_lock(&rt_lock);
+    struct rt_task *t = find_task_locked(task, &m);
+    if (t != NULL) {
+        t->disable_pending = 1;
+    }
+    pthread_mutex_unlock(&rt_lock);
+    return t != NULL ? ACL_SUCCESS : bad_task("aclmdlRITaskDisable", task);
+}
+
+/* Applies what aclmdlRITaskSetParams and aclmdlRITaskDisable staged for the model's tasks. */
+aclError aclmdlRIUpdate(aclmdlRI modelRI)
+{
+    pthread_mutex_lock(&rt_lock);
+    struct rt_model *m = find_model_locked(modelRI);
+    for (struct rt_task *t = m != NULL ? m->head : NULL; t != NULL; t = t->next) {
+        if (t->disable_pending) {
+            t->disabled = 1;
+            t->disable_pending = 0;
+        }
+        if (t->pending_params != NULL) {
+            *(struct rt_value_task *)t->ctx = *t->pending_params; /* runs read it under rt_lock */
+            free(t->pending_params);
+            t->pending_params = NULL;
+        }
+    }
+    pthread_mutex_unlock(&rt_lock);
+    return m != NULL ? ACL_SUCCESS : bad_model("aclmdlRIUpdate", modelRI);
+}
+
+aclError aclmdlRICaptureTaskGrpBegin(aclrtStream stream)
+{
+    const char *api = "aclmdlRICaptureTaskGrpBegin";
+    struct rt_task_group *g = calloc(1, sizeof *g);
+    if (g == NULL) {
+        return rt_fail(ACL_ERROR_RT_MEMORY_ALLOCATION, "%s: out of host memory", api);
+    }
+    aclError err = ACL_SUCCESS;
+    pthread_mutex_lock(&rt_lock);
+    struct rt_stream *s = rt_resolve_stream_locked(stream, api, &err);
+    if (s != NULL && !s->capturing) {
+        err = rt_fail(ACL_ERROR_RT_STREAM_NOT_CAPTURED, "%s: stream %p is not being captured", api, stream);
+    } else if (s != NULL && s->open_group != NULL) {
+        err = rt_fail(ACL_ERROR_RT_PARAM_INVALID, "%s: a task group is already begun on stream %p "
+                      "(aclmdlRICaptureTaskGrpEnd first)", api, stream);
+    } else if (s != NULL) {
+        struct rt_model *m = s->capture_model;
+        g->model = m;
+        g->next = m->groups;
+        m->groups = g;
+        s->open_group = g;
+        g = NULL;
+    }
+    pthread_mutex_unlock(&rt_lock);
+    free(g);
+    return rt_error(err);
+}
+
+aclError aclmdlRICaptureTaskGrpEnd(aclrtStream stream, aclrtTaskGrp *handle)
+{
+    const char *api = "aclmdlRICaptureTaskGrpEnd";
+    if (handle == NULL) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: handle must not be NULL", api);
+    }
+    aclError err = ACL_SUCCESS;
+    pthread_mutex_lock(&rt_lock);
+    struct rt_stream *s = rt_resolve_stream_locked(stream, api, &err);
+    struct rt_task_group *g = s != NULL ? s->open_group : NULL;
+    if (s != NULL && !s->capturing) {
+        err = rt_fail(ACL_ERROR_RT_STREAM_NOT_CAPTURED, "%s: stream %p is not being captured", api, stream);
+    } else if (s != NULL && g == NULL) {
+        err = rt_fail(ACL_ERROR_RT_PARAM_INVALID, "%s: no task group was begun on stream %p", api, stream);
+    } else if (s != NULL) {
+        /* Its tasks are still on the stream's capture list, or already in the model (a bound
+         * stream's aclmdlRIEndTask collects them). */
+        struct rt_task *lists[2] = {g->model->head, s->captured_head};
+        uint32_t n = 0;
+        for (int l = 0; l < 2; l++) {
+            for (struct rt_task *t = lists[l]; t != NULL; t = t->next) {
+                n += t->group == g;
+            }
+        }
+        struct rt_task **tasks = calloc(n > 0 ? n : 1, sizeof *tasks);
+        if (tasks == NULL) {
+            err = rt_fail(ACL_ERROR_RT_MEMORY_ALLOCATION, "%s: out of host memory", api);
+        } else {
+            uint32_t i = 0;
+            for (int l = 0; l < 2; l++) {
+                for (struct rt_task *t = lists[l]; t != NULL; t = t->next) {
+                    if (t->group == g) {
+                        tasks[i++] = t;
+                    }
+                }
+            }
+            g->tasks = tasks;
+            g->count = n;
+            g->ended = 1;
+            s->open_group = NULL;
+            *handle = (aclrtTaskGrp)g;
+        }
+    }
+    pthread_mutex_unlock(&rt_lock);
+    return rt_error(err);
+}
+
+aclError aclmdlRICaptureTaskUpdateBegin(aclrtStream stream, aclrtTaskGrp handle)
+{
+    const char *api = "aclmdlRICaptureTaskUpdateBegin";
+    aclError err = ACL_SUCCESS;
+    pthread_mutex_lock(&rt_lock);
+    struct rt_stream *s = rt_resolve_stream_locked(stream, api, &err);
+    struct rt_task_group *g = s != NULL ? find_group_locked(handle) : NULL;
+    if (s != NULL && (g == NULL || !g->ended)) {
+        err = rt_fail(ACL_ERROR_RT_PARAM_INVALID, "%s: %p is not a task group of a live model runtime instance "
+                      "(aclmdlRICaptureTaskGrpEnd)", api, handle);
+    } else if (s != NULL && s->capturing) {
+        err = rt_fail(ACL_ERROR_RT_STREAM_CAPTURED, "%s: stream %p is being captured; updates go on a stream that is "
+                      "not", api, stream);
+    } else if (s != NULL && s->update_group != NULL) {
+        err = rt_fail(ACL_ERROR_RT_PARAM_INVALID, "%s: stream %p is already updating a task group", api, stream);
+    } else if (s != NULL) {
+        s->update_group = g;
+    }
+    pthread_mutex_unlock(&rt_lock);
+    return rt_error(err);
+}
+
+/* The update queued on the stream: when the stream gets there, the group's tasks take the
+ * work queued between UpdateBegin and UpdateEnd, one for one. */
+struct update_task {
+    struct rt_task_group *group;
+    struct rt_task *replacements; /* what is left to release (the replaced work after the swap) */
+};
+
+static aclError run_update(void *ctx)
+{
+    struct update_task *u = ctx;
+    pthread_mutex_lock(&rt_lock);
+    struct rt_task_group *g = find_group_locked((aclrtTaskGrp)u->group);
+    if (g == NULL) {
+        pthread_mutex_unlock(&rt_lock);
+        return rt_fail(ACL_ERROR_RT_PARAM_INVALID, "aclmdlRICaptureTaskUpdateEnd: the task group's model was "
+                       "destroyed before the update ran");
+    }
+    struct rt_task *r = u->replacements;
+    for (uint32_t i = 0; i < g->count && r != NULL; i++, r = r->next) {
+        struct rt_task *t = g->tasks[i];
+        aclsim_task_run_fn run = t->run;
+        aclsim_task_release_fn release = t->release;
+        void *task_ctx = t->ctx;
+        t->run = r->run;
+        t->release = r->release;
+        t->ctx = r->ctx;
+        t->overflow_check = r->overflow_check;
+        r->run = run;
+        r->release = release;
+        r->ctx = task_ctx;
+    }
+    if (g->model->running > 0) {
+        /* A replay may be running the replaced work: it is released when the last one ends. */
+        for (r = u->replacements; r != NULL; r = r->next) {
+            struct retired *keep = malloc(sizeof *keep);
+            if (keep != NULL) { /* out of memory: it leaks rather than being freed under a replay */
+                *keep = (struct retired){g->model->retired, r->release, r->ctx};
+                g->model->retired = keep;
+            }
+            r->release = NULL;
+        }
+    }
+    pthread_mutex_unlock(&rt_lock);
+    return ACL_SUCCESS;
+}
+
+static void release_update(void *ctx)
+{
+    struct update_task *u = ctx;
+    rt_release_tasks(u->replacements);
+    free(u);
+}
+
+aclError aclmdlRICaptureTaskUpdateEnd(aclrtStream stream)
+{
+    const char *api = "aclmdlRICaptureTaskUpdateEnd";
+    struct update_task *u = calloc(1, sizeof *u);
+    if (u == NULL) {
+        return rt_fail(ACL_ERROR_RT_MEMORY_ALLOCATION, "%s: out of host memory", api);
+    }
+    aclError err = ACL_SUCCESS;
+    struct rt_task *refused = NULL;
+    pthread_mutex_lock(&rt_lock);
+    struct rt_stream *s = rt_resolve_stream_locked(stream, api, &err);
+    struct rt_task_group *g = s != NULL ? s->update_group : NULL;
+    if (s != NULL && g == NULL) {
+        err = rt_fail(ACL_ERROR_RT_PARAM_INVALID, "%s: stream %p is not updating a task group "
+                      "(aclmdlRICaptureTaskUpdateBegin)", api, stream);
+    } else if (s != NULL) {
+        struct rt_task *work = s->update_head;
+        s->update_head = s->update_tail = NULL;
+        s->update_group = NULL;
+        int live = find_group_locked((aclrtTaskGrp)g) != NULL; /* the model may be gone */
+        uint32_t n = 0;
+        int same_types = 1;
+        for (struct rt_task *t = work; live && t != NULL; t = t->next, n++) {
+            same_types = same_types && (n >= g->count || t->type == g->tasks[n]->type);
+        }
+        if (!live) {
+            err = rt_fail(ACL_ERROR_RT_PARAM_INVALID, "%s: the task group's model was destroyed", api);
+        } else if (n != g->count || !same_types) {
+            err = rt_fail(ACL_ERROR_INVALID_PARAM, "%s: %u task(s) were queued for a group of %u; the number and "
+                          "types of the tasks must be the group's", api, (unsigned)n, (unsigned)g->count);
+        }
+        if (err != ACL_SUCCESS) {
+            refused = work;
+        } else {
+            u->group = g;
+            u->replacements = work;
+            err = rt_enqueue_locked(s, run_update, release_update, u);
+            if (err == ACL_SUCCESS) {
+                u = NULL;
+            } else {
+                aclsim_set_error("%s: out of host memory", api);
+            }
+        }
+    }
+    pthread_mutex_unlock(&rt_lock);
+    rt_release_tasks(refused);
+    if (u != NULL) {
+        release_update(u);
+    }
+    return rt_error(err);
 }

@@ -126,13 +126,13 @@ static void device_retain_locked(int id)
         memset(&d->default_stream, 0, sizeof d->default_stream);
         d->default_stream.device = id;
         d->default_stream.is_default = 1;
+        d->default_stream.failure_mode = ACL_CONTINUE_ON_FAILURE; /* CANN's default */
         pthread_mutex_init(&d->default_stream.drain_lock, NULL);
         d->default_context.device = id;
     }
 }
 
 static void stream_free(struct rt_stream *s);
-static void release_tasks(struct rt_task *t);
 static void device_state(int32_t device, aclrtDeviceState state);
 static void stream_state(aclrtStream stream, aclrtStreamState state);
 
@@ -194,11 +194,13 @@ static int device_release(int id, int force)
         orphans = s->next;
         /* What it recorded for a model that was not collected yet goes with the stream. */
         pthread_mutex_lock(&rt_lock);
-        struct rt_task *captured = s->captured_head;
-        s->captured_head = s->captured_tail = NULL;
+        struct rt_task *captured = s->captured_head, *update = s->update_head;
+        s->captured_head = s->captured_tail = s->update_head = s->update_tail = NULL;
         s->capturing = 0;
+        s->update_group = NULL;
         pthread_mutex_unlock(&rt_lock);
-        release_tasks(captured);
+        rt_release_tasks(captured);
+        rt_release_tasks(update);
         (void)rt_drain(s);
         wait_unused(s);
         stream_free(s);
@@ -495,37 +497,62 @@ struct rt_stream *rt_resolve_stream_locked(aclrtStream handle, const char *api, 
 static uint32_t next_task_id = 1;
 static _Thread_local uint32_t tl_last_task_id;
 
-aclError rt_enqueue_locked(struct rt_stream *s, aclsim_task_run_fn run, aclsim_task_release_fn release, void *ctx)
+aclError rt_enqueue_typed_locked(struct rt_stream *s, aclmdlRITaskType type, aclsim_task_run_fn run,
+                                 aclsim_task_release_fn release, void *ctx)
 {
-    struct rt_task *t = malloc(sizeof *t);
+    struct rt_task *t = calloc(1, sizeof *t);
     if (t == NULL) {
         return rt_error(ACL_ERROR_RT_MEMORY_ALLOCATION);
     }
-    t->next = NULL;
     t->id = next_task_id++;
     tl_last_task_id = t->id;
     t->run = run;
     t->release = release;
     t->ctx = ctx;
+    t->type = type;
+    t->device = s->device;
+    t->overflow_check = s->overflow_switch;
+    t->origin = s;
+    struct rt_task **head = &s->head, **tail = &s->tail;
     if (s->capturing) {
-        if (s->captured_tail != NULL) {
-            s->captured_tail->next = t;
-        } else {
-            s->captured_head = t;
-        }
-        s->captured_tail = t;
-        return ACL_SUCCESS;
+        t->group = s->open_group;
+        head = &s->captured_head;
+        tail = &s->captured_tail;
+    } else if (s->update_group != NULL) {
+        head = &s->update_head;
+        tail = &s->update_tail;
     }
-    if (s->tail != NULL) {
-        s->tail->next = t;
+    if (*tail != NULL) {
+        (*tail)->next = t;
     } else {
-        s->head = t;
+        *head = t;
     }
-    s->tail = t;
+    *tail = t;
     return ACL_SUCCESS;
 }
 
-aclError aclsim_stream_enqueue(const char *api, aclrtStream stream, aclsim_task_run_fn run,
+aclError rt_enqueue_locked(struct rt_stream *s, aclsim_task_run_fn run, aclsim_task_release_fn release, void *ctx)
+{
+    return rt_enqueue_typed_locked(s, ACL_MODEL_RI_TASK_DEFAULT, run, release, ctx);
+}
+
+static _Thread_local const struct rt_task *tl_running_task;
+
+aclError rt_run_task(const struct rt_task *t, aclsim_task_run_fn run, void *ctx)
+{
+    const struct rt_task *outer = tl_running_task;
+    tl_running_task = t;
+    aclError err = run(ctx);
+    tl_running_task = outer;
+    return err;
+}
+
+const struct rt_task *rt_running_task(void)
+{
+    return tl_running_task;
+}
+
+static aclError stream_enqueue(const char *api, aclrtStream stream, aclmdlRITaskType type, aclsim_task_run_fn run,
                                aclsim_task_release_fn release, void *ctx)
 {
     aclError err = ACL_SUCCESS;
@@ -535,7 +562,7 @@ aclError aclsim_stream_enqueue(const char *api, aclrtStream stream, aclsim_task_
     pthread_mutex_lock(&rt_lock);
     struct rt_stream *s = rt_resolve_stream_locked(stream, api, &err);
     if (s != NULL) {
-        err = rt_enqueue_locked(s, run, release, ctx);
+        err = rt_enqueue_typed_locked(s, type, run, release, ctx);
         if (err != ACL_SUCCESS) {
             aclsim_set_error("%s: out of host memory while queueing a task", api);
         }
@@ -545,6 +572,18 @@ aclError aclsim_stream_enqueue(const char *api, aclrtStream stream, aclsim_task_
         release(ctx);
     }
     return err;
+}
+
+aclError aclsim_stream_enqueue(const char *api, aclrtStream stream, aclsim_task_run_fn run,
+                               aclsim_task_release_fn release, void *ctx)
+{
+    return stream_enqueue(api, stream, ACL_MODEL_RI_TASK_DEFAULT, run, release, ctx);
+}
+
+aclError aclsim_stream_launch(const char *api, aclrtStream stream, aclsim_task_run_fn run,
+                              aclsim_task_release_fn release, void *ctx)
+{
+    return stream_enqueue(api, stream, ACL_MODEL_RI_TASK_KERNEL, run, release, ctx);
 }
 
 /* ---- what happens to the device: exception, state and abort callbacks ----------------- */
@@ -745,9 +784,46 @@ aclError rt_drain_until(struct rt_stream *s, int64_t deadline_ms, aclError timeo
     return err;
 }
 
+/* The deadline of the synchronisation this thread is running tasks for (-1: none). */
+static _Thread_local int64_t tl_deadline = -1;
+
+int64_t rt_task_deadline(void)
+{
+    return tl_deadline;
+}
+
+int rt_run_other_work(int device)
+{
+    pthread_mutex_lock(&rt_lock);
+    struct rt_stream *found = NULL;
+    if (device >= 0 && device < ACLSIM_MAX_DEVICES && devices[device].refcount > 0) {
+        struct rt_stream *d = &devices[device].default_stream;
+        if (d->head != NULL && d->users == 0 && !is_draining(d)) {
+            found = d;
+        }
+    }
+    for (struct rt_stream *s = user_streams; found == NULL && s != NULL; s = s->next) {
+        if (s->device == device && s->head != NULL && s->users == 0 && !is_draining(s)) {
+            found = s;
+        }
+    }
+    if (found != NULL) {
+        rt_stream_use_locked(found);
+    }
+    pthread_mutex_unlock(&rt_lock);
+    if (found == NULL) {
+        return 0;
+    }
+    (void)rt_drain(found); /* its failures are its own synchroniser's to see: reported as exceptions */
+    rt_stream_done(found);
+    return 1;
+}
+
 static aclError drain_until(struct rt_stream *s, int64_t deadline_ms, aclError timeout_status)
 {
     aclError first = ACL_SUCCESS;
+    int64_t outer_deadline = tl_deadline;
+    tl_deadline = deadline_ms;
     pthread_mutex_lock(&s->drain_lock);
     for (;;) {
         pthread_mutex_lock(&rt_lock);
@@ -763,13 +839,27 @@ static aclError drain_until(struct rt_stream *s, int64_t deadline_ms, aclError t
         pthread_mutex_unlock(&rt_lock);
         if (timed_out) {
             pthread_mutex_unlock(&s->drain_lock);
+            tl_deadline = outer_deadline;
             return first != ACL_SUCCESS ? first : timeout_status;
         }
         if (t == NULL) {
             break;
         }
         if (first == ACL_SUCCESS || keep_going) {
-            aclError e = t->run(t->ctx);
+            aclError e = rt_run_task(t, t->run, t->ctx);
+            if (e == RT_TASK_NOT_DONE) {
+                /* A wait ran out of the synchronisation's time: it stays first in the queue. */
+                pthread_mutex_lock(&rt_lock);
+                t->next = s->head;
+                s->head = t;
+                if (s->tail == NULL) {
+                    s->tail = t;
+                }
+                pthread_mutex_unlock(&rt_lock);
+                pthread_mutex_unlock(&s->drain_lock);
+                tl_deadline = outer_deadline;
+                return first != ACL_SUCCESS ? first : timeout_status;
+            }
             if (e != ACL_SUCCESS) {
                 report_task_failure(s, t, e);
             }
@@ -777,14 +867,15 @@ static aclError drain_until(struct rt_stream *s, int64_t deadline_ms, aclError t
                 first = e;
             }
         }
-        /* After a failure the rest of the queue is dropped, as a device aborts the stream,
-         * unless the stream was told to continue on failure. */
+        /* After a failure the rest of the queue runs (ACL_CONTINUE_ON_FAILURE, CANN's
+         * default) or is dropped, as a device stops the stream (ACL_STOP_ON_FAILURE). */
         if (t->release != NULL) {
             t->release(t->ctx);
         }
         free(t);
     }
     pthread_mutex_unlock(&s->drain_lock);
+    tl_deadline = outer_deadline;
     return first;
 }
 
@@ -833,7 +924,8 @@ static aclError create_stream(const char *api, aclrtStream *stream, uint32_t pri
     s->device = d;
     s->priority = priority;
     s->flags = flags;
-    s->failure_mode = ACL_STOP_ON_FAILURE;
+    /* CANN's default (aclrtSetStreamFailureMode): a failed task does not stop the ones after it. */
+    s->failure_mode = ACL_CONTINUE_ON_FAILURE;
     s->id = next_stream_id++;
     pthread_mutex_init(&s->drain_lock, NULL);
     LIST_PUSH(user_streams, s);
@@ -930,7 +1022,7 @@ aclError aclrtDeviceGetStreamPriorityRange(int32_t *leastPriority, int32_t *grea
     return ACL_SUCCESS;
 }
 
-static void release_tasks(struct rt_task *t)
+void rt_release_tasks(struct rt_task *t)
 {
     while (t != NULL) {
         struct rt_task *next = t->next;
@@ -985,12 +1077,14 @@ static aclError destroy_stream(aclrtStream stream, int force, const char *api)
     }
     LIST_REMOVE(user_streams, s);
     struct rt_task *dropped = force ? take_queue_locked(s) : NULL;
-    struct rt_task *captured = s->captured_head;
-    s->captured_head = s->captured_tail = NULL;
+    struct rt_task *captured = s->captured_head, *update = s->update_head;
+    s->captured_head = s->captured_tail = s->update_head = s->update_tail = NULL;
     s->capturing = 0;
+    s->update_group = NULL; /* an update begun and never ended is dropped with the stream */
     pthread_mutex_unlock(&rt_lock);
-    release_tasks(dropped);
-    release_tasks(captured);
+    rt_release_tasks(dropped);
+    rt_release_tasks(captured);
+    rt_release_tasks(update);
     /* Queued work still runs (and releases its executors) unless forced; its errors are not
      * reported.  Any thread may destroy a stream, also while another one synchronises it: that
      * one finishes first (it found the stream before it was unlisted) and only then is the
@@ -1120,7 +1214,7 @@ aclError aclrtStreamAbort(aclrtStream stream)
     RESOLVE_OR_RETURN(s, stream, "aclrtStreamAbort");
     struct rt_task *dropped = take_queue_locked(s);
     pthread_mutex_unlock(&rt_lock);
-    release_tasks(dropped);
+    rt_release_tasks(dropped);
     return ACL_SUCCESS;
 }
 
@@ -1346,6 +1440,12 @@ aclError aclrtDestroyEvent(aclrtEvent event)
     return ACL_SUCCESS;
 }
 
+uint32_t rt_event_flags_locked(const void *event)
+{
+    struct rt_event *e = find_event_locked((aclrtEvent)event);
+    return e != NULL ? e->flags : 0;
+}
+
 struct record_task {
     struct rt_event *event;
     uint64_t serial;
@@ -1402,7 +1502,7 @@ aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream)
         r->event = e;
         r->serial = e->serial;
         r->seq = ++e->record_seq;
-        err = rt_enqueue_locked(s, run_record, release_record, r);
+        err = rt_enqueue_typed_locked(s, ACL_MODEL_RI_TASK_EVENT_RECORD, run_record, release_record, r);
         if (err == ACL_SUCCESS) {
             e->recorded = 1;
             e->complete = 0;
@@ -1613,7 +1713,8 @@ static aclError enqueue_event_task(const char *api, aclrtEvent event, aclrtStrea
         w->event = e;
         w->serial = e->serial;
         w->seq = e->record_seq;
-        err = rt_enqueue_locked(s, run, free, w);
+        err = rt_enqueue_typed_locked(s, run == run_reset ? ACL_MODEL_RI_TASK_EVENT_RESET : ACL_MODEL_RI_TASK_EVENT_WAIT,
+                                      run, free, w);
         if (err != ACL_SUCCESS) {
             aclsim_set_error("%s: out of host memory", api);
         }
@@ -1716,7 +1817,7 @@ aclError aclrtDeviceTaskAbort(int32_t deviceId, uint32_t timeout)
         }
     }
     pthread_mutex_unlock(&rt_lock);
-    release_tasks(dropped);
+    rt_release_tasks(dropped);
     for (int i = 0; i < n; i++) {
         ((aclrtDeviceTaskAbortCallback)calls[i].fn)(deviceId, ACL_RT_DEVICE_TASK_ABORT_POST, timeout, calls[i].args);
     }

@@ -362,6 +362,107 @@ aclError aclrtDevicePeerAccessStatus(int32_t deviceId, int32_t peerDeviceId, int
     return ACL_SUCCESS;
 }
 
+/* ---- atomic operations between a device and the host or a peer ------------------------------ */
+
+/* The simulated devices' memory is the host's (and every device's, peer access above), so an
+ * atomic operation between them is one of the host CPU's: the integer ones on the sizes its
+ * atomics handle without a lock, the float ones as compare-and-swap loops on 32 and 64 bits;
+ * the DMA reductions are aclrtReduceAsync's (sum/max/min of int8/int16/int32/float16/float32/
+ * bfloat16); there are no SIMD kernels to run SIMD atomics in (kernel launches are not
+ * supported). */
+static uint32_t scalar_sizes(void)
+{
+    uint32_t caps = 0;
+    caps |= __atomic_always_lock_free(1, 0) ? ACL_RT_ATOMIC_CAPABILITY_SCALAR8 : 0;
+    caps |= __atomic_always_lock_free(2, 0) ? ACL_RT_ATOMIC_CAPABILITY_SCALAR16 : 0;
+    caps |= __atomic_always_lock_free(4, 0) ? ACL_RT_ATOMIC_CAPABILITY_SCALAR32 : 0;
+    caps |= __atomic_always_lock_free(8, 0) ? ACL_RT_ATOMIC_CAPABILITY_SCALAR64 : 0;
+    caps |= __atomic_always_lock_free(16, 0) ? ACL_RT_ATOMIC_CAPABILITY_SCALAR128 : 0;
+    return caps;
+}
+
+/* The capability bits of one operation, or 0 with *known = 0 for a value CANN does not define. */
+static uint32_t atomic_capability(aclrtAtomicOperation op, int *known)
+{
+    *known = 1;
+    switch (op) {
+    case ACL_RT_ATOMIC_OPERATION_INTEGER_ADD:
+    case ACL_RT_ATOMIC_OPERATION_INTEGER_MIN:
+    case ACL_RT_ATOMIC_OPERATION_INTEGER_MAX:
+    case ACL_RT_ATOMIC_OPERATION_INTEGER_INCREMENT:
+    case ACL_RT_ATOMIC_OPERATION_INTEGER_DECREMENT:
+    case ACL_RT_ATOMIC_OPERATION_AND:
+    case ACL_RT_ATOMIC_OPERATION_OR:
+    case ACL_RT_ATOMIC_OPERATION_XOR:
+    case ACL_RT_ATOMIC_OPERATION_EXCHANGE:
+    case ACL_RT_ATOMIC_OPERATION_CAS:
+        return ACL_RT_ATOMIC_CAPABILITY_SIGNED | ACL_RT_ATOMIC_CAPABILITY_UNSIGNED | scalar_sizes();
+    case ACL_RT_ATOMIC_OPERATION_FLOAT_ADD:
+    case ACL_RT_ATOMIC_OPERATION_FLOAT_MIN:
+    case ACL_RT_ATOMIC_OPERATION_FLOAT_MAX:
+        return ACL_RT_ATOMIC_CAPABILITY_SIGNED |
+               (scalar_sizes() & (ACL_RT_ATOMIC_CAPABILITY_SCALAR32 | ACL_RT_ATOMIC_CAPABILITY_SCALAR64));
+    case ACL_RT_ATOMIC_OPERATION_DMA_ADD:
+    case ACL_RT_ATOMIC_OPERATION_DMA_MIN:
+    case ACL_RT_ATOMIC_OPERATION_DMA_MAX:
+        return ACL_RT_ATOMIC_CAPABILITY_SIGNED | ACL_RT_ATOMIC_CAPABILITY_REDUCATION |
+               ACL_RT_ATOMIC_CAPABILITY_SCALAR8 | ACL_RT_ATOMIC_CAPABILITY_SCALAR16 | ACL_RT_ATOMIC_CAPABILITY_SCALAR32;
+    case ACL_RT_ATOMIC_OPERATION_SIMD_SCALAR_ADD:
+    case ACL_RT_ATOMIC_OPERATION_SIMD_SCALAR_MIN:
+    case ACL_RT_ATOMIC_OPERATION_SIMD_SCALAR_MAX:
+    case ACL_RT_ATOMIC_OPERATION_SIMD_SCALAR_CAS:
+    case ACL_RT_ATOMIC_OPERATION_SIMD_SCALAR_EXCH:
+        return 0;
+    }
+    *known = 0;
+    return 0;
+}
+
+static aclError atomic_capabilities(const char *api, uint32_t *capabilities, const aclrtAtomicOperation *operations,
+                                    uint32_t count)
+{
+    if (count > 0 && (capabilities == NULL || operations == NULL)) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: capabilities and operations must not be NULL", api);
+    }
+    for (uint32_t i = 0; i < count; i++) {
+        int known = 0;
+        (void)atomic_capability(operations[i], &known);
+        if (!known) {
+            return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: operations[%u] = %d is not an aclrtAtomicOperation", api,
+                           (unsigned)i, (int)operations[i]);
+        }
+    }
+    for (uint32_t i = 0; i < count; i++) {
+        int known = 0;
+        capabilities[i] = atomic_capability(operations[i], &known);
+    }
+    return ACL_SUCCESS;
+}
+
+aclError aclrtDeviceGetHostAtomicCapabilities(uint32_t *capabilities, const aclrtAtomicOperation *operations,
+                                              const uint32_t count, int32_t deviceId)
+{
+    if (!valid_device(deviceId)) {
+        return bad_device("aclrtDeviceGetHostAtomicCapabilities", deviceId);
+    }
+    return atomic_capabilities("aclrtDeviceGetHostAtomicCapabilities", capabilities, operations, count);
+}
+
+/* Between two distinct devices, which reach each other's memory (aclrtDeviceCanAccessPeer). */
+aclError aclrtDeviceGetP2PAtomicCapabilities(uint32_t *capabilities, const aclrtAtomicOperation *operations,
+                                             const uint32_t count, int32_t srcDeviceId, int32_t dstDeviceId)
+{
+    const char *api = "aclrtDeviceGetP2PAtomicCapabilities";
+    if (!valid_device(srcDeviceId) || !valid_device(dstDeviceId)) {
+        return bad_device(api, valid_device(srcDeviceId) ? dstDeviceId : srcDeviceId);
+    }
+    if (srcDeviceId == dstDeviceId) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: srcDeviceId and dstDeviceId are both %d (peers are two devices)",
+                       api, (int)srcDeviceId);
+    }
+    return atomic_capabilities(api, capabilities, operations, count);
+}
+
 /* ---- resource limits ------------------------------------------------------------------------ */
 
 static uint32_t device_limit[ACLSIM_MAX_DEVICES][2]; /* 0: the chip's figure; under rt_lock */
@@ -514,7 +615,8 @@ aclError aclrtGetResInCurrentThread(aclrtDevResLimitType type, uint32_t *value)
 /* The kernels are CPU functions that always finish: these are recorded and reported back. */
 static uint32_t op_wait_timeout_s;          /* aclrtSetOpWaitTimeout, seconds (0: none) */
 static uint64_t op_execute_timeout_us;      /* 0: the default */
-static aclrtFloatOverflowMode sat_mode = ACL_RT_OVERFLOW_MODE_SATURATION;
+/* CANN's default for an Atlas A2 (910B) device: Inf/NaN mode (aclrtFloatOverflowMode's page). */
+static aclrtFloatOverflowMode sat_mode = ACL_RT_OVERFLOW_MODE_INFNAN;
 static int64_t sys_params[3];               /* aclSysParamOpt -> value, process-wide */
 static _Thread_local int64_t tl_ctx_params[3];
 static _Thread_local uint8_t tl_ctx_param_set[3];
@@ -601,6 +703,14 @@ aclError aclrtGetDeviceSatMode(aclrtFloatOverflowMode *mode)
     *mode = sat_mode;
     pthread_mutex_unlock(&rt_lock);
     return ACL_SUCCESS;
+}
+
+aclrtFloatOverflowMode rt_sat_mode(void)
+{
+    pthread_mutex_lock(&rt_lock);
+    aclrtFloatOverflowMode mode = sat_mode;
+    pthread_mutex_unlock(&rt_lock);
+    return mode;
 }
 
 static int valid_opt(aclSysParamOpt opt)

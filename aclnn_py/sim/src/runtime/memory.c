@@ -61,6 +61,7 @@ struct block {
     int device;
     bool unfilled; /* the 0xFF fill is still to be done (see the top of this file) */
     bool mapped;   /* virtual memory mapped by aclrtMapMem (memory_ext.c), not aclrtMalloc's */
+    void *managed; /* memory_ext.c's advice of an aclrtMemAllocManaged block (one malloc), or NULL */
 };
 
 /* Host memory registered with aclrtHostRegister: host memory for copies, and usable where a
@@ -526,6 +527,7 @@ aclError rt_device_malloc(void **devPtr, size_t size, const char *api)
     blocks[at].device = d;
     blocks[at].unfilled = true; /* filled at its first use */
     blocks[at].mapped = false;
+    blocks[at].managed = NULL;
     block_count++;
     device_bytes += size;
     if (device_bytes > device_peak) {
@@ -565,6 +567,7 @@ aclError aclrtFree(void *devPtr)
         return rt_error(ACL_ERROR_RT_PARAM_INVALID);
     }
     size_t size = blocks[i].size;
+    void *managed = blocks[i].managed;
     memmove(&blocks[i], &blocks[i + 1], (block_count - (size_t)i - 1) * sizeof *blocks);
     block_count--;
     device_bytes -= size;
@@ -575,6 +578,7 @@ aclError aclrtFree(void *devPtr)
     }
     cache_put_locked(devPtr, block_capacity_of(size));
     pthread_mutex_unlock(&rt_lock);
+    free(managed);
     aclsim_counter_add(ACLSIM_CNT_DEVICE_BLOCKS, -1);
     aclsim_counter_add(ACLSIM_CNT_DEVICE_BYTES, -(int64_t)size);
     return ACL_SUCCESS;
@@ -1098,7 +1102,7 @@ aclError rt_add_range_locked(uintptr_t base, size_t size, int device, enum rt_ra
         at++;
     }
     memmove(&blocks[at + 1], &blocks[at], (block_count - at) * sizeof *blocks);
-    blocks[at] = (struct block){base, size, device, false, true};
+    blocks[at] = (struct block){base, size, device, false, true, NULL};
     block_count++;
     return ACL_SUCCESS;
 }
@@ -1121,6 +1125,17 @@ int rt_remove_range_locked(uintptr_t base, enum rt_range_kind kind)
     memmove(&blocks[i], &blocks[i + 1], (block_count - (size_t)i - 1) * sizeof *blocks);
     block_count--;
     return 1;
+}
+
+void **rt_managed_slot_locked(const void *p, uintptr_t *base, size_t *size)
+{
+    long i = p != NULL ? find_block_locked((uintptr_t)p) : -1;
+    if (i < 0 || blocks[i].mapped) {
+        return NULL;
+    }
+    *base = blocks[i].base;
+    *size = blocks[i].size;
+    return &blocks[i].managed;
 }
 
 int rt_range_info_locked(const void *p, uintptr_t *base, size_t *size, int *device, enum rt_range_kind *kind)

@@ -81,6 +81,103 @@ aclError aclrtMallocHostWithCfg(void **ptr, uint64_t size, aclrtMallocConfig *cf
     return err != ACL_SUCCESS ? err : aclrtMallocHost(ptr, (size_t)size);
 }
 
+/* ---- managed memory's advice ------------------------------------------------------------ */
+
+/* What aclrtMemManagedAdvise and aclrtMemManagedPrefetchAsync set, per page of a managed
+ * block (aclrtMemManagedGetAttr[s] reads it back); held in memory.c's block (its managed
+ * slot), so aclrtFree releases it with the block. */
+#define MANAGED_PAGE ((size_t)4096)
+
+struct page_advice {
+    uint8_t read_mostly;
+    uint8_t accessed_by_host;
+    aclrtMemManagedLocation preferred; /* type INVALID: none */
+    aclrtMemManagedLocation prefetched;
+    uint64_t accessed_by;              /* bit d: device d */
+};
+
+struct managed {
+    size_t pages;
+    struct page_advice page[];
+};
+
+/* Unset locations read back with id -2 (CANN: "otherwise -2"). */
+#define NO_LOCATION_ID (-2)
+
+static aclError managed_attach(void *p, size_t size)
+{
+    size_t pages = (size + MANAGED_PAGE - 1) / MANAGED_PAGE;
+    struct managed *m = calloc(1, sizeof *m + pages * sizeof m->page[0]);
+    if (m == NULL) {
+        aclrtFree(p);
+        return rt_fail(ACL_ERROR_RT_MEMORY_ALLOCATION, "aclrtMemAllocManaged: out of host memory");
+    }
+    m->pages = pages;
+    for (size_t i = 0; i < pages; i++) {
+        m->page[i].preferred = (aclrtMemManagedLocation){ACL_MEM_LOCATIONTYPE_INVALID, NO_LOCATION_ID};
+        m->page[i].prefetched = m->page[i].preferred;
+    }
+    uintptr_t base = 0;
+    size_t block = 0;
+    pthread_mutex_lock(&rt_lock);
+    void **slot = rt_managed_slot_locked(p, &base, &block);
+    if (slot != NULL) {
+        *slot = m;
+    }
+    pthread_mutex_unlock(&rt_lock);
+    if (slot == NULL) { /* freed by another thread meanwhile: nothing to attach to */
+        free(m);
+    }
+    return ACL_SUCCESS;
+}
+
+/* With rt_lock held: the advice of the managed block holding [ptr, ptr + size) and the pages
+ * the range covers, or NULL with the error set. */
+static struct managed *managed_range_locked(const char *api, const void *ptr, size_t size, size_t *first,
+                                            size_t *last, aclError *err)
+{
+    uintptr_t base = 0;
+    size_t block = 0;
+    void **slot = ptr != NULL ? rt_managed_slot_locked(ptr, &base, &block) : NULL;
+    if (slot == NULL || *slot == NULL) {
+        *err = rt_fail(ACL_ERROR_INVALID_PARAM, "%s: %p is not managed memory (aclrtMemAllocManaged)", api, ptr);
+        return NULL;
+    }
+    size_t offset = (uintptr_t)ptr - base;
+    if (size == 0 || size > block - offset) {
+        *err = rt_fail(ACL_ERROR_INVALID_PARAM, "%s: size %zu must be > 0 and stay inside the managed block of %zu "
+                       "bytes", api, size, block);
+        return NULL;
+    }
+    *first = offset / MANAGED_PAGE;
+    *last = (offset + size - 1) / MANAGED_PAGE;
+    return *slot;
+}
+
+static int valid_location(aclrtMemManagedLocation loc)
+{
+    switch (loc.type) {
+    case ACL_MEM_LOCATIONTYPE_DEVICE:
+        return loc.id >= 0 && loc.id < rt_device_count();
+    case ACL_MEM_LOCATIONTYPE_HOST:
+    case ACL_MEM_LOCATIONTYPE_HOST_NUMA_CURRENT:
+        return 1;
+    case ACL_MEM_LOCATIONTYPE_HOST_NUMA:
+        return loc.id >= 0;
+    default:
+        return 0;
+    }
+}
+
+/* The location as stored: the host's id reads back -1. */
+static aclrtMemManagedLocation stored(aclrtMemManagedLocation loc)
+{
+    if (loc.type == ACL_MEM_LOCATIONTYPE_HOST || loc.type == ACL_MEM_LOCATIONTYPE_HOST_NUMA_CURRENT) {
+        loc.id = -1;
+    }
+    return loc;
+}
+
 /* Managed memory is reachable from the host and the device: on the simulator device memory is. */
 aclError aclrtMemAllocManaged(void **ptr, uint64_t size, uint32_t flag)
 {
@@ -91,7 +188,11 @@ aclError aclrtMemAllocManaged(void **ptr, uint64_t size, uint32_t flag)
     if (size > SIZE_MAX) {
         return rt_fail(ACL_ERROR_INVALID_PARAM, "aclrtMemAllocManaged: size too large");
     }
-    return rt_device_malloc(ptr, (size_t)size, "aclrtMemAllocManaged");
+    aclError err = rt_device_malloc(ptr, (size_t)size, "aclrtMemAllocManaged");
+    if (err != ACL_SUCCESS) {
+        return err;
+    }
+    return managed_attach(*ptr, (size_t)size);
 }
 
 aclError aclrtFreeWithDevSync(void *devPtr)
@@ -305,32 +406,207 @@ aclError aclrtHostMemMapCapabilities(uint32_t deviceId, aclrtHacType hacType, ac
 
 /* ---- managed memory hints ------------------------------------------------------------------ */
 
-/* Advice and prefetches place memory; on the simulator it is where both sides reach it. */
+/* Advice and prefetches would place memory; on the simulator it is where both sides reach
+ * it already, so they are recorded (per page) for aclrtMemManagedGetAttr[s]. */
 aclError aclrtMemManagedAdvise(const void *const ptr, uint64_t size, aclrtMemManagedAdviseType advise,
                                aclrtMemManagedLocation location)
 {
-    if (advise < ACL_MEM_ADVISE_SET_READ_MOSTLY || advise > ACL_MEM_ADVISE_UNSET_ACCESSED_BY ||
-        location.type > ACL_MEM_LOCATIONTYPE_HOST_NUMA_CURRENT) {
-        return rt_fail(ACL_ERROR_INVALID_PARAM, "aclrtMemManagedAdvise: unknown advice %d or location type %d",
-                       (int)advise, (int)location.type);
+    const char *api = "aclrtMemManagedAdvise";
+    if (advise < ACL_MEM_ADVISE_SET_READ_MOSTLY || advise > ACL_MEM_ADVISE_UNSET_ACCESSED_BY) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: unknown advice %d", api, (int)advise);
     }
-    return device_range("aclrtMemManagedAdvise", ptr, (size_t)size);
+    int needs_location = advise == ACL_MEM_ADVISE_SET_PREFERRED_LOCATION || advise == ACL_MEM_ADVISE_SET_ACCESSED_BY ||
+                         advise == ACL_MEM_ADVISE_UNSET_ACCESSED_BY;
+    int accessed = advise == ACL_MEM_ADVISE_SET_ACCESSED_BY || advise == ACL_MEM_ADVISE_UNSET_ACCESSED_BY;
+    if (needs_location && (!valid_location(location) ||
+                           (accessed && location.type != ACL_MEM_LOCATIONTYPE_DEVICE &&
+                            location.type != ACL_MEM_LOCATIONTYPE_HOST))) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: location (type %d, id %d) is not a device or host location the "
+                       "advice %d takes", api, (int)location.type, (int)location.id, (int)advise);
+    }
+    if (size > SIZE_MAX) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: size too large", api);
+    }
+    aclError err = ACL_SUCCESS;
+    size_t first = 0, last = 0;
+    pthread_mutex_lock(&rt_lock);
+    struct managed *m = managed_range_locked(api, ptr, (size_t)size, &first, &last, &err);
+    for (size_t i = first; m != NULL && i <= last; i++) {
+        struct page_advice *a = &m->page[i];
+        switch (advise) {
+        case ACL_MEM_ADVISE_SET_READ_MOSTLY:
+        case ACL_MEM_ADVISE_UNSET_READ_MOSTLY:
+            a->read_mostly = advise == ACL_MEM_ADVISE_SET_READ_MOSTLY;
+            break;
+        case ACL_MEM_ADVISE_SET_PREFERRED_LOCATION:
+            a->preferred = stored(location);
+            break;
+        case ACL_MEM_ADVISE_UNSET_PREFERRED_LOCATION:
+            a->preferred = (aclrtMemManagedLocation){ACL_MEM_LOCATIONTYPE_INVALID, NO_LOCATION_ID};
+            break;
+        default:
+            if (location.type == ACL_MEM_LOCATIONTYPE_HOST) {
+                a->accessed_by_host = advise == ACL_MEM_ADVISE_SET_ACCESSED_BY;
+            } else if (advise == ACL_MEM_ADVISE_SET_ACCESSED_BY) {
+                a->accessed_by |= (uint64_t)1 << location.id;
+            } else {
+                a->accessed_by &= ~((uint64_t)1 << location.id);
+            }
+            break;
+        }
+    }
+    pthread_mutex_unlock(&rt_lock);
+    return rt_error(err);
+}
+
+struct prefetch_task {
+    const void *ptr;
+    size_t size;
+    aclrtMemManagedLocation location;
+};
+
+/* The prefetch is done when the stream gets there: then it is the range's last one. */
+static aclError run_prefetch(void *ctx)
+{
+    struct prefetch_task *p = ctx;
+    aclError err = ACL_SUCCESS;
+    size_t first = 0, last = 0;
+    pthread_mutex_lock(&rt_lock);
+    struct managed *m = managed_range_locked("aclrtMemManagedPrefetchAsync", p->ptr, p->size, &first, &last, &err);
+    for (size_t i = first; m != NULL && i <= last; i++) {
+        m->page[i].prefetched = p->location;
+    }
+    pthread_mutex_unlock(&rt_lock);
+    return err != ACL_SUCCESS ? ACL_ERROR_RT_DEVICE_MEM_ERROR : ACL_SUCCESS;
 }
 
 aclError aclrtMemManagedPrefetchAsync(const void *ptr, size_t size, aclrtMemManagedLocation location, uint32_t flags,
                                       aclrtStream stream)
 {
+    const char *api = "aclrtMemManagedPrefetchAsync";
     (void)flags;
-    if (location.type > ACL_MEM_LOCATIONTYPE_HOST_NUMA_CURRENT) {
-        return rt_fail(ACL_ERROR_INVALID_PARAM, "aclrtMemManagedPrefetchAsync: unknown location type %d",
-                       (int)location.type);
+    if (!valid_location(location)) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: location (type %d, id %d) is not a device or host location", api,
+                       (int)location.type, (int)location.id);
     }
-    aclError err = device_range("aclrtMemManagedPrefetchAsync", ptr, size);
-    if (err != ACL_SUCCESS) {
-        return err;
+    struct prefetch_task *p = malloc(sizeof *p);
+    if (p == NULL) {
+        return rt_fail(ACL_ERROR_RT_MEMORY_ALLOCATION, "%s: out of host memory", api);
     }
+    *p = (struct prefetch_task){ptr, size, stored(location)};
+    aclError err = ACL_SUCCESS;
+    size_t first = 0, last = 0;
     pthread_mutex_lock(&rt_lock);
-    rt_resolve_stream_locked(stream, "aclrtMemManagedPrefetchAsync", &err);
+    if (managed_range_locked(api, ptr, size, &first, &last, &err) != NULL) {
+        struct rt_stream *s = rt_resolve_stream_locked(stream, api, &err);
+        if (s != NULL) {
+            err = rt_enqueue_locked(s, run_prefetch, free, p);
+            if (err != ACL_SUCCESS) {
+                aclsim_set_error("%s: out of host memory", api);
+            }
+        }
+    }
+    pthread_mutex_unlock(&rt_lock);
+    if (err != ACL_SUCCESS) {
+        free(p);
+    }
+    return rt_error(err);
+}
+
+/* One attribute of [ptr, ptr + size) into data (dataSize bytes), with rt_lock held.  A
+ * location the pages do not share reads as none (CANN: the result is then invalid). */
+static aclError managed_attr_locked(const char *api, aclrtMemManagedRangeAttribute attribute, const struct managed *m,
+                                    size_t first, size_t last, void *data, size_t dataSize)
+{
+    if (data == NULL) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: data must not be NULL", api);
+    }
+    int list = attribute == ACL_MEM_RANGE_ATTRIBUTE_ACCESSED_BY;
+    if (attribute < ACL_MEM_RANGE_ATTRIBUTE_READ_MOSTLY || attribute > ACL_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: unknown attribute %d", api, (int)attribute);
+    }
+    if (list ? dataSize == 0 || dataSize % sizeof(int32_t) != 0 : dataSize != sizeof(int32_t)) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: dataSize %zu for attribute %d must be %s", api, dataSize,
+                       (int)attribute, list ? "a multiple of 4" : "4");
+    }
+    int32_t *out = data;
+    if (list) {
+        uint64_t devices = ~(uint64_t)0;
+        int host = 1;
+        for (size_t i = first; i <= last; i++) {
+            devices &= m->page[i].accessed_by;
+            host = host && m->page[i].accessed_by_host;
+        }
+        size_t n = dataSize / sizeof(int32_t), k = 0;
+        for (int d = 0; d < ACLSIM_MAX_DEVICES && k < n; d++) {
+            if ((devices >> d) & 1u) {
+                out[k++] = d;
+            }
+        }
+        if (host && k < n) {
+            out[k++] = -1;
+        }
+        while (k < n) {
+            out[k++] = NO_LOCATION_ID;
+        }
+        return ACL_SUCCESS;
+    }
+    if (attribute == ACL_MEM_RANGE_ATTRIBUTE_READ_MOSTLY) {
+        int all = 1;
+        for (size_t i = first; i <= last; i++) {
+            all = all && m->page[i].read_mostly;
+        }
+        *out = all;
+        return ACL_SUCCESS;
+    }
+    int prefetch = attribute >= ACL_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION;
+    aclrtMemManagedLocation loc = prefetch ? m->page[first].prefetched : m->page[first].preferred;
+    for (size_t i = first + 1; i <= last; i++) {
+        aclrtMemManagedLocation other = prefetch ? m->page[i].prefetched : m->page[i].preferred;
+        if (other.type != loc.type || other.id != loc.id) {
+            loc = (aclrtMemManagedLocation){ACL_MEM_LOCATIONTYPE_INVALID, NO_LOCATION_ID};
+            break;
+        }
+    }
+    if (attribute == ACL_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE ||
+        attribute == ACL_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE) {
+        *out = (int32_t)loc.type;
+    } else {
+        *out = loc.id;
+    }
+    return ACL_SUCCESS;
+}
+
+aclError aclrtMemManagedGetAttr(aclrtMemManagedRangeAttribute attribute, const void *ptr, size_t size, void *data,
+                                size_t dataSize)
+{
+    const char *api = "aclrtMemManagedGetAttr";
+    aclError err = ACL_SUCCESS;
+    size_t first = 0, last = 0;
+    pthread_mutex_lock(&rt_lock);
+    const struct managed *m = managed_range_locked(api, ptr, size, &first, &last, &err);
+    if (m != NULL) {
+        err = managed_attr_locked(api, attribute, m, first, last, data, dataSize);
+    }
+    pthread_mutex_unlock(&rt_lock);
+    return rt_error(err);
+}
+
+aclError aclrtMemManagedGetAttrs(aclrtMemManagedRangeAttribute *attributes, size_t numAttributes, const void *ptr,
+                                 size_t size, void **data, size_t *dataSizes)
+{
+    const char *api = "aclrtMemManagedGetAttrs";
+    if (attributes == NULL || data == NULL || dataSizes == NULL || numAttributes == 0) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: attributes, data and dataSizes must not be NULL and "
+                       "numAttributes > 0", api);
+    }
+    aclError err = ACL_SUCCESS;
+    size_t first = 0, last = 0;
+    pthread_mutex_lock(&rt_lock);
+    const struct managed *m = managed_range_locked(api, ptr, size, &first, &last, &err);
+    for (size_t i = 0; m != NULL && i < numAttributes && err == ACL_SUCCESS; i++) {
+        err = managed_attr_locked(api, attributes[i], m, first, last, data[i], dataSizes[i]);
+    }
     pthread_mutex_unlock(&rt_lock);
     return rt_error(err);
 }
@@ -852,18 +1128,192 @@ aclError aclrtSetMemcpyDesc(void *desc, aclrtMemcpyKind kind, void *srcAddr, voi
     return rt_memcpy("aclrtSetMemcpyDesc", desc, sizeof d, &d, sizeof d, ACL_MEMCPY_DEFAULT);
 }
 
+struct desc_copy_task {
+    void *desc;
+    aclrtMemcpyKind kind;
+};
+
+/* The descriptor is device memory the stream reads when it gets to the copy (work queued
+ * before it, a kernel or another copy, may have written it). */
+static aclError run_desc_copy(void *ctx)
+{
+    const char *api = "aclrtMemcpyAsyncWithDesc";
+    struct desc_copy_task *c = ctx;
+    pthread_mutex_lock(&rt_lock);
+    int ok = rt_device_range_ok_locked(c->desc, sizeof(struct memcpy_desc));
+    pthread_mutex_unlock(&rt_lock);
+    if (!ok) {
+        return rt_fail(ACL_ERROR_RT_DEVICE_MEM_ERROR, "%s: the descriptor at %p was freed before the copy ran", api,
+                       c->desc);
+    }
+    struct memcpy_desc d;
+    memcpy(&d, c->desc, sizeof d);
+    if (d.magic != DESC_MAGIC) {
+        return rt_fail(ACL_ERROR_RT_PARAM_INVALID, "%s: %p held no descriptor (aclrtSetMemcpyDesc) when the copy ran",
+                       api, c->desc);
+    }
+    return rt_memcpy(api, d.dst, d.count, d.src, d.count, c->kind);
+}
+
 aclError aclrtMemcpyAsyncWithDesc(void *desc, aclrtMemcpyKind kind, aclrtStream stream)
 {
-    struct memcpy_desc d;
-    aclError err = rt_memcpy("aclrtMemcpyAsyncWithDesc", &d, sizeof d, desc, sizeof d, ACL_MEMCPY_DEFAULT);
+    const char *api = "aclrtMemcpyAsyncWithDesc";
+    if (desc == NULL) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: desc must not be NULL", api);
+    }
+    if (kind < ACL_MEMCPY_HOST_TO_HOST || kind > ACL_MEMCPY_INTER_DEVICE_TO_DEVICE) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: invalid memcpy kind %d", api, (int)kind);
+    }
+    struct desc_copy_task *c = malloc(sizeof *c);
+    if (c == NULL) {
+        return rt_fail(ACL_ERROR_RT_MEMORY_ALLOCATION, "%s: out of host memory", api);
+    }
+    *c = (struct desc_copy_task){desc, kind};
+    aclError err = ACL_SUCCESS;
+    pthread_mutex_lock(&rt_lock);
+    if (!rt_device_range_ok_locked(desc, sizeof(struct memcpy_desc))) {
+        err = rt_fail(ACL_ERROR_INVALID_PARAM, "%s: desc %p does not hold a descriptor's %zu bytes of device memory",
+                      api, desc, sizeof(struct memcpy_desc));
+    } else {
+        struct rt_stream *s = rt_resolve_stream_locked(stream, api, &err);
+        if (s != NULL) {
+            err = rt_enqueue_locked(s, run_desc_copy, free, c);
+            if (err != ACL_SUCCESS) {
+                aclsim_set_error("%s: out of host memory", api);
+            }
+        }
+    }
+    pthread_mutex_unlock(&rt_lock);
     if (err != ACL_SUCCESS) {
+        free(c);
+    }
+    return rt_error(err);
+}
+
+/* ---- copies that wait for unpinned host memory --------------------------------------------- */
+
+/* 1 if p is host memory the runtime does not know (neither aclrtMallocHost nor registered nor
+ * device memory): CANN copies it before returning. */
+static int unpinned_host(const void *p)
+{
+    uintptr_t base = 0;
+    size_t size = 0;
+    int device = 0;
+    enum rt_range_kind kind = RT_RANGE_DEVICE;
+    pthread_mutex_lock(&rt_lock);
+    int known = rt_range_info_locked(p, &base, &size, &device, &kind);
+    pthread_mutex_unlock(&rt_lock);
+    return !known;
+}
+
+/* aclrtMemcpyAsync, but a copy from or to unpinned host memory is complete when the call
+ * returns (the stream runs up to it); host-to-host copies cannot be asynchronous on an A2. */
+aclError aclrtMemcpyAsyncWithCondition(void *dst, size_t destMax, const void *src, size_t count, aclrtMemcpyKind kind,
+                                       aclrtStream stream)
+{
+    const char *api = "aclrtMemcpyAsyncWithCondition";
+    if (kind == ACL_MEMCPY_HOST_TO_HOST) {
+        return rt_fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "%s: a host-to-host copy cannot be asynchronous "
+                       "(ACL_MEMCPY_HOST_TO_HOST)", api);
+    }
+    aclError err = rt_memcpy_async(api, dst, destMax, src, count, kind, stream);
+    if (err != ACL_SUCCESS || !(unpinned_host(dst) || unpinned_host(src))) {
         return err;
     }
-    if (d.magic != DESC_MAGIC) {
-        return rt_fail(ACL_ERROR_INVALID_PARAM, "aclrtMemcpyAsyncWithDesc: %p holds no descriptor (aclrtSetMemcpyDesc)",
-                       desc);
+    pthread_mutex_lock(&rt_lock);
+    struct rt_stream *s = rt_resolve_stream_locked(stream, api, &err);
+    int run_now = s != NULL && !s->capturing; /* a captured copy is recorded, not run */
+    if (run_now) {
+        rt_stream_use_locked(s);
     }
-    return rt_memcpy_async("aclrtMemcpyAsyncWithDesc", d.dst, d.count, d.src, d.count, kind, stream);
+    pthread_mutex_unlock(&rt_lock);
+    if (!run_now) {
+        return rt_error(err);
+    }
+    err = rt_drain(s);
+    rt_stream_done(s);
+    return rt_error(err);
+}
+
+/* ---- waits on a value in device memory ----------------------------------------------------- */
+
+/* aclrtValueWait's comparisons (CANN's ACL_STREAM_WAIT_VALUE_*). */
+enum { WAIT_GEQ = 0, WAIT_EQ = 1, WAIT_AND = 2, WAIT_NOR = 3 };
+
+static int value_reached(uint64_t cur, uint64_t value, uint32_t flag)
+{
+    switch (flag) {
+    case WAIT_GEQ:
+        return (int64_t)(cur - value) >= 0;
+    case WAIT_EQ:
+        return cur == value;
+    case WAIT_AND:
+        return (cur & value) != 0;
+    default:
+        return ~(cur | value) != 0;
+    }
+}
+
+/* The stream goes on once the value is there.  Until then the device's other streams run
+ * (the writer is usually queued on one of them); with none left to run, the wait polls for
+ * another thread's write, until the synchronisation's deadline if it has one. */
+static aclError run_value_wait(void *ctx)
+{
+    struct rt_value_task *v = ctx;
+    const struct rt_task *self = rt_running_task();
+    int device = self != NULL ? self->device : -1;
+    for (;;) {
+        pthread_mutex_lock(&rt_lock);
+        uint64_t *addr = v->addr, value = v->value;
+        uint32_t flag = v->flag;
+        int ok = rt_device_range_ok_locked(addr, sizeof *addr);
+        uint64_t cur = ok ? __atomic_load_n(addr, __ATOMIC_ACQUIRE) : 0;
+        pthread_mutex_unlock(&rt_lock);
+        if (!ok) {
+            return rt_fail(ACL_ERROR_RT_DEVICE_MEM_ERROR, "aclrtValueWait: device memory was freed before the wait ran");
+        }
+        if (value_reached(cur, value, flag)) {
+            return ACL_SUCCESS;
+        }
+        if (rt_run_other_work(device)) {
+            continue;
+        }
+        int64_t deadline = rt_task_deadline();
+        if (deadline >= 0 && rt_deadline(0) >= deadline) {
+            return RT_TASK_NOT_DONE;
+        }
+        struct timespec pause = {0, 1000000}; /* 1 ms */
+        nanosleep(&pause, NULL);
+    }
+}
+
+aclError aclrtValueWait(void *devAddr, uint64_t value, uint32_t flag, aclrtStream stream)
+{
+    const char *api = "aclrtValueWait";
+    if (flag > WAIT_NOR || ((uintptr_t)devAddr & 7u) != 0) {
+        return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: flag must be 0..3 (ACL_STREAM_WAIT_VALUE_*) and devAddr 8-byte "
+                       "aligned, got flag %u and %p", api, (unsigned)flag, devAddr);
+    }
+    struct rt_value_task *v = malloc(sizeof *v);
+    if (v == NULL) {
+        return rt_fail(ACL_ERROR_RT_MEMORY_ALLOCATION, "%s: out of host memory", api);
+    }
+    *v = (struct rt_value_task){devAddr, value, flag};
+    aclError err = ACL_SUCCESS;
+    pthread_mutex_lock(&rt_lock);
+    if (!rt_device_range_ok_locked(devAddr, sizeof(uint64_t))) {
+        err = rt_fail(ACL_ERROR_INVALID_PARAM, "%s: devAddr %p does not hold 8 bytes of device memory", api, devAddr);
+    } else {
+        struct rt_stream *s = rt_resolve_stream_locked(stream, api, &err);
+        if (s != NULL) {
+            err = rt_enqueue_typed_locked(s, ACL_MODEL_RI_TASK_VALUE_WAIT, run_value_wait, free, v);
+        }
+    }
+    pthread_mutex_unlock(&rt_lock);
+    if (err != ACL_SUCCESS) {
+        free(v);
+    }
+    return rt_error(err);
 }
 
 /* ---- reductions and value writes queued on a stream -------------------------------------- */
@@ -1025,22 +1475,20 @@ aclError aclrtReduceAsync(void *dst, const void *src, uint64_t count, aclrtReduc
     return rt_error(err);
 }
 
-struct value_task {
-    uint64_t *addr;
-    uint64_t value;
-};
-
+/* The task's parameters are read under rt_lock when it runs: a model's aclmdlRIUpdate may
+ * change them between replays (capture.c). */
 static aclError run_value_write(void *ctx)
 {
-    struct value_task *v = ctx;
+    struct rt_value_task *v = ctx;
     pthread_mutex_lock(&rt_lock);
-    int ok = rt_device_range_ok_locked(v->addr, sizeof *v->addr);
+    uint64_t *addr = v->addr, value = v->value;
+    int ok = rt_device_range_ok_locked(addr, sizeof *addr);
     pthread_mutex_unlock(&rt_lock);
     if (!ok) {
         return rt_fail(ACL_ERROR_RT_DEVICE_MEM_ERROR, "aclrtValueWrite: device memory was freed before the write ran");
     }
-    aclsim_device_prepare(v->addr);
-    *v->addr = v->value;
+    aclsim_device_prepare(addr);
+    *addr = value;
     return ACL_SUCCESS;
 }
 
@@ -1051,11 +1499,11 @@ aclError aclrtValueWrite(void *devAddr, uint64_t value, uint32_t flag, aclrtStre
     if (flag != 0 || ((uintptr_t)devAddr & 7u) != 0) {
         return rt_fail(ACL_ERROR_INVALID_PARAM, "%s: flag must be 0 and devAddr 8-byte aligned", api);
     }
-    struct value_task *v = malloc(sizeof *v);
+    struct rt_value_task *v = malloc(sizeof *v);
     if (v == NULL) {
         return rt_fail(ACL_ERROR_RT_MEMORY_ALLOCATION, "%s: out of host memory", api);
     }
-    *v = (struct value_task){devAddr, value};
+    *v = (struct rt_value_task){devAddr, value, flag};
     aclError err = ACL_SUCCESS;
     pthread_mutex_lock(&rt_lock);
     if (!rt_device_range_ok_locked(devAddr, sizeof(uint64_t))) {
@@ -1063,7 +1511,7 @@ aclError aclrtValueWrite(void *devAddr, uint64_t value, uint32_t flag, aclrtStre
     } else {
         struct rt_stream *s = rt_resolve_stream_locked(stream, api, &err);
         if (s != NULL) {
-            err = rt_enqueue_locked(s, run_value_write, free, v);
+            err = rt_enqueue_typed_locked(s, ACL_MODEL_RI_TASK_VALUE_WRITE, run_value_write, free, v);
         }
     }
     pthread_mutex_unlock(&rt_lock);

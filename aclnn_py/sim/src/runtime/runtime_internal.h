@@ -30,12 +30,33 @@ RT_HIDDEN extern pthread_mutex_t rt_lock;
  * the only thread, drops the state of the parent the child must not use. */
 RT_HIDDEN void rt_at_fork_child(void (*forget)(void));
 
+/* What a task is, as aclmdlRITaskGetType names it (ACL_MODEL_RI_TASK_*).  For the EVENT_*
+ * kinds ctx begins with the aclrtEvent; for VALUE_WRITE/VALUE_WAIT ctx is a struct
+ * rt_value_task, read when the task runs (aclmdlRITaskSetParams may change it in a model). */
+struct rt_value_task {
+    uint64_t *addr;
+    uint64_t value;
+    uint32_t flag;
+};
+
+struct rt_task_group;
+
 struct rt_task {
     struct rt_task *next;
     uint32_t id; /* unique per process (aclrtGetThreadLastTaskId, exception information) */
     aclsim_task_run_fn run;
     aclsim_task_release_fn release;
     void *ctx;
+    aclmdlRITaskType type;
+    int device;
+    uint32_t overflow_check;      /* the stream's overflow switch when the task was queued */
+    /* In a model (capture.c): */
+    const struct rt_stream *origin; /* the stream it was queued on */
+    uint32_t seq;                 /* aclmdlRITaskGetSeqId */
+    int disabled;                 /* skipped by replays (aclmdlRITaskDisable + aclmdlRIUpdate) */
+    int disable_pending;
+    struct rt_value_task *pending_params; /* aclmdlRITaskSetParams, applied by aclmdlRIUpdate */
+    struct rt_task_group *group;  /* aclmdlRICaptureTaskGrpBegin .. End */
 };
 
 struct rt_stream {
@@ -55,6 +76,9 @@ struct rt_stream {
     int capture_model_building; /* bound to a model being built (aclmdlRIBindStream) */
     void *capture_model;
     struct rt_task *captured_head, *captured_tail;
+    struct rt_task_group *open_group;   /* aclmdlRICaptureTaskGrpBegin .. End (capturing) */
+    struct rt_task_group *update_group; /* aclmdlRICaptureTaskUpdateBegin .. End (not capturing) */
+    struct rt_task *update_head, *update_tail; /* the work queued meanwhile: the group's new tasks */
 };
 
 /* With rt_lock held: keep a stream's memory alive while it is used without the lock. */
@@ -82,20 +106,50 @@ RT_HIDDEN int rt_current_device(void);
 RT_HIDDEN struct rt_stream *rt_resolve_stream_locked(aclrtStream handle, const char *api, aclError *err);
 
 /* Run the queued tasks of a stream in FIFO order (rt_lock must NOT be held).  Returns the
- * first task error; the tasks queued behind a failed one are dropped (ACL_STOP_ON_FAILURE,
- * the default) or run (ACL_CONTINUE_ON_FAILURE). */
+ * first task error; the tasks queued behind a failed one run (ACL_CONTINUE_ON_FAILURE, CANN's
+ * default) or are dropped (ACL_STOP_ON_FAILURE). */
 RT_HIDDEN aclError rt_drain(struct rt_stream *s);
 
 /* rt_drain that stops starting tasks once `deadline_ms` (CLOCK_MONOTONIC milliseconds; < 0:
  * none) has passed with tasks left: then returns `timeout_status` and leaves them queued. */
 RT_HIDDEN aclError rt_drain_until(struct rt_stream *s, int64_t deadline_ms, aclError timeout_status);
 
+/* What a task's run returns when it waits for something (aclrtValueWait) that has not come
+ * by the deadline of the synchronisation running it (rt_task_deadline): the task stays first
+ * in its queue and the synchronisation returns its timeout status. */
+#define RT_TASK_NOT_DONE ((aclError)-1)
+/* The deadline (CLOCK_MONOTONIC ms) of the synchronisation this thread runs tasks for; -1: none. */
+RT_HIDDEN int64_t rt_task_deadline(void);
+/* Runs the work queued on one stream of the device that no thread is running (the way a
+ * device runs its streams side by side, for a task waiting on them); 0 if there was none. */
+RT_HIDDEN int rt_run_other_work(int device);
+
 /* CLOCK_MONOTONIC now + timeout milliseconds, or -1 for timeout -1 (wait for ever). */
 RT_HIDDEN int64_t rt_deadline(int32_t timeout);
 
-/* Append a task with rt_lock held. 0 or ACL_ERROR_RT_MEMORY_ALLOCATION. */
+/* Append a task with rt_lock held. 0 or ACL_ERROR_RT_MEMORY_ALLOCATION.  A captured stream
+ * records it (capture.c), a stream updating a task group keeps it for the group. */
 RT_HIDDEN aclError rt_enqueue_locked(struct rt_stream *s, aclsim_task_run_fn run, aclsim_task_release_fn release,
                                      void *ctx);
+/* Releases and frees a list of tasks that will not run (rt_lock must NOT be held). */
+RT_HIDDEN void rt_release_tasks(struct rt_task *t);
+
+/* rt_enqueue_locked for a task of another kind than ACL_MODEL_RI_TASK_DEFAULT. */
+RT_HIDDEN aclError rt_enqueue_typed_locked(struct rt_stream *s, aclmdlRITaskType type, aclsim_task_run_fn run,
+                                           aclsim_task_release_fn release, void *ctx);
+
+/* Runs one task on this thread: the task the overflow hooks see as running (nested runs, a
+ * wait draining another stream, restore the outer one).  run and ctx are the task's, read
+ * by the caller (a model's task may be updated meanwhile). */
+RT_HIDDEN aclError rt_run_task(const struct rt_task *t, aclsim_task_run_fn run, void *ctx);
+/* The task this thread is running (NULL: none). */
+RT_HIDDEN const struct rt_task *rt_running_task(void);
+
+/* With rt_lock held: an event's creation flags (0 for an unknown event). */
+RT_HIDDEN uint32_t rt_event_flags_locked(const void *event);
+
+/* The device saturation mode (aclrtSetDeviceSatMode; info.c). */
+RT_HIDDEN aclrtFloatOverflowMode rt_sat_mode(void);
 
 /* With rt_lock held: 1 if [p, p + n) lies in one live device block. */
 RT_HIDDEN int rt_device_range_ok_locked(const void *p, uint64_t n);
@@ -128,6 +182,10 @@ RT_HIDDEN aclError rt_add_range_locked(uintptr_t base, size_t size, int device, 
 RT_HIDDEN int rt_remove_range_locked(uintptr_t base, enum rt_range_kind kind);
 RT_HIDDEN int rt_range_info_locked(const void *p, uintptr_t *base, size_t *size, int *device,
                                    enum rt_range_kind *kind);
+
+/* With rt_lock held: the aclrtMalloc block holding p (its base and size) and its slot for
+ * memory_ext.c's managed-memory advice (one malloc'd block, freed by aclrtFree), or NULL. */
+RT_HIDDEN void **rt_managed_slot_locked(const void *p, uintptr_t *base, size_t *size);
 
 /* With rt_lock held: the bytes of the live device blocks (memory.c). */
 RT_HIDDEN uint64_t rt_device_memory_used_locked(void);
