@@ -457,21 +457,23 @@ class Call:
         """Release ``handle`` (made outside the call) with ``release`` when the call ends."""
         self._hold((release, handle, False, 0))
 
-    def int_array(self, name: str, values: object) -> object:
-        """The aclIntArray* for a sequence of ints (NULL for None)."""
+    def int_array(self, name: str, values: object, *, coerced: bool = False) -> object:
+        """The aclIntArray* for a sequence of ints (NULL for None); ``coerced``: ``values`` is
+        ``int_array_arg``'s tuple already."""
         if values is None:
             return self.ffi.NULL
-        ints = int_array_arg(self.api, name, values)
+        ints = cast("tuple[int, ...]", values) if coerced else int_array_arg(self.api, name, values)
         assert ints is not None  # (None only for None)
         if self._fast is not None and len(ints) <= _fast.MAX_ARRAY:
             return self._record([_fast.INT_ARRAY, len(ints), *ints], None, ("int_array", name, ints))
         return self._made(self.c.aclCreateIntArray(ints, len(ints)), "aclCreateIntArray", self.c.aclDestroyIntArray)
 
-    def bool_array(self, name: str, values: object) -> object:
-        """The aclBoolArray* for a sequence of bools (NULL for None)."""
+    def bool_array(self, name: str, values: object, *, coerced: bool = False) -> object:
+        """The aclBoolArray* for a sequence of bools (NULL for None); ``coerced``: ``values`` is
+        ``bool_array_arg``'s tuple already."""
         if values is None:
             return self.ffi.NULL
-        flags = bool_array_arg(self.api, name, values)
+        flags = cast("tuple[bool, ...]", values) if coerced else bool_array_arg(self.api, name, values)
         assert flags is not None  # (None only for None)
         if self._fast is not None and len(flags) <= _fast.MAX_ARRAY:
             return self._record([_fast.BOOL_ARRAY, len(flags), *map(int, flags)], None, ("bool_array", name, flags))

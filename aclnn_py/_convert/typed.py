@@ -25,8 +25,9 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 from .._ffi.declarations import include_dir
-from .executor import Call, shape_check_error
+from .executor import Call
 from .params import PLAIN_KINDS, Param, Signature, read_signature
+from .._dtypes import _NUMPY_TO_ACL
 from .values import bool_array_arg, float_array_arg, int_array_arg, plain_value, tensor_input
 
 if TYPE_CHECKING:
@@ -49,6 +50,28 @@ _COERCE: dict[str, Callable[[str, str, object], object]] = {
     "int_array": int_array_arg, "bool_array": bool_array_arg, "float_array": float_array_arg}
 
 
+_PLAIN, _TENSOR, _COERCE_IT, _KEEP = range(4)
+#: How each kind of parameter is coerced before the call is made.
+_CODE = {**{kind: _PLAIN for kind in PLAIN_KINDS}, "tensor": _TENSOR, **{kind: _COERCE_IT for kind in _COERCE}}
+#: The ``Call`` method that converts a coerced input of each kind, ``Call.argument`` for the
+#: rest (a wrapper object was refused by the coercion already: the direct methods are the same).
+_CONVERTER = {"tensor": 0, "int_array": 1, "bool_array": 2}  # (0, 1, 2: the branches of ``__call__``)
+_ANY = 3
+
+
+class _Layout(NamedTuple):
+    """One operator's parameters (``signature``), its inputs (the non-output parameters, in C
+    order), the order its inputs are coerced in, ``(index, parameter, how)``, and the source of
+    each C argument (an input's index, or None for an output)."""
+
+    signature: Signature
+    inputs: tuple[Param, ...]
+    order: tuple[tuple[int, Param, int], ...]
+    sources: tuple[int, ...]
+    outputs_last: bool  # the outputs are the last C arguments (most operators)
+    converters: tuple[int, ...]  # how ``Call`` converts each input (``_CONVERTER``)
+
+
 class TypedCall:
     """``(library, *args) -> result``: the npu/sim path of one typed operator function (module
     docstring). ``none_is`` maps a plain parameter's C name to the value a Python None stands
@@ -61,56 +84,70 @@ class TypedCall:
         self.outputs = outputs
         self.checks = checks
         self.none_is = dict(none_is or {})
-        self._signatures: dict[int, Signature] = {}
+        self._layouts: dict[int, _Layout] = {}
         self.__name__ = self.__qualname__ = f"{c_name} on npu/sim"
 
-    def signature(self, lib: Library) -> Signature:
+    def _layout(self, lib: Library) -> _Layout:
         """The operator's parameters as the binding's own header declares them (the prototype
-        every backend's checks follow), in the library's declarations."""
-        found = self._signatures.get(id(lib.ffi))
+        every backend's checks follow), in the library's declarations, and the order in which
+        its arguments are coerced and converted (worked out once per library)."""
+        found = self._layouts.get(id(lib.ffi))
         if found is None:
-            found = read_signature(self.api, (Path(include_dir()) / "aclnnop",), lib.ffi)
-            if any(p.kind == "tensor_list" for p in found.params):
+            sig = read_signature(self.api, (Path(include_dir()) / "aclnnop",), lib.ffi)
+            if any(p.kind == "tensor_list" for p in sig.params):
                 raise TypeError(f"{self.api}: a typed call of an operator with a tensor list is not supported; "
                                 "aclnn_py.call converts tensor lists")
-            self._signatures[id(lib.ffi)] = found
+            inputs = tuple(p for p in sig.params if not p.output)
+            stage = {i: 0 if p.kind in PLAIN_KINDS else 1 if p.kind == "tensor" else 2 for i, p in enumerate(inputs)}
+            order = tuple(sorted(range(len(inputs)), key=lambda i: (stage[i], i)))
+            # Where each C argument comes from: an input's index, or ~k for the k-th output.
+            outputs = [p for p in sig.params if p.output]
+            sources = tuple(~outputs.index(p) if p.output else inputs.index(p) for p in sig.params)
+            found = _Layout(sig, inputs, tuple((i, inputs[i], _CODE.get(inputs[i].kind, _KEEP)) for i in order),
+                            sources, sources == tuple(range(len(inputs))) + tuple(~k for k in range(len(outputs))),
+                            tuple(_CONVERTER.get(p.kind, _ANY) for p in inputs))
+            self._layouts[id(lib.ffi)] = found
         return found
 
-    def values(self, sig: Signature, args: Sequence[object]) -> list[object]:
+    def signature(self, lib: Library) -> Signature:
+        """The operator's parameters as the binding's own header declares them."""
+        return self._layout(lib).signature
+
+    def values(self, layout: _Layout, args: Sequence[object]) -> list[object]:
         """The arguments of the non-output parameters, coerced in the order the module docstring
         gives (each kind's Python type errors first, named)."""
-        inputs = [p for p in sig.params if not p.output]
-        if len(args) != len(inputs):
-            raise TypeError(f"{self.op}: takes {len(inputs)} arguments ({', '.join(p.name for p in inputs)}), "
-                            f"got {len(args)}")
-        values = list(args)
-        stages: tuple[Callable[[Param], bool], ...] = (
-            lambda p: p.kind in PLAIN_KINDS, lambda p: p.kind == "tensor", lambda p: True)
-        done: set[int] = set()
-        for stage in stages:
-            for i, p in enumerate(inputs):
-                if i in done or not stage(p):
-                    continue
-                done.add(i)
-                v = values[i]
-                if p.kind in PLAIN_KINDS:
-                    values[i] = plain_value(self.api, p, self.none_is[p.name] if v is None and p.name in self.none_is
-                                            else v)
-                elif p.kind == "tensor":
-                    values[i] = tensor_input(self.api, p.name, v)
-                elif p.kind in _COERCE and v is not None:
-                    values[i] = _COERCE[p.kind](self.api, p.name, v)
+        if len(args) != len(layout.inputs):
+            raise TypeError(f"{self.op}: takes {len(layout.inputs)} arguments "
+                            f"({', '.join(p.name for p in layout.inputs)}), got {len(args)}")
+        api, values = self.api, list(args)
+        for i, p, code in layout.order:
+            v = values[i]
+            if code == _TENSOR:
+                if type(v) is not np.ndarray or v.dtype not in _NUMPY_TO_ACL:  # (the common case: as it is)
+                    values[i] = tensor_input(api, p.name, v)
+            elif code == _PLAIN:
+                values[i] = plain_value(api, p, self.none_is.get(p.name, v) if v is None else v)
+            elif code == _COERCE_IT and v is not None:
+                values[i] = _COERCE[p.kind](api, p.name, v)
         return values
 
     def __call__(self, lib: Library, *args: object) -> Any:
-        sig = self.signature(lib)
-        values = self.values(sig, args)
+        layout = self._layouts.get(id(lib.ffi)) or self._layout(lib)
+        values = self.values(layout, args)
         with Call(lib, self.api) as call:
-            converted = iter([call.tensor(p.name, v) if p.kind == "tensor" else call.argument(p, v)
-                              for p, v in zip((p for p in sig.params if not p.output), values)])
-            checks = self.checks
-            refused = None if checks is None else shape_check_error(lambda: checks(*values))
-            made = iter([call.output(o.shape, o.dtype, zero=o.zero, refused=refused) for o in self.outputs(*values)])
-            call.run(self.op, *[next(made) if p.output else next(converted) for p in sig.params])
+            converted = [call.tensor(p.name, v) if how == 0 else call.int_array(p.name, v, coerced=True) if how == 1
+                         else call.bool_array(p.name, v, coerced=True) if how == 2 else call.argument(p, v)
+                         for p, v, how in zip(layout.inputs, values, layout.converters)]
+            refused: Exception | None = None
+            if self.checks is not None:
+                try:  # (``shape_check_error``: any failure only means "do not allocate")
+                    self.checks(*values)
+                except Exception as exc:
+                    refused = exc
+            made = [call.output(o.shape, o.dtype, zero=o.zero, refused=refused) for o in self.outputs(*values)]
+            if layout.outputs_last:
+                call.run(self.op, *converted, *made)
+            else:
+                call.run(self.op, *[converted[i] if i >= 0 else made[~i] for i in layout.sources])
             results = call.results()
         return results[0] if len(results) == 1 else tuple(results)

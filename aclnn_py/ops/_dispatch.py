@@ -24,7 +24,6 @@ def dispatch(backend: str | None, numpy_impl: Callable[..., Any], aclnn_impl: Ca
     made from (``{"gradInput": "self's shape and dtype"}``). The library's checks name such an
     output, which the caller never passed: the error then says what it was made from, on every
     backend alike.
-
     ``numpy_impl(*args)`` runs on the numpy backend (with a progress line on stderr for a long
     call where ``ACLNN_PY_PROGRESS`` asks for one: ``_numpy/progress.setting``; a ``NumpyOp``'s
     quick plans skip that, see ``Plan.quick``);
@@ -32,7 +31,32 @@ def dispatch(backend: str | None, numpy_impl: Callable[..., Any], aclnn_impl: Ca
     ``npu`` / ``sim``, queued on ``stream`` (a caller's stream: see ``on_stream``) if given.
     """
     try:
-        return _dispatch(backend, numpy_impl, aclnn_impl, args, stream)
+        name = _backend.resolve(backend)
+        if stream is not None:
+            address = stream_address(stream)  # checked on every backend: code runs on all of them
+            if name != "numpy":
+                return on_stream(loader.library(name), address, aclnn_impl, *args)
+        if name == "numpy":
+            try:
+                if type(numpy_impl) is NumpyOp:
+                    chosen, args = numpy_impl.plan(args)
+                    if chosen.quick:
+                        return chosen.run(*args)
+                    run: Callable[..., Any] = chosen.run
+                else:
+                    run = numpy_impl
+                show = _progress.setting()
+                if show is False:
+                    return run(*args)
+                with _progress.ticking(f"{numpy_impl.__module__.rpartition('.')[2]} on numpy", show):
+                    return run(*args)
+            except MemoryError as error:
+                # Results are checked against the device memory before they are made
+                # (``_runtime/memory.py``); the host running out for the kernels' own buffers is
+                # the same failure.
+                raise AclnnError(ACL_ERROR_RT_MEMORY_ALLOCATION, "aclrtMalloc",
+                                 f"out of memory for the numpy backend's buffers ({error})") from error
+        return aclnn_impl(loader.library(name), *args)
     except AclnnError as error:
         if made and error.status == ACLNN_ERR_PARAM_INVALID and not outputs_given.get():
             named = _naming_made_outputs(error, made)
@@ -53,35 +77,6 @@ def _naming_made_outputs(error: AclnnError, made: Mapping[str, str]) -> AclnnErr
     if not notes:
         return error
     return AclnnError(error.status, error.api, f"{error.message} ({'; '.join(notes)})")
-
-
-def _dispatch(backend: str | None, numpy_impl: Callable[..., Any], aclnn_impl: Callable[..., Any],
-              args: tuple[Any, ...], stream: object) -> Any:
-    name = _backend.resolve(backend)
-    if stream is not None:
-        address = stream_address(stream)  # checked on every backend: code runs on all of them
-        if name != "numpy":
-            return on_stream(loader.library(name), address, aclnn_impl, *args)
-    if name == "numpy":
-        try:
-            if type(numpy_impl) is NumpyOp:
-                chosen, args = numpy_impl.plan(args)
-                if chosen.quick:
-                    return chosen.run(*args)
-                run: Callable[..., Any] = chosen.run
-            else:
-                run = numpy_impl
-            show = _progress.setting()
-            if show is False:
-                return run(*args)
-            with _progress.ticking(f"{numpy_impl.__module__.rpartition('.')[2]} on numpy", show):
-                return run(*args)
-        except MemoryError as error:
-            # Results are checked against the device memory before they are made (``_runtime/memory.py``);
-            # the host running out for the kernels' own buffers is the same failure.
-            raise AclnnError(ACL_ERROR_RT_MEMORY_ALLOCATION, "aclrtMalloc",
-                             f"out of memory for the numpy backend's buffers ({error})") from error
-    return aclnn_impl(loader.library(name), *args)
 
 
 def on_stream(lib: Any, address: int, run: Callable[..., Any], *args: Any) -> Any:
