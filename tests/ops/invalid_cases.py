@@ -578,4 +578,56 @@ CONVOLUTION = _cases("convolution_backward", "aclnnConvolutionBackwardGetWorkspa
               _TIB4, differs=_MEMORY_WORDS, id="gradInput of 2^40 elements"),
 ])
 
-CASES: list[Invalid] = IM2COL + MAX_UNPOOL + REFLECTION_PAD + AVG_POOL + CONVOLUTION
+# -- Add, Mul --------------------------------------------------------------------------------------
+
+def _add():
+    return dict(self=_z(2, 3, 4), other=_z(3, 1), alpha=2)
+
+
+_ADD_NAMES = {"self": "self", "other": "other", "alpha": "alpha"}
+# (A tensor of more than 8 dims: the simulator's aclCreateTensor refuses it before phase 1, the
+# numpy backend in phase 1's rank check; tests/ops/test_add.py holds both to 161002.)
+
+ADD = _cases("add", "aclnnAddGetWorkspaceSize", _add, _ADD_NAMES, [
+    *(null({arg: None}) for arg in _ADD_NAMES),
+    null(dict(other=None, alpha=None), "other", absent=("alpha",)),
+    bad(dict(self=_z(2, 3, 4, dtype=np.uint16)), "self", "UINT16"),
+    bad(dict(other=_z(3, 1, dtype=np.uint32)), "other", "UINT32"),
+    bad(dict(self=_z(2, 3, 4, dtype=np.uint64), other=_z(3, 1, dtype=np.uint64)), "self"),
+    bad(dict(self=_z(2, 3, 4, dtype=np.int32), other=_z(3, 1, dtype=np.int32), alpha=0.5), "alpha", "DOUBLE", "INT32"),
+    bad(dict(self=_z(2, 3, 4, dtype=np.int8), other=_z(3, 1, dtype=np.uint8), alpha=1j), "alpha", "COMPLEX128"),
+    bad(dict(self=_z(2, 3, 4, dtype=np.bool_), other=_z(3, 1, dtype=np.bool_), alpha=1.0), "alpha", "BOOL"),
+    bad(dict(alpha=2j), "alpha", "FLOAT"),
+    bad(dict(other=_z(4, 3)), "self", "other", "[2, 3, 4]", "[4, 3]"),
+    # the first violation decides
+    bad(dict(self=_z(2, 3, 4, dtype=np.uint16), other=_z(5), alpha=0.5), "self", absent=("other", "alpha")),
+    bad(dict(self=_z(2, 3, 4, dtype=np.int32), other=_z(5, dtype=np.int32), alpha=0.5), "alpha", absent=("broadcast",)),
+    wrong_type(dict(self=[1.0, 2.0])),
+    wrong_type(dict(other="x")),
+    wrong_type(dict(alpha="2")),
+    wrong_type(dict(alpha=[2])),
+    wrong_type(dict(other=object(), alpha="2"), "other"),
+    *unnamed("other", "other", (3, 1)),
+    no_memory(dict(self=_huge(_HUGE, _HUGE, 1), other=_huge(_HUGE, 1, _HUGE), alpha=1),
+              "out", differs=_MEMORY_WORDS, id="out of 2^60 elements"),
+])
+
+
+def _mul():
+    return dict(self=_z(2, 3, 4), other=_z(3, 1))
+
+
+_MUL_NAMES = {"self": "self", "other": "other"}
+
+MUL = _cases("mul", "aclnnMulGetWorkspaceSize", _mul, _MUL_NAMES, [
+    *(null({arg: None}) for arg in _MUL_NAMES),
+    bad(dict(self=_z(2, 3, 4, dtype=np.uint16)), "self", "UINT16"),
+    bad(dict(other=_z(3, 1, dtype=np.uint64)), "other", "UINT64"),
+    bad(dict(other=_z(2, 2)), "self", "other", "[2, 3, 4]", "[2, 2]"),
+    bad(dict(self=_z(2, 3, 4, dtype=np.uint32), other=_z(9)), "self", absent=("other",)),
+    wrong_type(dict(other=3.0)),
+    wrong_type(dict(self=(1, 2))),
+    *unnamed("self", "self", (2, 3)),
+])
+
+CASES: list[Invalid] = IM2COL + MAX_UNPOOL + REFLECTION_PAD + AVG_POOL + CONVOLUTION + ADD + MUL
