@@ -159,6 +159,18 @@ def aclnnAddGetWorkspaceSize(self: CData | Tensor | None, other: CData | Tensor 
     ``aclnnAddGetWorkspaceSize(<inputs and outputs in C order>) -> (workspace_size, executor)``.
     """
 
+def aclnnAdds(workspace: CData | None, workspaceSize: int, executor: CData, stream: CData) -> None:
+    """C: ``aclnnStatus aclnnAdds(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream);``
+
+    ``aclnnAdds(workspace, workspaceSize, executor, stream)``: queue the kernel on ``stream``.
+    """
+
+def aclnnAddsGetWorkspaceSize(self: CData | Tensor | None, other: CData | Scalar | None, alpha: CData | Scalar | None, out: CData | Tensor | None) -> tuple[int, CData]:
+    """C: ``aclnnStatus aclnnAddsGetWorkspaceSize(const aclTensor *self, const aclScalar *other, const aclScalar *alpha, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor);``
+
+    ``aclnnAddsGetWorkspaceSize(<inputs and outputs in C order>) -> (workspace_size, executor)``.
+    """
+
 def aclnnAvgPool2dBackward(workspace: CData | None, workspaceSize: int, executor: CData, stream: CData) -> None:
     """C: ``aclnnStatus aclnnAvgPool2dBackward(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream);``
 
@@ -217,6 +229,18 @@ def aclnnMulGetWorkspaceSize(self: CData | Tensor | None, other: CData | Tensor 
     """C: ``aclnnStatus aclnnMulGetWorkspaceSize(const aclTensor *self, const aclTensor *other, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor);``
 
     ``aclnnMulGetWorkspaceSize(<inputs and outputs in C order>) -> (workspace_size, executor)``.
+    """
+
+def aclnnMuls(workspace: CData | None, workspaceSize: int, executor: CData, stream: CData) -> None:
+    """C: ``aclnnStatus aclnnMuls(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream);``
+
+    ``aclnnMuls(workspace, workspaceSize, executor, stream)``: queue the kernel on ``stream``.
+    """
+
+def aclnnMulsGetWorkspaceSize(self: CData | Tensor | None, other: CData | Scalar | None, out: CData | Tensor | None) -> tuple[int, CData]:
+    """C: ``aclnnStatus aclnnMulsGetWorkspaceSize(const aclTensor *self, const aclScalar *other, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor);``
+
+    ``aclnnMulsGetWorkspaceSize(<inputs and outputs in C order>) -> (workspace_size, executor)``.
     """
 
 def aclnnReflectionPad2dBackward(workspace: CData | None, workspaceSize: int, executor: CData, stream: CData) -> None:

@@ -130,6 +130,8 @@ def scalar_as(value: np.ndarray, dtype: np.dtype) -> np.ndarray:
     integer narrows modulo 2^bits."""
     if dtype == np.bool_ and value.dtype.kind in "fcV":
         return np.asarray(abs(complex(value.item())) >= float(np.finfo(np.float32).eps))
+    if dtype.itemsize == 2 and is_floating(dtype) and value.dtype.itemsize > 4:
+        value = value.astype(np.float64).astype(np.float32)  # (through float, as C's conversion)
     with np.errstate(all="ignore"):
         return np.asarray(value.astype(np.int64) if value.dtype == np.bool_ else value).astype(dtype)
 

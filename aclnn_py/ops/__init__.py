@@ -14,6 +14,8 @@ from .avg_pool2d_backward import avg_pool2d_backward as avg_pool2d_backward
 from .convolution_backward import convolution_backward as convolution_backward
 from .add import add as add
 from .mul import mul as mul
+from .adds import adds as adds
+from .muls import muls as muls
 
 #: Every operator, in the order above.
 OPERATORS: tuple[Operator, ...] = operators()

@@ -1,5 +1,5 @@
 /*
- * aclnn_py: Mul (two-phase aclnn API; signatures as in CANN's aclnnop/aclnn_mul.h, ops-math).
+ * aclnn_py: Mul and Muls (two-phase aclnn API; signatures as in CANN's aclnnop/aclnn_mul.h, ops-math).
  * Phase 1 checks the arguments and returns the workspace size and a single-use executor;
  * phase 2 queues the computation on the stream.
  */
@@ -15,6 +15,9 @@ extern "C" {
 
 ACLNN_API aclnnStatus aclnnMulGetWorkspaceSize(const aclTensor *self, const aclTensor *other, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor);
 ACLNN_API aclnnStatus aclnnMul(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream);
+
+ACLNN_API aclnnStatus aclnnMulsGetWorkspaceSize(const aclTensor *self, const aclScalar *other, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor);
+ACLNN_API aclnnStatus aclnnMuls(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream);
 
 #ifdef __cplusplus
 }

@@ -630,4 +630,41 @@ MUL = _cases("mul", "aclnnMulGetWorkspaceSize", _mul, _MUL_NAMES, [
     *unnamed("self", "self", (2, 3)),
 ])
 
-CASES: list[Invalid] = IM2COL + MAX_UNPOOL + REFLECTION_PAD + AVG_POOL + CONVOLUTION + ADD + MUL
+def _adds():
+    return dict(self=_z(2, 3), other=0.5, alpha=2)
+
+
+_ADDS_NAMES = {"self": "self", "other": "other", "alpha": "alpha"}
+
+ADDS = _cases("adds", "aclnnAddsGetWorkspaceSize", _adds, _ADDS_NAMES, [
+    *(null({arg: None}) for arg in _ADDS_NAMES),
+    bad(dict(self=_z(2, 3, dtype=np.uint32)), "self", "UINT32"),
+    bad(dict(self=_z(2, 3, dtype=np.bool_), other=np.uint16(1)), "self", "other", "BOOL", "UINT16"),
+    bad(dict(self=_z(2, 3, dtype=np.int32), other=3, alpha=0.5), "alpha", "DOUBLE", "INT32"),
+    bad(dict(self=_z(2, 3, dtype=np.bool_), other=True, alpha=0.5), "alpha", "BOOL"),
+    bad(dict(alpha=1j), "alpha", "COMPLEX128", "FLOAT"),
+    bad(dict(self=_z(2, 3, dtype=np.uint64), alpha=0.5j), "self", absent=("alpha",)),
+    wrong_type(dict(other="0.5")),
+    wrong_type(dict(other=[0.5])),
+    wrong_type(dict(alpha=None, other="x"), "other"),
+    wrong_type(dict(self=[[0.0]])),
+    *unnamed("self", "self", (2, 3)),
+])
+
+
+def _muls():
+    return dict(self=_z(2, 3), other=0.5)
+
+
+_MULS_NAMES = {"self": "self", "other": "other"}
+
+MULS = _cases("muls", "aclnnMulsGetWorkspaceSize", _muls, _MULS_NAMES, [
+    *(null({arg: None}) for arg in _MULS_NAMES),
+    bad(dict(self=_z(2, 3, dtype=np.uint16)), "self", "UINT16"),
+    bad(dict(self=_z(2, 3, dtype=np.bool_), other=np.uint32(2)), "self", "other", "BOOL", "UINT32"),
+    wrong_type(dict(other=b"1")),
+    wrong_type(dict(other=object())),
+    *unnamed("self", "self", (2, 3)),
+])
+
+CASES: list[Invalid] = IM2COL + MAX_UNPOOL + REFLECTION_PAD + AVG_POOL + CONVOLUTION + ADD + MUL + ADDS + MULS
