@@ -134,3 +134,57 @@ def test_output_overlapping_an_input_on_sim(sim_lib):
     head, tail = t.view((9,), (1,), 0), t.view((9,), (1,), 1)
     aclnn_py.call("aclnnMul", head, head, tail, backend="sim")
     np.testing.assert_array_equal(t.numpy(), np.concatenate([[0], (2 * x[:9]) ** 2]))
+
+
+def test_the_registration_pieces_make_consistent_arguments(backend):
+    from aclnn_py.ops._registry import by_name
+
+    rng = np.random.default_rng(3)
+    for name in ("add", "mul", "adds", "muls"):
+        op = by_name(name)
+        for shape, dtypes, params in op.selftest:
+            call = op.case(rng, shape, dtypes[0], **params)
+            assert getattr(aclnn_py, name)(*call.args, backend=backend).shape == tuple(shape)
+        for _label, make in op.benchmarks[-1:]:
+            args = make(rng)
+            assert getattr(aclnn_py, name)(*args, backend=backend).shape == args[0].shape
+
+
+class _Fuzzer:
+    """The fuzzer's generator interface (scripts/fuzz.py), seeded."""
+
+    FLOATS = [np.dtype(np.float32), np.dtype(np.float16), np.dtype(np.float64)]
+
+    def __init__(self, seed: int) -> None:
+        self.rng = np.random.default_rng(seed)
+
+    def small_int(self, lo: int = -3, hi: int = 8) -> int:
+        return int(self.rng.integers(lo, hi, endpoint=True))
+
+    def chance(self, p: float) -> bool:
+        return bool(self.rng.random() < p)
+
+    def pick(self, seq):
+        return seq[int(self.rng.integers(len(seq)))]
+
+    def shape(self):
+        return tuple(self.small_int(1, 3) for _ in range(self.small_int(0, 3)))
+
+    def filled(self, shape, dtype):
+        return self.rng.standard_normal(shape).astype(dtype)
+
+
+def test_the_fuzz_generators_give_near_valid_arguments():
+    from aclnn_py.ops._registry import by_name
+
+    outcomes = set()
+    for seed in range(40):
+        for name in ("add", "mul", "adds", "muls"):
+            args = by_name(name).fuzz(_Fuzzer(seed))
+            try:
+                getattr(aclnn_py, name)(*args, backend="numpy")
+                outcomes.add("ok")
+            except aclnn_py.AclnnError as error:
+                assert error.status == 161002 and "broadcast" in error.message
+                outcomes.add("refused")
+    assert outcomes == {"ok", "refused"}
