@@ -171,8 +171,13 @@ def _mul(a: np.ndarray, b: np.ndarray, alpha: np.ndarray | None) -> np.ndarray:
         return np.asarray(np.multiply(a, b))
 
 
+def _max(a: np.ndarray, b: np.ndarray, alpha: np.ndarray | None) -> np.ndarray:
+    return np.asarray(np.maximum(a, b))  # (a NaN wins, as in PyTorch)
+
+
 ADD: Kernel = _add
 MUL: Kernel = _mul
+MAX: Kernel = _max
 
 
 def operand(value: np.ndarray, promoted: np.dtype) -> np.ndarray:

@@ -16,6 +16,7 @@ from .add import add as add
 from .mul import mul as mul
 from .adds import adds as adds
 from .muls import muls as muls
+from .relu import relu as relu
 
 #: Every operator, in the order above.
 OPERATORS: tuple[Operator, ...] = operators()

@@ -667,4 +667,19 @@ MULS = _cases("muls", "aclnnMulsGetWorkspaceSize", _muls, _MULS_NAMES, [
     *unnamed("self", "self", (2, 3)),
 ])
 
-CASES: list[Invalid] = IM2COL + MAX_UNPOOL + REFLECTION_PAD + AVG_POOL + CONVOLUTION + ADD + MUL + ADDS + MULS
+def _relu():
+    return dict(self=_z(2, 3))
+
+
+RELU = _cases("relu", "aclnnReluGetWorkspaceSize", _relu, {"self": "self"}, [
+    null(dict(self=None)),
+    bad(dict(self=_z(2, 3, dtype=np.uint8)), "self", "UINT8"),
+    bad(dict(self=_z(2, 3, dtype=np.float64)), "self", "DOUBLE"),
+    bad(dict(self=_z(2, 3, dtype=np.bool_)), "self", "BOOL"),
+    bad(dict(self=_z(2, 3, dtype=np.complex64)), "self"),
+    wrong_type(dict(self=[1.0, -1.0])),
+    wrong_type(dict(self=3.0)),
+    *unnamed("self", "self", (2, 3)),
+])
+
+CASES: list[Invalid] = IM2COL + MAX_UNPOOL + REFLECTION_PAD + AVG_POOL + CONVOLUTION + ADD + MUL + ADDS + MULS + RELU

@@ -305,6 +305,10 @@ static void compute_float(const ew_job *j, const float *a, const float *b, float
         for (int64_t i = 0; i < n; ++i) {
             o[i] = a[i] * b[i];
         }
+    } else if (p->op == ACLSIM_EW_MAX) {
+        for (int64_t i = 0; i < n; ++i) {
+            o[i] = a[i] > b[i] || a[i] != a[i] ? a[i] : b[i];
+        }
     } else if (p->has_alpha) {
         float alpha = p->alpha.f;
         for (int64_t i = 0; i < n; ++i) {
@@ -325,7 +329,7 @@ static void compute_float(const ew_job *j, const float *a, const float *b, float
 /* FLOAT self, other (or scalar) and out: computed where they are, without copies. */
 static bool direct_float(const ew_job *j)
 {
-    return j->p->promoted == ACL_FLOAT && j->a->dtype == ACL_FLOAT && (j->b == NULL || j->b->dtype == ACL_FLOAT) &&
+    return j->p->op != ACLSIM_EW_MAX && j->p->promoted == ACL_FLOAT && j->a->dtype == ACL_FLOAT && (j->b == NULL || j->b->dtype == ACL_FLOAT) &&
            j->out->dtype == ACL_FLOAT;
 }
 
@@ -409,7 +413,9 @@ static void buffered_piece(const ew_job *j, int64_t oa, int64_t ob, int64_t oo, 
         for (int64_t i = 0; i < n; ++i) {
             double x = aclsim_ops_load(A->data, A->dtype, oa + i * sa);
             double y = B != NULL ? aclsim_ops_load(B->data, B->dtype, ob + i * sb) : p->scalar.d;
-            double r = p->op == ACLSIM_EW_MUL ? x * y : x + (p->has_alpha ? p->alpha.d * y : y);
+            double r = p->op == ACLSIM_EW_MUL   ? x * y
+                       : p->op == ACLSIM_EW_MAX ? (x > y || x != x ? x : y)
+                                                : x + (p->has_alpha ? p->alpha.d * y : y);
             aclsim_ops_store(O->data, O->dtype, oo + i * so, r);
         }
         break;
@@ -420,6 +426,8 @@ static void buffered_piece(const ew_job *j, int64_t oa, int64_t ob, int64_t oo, 
             int64_t r;
             if (t == ACL_BOOL) {
                 r = p->op == ACLSIM_EW_MUL ? (x && y) : (x || ((p->has_alpha ? p->alpha.i : 1) && y));
+            } else if (p->op == ACLSIM_EW_MAX) {
+                r = x > y ? x : y;
             } else if (p->op == ACLSIM_EW_MUL) {
                 r = (int64_t)((uint64_t)x * (uint64_t)y);
             } else {

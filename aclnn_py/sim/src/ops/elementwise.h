@@ -19,6 +19,7 @@
 typedef enum {
     ACLSIM_EW_ADD, /* a + alpha * b (BOOL: a or (alpha and b)) */
     ACLSIM_EW_MUL, /* a * b (BOOL: a and b) */
+    ACLSIM_EW_MAX, /* a where a > b or a is NaN, else b (Relu: b the scalar 0) */
 } aclsim_ew_op;
 
 /* One value in each of the kernel's compute types. */
