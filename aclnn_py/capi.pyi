@@ -267,6 +267,18 @@ def aclnnReluGetWorkspaceSize(self: CData | Tensor | None, out: CData | Tensor |
     ``aclnnReluGetWorkspaceSize(<inputs and outputs in C order>) -> (workspace_size, executor)``.
     """
 
+def aclnnThresholdBackward(workspace: CData | None, workspaceSize: int, executor: CData, stream: CData) -> None:
+    """C: ``aclnnStatus aclnnThresholdBackward(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, const aclrtStream stream);``
+
+    ``aclnnThresholdBackward(workspace, workspaceSize, executor, stream)``: queue the kernel on ``stream``.
+    """
+
+def aclnnThresholdBackwardGetWorkspaceSize(gradOutput: CData | Tensor | None, self: CData | Tensor | None, threshold: CData | Scalar | None, out: CData | Tensor | None) -> tuple[int, CData]:
+    """C: ``aclnnStatus aclnnThresholdBackwardGetWorkspaceSize(const aclTensor *gradOutput, const aclTensor *self, const aclScalar *threshold, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor);``
+
+    ``aclnnThresholdBackwardGetWorkspaceSize(<inputs and outputs in C order>) -> (workspace_size, executor)``.
+    """
+
 def aclrtCreateContext(deviceId: int) -> CData:
     """C: ``aclError aclrtCreateContext(aclrtContext *context, int32_t deviceId);``"""
 

@@ -175,6 +175,16 @@ def _max(a: np.ndarray, b: np.ndarray, alpha: np.ndarray | None) -> np.ndarray:
     return np.asarray(np.maximum(a, b))  # (a NaN wins, as in PyTorch)
 
 
+def threshold_backward(threshold: np.float32) -> Kernel:
+    """ThresholdBackward's kernel: ``a`` (gradOutput) where ``b`` (self, compared as a FLOAT)
+    is not <= ``threshold`` (so a NaN self passes the gradient, as PyTorch), else 0."""
+    def kernel(a: np.ndarray, b: np.ndarray, alpha: np.ndarray | None) -> np.ndarray:
+        with np.errstate(invalid="ignore"):
+            below = b.astype(np.float32, copy=False) <= threshold
+        return np.asarray(np.where(below, np.zeros((), a.dtype), a))
+    return kernel
+
+
 ADD: Kernel = _add
 MUL: Kernel = _mul
 MAX: Kernel = _max

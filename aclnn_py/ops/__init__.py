@@ -17,6 +17,7 @@ from .mul import mul as mul
 from .adds import adds as adds
 from .muls import muls as muls
 from .relu import relu as relu
+from .threshold_backward import threshold_backward as threshold_backward
 
 #: Every operator, in the order above.
 OPERATORS: tuple[Operator, ...] = operators()

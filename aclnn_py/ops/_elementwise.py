@@ -73,11 +73,12 @@ def check_broadcast(api: str, name_a: str, a: Sequence[int], name_b: str, b: Seq
 
 # -- registrations ---------------------------------------------------------------------------
 
-def tensor_case(op: str) -> Callable[..., OpCall]:
+def tensor_case(op: str, default_extra: tuple[Any, ...] = ()) -> Callable[..., OpCall]:
     """The argument maker of a tensor-tensor operator: ``self`` of ``shape``, ``other`` of the
-    trailing ``other_dims`` dims of it (broadcast), both ``dtype``; ``extra`` follows."""
+    trailing ``other_dims`` dims of it (broadcast), both ``dtype``; ``extra`` (by default
+    ``default_extra``) follows."""
     def make(rng: np.random.Generator, shape: Sequence[int], dtype: np.dtype, other_dims: int | None = None,
-             extra: tuple[Any, ...] = ()) -> OpCall:
+             extra: tuple[Any, ...] = default_extra) -> OpCall:
         other_shape = tuple(shape)[len(shape) - other_dims:] if other_dims is not None else tuple(shape)
         return OpCall(op, (random_array(rng, shape, dtype), random_array(rng, other_shape, dtype), *extra),
                       case=f"other {list(other_shape)}" if other_dims is not None else "")

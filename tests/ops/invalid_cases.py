@@ -682,4 +682,26 @@ RELU = _cases("relu", "aclnnReluGetWorkspaceSize", _relu, {"self": "self"}, [
     *unnamed("self", "self", (2, 3)),
 ])
 
-CASES: list[Invalid] = IM2COL + MAX_UNPOOL + REFLECTION_PAD + AVG_POOL + CONVOLUTION + ADD + MUL + ADDS + MULS + RELU
+def _threshold():
+    return dict(grad_output=_z(2, 3), self=_z(3), threshold=0)
+
+
+_THRESHOLD_NAMES = {"grad_output": "gradOutput", "self": "self", "threshold": "threshold"}
+
+THRESHOLD_BACKWARD = _cases("threshold_backward", "aclnnThresholdBackwardGetWorkspaceSize", _threshold,
+                            _THRESHOLD_NAMES, [
+    *(null({arg: None}) for arg in _THRESHOLD_NAMES),
+    null(dict(grad_output=None, threshold=None), "threshold", absent=("gradOutput",)),   # threshold first
+    null(dict(grad_output=None, self=None), "gradOutput", absent=("self",)),
+    bad(dict(grad_output=_z(2, 3, dtype=np.int64), self=_z(3, dtype=np.int64)), "gradOutput", "INT64"),
+    bad(dict(self=_z(3, dtype=np.float64)), "self", "DOUBLE"),
+    bad(dict(self=_z(3, dtype=np.float16)), "gradOutput", "self", "FLOAT16"),
+    bad(dict(self=_z(4)), "self", "gradOutput", "[4]", "[2, 3]"),
+    bad(dict(grad_output=_z(2, 3, dtype=np.bool_), self=_z(4)), "gradOutput", absent=("broadcast",)),
+    wrong_type(dict(threshold="0")),
+    wrong_type(dict(grad_output=[[0.0]])),
+    wrong_type(dict(self=None, threshold=[0]), "threshold"),
+    *unnamed("grad_output", "gradOutput", (2, 3)),
+])
+
+CASES: list[Invalid] = IM2COL + MAX_UNPOOL + REFLECTION_PAD + AVG_POOL + CONVOLUTION + ADD + MUL + ADDS + MULS + RELU + THRESHOLD_BACKWARD

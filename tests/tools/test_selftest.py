@@ -22,6 +22,7 @@ DOCUMENTED = {
     **{name: {"FLOAT", "FLOAT16", "BFLOAT16", "DOUBLE", "INT8", "UINT8", "INT16", "INT32", "INT64", "BOOL", "COMPLEX64",
               "COMPLEX128"} for name in ("add", "mul", "adds", "muls")},
     "relu": {"FLOAT", "FLOAT16", "BFLOAT16", "INT8", "INT32", "INT64"},
+    "threshold_backward": {"FLOAT", "FLOAT16", "BFLOAT16", "INT32", "INT8", "UINT8"},
 }
 
 

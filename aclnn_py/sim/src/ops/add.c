@@ -37,7 +37,7 @@ aclnnStatus aclnnAddGetWorkspaceSize(const aclTensor *self, const aclTensor *oth
     ACLSIM_OPS_TRY(aclsim_ew_check_rank(API, "other", other));
     ACLSIM_OPS_TRY(aclsim_ew_check_broadcast(API, "self", self, "other", other, out));
     aclsim_ew_set_alpha(&p, alpha);
-    return aclsim_ew_finish(API, KERNEL, &p, self, other, out, workspaceSize, executor);
+    return aclsim_ew_finish(API, KERNEL, &p, "self", self, "other", other, out, workspaceSize, executor);
 }
 
 aclnnStatus aclnnAddsGetWorkspaceSize(const aclTensor *self, const aclScalar *other, const aclScalar *alpha,
@@ -65,7 +65,7 @@ aclnnStatus aclnnAddsGetWorkspaceSize(const aclTensor *self, const aclScalar *ot
     ACLSIM_OPS_TRY(aclsim_ew_check_out_shape(ADDS_API, out, self));
     aclsim_ew_set_alpha(&p, alpha);
     p.scalar = aclsim_ew_scalar_as(other, p.promoted);
-    return aclsim_ew_finish(ADDS_API, "aclnnAdds", &p, self, NULL, out, workspaceSize, executor);
+    return aclsim_ew_finish(ADDS_API, "aclnnAdds", &p, "self", self, NULL, NULL, out, workspaceSize, executor);
 }
 
 aclnnStatus aclnnAdds(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)

@@ -309,6 +309,11 @@ static void compute_float(const ew_job *j, const float *a, const float *b, float
         for (int64_t i = 0; i < n; ++i) {
             o[i] = a[i] > b[i] || a[i] != a[i] ? a[i] : b[i];
         }
+    } else if (p->op == ACLSIM_EW_THRESHOLD_GRAD) {
+        float threshold = p->alpha.f;
+        for (int64_t i = 0; i < n; ++i) {
+            o[i] = b[i] <= threshold ? 0.0f : a[i];
+        }
     } else if (p->has_alpha) {
         float alpha = p->alpha.f;
         for (int64_t i = 0; i < n; ++i) {
@@ -329,7 +334,7 @@ static void compute_float(const ew_job *j, const float *a, const float *b, float
 /* FLOAT self, other (or scalar) and out: computed where they are, without copies. */
 static bool direct_float(const ew_job *j)
 {
-    return j->p->op != ACLSIM_EW_MAX && j->p->promoted == ACL_FLOAT && j->a->dtype == ACL_FLOAT && (j->b == NULL || j->b->dtype == ACL_FLOAT) &&
+    return j->p->op != ACLSIM_EW_MAX && j->p->op != ACLSIM_EW_THRESHOLD_GRAD && j->p->promoted == ACL_FLOAT && j->a->dtype == ACL_FLOAT && (j->b == NULL || j->b->dtype == ACL_FLOAT) &&
            j->out->dtype == ACL_FLOAT;
 }
 
@@ -428,6 +433,8 @@ static void buffered_piece(const ew_job *j, int64_t oa, int64_t ob, int64_t oo, 
                 r = p->op == ACLSIM_EW_MUL ? (x && y) : (x || ((p->has_alpha ? p->alpha.i : 1) && y));
             } else if (p->op == ACLSIM_EW_MAX) {
                 r = x > y ? x : y;
+            } else if (p->op == ACLSIM_EW_THRESHOLD_GRAD) {
+                r = (float)y <= p->alpha.f ? 0 : x;
             } else if (p->op == ACLSIM_EW_MUL) {
                 r = (int64_t)((uint64_t)x * (uint64_t)y);
             } else {
@@ -549,28 +556,28 @@ static aclnnStatus ew_kernel(aclOpExecutor *ex, void *workspace)
     return ACLNN_SUCCESS;
 }
 
-aclnnStatus aclsim_ew_finish(const char *api, const char *kernel, const aclsim_ew_params *p, const aclTensor *self,
-                             const aclTensor *other, aclTensor *out, uint64_t *workspace_size,
-                             aclOpExecutor **executor)
+aclnnStatus aclsim_ew_finish(const char *api, const char *kernel, const aclsim_ew_params *p, const char *name_a,
+                             const aclTensor *a, const char *name_b, const aclTensor *b, aclTensor *out,
+                             uint64_t *workspace_size, aclOpExecutor **executor)
 {
-    if (aclsim_ops_is_empty(self) || (other != NULL && aclsim_ops_is_empty(other))) {
+    if (aclsim_ops_is_empty(a) || (b != NULL && aclsim_ops_is_empty(b))) {
         return aclsim_ops_finish(kernel, aclsim_ops_noop_kernel, 0, NULL, 0, NULL, 0, NULL, 0, workspace_size,
                                  executor);
     }
-    ACLSIM_OPS_TRY(aclsim_ops_check_memory(api, "self", self));
-    if (other != NULL) {
-        ACLSIM_OPS_TRY(aclsim_ops_check_memory(api, "other", other));
+    ACLSIM_OPS_TRY(aclsim_ops_check_memory(api, name_a, a));
+    if (b != NULL) {
+        ACLSIM_OPS_TRY(aclsim_ops_check_memory(api, name_b, b));
     }
     ACLSIM_OPS_TRY(aclsim_ops_check_memory(api, "out", out));
     ew_executor_params ep = {.p = *p, .kernel = kernel};
-    ep.p.scalar_other = other == NULL;
+    ep.p.scalar_other = b == NULL;
     uint64_t workspace = (uint64_t)ACLSIM_MAX_WORKERS * 3 * CHUNK * 16;
-    const aclTensor *inputs[] = {self, other};
+    const aclTensor *inputs[] = {a, b};
     const aclTensor *outputs[] = {out};
-    aclnnStatus status = aclsim_ops_finish(kernel, ew_kernel, workspace, &ep, sizeof ep, inputs, other != NULL ? 2 : 1,
+    aclnnStatus status = aclsim_ops_finish(kernel, ew_kernel, workspace, &ep, sizeof ep, inputs, b != NULL ? 2 : 1,
                                            outputs, 1, workspace_size, executor);
     if (status == ACLNN_SUCCESS) {
-        aclsim_executor_set_inputs_read(*executor, other != NULL ? 3u : 1u);
+        aclsim_executor_set_inputs_read(*executor, b != NULL ? 3u : 1u);
     }
     return status;
 }

@@ -20,6 +20,7 @@ typedef enum {
     ACLSIM_EW_ADD, /* a + alpha * b (BOOL: a or (alpha and b)) */
     ACLSIM_EW_MUL, /* a * b (BOOL: a and b) */
     ACLSIM_EW_MAX, /* a where a > b or a is NaN, else b (Relu: b the scalar 0) */
+    ACLSIM_EW_THRESHOLD_GRAD, /* a (gradOutput) where b (self, as a float) is not <= alpha.f, else 0 */
 } aclsim_ew_op;
 
 /* One value in each of the kernel's compute types. */
@@ -70,10 +71,12 @@ ACLSIM_OPS_API aclsim_ew_value aclsim_ew_scalar_as(const aclScalar *s, aclDataTy
  * a float for FLOAT16 (the fused axpy's), else converted to the promoted dtype. */
 ACLSIM_OPS_API void aclsim_ew_set_alpha(aclsim_ew_params *p, const aclScalar *alpha);
 
-/* The end of an elementwise phase 1 (after every check): the executor of `p` over self, other
- * (NULL for a scalar operand) and out; a no-op executor when an input is empty. */
+/* The end of an elementwise phase 1 (after every check): the executor of `p` over the inputs a
+ * and b (NULL for a scalar operand) and out, each named for the memory checks' messages; a
+ * no-op executor when an input is empty. */
 ACLSIM_OPS_API aclnnStatus aclsim_ew_finish(const char *api, const char *kernel, const aclsim_ew_params *p,
-                                            const aclTensor *self, const aclTensor *other, aclTensor *out,
-                                            uint64_t *workspace_size, aclOpExecutor **executor);
+                                            const char *name_a, const aclTensor *a, const char *name_b,
+                                            const aclTensor *b, aclTensor *out, uint64_t *workspace_size,
+                                            aclOpExecutor **executor);
 
 #endif

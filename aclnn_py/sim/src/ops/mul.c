@@ -32,7 +32,7 @@ aclnnStatus aclnnMulGetWorkspaceSize(const aclTensor *self, const aclTensor *oth
     ACLSIM_OPS_TRY(aclsim_ew_check_rank(API, "self", self));
     ACLSIM_OPS_TRY(aclsim_ew_check_rank(API, "other", other));
     ACLSIM_OPS_TRY(aclsim_ew_check_broadcast(API, "self", self, "other", other, out));
-    return aclsim_ew_finish(API, KERNEL, &p, self, other, out, workspaceSize, executor);
+    return aclsim_ew_finish(API, KERNEL, &p, "self", self, "other", other, out, workspaceSize, executor);
 }
 
 aclnnStatus aclnnMulsGetWorkspaceSize(const aclTensor *self, const aclScalar *other, aclTensor *out,
@@ -56,7 +56,7 @@ aclnnStatus aclnnMulsGetWorkspaceSize(const aclTensor *self, const aclScalar *ot
     ACLSIM_OPS_TRY(aclsim_ew_check_promoted(MULS_API, "self", self->dtype, "other", other->dtype, p.promoted));
     ACLSIM_OPS_TRY(aclsim_ew_check_out_shape(MULS_API, out, self));
     p.scalar = aclsim_ew_scalar_as(other, p.promoted);
-    return aclsim_ew_finish(MULS_API, "aclnnMuls", &p, self, NULL, out, workspaceSize, executor);
+    return aclsim_ew_finish(MULS_API, "aclnnMuls", &p, "self", self, NULL, NULL, out, workspaceSize, executor);
 }
 
 aclnnStatus aclnnMuls(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)

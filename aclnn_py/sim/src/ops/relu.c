@@ -28,7 +28,7 @@ aclnnStatus aclnnReluGetWorkspaceSize(const aclTensor *self, const aclTensor *ou
     ACLSIM_OPS_TRY(aclsim_ew_check_rank(API, "self", self));
     ACLSIM_OPS_TRY(aclsim_ew_check_rank(API, "out", out));
     aclsim_ew_params p = {.op = ACLSIM_EW_MAX, .promoted = self->dtype}; /* the scalar 0 in every compute type */
-    return aclsim_ew_finish(API, KERNEL, &p, self, NULL, (aclTensor *)out, workspaceSize, executor);
+    return aclsim_ew_finish(API, KERNEL, &p, "self", self, NULL, NULL, (aclTensor *)out, workspaceSize, executor);
 }
 
 aclnnStatus aclnnRelu(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, const aclrtStream stream)
