@@ -136,6 +136,35 @@ def scalar_as(value: np.ndarray, dtype: np.dtype) -> np.ndarray:
         return np.asarray(value.astype(np.int64) if value.dtype == np.bool_ else value).astype(dtype)
 
 
+# -- conversion (Cast) -------------------------------------------------------------------------
+
+_INT64_MAX, _INT64_MIN = np.int64(2**63 - 1), np.int64(-(2**63))
+
+
+def convert(a: np.ndarray, to: np.dtype) -> np.ndarray:
+    """``a`` converted to ``to`` as the simulator's Cast converts (``aclsim_ew_convert``): a
+    complex to a real type keeps the real part; a floating value to an integer truncates toward
+    zero, NaN to 0, saturated to INT64 and then wrapped to the width; to BOOL is "non-zero"
+    (either part of a complex); integers narrow modulo 2^bits; integers go to floating types
+    through DOUBLE, and everything to FLOAT16/BFLOAT16 through DOUBLE and FLOAT."""
+    source = a.dtype
+    with np.errstate(all="ignore"):
+        if to == np.bool_:
+            return a.astype(np.bool_)
+        if is_complex(to):
+            return (a.astype(np.float64) if source.kind in "iub" else a).astype(to)
+        if is_floating(to):
+            real = np.real(a) if is_complex(source) else a
+            wide = real.astype(np.float64)
+            return wide.astype(np.float32).astype(to) if to.itemsize == 2 else wide.astype(to)
+        if source.kind in "iub":
+            return a.astype(to)
+        v = np.trunc((np.real(a) if is_complex(source) else a).astype(np.float64))
+        big, small, nan = v >= 2.0**63, v <= -(2.0**63), np.isnan(v)
+        ints = np.where(big | small | nan, 0.0, v).astype(np.int64)
+        return np.where(big, _INT64_MAX, np.where(small, _INT64_MIN, ints)).astype(to)
+
+
 # -- broadcasting ------------------------------------------------------------------------------
 
 def broadcast(a: Sequence[int], b: Sequence[int]) -> tuple[int, ...] | None:

@@ -18,6 +18,7 @@ from .adds import adds as adds
 from .muls import muls as muls
 from .relu import relu as relu
 from .threshold_backward import threshold_backward as threshold_backward
+from .cast import cast as cast
 
 #: Every operator, in the order above.
 OPERATORS: tuple[Operator, ...] = operators()

@@ -28,7 +28,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from aclnn_py import AclnnError, bfloat16
+import ml_dtypes
+
+from aclnn_py import AclnnError, aclDataType, bfloat16
 
 PARAM_NULLPTR = 161001
 PARAM_INVALID = 161002
@@ -704,4 +706,23 @@ THRESHOLD_BACKWARD = _cases("threshold_backward", "aclnnThresholdBackwardGetWork
     *unnamed("grad_output", "gradOutput", (2, 3)),
 ])
 
-CASES: list[Invalid] = IM2COL + MAX_UNPOOL + REFLECTION_PAD + AVG_POOL + CONVOLUTION + ADD + MUL + ADDS + MULS + RELU + THRESHOLD_BACKWARD
+def _cast():
+    return dict(self=_z(2, 3), dtype=np.float16)
+
+
+CAST = _cases("cast", "aclnnCastGetWorkspaceSize", _cast, {"self": "self", "dtype": "dtype"}, [
+    null(dict(self=None)),
+    bad(dict(self=_z(2, 3, dtype=ml_dtypes.float8_e5m2)), "self", "FLOAT8_E5M2"),
+    bad(dict(dtype=aclDataType.ACL_INT4), "dtype", "INT4"),
+    bad(dict(dtype=ml_dtypes.float8_e4m3fn), "dtype", "FLOAT8_E4M3FN"),
+    bad(dict(self=_z(2, 3, dtype=ml_dtypes.float8_e5m2), dtype=aclDataType.ACL_INT4), "self", absent=("dtype dtype",)),
+    wrong_type(dict(dtype="not a dtype")),
+    wrong_type(dict(dtype=True)),
+    bad(dict(dtype=999), "dtype", "UNKNOWN"),
+    bad(dict(dtype=2**31), "dtype", "does not fit"),
+    wrong_type(dict(dtype=np.dtype("U3"))),
+    wrong_type(dict(self=[1.0])),
+    *unnamed("self", "self", (2, 3)),
+])
+
+CASES: list[Invalid] = IM2COL + MAX_UNPOOL + REFLECTION_PAD + AVG_POOL + CONVOLUTION + ADD + MUL + ADDS + MULS + RELU + THRESHOLD_BACKWARD + CAST

@@ -140,7 +140,7 @@ def test_the_registration_pieces_make_consistent_arguments(backend):
     from aclnn_py.ops._registry import by_name
 
     rng = np.random.default_rng(3)
-    for name in ("add", "mul", "adds", "muls", "relu", "threshold_backward"):
+    for name in ("add", "mul", "adds", "muls", "relu", "threshold_backward", "cast"):
         op = by_name(name)
         for shape, dtypes, params in op.selftest:
             call = op.case(rng, shape, dtypes[0], **params)

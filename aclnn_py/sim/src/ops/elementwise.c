@@ -334,7 +334,7 @@ static void compute_float(const ew_job *j, const float *a, const float *b, float
 /* FLOAT self, other (or scalar) and out: computed where they are, without copies. */
 static bool direct_float(const ew_job *j)
 {
-    return j->p->op != ACLSIM_EW_MAX && j->p->op != ACLSIM_EW_THRESHOLD_GRAD && j->p->promoted == ACL_FLOAT && j->a->dtype == ACL_FLOAT && (j->b == NULL || j->b->dtype == ACL_FLOAT) &&
+    return (j->p->op == ACLSIM_EW_ADD || j->p->op == ACLSIM_EW_MUL) && j->p->promoted == ACL_FLOAT && j->a->dtype == ACL_FLOAT && (j->b == NULL || j->b->dtype == ACL_FLOAT) &&
            j->out->dtype == ACL_FLOAT;
 }
 
@@ -473,6 +473,47 @@ static void buffered_piece(const ew_job *j, int64_t oa, int64_t ob, int64_t oo, 
     }
 }
 
+void aclsim_ew_convert(const void *data, aclDataType from, int64_t index, aclTensor *out, int64_t o_index)
+{
+    aclDataType to = out->dtype;
+    if (aclsim_ops_is_complex(to)) {
+        double c[2];
+        aclsim_ops_load_complex(data, from, index, c);
+        if (from == ACL_UINT64) {
+            c[0] = (double)(uint64_t)aclsim_ops_load_int(data, from, index);
+        }
+        aclsim_ops_store_complex(out->data, to, o_index, c);
+    } else if (to == ACL_BOOL) {
+        double c[2];
+        aclsim_ops_load_complex(data, from, index, c);
+        aclsim_ops_store_int(out->data, to, o_index, c[0] != 0 || c[1] != 0);
+    } else if (aclsim_ops_is_floating(to)) {
+        if (from == ACL_UINT64) {
+            aclsim_ops_store(out->data, to, o_index, (double)(uint64_t)aclsim_ops_load_int(data, from, index));
+        } else if (aclsim_ops_is_integral(from) || from == ACL_BOOL) {
+            aclsim_ops_store(out->data, to, o_index, (double)aclsim_ops_load_int(data, from, index));
+        } else {
+            aclsim_ops_store(out->data, to, o_index, aclsim_ops_load(data, from, index));
+        }
+    } else if (aclsim_ops_is_integral(from) || from == ACL_BOOL) {
+        aclsim_ops_store_int(out->data, to, o_index, aclsim_ops_load_int(data, from, index));
+    } else {
+        double v = trunc(aclsim_ops_load(data, from, index)); /* the real part of a complex */
+        int64_t i = v != v ? 0 : v >= 9223372036854775807.0 ? INT64_MAX : v <= -9223372036854775808.0 ? INT64_MIN
+                                                                                                    : (int64_t)v;
+        aclsim_ops_store_int(out->data, to, o_index, i);
+    }
+}
+
+static void cast_piece(const ew_job *j, int64_t oa, int64_t oo, int64_t n)
+{
+    int last = j->ndim - 1;
+    int64_t sa = j->sa[last], so = j->so[last];
+    for (int64_t i = 0; i < n; ++i) {
+        aclsim_ew_convert(j->a->data, j->a->dtype, oa + i * sa, j->out, oo + i * so);
+    }
+}
+
 static void ew_range(void *ctx, int64_t begin, int64_t end, int worker)
 {
     const ew_job *j = ctx;
@@ -494,7 +535,9 @@ static void ew_range(void *ctx, int64_t begin, int64_t end, int worker)
         oa += first * j->sa[last];
         ob += first * j->sb[last];
         oo += first * j->so[last];
-        if (direct) {
+        if (j->p->op == ACLSIM_EW_CAST) {
+            cast_piece(j, oa, oo, n);
+        } else if (direct) {
             direct_piece(j, oa, ob, oo, n);
         } else {
             buffered_piece(j, oa, ob, oo, n, scratch);

@@ -21,6 +21,7 @@ typedef enum {
     ACLSIM_EW_MUL, /* a * b (BOOL: a and b) */
     ACLSIM_EW_MAX, /* a where a > b or a is NaN, else b (Relu: b the scalar 0) */
     ACLSIM_EW_THRESHOLD_GRAD, /* a (gradOutput) where b (self, as a float) is not <= alpha.f, else 0 */
+    ACLSIM_EW_CAST, /* a converted to out's dtype (aclsim_ew_convert) */
 } aclsim_ew_op;
 
 /* One value in each of the kernel's compute types. */
@@ -70,6 +71,13 @@ ACLSIM_OPS_API aclsim_ew_value aclsim_ew_scalar_as(const aclScalar *s, aclDataTy
 /* Add's alpha as A2/A3 apply it: no alpha when its float value is neither above nor below 1;
  * a float for FLOAT16 (the fused axpy's), else converted to the promoted dtype. */
 ACLSIM_OPS_API void aclsim_ew_set_alpha(aclsim_ew_params *p, const aclScalar *alpha);
+
+/* One element data[index] of dtype `from` into out[o_index] of out's dtype, as Cast converts:
+ * complex to real keeps the real part; floating to an integer truncates toward zero, NaN to 0,
+ * saturated to int64 and then wrapped to the width; complex to BOOL is "either part non-zero";
+ * integers narrow modulo 2^bits; to FLOAT16/BFLOAT16 through double and float. */
+ACLSIM_OPS_API void aclsim_ew_convert(const void *data, aclDataType from, int64_t index, aclTensor *out,
+                                      int64_t o_index);
 
 /* The end of an elementwise phase 1 (after every check): the executor of `p` over the inputs a
  * and b (NULL for a scalar operand) and out, each named for the memory checks' messages; a
