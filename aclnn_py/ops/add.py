@@ -167,4 +167,4 @@ OPERATOR = register(Operator(
               ((4, 6, 7), (FLOAT32,), dict(other_dims=1, extra=(-0.5,)))),
     bench=((8, 64, 56, 56), dict()),
     torch=_torch, memory_bound=True, fuzz=_fuzz, c_arguments=_c_arguments, dtypes=DTYPE_RULES,
-    benchmarks=tensor_layers(lambda a, b: (a, b, 1))))
+    benchmarks=tensor_layers("add", lambda a, b: (a, b, 1))))

@@ -168,4 +168,4 @@ OPERATOR = register(Operator(
               ((4, 6, 7), (FLOAT32,), dict(other=0.75, extra=(-2,)))),
     bench=((8, 64, 56, 56), dict()),
     torch=_torch, memory_bound=True, fuzz=_fuzz, c_arguments=_c_arguments, dtypes=DTYPE_RULES,
-    benchmarks=scalar_layers(lambda a: (a, 0.5, 1))))
+    benchmarks=scalar_layers("adds", lambda a: (a, 0.5, 1))))

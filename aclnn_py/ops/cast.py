@@ -183,4 +183,4 @@ OPERATOR = register(Operator(
     case=_case, selftest=(((2, 3, 4, 5), DTYPES, dict()),),
     bench=((8, 64, 56, 56), dict()),
     torch=_torch, memory_bound=True, fuzz=_fuzz, c_arguments=_c_arguments, dtypes=DTYPE_RULES,
-    benchmarks=scalar_layers(lambda a: (a, np.float16))))
+    benchmarks=scalar_layers("cast", lambda a: (a, np.float16))))

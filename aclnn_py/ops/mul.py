@@ -155,4 +155,4 @@ OPERATOR = register(Operator(
               ((4, 6, 7), (FLOAT32,), dict(other_dims=2))),
     bench=((8, 64, 56, 56), dict()),
     torch=_torch, memory_bound=True, fuzz=_fuzz, c_arguments=_c_arguments, dtypes=DTYPE_RULES,
-    benchmarks=tensor_layers(lambda a, b: (a, b))))
+    benchmarks=tensor_layers("mul", lambda a, b: (a, b))))

@@ -155,4 +155,4 @@ OPERATOR = register(Operator(
               ((4, 6, 7), (FLOAT32,), dict(other=-0.75))),
     bench=((8, 64, 56, 56), dict()),
     torch=_torch, memory_bound=True, fuzz=_fuzz, c_arguments=_c_arguments, dtypes=DTYPE_RULES,
-    benchmarks=scalar_layers(lambda a: (a, 0.5))))
+    benchmarks=scalar_layers("muls", lambda a: (a, 0.5))))

@@ -153,4 +153,4 @@ OPERATOR = register(Operator(
               ((4, 6, 7), (FLOAT32,), dict(extra=(0.25,)))),
     bench=((8, 64, 56, 56), dict()),
     torch=_torch, memory_bound=True, fuzz=_fuzz, c_arguments=_c_arguments, dtypes=DTYPE_RULES,
-    benchmarks=tensor_layers(lambda g, x: (g, x, 0))))
+    benchmarks=tensor_layers("threshold_backward", lambda g, x: (g, x, 0))))

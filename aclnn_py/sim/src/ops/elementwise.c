@@ -505,10 +505,22 @@ void aclsim_ew_convert(const void *data, aclDataType from, int64_t index, aclTen
     }
 }
 
-static void cast_piece(const ew_job *j, int64_t oa, int64_t oo, int64_t n)
+static bool float_type(aclDataType t)
+{
+    return t == ACL_FLOAT || t == ACL_FLOAT16 || t == ACL_BF16;
+}
+
+static void cast_piece(const ew_job *j, int64_t oa, int64_t oo, int64_t n, char *scratch)
 {
     int last = j->ndim - 1;
     int64_t sa = j->sa[last], so = j->so[last];
+    if (float_type(j->a->dtype) && float_type(j->out->dtype)) {
+        /* FLOAT, FLOAT16, BFLOAT16 among themselves: through a float row (the same values) */
+        float *row = (float *)scratch;
+        aclsim_ops_gather_f32(j->a->data, j->a->dtype, oa, sa, n, row);
+        aclsim_ops_scatter_f32(j->out->data, j->out->dtype, oo, so, n, row);
+        return;
+    }
     for (int64_t i = 0; i < n; ++i) {
         aclsim_ew_convert(j->a->data, j->a->dtype, oa + i * sa, j->out, oo + i * so);
     }
@@ -536,7 +548,7 @@ static void ew_range(void *ctx, int64_t begin, int64_t end, int worker)
         ob += first * j->sb[last];
         oo += first * j->so[last];
         if (j->p->op == ACLSIM_EW_CAST) {
-            cast_piece(j, oa, oo, n);
+            cast_piece(j, oa, oo, n, scratch);
         } else if (direct) {
             direct_piece(j, oa, ob, oo, n);
         } else {
