@@ -216,7 +216,7 @@ def threshold_backward(threshold: np.float32) -> Kernel:
         # than np.where / copyto(where=) on random masks.
         bits = np.dtype(f"u{a.dtype.itemsize}")
         mask = np.multiply(keep, np.iinfo(bits).max, dtype=bits)
-        return np.bitwise_and(a.view(bits), mask).view(a.dtype)
+        return np.asarray(np.bitwise_and(a.view(bits), mask)).view(a.dtype)
     return kernel
 
 
