@@ -32,6 +32,14 @@ PLAIN_KINDS = frozenset({"int", "bool", "float", "string"})
 _NOT_INTEGERS = ("char", "wchar_t", "char16_t", "char32_t", "long double", "float _Complex", "double _Complex")
 
 
+#: The parameters CANN declares ``const aclTensor *`` and writes all the same, by phase 1's name:
+#: its headers' const-ness is no guide there, so these are outputs to ``call`` and ``prepare``
+#: (written back) like every non-const ``aclTensor *`` (the one place that names them).
+WRITTEN_CONST: dict[str, frozenset[str]] = {
+    "aclnnReluGetWorkspaceSize": frozenset({"out"}),
+}
+
+
 @dataclass(frozen=True)
 class Param:
     """One parameter of a prototype, by its declared C type."""
@@ -39,7 +47,7 @@ class Param:
     name: str
     ctype: str           # the C type (a plain integer by its width: int32_t for int)
     kind: str            # a POINTER_KINDS value, or "int", "bool", "float", "string"
-    output: bool = False  # a non-const aclTensor * / aclTensorList *
+    output: bool = False  # a non-const aclTensor * / aclTensorList *, or one of WRITTEN_CONST
     low: int = 0          # the range of an integer parameter
     high: int = 0
 
@@ -49,7 +57,8 @@ def param_of(ffi: FFI, api: str, p: Parameter) -> Param:
     AclnnError 200001 for a C type no Python value converts to."""
     if p.pointers == 1 and p.base in POINTER_KINDS:
         kind = POINTER_KINDS[p.base]
-        return Param(p.name, p.type, kind, output=kind in ("tensor", "tensor_list") and not p.const)
+        written = not p.const or p.name in WRITTEN_CONST.get(api, ())
+        return Param(p.name, p.type, kind, output=kind in ("tensor", "tensor_list") and written)
     if p.pointers == 1 and p.base == "char":
         return Param(p.name, p.type, "string")
     if p.pointers == 0:

@@ -12,6 +12,13 @@ from .max_unpool2d_backward import max_unpool2d_backward as max_unpool2d_backwar
 from .reflection_pad2d_backward import reflection_pad2d_backward as reflection_pad2d_backward
 from .avg_pool2d_backward import avg_pool2d_backward as avg_pool2d_backward
 from .convolution_backward import convolution_backward as convolution_backward
+from .add import add as add
+from .mul import mul as mul
+from .adds import adds as adds
+from .muls import muls as muls
+from .relu import relu as relu
+from .threshold_backward import threshold_backward as threshold_backward
+from .cast import cast as cast
 
 #: Every operator, in the order above.
 OPERATORS: tuple[Operator, ...] = operators()

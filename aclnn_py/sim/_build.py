@@ -75,7 +75,8 @@ def operator_libraries() -> dict[str, tuple[str, ...]]:
     table = _operator_packages()
     libraries: dict[str, tuple[str, ...]] = {}
     for _package, library, header in table["operator_packages"]().values():
-        libraries[library] = libraries.get(library, ()) + (header,)
+        if header not in libraries.get(library, ()):  # (a header may declare several operators)
+            libraries[library] = libraries.get(library, ()) + (header,)
     libraries[table["AGGREGATE_LIBRARY"]] = tuple(h for hs in libraries.values() for h in hs)
     return libraries
 

@@ -116,8 +116,8 @@ def test_a_missing_operator_fails_when_called_naming_it(sim_lib):
     assert info.value.status == 200001 and info.value.api == "aclnnIm2colBackwardGetWorkspaceSize"
     assert "no loaded sim library exports" in info.value.message and "predate" in info.value.message
     with pytest.raises(AclnnError) as info:
-        sim_lib.fn("aclnnAddGetWorkspaceSize")
-    assert info.value.status == 200001 and "no C declaration of aclnnAddGetWorkspaceSize" in info.value.message
+        sim_lib.fn("aclnnSubGetWorkspaceSize")
+    assert info.value.status == 200001 and "no C declaration of aclnnSubGetWorkspaceSize" in info.value.message
 
 
 FAKE_HEADER = """\

@@ -28,7 +28,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from aclnn_py import AclnnError, bfloat16
+import ml_dtypes
+
+from aclnn_py import AclnnError, aclDataType, bfloat16
 
 PARAM_NULLPTR = 161001
 PARAM_INVALID = 161002
@@ -578,4 +580,149 @@ CONVOLUTION = _cases("convolution_backward", "aclnnConvolutionBackwardGetWorkspa
               _TIB4, differs=_MEMORY_WORDS, id="gradInput of 2^40 elements"),
 ])
 
-CASES: list[Invalid] = IM2COL + MAX_UNPOOL + REFLECTION_PAD + AVG_POOL + CONVOLUTION
+# -- Add, Mul --------------------------------------------------------------------------------------
+
+def _add():
+    return dict(self=_z(2, 3, 4), other=_z(3, 1), alpha=2)
+
+
+_ADD_NAMES = {"self": "self", "other": "other", "alpha": "alpha"}
+# (A tensor of more than 8 dims: the simulator's aclCreateTensor refuses it before phase 1, the
+# numpy backend in phase 1's rank check; tests/ops/test_add.py holds both to 161002.)
+
+ADD = _cases("add", "aclnnAddGetWorkspaceSize", _add, _ADD_NAMES, [
+    *(null({arg: None}) for arg in _ADD_NAMES),
+    null(dict(other=None, alpha=None), "other", absent=("alpha",)),
+    bad(dict(self=_z(2, 3, 4, dtype=np.uint16)), "self", "UINT16"),
+    bad(dict(other=_z(3, 1, dtype=np.uint32)), "other", "UINT32"),
+    bad(dict(self=_z(2, 3, 4, dtype=np.uint64), other=_z(3, 1, dtype=np.uint64)), "self"),
+    bad(dict(self=_z(2, 3, 4, dtype=np.int32), other=_z(3, 1, dtype=np.int32), alpha=0.5), "alpha", "DOUBLE", "INT32"),
+    bad(dict(self=_z(2, 3, 4, dtype=np.int8), other=_z(3, 1, dtype=np.uint8), alpha=1j), "alpha", "COMPLEX128"),
+    bad(dict(self=_z(2, 3, 4, dtype=np.bool_), other=_z(3, 1, dtype=np.bool_), alpha=1.0), "alpha", "BOOL"),
+    bad(dict(alpha=2j), "alpha", "FLOAT"),
+    bad(dict(other=_z(4, 3)), "self", "other", "[2, 3, 4]", "[4, 3]"),
+    # the first violation decides
+    bad(dict(self=_z(2, 3, 4, dtype=np.uint16), other=_z(5), alpha=0.5), "self", absent=("other", "alpha")),
+    bad(dict(self=_z(2, 3, 4, dtype=np.int32), other=_z(5, dtype=np.int32), alpha=0.5), "alpha", absent=("broadcast",)),
+    wrong_type(dict(self=[1.0, 2.0])),
+    wrong_type(dict(other="x")),
+    wrong_type(dict(alpha="2")),
+    wrong_type(dict(alpha=[2])),
+    wrong_type(dict(other=object(), alpha="2"), "other"),
+    *unnamed("other", "other", (3, 1)),
+    no_memory(dict(self=_huge(_HUGE, _HUGE, 1), other=_huge(_HUGE, 1, _HUGE), alpha=1),
+              "out", differs=_MEMORY_WORDS, id="out of 2^60 elements"),
+])
+
+
+def _mul():
+    return dict(self=_z(2, 3, 4), other=_z(3, 1))
+
+
+_MUL_NAMES = {"self": "self", "other": "other"}
+
+MUL = _cases("mul", "aclnnMulGetWorkspaceSize", _mul, _MUL_NAMES, [
+    *(null({arg: None}) for arg in _MUL_NAMES),
+    bad(dict(self=_z(2, 3, 4, dtype=np.uint16)), "self", "UINT16"),
+    bad(dict(other=_z(3, 1, dtype=np.uint64)), "other", "UINT64"),
+    bad(dict(other=_z(2, 2)), "self", "other", "[2, 3, 4]", "[2, 2]"),
+    bad(dict(self=_z(2, 3, 4, dtype=np.uint32), other=_z(9)), "self", absent=("other",)),
+    wrong_type(dict(other=3.0)),
+    wrong_type(dict(self=(1, 2))),
+    *unnamed("self", "self", (2, 3)),
+])
+
+def _adds():
+    return dict(self=_z(2, 3), other=0.5, alpha=2)
+
+
+_ADDS_NAMES = {"self": "self", "other": "other", "alpha": "alpha"}
+
+ADDS = _cases("adds", "aclnnAddsGetWorkspaceSize", _adds, _ADDS_NAMES, [
+    *(null({arg: None}) for arg in _ADDS_NAMES),
+    bad(dict(self=_z(2, 3, dtype=np.uint32)), "self", "UINT32"),
+    bad(dict(self=_z(2, 3, dtype=np.bool_), other=np.uint16(1)), "self", "other", "BOOL", "UINT16"),
+    bad(dict(self=_z(2, 3, dtype=np.int32), other=3, alpha=0.5), "alpha", "DOUBLE", "INT32"),
+    bad(dict(self=_z(2, 3, dtype=np.bool_), other=True, alpha=0.5), "alpha", "BOOL"),
+    bad(dict(alpha=1j), "alpha", "COMPLEX128", "FLOAT"),
+    bad(dict(self=_z(2, 3, dtype=np.uint64), alpha=0.5j), "self", absent=("alpha",)),
+    wrong_type(dict(other="0.5")),
+    wrong_type(dict(other=[0.5])),
+    wrong_type(dict(alpha=None, other="x"), "other"),
+    wrong_type(dict(self=[[0.0]])),
+    *unnamed("self", "self", (2, 3)),
+])
+
+
+def _muls():
+    return dict(self=_z(2, 3), other=0.5)
+
+
+_MULS_NAMES = {"self": "self", "other": "other"}
+
+MULS = _cases("muls", "aclnnMulsGetWorkspaceSize", _muls, _MULS_NAMES, [
+    *(null({arg: None}) for arg in _MULS_NAMES),
+    bad(dict(self=_z(2, 3, dtype=np.uint16)), "self", "UINT16"),
+    bad(dict(self=_z(2, 3, dtype=np.bool_), other=np.uint32(2)), "self", "other", "BOOL", "UINT32"),
+    wrong_type(dict(other=b"1")),
+    wrong_type(dict(other=object())),
+    *unnamed("self", "self", (2, 3)),
+])
+
+def _relu():
+    return dict(self=_z(2, 3))
+
+
+RELU = _cases("relu", "aclnnReluGetWorkspaceSize", _relu, {"self": "self"}, [
+    null(dict(self=None)),
+    bad(dict(self=_z(2, 3, dtype=np.uint8)), "self", "UINT8"),
+    bad(dict(self=_z(2, 3, dtype=np.float64)), "self", "DOUBLE"),
+    bad(dict(self=_z(2, 3, dtype=np.bool_)), "self", "BOOL"),
+    bad(dict(self=_z(2, 3, dtype=np.complex64)), "self"),
+    wrong_type(dict(self=[1.0, -1.0])),
+    wrong_type(dict(self=3.0)),
+    *unnamed("self", "self", (2, 3)),
+])
+
+def _threshold():
+    return dict(grad_output=_z(2, 3), self=_z(3), threshold=0)
+
+
+_THRESHOLD_NAMES = {"grad_output": "gradOutput", "self": "self", "threshold": "threshold"}
+
+THRESHOLD_BACKWARD = _cases("threshold_backward", "aclnnThresholdBackwardGetWorkspaceSize", _threshold,
+                            _THRESHOLD_NAMES, [
+    *(null({arg: None}) for arg in _THRESHOLD_NAMES),
+    null(dict(grad_output=None, threshold=None), "threshold", absent=("gradOutput",)),   # threshold first
+    null(dict(grad_output=None, self=None), "gradOutput", absent=("self",)),
+    bad(dict(grad_output=_z(2, 3, dtype=np.int64), self=_z(3, dtype=np.int64)), "gradOutput", "INT64"),
+    bad(dict(self=_z(3, dtype=np.float64)), "self", "DOUBLE"),
+    bad(dict(self=_z(3, dtype=np.float16)), "gradOutput", "self", "FLOAT16"),
+    bad(dict(self=_z(4)), "self", "gradOutput", "[4]", "[2, 3]"),
+    bad(dict(grad_output=_z(2, 3, dtype=np.bool_), self=_z(4)), "gradOutput", absent=("broadcast",)),
+    wrong_type(dict(threshold="0")),
+    wrong_type(dict(grad_output=[[0.0]])),
+    wrong_type(dict(self=None, threshold=[0]), "threshold"),
+    *unnamed("grad_output", "gradOutput", (2, 3)),
+])
+
+def _cast():
+    return dict(self=_z(2, 3), dtype=np.float16)
+
+
+CAST = _cases("cast", "aclnnCastGetWorkspaceSize", _cast, {"self": "self", "dtype": "dtype"}, [
+    null(dict(self=None)),
+    bad(dict(self=_z(2, 3, dtype=ml_dtypes.float8_e5m2)), "self", "FLOAT8_E5M2"),
+    bad(dict(dtype=aclDataType.ACL_INT4), "dtype", "INT4"),
+    bad(dict(dtype=ml_dtypes.float8_e4m3fn), "dtype", "FLOAT8_E4M3FN"),
+    bad(dict(self=_z(2, 3, dtype=ml_dtypes.float8_e5m2), dtype=aclDataType.ACL_INT4), "self", absent=("dtype dtype",)),
+    wrong_type(dict(dtype="not a dtype")),
+    wrong_type(dict(dtype=True)),
+    bad(dict(dtype=999), "dtype", "UNKNOWN"),
+    bad(dict(dtype=2**31), "dtype", "does not fit"),
+    wrong_type(dict(dtype=np.dtype("U3"))),
+    wrong_type(dict(self=[1.0])),
+    *unnamed("self", "self", (2, 3)),
+])
+
+CASES: list[Invalid] = IM2COL + MAX_UNPOOL + REFLECTION_PAD + AVG_POOL + CONVOLUTION + ADD + MUL + ADDS + MULS + RELU + THRESHOLD_BACKWARD + CAST

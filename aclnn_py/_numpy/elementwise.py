@@ -1,0 +1,262 @@
+"""Elementwise arithmetic as CANN does it, for the numpy backend: type promotion, cast legality,
+broadcasting, the tensor-scalar rules, and the computation itself (Add, Adds, Mul, Muls, ...).
+
+The facts follow CANN's opbase (``op::PromoteType``, ``op::CanCast``, ``BroadcastInferShape``)
+and each operator's ``op_api`` source; the simulator's C (``sim/src/ops/elementwise.c``) holds
+the same promotion table, which ``tests/ops/test_elementwise.py`` reads back from its text and
+compares with ``PROMOTION`` below, entry by entry.
+
+A computation runs in the promoted dtype: the inputs are first converted to it (an INT32
+2049 with a FLOAT16 becomes 2048), the result is rounded to it once, and then converted to
+the output's dtype. FLOAT16 and BFLOAT16 are computed in FLOAT and rounded once (PyTorch's
+CPU does the same); integers wrap modulo 2^bits, as the device's integer units do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from .._dtypes import bfloat16, compute_dtype
+
+# -- promotion (op::PromoteType) ---------------------------------------------------------------
+
+#: The dtypes of the promotion table, in its row and column order.
+PROMOTED = (np.dtype(np.float32), np.dtype(np.float16), bfloat16, np.dtype(np.float64), np.dtype(np.int8),
+            np.dtype(np.uint8), np.dtype(np.int16), np.dtype(np.int32), np.dtype(np.int64), np.dtype(np.bool_),
+            np.dtype(np.complex64), np.dtype(np.complex128))
+
+_ABBREVIATION = {"f32": np.dtype(np.float32), "f16": np.dtype(np.float16), "bf16": bfloat16,
+                 "f64": np.dtype(np.float64), "s8": np.dtype(np.int8), "u8": np.dtype(np.uint8),
+                 "s16": np.dtype(np.int16), "s32": np.dtype(np.int32), "s64": np.dtype(np.int64),
+                 "bool": np.dtype(np.bool_), "c64": np.dtype(np.complex64), "c128": np.dtype(np.complex128)}
+
+# PyTorch's category promotion (f16 with s64 is f16; bf16 with f16 is f32), not NumPy's.
+# Rows and columns in PROMOTED's order; the table is symmetric.
+_TABLE = """
+f32  f32  f32  f64  f32  f32  f32  f32  f32  f32  c64  c128
+f32  f16  f32  f64  f16  f16  f16  f16  f16  f16  c64  c128
+f32  f32  bf16 f64  bf16 bf16 bf16 bf16 bf16 bf16 c64  c128
+f64  f64  f64  f64  f64  f64  f64  f64  f64  f64  c128 c128
+f32  f16  bf16 f64  s8   s16  s16  s32  s64  s8   c64  c128
+f32  f16  bf16 f64  s16  u8   s16  s32  s64  u8   c64  c128
+f32  f16  bf16 f64  s16  s16  s16  s32  s64  s16  c64  c128
+f32  f16  bf16 f64  s32  s32  s32  s32  s64  s32  c64  c128
+f32  f16  bf16 f64  s64  s64  s64  s64  s64  s64  c64  c128
+f32  f16  bf16 f64  s8   u8   s16  s32  s64  bool c64  c128
+c64  c64  c64  c128 c64  c64  c64  c64  c64  c64  c64  c128
+c128 c128 c128 c128 c128 c128 c128 c128 c128 c128 c128 c128
+"""
+
+#: {(a, b): the promoted dtype}; a pair absent from it does not promote (DT_UNDEFINED), except
+#: that every dtype promotes with itself.
+PROMOTION: dict[tuple[np.dtype, np.dtype], np.dtype] = {
+    (a, b): _ABBREVIATION[cell]
+    for a, row in zip(PROMOTED, _TABLE.split("\n")[1:-1]) for b, cell in zip(PROMOTED, row.split())}
+
+
+def promote(a: np.dtype, b: np.dtype) -> np.dtype | None:
+    """``op::PromoteType(a, b)``, or None where CANN's is DT_UNDEFINED."""
+    if a == b:
+        return a
+    return PROMOTION.get((a, b))
+
+
+def is_complex(dtype: np.dtype) -> bool:
+    return dtype.kind == "c"
+
+
+def is_floating(dtype: np.dtype) -> bool:
+    """FLOAT, FLOAT16, BFLOAT16, DOUBLE and the FP8 types (ml_dtypes' kind is "V")."""
+    return dtype.kind == "f" or (dtype.kind == "V" and dtype.itemsize <= 2)
+
+
+def is_integral(dtype: np.dtype) -> bool:
+    """The integer types (not BOOL)."""
+    return dtype.kind in "iu"
+
+
+def can_cast(source: np.dtype, target: np.dtype) -> bool:
+    """``op::CanCast``: refused are complex to non-complex, floating to integer, and anything
+    but BOOL to BOOL."""
+    if is_complex(source) and not is_complex(target):
+        return False
+    if is_floating(source) and is_integral(target):
+        return False
+    return not (source != np.bool_ and target == np.bool_)
+
+
+# -- tensor and scalar -----------------------------------------------------------------------
+
+def scalar_promote(self: np.dtype, other: np.dtype, out: np.dtype, *, bf16_as_float: bool) -> np.dtype | None:
+    """The dtype a tensor ``self`` and a scalar ``other`` are computed in on A2/A3: Adds'
+    ``PromoteTypeScalar`` or, with ``bf16_as_float``, Muls' ``InferTensorScalarDtype`` (whose
+    BFLOAT16 self and BOOL self with a DOUBLE scalar give FLOAT); the first rule that applies:
+
+    1. either is complex: ``promote``;
+    2. self is floating: self's dtype (BFLOAT16 gives FLOAT for Muls);
+    3. a DOUBLE scalar with a FLOAT ``out`` (Muls: or a BOOL self) gives FLOAT;
+    4. a floating scalar, or a BOOL self: ``promote``;
+    5. self's dtype (an INT32 tensor with an INT64 scalar stays INT32).
+    """
+    if is_complex(self) or is_complex(other):
+        return promote(self, other)
+    if is_floating(self):
+        return np.dtype(np.float32) if bf16_as_float and self == bfloat16 else self
+    if other == np.float64 and (out == np.float32 or (bf16_as_float and self == np.bool_)):
+        return np.dtype(np.float32)
+    if is_floating(other) or self == np.bool_:
+        return promote(self, other)
+    return self
+
+
+def result_dtype_with_scalar(self: np.dtype, other: np.dtype, *, bf16_as_float: bool) -> np.dtype | None:
+    """The dtype of the output a typed function makes for a tensor and a scalar: the computed
+    dtype, with an integer or BOOL self and a DOUBLE scalar made FLOAT (CANN computes in FLOAT
+    for a FLOAT out, as PyTorch gives FLOAT for an integer tensor and a Python float);
+    BFLOAT16 self keeps its dtype."""
+    if self == bfloat16 and not is_complex(other):
+        return self
+    computed = scalar_promote(self, other, self, bf16_as_float=bf16_as_float)
+    if computed == np.float64 and other == np.float64 and not is_floating(self):
+        return np.dtype(np.float32)
+    return computed
+
+
+def scalar_as(value: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """An aclScalar's value (a 0-d array) converted to ``dtype`` as C's ``static_cast`` does
+    (opbase's ``aclScalar::To``): a floating value to BOOL is ``|v| >= FLT_EPSILON``; an
+    integer narrows modulo 2^bits."""
+    if dtype == np.bool_ and value.dtype.kind in "fcV":
+        return np.asarray(abs(complex(value.item())) >= float(np.finfo(np.float32).eps))
+    if dtype.itemsize == 2 and is_floating(dtype) and value.dtype.itemsize > 4:
+        value = value.astype(np.float64).astype(np.float32)  # (through float, as C's conversion)
+    with np.errstate(all="ignore"):
+        return np.asarray(value.astype(np.int64) if value.dtype == np.bool_ else value).astype(dtype)
+
+
+# -- conversion (Cast) -------------------------------------------------------------------------
+
+_INT64_MAX, _INT64_MIN = np.int64(2**63 - 1), np.int64(-(2**63))
+
+
+def convert(a: np.ndarray, to: np.dtype) -> np.ndarray:
+    """``a`` converted to ``to`` as the simulator's Cast converts (``aclsim_ew_convert``): a
+    complex to a real type keeps the real part; a floating value to an integer truncates toward
+    zero, NaN to 0, saturated to INT64 and then wrapped to the width; to BOOL is "non-zero"
+    (either part of a complex); integers narrow modulo 2^bits; integers go to floating types
+    through DOUBLE, and everything to FLOAT16/BFLOAT16 through DOUBLE and FLOAT."""
+    source = a.dtype
+    with np.errstate(all="ignore"):
+        if to == np.bool_:
+            return a.astype(np.bool_)
+        if is_complex(to):
+            return (a.astype(np.float64) if source.kind in "iub" else a).astype(to)
+        if is_floating(to):
+            real = np.real(a) if is_complex(source) else a
+            if is_floating(real.dtype) and real.dtype.itemsize <= 4:
+                return real.astype(to)  # (through double changes nothing for these)
+            wide = real.astype(np.float64)
+            return wide.astype(np.float32).astype(to) if to.itemsize == 2 else wide.astype(to)
+        if source.kind in "iub":
+            return a.astype(to)
+        v = np.trunc((np.real(a) if is_complex(source) else a).astype(np.float64))
+        big, small, nan = v >= 2.0**63, v <= -(2.0**63), np.isnan(v)
+        ints = np.where(big | small | nan, 0.0, v).astype(np.int64)
+        return np.where(big, _INT64_MAX, np.where(small, _INT64_MIN, ints)).astype(to)
+
+
+# -- broadcasting ------------------------------------------------------------------------------
+
+def broadcast(a: Sequence[int], b: Sequence[int]) -> tuple[int, ...] | None:
+    """NumPy's broadcast of two shapes (aligned at the right; 1 stretches, so 1 with 0 is 0),
+    or None where they do not broadcast."""
+    shape = []
+    for i in range(1, max(len(a), len(b)) + 1):
+        x = a[-i] if i <= len(a) else 1
+        y = b[-i] if i <= len(b) else 1
+        if x != y and 1 not in (x, y):
+            return None
+        shape.append(y if x == 1 else x)
+    return tuple(reversed(shape))
+
+
+# -- the computation ---------------------------------------------------------------------------
+
+#: (a, b, alpha) -> the result, each an array or a 0-d array in the compute dtype.
+Kernel = Callable[[np.ndarray, np.ndarray, np.ndarray | None], np.ndarray]
+
+
+def _add(a: np.ndarray, b: np.ndarray, alpha: np.ndarray | None) -> np.ndarray:
+    if a.dtype == np.bool_:  # BOOL: alpha * b is "alpha and b", the sum "or"
+        return np.asarray(np.logical_or(a, np.logical_and(b, alpha) if alpha is not None else b))
+    with np.errstate(over="ignore"):
+        return np.asarray(np.add(a, b if alpha is None else np.multiply(b, alpha)))
+
+
+def _mul(a: np.ndarray, b: np.ndarray, alpha: np.ndarray | None) -> np.ndarray:
+    if a.dtype == np.bool_:
+        return np.asarray(np.logical_and(a, b))
+    with np.errstate(over="ignore"):
+        return np.asarray(np.multiply(a, b))
+
+
+def _max(a: np.ndarray, b: np.ndarray, alpha: np.ndarray | None) -> np.ndarray:
+    return np.asarray(np.maximum(a, b))  # (a NaN wins, as in PyTorch)
+
+
+def threshold_backward(threshold: np.float32) -> Kernel:
+    """ThresholdBackward's kernel: ``a`` (gradOutput) where ``b`` (self, compared as a FLOAT)
+    is not <= ``threshold`` (so a NaN self passes the gradient, as PyTorch), else 0."""
+    def kernel(a: np.ndarray, b: np.ndarray, alpha: np.ndarray | None) -> np.ndarray:
+        with np.errstate(invalid="ignore"):
+            keep = np.logical_not(b.astype(np.float32, copy=False) <= threshold)
+        # Branch-free: the bits of a and-ed with all ones (kept) or all zeros (+0); ~10x faster
+        # than np.where / copyto(where=) on random masks.
+        bits = np.dtype(f"u{a.dtype.itemsize}")
+        mask = np.multiply(keep, np.iinfo(bits).max, dtype=bits)
+        return np.asarray(np.bitwise_and(a.view(bits), mask)).view(a.dtype)
+    return kernel
+
+
+ADD: Kernel = _add
+MUL: Kernel = _mul
+MAX: Kernel = _max
+
+
+def operand(value: np.ndarray, promoted: np.dtype) -> np.ndarray:
+    """An input converted to the promoted dtype, then widened to its compute dtype."""
+    if value.dtype != promoted:
+        with np.errstate(all="ignore"):
+            value = value.astype(promoted)
+    wide = compute_dtype(promoted)
+    return value if value.dtype == wide else value.astype(wide)
+
+
+def compute(kernel: Kernel, a: np.ndarray, b: np.ndarray, promoted: np.dtype, out: np.dtype,
+            alpha: np.ndarray | None = None) -> np.ndarray:
+    """``kernel`` of the tensors (or 0-d scalars, already converted) ``a`` and ``b`` in
+    ``promoted``, the result rounded to it once and returned as a new array of ``out``.
+    ``alpha`` (0-d, already converted as the operator converts it) multiplies ``b``."""
+    wide = compute_dtype(promoted)
+    if alpha is not None and alpha.dtype != wide and promoted != np.bool_:
+        alpha = alpha.astype(wide)
+    result = np.asarray(kernel(operand(a, promoted), operand(b, promoted), alpha))
+    with np.errstate(all="ignore"):
+        if result.dtype != promoted:
+            result = result.astype(promoted)
+        return result.astype(out, copy=False)  # (the kernel's result is a new array)
+
+
+def is_equal_to_one(alpha: np.ndarray) -> bool:
+    """Whether A2/A3's Add skips ``alpha``: its value as a float is neither above nor below 1
+    (so a NaN alpha counts as 1, as in CANN's ``IsEqualToOne``)."""
+    value = np.float32(np.real(alpha.astype(np.complex128) if is_complex(alpha.dtype) else alpha.astype(np.float64)))
+    return not (value > 1 or value < 1)
+
+
+def add_alpha(alpha: np.ndarray, promoted: np.dtype) -> np.ndarray:
+    """Add's ``alpha`` as A2/A3 apply it: a FLOAT for FLOAT16 (its fused axpy takes alpha as
+    a float), else converted to the promoted dtype (BFLOAT16: rounded to it)."""
+    return scalar_as(alpha, np.dtype(np.float32) if promoted == np.float16 else promoted)

@@ -1,0 +1,24 @@
+/*
+ * aclnn_py: ThresholdBackward (two-phase aclnn API; signatures as in CANN's
+ * aclnnop/aclnn_threshold_backward.h, ops-nn).
+ * Phase 1 checks the arguments and returns the workspace size and a single-use executor;
+ * phase 2 queues the computation on the stream.
+ */
+#ifndef ACLNNOP_ACLNN_THRESHOLD_BACKWARD_H
+#define ACLNNOP_ACLNN_THRESHOLD_BACKWARD_H
+
+#include "aclnn/aclnn_base.h"
+#include "aclnn_util.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+ACLNN_API aclnnStatus aclnnThresholdBackwardGetWorkspaceSize(const aclTensor *gradOutput, const aclTensor *self, const aclScalar *threshold, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor);
+ACLNN_API aclnnStatus aclnnThresholdBackward(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, const aclrtStream stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
