@@ -40,11 +40,12 @@ def call() -> None:
     np.testing.assert_allclose(out, _pad(), rtol=1e-6)
 
 
-def call_beyond_the_five() -> None:
-    """aclnnAdd: on npu the stand-in of the tests' custom operator package."""
-    a, out = np.arange(6, dtype=np.float32), np.empty(6, np.float32)
-    aclnn_py.call("aclnnAdd", a, a, 2.0, out)
-    np.testing.assert_allclose(out, 3 * a)
+def call_beyond() -> None:
+    """An operator aclnn_py does not implement: on npu, one of the tests' custom operator
+    package (it reports each scalar's aclDataType and value)."""
+    info = np.zeros((2, 2))
+    aclnn_py.call("aclnnFakeScalarInfo", 1.5, [2], info)
+    np.testing.assert_array_equal(info, [[11, 1.5], [9, 2.0]])  # (ACL_DOUBLE, ACL_INT64)
 
 
 def prepare() -> None:

@@ -3,11 +3,11 @@
 Every cell starts with "yes" or "no"; for each row the feature is tried on each backend
 (tests/docs/backend_probes.py for the Python API, the tools as commands) and the outcome must
 be the cell's. Some cells say more, and that is checked too (which status a "no" raises, what
-`call` reaches beyond the five operators, what selftest compares with, what bench times).
+`call` reaches beyond aclnn_py's operators, what selftest compares with, what bench times).
 
 The npu column is tried on the ``npu`` backend over the simulator's libraries laid out as an
-installed CANN (``$ACLNN_PY_ASCEND_HOME``), with the tests' stand-in operators beyond the five
-(a stand-in ``aclnnAdd``) installed as a custom operator package: the binding's npu code path,
+installed CANN (``$ACLNN_PY_ASCEND_HOME``), with the tests' operators beyond aclnn_py's
+(``aclnnFakeScalarInfo`` & co.) installed as a custom operator package: the binding's npu code path,
 on libraries that answer as CANN's do. (There is no NPU here.)
 """
 
@@ -102,9 +102,9 @@ def _probe(name: str):
 
 def _call(cell, says, probes, env, backend):
     _works(probes, "call", says, cell)
-    # "the five only" / "(the five)": nothing beyond them; "any the installed CANN declares": aclnnAdd too.
-    beyond = "the five" not in cell
-    assert probes["call_beyond_the_five"]["works"] == beyond, (cell, probes["call_beyond_the_five"])
+    # "aclnn_py's operators": nothing beyond them; "any the installed CANN declares": a test operator too.
+    beyond = "aclnn_py's operators" not in cell
+    assert probes["call_beyond"]["works"] == beyond, (cell, probes["call_beyond"])
 
 
 def _stream(cell, says, probes, env, backend):
