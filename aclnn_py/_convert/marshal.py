@@ -99,7 +99,8 @@ class Marshal:
             else:
                 handle = value.handle
             return TensorSlot(p.name, output, index, layout_of(value), handle, buffer.ptr)
-        host = np.require(value, requirements="C")  # (0-d stays 0-d, unlike ascontiguousarray)
+        # (ascontiguousarray only when not contiguous: it makes a 0-d array 1-d)
+        host = value if value.flags.c_contiguous else np.ascontiguousarray(value)
         ptr, strides, storage = call.upload(host)
         handle = call.descriptor(host.shape, host.dtype, strides, 0, storage, ptr, owned=not in_list)
         return TensorSlot(p.name, output, index, layout_of(host), handle, ptr, host_nbytes=host.nbytes,

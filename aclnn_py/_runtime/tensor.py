@@ -239,8 +239,8 @@ class Tensor(_Shaped):
         item = array.itemsize
         if array.size == 0:
             return cls(DeviceBuffer(lib, 0), array.shape, array.dtype, format=format)
-        if array.flags.c_contiguous or any(s < 0 or s % item for s in array.strides):
-            array = np.require(array, requirements="C")  # (0-d stays 0-d, unlike ascontiguousarray)
+        if not array.flags.c_contiguous and any(s < 0 or s % item for s in array.strides):
+            array = np.ascontiguousarray(array)  # (only when not contiguous: it makes a 0-d array 1-d)
         # The bytes the view spans, copied as they lie: strides describe the view on the device.
         low, high = _byte_bounds(array)
         with Transaction() as tx:
