@@ -275,7 +275,9 @@ int64_t aclsim_ops_load_int(const void *data, aclDataType dtype, int64_t index)
     case ACL_INT64: return ((const int64_t *)data)[index];
     case ACL_UINT64: return (int64_t)((const uint64_t *)data)[index];
     case ACL_BOOL: return ((const uint8_t *)data)[index] != 0;
-    default: return double_to_int64(aclsim_ops_load(data, dtype, index));
+    case ACL_FLOAT: case ACL_FLOAT16: case ACL_BF16: case ACL_DOUBLE: case ACL_COMPLEX64: case ACL_COMPLEX128:
+        return double_to_int64(aclsim_ops_load(data, dtype, index));
+    default: return 0; /* a dtype no operator's checks admit (FP8, INT4...): each load defers to the other */
     }
 }
 
@@ -292,7 +294,10 @@ void aclsim_ops_store_int(void *data, aclDataType dtype, int64_t index, int64_t 
     case ACL_INT64: ((int64_t *)data)[index] = value; break;
     case ACL_UINT64: ((uint64_t *)data)[index] = (uint64_t)value; break;
     case ACL_BOOL: ((uint8_t *)data)[index] = value != 0; break;
-    default: aclsim_ops_store(data, dtype, index, (double)value); break;
+    case ACL_FLOAT: case ACL_FLOAT16: case ACL_BF16: case ACL_DOUBLE: case ACL_COMPLEX64: case ACL_COMPLEX128:
+        aclsim_ops_store(data, dtype, index, (double)value);
+        break;
+    default: break; /* a dtype no operator's checks admit (FP8, INT4...): nothing is written (not a loop) */
     }
 }
 
