@@ -177,3 +177,31 @@ def test_the_fork_handlers_replace_every_held_lock(monkeypatch):
     finally:
         done.set()
         holder.join()
+
+
+SUBSCRIBED = r"""
+import os
+import aclnn_py
+from aclnn_py import capi
+
+aclnn_py.set_backend("sim")
+capi.aclrtSetDevice(0)
+capi.aclrtSubscribeReport(1234, None)  # the default stream's callbacks go to thread 1234
+pid = os.fork()
+if pid == 0:
+    # The parent's subscription (and its thread) is not the child's: subscribing again works.
+    capi.aclrtSetDevice(0)
+    capi.aclrtSubscribeReport(1234, None)
+    capi.aclrtUnSubscribeReport(1234, None)
+    os._exit(0)
+_, status = os.waitpid(pid, 0)
+capi.aclrtUnSubscribeReport(1234, None)
+print("child", os.waitstatus_to_exitcode(status))
+"""
+
+
+def test_a_forked_child_has_no_report_subscriptions(sim_lib):
+    """The simulator's callback state (report_lock, the subscriptions to report threads) is the
+    parent's: a forked child starts without it, as it starts without the parent's streams."""
+    done = subprocess.run([sys.executable, "-c", SUBSCRIBED], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.strip() == "child 0", done.stdout + done.stderr

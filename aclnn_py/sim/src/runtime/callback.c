@@ -41,6 +41,30 @@ struct report {
 static struct subscription *subscriptions;
 static struct report *reports; /* FIFO of callbacks waiting for their thread */
 
+/* In a forked child, with rt_lock held by the only thread (state.c): the subscribed threads,
+ * the streams they served and the stream threads waiting on blocking callbacks are the
+ * parent's and do not exist here, and report_lock may have been held by one of them. */
+static void forget_after_fork(void)
+{
+    while (subscriptions != NULL) {
+        struct subscription *s = subscriptions;
+        subscriptions = s->next;
+        free(s);
+    }
+    while (reports != NULL) {
+        struct report *r = reports;
+        reports = r->next;
+        free(r);
+    }
+    pthread_mutex_init(&report_lock, NULL);
+    pthread_cond_init(&report_cond, NULL);
+}
+
+__attribute__((constructor)) static void register_fork_hook(void)
+{
+    rt_at_fork_child(forget_after_fork);
+}
+
 static struct subscription **find_subscription_locked(enum report_kind kind, aclrtStream stream)
 {
     for (struct subscription **p = &subscriptions; *p != NULL; p = &(*p)->next) {
