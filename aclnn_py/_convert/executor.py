@@ -142,6 +142,20 @@ def _shape_only(api: str) -> frozenset[str]:
     return _shape_only_by_api.get(api, frozenset())
 
 
+def _strided_bytes(value: np.ndarray) -> tuple[np.ndarray, int, int]:
+    """A non-contiguous, non-empty ndarray as the bytes to copy to the device: ``(array, address
+    of its lowest byte, byte count)``. A strided view is copied as the bytes it spans and
+    described by its strides, unless it has gaps, negative or unaligned strides: then its
+    elements alone, made contiguous on the host (a few elements of a huge buffer must not need
+    the buffer's size on the device)."""
+    low, high = _byte_bounds(value)
+    item = value.itemsize
+    if high - low > value.nbytes or any(s < 0 or s % item for s in value.strides):
+        value = np.ascontiguousarray(value)
+        low, high = _byte_bounds(value)
+    return value, low, high - low
+
+
 def _keep_alive(view: DeviceView) -> None:
     """The release of a caller's device tensor: nothing, but the reference held until then."""
 
@@ -423,14 +437,7 @@ class Call:
             source = self.ffi.from_buffer(value)  # type: ignore[call-overload]
             strides = _contiguous(value.shape)
         else:
-            # A strided view is copied as the bytes it spans and described by its strides,
-            # unless it has gaps: then its elements alone, made contiguous on the host (a few
-            # elements of a huge buffer must not need the buffer's size on the device).
-            low, high = _byte_bounds(value)
-            if high - low > value.nbytes or any(s < 0 or s % item for s in value.strides):
-                value = np.ascontiguousarray(value)
-                low, high = _byte_bounds(value)
-            nbytes = high - low
+            value, low, nbytes = _strided_bytes(value)
             source = self.ffi.cast("void *", low)
             strides = [s // item for s in value.strides]
         ptr = self._malloc(nbytes)
@@ -640,12 +647,7 @@ class Call:
             return self._record([_fast.HOST_IN, acl, _format(ndim), ndim, *shape, *_contiguous(shape), 0, 0],
                                 self.ffi.NULL, ("tensor", name, value))
         else:
-            low, high = _byte_bounds(value)
-            # (a view with gaps: its elements alone, as ``upload`` copies them)
-            if high - low > value.nbytes or any(s < 0 or s % item for s in value.strides):
-                value = np.ascontiguousarray(value)
-                low, high = _byte_bounds(value)
-            nbytes = high - low
+            value, low, nbytes = _strided_bytes(value)
             strides = [s // item for s in value.strides]
             source = self.ffi.cast("void *", low)
         if ndim > _fast.MAX_DIMS:
