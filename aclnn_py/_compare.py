@@ -23,6 +23,15 @@ largest ``|actual - reference| / |reference|`` over the elements above the absol
 is meaningful; ``cosine`` the cosine similarity of the two results as flat vectors (1.0 when
 they point the same way, and for two all-zero results).
 
+Beside these figures, each output is judged under the standard CANN's operator test kits use
+(``Standard``, the ``standard`` field of each output; ``judge`` below): floating-point outputs by
+the ecosystem threshold standard of opbase's operator precision standard (the mean and the
+largest relative error, MERE and MARE, under a per-dtype threshold), with the small-value domain
+of MindStudio's accuracy checker; convolutions (the operators registered with
+``precision="double thousandth"``) by the "double thousandth" rule those kits apply to conv1d
+and conv2d; integer and bool outputs by binary consistency. A comparison passes when both the
+tolerance and the standard pass.
+
 ``cube_math_type``: the operators with that parameter take the NPU cube unit's precision
 mode. The numpy backend always computes in float32, but the NPU may not: with
 1 (ALLOW_FP32_DOWN_PRECISION) or 3 (USE_HF32) it rounds float32 inputs to HFLOAT32 (11
@@ -44,7 +53,7 @@ from numpy.typing import DTypeLike
 from ._ffi.discovery import BackendUnavailable
 from ._dtypes import bfloat16, dtype_name
 from . import ops
-from .ops._registry import operators
+from .ops._registry import DOUBLE_THOUSANDTH, THRESHOLD, operators
 
 
 @dataclass(frozen=True)
@@ -105,6 +114,86 @@ def tolerance(dtype: DTypeLike, cube_math_type: int = 0) -> Tolerance:
     return row
 
 
+# -- the standard CANN's operator test kits judge by -------------------------------------------
+
+#: The ecosystem threshold standard (opbase's ops_precision_standard, floating-point computation):
+#: an output passes when MERE < T and MARE < 10 T, where the relative error of an element is
+#: ``|actual - golden| / (|golden| + 1e-7)``. T per output dtype; HIFLOAT32's row applies to float32
+#: results a cube unit computed at HFLOAT32 precision (cubeMathType 1 and 3), FLOAT16's to
+#: cubeMathType 2. (FLOAT64 is not in the standard: its results are held to FLOAT's T.)
+CANN_THRESHOLDS: dict[str, float] = {"FLOAT16": 2.0**-10, "BFLOAT16": 2.0**-7, "FLOAT": 2.0**-13,
+                                     "HFLOAT32": 2.0**-11}
+RELATIVE_EPSILON = 1e-7
+#: MindStudio's accuracy checker's small-value domain: a golden value below ``small`` in magnitude
+#: has no meaningful relative error; it passes when its absolute error is at most ``absolute``.
+SMALL_VALUES: dict[str, tuple[float, float]] = {"FLOAT": (1e-6, 1e-9), "FLOAT16": (1e-3, 1e-5),
+                                                 "BFLOAT16": (1e-3, 1e-5)}
+#: The "double thousandth" rule (conv1d/conv2d in MindStudio's accuracy checker): more than 99.9%
+#: of the elements within a relative error of 0.1%.
+THOUSANDTH = 1e-3
+BINARY = "binary consistency"  # integer and bool outputs (THRESHOLD, DOUBLE_THOUSANDTH: ops/_registry.py)
+
+
+@dataclass(frozen=True)
+class Standard:
+    """One output judged under a CANN test-kit standard: its name, the rule with its numbers,
+    the verdict, and the figures the rule reads (name, value)."""
+
+    name: str                                 # THRESHOLD, DOUBLE_THOUSANDTH or BINARY
+    rule: str                                 # e.g. "MERE < 2^-13, MARE < 10 x 2^-13 (FLOAT)"
+    passed: bool
+    figures: tuple[tuple[str, float], ...]
+
+    def __str__(self) -> str:
+        shown = ", ".join(f"{k} {format_error(v) if k != 'within' else f'{v:.5f}'}" for k, v in self.figures)
+        return f"{self.name} [{self.rule}]: {shown} -> {'pass' if self.passed else 'FAIL'}"
+
+
+def _threshold_row(dtype: np.dtype, cube_math_type: int) -> str:
+    name = dtype_name(dtype)
+    if name == "FLOAT" and cube_math_type in (1, 3):
+        return "HFLOAT32"
+    if name == "FLOAT" and cube_math_type == 2:
+        return "FLOAT16"
+    return name if name in CANN_THRESHOLDS else "FLOAT"
+
+
+def judge(actual: np.ndarray, expected: np.ndarray, precision: str = THRESHOLD,
+          cube_math_type: int = 0) -> Standard:
+    """``actual`` against ``expected`` (same shape and dtype) under the standard CANN's operator
+    test kits use: binary consistency for integer and bool outputs, else ``precision``
+    (``THRESHOLD`` or ``DOUBLE_THOUSANDTH``). A NaN or infinity where the golden value differs
+    fails every standard."""
+    dt = expected.dtype
+    if not (np.issubdtype(dt, np.inexact) or dt == bfloat16):
+        differ = int(np.count_nonzero(actual != expected))
+        size = max(int(expected.size), 1)
+        return Standard(BINARY, "every element equal", differ == 0, (("differing", differ / size),))
+    a = actual.astype(np.float64).ravel()
+    g = expected.astype(np.float64).ravel()
+    finite = np.isfinite(a) & np.isfinite(g)
+    nonfinite_bad = int(np.count_nonzero(~finite & ~((a == g) | (np.isnan(a) & np.isnan(g)))))
+    a, g = a[finite], g[finite]
+    relative = np.abs(a - g) / (np.abs(g) + RELATIVE_EPSILON)
+    inf_nan = (("inf/nan differing", float(nonfinite_bad)),) if nonfinite_bad else ()
+    if precision == DOUBLE_THOUSANDTH:
+        within = float(np.count_nonzero(relative <= THOUSANDTH)) / max(relative.size, 1) if relative.size else 1.0
+        return Standard(DOUBLE_THOUSANDTH, "over 99.9% of elements within 0.1% relative error",
+                        within > 1 - THOUSANDTH and not nonfinite_bad, (("within", within),) + inf_nan)
+    row = _threshold_row(dt, cube_math_type)
+    t = CANN_THRESHOLDS[row]
+    small, absolute = SMALL_VALUES.get("FLOAT" if row == "HFLOAT32" else row, SMALL_VALUES["FLOAT"])
+    normal = np.abs(g) >= small
+    mere = float(relative[normal].mean()) if normal.any() else 0.0
+    mare = float(relative[normal].max(initial=0.0))
+    small_bad = int(np.count_nonzero(np.abs(a - g)[~normal] > absolute))
+    exponent = round(-np.log2(t))
+    rule = f"MERE < 2^-{exponent}, MARE < 10 x 2^-{exponent} ({row}); |golden| < {small:g}: abs err <= {absolute:g}"
+    figures = (("MERE", mere), ("MARE", mare)) + ((("small-value errors", float(small_bad)),) if small_bad else ())
+    return Standard(THRESHOLD, rule, mere < t and mare < 10 * t and small_bad == 0 and not nonfinite_bad,
+                    figures + inf_nan)
+
+
 @dataclass(frozen=True)
 class OutputComparison:
     """How one output of the backend under test compares with the reference."""
@@ -119,6 +208,12 @@ class OutputComparison:
     passed: bool
     tolerance: Tolerance
     note: str = ""            # why it failed when not for the numbers (shape, dtype, NaN)
+    standard: Standard | None = None  # the CANN test-kit standard's verdict (None: no comparable result)
+
+    @property
+    def within_tolerance(self) -> bool:
+        """The tolerance's verdict alone (``passed`` also requires the standard's)."""
+        return self.mismatched == 0 and not self.note
 
 
 @dataclass(frozen=True)
@@ -146,14 +241,26 @@ class Comparison:
         tested, reference = self.backends
         title = f"{self.op}: {tested} vs {reference} -> {'ok' if self.passed else 'MISMATCH'}"
         rows = [[o.output, o.dtype, format_error(o.max_abs), format_error(o.max_rel), f"{o.cosine:.6f}",
-                 f"rtol={o.tolerance.rtol:g} atol={o.tolerance.atol:g}", "ok" if o.passed else "FAIL"]
+                 f"rtol={o.tolerance.rtol:g} atol={o.tolerance.atol:g}", standard_cell(o), "ok" if o.passed else "FAIL"]
                 for o in self.outputs]
         return title + "\n" + format_table(
-            ["output", "dtype", "max abs err", "max rel err", "cosine", "tolerance", "ok"], rows)
+            ["output", "dtype", "max abs err", "max rel err", "cosine", "tolerance", "CANN standard", "ok"], rows)
+
+
+def standard_cell(o: OutputComparison) -> str:
+    """The CANN standard's verdict and figures in a table cell: ``threshold MERE 1.2e-08 MARE
+    3.4e-07 pass``."""
+    if o.standard is None:
+        return "-"
+    short = {THRESHOLD: "threshold", DOUBLE_THOUSANDTH: "double 1/1000", BINARY: "binary"}[o.standard.name]
+    figures = " ".join(f"{k} {v:.5f}" if k == "within" else f"{k} {format_error(v)}" for k, v in o.standard.figures)
+    return f"{short} {figures} {'pass' if o.standard.passed else 'FAIL'}"
 
 
 # The C names of each operator's outputs, in the order the Python function returns them.
 OUTPUT_NAMES = {op.name: op.outputs for op in operators()}
+# The standard each operator's floating-point outputs are judged by (``Operator.precision``).
+PRECISION = {op.name: op.precision for op in operators()}
 
 
 def resolve_op(op: str | Callable[..., Any], namespace: object = None) -> tuple[str, Callable[..., Any]]:
@@ -251,12 +358,14 @@ def compare_results(op: str, actual: Any, expected: Any, backends: tuple[str, st
         tol = tolerance(getattr(e if e is not None else a, "dtype", np.float64), cube_math_type)
         if rtol is not None or atol is not None:
             tol = Tolerance(tol.rtol if rtol is None else rtol, tol.atol if atol is None else atol, "given")
-        results.append(measure(out_name, a, e, tol))
+        results.append(measure(out_name, a, e, tol, PRECISION.get(op, THRESHOLD), cube_math_type))
     return Comparison(op, (backends[0], backends[1]), tuple(results))
 
 
-def measure(output: str, actual: Any, expected: Any, tol: Tolerance) -> OutputComparison:
-    """Compare one result with its reference (both NumPy arrays, or None)."""
+def measure(output: str, actual: Any, expected: Any, tol: Tolerance, precision: str = THRESHOLD,
+            cube_math_type: int = 0) -> OutputComparison:
+    """Compare one result with its reference (both NumPy arrays, or None): the figures, the
+    tolerance's verdict and the CANN standard's (``judge``); it passes when both pass."""
     if actual is None or expected is None:
         present = expected if actual is None else actual
         missing = "the tested backend" if actual is None else "the reference"
@@ -292,8 +401,10 @@ def measure(output: str, actual: Any, expected: Any, tol: Tolerance) -> OutputCo
         max_rel = np.inf
     mismatched = int(bad.sum())
     note = "NaN or infinity where the reference differs" if nonfinite_mismatch.any() else ""
+    standard = judge(a, e, precision, cube_math_type) if not np.iscomplexobj(e) else None
+    passed = mismatched == 0 and (standard is None or standard.passed)
     return OutputComparison(output, dtype_name(e.dtype), tuple(e.shape), float(diff.max(initial=0.0)), max_rel,
-                            _cosine(a64[finite], e64[finite]), mismatched, mismatched == 0, tol, note)
+                            _cosine(a64[finite], e64[finite]), mismatched, passed, tol, note, standard)
 
 
 def _cosine(a: np.ndarray, e: np.ndarray) -> float:
@@ -337,5 +448,5 @@ def format_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["Comparison", "HFLOAT32", "OutputComparison", "TOLERANCES", "Tolerance", "compare", "compare_results",
-           "measure", "tolerance"]
+__all__ = ["CANN_THRESHOLDS", "Comparison", "HFLOAT32", "OutputComparison", "Standard", "TOLERANCES", "Tolerance",
+           "compare", "compare_results", "judge", "measure", "tolerance"]

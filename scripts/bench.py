@@ -102,8 +102,13 @@ def _verify(case, backend_result, torch_result, backend: str) -> str:
 
     name = case.ours.__name__
     report = compare_results(name, backend_result, torch_result, (backend, "torch"))
-    failed = [o.output for o in report.outputs if not o.passed]
-    return "" if not failed else "MISMATCH " + ",".join(failed)
+    failed = [o.output for o in report.outputs if not o.within_tolerance]
+    if failed:
+        return "MISMATCH " + ",".join(failed)
+    # Within the tolerance, but judged against PyTorch CPU (not a high-precision golden) under the
+    # standard CANN's test kits use: said, not counted as a wrong result.
+    below = [f"{o.output} {o.standard}" for o in report.outputs if o.standard is not None and not o.standard.passed]
+    return "" if not below else "under CANN's standard: " + "; ".join(below)
 
 
 # Below this many bytes touched a call's cost is its per-call overhead, not memory traffic.
@@ -327,6 +332,7 @@ def run(cases, backends, repeats, warmup, threads, processes: int = 2) -> dict[s
     ratios: dict[str, list[tuple[str, float]]] = {b: [] for b in backends}   # (case, time over PyTorch's)
     sim_vs_numpy: list[float] = []
     mismatches: list[str] = []
+    below_standard: list[str] = []  # within the tolerance, not under CANN's test-kit standard vs PyTorch
     header = f"{'case':58s} {'torch ms':>9s}" + "".join(f" {b + ' ms':>10s} {'ratio':>6s}" for b in backends)
     if "sim" in backends and "numpy" in backends:
         header += f" {'sim/np':>6s}"
@@ -364,7 +370,7 @@ def run(cases, backends, repeats, warmup, threads, processes: int = 2) -> dict[s
                 if b in results and b not in failed:
                     why = _verify(case, results[b], results["torch"], b)
                     if why:
-                        mismatches.append(f"{case.name} on {b}: {why}")
+                        (mismatches if why.startswith("MISMATCH") else below_standard).append(f"{case.name} on {b}: {why}")
             batch: dict[tuple[str, int], int] = {}
             for name, ws in workers.items():
                 if name not in failed:
@@ -439,6 +445,8 @@ def run(cases, backends, repeats, warmup, threads, processes: int = 2) -> dict[s
               f"PyTorch {rates['torch']:.0f} GFLOP/s on {threads} threads (its convolutions do not use it)")
     print(f"waited {settled:.1f} s in all for the other libraries' threads to go idle before samples")
     print("results checked against PyTorch: " + ("all match" if not mismatches else "; ".join(mismatches)))
+    print("CANN's test-kit standard against PyTorch CPU (MERE/MARE thresholds, double thousandth for "
+          "convolutions): " + ("all pass" if not below_standard else "; ".join(below_standard)))
     return ratios
 
 

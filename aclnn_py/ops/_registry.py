@@ -61,6 +61,8 @@ class Operator:
     # ^ its functions take gradOutput (1,1,6,6), self (1,1,4,4), an int array of 4, out; scripts/overhead*.c call it)
     dtypes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # ^ the module's DTYPE_RULES: {rule: aclDataType names}, generated into the simulator's C checks
+    precision: str = "MERE/MARE threshold"             # the CANN test-kit standard its float outputs are judged by
+    # ^ (aclnn_py/_compare.py judges): THRESHOLD, or DOUBLE_THOUSANDTH for convolutions
     shape_only: tuple[str, ...] = ()                   # tensor arguments whose data it never reads (their
     # ^ shape, dtype and format only): not uploaded on sim, whose C operator declares the same (INPUTS_READ)
 
@@ -85,6 +87,9 @@ def numpy_dtypes(names: Sequence[str]) -> tuple[np.dtype, ...]:
     table both the numpy backend's and the simulator's dtype checks read)."""
     return tuple(to_numpy(aclDataType[name]) for name in names)
 
+
+#: The CANN test-kit standards an operator's floating-point outputs can be judged by (``precision``).
+THRESHOLD, DOUBLE_THOUSANDTH = "MERE/MARE threshold", "double thousandth"
 
 _OPERATORS: list[Operator] = []
 

@@ -575,7 +575,7 @@ def convolution_backward(grad_output: ArrayLike | Tensor, input: ArrayLike | Ten
 # -- registration: what the tools know of this operator (ops/_registry.py) -------------------------
 
 from ._cases import OpCall, dims, pair, random_array  # noqa: E402
-from ._registry import Operator, register  # noqa: E402
+from ._registry import DOUBLE_THOUSANDTH, Operator, register  # noqa: E402
 
 
 def _case(rng: np.random.Generator, shape: Sequence[int], dtype: np.dtype, out_channels: int,
@@ -662,7 +662,7 @@ OPERATOR = register(Operator(
                                                cube_math_type=3))),
     bench=((8, 64, 28, 28), dict(out_channels=64, kernel=3, stride=1, padding=1, dilation=1, groups=1,
                                  transposed=False, cube_math_type=0)),
-    torch=_torch, fuzz=_fuzz, c_arguments=_c_arguments, dtypes=DTYPE_RULES,
+    torch=_torch, fuzz=_fuzz, c_arguments=_c_arguments, dtypes=DTYPE_RULES, precision=DOUBLE_THOUSANDTH,
     benchmarks=(
         ("conv2d resnet 3x3 (8,64,56,56)", _layer(8, 64, (56, 56), 64, 3, pad=1)),
         ("conv2d resnet 3x3 gradInput only (8,128,28,28)", _layer(8, 128, (28, 28), 128, 3, pad=1, mask=_I)),

@@ -35,6 +35,7 @@ def test_every_tiny_case_timed_in_worker_processes_and_checked(torch):
     assert re.search(r"^float32 1024-square matrix product in the workers: NumPy \d+ GFLOP/s, "
                      r"PyTorch \d+ GFLOP/s on 2 threads", out, re.M), out
     assert "results checked against PyTorch: all match" in out
+    assert re.search(r"^CANN's test-kit standard against PyTorch CPU .*: all pass$", out, re.M), out
     # two worker processes per library (the default): the spread between them is reported
     for runner in ("torch", "torch1", "numpy", "sim"):
         assert re.search(rf"^  {runner} +\d+\.\d\dx  \(.+\)$", out, re.M), out

@@ -7,7 +7,8 @@ import pytest
 
 import aclnn_py
 from aclnn_py import Tensor
-from aclnn_py._compare import HFLOAT32, TOLERANCES, Tolerance, compare, measure, tolerance
+from aclnn_py._compare import (BINARY, CANN_THRESHOLDS, DOUBLE_THOUSANDTH, HFLOAT32, PRECISION, THRESHOLD, TOLERANCES,
+                               Tolerance, compare, judge, measure, tolerance)
 from aclnn_py.ops._registry import by_name
 
 F32 = np.dtype(np.float32)
@@ -117,8 +118,9 @@ def test_hfloat32_level_error_passes_only_with_cube_math_type():
     expected = np.random.default_rng(1).standard_normal((4, 64)).astype(np.float32)
     actual = (expected * np.float32(1 + 4e-4)).astype(np.float32)  # what HF32 inputs may cost
     assert not measure("out", actual, expected, tolerance(np.float32)).passed
-    assert measure("out", actual, expected, tolerance(np.float32, cube_math_type=3)).passed
-    assert measure("out", actual, expected, tolerance(np.float32, cube_math_type=1)).passed
+    for cube in (1, 3):
+        m = measure("out", actual, expected, tolerance(np.float32, cube_math_type=cube), cube_math_type=cube)
+        assert m.passed and "HFLOAT32" in m.standard.rule
 
 
 # -- measure ---------------------------------------------------------------------------------
@@ -128,16 +130,19 @@ def test_measure_reports_abs_rel_and_cosine():
     actual = np.array([1.0, -2.0, 4.002, 0.0], dtype=np.float32)
     m = measure("out", actual, expected, Tolerance(1e-3, 1e-3, "test"))
     assert m.max_abs == pytest.approx(0.002, rel=1e-3) and m.max_rel == pytest.approx(0.0005, rel=1e-3)
-    assert 0.99999 < m.cosine < 1.0 and m.passed and m.dtype == "FLOAT" and m.shape == (4,)
+    assert 0.99999 < m.cosine < 1.0 and m.within_tolerance and m.dtype == "FLOAT" and m.shape == (4,)
+    assert not m.passed  # CANN's FLOAT threshold (MERE < 2^-13) is stricter than the tolerance given
     m = measure("out", actual, expected, Tolerance(1e-4, 1e-4, "test"))
-    assert not m.passed and m.mismatched == 1
+    assert not m.within_tolerance and m.mismatched == 1
 
 
 def test_measure_near_zero_uses_the_scaled_absolute_floor():
     expected = np.array([1000.0, 1e-6], dtype=np.float32)  # a reduction that cancelled to ~0
     actual = np.array([1000.0, 2e-3], dtype=np.float32)
     m = measure("out", actual, expected, tolerance(np.float32))
-    assert m.passed and m.max_rel == 0  # the tiny element is below the floor: no relative error
+    assert m.within_tolerance and m.max_rel == 0  # the tiny element is below the floor: no relative error
+    # ... but CANN's standard holds a golden value below 1e-6 to an absolute error of 1e-9
+    assert not m.passed and not m.standard.passed and dict(m.standard.figures)["small-value errors"] == 1
     assert not measure("out", np.array([1000.0, 1.0], np.float32), expected, tolerance(np.float32)).passed
 
 
@@ -154,3 +159,65 @@ def test_measure_nan_inf_shape_dtype_and_exact():
     m = measure("out", ints + np.array([0, 0, 1]), ints, tolerance(np.int64))
     assert not m.passed and m.max_abs == 1 and m.mismatched == 1
     assert measure("out", np.zeros(3, bool), np.zeros(3, bool), tolerance(np.bool_)).cosine == 1.0
+
+
+# -- the CANN test-kit standard ----------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype, row, exponent", [(np.float32, "FLOAT", 13), (np.float16, "FLOAT16", 10),
+                                                  (aclnn_py.bfloat16, "BFLOAT16", 7), (np.float64, "FLOAT", 13)])
+def test_threshold_standard_row_per_dtype(dtype, row, exponent):
+    golden = np.ones(4, dtype)
+    s = judge(golden.copy(), golden)
+    assert s.passed and s.name == THRESHOLD and f"MERE < 2^-{exponent}" in s.rule and f"({row})" in s.rule
+    assert CANN_THRESHOLDS[row] == 2.0**-exponent
+
+
+def test_threshold_standard_reads_mere_and_mare():
+    t = CANN_THRESHOLDS["FLOAT"]  # float64 results are held to FLOAT's threshold
+    golden = np.linspace(1.0, 2.0, 1000)
+    assert judge(golden * (1 + 0.9 * t), golden).passed        # MERE just under T, MARE under 10 T
+    assert not judge(golden * (1 + 1.2 * t), golden).passed    # MERE over T
+    one = golden.copy()
+    one[7] *= 1 + 11 * t                                       # MERE small, MARE over 10 T
+    s = judge(one, golden)
+    assert not s.passed and dict(s.figures)["MARE"] == pytest.approx(11 * t, rel=1e-3)
+    one[7] = golden[7] * (1 + 9 * t)
+    assert judge(one, golden).passed
+
+
+def test_threshold_standard_small_values_by_absolute_error():
+    golden = np.array([1.0, 5e-7, -3e-7], np.float32)  # two below FLOAT's small-value bound 1e-6
+    assert judge(np.array([1.0, 5e-7 + 5e-10, -3e-7], np.float32), golden).passed
+    s = judge(np.array([1.0, 5e-7 + 5e-9, -3e-7], np.float32), golden)
+    assert not s.passed and dict(s.figures)["small-value errors"] == 1
+
+
+def test_double_thousandth_counts_elements_within_a_thousandth():
+    golden = np.linspace(1.0, 2.0, 10000)
+    off = golden.copy()
+    off[:9] *= 1.01                   # 0.09% of elements off: pass
+    assert judge(off, golden, DOUBLE_THOUSANDTH).passed
+    off[:11] *= 1.01                  # 0.11%: fail
+    s = judge(off, golden, DOUBLE_THOUSANDTH)
+    assert not s.passed and dict(s.figures)["within"] == pytest.approx(0.9989)
+    assert PRECISION["convolution_backward"] == DOUBLE_THOUSANDTH and PRECISION["relu"] == THRESHOLD
+
+
+def test_integers_by_binary_consistency_and_nan_fails_every_standard():
+    assert judge(np.array([1, 2]), np.array([1, 2])).passed
+    s = judge(np.array([1, 2]), np.array([1, 3]))
+    assert s.name == BINARY and not s.passed
+    golden = np.array([1.0, np.nan, np.inf])
+    assert judge(golden.copy(), golden).passed and judge(golden.copy(), golden, DOUBLE_THOUSANDTH).passed
+    assert not judge(np.array([1.0, 0.0, np.inf]), golden).passed
+    assert not judge(np.array([1.0, np.nan, 0.0]), golden, DOUBLE_THOUSANDTH).passed
+
+
+def test_report_names_the_standard_and_its_figures(sim_lib):
+    call = _call(by_name("convolution_backward").case, (2, 4, 7, 6), F32, out_channels=6, kernel=3, stride=1,
+                 padding=1, groups=2)
+    report = compare(call.op, *call.args, backends=("sim", "numpy"))
+    assert report.passed and all(o.standard.name == DOUBLE_THOUSANDTH for o in report)
+    text = str(report)
+    assert "CANN standard" in text and "double 1/1000 within" in text
+    assert "double thousandth [over 99.9% of elements within 0.1% relative error]" in str(report[0].standard)
