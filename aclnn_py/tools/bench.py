@@ -175,7 +175,8 @@ def _time_device(lib: Any, fn: Callable[[list[Any]], object], args: tuple[Any, .
             lib.call("aclrtSynchronizeEvent", end)
             took = time.perf_counter() - began
             lib.call("aclrtEventElapsedTime", elapsed, start, end)
-            _release(result)
+            if not any(result is a for a in device_args):  # (an in-place operator returns its argument)
+                _release(result)
             lib.synchronize()  # frees the call's workspace
             if i >= warmup:
                 device.append(float(elapsed[0]))
