@@ -38,6 +38,7 @@ from .._convert.values import host_array, tensor_arg
 from .._dtypes import compute_dtype
 from .._numpy import elementwise as _ew
 from .._numpy.plans import NumpyOp, Prepared, plan
+from .._numpy.workers import MIN_PARALLEL_ELEMENTS, in_parallel, scratch
 from .._runtime.tensor import Tensor
 from ._checks import check_dtype, check_not_null
 from ._dispatch import dispatch, documented
@@ -80,11 +81,17 @@ def _prepare(self_ref: object, other: object, alpha: object) -> Prepared:
     # selfRef, other and the computation all of one dtype NumPy computes in: added in place.
     direct = (self_ref.dtype == other.dtype == promoted == compute_dtype(promoted) and promoted != np.bool_)
 
+    # FLOAT32 of one contiguous shape (an SGD step): in cache-sized pieces on the worker threads.
+    pieces = (direct and promoted == np.float32 and factor is not None and self_ref.shape == other.shape
+              and self_ref.flags.c_contiguous and other.flags.c_contiguous and self_ref.size >= MIN_PARALLEL_ELEMENTS)
+
     def run(self_ref: object, other: object, *_: object) -> np.ndarray:
         a, b = written_array(API, "selfRef", self_ref), host_array(API, "other", other)
         if a.size == 0 or b.size == 0:
             return a
-        if direct:
+        if pieces and not np.may_share_memory(a, b):
+            _axpy(a.reshape(-1), b.reshape(-1), factor)
+        elif direct:
             with np.errstate(over="ignore", invalid="ignore"):
                 np.add(a, b if factor is None else np.multiply(b, factor), out=a)
         else:
@@ -92,6 +99,21 @@ def _prepare(self_ref: object, other: object, alpha: object) -> Prepared:
         return a
 
     return plan(run, 2 * self_ref.nbytes + other.nbytes), (self_ref, other, alpha)
+
+
+_PIECE = 1 << 15  # elements per piece: the scaled other of a piece stays in the L1/L2 cache
+
+
+def _axpy(a: np.ndarray, b: np.ndarray, factor: np.ndarray) -> None:
+    """``a += factor * b`` over flat FLOAT32 arrays that do not overlap, in pieces, one part
+    of them per worker thread (each scaling into a scratch row of its own)."""
+    def part(start: int, stop: int) -> None:
+        row = scratch("inplace_add", (_PIECE,))
+        for first in range(start, stop, _PIECE):
+            last = min(first + _PIECE, stop)
+            scaled = np.multiply(b[first:last], factor, out=row[:last - first])
+            np.add(a[first:last], scaled, out=a[first:last])
+    in_parallel(a.size, part, min_per_thread=MIN_PARALLEL_ELEMENTS)
 
 
 _numpy = NumpyOp(_prepare)
