@@ -89,7 +89,7 @@ def _prepare(self_ref: object, other: object, alpha: object) -> Prepared:
         a, b = written_array(API, "selfRef", self_ref), host_array(API, "other", other)
         if a.size == 0 or b.size == 0:
             return a
-        if pieces and not np.may_share_memory(a, b):
+        if pieces and factor is not None and not np.may_share_memory(a, b):
             _axpy(a.reshape(-1), b.reshape(-1), factor)
         elif direct:
             with np.errstate(over="ignore", invalid="ignore"):
