@@ -53,7 +53,7 @@ from numpy.typing import DTypeLike
 from ._ffi.discovery import BackendUnavailable
 from ._dtypes import bfloat16, dtype_name
 from . import ops
-from .ops._registry import DOUBLE_THOUSANDTH, THRESHOLD, operators
+from .ops._registry import DOUBLE_THOUSANDTH, THRESHOLD, by_name, operators
 
 
 @dataclass(frozen=True)
@@ -337,8 +337,10 @@ def compare(op: str | Callable[..., Any], *args: Any, backends: tuple[str, str] 
     name, fn = resolve_op(op)
     cube_math_type = cube_math_type_of(fn, args, kwargs)
     tested, reference = backends
-    actual = fn(*_for_backend(args, tested), **kwargs, backend=tested)
-    expected = fn(*_for_backend(args, reference), **kwargs, backend=reference)
+    # (an in-place operator writes a copy on each backend: both compute from the original input)
+    fresh = by_name(name).fresh
+    actual = fn(*fresh(_for_backend(args, tested)), **kwargs, backend=tested)
+    expected = fn(*fresh(_for_backend(args, reference)), **kwargs, backend=reference)
     return compare_results(name, actual, expected, (tested, reference), cube_math_type, rtol=rtol, atol=atol)
 
 

@@ -157,14 +157,21 @@ def _numpy_kernels() -> dict[str, Callable[..., Any]]:
 
 def _numpy_call(sig: Signature, values: list[object]) -> Any:
     from . import ops
+    from .ops._registry import by_name
 
     kernel = getattr(ops, _numpy_kernel_names()[sig.op])
+    # An in-place operator's function takes the tensors it writes as arguments (and writes them).
+    inplace = by_name(sig.op).inplace
     inputs: list[object]
     outputs: list[tuple[Param, np.ndarray | Tensor | None]]
     inputs, outputs = [], []
     for p, v in zip(sig.params, values):
         if p.output:
             outputs.append((p, output_tensor(sig.api, p.name, v)))
+            if p.name == inplace:
+                if isinstance(outputs[-1][1], Tensor):
+                    raise TypeError(f"{sig.api}: {p.name} is an aclnn_py.Tensor, which needs backend 'npu' or 'sim'")
+                inputs.append(outputs[-1][1])
         elif p.kind == "tensor" and v is not None:
             inputs.append(call_tensor(sig.api, p.name, v))
         else:
@@ -176,7 +183,7 @@ def _numpy_call(sig: Signature, values: list[object]) -> Any:
         outputs_given.reset(given)
     results = results if isinstance(results, tuple) else (results,)
     for (p, out), result in zip(outputs, results):
-        if out is None or result is None:
+        if out is None or result is None or result is out:
             continue
         if isinstance(out, Tensor):
             raise TypeError(f"{sig.api}: {p.name} is an aclnn_py.Tensor, which needs backend 'npu' or 'sim'")

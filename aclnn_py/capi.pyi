@@ -765,6 +765,18 @@ def aclnnInit(configPath: CData, /) -> Any:
     Raw mirror of ``aclnnInit``: the C arguments in C order, returning the C value.
     """
 
+def aclnnInplaceAdd(workspace: CData | None, workspaceSize: int, executor: CData, stream: CData) -> None:
+    """C: ``aclnnStatus aclnnInplaceAdd(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream);``
+
+    ``aclnnInplaceAdd(workspace, workspaceSize, executor, stream)``: queue the kernel on ``stream``.
+    """
+
+def aclnnInplaceAddGetWorkspaceSize(selfRef: CData | Tensor | None, other: CData | Tensor | None, alpha: CData | Scalar | None) -> tuple[int, CData]:
+    """C: ``aclnnStatus aclnnInplaceAddGetWorkspaceSize(const aclTensor *selfRef, const aclTensor *other, const aclScalar *alpha, uint64_t *workspaceSize, aclOpExecutor **executor);``
+
+    ``aclnnInplaceAddGetWorkspaceSize(<inputs and outputs in C order>) -> (workspace_size, executor)``.
+    """
+
 def aclnnMaxUnpool2dBackward(workspace: CData | None, workspaceSize: int, executor: CData, stream: CData) -> None:
     """C: ``aclnnStatus aclnnMaxUnpool2dBackward(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream);``
 

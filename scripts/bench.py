@@ -48,12 +48,13 @@ class Case:
     ours: Callable                                # aclnn_py function
     theirs: Callable                              # (torch, *torch_args) -> result
     memory_bound: bool = False                    # timed against the copy of the bytes it touches too
+    restorer: Callable = lambda args: lambda: None  # Operator.restorer: an in-place input put back per call
 
 
 # Layers of real networks (ResNet-50, MobileNetV2, U-Net, ViT-B/16, DeepLab, SegNet, 3-D U-Net),
 # batch sizes cut to keep the whole run to a few minutes: each operator's ``Operator.benchmarks``
 # (aclnn_py/ops/<op>.py), checked and timed against its ``Operator.torch``.
-CASES = [Case(name, make, op.function, op.torch, op.memory_bound)
+CASES = [Case(name, make, op.function, op.torch, op.memory_bound, op.restorer)
          for op in aclnn_py.ops.OPERATORS for name, make in op.benchmarks]
 
 
@@ -192,11 +193,14 @@ def _worker_runners(name: str, index: int, torch):
     name."""
     case = CASES[index]
     args = _case_arguments(index)
+    # An in-place operator's input is put back before every call, for both libraries alike (the
+    # torch tensors share the arrays' memory): a loop of calls never drifts from the case.
+    restore = case.restorer(args)
     if torch is not None:
         targs = tuple(torch.from_numpy(a) if isinstance(a, np.ndarray) else a for a in args)
-        call = lambda: case.theirs(torch, *targs)  # noqa: E731
+        call = lambda: (restore(), case.theirs(torch, *targs))[1]  # noqa: E731
         return {name: call}, _numpy_result(call())
-    call = lambda: case.ours(*args, backend=name)  # noqa: E731
+    call = lambda: (restore(), case.ours(*args, backend=name))[1]  # noqa: E731
     result = _numpy_result(call())
     runners = {name: call}
     if name == "numpy" and case.memory_bound:

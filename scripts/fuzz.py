@@ -276,7 +276,7 @@ class Fuzzer:
         made = []
         try:
             try:
-                for a in args:
+                for a in args:  # (copies: an in-place operator writes them, not the case)
                     made.append(aclnn.Tensor.from_numpy(a, backend="sim") if isinstance(a, np.ndarray) else a)
                 with op.function(*made, backend="sim") as r:
                     first = r.numpy()
@@ -284,8 +284,8 @@ class Fuzzer:
                 for t in made:
                     if isinstance(t, aclnn.Tensor):
                         t.close()
-            second = aclnn.call(op.kernel, *op.c_arguments(args, lambda shape, dtype: np.zeros(shape, dtype)),
-                                backend="sim")
+            second = aclnn.call(op.kernel, *op.c_arguments(list(op.fresh(args)),
+                                                           lambda shape, dtype: np.zeros(shape, dtype)), backend="sim")
         except Exception as exc:
             raise RuntimeError(f"the canary failed after this call: {type(exc).__name__}: {exc}") from exc
         if not all(np.allclose(got, want, rtol=1e-4, atol=1e-5) for got in (first, second)):
@@ -305,7 +305,7 @@ class Fuzzer:
                 op = single[seed % len(single)]
                 args = op.fuzz(maker)
                 try:
-                    want = op.function(*args, backend="numpy")
+                    want = op.function(*op.fresh(args), backend="numpy")  # (args kept as made)
                 except (TypeError, ValueError, self.aclnn.AclnnError):
                     continue
                 if want.size:

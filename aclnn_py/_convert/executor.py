@@ -248,6 +248,7 @@ def _plan_spec(call: Call, args: tuple[Any, ...], result: object) -> PlanSpec | 
     # (cast: a call that took the fast path made host arrays, or None, for its outputs.)
     outputs = cast("list[np.ndarray | None]", call._outputs)
     pointers: list[tuple[int, int | None]] = []
+    written: list[int] = []  # the arguments written in place, by index
     for arg in slots:
         if arg is null:
             pointers.append((entry.NULL, None))  # a NULL argument (POINTER in the description)
@@ -261,6 +262,12 @@ def _plan_spec(call: Call, args: tuple[Any, ...], result: object) -> PlanSpec | 
             if index is None or type(args[index]) is not np.ndarray or not args[index].flags.c_contiguous:
                 return None  # an array the op made itself, or one whose bytes are not one block
             pointers.append((entry.ARG, index) if slot.pointer != null else (entry.NULL, None))
+        elif kind == "inplace":
+            index = next((i for i, a in enumerate(args) if a is slot.replay[2]), None)
+            if index is None or type(args[index]) is not np.ndarray:
+                return None
+            pointers.append((entry.ARG_WRITTEN, index) if slot.pointer != null else (entry.NULL, None))
+            written.append(index)
         elif kind == "output":
             if slot.pointer == null:
                 pointers.append((entry.NULL, None))  # an empty output: no memory, none copied back
@@ -272,6 +279,12 @@ def _plan_spec(call: Call, args: tuple[Any, ...], result: object) -> PlanSpec | 
             pointers.append((entry.NEW_OUTPUT, index))
         else:
             return None
+    if written:
+        # An in-place call: its result is the argument it wrote (outputs it makes: none).
+        if outputs or len(written) != 1 or result is not args[written[0]]:
+            return None
+        return (op, _fast.address(phases[0]), _fast.address(phases[1]), desc, pointers, [],
+                [(entry.ARG, written[0])], entry.SINGLE)
     if len(outputs) == 1 and result is outputs[0]:
         mode = entry.SINGLE
     elif type(result) is tuple and len(result) == len(outputs) and all(r is o for r, o in zip(result, outputs)):
@@ -336,6 +349,9 @@ class Call:
         self._fast = _fast.api_for(lib) if fast else None  # None: the ABI-mode path only
         self._slots: list[_Slot] = []
         self._fast_done = False
+        # The tensors the operator writes in place (``inplace``): (the caller's value, its
+        # device copy's address or None, nbytes of that copy).
+        self._written: list[tuple[Any, Any, int]] = []
         # (op, phases, description, pointer slots) of the crossing
         self._fast_last: tuple[str, tuple[Any, Any], list[int], list[_Slot | FFI.CData]] | None = None
         # the arguments described without upload (``_SHAPE_ONLY_BACKENDS``)
@@ -424,6 +440,52 @@ class Call:
             return self._descriptor(value.shape, value.dtype, _contiguous(value.shape), value.size, self.ffi.NULL)
         ptr, strides, storage = self.upload(value)
         return self._descriptor(value.shape, value.dtype, strides, storage, ptr)
+
+    def inplace(self, name: str, value: object) -> object:
+        """The aclTensor* of a tensor the operator writes in place (CANN's ``selfRef``),
+        already coerced by ``values.output_tensor`` (a writable ndarray, a ``Tensor`` or None
+        for NULL): a device ``Tensor`` is used in place; an ndarray is copied to the device and
+        the result copied back into it (``written``), its own strides honoured, so a view
+        writes its elements only."""
+        if value is None:
+            return self.ffi.NULL
+        if not isinstance(value, np.ndarray):
+            if self._fast is not None:
+                self._leave_fast()
+            tensor = cast(Tensor, value)
+            tensor.check_argument(self.api, name, self.lib)
+            self.device_io = True
+            self._written.append((tensor, None, 0))
+            return tensor.handle
+        if self._fast is not None:
+            if value.flags.c_contiguous and value.ndim <= _fast.MAX_DIMS:
+                desc, nbytes = _contiguous_description(_fast.HOST_INOUT, value.shape, value.dtype)
+                pointer = self.ffi.from_buffer(value) if nbytes else self.ffi.NULL  # type: ignore[call-overload]
+                self._written.append((value, None, 0))
+                return self._record(desc, pointer, ("inplace", name, value))
+            self._leave_fast()
+        host = value if value.flags.c_contiguous else np.ascontiguousarray(value)
+        ptr, strides, storage = self.upload(host)
+        self._written.append((value, ptr, host.nbytes))
+        return self._descriptor(host.shape, host.dtype, strides, storage, ptr)
+
+    def written(self) -> list[Any]:
+        """The tensors written in place, in the order given, each the caller's own: an ndarray
+        with the result copied back (after the stream has been synchronised), a ``Tensor``
+        as it is (no waiting)."""
+        synchronised = self._fast_done
+        for value, ptr, nbytes in self._written:
+            if ptr is None or not nbytes:
+                continue  # (a Tensor; the fast path's, copied back already; an empty array)
+            if not synchronised:
+                self.lib.synchronize()
+                synchronised = True
+            host: np.ndarray = value if value.flags.c_contiguous else np.empty(value.shape, value.dtype)
+            self.lib.check(self.c.aclrtMemcpy(self.ffi.from_buffer(host), nbytes, ptr, nbytes,  # type: ignore[call-overload]
+                                              ACL_MEMCPY_DEVICE_TO_HOST), "aclrtMemcpy")
+            if host is not value:
+                value[...] = host
+        return [value for value, _, _ in self._written]
 
     def upload(self, value: np.ndarray) -> tuple[FFI.CData, Sequence[int], int]:
         """A device copy of the ndarray ``value`` (an aclDataType's dtype), freed with the call:
@@ -676,6 +738,7 @@ class Call:
         self._fast = None
         slots = list(self._slots)
         outputs, self._outputs = self._outputs, []
+        self._written = []  # (made again below: only slots were written before)
         for slot in slots:
             kind, *args = slot.replay
             if kind == "output":

@@ -14,6 +14,12 @@ errors too. ``outputs(*values)`` then says the shape and dtype of each output (N
 ``checks(*values)``, the operator's shape-only checks, whether those shapes may be allocated (a
 refused output is a stand-in, so the library reports the argument at fault: ``Call.output``).
 The two phases run through a ``Call``, on the fast path where its helper takes the call.
+
+An in-place operator (CANN's ``selfRef``: a tensor it writes, non-const or one of
+``params.WRITTEN_CONST``) is declared without ``outputs``: its written tensors are then
+arguments in their C places (a writable ndarray, a device ``Tensor``; ``values.output_tensor``
+coerces them, with the tensors), written in place (``Call.inplace``), and the result is the
+written argument itself, or a tuple of them.
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ from .._ffi.declarations import include_dir
 from .executor import Call
 from .params import PLAIN_KINDS, Param, Signature, read_signature
 from .._dtypes import _NUMPY_TO_ACL
-from .values import bool_array_arg, float_array_arg, int_array_arg, plain_value, tensor_input
+from .values import bool_array_arg, float_array_arg, int_array_arg, output_tensor, plain_value, tensor_input
 
 if TYPE_CHECKING:
     from .._runtime.library import Library
@@ -56,7 +62,7 @@ _CODE = {**{kind: _PLAIN for kind in PLAIN_KINDS}, "tensor": _TENSOR, **{kind: _
 #: The ``Call`` method that converts a coerced input of each kind, ``Call.argument`` for the
 #: rest (a wrapper object was refused by the coercion already: the direct methods are the same).
 _CONVERTER = {"tensor": 0, "int_array": 1, "bool_array": 2}  # (0, 1, 2: the branches of ``__call__``)
-_ANY = 3
+_ANY, _WRITTEN = 3, 4  # (4: a tensor written in place, ``Call.inplace``)
 
 
 class _Layout(NamedTuple):
@@ -77,8 +83,9 @@ class TypedCall:
     docstring). ``none_is`` maps a plain parameter's C name to the value a Python None stands
     for (``divisorOverride``: 0). The result is the one output, or a tuple of them."""
 
-    def __init__(self, c_name: str, outputs: Callable[..., Sequence[Output]], *,
+    def __init__(self, c_name: str, outputs: Callable[..., Sequence[Output]] | None = None, *,
                  checks: Callable[..., object] | None = None, none_is: Mapping[str, object] | None = None) -> None:
+        """``outputs`` None: an in-place operator (module docstring)."""
         self.op = f"aclnn{c_name}"
         self.api = f"{self.op}GetWorkspaceSize"
         self.outputs = outputs
@@ -97,15 +104,17 @@ class TypedCall:
             if any(p.kind == "tensor_list" for p in sig.params):
                 raise TypeError(f"{self.api}: a typed call of an operator with a tensor list is not supported; "
                                 "aclnn_py.call converts tensor lists")
-            inputs = tuple(p for p in sig.params if not p.output)
+            inplace = self.outputs is None  # every output is an argument, written in place
+            inputs = tuple(p for p in sig.params if inplace or not p.output)
             stage = {i: 0 if p.kind in PLAIN_KINDS else 1 if p.kind == "tensor" else 2 for i, p in enumerate(inputs)}
             order = tuple(sorted(range(len(inputs)), key=lambda i: (stage[i], i)))
             # Where each C argument comes from: an input's index, or ~k for the k-th output.
-            outputs = [p for p in sig.params if p.output]
-            sources = tuple(~outputs.index(p) if p.output else inputs.index(p) for p in sig.params)
-            found = _Layout(sig, inputs, tuple((i, inputs[i], _CODE.get(inputs[i].kind, _KEEP)) for i in order),
+            outputs = [p for p in sig.params if p.output and not inplace]
+            sources = tuple(~outputs.index(p) if p in outputs else inputs.index(p) for p in sig.params)
+            found = _Layout(sig, inputs, tuple((i, inputs[i], _WRITTEN if inputs[i].output
+                                                else _CODE.get(inputs[i].kind, _KEEP)) for i in order),
                             sources, sources == tuple(range(len(inputs))) + tuple(~k for k in range(len(outputs))),
-                            tuple(_CONVERTER.get(p.kind, _ANY) for p in inputs))
+                            tuple(_WRITTEN if p.output else _CONVERTER.get(p.kind, _ANY) for p in inputs))
             self._layouts[id(lib.ffi)] = found
         return found
 
@@ -129,6 +138,8 @@ class TypedCall:
                 values[i] = plain_value(api, p, self.none_is.get(p.name, v) if v is None else v)
             elif code == _COERCE_IT and v is not None:
                 values[i] = _COERCE[p.kind](api, p.name, v)
+            elif code == _WRITTEN:
+                values[i] = output_tensor(api, p.name, v)
         return values
 
     def __call__(self, lib: Library, *args: object) -> Any:
@@ -136,14 +147,19 @@ class TypedCall:
         values = self.values(layout, args)
         with Call(lib, self.api) as call:
             converted = [call.tensor(p.name, v) if how == 0 else call.int_array(p.name, v, coerced=True) if how == 1
-                         else call.bool_array(p.name, v, coerced=True) if how == 2 else call.argument(p, v)
+                         else call.bool_array(p.name, v, coerced=True) if how == 2
+                         else call.inplace(p.name, v) if how == _WRITTEN else call.argument(p, v)
                          for p, v, how in zip(layout.inputs, values, layout.converters)]
             refused: Exception | None = None
-            if self.checks is not None:
+            if self.checks is not None and self.outputs is not None:
                 try:  # (``shape_check_error``: any failure only means "do not allocate")
                     self.checks(*values)
                 except Exception as exc:
                     refused = exc
+            if self.outputs is None:  # (in place: nothing is allocated from the arguments, the library checks)
+                call.run(self.op, *converted)
+                results = call.written()
+                return results[0] if len(results) == 1 else tuple(results)
             made = [call.output(o.shape, o.dtype, zero=o.zero, refused=refused) for o in self.outputs(*values)]
             if layout.outputs_last:
                 call.run(self.op, *converted, *made)

@@ -71,6 +71,23 @@ def check_broadcast(api: str, name_a: str, a: Sequence[int], name_b: str, b: Seq
     return shape
 
 
+def check_cast_to(api: str, promoted: np.dtype, name: str, dtype: np.dtype) -> None:
+    """161002 unless ``op::CanCast(promoted, dtype)``, ``dtype`` that of the tensor ``name``."""
+    if not _ew.can_cast(promoted, dtype):
+        raise param_invalid(api, f"the promoted dtype {dtype_name(promoted)} cannot be cast to {name} dtype "
+                                 f"{dtype_name(dtype)}")
+
+
+def check_inplace(api: str, name_dst: str, dst: Sequence[int], name_src: str, src: Sequence[int]) -> None:
+    """An in-place operator's source broadcasts to its destination's shape (any rank: it may
+    run before the rank checks): 161002 where the two do not broadcast, or broadcast to
+    another shape."""
+    shape = check_broadcast(api, name_dst, dst, name_src, src)
+    if shape != tuple(dst):
+        raise param_invalid(api, f"{name_src} shape {shape_str(src)} must broadcast to {name_dst} shape "
+                                 f"{shape_str(dst)} (the broadcast shape must be {name_dst}'s)")
+
+
 # -- registrations ---------------------------------------------------------------------------
 
 def tensor_case(op: str, default_extra: tuple[Any, ...] = ()) -> Callable[..., OpCall]:

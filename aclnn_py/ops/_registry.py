@@ -22,6 +22,8 @@ dtype to every tensor parameter on both backends and compares the outcomes.
 
 from __future__ import annotations
 
+import inspect
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -65,6 +67,41 @@ class Operator:
     # ^ (aclnn_py/_compare.py judges): THRESHOLD, or DOUBLE_THOUSANDTH for convolutions
     shape_only: tuple[str, ...] = ()                   # tensor arguments whose data it never reads (their
     # ^ shape, dtype and format only): not uploaded on sim, whose C operator declares the same (INPUTS_READ)
+    inplace: str | None = None                         # the C name of the argument it writes in place
+    # ^ (selfRef; also its one output): the tools copy that argument before each call (``fresh``)
+
+    @property
+    def written(self) -> int | None:
+        """The position of the argument written in place among the function's arguments
+        (its snake_case name, e.g. ``self_ref`` for ``selfRef``), or None."""
+        if self.inplace is None:
+            return None
+        snake = re.sub(r"(?<!^)(?=[A-Z])", "_", self.inplace).lower()
+        return list(inspect.signature(self.function).parameters).index(snake)
+
+    def fresh(self, args: Sequence[Any]) -> tuple[Any, ...]:
+        """``args`` for one more call: for an in-place operator, a copy of the argument it
+        writes (an ndarray, or a device ``Tensor`` by a round trip through the host), so that
+        repeated calls, and the reference computed after them, all see the original input."""
+        index = self.written
+        if index is None or index >= len(args):
+            return tuple(args)
+        value = args[index]
+        copied = np.array(value) if isinstance(value, np.ndarray) else type(value).from_numpy(
+            value.numpy(), backend=value.lib.backend)
+        return (*args[:index], copied, *args[index + 1:])
+
+    def restorer(self, args: Sequence[Any]) -> Callable[[], None]:
+        """A function that puts back, before a call, the values the argument written in place
+        holds now (an ndarray of ``args``), so that a timed loop of in-place calls runs on the
+        same input every time; for any other operator, one that does nothing."""
+        index = self.written
+        if index is None or index >= len(args) or not isinstance(args[index], np.ndarray):
+            return _nothing
+        target = args[index]
+        original = target.copy()
+        return lambda: np.copyto(target, original)
+
 
     @property
     def name(self) -> str:
@@ -80,6 +117,10 @@ class Operator:
     def api(self) -> str:
         """Phase 1's C function, e.g. ``aclnnXxxBackwardGetWorkspaceSize``."""
         return f"aclnn{self.c_name}GetWorkspaceSize"
+
+
+def _nothing() -> None:
+    """The restorer of an operator that writes none of its arguments."""
 
 
 def numpy_dtypes(names: Sequence[str]) -> tuple[np.dtype, ...]:

@@ -129,9 +129,12 @@ def _release(result: object) -> None:
             r.close()
 
 
-def _time_host(fn: Callable[[], object], warmup: int, repeats: int, progress: Progress) -> Timing:
+def _time_host(fn: Callable[[], object], warmup: int, repeats: int, progress: Progress,
+               restore: Callable[[], None] = lambda: None) -> Timing:
+    """``restore()`` runs untimed before each call (an in-place operator's input put back)."""
     samples = []
     for i in range(warmup + repeats):
+        restore()
         start = time.perf_counter()
         fn()
         elapsed = time.perf_counter() - start
@@ -142,8 +145,10 @@ def _time_host(fn: Callable[[], object], warmup: int, repeats: int, progress: Pr
 
 
 def _time_device(lib: Any, fn: Callable[[list[Any]], object], args: tuple[Any, ...], warmup: int, repeats: int,
-                 progress: Progress) -> tuple[Timing, Timing]:
-    """Device time between two events around each call, and the host time of each call."""
+                 progress: Progress, written: int | None = None) -> tuple[Timing, Timing]:
+    """Device time between two events around each call, and the host time of each call;
+    ``written``: the argument an in-place operator writes, uploaded again (untimed) before
+    each call."""
     from .._runtime.tensor import Tensor
 
     ffi = lib.ffi
@@ -160,6 +165,9 @@ def _time_device(lib: Any, fn: Callable[[list[Any]], object], args: tuple[Any, .
         elapsed = ffi.new("float *")
         device, host = [], []
         for i in range(warmup + repeats):
+            if written is not None and i:
+                original = np.ascontiguousarray(args[written])
+                device_args[written].buffer.upload(original.ctypes.data, original.nbytes)
             began = time.perf_counter()
             lib.call("aclrtRecordEvent", start, stream)
             result = fn(device_args)
@@ -167,7 +175,8 @@ def _time_device(lib: Any, fn: Callable[[list[Any]], object], args: tuple[Any, .
             lib.call("aclrtSynchronizeEvent", end)
             took = time.perf_counter() - began
             lib.call("aclrtEventElapsedTime", elapsed, start, end)
-            _release(result)
+            if not any(result is a for a in device_args):  # (an in-place operator returns its argument)
+                _release(result)
             lib.synchronize()  # frees the call's workspace
             if i >= warmup:
                 device.append(float(elapsed[0]))
@@ -192,15 +201,17 @@ def benchmark(call: OpCall, backend: str | None = None, *, warmup: int = 3, repe
         raise ValueError(f"warmup must be >= 0 and repeats >= 1, got warmup={warmup}, repeats={repeats}")
     backend = _backend.resolve(backend)
     _, fn = resolve_op(call.op, aclnn_py)
+    op = by_name(call.op)
+    args = op.fresh(call.args)  # (an in-place operator's written argument: a copy, put back before each call)
     with Progress(f"bench {call.op} on {backend}", warmup + repeats, "calls", enabled=progress) as shown:
         if backend == "numpy":
-            host = _time_host(lambda: fn(*call.args, backend="numpy"), warmup, repeats, shown)
+            host = _time_host(lambda: fn(*args, backend="numpy"), warmup, repeats, shown, op.restorer(args))
             return BenchResult(call.op, backend, call, warmup, repeats, None, host)
         from .._runtime import loader
 
         lib = loader.library(backend)
         device, host = _time_device(lib, lambda args: fn(*args, backend=backend), call.args,
-                                    warmup, repeats, shown)
+                                    warmup, repeats, shown, op.written)
         return BenchResult(call.op, backend, call, warmup, repeats, device, host)
 
 

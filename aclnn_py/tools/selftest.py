@@ -70,7 +70,8 @@ def _torch_reference(call: OpCall) -> Any:
             value = value.astype(np.float32)
         return torch.from_numpy(np.ascontiguousarray(value))
 
-    result = by_name(call.op).torch(torch, *map(t, call.args))
+    op = by_name(call.op)
+    result = op.torch(torch, *map(t, op.fresh(call.args)))  # (torch.from_numpy shares the array's memory)
     if isinstance(result, (tuple, list)):
         return tuple(None if r is None else r.numpy().astype(call.dtype) for r in result)
     return result.numpy().astype(call.dtype)
@@ -106,8 +107,9 @@ def _unavailable(exc: BaseException) -> str | None:
 def run_case(call: OpCall, backend: str, reference: str) -> CaseResult:
     """Run one case on ``backend`` and on ``reference`` (a backend name, or ``"torch"``)."""
     _, fn = resolve_op(call.op, aclnn_py)
+    op = by_name(call.op)
     try:
-        actual = fn(*call.args, backend=backend)
+        actual = fn(*op.fresh(call.args), backend=backend)  # (an in-place operator writes a copy)
     except Exception as exc:
         reason = _unavailable(exc)
         if reason is not None:
@@ -117,7 +119,7 @@ def run_case(call: OpCall, backend: str, reference: str) -> CaseResult:
         if reference == "torch":
             expected = _torch_reference(call)
         else:
-            expected = fn(*call.args, backend=reference)
+            expected = fn(*op.fresh(call.args), backend=reference)
         comparison = compare_results(call.op, actual, expected, (backend, reference),
                                      cube_math_type_of(fn, call.args, {}))
     except Exception as exc:

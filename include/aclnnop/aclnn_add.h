@@ -1,5 +1,5 @@
 /*
- * aclnn_py: Add and Adds (two-phase aclnn API; signatures as in CANN's aclnnop/aclnn_add.h, ops-math).
+ * aclnn_py: Add, Adds and InplaceAdd (two-phase aclnn API; signatures as in CANN's aclnnop/aclnn_add.h, ops-math).
  * Phase 1 checks the arguments and returns the workspace size and a single-use executor;
  * phase 2 queues the computation on the stream.
  */
@@ -18,6 +18,10 @@ ACLNN_API aclnnStatus aclnnAdd(void *workspace, uint64_t workspaceSize, aclOpExe
 
 ACLNN_API aclnnStatus aclnnAddsGetWorkspaceSize(const aclTensor *self, const aclScalar *other, const aclScalar *alpha, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor);
 ACLNN_API aclnnStatus aclnnAdds(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream);
+
+/* selfRef is declared const, as in CANN's header, and written all the same (selfRef += alpha * other). */
+ACLNN_API aclnnStatus aclnnInplaceAddGetWorkspaceSize(const aclTensor *selfRef, const aclTensor *other, const aclScalar *alpha, uint64_t *workspaceSize, aclOpExecutor **executor);
+ACLNN_API aclnnStatus aclnnInplaceAdd(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream);
 
 #ifdef __cplusplus
 }

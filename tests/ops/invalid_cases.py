@@ -725,4 +725,34 @@ CAST = _cases("cast", "aclnnCastGetWorkspaceSize", _cast, {"self": "self", "dtyp
     *unnamed("self", "self", (2, 3)),
 ])
 
-CASES: list[Invalid] = IM2COL + MAX_UNPOOL + REFLECTION_PAD + AVG_POOL + CONVOLUTION + ADD + MUL + ADDS + MULS + RELU + THRESHOLD_BACKWARD + CAST
+# -- InplaceAdd ------------------------------------------------------------------------------------
+
+def _inplace_add():
+    return dict(self_ref=_z(2, 3, 4), other=_z(3, 1), alpha=2)
+
+
+_INPLACE_ADD_NAMES = {"self_ref": "selfRef", "other": "other", "alpha": "alpha"}
+
+INPLACE_ADD = _cases("inplace_add", "aclnnInplaceAddGetWorkspaceSize", _inplace_add, _INPLACE_ADD_NAMES, [
+    *(null({arg: None}) for arg in _INPLACE_ADD_NAMES),
+    null(dict(self_ref=None, other=None), "selfRef", absent=("other",)),
+    # CheckInplace runs first: a shape error before a NULL alpha, before dtypes
+    bad(dict(other=_z(4, 3), alpha=None), "selfRef", "other", "[2, 3, 4]", "[4, 3]", "broadcast", absent=("alpha",)),
+    bad(dict(self_ref=_z(3, 1), other=_z(2, 3, 4, dtype=np.uint16)), "other", "selfRef", "[2, 3, 4]", "[3, 1]",
+        absent=("UINT16",)),
+    bad(dict(self_ref=_z(1, 4), other=_z(3, 4)), "other", "selfRef", "must broadcast to"),
+    bad(dict(self_ref=_z(2, 3, 4, dtype=np.uint16)), "selfRef", "UINT16"),
+    bad(dict(other=_z(3, 1, dtype=np.uint32)), "other", "UINT32"),
+    bad(dict(self_ref=_z(2, 3, 4, dtype=np.int32), other=_z(3, 1, dtype=np.float32)), "selfRef", "FLOAT", "INT32"),
+    bad(dict(self_ref=_z(2, 3, 4, dtype=np.bool_), other=_z(3, 1, dtype=np.int8), alpha=1), "selfRef", "BOOL"),
+    bad(dict(self_ref=_z(2, 3, 4, dtype=np.int32), other=_z(3, 1, dtype=np.int32), alpha=0.5), "alpha", "DOUBLE"),
+    bad(dict(self_ref=_z(2, 3, 4, dtype=np.bool_), other=_z(3, 1, dtype=np.bool_), alpha=1.0), "alpha", "BOOL"),
+    bad(dict(self_ref=_z(2, 3, 4, dtype=np.float32), other=_z(3, 1, dtype=np.complex64)), "COMPLEX64", "selfRef"),
+    wrong_type(dict(self_ref=[1.0, 2.0]), "selfRef"),
+    wrong_type(dict(self_ref=np.broadcast_to(_z(4), (2, 3, 4))), "selfRef", "writable"),
+    wrong_type(dict(other="x")),
+    wrong_type(dict(alpha="2")),
+    *unnamed("other", "other", (3, 1)),
+])
+
+CASES: list[Invalid] = IM2COL + MAX_UNPOOL + REFLECTION_PAD + AVG_POOL + CONVOLUTION + ADD + MUL + ADDS + MULS + RELU + THRESHOLD_BACKWARD + CAST + INPLACE_ADD

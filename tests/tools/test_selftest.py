@@ -20,7 +20,7 @@ DOCUMENTED = {
     "avg_pool2d_backward": {"FLOAT", "FLOAT16", "BFLOAT16"},
     "convolution_backward": {"FLOAT", "FLOAT16", "BFLOAT16"},
     **{name: {"FLOAT", "FLOAT16", "BFLOAT16", "DOUBLE", "INT8", "UINT8", "INT16", "INT32", "INT64", "BOOL", "COMPLEX64",
-              "COMPLEX128"} for name in ("add", "mul", "adds", "muls")},
+              "COMPLEX128"} for name in ("add", "mul", "adds", "muls", "inplace_add")},
     "relu": {"FLOAT", "FLOAT16", "BFLOAT16", "INT8", "INT32", "INT64"},
     "threshold_backward": {"FLOAT", "FLOAT16", "BFLOAT16", "INT32", "INT8", "UINT8"},
     "cast": {"FLOAT16", "FLOAT", "DOUBLE", "INT8", "UINT8", "INT16", "INT32", "INT64", "UINT16", "UINT32", "UINT64",

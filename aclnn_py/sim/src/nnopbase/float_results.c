@@ -11,6 +11,7 @@
  */
 #include <float.h>
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "float_results.h"
@@ -75,6 +76,34 @@ static int element(char *p, aclDataType dtype, int saturate)
     }
 }
 
+/* 1 if any of the n contiguous elements at p is Inf or NaN: a test of the exponent bits alone,
+ * branch-free so that the compiler vectorises it (the hook reads every output of every kernel). */
+static int row_nonfinite(const char *p, aclDataType dtype, int64_t n)
+{
+    int any = 0;
+    if (dtype == ACL_FLOAT) {
+        for (int64_t i = 0; i < n; i++) {
+            uint32_t v;
+            memcpy(&v, p + i * 4, sizeof v);
+            any |= (v & 0x7f800000u) == 0x7f800000u;
+        }
+    } else if (dtype == ACL_DOUBLE) {
+        for (int64_t i = 0; i < n; i++) {
+            uint64_t v;
+            memcpy(&v, p + i * 8, sizeof v);
+            any |= (v & 0x7ff0000000000000ull) == 0x7ff0000000000000ull;
+        }
+    } else {
+        uint16_t exp = dtype == ACL_FLOAT16 ? F16_EXP : BF16_EXP;
+        for (int64_t i = 0; i < n; i++) {
+            uint16_t v;
+            memcpy(&v, p + i * 2, sizeof v);
+            any |= (v & exp) == exp;
+        }
+    }
+    return any;
+}
+
 int nn_nonfinite(const aclTensor *t, void *data, int saturate)
 {
     if (t == NULL || data == NULL || !is_float(t->dtype)) {
@@ -91,6 +120,35 @@ int nn_nonfinite(const aclTensor *t, void *data, int saturate)
     int64_t idx[ACLSIM_MAX_DIMS] = {0};
     int64_t at = t->offset; /* element offset of idx */
     int found = 0;
+    /* The trailing dims whose elements are contiguous, merged into rows. */
+    int64_t row = 1, outer = (int64_t)t->ndim;
+    while (outer > 0 && (t->view_dims[outer - 1] == 1 || t->strides[outer - 1] == row)) {
+        row *= t->view_dims[--outer];
+    }
+    if (row > 1) {
+        /* Rows of contiguous elements: each tested at once, and only a row holding an Inf or
+         * NaN walked element by element (to saturate it). */
+        for (int64_t n = 0; n < total; n += row) {
+            char *first = (char *)data + at * (int64_t)elem;
+            if (row_nonfinite(first, t->dtype, row)) {
+                if (!saturate) {
+                    return 1;
+                }
+                for (int64_t i = 0; i < row; i++) {
+                    found |= element(first + i * (int64_t)elem, t->dtype, saturate);
+                }
+            }
+            for (int64_t d = outer - 1; d >= 0; d--) {
+                if (++idx[d] < t->view_dims[d]) {
+                    at += t->strides[d];
+                    break;
+                }
+                at -= (idx[d] - 1) * t->strides[d];
+                idx[d] = 0;
+            }
+        }
+        return found;
+    }
     for (int64_t n = 0; n < total; n++) {
         found |= element((char *)data + at * (int64_t)elem, t->dtype, saturate);
         if (found && !saturate) {

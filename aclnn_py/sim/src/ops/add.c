@@ -68,6 +68,41 @@ aclnnStatus aclnnAddsGetWorkspaceSize(const aclTensor *self, const aclScalar *ot
     return aclsim_ew_finish(ADDS_API, "aclnnAdds", &p, "self", self, NULL, NULL, out, workspaceSize, executor);
 }
 
+aclnnStatus aclnnInplaceAddGetWorkspaceSize(const aclTensor *selfRef, const aclTensor *other, const aclScalar *alpha,
+                                            uint64_t *workspaceSize, aclOpExecutor **executor)
+{
+    static const char INPLACE_API[] = "aclnnInplaceAddGetWorkspaceSize";
+    static const aclDataType dtypes[] = {ACLSIM_DTYPES_InplaceAdd_DTYPES}; /* the one table */
+
+    ACLSIM_OPS_CHECK_HANDLES(INPLACE_API, selfRef, other, alpha);
+    /* CheckInplace first: other broadcasts to selfRef's shape */
+    ACLSIM_OPS_TRY(aclsim_ops_check_not_null(INPLACE_API, "selfRef", selfRef));
+    ACLSIM_OPS_TRY(aclsim_ops_check_not_null(INPLACE_API, "other", other));
+    ACLSIM_OPS_TRY(aclsim_ew_check_inplace(INPLACE_API, "selfRef", selfRef, "other", other));
+    /* then Add's phase 1 with out = selfRef */
+    if (workspaceSize == NULL || executor == NULL) {
+        return aclsim_ops_nullptr(INPLACE_API, "%s must not be NULL", workspaceSize == NULL ? "workspaceSize" : "executor");
+    }
+    ACLSIM_OPS_TRY(aclsim_ops_check_not_null(INPLACE_API, "alpha", alpha));
+    ACLSIM_OPS_TRY(aclsim_ops_check_dtype(INPLACE_API, "selfRef", selfRef, dtypes, ACLSIM_DTYPES_COUNT(dtypes)));
+    ACLSIM_OPS_TRY(aclsim_ops_check_dtype(INPLACE_API, "other", other, dtypes, ACLSIM_DTYPES_COUNT(dtypes)));
+    aclsim_ew_params p = {.op = ACLSIM_EW_ADD, .promoted = aclsim_ew_promote(selfRef->dtype, other->dtype)};
+    ACLSIM_OPS_TRY(aclsim_ew_check_promoted(INPLACE_API, "selfRef", selfRef->dtype, "other", other->dtype, p.promoted));
+    ACLSIM_OPS_TRY(aclsim_ew_check_alpha(INPLACE_API, alpha, p.promoted));
+    ACLSIM_OPS_TRY(aclsim_ew_check_cast_to(INPLACE_API, p.promoted, "selfRef", selfRef));
+    ACLSIM_OPS_TRY(aclsim_ew_check_rank(INPLACE_API, "selfRef", selfRef));
+    ACLSIM_OPS_TRY(aclsim_ew_check_rank(INPLACE_API, "other", other));
+    aclsim_ew_set_alpha(&p, alpha);
+    aclTensor *out = (aclTensor *)(uintptr_t)selfRef; /* written: CANN's selfRef is const in name only */
+    return aclsim_ew_finish_into(INPLACE_API, "aclnnInplaceAdd", &p, "selfRef", selfRef, "other", other, "selfRef", out,
+                                 workspaceSize, executor);
+}
+
+aclnnStatus aclnnInplaceAdd(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)
+{
+    return aclsim_launch("aclnnInplaceAdd", workspace, workspaceSize, executor, stream);
+}
+
 aclnnStatus aclnnAdds(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)
 {
     return aclsim_launch("aclnnAdds", workspace, workspaceSize, executor, stream);

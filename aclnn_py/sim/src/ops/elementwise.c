@@ -101,13 +101,39 @@ aclnnStatus aclsim_ew_check_alpha(const char *api, const aclScalar *alpha, aclDa
     return ACLNN_SUCCESS;
 }
 
-aclnnStatus aclsim_ew_check_cast_to_out(const char *api, aclDataType promoted, const aclTensor *out)
+aclnnStatus aclsim_ew_check_cast_to(const char *api, aclDataType promoted, const char *name, const aclTensor *t)
 {
-    if (aclsim_ops_can_cast(promoted, out->dtype)) {
+    if (aclsim_ops_can_cast(promoted, t->dtype)) {
         return ACLNN_SUCCESS;
     }
-    return aclsim_ops_invalid(api, "the promoted dtype %s cannot be cast to out dtype %s",
-                              aclsim_ops_dtype_name(promoted), aclsim_ops_dtype_name(out->dtype));
+    return aclsim_ops_invalid(api, "the promoted dtype %s cannot be cast to %s dtype %s",
+                              aclsim_ops_dtype_name(promoted), name, aclsim_ops_dtype_name(t->dtype));
+}
+
+aclnnStatus aclsim_ew_check_cast_to_out(const char *api, aclDataType promoted, const aclTensor *out)
+{
+    return aclsim_ew_check_cast_to(api, promoted, "out", out);
+}
+
+aclnnStatus aclsim_ew_check_inplace(const char *api, const char *name_dst, const aclTensor *dst, const char *name_src,
+                                    const aclTensor *src)
+{
+    uint64_t n = dst->ndim > src->ndim ? dst->ndim : src->ndim;
+    bool same = src->ndim <= dst->ndim;
+    for (uint64_t i = 1; i <= n; ++i) {
+        int64_t x = i <= dst->ndim ? dst->view_dims[dst->ndim - i] : 1;
+        int64_t y = i <= src->ndim ? src->view_dims[src->ndim - i] : 1;
+        if (x != y && x != 1 && y != 1) {
+            return aclsim_ops_invalid(api, "%s shape %s and %s shape %s cannot be broadcast", name_dst,
+                                      aclsim_ops_shape(dst).s, name_src, aclsim_ops_shape(src).s);
+        }
+        same = same && (y == x || y == 1);
+    }
+    if (!same) {
+        return aclsim_ops_invalid(api, "%s shape %s must broadcast to %s shape %s (the broadcast shape must be %s's)",
+                                  name_src, aclsim_ops_shape(src).s, name_dst, aclsim_ops_shape(dst).s, name_dst);
+    }
+    return ACLNN_SUCCESS;
 }
 
 aclnnStatus aclsim_ew_check_rank(const char *api, const char *name, const aclTensor *t)
@@ -526,6 +552,34 @@ static void cast_piece(const ew_job *j, int64_t oa, int64_t oo, int64_t n, char 
     }
 }
 
+/* FILL: the scalar (in out's compute type) stored once, its bytes repeated along the row. */
+static void fill_piece(const ew_job *j, int64_t oo, int64_t n)
+{
+    aclTensor *O = j->out;
+    const aclsim_ew_value *v = &j->p->scalar;
+    switch (category_of(O->dtype)) {
+    case CAT_COMPLEX: aclsim_ops_store_complex(O->data, O->dtype, oo, v->c); break;
+    case CAT_DOUBLE: aclsim_ops_store(O->data, O->dtype, oo, v->d); break;
+    case CAT_FLOAT: aclsim_ops_store(O->data, O->dtype, oo, v->f); break;
+    case CAT_INT: aclsim_ops_store_int(O->data, O->dtype, oo, v->i); break;
+    }
+    size_t item = aclsim_ops_dtype_size(O->dtype);
+    char *first = (char *)O->data + oo * (int64_t)item;
+    int64_t so = j->so[j->ndim - 1];
+    if (so == 1) {
+        int64_t done = 1;
+        while (done < n) { /* doubling copies of what is written */
+            int64_t count = done < n - done ? done : n - done;
+            memcpy(first + done * (int64_t)item, first, (size_t)count * item);
+            done += count;
+        }
+        return;
+    }
+    for (int64_t i = 1; i < n; ++i) {
+        memcpy(first + i * so * (int64_t)item, first, item);
+    }
+}
+
 static void ew_range(void *ctx, int64_t begin, int64_t end, int worker)
 {
     const ew_job *j = ctx;
@@ -547,7 +601,9 @@ static void ew_range(void *ctx, int64_t begin, int64_t end, int worker)
         oa += first * j->sa[last];
         ob += first * j->sb[last];
         oo += first * j->so[last];
-        if (j->p->op == ACLSIM_EW_CAST) {
+        if (j->p->op == ACLSIM_EW_FILL) {
+            fill_piece(j, oo, n);
+        } else if (j->p->op == ACLSIM_EW_CAST) {
             cast_piece(j, oa, oo, n, scratch);
         } else if (direct) {
             direct_piece(j, oa, ob, oo, n);
@@ -615,6 +671,13 @@ aclnnStatus aclsim_ew_finish(const char *api, const char *kernel, const aclsim_e
                              const aclTensor *a, const char *name_b, const aclTensor *b, aclTensor *out,
                              uint64_t *workspace_size, aclOpExecutor **executor)
 {
+    return aclsim_ew_finish_into(api, kernel, p, name_a, a, name_b, b, "out", out, workspace_size, executor);
+}
+
+aclnnStatus aclsim_ew_finish_into(const char *api, const char *kernel, const aclsim_ew_params *p, const char *name_a,
+                                  const aclTensor *a, const char *name_b, const aclTensor *b, const char *name_out,
+                                  aclTensor *out, uint64_t *workspace_size, aclOpExecutor **executor)
+{
     if (aclsim_ops_is_empty(a) || (b != NULL && aclsim_ops_is_empty(b))) {
         return aclsim_ops_finish(kernel, aclsim_ops_noop_kernel, 0, NULL, 0, NULL, 0, NULL, 0, workspace_size,
                                  executor);
@@ -623,7 +686,9 @@ aclnnStatus aclsim_ew_finish(const char *api, const char *kernel, const aclsim_e
     if (b != NULL) {
         ACLSIM_OPS_TRY(aclsim_ops_check_memory(api, name_b, b));
     }
-    ACLSIM_OPS_TRY(aclsim_ops_check_memory(api, "out", out));
+    if (a != out) {
+        ACLSIM_OPS_TRY(aclsim_ops_check_memory(api, name_out, out));
+    }
     ew_executor_params ep = {.p = *p, .kernel = kernel};
     ep.p.scalar_other = b == NULL;
     uint64_t workspace = (uint64_t)ACLSIM_MAX_WORKERS * 3 * CHUNK * 16;

@@ -22,6 +22,7 @@ typedef enum {
     ACLSIM_EW_MAX, /* a where a > b or a is NaN, else b (Relu: b the scalar 0) */
     ACLSIM_EW_THRESHOLD_GRAD, /* a (gradOutput) where b (self, as a float) is not <= alpha.f, else 0 */
     ACLSIM_EW_CAST, /* a converted to out's dtype (aclsim_ew_convert) */
+    ACLSIM_EW_FILL, /* out = the scalar, already in out's dtype (a is out itself, not read) */
 } aclsim_ew_op;
 
 /* One value in each of the kernel's compute types. */
@@ -52,6 +53,13 @@ ACLSIM_OPS_API aclnnStatus aclsim_ew_check_promoted(const char *api, const char 
 ACLSIM_OPS_API aclnnStatus aclsim_ew_check_alpha(const char *api, const aclScalar *alpha, aclDataType promoted);
 /* op::CanCast(promoted, out's dtype). */
 ACLSIM_OPS_API aclnnStatus aclsim_ew_check_cast_to_out(const char *api, aclDataType promoted, const aclTensor *out);
+/* op::CanCast(promoted, t's dtype), t named `name` (the in-place operators' selfRef). */
+ACLSIM_OPS_API aclnnStatus aclsim_ew_check_cast_to(const char *api, aclDataType promoted, const char *name,
+                                                   const aclTensor *t);
+/* An in-place operator's source broadcasts to its destination: `src` and `dst` broadcast (any
+ * rank: this may run before the rank checks), and their broadcast shape is dst's own. */
+ACLSIM_OPS_API aclnnStatus aclsim_ew_check_inplace(const char *api, const char *name_dst, const aclTensor *dst,
+                                                   const char *name_src, const aclTensor *src);
 /* At most ACLSIM_EW_MAX_DIMS dims. */
 ACLSIM_OPS_API aclnnStatus aclsim_ew_check_rank(const char *api, const char *name, const aclTensor *t);
 /* a and b broadcast (NumPy's rule); the broadcast shape of out's must equal out's view shape. */
@@ -86,5 +94,11 @@ ACLSIM_OPS_API aclnnStatus aclsim_ew_finish(const char *api, const char *kernel,
                                             const char *name_a, const aclTensor *a, const char *name_b,
                                             const aclTensor *b, aclTensor *out, uint64_t *workspace_size,
                                             aclOpExecutor **executor);
+
+/* aclsim_ew_finish with out named `name_out` in the memory checks (an in-place selfRef). */
+ACLSIM_OPS_API aclnnStatus aclsim_ew_finish_into(const char *api, const char *kernel, const aclsim_ew_params *p,
+                                                 const char *name_a, const aclTensor *a, const char *name_b,
+                                                 const aclTensor *b, const char *name_out, aclTensor *out,
+                                                 uint64_t *workspace_size, aclOpExecutor **executor);
 
 #endif
