@@ -725,4 +725,43 @@ CAST = _cases("cast", "aclnnCastGetWorkspaceSize", _cast, {"self": "self", "dtyp
     *unnamed("self", "self", (2, 3)),
 ])
 
-CASES: list[Invalid] = IM2COL + MAX_UNPOOL + REFLECTION_PAD + AVG_POOL + CONVOLUTION + ADD + MUL + ADDS + MULS + RELU + THRESHOLD_BACKWARD + CAST
+# -- MaxPool2dWithIndices ------------------------------------------------------------------------
+
+def _max_pool():
+    return dict(self=_z(2, 3, 6, 6), kernel_size=[3, 3], stride=[2, 2], padding=[1, 1], dilation=[1, 1],
+                ceil_mode=False)
+
+
+_MAX_POOL_NAMES = {"self": "self", "kernel_size": "kernelSize", "stride": "stride", "padding": "padding",
+                   "dilation": "dilation"}
+
+MAX_POOL = _cases("max_pool2d_with_indices", "aclnnMaxPool2dWithIndicesGetWorkspaceSize", _max_pool,
+                  _MAX_POOL_NAMES, [
+    *(null({arg: None}) for arg in _MAX_POOL_NAMES),
+    bad(dict(self=_z(2, 3, 6, 6, dtype=np.float64)), "self", "DOUBLE"),
+    bad(dict(self=_z(2, 3, 6, 6, dtype=np.int32)), "self", "INT32"),
+    bad(dict(self=_z(6, 6)), "self", "3-D or 4-D"),
+    bad(dict(self=_z(1, 2, 3, 6, 6)), "self", "3-D or 4-D"),
+    bad(dict(kernel_size=[]), "kernelSize", "1 or 2 elements"),
+    bad(dict(kernel_size=[3, 3, 3]), "kernelSize"),
+    bad(dict(stride=[2, 2, 2]), "stride", "0, 1 or 2 elements"),
+    bad(dict(padding=[]), "padding", "1 or 2 elements"),
+    bad(dict(dilation=[1, 1, 1]), "dilation", "1 or 2 elements"),
+    bad(dict(kernel_size=[0, 3]), "kernelSize", "> 0"),
+    bad(dict(stride=[2, -1]), "stride", "> 0"),
+    bad(dict(padding=[2, 1]), "padding", "kernelSize / 2"),
+    bad(dict(padding=[-1]), "padding", ">= 0"),
+    bad(dict(dilation=[2, 2]), "dilation", "Atlas A2/A3"),
+    bad(dict(self=_z(2, 0, 6, 6)), "self", "must not be 0"),
+    bad(dict(self=_z(2, 3, 1, 1), kernel_size=[3], padding=[0]), "outH and outW"),
+    bad(dict(stride=[2**63 - 1], ceil_mode=True), "overflows int64"),
+    # the first violation decides
+    bad(dict(kernel_size=[0], stride=[1, 1, 1]), "stride", absent=("kernelSize",)),
+    bad(dict(padding=[5], dilation=[2]), "padding", absent=("dilation",)),
+    wrong_type(dict(kernel_size=3.0)),
+    wrong_type(dict(self=[[0.0]])),
+    wrong_type(dict(ceil_mode=1), "ceilMode"),
+    *unnamed("self", "self", (2, 3, 6, 6)),
+])
+
+CASES: list[Invalid] = IM2COL + MAX_UNPOOL + REFLECTION_PAD + AVG_POOL + CONVOLUTION + ADD + MUL + ADDS + MULS + RELU + THRESHOLD_BACKWARD + CAST + MAX_POOL
