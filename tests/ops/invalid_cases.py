@@ -764,4 +764,44 @@ MAX_POOL = _cases("max_pool2d_with_indices", "aclnnMaxPool2dWithIndicesGetWorksp
     *unnamed("self", "self", (2, 3, 6, 6)),
 ])
 
-CASES: list[Invalid] = IM2COL + MAX_UNPOOL + REFLECTION_PAD + AVG_POOL + CONVOLUTION + ADD + MUL + ADDS + MULS + RELU + THRESHOLD_BACKWARD + CAST + MAX_POOL
+# -- MaxPool2dWithIndicesBackward ----------------------------------------------------------------
+
+def _max_pool_grad():
+    return dict(grad_output=_z(2, 3, 3, 3), self=_z(2, 3, 6, 6), indices=_z(2, 3, 3, 3, dtype=np.int32),
+                kernel_size=[3, 3], stride=[2, 2], padding=[1, 1], dilation=[1, 1], ceil_mode=False)
+
+
+_MAX_POOL_GRAD_NAMES = {"grad_output": "gradOutput", "self": "self", "indices": "indices", "kernel_size": "kernelSize",
+                        "stride": "stride", "padding": "padding", "dilation": "dilation"}
+
+MAX_POOL_GRAD = _cases("max_pool2d_with_indices_backward", "aclnnMaxPool2dWithIndicesBackwardGetWorkspaceSize",
+                       _max_pool_grad, _MAX_POOL_GRAD_NAMES, [
+    *(null({arg: None}) for arg in _MAX_POOL_GRAD_NAMES),
+    bad(dict(self=_z(2, 3, 6, 6, dtype=np.float16), grad_output=_z(2, 3, 3, 3, dtype=np.float16)), "self", "FLOAT16"),
+    bad(dict(self=_z(2, 3, 6, 6, dtype=bfloat16), grad_output=_z(2, 3, 3, 3, dtype=bfloat16)), "self", "BFLOAT16"),
+    bad(dict(grad_output=_z(2, 3, 3, 3, dtype=np.float16)), "gradOutput", "self"),
+    bad(dict(indices=_z(2, 3, 3, 3, dtype=np.int64)), "indices", "INT64"),
+    bad(dict(indices=_z(2, 3, 3, 3)), "indices", "FLOAT"),
+    bad(dict(grad_output=_z(3, 3, 3)), "gradOutput", "one format"),
+    bad(dict(self=_z(3, 6, 6), grad_output=_z(3, 3, 3), indices=_z(6, 6, dtype=np.int32)), "indices", "3-D or 4-D"),
+    bad(dict(self=_z(1, 2, 3, 6, 6), grad_output=_z(1, 2, 3, 3, 3)), "self", "3-D or 4-D"),
+    bad(dict(kernel_size=[3, 3, 3]), "kernelSize"),
+    bad(dict(stride=[0]), "stride", "> 0"),
+    bad(dict(padding=[2]), "padding", "kernelSize / 2"),
+    bad(dict(dilation=[2]), "dilation", "Atlas A2/A3"),
+    bad(dict(self=_z(2, 3, 0, 6), grad_output=_z(2, 3, 0, 3)), "self", "must not be 0"),
+    bad(dict(grad_output=_z(2, 3, 3, 4), indices=_z(2, 3, 3, 4, dtype=np.int32)), "gradOutput", "pooled size"),
+    bad(dict(grad_output=_z(2, 2, 3, 3), indices=_z(2, 2, 3, 3, dtype=np.int32)), "gradOutput", "pooled size"),
+    bad(dict(ceil_mode=True), "gradOutput", "[2, 3, 4, 4]"),                # ceil mode pools 6 to 4
+    bad(dict(indices=_z(2, 3, 3, 2, dtype=np.int32)), "indices", "gradOutput"),
+    # the first violation decides
+    bad(dict(indices=_z(2, 3, 3, 2, dtype=np.int64)), "indices", "INT64", absent=("shape",)),
+    bad(dict(padding=[2], grad_output=_z(2, 3, 4, 4)), "padding", absent=("gradOutput",)),
+    device_fault(dict(indices=np.full((2, 3, 3, 3), 36, np.int32)), "indices[0, 0, 0, 0] = 36", "[0, 36)",
+                 id="index 36 of a 6x6 plane"),
+    wrong_type(dict(kernel_size=[3.0, 3])),
+    wrong_type(dict(indices=[[0]])),
+    *unnamed("grad_output", "gradOutput", (2, 3, 3, 3)),
+])
+
+CASES: list[Invalid] = IM2COL + MAX_UNPOOL + REFLECTION_PAD + AVG_POOL + CONVOLUTION + ADD + MUL + ADDS + MULS + RELU + THRESHOLD_BACKWARD + CAST + MAX_POOL + MAX_POOL_GRAD
