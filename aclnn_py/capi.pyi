@@ -777,6 +777,30 @@ def aclnnInplaceAddGetWorkspaceSize(selfRef: CData | Tensor | None, other: CData
     ``aclnnInplaceAddGetWorkspaceSize(<inputs and outputs in C order>) -> (workspace_size, executor)``.
     """
 
+def aclnnMaxPool2dWithIndices(workspace: CData | None, workspaceSize: int, executor: CData, stream: CData) -> None:
+    """C: ``aclnnStatus aclnnMaxPool2dWithIndices(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream);``
+
+    ``aclnnMaxPool2dWithIndices(workspace, workspaceSize, executor, stream)``: queue the kernel on ``stream``.
+    """
+
+def aclnnMaxPool2dWithIndicesBackward(workspace: CData | None, workspaceSize: int, executor: CData, stream: CData) -> None:
+    """C: ``aclnnStatus aclnnMaxPool2dWithIndicesBackward(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream);``
+
+    ``aclnnMaxPool2dWithIndicesBackward(workspace, workspaceSize, executor, stream)``: queue the kernel on ``stream``.
+    """
+
+def aclnnMaxPool2dWithIndicesBackwardGetWorkspaceSize(gradOutput: CData | Tensor | None, self: CData | Tensor | None, indices: CData | Tensor | None, kernelSize: CData | IntArray | None, stride: CData | IntArray | None, padding: CData | IntArray | None, dilation: CData | IntArray | None, ceilMode: bool, gradInput: CData | Tensor | None) -> tuple[int, CData]:
+    """C: ``aclnnStatus aclnnMaxPool2dWithIndicesBackwardGetWorkspaceSize(const aclTensor *gradOutput, const aclTensor *self, const aclTensor *indices, const aclIntArray *kernelSize, const aclIntArray *stride, const aclIntArray *padding, const aclIntArray *dilation, bool ceilMode, aclTensor *gradInput, uint64_t *workspaceSize, aclOpExecutor **executor);``
+
+    ``aclnnMaxPool2dWithIndicesBackwardGetWorkspaceSize(<inputs and outputs in C order>) -> (workspace_size, executor)``.
+    """
+
+def aclnnMaxPool2dWithIndicesGetWorkspaceSize(self: CData | Tensor | None, kernelSize: CData | IntArray | None, stride: CData | IntArray | None, padding: CData | IntArray | None, dilation: CData | IntArray | None, ceilMode: bool, out: CData | Tensor | None, indices: CData | Tensor | None) -> tuple[int, CData]:
+    """C: ``aclnnStatus aclnnMaxPool2dWithIndicesGetWorkspaceSize(const aclTensor *self, const aclIntArray *kernelSize, const aclIntArray *stride, const aclIntArray *padding, const aclIntArray *dilation, bool ceilMode, aclTensor *out, aclTensor *indices, uint64_t *workspaceSize, aclOpExecutor **executor);``
+
+    ``aclnnMaxPool2dWithIndicesGetWorkspaceSize(<inputs and outputs in C order>) -> (workspace_size, executor)``.
+    """
+
 def aclnnMaxUnpool2dBackward(workspace: CData | None, workspaceSize: int, executor: CData, stream: CData) -> None:
     """C: ``aclnnStatus aclnnMaxUnpool2dBackward(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream);``
 

@@ -20,6 +20,8 @@ from .relu import relu as relu
 from .threshold_backward import threshold_backward as threshold_backward
 from .cast import cast as cast
 from .inplace_add import inplace_add as inplace_add
+from .max_pool2d_with_indices import max_pool2d_with_indices as max_pool2d_with_indices
+from .max_pool2d_with_indices_backward import max_pool2d_with_indices_backward as max_pool2d_with_indices_backward
 
 #: Every operator, in the order above.
 OPERATORS: tuple[Operator, ...] = operators()

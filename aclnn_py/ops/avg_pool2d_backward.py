@@ -75,6 +75,7 @@ from .._runtime.tensor import Tensor
 from .._numpy import workers as _workers
 from .._numpy import small as _small
 from ._registry import numpy_dtypes
+from .._numpy.pooling import pooled_size
 from .._numpy.ufunc_buffer import ufunc_buffer
 from .._convert.executor import dtype_of, planned, shape_of
 from .._convert.typed import Output, TypedCall
@@ -125,11 +126,8 @@ class _Params(NamedTuple):
 
 
 def _pooled_size(size: int, k: int, s: int, p: int, ceil_mode: bool) -> int:
-    """Forward output size along one axis (PyTorch's pooling_output_shape, Python ints)."""
-    o = (size + 2 * p - k + (s - 1 if ceil_mode else 0)) // s + 1
-    if ceil_mode and (o - 1) * s >= size + p:
-        o -= 1
-    return o
+    """Forward output size along one axis (the shared pooling formula, ``_numpy/pooling.py``)."""
+    return pooled_size(size, k, s, p, ceil_mode)
 
 
 def _validate(grad_output: object, self: object, kernel_size: object, stride: object, padding: object,

@@ -756,3 +756,83 @@ INPLACE_ADD = _cases("inplace_add", "aclnnInplaceAddGetWorkspaceSize", _inplace_
 ])
 
 CASES: list[Invalid] = IM2COL + MAX_UNPOOL + REFLECTION_PAD + AVG_POOL + CONVOLUTION + ADD + MUL + ADDS + MULS + RELU + THRESHOLD_BACKWARD + CAST + INPLACE_ADD
+# -- MaxPool2dWithIndices ------------------------------------------------------------------------
+
+def _max_pool():
+    return dict(self=_z(2, 3, 6, 6), kernel_size=[3, 3], stride=[2, 2], padding=[1, 1], dilation=[1, 1],
+                ceil_mode=False)
+
+
+_MAX_POOL_NAMES = {"self": "self", "kernel_size": "kernelSize", "stride": "stride", "padding": "padding",
+                   "dilation": "dilation"}
+
+MAX_POOL = _cases("max_pool2d_with_indices", "aclnnMaxPool2dWithIndicesGetWorkspaceSize", _max_pool,
+                  _MAX_POOL_NAMES, [
+    *(null({arg: None}) for arg in _MAX_POOL_NAMES),
+    bad(dict(self=_z(2, 3, 6, 6, dtype=np.float64)), "self", "DOUBLE"),
+    bad(dict(self=_z(2, 3, 6, 6, dtype=np.int32)), "self", "INT32"),
+    bad(dict(self=_z(6, 6)), "self", "3-D or 4-D"),
+    bad(dict(self=_z(1, 2, 3, 6, 6)), "self", "3-D or 4-D"),
+    bad(dict(kernel_size=[]), "kernelSize", "1 or 2 elements"),
+    bad(dict(kernel_size=[3, 3, 3]), "kernelSize"),
+    bad(dict(stride=[2, 2, 2]), "stride", "0, 1 or 2 elements"),
+    bad(dict(padding=[]), "padding", "1 or 2 elements"),
+    bad(dict(dilation=[1, 1, 1]), "dilation", "1 or 2 elements"),
+    bad(dict(kernel_size=[0, 3]), "kernelSize", "> 0"),
+    bad(dict(stride=[2, -1]), "stride", "> 0"),
+    bad(dict(padding=[2, 1]), "padding", "kernelSize / 2"),
+    bad(dict(padding=[-1]), "padding", ">= 0"),
+    bad(dict(dilation=[2, 2]), "dilation", "Atlas A2/A3"),
+    bad(dict(self=_z(2, 0, 6, 6)), "self", "must not be 0"),
+    bad(dict(self=_z(2, 3, 1, 1), kernel_size=[3], padding=[0]), "outH and outW"),
+    bad(dict(stride=[2**63 - 1], ceil_mode=True), "overflows int64"),
+    # the first violation decides
+    bad(dict(kernel_size=[0], stride=[1, 1, 1]), "stride", absent=("kernelSize",)),
+    bad(dict(padding=[5], dilation=[2]), "padding", absent=("dilation",)),
+    wrong_type(dict(kernel_size=3.0)),
+    wrong_type(dict(self=[[0.0]])),
+    wrong_type(dict(ceil_mode=1), "ceilMode"),
+    *unnamed("self", "self", (2, 3, 6, 6)),
+])
+
+# -- MaxPool2dWithIndicesBackward ----------------------------------------------------------------
+
+def _max_pool_grad():
+    return dict(grad_output=_z(2, 3, 3, 3), self=_z(2, 3, 6, 6), indices=_z(2, 3, 3, 3, dtype=np.int32),
+                kernel_size=[3, 3], stride=[2, 2], padding=[1, 1], dilation=[1, 1], ceil_mode=False)
+
+
+_MAX_POOL_GRAD_NAMES = {"grad_output": "gradOutput", "self": "self", "indices": "indices", "kernel_size": "kernelSize",
+                        "stride": "stride", "padding": "padding", "dilation": "dilation"}
+
+MAX_POOL_GRAD = _cases("max_pool2d_with_indices_backward", "aclnnMaxPool2dWithIndicesBackwardGetWorkspaceSize",
+                       _max_pool_grad, _MAX_POOL_GRAD_NAMES, [
+    *(null({arg: None}) for arg in _MAX_POOL_GRAD_NAMES),
+    bad(dict(self=_z(2, 3, 6, 6, dtype=np.float16), grad_output=_z(2, 3, 3, 3, dtype=np.float16)), "self", "FLOAT16"),
+    bad(dict(self=_z(2, 3, 6, 6, dtype=bfloat16), grad_output=_z(2, 3, 3, 3, dtype=bfloat16)), "self", "BFLOAT16"),
+    bad(dict(grad_output=_z(2, 3, 3, 3, dtype=np.float16)), "gradOutput", "self"),
+    bad(dict(indices=_z(2, 3, 3, 3, dtype=np.int64)), "indices", "INT64"),
+    bad(dict(indices=_z(2, 3, 3, 3)), "indices", "FLOAT"),
+    bad(dict(grad_output=_z(3, 3, 3)), "gradOutput", "one format"),
+    bad(dict(self=_z(3, 6, 6), grad_output=_z(3, 3, 3), indices=_z(6, 6, dtype=np.int32)), "indices", "3-D or 4-D"),
+    bad(dict(self=_z(1, 2, 3, 6, 6), grad_output=_z(1, 2, 3, 3, 3)), "self", "3-D or 4-D"),
+    bad(dict(kernel_size=[3, 3, 3]), "kernelSize"),
+    bad(dict(stride=[0]), "stride", "> 0"),
+    bad(dict(padding=[2]), "padding", "kernelSize / 2"),
+    bad(dict(dilation=[2]), "dilation", "Atlas A2/A3"),
+    bad(dict(self=_z(2, 3, 0, 6), grad_output=_z(2, 3, 0, 3)), "self", "must not be 0"),
+    bad(dict(grad_output=_z(2, 3, 3, 4), indices=_z(2, 3, 3, 4, dtype=np.int32)), "gradOutput", "pooled size"),
+    bad(dict(grad_output=_z(2, 2, 3, 3), indices=_z(2, 2, 3, 3, dtype=np.int32)), "gradOutput", "pooled size"),
+    bad(dict(ceil_mode=True), "gradOutput", "[2, 3, 4, 4]"),                # ceil mode pools 6 to 4
+    bad(dict(indices=_z(2, 3, 3, 2, dtype=np.int32)), "indices", "gradOutput"),
+    # the first violation decides
+    bad(dict(indices=_z(2, 3, 3, 2, dtype=np.int64)), "indices", "INT64", absent=("shape",)),
+    bad(dict(padding=[2], grad_output=_z(2, 3, 4, 4)), "padding", absent=("gradOutput",)),
+    device_fault(dict(indices=np.full((2, 3, 3, 3), 36, np.int32)), "indices[0, 0, 0, 0] = 36", "[0, 36)",
+                 id="index 36 of a 6x6 plane"),
+    wrong_type(dict(kernel_size=[3.0, 3])),
+    wrong_type(dict(indices=[[0]])),
+    *unnamed("grad_output", "gradOutput", (2, 3, 3, 3)),
+])
+
+CASES: list[Invalid] = IM2COL + MAX_UNPOOL + REFLECTION_PAD + AVG_POOL + CONVOLUTION + ADD + MUL + ADDS + MULS + RELU + THRESHOLD_BACKWARD + CAST + MAX_POOL + MAX_POOL_GRAD

@@ -107,6 +107,19 @@ def test_each_rule_is_the_check_of_some_input(op: Operator, sim_lib):
                        if listed in str(_outcome(lambda: op.function(*args[:i], a.astype(d), *args[i + 1:],
                                                                       backend="sim"))[-1])}
             judged.append(refused == set(ALL_DTYPES) - allowed)
+        # ... or some output's (e.g. max pooling's indices), through `call`
+        likes: list[np.dtype] = []
+        op.c_arguments(args, lambda shape, dtype: likes.append(np.dtype(dtype)))
+        for j, like in enumerate(likes):
+            if like not in allowed:
+                continue
+            refused = set()
+            for d in ALL_DTYPES:
+                made = iter(range(len(likes)))
+                c_args = op.c_arguments(args, lambda shape, dt: np.zeros(shape, d if next(made) == j else dt))
+                if listed in str(_outcome(lambda: aclnn_py.call(op.kernel, *c_args, backend="sim"))[-1]):
+                    refused.add(d)
+            judged.append(refused == set(ALL_DTYPES) - allowed)
         assert any(judged), (op.name, rule)
 
 

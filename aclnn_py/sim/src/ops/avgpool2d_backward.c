@@ -16,7 +16,7 @@
 #include "../kernels/parallel.h"
 #include "aclnnop/aclnn_avgpool2d_backward.h"
 #include "aclsim_dtype_rules.h" /* generated at build: the dtype table (aclnn_py/ops/<op>.py DTYPE_RULES) */
-#include "ops_common.h"
+#include "pool_common.h"
 
 static const char API[] = "aclnnAvgPool2dBackwardGetWorkspaceSize";
 static const char KERNEL[] = "aclnnAvgPool2dBackward";
@@ -344,27 +344,10 @@ static aclnnStatus avgpool_kernel(aclOpExecutor *ex, void *workspace)
     return ACLNN_SUCCESS;
 }
 
-/* PyTorch's pooling_output_shape; false if an intermediate leaves int64. */
+/* PyTorch's pooling_output_shape (pool_common's, dilation 1); false if an intermediate leaves int64. */
 static bool pooled_size(int64_t in, int64_t k, int64_t s, int64_t p, bool ceil_mode, int64_t *out)
 {
-    int64_t numerator;
-    if (!aclsim_ops_add(in, p, &numerator) || !aclsim_ops_add(numerator, p, &numerator) ||
-        !aclsim_ops_add(numerator, -k, &numerator) ||
-        !aclsim_ops_add(numerator, ceil_mode ? s - 1 : 0, &numerator)) {
-        return false;
-    }
-    int64_t o = aclsim_ops_floor_div(numerator, s) + 1;
-    if (ceil_mode) {
-        int64_t start, end;
-        if (!aclsim_ops_mul(o - 1, s, &start) || !aclsim_ops_add(in, p, &end)) {
-            return false;
-        }
-        if (start >= end) {
-            o -= 1;
-        }
-    }
-    *out = o;
-    return true;
+    return aclsim_pool_out_size(in, k, s, p, 1, ceil_mode, out);
 }
 
 static aclnnStatus check_params(const aclTensor *gradOutput, const aclTensor *self, const aclIntArray *kernelSize,

@@ -1,0 +1,141 @@
+"""Pooling windows, the one place the numpy backend's pooling operators take them from.
+
+* ``pooled_size``: the output length of a window sliding along one axis (PyTorch's
+  ``pooling_output_shape``, which CANN's max/avg pools follow), ceil mode and dilation included;
+* ``expand``: a CANN int list of length 1 or 2 (0 for a stride: the kernel) as an (H, W) pair;
+* ``max_pool_planes``: the maximum of each window of ``(planes, H, W)`` and its flat position
+  ``h * W + w`` in the unpadded plane;
+* ``adaptive_matrix``: the ``(o, size)`` averaging matrix of adaptive pooling's windows
+  ``[floor(i * size / o), ceil((i + 1) * size / o))``;
+* ``nearest_source``: the source index of each output position of legacy nearest resizing.
+
+Sizes are Python ints (no overflow); the operators check them before they reach a kernel.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+
+import numpy as np
+
+from .workers import in_parallel
+
+#: ``max_pool_planes`` works on at most this many planes at a time (the padded copy, the running
+#: maximum and the winning tap of a block stay in the cache).
+_BLOCK_ELEMENTS = 1 << 16
+_NO_TAP = 255
+
+
+def pooled_size(size: int, k: int, s: int, p: int, ceil_mode: bool, d: int = 1) -> int:
+    """Windows of ``k`` taps ``d`` apart, ``s`` apart, over ``size`` padded by ``p`` each side:
+    ``floor((size + 2p - d(k-1) - 1 + (ceil ? s-1 : 0)) / s) + 1``, minus one in ceil mode when
+    the last window would start at or after ``size + p`` (it must start inside the input or its
+    left padding)."""
+    o = (size + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil_mode else 0)) // s + 1
+    if ceil_mode and (o - 1) * s >= size + p:
+        o -= 1
+    return o
+
+
+def expand(values: Sequence[int], default: Sequence[int] | None = None) -> tuple[int, int]:
+    """``[v]`` -> ``(v, v)``, ``[a, b, ...]`` -> ``(a, b)``; ``[]`` -> ``default`` (the
+    kernel size, for a stride)."""
+    if not values:
+        assert default is not None
+        return default[0], default[1]
+    return (values[0], values[0]) if len(values) == 1 else (values[0], values[1])
+
+
+def max_pool_planes(x: np.ndarray, out_hw: tuple[int, int], k: tuple[int, int], s: tuple[int, int],
+                    p: tuple[int, int], d: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+    """Max pooling of the ``(planes, H, W)`` array ``x`` (FLOAT16 or FLOAT32): the maximum of
+    each window and the flat index ``h * W + w`` of its first maximum in row-major window order
+    (PyTorch's rule), padding never chosen (it acts as -inf).  A window whose real elements are
+    all -inf gives -inf and its first real element's index; a NaN wins over any number (the
+    last NaN of the window), as in PyTorch.  Returns ``(values, int64 indices)``."""
+    planes, height, width = x.shape
+    oh, ow = out_hw
+    values = np.empty((planes, oh, ow), x.dtype)
+    indices = np.empty((planes, oh, ow), np.int64)
+    if planes == 0 or oh == 0 or ow == 0:
+        return values, indices
+    # The padded extent the windows reach (a ceil-mode window may pass the right padding).
+    ph_total = max(height + 2 * p[0], (oh - 1) * s[0] + d[0] * (k[0] - 1) + 1)
+    pw_total = max(width + 2 * p[1], (ow - 1) * s[1] + d[1] * (k[1] - 1) + 1)
+    rows = np.arange(oh, dtype=np.int64) * s[0] - p[0]
+    cols = np.arange(ow, dtype=np.int64) * s[1] - p[1]
+    # The first real element of each window, and each tap's offset from the window's start.
+    first = (np.maximum(rows, 0)[:, None] * width + np.maximum(cols, 0)[None, :])
+    base = rows[:, None] * width + cols[None, :]
+    taps = [(i, j) for i in range(k[0]) for j in range(k[1])]
+    has_nan = x.dtype.kind == "f" and bool(np.isnan(x).any())
+    block = max(1, _BLOCK_ELEMENTS // (ph_total * pw_total))
+    tap_dtype = np.uint8 if len(taps) < _NO_TAP else np.int64
+    none = _NO_TAP if tap_dtype == np.uint8 else len(taps)
+    # Each tap's offset from its window's start (the "none" entry: 0, fixed below).
+    lookup = np.zeros(none + 1, np.int64)
+    lookup[:len(taps)] = [i * d[0] * width + j * d[1] for i, j in taps]
+
+    def work(start: int, stop: int) -> None:
+        padded = np.full((min(block, stop - start), ph_total, pw_total), -np.inf, x.dtype)
+        best = np.empty((padded.shape[0], oh, ow), x.dtype)
+        tap = np.empty((padded.shape[0], oh, ow), tap_dtype)
+        mask = np.empty((padded.shape[0], oh, ow), np.bool_)
+        for a in range(start, stop, block):
+            n = min(block, stop - a)
+            pad, bst, tp, msk = padded[:n], best[:n], tap[:n], mask[:n]
+            pad[:, p[0]:p[0] + height, p[1]:p[1] + width] = x[a:a + n]
+            bst.fill(-np.inf)
+            tp.fill(none)
+            for t, (i, j) in enumerate(taps):
+                window = pad[:, i * d[0]:i * d[0] + (oh - 1) * s[0] + 1:s[0],
+                             j * d[1]:j * d[1] + (ow - 1) * s[1] + 1:s[1]]
+                np.greater(window, bst, out=msk)
+                if has_nan:
+                    msk |= np.isnan(window)
+                np.copyto(bst, window, where=msk)
+                np.copyto(tp, t, where=msk, casting="unsafe")
+            values[a:a + n] = bst
+            # The index of the winning tap; a window without one (all -inf): its first real element.
+            np.add(base, lookup[tp], out=indices[a:a + n])
+            lost = tp == none
+            if lost.any():
+                indices[a:a + n][lost] = np.broadcast_to(first, lost.shape)[lost]
+
+    in_parallel(planes, work, min_per_thread=max(1, block))
+    return values, indices
+
+
+@functools.lru_cache(maxsize=64)
+def adaptive_bounds(size: int, o: int) -> tuple[np.ndarray, np.ndarray]:
+    """The windows of adaptive pooling along one axis: ``start[i] = floor(i * size / o)``,
+    ``end[i] = ceil((i + 1) * size / o)`` (int64 arrays of length ``o``; read-only)."""
+    i = np.arange(o, dtype=np.int64)
+    start = (i * size) // o
+    end = -((-(i + 1) * size) // o)
+    start.flags.writeable = end.flags.writeable = False
+    return start, end
+
+
+@functools.lru_cache(maxsize=64)
+def adaptive_matrix(size: int, o: int) -> np.ndarray:
+    """The ``(o, size)`` float32 matrix whose row ``i`` is ``1 / len`` over window ``i`` and 0
+    elsewhere: ``matrix @ v`` averages each window of ``v`` (read-only)."""
+    start, end = adaptive_bounds(size, o)
+    at = np.arange(size, dtype=np.int64)
+    inside = (at[None, :] >= start[:, None]) & (at[None, :] < end[:, None])
+    matrix: np.ndarray = (inside / (end - start)[:, None]).astype(np.float32)
+    matrix.flags.writeable = False
+    return matrix
+
+
+@functools.lru_cache(maxsize=64)
+def nearest_source(o: int, size: int, scale: float = 0.0) -> np.ndarray:
+    """Legacy nearest resizing along one axis: the source index of each of the ``o`` outputs,
+    ``min(floor(i * size / o), size - 1)``, or ``min(floor(i / scale), size - 1)`` with a given
+    scale factor ``scale > 0`` (PyTorch's rule, computed in float32 as it does: read-only)."""
+    ratio = np.float32(1.0 / scale) if scale > 0 else np.float32(size) / np.float32(o)
+    source: np.ndarray = np.minimum(np.floor(np.arange(o, dtype=np.float32) * ratio).astype(np.int64), size - 1)
+    source.flags.writeable = False
+    return source
