@@ -729,6 +729,12 @@ def aclnnCastGetWorkspaceSize(self: CData | Tensor | None, dtype: CData, out: CD
     ``aclnnCastGetWorkspaceSize(<inputs and outputs in C order>) -> (workspace_size, executor)``.
     """
 
+def aclnnConvolution(workspace: CData | None, workspaceSize: int, executor: CData, stream: CData) -> None:
+    """C: ``aclnnStatus aclnnConvolution(void *workspace, const uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream);``
+
+    ``aclnnConvolution(workspace, workspaceSize, executor, stream)``: queue the kernel on ``stream``.
+    """
+
 def aclnnConvolutionBackward(workspace: CData | None, workspaceSize: int, executor: CData, stream: CData) -> None:
     """C: ``aclnnStatus aclnnConvolutionBackward(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, const aclrtStream stream);``
 
@@ -739,6 +745,12 @@ def aclnnConvolutionBackwardGetWorkspaceSize(gradOutput: CData | Tensor | None, 
     """C: ``aclnnStatus aclnnConvolutionBackwardGetWorkspaceSize(const aclTensor *gradOutput, const aclTensor *input, const aclTensor *weight, const aclIntArray *biasSizes, const aclIntArray *stride, const aclIntArray *padding, const aclIntArray *dilation, bool transposed, const aclIntArray *outputPadding, int groups, const aclBoolArray *outputMask, int8_t cubeMathType, aclTensor *gradInput, aclTensor *gradWeight, aclTensor *gradBias, uint64_t *workspaceSize, aclOpExecutor **executor);``
 
     ``aclnnConvolutionBackwardGetWorkspaceSize(<inputs and outputs in C order>) -> (workspace_size, executor)``.
+    """
+
+def aclnnConvolutionGetWorkspaceSize(input: CData | Tensor | None, weight: CData | Tensor | None, bias: CData | Tensor | None, stride: CData | IntArray | None, padding: CData | IntArray | None, dilation: CData | IntArray | None, transposed: bool, outputPadding: CData | IntArray | None, groups: CData, output: CData | Tensor | None, cubeMathType: int) -> tuple[int, CData]:
+    """C: ``aclnnStatus aclnnConvolutionGetWorkspaceSize(const aclTensor *input, const aclTensor *weight, const aclTensor *bias, const aclIntArray *stride, const aclIntArray *padding, const aclIntArray *dilation, bool transposed, const aclIntArray *outputPadding, const int64_t groups, aclTensor *output, int8_t cubeMathType, uint64_t *workspaceSize, aclOpExecutor **executor);``
+
+    ``aclnnConvolutionGetWorkspaceSize(<inputs and outputs in C order>) -> (workspace_size, executor)``.
     """
 
 def aclnnFinalize() -> Any:

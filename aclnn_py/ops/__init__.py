@@ -12,6 +12,7 @@ from .max_unpool2d_backward import max_unpool2d_backward as max_unpool2d_backwar
 from .reflection_pad2d_backward import reflection_pad2d_backward as reflection_pad2d_backward
 from .avg_pool2d_backward import avg_pool2d_backward as avg_pool2d_backward
 from .convolution_backward import convolution_backward as convolution_backward
+from .convolution import convolution as convolution
 from .add import add as add
 from .mul import mul as mul
 from .adds import adds as adds

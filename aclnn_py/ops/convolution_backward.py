@@ -106,6 +106,7 @@ from ._checks import FLOAT32, check_dtype, check_min, check_not_null, shape_str
 from .._convert.values import INT64_MAX, INT64_MIN, bool_arg, bool_array_arg, host_array, int_array_arg, repeated, spatial_dims, tensor_arg
 from .._numpy.workers import MIN_PARALLEL_ELEMENTS, in_parallel
 from .._numpy.plans import NumpyOp, Prepared, plan
+from ._conv import check_room, fits, output_size, reach as conv_reach, sides, transposed_output_size
 from ._dispatch import dispatch, documented
 from ._registry import numpy_dtypes
 from .._numpy.conv import lowered
@@ -149,13 +150,6 @@ def _check_lengths(rank: int, stride: tuple[int, ...], padding: tuple[int, ...],
             also = " (or 4)" if i >= 2 and rank == 4 else ""
             raise param_invalid(API, f"{name} must have {spatial} element{'s' if spatial > 1 else ''}{also} for a "
                                      f"{rank}-D input, got {shape_str(values)}")
-
-
-def _sides(padding: tuple[int, ...], spatial: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """(before, after) per spatial dimension; 4 elements are [top, bottom, left, right]."""
-    if len(padding) == spatial:
-        return padding, padding
-    return (padding[0], padding[2]), (padding[1], padding[3])
 
 
 def _validate(grad_output: object, input: object, weight: object, bias_sizes: object, stride: object, padding: object,
@@ -294,28 +288,28 @@ def _check(grad_output: np.ndarray, input: np.ndarray, weight: np.ndarray, bias_
         raise param_invalid(API, f"gradOutput.shape[0] = {grad_output.shape[0]} must equal input.shape[0] = "
                                  f"{input.shape[0]}")
     spatial = rank - 2
-    pad_lo, pad_hi = _sides(padding, spatial)
-    extra = _sides(output_padding, spatial)[1] if transposed else (0,) * spatial
+    pad_lo, pad_hi = sides(padding, spatial)
+    extra = sides(output_padding, spatial)[1] if transposed else (0,) * spatial
     for d in range(spatial):
         size, out, k = input.shape[2 + d], grad_output.shape[2 + d], weight.shape[2 + d]
         total = min(pad_lo[d] + pad_hi[d], INT64_MAX)  # the simulator saturates this sum
-        reach = (k - 1) * dilation[d] + 1
+        reach = conv_reach(k, dilation[d])
         if transposed:
             # CANN's form: with X = gradOutput, room = X - outputPadding + padding - reach >= 0 and
             # input == room / stride + 1 (a gradOutput up to stride - 1 longer is accepted).
             room = out - extra[d] + total - reach
-            if not (reach <= INT64_MAX and _fits(out - extra[d], out - extra[d] + total, room)) or room < 0 \
+            if not (reach <= INT64_MAX and fits(out - extra[d], out - extra[d] + total, room)) or room < 0 \
                     or size != room // stride[d] + 1:
-                expected = (size - 1) * stride[d] - total + reach + extra[d]
+                expected = transposed_output_size(size, k, stride[d], dilation[d], total, extra[d])
                 raise param_invalid(API, f"transposed: gradOutput spatial dim {d} = {out} does not fit input spatial "
                                          f"dim {size}: gradOutput should be (input - 1) * stride - padding + dilation "
-                                         f"* (kernel - 1) + outputPadding + 1 = {expected if _fits(expected) else -1} "
+                                         f"* (kernel - 1) + outputPadding + 1 = {expected if fits(expected) else -1} "
                                          f"(input {shape_str(input.shape)}, weight {shape_str(weight.shape)}, "
                                          f"stride = {shape_str(stride)}, padding = {shape_str(padding)}, dilation = "
                                          f"{shape_str(dilation)}, outputPadding = {shape_str(output_padding)})")
             continue
-        _check_room(d, size, total, reach, input, weight, padding, dilation)
-        expected = (size + total - reach) // stride[d] + 1
+        check_room(API, d, size, total, k, input.shape, weight.shape, padding, dilation)
+        expected = output_size(size, k, stride[d], dilation[d], total)
         if out != expected:
             raise param_invalid(API, f"gradOutput spatial dim {d} = {out} must be (in + padding - (kernel - 1) * "
                                      f"dilation - 1) / stride + 1 = {expected} (input {shape_str(input.shape)}, "
@@ -326,27 +320,10 @@ def _check(grad_output: np.ndarray, input: np.ndarray, weight: np.ndarray, bias_
                    pad_lo, pad_hi, grad_output.shape[1], False)
 
 
-def _fits(*values: int) -> bool:
-    return all(INT64_MIN <= v <= INT64_MAX for v in values)
-
-
 def _check_ranks(grad_output: np.ndarray, input: np.ndarray, weight: np.ndarray) -> None:
     if not grad_output.ndim == input.ndim == weight.ndim:
         raise param_invalid(API, f"gradOutput, input and weight must have the same rank, got "
                                  f"{shape_str(grad_output.shape)}, {shape_str(input.shape)}, {shape_str(weight.shape)}")
-
-
-def _check_room(d: int, size: int, total: int, reach: int, input: np.ndarray, weight: np.ndarray, padding: tuple[int, ...],
-                dilation: tuple[int, ...]) -> None:
-    """The padded input holds the dilated kernel along spatial dim ``d`` (int64 arithmetic)."""
-    if not (reach <= INT64_MAX and _fits(size + total)):
-        raise param_invalid(API, f"input spatial dim {d}: (kernel - 1) * dilation + 1 or (in + padding) overflows "
-                                 f"int64 (input {shape_str(input.shape)}, weight {shape_str(weight.shape)}, padding = "
-                                 f"{shape_str(padding)}, dilation = {shape_str(dilation)})")
-    if size + total < reach:
-        raise param_invalid(API, f"input spatial dim {d}: (in + padding) = {size} + {total} must be >= (kernel - 1) * "
-                                 f"dilation + 1 = {reach} (weight {shape_str(weight.shape)}, dilation = "
-                                 f"{shape_str(dilation)})")
 
 
 def _validate_empty(grad_output: np.ndarray, input: np.ndarray, weight: np.ndarray, bias_sizes: tuple[int, ...] | None, stride: tuple[int, ...], padding: tuple[int, ...],
@@ -382,15 +359,15 @@ def _validate_empty(grad_output: np.ndarray, input: np.ndarray, weight: np.ndarr
             raise param_invalid(API, f"{x_name}.shape[1] = {x.shape[1]} must equal weight.shape[1] * groups = "
                                      f"{w_in} * {groups}")
     spatial = rank - 2
-    pad_lo, pad_hi = _sides(padding, spatial)
+    pad_lo, pad_hi = sides(padding, spatial)
     if transposed:
         if w_out <= 0 or w_out != input.shape[1]:
             raise param_invalid(API, f"transposed: weight.shape[0] = {w_out} must be > 0 and equal input.shape[1] = "
                                      f"{input.shape[1]}")
     else:
         for d in range(spatial):
-            _check_room(d, input.shape[2 + d], min(pad_lo[d] + pad_hi[d], INT64_MAX),
-                        (weight.shape[2 + d] - 1) * dilation[d] + 1, input, weight, padding, dilation)
+            check_room(API, d, input.shape[2 + d], min(pad_lo[d] + pad_hi[d], INT64_MAX), weight.shape[2 + d],
+                       input.shape, weight.shape, padding, dilation)
     return _Params(grad_output, input, weight, transposed, groups, output_mask, stride, dilation,
                    pad_lo, pad_hi, bias_length, True)
 

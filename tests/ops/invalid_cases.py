@@ -706,6 +706,84 @@ THRESHOLD_BACKWARD = _cases("threshold_backward", "aclnnThresholdBackwardGetWork
     *unnamed("grad_output", "gradOutput", (2, 3)),
 ])
 
+# -- Convolution (forward) -----------------------------------------------------------------------
+
+
+def _fwd():
+    return dict(input=_z(2, 6, 7, 7), weight=_z(4, 3, 3, 3), bias=_z(4), stride=[1, 1], padding=[0, 0],
+                dilation=[1, 1], transposed=False, output_padding=None, groups=2, cube_math_type=0)
+
+
+def _fwd_transposed():
+    # ConvTranspose2d 6 -> 4 channels, groups 2, k3 s2 p1 op1: 3x3 -> 6x6.
+    return dict(_fwd(), input=_z(2, 6, 3, 3), weight=_z(6, 2, 3, 3), stride=[2, 2], padding=[1, 1],
+                transposed=True, output_padding=[1, 1])
+
+
+_FWD_NAMES = {"input": "input", "weight": "weight", "bias": "bias", "stride": "stride", "padding": "padding",
+              "dilation": "dilation", "transposed": "transposed", "output_padding": "outputPadding",
+              "groups": "groups", "cube_math_type": "cubeMathType"}
+
+CONVOLUTION_FORWARD = _cases("convolution", "aclnnConvolutionGetWorkspaceSize", _fwd, _FWD_NAMES, [
+    # 1. NULL
+    *(null({arg: None}) for arg in ("input", "weight", "stride", "padding", "dilation")),
+    null(dict(output_padding=None), "outputPadding", base=_fwd_transposed),
+    # 2. dtypes: bias first
+    bad(dict(bias=_z(4, dtype=np.float64)), "bias", "DOUBLE"),
+    bad(dict(input=_z(2, 6, 7, 7, dtype=np.int32)), "input", "INT32"),
+    bad(dict(weight=_z(4, 3, 3, 3, dtype=np.complex64)), "weight"),
+    bad(dict(bias=_z(4, dtype=np.int8), input=_z(2, 6, 7, 7, dtype=np.int32)), "bias", absent=("input",)),
+    # 3. ranks and lengths
+    bad(dict(input=_z(6, 7, 7)), "input"),
+    bad(dict(input=_z(1, 2, 6, 7, 7, 1)), "input"),
+    bad(dict(weight=_z(4, 27)), "weight"),
+    bad(dict(bias=_z(5)), "bias", "weight.shape[0]"),
+    bad(dict(bias=_z(4, 1)), "bias"),
+    bad(dict(bias=_z(5)), "bias", "weight.shape[1] * groups", base=_fwd_transposed),
+    bad(dict(stride=[1]), "stride"),
+    bad(dict(dilation=[1, 1, 1]), "dilation"),
+    bad(dict(padding=[0, 0, 0]), "padding"),
+    bad(dict(padding=[0]), "padding"),
+    bad(dict(output_padding=[1]), "outputPadding", base=_fwd_transposed),
+    bad(dict(input=_z(2, 6, 7), weight=_z(4, 3, 3), stride=[1], dilation=[1], padding=[0, 0, 0]), "padding",
+        id="1d:padding=[0,0,0]"),
+    bad(dict(input=_z(2, 6, 3), weight=_z(6, 2, 3), stride=[2], dilation=[1], padding=[1, 1], output_padding=[1]),
+        "padding", "transposed", base=_fwd_transposed, id="transposed 1d:padding=[1,1]"),
+    # 4. values
+    bad(dict(weight=_z(4, 3, 0, 3), bias=_z(4)), "weight", "> 0"),
+    bad(dict(stride=[0, 1]), "stride"),
+    bad(dict(dilation=[1, 0]), "dilation"),
+    bad(dict(padding=[0, -1]), "padding"),
+    bad(dict(weight=_z(4, 3, 8, 3)), "input", "kernel"),
+    bad(dict(dilation=[2**62, 1]), "dilation"),                                       # leaves int64
+    bad(dict(groups=0), "groups"),
+    bad(dict(groups=-3), "groups"),
+    bad(dict(weight=_z(4, 4, 3, 3)), "input", "groups"),
+    bad(dict(weight=_z(4, 3, 3, 3), groups=3, input=_z(2, 9, 7, 7)), "weight", "divisible"),
+    bad(dict(weight=_z(4, 2, 3, 3)), "weight", "input.shape[1]", base=_fwd_transposed),
+    bad(dict(output_padding=[2, 1]), "outputPadding", base=_fwd_transposed),          # not < stride or dilation
+    bad(dict(output_padding=[-1, 0]), "outputPadding", base=_fwd_transposed),
+    bad(dict(input=_z(2, 0, 3, 3), weight=_z(0, 2, 3, 3)), "input", base=_fwd_transposed,
+        id="transposed:C=0"),
+    bad(dict(weight=_z(6, 2, 300, 3), bias=_z(4)), "transposed", "255", base=_fwd_transposed),
+    # 5. the output shape
+    bad(dict(input=_z(2, 6, 2, 2), padding=[3, 3], stride=[1, 1], weight=_z(6, 2, 3, 3), output_padding=[0, 0],
+             bias=_z(4)), "output", "negative", base=_fwd_transposed, id="transposed:negative output"),
+    bad(dict(input=_z(2, 0, 7, 7), weight=_z(4, 0, 3, 3)), "output", "empty"),
+    # 6. cubeMathType
+    bad(dict(cube_math_type=5), "cubeMathType"),
+    bad(dict(cube_math_type=-1), "cubeMathType"),
+    # the first violation decides
+    bad(dict(stride=[0, 0], padding=[-1, -1]), "stride", absent=("padding",)),
+    bad(dict(groups=0, cube_math_type=9), "groups", absent=("cubeMathType",)),
+    bad(dict(input=_z(7, 7), stride=[0, 0]), "input", absent=("stride",)),
+    # Python types
+    wrong_type(dict(weight="weight")),
+    wrong_type(dict(stride=1.0)),
+    wrong_type(dict(transposed=1)),
+    *unnamed("input", "input", (2, 6, 7, 7)),
+])
+
 def _cast():
     return dict(self=_z(2, 3), dtype=np.float16)
 
@@ -836,3 +914,4 @@ MAX_POOL_GRAD = _cases("max_pool2d_with_indices_backward", "aclnnMaxPool2dWithIn
 ])
 
 CASES: list[Invalid] = IM2COL + MAX_UNPOOL + REFLECTION_PAD + AVG_POOL + CONVOLUTION + ADD + MUL + ADDS + MULS + RELU + THRESHOLD_BACKWARD + CAST + MAX_POOL + MAX_POOL_GRAD
+CASES: list[Invalid] = IM2COL + MAX_UNPOOL + REFLECTION_PAD + AVG_POOL + CONVOLUTION + CONVOLUTION_FORWARD + ADD + MUL + ADDS + MULS + RELU + THRESHOLD_BACKWARD + CAST

@@ -49,7 +49,7 @@ from typing import Unpack
 import numpy as np
 
 from . import dense, depthwise, patch, polyphase, winograd
-from ._geometry import Engine, Geometry, GeometryArgs, Gradients
+from ._geometry import FLOAT32, Engine, Geometry, GeometryArgs, Gradients
 from .dense import DenseEngine
 from .depthwise import DepthwiseEngine
 from .flat import FlatEngine
@@ -60,7 +60,7 @@ from .winograd import WinogradEngine
 from ..blas import single_threaded
 from ..workers import MIN_PARALLEL_ELEMENTS, in_parallel
 
-__all__ = ["LoweredConv", "ENGINES", "lowered"]
+__all__ = ["LoweredConv", "ENGINES", "lowered", "forward"]
 
 ENGINES = ("dense", "patch", "depthwise", "winograd", "polyphase", "flat", "tap")
 
@@ -97,7 +97,9 @@ class LoweredConv(Geometry):
         once did."""
         engine = self.choose(want_input)
         if engine.checks_data:
-            if not _all_finite(x, dy, w if want_input else None):
+            # gradInput alone reads one of X and dY: forward(X) when transposed, else dY.
+            reads_x, reads_dy = want_weight or self.transposed, want_weight or not self.transposed
+            if not _all_finite(x if reads_x else None, dy if reads_dy else None, w if want_input else None):
                 engine = TapEngine(*self.geometry())
             return _run(engine, x, dy, w, want_input, want_weight)
         with np.errstate(all="ignore"):
@@ -105,6 +107,21 @@ class LoweredConv(Geometry):
         if engine.name == "tap" or _all_finite(*grads):
             return grads
         return _run(TapEngine(*self.geometry()), x, dy, w, want_input, want_weight)
+
+    def output(self, data: np.ndarray, w: np.ndarray) -> np.ndarray:
+        """The output of a convolution operator's forward pass: ``forward(X=data, W)`` (Y's
+        shape) when ``transposed`` (an ordinary convolution: the product a transposed one's
+        gradInput is), else ``input_grad(dY=data, W)`` (X's shape: a transposed convolution's
+        output, the product an ordinary one's gradInput is).  The engines read only ``data``
+        and ``w`` for it; the other operand is a zero-strided stand-in of its shape."""
+        batch = data.shape[0]
+        if self.transposed:
+            x, dy = data, np.broadcast_to(np.float32(0), (batch, self.y_channels) + self.y_size)
+        else:
+            x, dy = np.broadcast_to(np.float32(0), (batch, self.x_channels) + self.x_size), data
+        result = self.gradients(x, dy, w, True, False)[0]
+        assert result is not None
+        return result
 
     def choose(self, want_input: bool) -> Engine:
         """The fastest engine for finite data, from the shapes and what is wanted.  Engines hold
@@ -219,3 +236,76 @@ def _parallel_sum(a: np.ndarray) -> float:
     # In the order of the parts, whichever thread summed each: the same verdict on every call
     # (a float sum's overflow depends on its order).
     return sum(partial[first] for first in sorted(partial))
+
+
+class _Flipped:
+    """A stride-1 convolution's output as the input gradient of the convolution with the
+    weight's kernel flipped and its channel roles swapped (``forward``): ``Y[o] = sum_t W[t]
+    X[o + t*d - lo]`` is ``sum_t' W'[t'] X[o + lo' - t'*d]`` with ``t' = k-1-t`` and
+    ``lo' = (k-1)*d - lo``, which is ``input_grad`` of a convolution Y -> X with padding
+    ``lo'`` and weight ``W'[ci, co] = W[co, ci]`` flipped.  That lowering takes Winograd's
+    engine for 3x3 and 3x3x3 layers, which the forward product has no form of."""
+
+    def __init__(self, conv: LoweredConv, groups: int, out_channels: int) -> None:
+        self.conv, self.groups, self.out_channels = conv, groups, out_channels
+
+    def output(self, data: np.ndarray, w: np.ndarray) -> np.ndarray:
+        g, rank = self.groups, w.ndim - 2
+        cout_g, cin_g = w.shape[0] // g, w.shape[1]
+        swapped = w.reshape((g, cout_g, cin_g) + w.shape[2:]).swapaxes(1, 2)
+        flipped = swapped[(slice(None),) * 3 + (slice(None, None, -1),) * rank]
+        w_flipped = np.ascontiguousarray(flipped).reshape((g * cin_g, cout_g) + w.shape[2:])
+        return self.conv.output(data, w_flipped)
+
+
+class _Pointwise:
+    """A 1x1 (x1) convolution without padding: per image and group one matrix product of the
+    weight ``(Cout/g, Cin/g)`` and the input's (strided) positions ``(Cin/g, P)``, by BLAS on
+    contiguous operands (the patch engine's layout for the gradients made the forward product a
+    strided one, ~15x slower on ResNet's 1x1 layers).  Each output is the exact sum of its
+    terms, as no padding enters it."""
+
+    def __init__(self, groups: int, out_channels: int, out_size: tuple[int, ...], stride: tuple[int, ...]) -> None:
+        self.groups, self.out_channels, self.out_size, self.stride = groups, out_channels, out_size, stride
+
+    def output(self, data: np.ndarray, w: np.ndarray) -> np.ndarray:
+        if any(s > 1 for s in self.stride):
+            picked = (slice(None), slice(None)) + tuple(slice(None, n * s, s) for n, s in zip(self.out_size,
+                                                                                             self.stride))
+            data = np.ascontiguousarray(data[picked])
+        batch, g = data.shape[0], self.groups
+        x = data.reshape(batch, g, data.shape[1] // g, -1)
+        wg = w.reshape(g, self.out_channels // g, w.shape[1])
+        y = np.empty((batch, g, self.out_channels // g, x.shape[3]), FLOAT32)
+        for n in range(batch):          # (np.matmul of the stack does not call BLAS: 5x slower)
+            for group in range(g):
+                np.matmul(wg[group], x[n, group], out=y[n, group])
+        return y.reshape((batch, self.out_channels) + self.out_size)
+
+
+#: Channels per group from which a 1x1 convolution takes ``_Pointwise`` (thinner groups: the
+#: engines' depthwise paths).
+POINTWISE_MIN_CHANNELS = 8
+
+
+def forward(batch: int, in_channels: int, out_channels: int, in_size: tuple[int, ...], out_size: tuple[int, ...],
+            kernel: tuple[int, ...], stride: tuple[int, ...], dilation: tuple[int, ...], pad_lo: tuple[int, ...],
+            groups: int) -> LoweredConv | _Flipped | _Pointwise:
+    """The lowering of an ordinary convolution's forward product, ``output(x, w)`` of it giving
+    the output: the convolution itself (X = input, whose gradInput of a transposed convolution
+    is this product), or, where Winograd's engine takes the flipped form (``_Flipped``), that;
+    a 1x1 convolution without padding is a matrix product (``_Pointwise``)."""
+    if (forced is None and all(k == 1 for k in kernel) and not any(pad_lo)
+            and all(o == (i - 1) // s + 1 for i, o, s in zip(in_size, out_size, stride))
+            and min(in_channels, out_channels) // groups >= POINTWISE_MIN_CHANNELS):
+        return _Pointwise(groups, out_channels, out_size, stride)
+    conv = lowered(batch, in_channels, out_channels, in_size, out_size, kernel, stride, dilation, pad_lo, groups,
+                   True)
+    if forced is None and all(s == 1 for s in stride) and all(lo <= (k - 1) * d
+                                                             for lo, k, d in zip(pad_lo, kernel, dilation)):
+        flipped_pad = tuple((k - 1) * d - lo for lo, k, d in zip(pad_lo, kernel, dilation))
+        flipped = lowered(batch, out_channels, in_channels, out_size, in_size, kernel, stride, dilation, flipped_pad,
+                          groups, False)
+        if isinstance(flipped.choose(True), WinogradEngine):
+            return _Flipped(flipped, groups, out_channels)
+    return conv
