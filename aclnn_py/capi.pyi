@@ -801,6 +801,30 @@ def aclnnMulsGetWorkspaceSize(self: CData | Tensor | None, other: CData | Scalar
     ``aclnnMulsGetWorkspaceSize(<inputs and outputs in C order>) -> (workspace_size, executor)``.
     """
 
+def aclnnNLLLoss(workspace: CData | None, workspaceSize: int, executor: CData, stream: CData) -> None:
+    """C: ``aclnnStatus aclnnNLLLoss(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream);``
+
+    ``aclnnNLLLoss(workspace, workspaceSize, executor, stream)``: queue the kernel on ``stream``.
+    """
+
+def aclnnNLLLossBackward(workspace: CData | None, workspaceSize: int, executor: CData, stream: CData) -> None:
+    """C: ``aclnnStatus aclnnNLLLossBackward(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream);``
+
+    ``aclnnNLLLossBackward(workspace, workspaceSize, executor, stream)``: queue the kernel on ``stream``.
+    """
+
+def aclnnNLLLossBackwardGetWorkspaceSize(gradOutput: CData | Tensor | None, self: CData | Tensor | None, target: CData | Tensor | None, weight: CData | Tensor | None, reduction: int, ignoreIndex: int, totalWeight: CData | Tensor | None, out: CData | Tensor | None) -> tuple[int, CData]:
+    """C: ``aclnnStatus aclnnNLLLossBackwardGetWorkspaceSize(const aclTensor *gradOutput, const aclTensor *self, const aclTensor *target, const aclTensor *weight, int64_t reduction, int64_t ignoreIndex, const aclTensor *totalWeight, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor);``
+
+    ``aclnnNLLLossBackwardGetWorkspaceSize(<inputs and outputs in C order>) -> (workspace_size, executor)``.
+    """
+
+def aclnnNLLLossGetWorkspaceSize(self: CData | Tensor | None, target: CData | Tensor | None, weight: CData | Tensor | None, reduction: int, ignoreIndex: int, out: CData | Tensor | None, totalWeightOut: CData | Tensor | None) -> tuple[int, CData]:
+    """C: ``aclnnStatus aclnnNLLLossGetWorkspaceSize(const aclTensor *self, const aclTensor *target, const aclTensor *weight, int64_t reduction, int64_t ignoreIndex, aclTensor *out, aclTensor *totalWeightOut, uint64_t *workspaceSize, aclOpExecutor **executor);``
+
+    ``aclnnNLLLossGetWorkspaceSize(<inputs and outputs in C order>) -> (workspace_size, executor)``.
+    """
+
 def aclnnReflectionPad2dBackward(workspace: CData | None, workspaceSize: int, executor: CData, stream: CData) -> None:
     """C: ``aclnnStatus aclnnReflectionPad2dBackward(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, const aclrtStream stream);``
 
