@@ -21,6 +21,7 @@ from .threshold_backward import threshold_backward as threshold_backward
 from .cast import cast as cast
 from .nll_loss import nll_loss as nll_loss
 from .nll_loss_backward import nll_loss_backward as nll_loss_backward
+from .mm import mm as mm
 
 #: Every operator, in the order above.
 OPERATORS: tuple[Operator, ...] = operators()

@@ -815,5 +815,35 @@ NLL_LOSS_BACKWARD = _cases("nll_loss_backward", "aclnnNLLLossBackwardGetWorkspac
                  "target[1] = -5", id="none:target[1]=-5"),
 ])
 
+# -- Mm, Addmm, Matmul, BatchMatMul --------------------------------------------------------------
+
+_CUBE_WORDS = ("cubeMathType", "USE_FP32_ADD")
+
+
+def _mm():
+    return dict(self=_z(4, 3), mat2=_z(3, 5), cube_math_type=0)
+
+
+MM = _cases("mm", "aclnnMmGetWorkspaceSize", _mm, {"self": "self", "mat2": "mat2", "cube_math_type": "cubeMathType"}, [
+    null(dict(self=None)),
+    null(dict(mat2=None)),
+    null(dict(self=None, mat2=None), "self", absent=("mat2",)),
+    bad(dict(self=_z(4, 3, dtype=np.float64)), "self", "DOUBLE"),
+    bad(dict(mat2=_z(3, 5, dtype=np.int32)), "mat2", "INT32"),
+    bad(dict(cube_math_type=5), *_CUBE_WORDS),
+    bad(dict(cube_math_type=-2), *_CUBE_WORDS),
+    bad(dict(cube_math_type=128), "cubeMathType", "int8"),
+    bad(dict(mat2=_z(3)), "mat2", "2-D"),
+    bad(dict(self=_z(2, 4, 3)), "self", "2-D"),
+    bad(dict(mat2=_z(4, 5)), "K", "[4, 3]", "[4, 5]"),
+    # the first violation decides
+    bad(dict(self=_z(4, 3, dtype=np.int8), cube_math_type=9), "self", absent=("cubeMathType",)),
+    bad(dict(cube_math_type=9, mat2=_z(3)), "cubeMathType", absent=("mat2",)),
+    bad(dict(mat2=_z(3), self=_z(3)), "mat2", absent=("self ",)),       # mat2's rank before self's
+    wrong_type(dict(cube_math_type=0.0)),
+    wrong_type(dict(self=[[1.0]])),
+    *unnamed("mat2", "mat2", (3, 5)),
+])
+
 CASES: list[Invalid] = IM2COL + MAX_UNPOOL + REFLECTION_PAD + AVG_POOL + CONVOLUTION + ADD + MUL + ADDS + MULS + RELU + THRESHOLD_BACKWARD + CAST + NLL_LOSS + \
-    NLL_LOSS_BACKWARD
+    NLL_LOSS_BACKWARD + MM
