@@ -693,6 +693,18 @@ def aclnnAddGetWorkspaceSize(self: CData | Tensor | None, other: CData | Tensor 
     ``aclnnAddGetWorkspaceSize(<inputs and outputs in C order>) -> (workspace_size, executor)``.
     """
 
+def aclnnAddmm(workspace: CData | None, workspaceSize: int, executor: CData, stream: CData) -> None:
+    """C: ``aclnnStatus aclnnAddmm(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream);``
+
+    ``aclnnAddmm(workspace, workspaceSize, executor, stream)``: queue the kernel on ``stream``.
+    """
+
+def aclnnAddmmGetWorkspaceSize(self: CData | Tensor | None, mat1: CData | Tensor | None, mat2: CData | Tensor | None, beta: CData | Scalar | None, alpha: CData | Scalar | None, out: CData | Tensor | None, cubeMathType: int) -> tuple[int, CData]:
+    """C: ``aclnnStatus aclnnAddmmGetWorkspaceSize(const aclTensor *self, const aclTensor *mat1, const aclTensor *mat2, const aclScalar *beta, const aclScalar *alpha, aclTensor *out, int8_t cubeMathType, uint64_t *workspaceSize, aclOpExecutor **executor);``
+
+    ``aclnnAddmmGetWorkspaceSize(<inputs and outputs in C order>) -> (workspace_size, executor)``.
+    """
+
 def aclnnAdds(workspace: CData | None, workspaceSize: int, executor: CData, stream: CData) -> None:
     """C: ``aclnnStatus aclnnAdds(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream);``
 

@@ -22,6 +22,7 @@ from .cast import cast as cast
 from .nll_loss import nll_loss as nll_loss
 from .nll_loss_backward import nll_loss_backward as nll_loss_backward
 from .mm import mm as mm
+from .addmm import addmm as addmm
 
 #: Every operator, in the order above.
 OPERATORS: tuple[Operator, ...] = operators()

@@ -20,7 +20,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .._constants import ACLNN_ERR_INNER_NULLPTR
 from .._dtypes import bfloat16
+from .._errors import AclnnError
 from ._checks import FLOAT16, FLOAT32, check, shape_str
 
 BFLOAT16: np.dtype = np.dtype(bfloat16)
@@ -88,3 +90,18 @@ def matmul_shape(api: str, a: Sequence[int], b: Sequence[int]) -> tuple[int, ...
     if len(a) == 1:
         return (*b[:-2], b[-1])
     return (*broadcast_batch(api, a, b), a[-2], b[-1])
+
+
+def copy_failure(api: str, message: str) -> AclnnError:
+    """561103 (ACLNN_ERR_INNER_NULLPTR): a result CANN's final copy into out cannot take, which
+    phase 1 reports from its graph building, not from a parameter check."""
+    return AclnnError(ACLNN_ERR_INNER_NULLPTR, api, f"{api}: {message}")
+
+
+#: |alpha| or |beta| at most this (FLT_EPSILON) counts as 0 in Addmm (``aclnn_addmm.cpp``).
+FLT_EPSILON = float(np.finfo(np.float32).eps)
+
+
+def scalar_float(value: np.ndarray) -> float:
+    """An aclScalar read with ``ToFloat()``, whatever its dtype (a complex one: its real part)."""
+    return float(np.float32(np.real(value)))

@@ -91,3 +91,44 @@ def test_mm_float_out_of_half_inputs_on_sim(sim_lib):
     aclnn_py.call("aclnnMm", a, b, out, 0, backend="sim")
     np.testing.assert_allclose(out, a.astype(np.float64) @ b.astype(np.float64), rtol=1e-5, atol=1e-4)
     assert not np.array_equal(out, out.astype(np.float16).astype(np.float32))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("bias_shape", [(23,), (17, 23), (1, 23), (17, 1), (1,)])
+def test_addmm_matches_torch(backend, torch, dtype, bias_shape):
+    rng = np.random.default_rng(len(bias_shape))
+    s, a, b = _rand(rng, bias_shape, dtype), _rand(rng, (17, 40), dtype), _rand(rng, (23, 40), dtype).T
+    result = aclnn_py.addmm(s, a, b, 0.5, 2.0, backend=backend)
+    expected = torch.addmm(torch.from_numpy(s.astype(np.float64)), torch.from_numpy(a.astype(np.float64)),
+                           torch.from_numpy(np.ascontiguousarray(b.astype(np.float64))), beta=0.5, alpha=2.0)
+    assert result.dtype == dtype
+    assert_close(result, expected.numpy().astype(dtype), dtype, scale=2)
+
+
+def test_addmm_alpha_or_beta_near_zero(backend):
+    s, a, b = np.arange(3, dtype=np.float32), np.full((2, 4), np.nan, np.float32), np.ones((4, 3), np.float32)
+    # |alpha| <= FLT_EPSILON: the product is never computed (its NaN does not reach out)
+    np.testing.assert_array_equal(aclnn_py.addmm(s, a, b, 2, 1e-8, backend=backend), np.broadcast_to(2 * s, (2, 3)))
+    # |beta| <= FLT_EPSILON: self is ignored (a NaN bias does not reach out)
+    a = np.ones((2, 4), np.float32)
+    np.testing.assert_array_equal(aclnn_py.addmm(np.full(3, np.nan, np.float32), a, b, 0.0, 3, backend=backend),
+                                  np.full((2, 3), 12, np.float32))
+    # beta and alpha of any dtype are read as FLOAT (NumPy float16, int32)
+    r = aclnn_py.addmm(s, a, b, np.float16(0.5), np.int32(2), backend=backend)
+    np.testing.assert_array_equal(r, 8 + 0.5 * np.broadcast_to(s, (2, 3)))
+
+
+def test_addmm_empty_and_k_zero(backend):
+    s = np.arange(3, dtype=np.float16)
+    np.testing.assert_array_equal(aclnn_py.addmm(s, np.zeros((2, 0), np.float16), np.zeros((0, 3), np.float16), 2, 1,
+                                                 backend=backend), np.broadcast_to(2 * s, (2, 3)))
+    assert aclnn_py.addmm(s, np.zeros((0, 4), np.float16), np.zeros((4, 3), np.float16),
+                          backend=backend).shape == (0, 3)
+
+
+def test_addmm_linear_layer_call_with_cann_order(backend):
+    rng = np.random.default_rng(9)
+    x, w, bias = _rand(rng, (8, 30), np.float32), _rand(rng, (12, 30), np.float32), _rand(rng, (12,), np.float32)
+    out = np.zeros((8, 12), np.float32)
+    aclnn_py.call("aclnnAddmm", bias, x, w.T, 1.0, 1.0, out, 0, backend=backend)
+    np.testing.assert_allclose(out, x @ w.T + bias, rtol=1e-5, atol=1e-5)
