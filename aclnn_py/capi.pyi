@@ -693,6 +693,18 @@ def aclnnAddGetWorkspaceSize(self: CData | Tensor | None, other: CData | Tensor 
     ``aclnnAddGetWorkspaceSize(<inputs and outputs in C order>) -> (workspace_size, executor)``.
     """
 
+def aclnnAddmm(workspace: CData | None, workspaceSize: int, executor: CData, stream: CData) -> None:
+    """C: ``aclnnStatus aclnnAddmm(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream);``
+
+    ``aclnnAddmm(workspace, workspaceSize, executor, stream)``: queue the kernel on ``stream``.
+    """
+
+def aclnnAddmmGetWorkspaceSize(self: CData | Tensor | None, mat1: CData | Tensor | None, mat2: CData | Tensor | None, beta: CData | Scalar | None, alpha: CData | Scalar | None, out: CData | Tensor | None, cubeMathType: int) -> tuple[int, CData]:
+    """C: ``aclnnStatus aclnnAddmmGetWorkspaceSize(const aclTensor *self, const aclTensor *mat1, const aclTensor *mat2, const aclScalar *beta, const aclScalar *alpha, aclTensor *out, int8_t cubeMathType, uint64_t *workspaceSize, aclOpExecutor **executor);``
+
+    ``aclnnAddmmGetWorkspaceSize(<inputs and outputs in C order>) -> (workspace_size, executor)``.
+    """
+
 def aclnnAdds(workspace: CData | None, workspaceSize: int, executor: CData, stream: CData) -> None:
     """C: ``aclnnStatus aclnnAdds(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream);``
 
@@ -825,6 +837,18 @@ def aclnnMaxUnpool2dBackwardGetWorkspaceSize(gradOutput: CData | Tensor | None, 
     ``aclnnMaxUnpool2dBackwardGetWorkspaceSize(<inputs and outputs in C order>) -> (workspace_size, executor)``.
     """
 
+def aclnnMm(workspace: CData | None, workspaceSize: int, executor: CData, stream: CData) -> None:
+    """C: ``aclnnStatus aclnnMm(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream);``
+
+    ``aclnnMm(workspace, workspaceSize, executor, stream)``: queue the kernel on ``stream``.
+    """
+
+def aclnnMmGetWorkspaceSize(self: CData | Tensor | None, mat2: CData | Tensor | None, out: CData | Tensor | None, cubeMathType: int) -> tuple[int, CData]:
+    """C: ``aclnnStatus aclnnMmGetWorkspaceSize(const aclTensor *self, const aclTensor *mat2, aclTensor *out, int8_t cubeMathType, uint64_t *workspaceSize, aclOpExecutor **executor);``
+
+    ``aclnnMmGetWorkspaceSize(<inputs and outputs in C order>) -> (workspace_size, executor)``.
+    """
+
 def aclnnMul(workspace: CData | None, workspaceSize: int, executor: CData, stream: CData) -> None:
     """C: ``aclnnStatus aclnnMul(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream);``
 
@@ -847,6 +871,30 @@ def aclnnMulsGetWorkspaceSize(self: CData | Tensor | None, other: CData | Scalar
     """C: ``aclnnStatus aclnnMulsGetWorkspaceSize(const aclTensor *self, const aclScalar *other, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor);``
 
     ``aclnnMulsGetWorkspaceSize(<inputs and outputs in C order>) -> (workspace_size, executor)``.
+    """
+
+def aclnnNLLLoss(workspace: CData | None, workspaceSize: int, executor: CData, stream: CData) -> None:
+    """C: ``aclnnStatus aclnnNLLLoss(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream);``
+
+    ``aclnnNLLLoss(workspace, workspaceSize, executor, stream)``: queue the kernel on ``stream``.
+    """
+
+def aclnnNLLLossBackward(workspace: CData | None, workspaceSize: int, executor: CData, stream: CData) -> None:
+    """C: ``aclnnStatus aclnnNLLLossBackward(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream);``
+
+    ``aclnnNLLLossBackward(workspace, workspaceSize, executor, stream)``: queue the kernel on ``stream``.
+    """
+
+def aclnnNLLLossBackwardGetWorkspaceSize(gradOutput: CData | Tensor | None, self: CData | Tensor | None, target: CData | Tensor | None, weight: CData | Tensor | None, reduction: int, ignoreIndex: int, totalWeight: CData | Tensor | None, out: CData | Tensor | None) -> tuple[int, CData]:
+    """C: ``aclnnStatus aclnnNLLLossBackwardGetWorkspaceSize(const aclTensor *gradOutput, const aclTensor *self, const aclTensor *target, const aclTensor *weight, int64_t reduction, int64_t ignoreIndex, const aclTensor *totalWeight, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor);``
+
+    ``aclnnNLLLossBackwardGetWorkspaceSize(<inputs and outputs in C order>) -> (workspace_size, executor)``.
+    """
+
+def aclnnNLLLossGetWorkspaceSize(self: CData | Tensor | None, target: CData | Tensor | None, weight: CData | Tensor | None, reduction: int, ignoreIndex: int, out: CData | Tensor | None, totalWeightOut: CData | Tensor | None) -> tuple[int, CData]:
+    """C: ``aclnnStatus aclnnNLLLossGetWorkspaceSize(const aclTensor *self, const aclTensor *target, const aclTensor *weight, int64_t reduction, int64_t ignoreIndex, aclTensor *out, aclTensor *totalWeightOut, uint64_t *workspaceSize, aclOpExecutor **executor);``
+
+    ``aclnnNLLLossGetWorkspaceSize(<inputs and outputs in C order>) -> (workspace_size, executor)``.
     """
 
 def aclnnReflectionPad2dBackward(workspace: CData | None, workspaceSize: int, executor: CData, stream: CData) -> None:

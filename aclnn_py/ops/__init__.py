@@ -23,6 +23,10 @@ from .cast import cast as cast
 from .inplace_add import inplace_add as inplace_add
 from .max_pool2d_with_indices import max_pool2d_with_indices as max_pool2d_with_indices
 from .max_pool2d_with_indices_backward import max_pool2d_with_indices_backward as max_pool2d_with_indices_backward
+from .nll_loss import nll_loss as nll_loss
+from .nll_loss_backward import nll_loss_backward as nll_loss_backward
+from .mm import mm as mm
+from .addmm import addmm as addmm
 
 #: Every operator, in the order above.
 OPERATORS: tuple[Operator, ...] = operators()

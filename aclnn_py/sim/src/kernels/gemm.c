@@ -38,7 +38,6 @@
 #include <string.h>
 
 #include "parallel.h"
-#include <string.h>
 
 /* Cache blocking (floats): a KC x NR panel of B (32 KiB at NR = 32) in L1, an MC x KC block of
  * A (144 KiB) in L2, a KC x NC block of B (2 MiB) in L3.  MC is a multiple of both MRs. */
@@ -147,14 +146,116 @@ static int64_t round_up(int64_t a, int64_t b)
     return (a + b - 1) / b * b;
 }
 
+/* ---- 16-bit operands (gemm.h): converted to float32 as they are packed. */
+
+static float bits_to_float(uint32_t bits)
+{
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+static uint32_t float_to_bits(float f)
+{
+    uint32_t bits;
+    memcpy(&bits, &f, sizeof bits);
+    return bits;
+}
+
+static float half_to_float(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, man = h & 0x3ffu;
+    if (exp == 0x1fu) {
+        return bits_to_float(sign | 0x7f800000u | (man << 13));
+    }
+    if (exp != 0) {
+        return bits_to_float(sign | ((exp + 112u) << 23) | (man << 13));
+    }
+    float f = (float)man * 0x1p-24f; /* zero or subnormal: man * 2^-24, exact */
+    return sign ? -f : f;
+}
+
+/* v rounded to the nearest float16 (ties to even), as a float; beyond 65504 it is infinite. */
+static float round_half(float v)
+{
+    float a = v < 0 ? -v : v;
+    if (!(a == a) || a == (float)__builtin_inff()) {
+        return v;
+    }
+    if (a >= 65520.0f) {
+        return v < 0 ? -__builtin_inff() : __builtin_inff();
+    }
+    if (a < 0x1p-14f) { /* subnormal float16: a multiple of 2^-24 (x < 2^10: the add rounds it) */
+        volatile float x = a * 0x1p24f + 0x1p23f;
+        a = (x - 0x1p23f) * 0x1p-24f;
+    } else {
+        uint32_t bits = float_to_bits(a);
+        bits += 0xfffu + ((bits >> 13) & 1u);
+        a = bits_to_float(bits & ~0x1fffu);
+    }
+    return v < 0 ? -a : a;
+}
+
+/* v rounded to the nearest bfloat16 (ties to even), as a float. */
+static float round_bf16(float v)
+{
+    if (!(v == v)) {
+        return v;
+    }
+    uint32_t bits = float_to_bits(v);
+    bits += 0x7fffu + ((bits >> 16) & 1u);
+    return bits_to_float(bits & 0xffff0000u);
+}
+
+/* Element idx of an operand of type t, as float32, rounded to `round_to`. */
+static inline float operand_value(const void *base, aclDataType t, int64_t idx, aclDataType round_to)
+{
+    float v;
+    if (t == ACL_FLOAT16) {
+        v = half_to_float(((const uint16_t *)base)[idx]);
+    } else if (t == ACL_BF16) {
+        v = bits_to_float((uint32_t)((const uint16_t *)base)[idx] << 16);
+    } else {
+        v = ((const float *)base)[idx];
+    }
+    if (round_to == ACL_FLOAT16) {
+        return round_half(v);
+    }
+    return round_to == ACL_BF16 ? round_bf16(v) : v;
+}
+
+static size_t operand_size(aclDataType t)
+{
+    return t == ACL_FLOAT16 || t == ACL_BF16 ? 2 : 4;
+}
+
+/* A or B needs converting (not float32 used as it is). */
+static bool converted(aclDataType t, aclDataType round_to)
+{
+    return t != ACL_FLOAT || round_to != ACL_FLOAT;
+}
+
 /* A[i0 .. i0+mc, p0 .. p0+kc] into micro-panels of MR rows: panel r holds, p after p, the MR
  * values A[i0 + r*MR + i, p0 + p] (0 past row mc). */
 static void pack_a(const aclsim_gemm_args *g, int64_t i0, int64_t mc, int64_t p0, int64_t kc, int mr_tile,
                    float *restrict dst)
 {
+    if (converted(g->a_type, g->round_to)) {
+        for (int64_t r = 0; r < mc; r += mr_tile) {
+            int64_t rows = min64(mr_tile, mc - r), first = (i0 + r) * g->a_rs + p0 * g->a_cs;
+            for (int64_t p = 0; p < kc; ++p) {
+                for (int64_t i = 0; i < mr_tile; ++i) {
+                    dst[i] = i < rows ? operand_value(g->a, g->a_type, first + i * g->a_rs + p * g->a_cs, g->round_to)
+                                      : 0.0f;
+                }
+                dst += mr_tile;
+            }
+        }
+        return;
+    }
     for (int64_t r = 0; r < mc; r += mr_tile) {
         int64_t rows = min64(mr_tile, mc - r);
-        const float *src = g->a + (i0 + r) * g->a_rs + p0 * g->a_cs;
+        const float *src = (const float *)g->a + (i0 + r) * g->a_rs + p0 * g->a_cs;
         if (g->a_rs == 1) {
             for (int64_t p = 0; p < kc; ++p) {
                 const float *col = src + p * g->a_cs;
@@ -187,9 +288,22 @@ static void pack_a(const aclsim_gemm_args *g, int64_t i0, int64_t mc, int64_t p0
 static void pack_b(const aclsim_gemm_args *g, int64_t p0, int64_t kc, int64_t j0, int64_t nc, int nr_tile,
                    float *restrict dst)
 {
+    if (converted(g->b_type, g->round_to)) {
+        for (int64_t s = 0; s < nc; s += nr_tile) {
+            int64_t cols = min64(nr_tile, nc - s), first = p0 * g->b_rs + (j0 + s) * g->b_cs;
+            for (int64_t p = 0; p < kc; ++p) {
+                for (int64_t j = 0; j < nr_tile; ++j) {
+                    dst[j] = j < cols ? operand_value(g->b, g->b_type, first + p * g->b_rs + j * g->b_cs, g->round_to)
+                                      : 0.0f;
+                }
+                dst += nr_tile;
+            }
+        }
+        return;
+    }
     for (int64_t s = 0; s < nc; s += nr_tile) {
         int64_t cols = min64(nr_tile, nc - s);
-        const float *src = g->b + p0 * g->b_rs + (j0 + s) * g->b_cs;
+        const float *src = (const float *)g->b + p0 * g->b_rs + (j0 + s) * g->b_cs;
         if (g->b_cs == 1) {
             for (int64_t p = 0; p < kc; ++p) {
                 const float *row = src + p * g->b_rs;
@@ -322,6 +436,68 @@ void aclsim_gemm_f32(const aclsim_gemm_args *g, int threads, void *workspace)
     int64_t width = round_up((g->n + shares - 1) / shares, t.nr);
     gemm_job job = {g, t, thread_floats(g->m, width, g->k, t), workspace};
     aclsim_parallel((g->n + t.nr - 1) / t.nr, shares, run_share, &job);
+}
+
+/* Workers over a batch: 1 when each product is large enough for the threads of its own (or the
+ * batch is one product), else as many as the batch's work is worth. */
+static int batch_workers(int64_t m, int64_t n, int64_t k, int64_t batches, int threads)
+{
+    tile t = pick_tile();
+    if (batches <= 1 || share_count(m, n, k, t, threads) > 1 || threads <= 1 || m <= 0 || n <= 0 || k <= 0) {
+        return 1;
+    }
+    if ((double)batches * (double)m * (double)n * (double)k < GEMM_MIN_PARALLEL) {
+        return 1;
+    }
+    return (int)min64(min64(threads, ACLSIM_MAX_WORKERS), batches);
+}
+
+uint64_t aclsim_gemm_batched_workspace_size(int64_t m, int64_t n, int64_t k, int64_t batches, int threads)
+{
+    uint64_t whole = aclsim_gemm_workspace_size(m, n, k, threads);
+    uint64_t each = (uint64_t)batch_workers(m, n, k, batches, threads) * aclsim_gemm_workspace_size(m, n, k, 1);
+    return whole > each ? whole : each;
+}
+
+typedef struct {
+    const aclsim_gemm_args *g;
+    const int64_t *offsets;
+    uint64_t per_worker; /* bytes of packing space */
+    char *workspace;
+} batch_job;
+
+/* The products [begin, end) on one thread. */
+static aclsim_gemm_args batch_item(const aclsim_gemm_args *g, const int64_t *offsets, int64_t i)
+{
+    aclsim_gemm_args one = *g;
+    one.a = (const char *)g->a + offsets[3 * i] * (int64_t)operand_size(g->a_type);
+    one.b = (const char *)g->b + offsets[3 * i + 1] * (int64_t)operand_size(g->b_type);
+    one.c = g->c + offsets[3 * i + 2];
+    return one;
+}
+
+static void run_batch_share(void *ctx, int64_t begin, int64_t end, int worker)
+{
+    const batch_job *job = ctx;
+    for (int64_t i = begin; i < end; ++i) {
+        aclsim_gemm_args one = batch_item(job->g, job->offsets, i);
+        aclsim_gemm_f32(&one, 1, job->workspace + (uint64_t)worker * job->per_worker);
+    }
+}
+
+void aclsim_gemm_batched(const aclsim_gemm_args *g, const int64_t *offsets, int64_t batches, int threads,
+                         void *workspace)
+{
+    int workers = batch_workers(g->m, g->n, g->k, batches, threads);
+    if (workers <= 1) {
+        for (int64_t i = 0; i < batches; ++i) {
+            aclsim_gemm_args one = batch_item(g, offsets, i);
+            aclsim_gemm_f32(&one, threads, workspace);
+        }
+        return;
+    }
+    batch_job job = {g, offsets, aclsim_gemm_workspace_size(g->m, g->n, g->k, 1), workspace};
+    aclsim_parallel(batches, workers, run_batch_share, &job);
 }
 
 int aclsim_gemm_f32_test(int64_t m, int64_t n, int64_t k, const float *a, int64_t a_rs, int64_t a_cs, const float *b,
