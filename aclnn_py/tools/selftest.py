@@ -57,10 +57,12 @@ def cases(seed: int = 0) -> list[OpCall]:
 
 # -- the PyTorch reference (for --backend numpy) ----------------------------------------------
 
-def _torch_reference(call: OpCall) -> Any:
+def _torch_reference(call: OpCall, like: Any = None) -> Any:
     """The result of ``call`` computed by PyTorch CPU (the operator's ``Operator.torch``):
     float16/bfloat16 inputs are computed in float32 and rounded once, as the numpy backend and
-    the NPU's float32 accumulation do."""
+    the NPU's float32 accumulation do. An integer output takes the integer dtype of the tested
+    backend's (``like``: indices are INT32 or INT64 where PyTorch's are int64), every other
+    output the case's dtype."""
     import torch
 
     def t(value: Any) -> Any:
@@ -72,9 +74,14 @@ def _torch_reference(call: OpCall) -> Any:
 
     op = by_name(call.op)
     result = op.torch(torch, *map(t, op.fresh(call.args)))  # (torch.from_numpy shares the array's memory)
+    def dtype(tested: Any) -> Any:
+        kind = getattr(getattr(tested, "dtype", None), "kind", "")
+        return tested.dtype if kind in "iu" and kind else call.dtype
+
     if isinstance(result, (tuple, list)):
-        return tuple(None if r is None else r.numpy().astype(call.dtype) for r in result)
-    return result.numpy().astype(call.dtype)
+        tested = like if isinstance(like, tuple) and len(like) == len(result) else (None,) * len(result)
+        return tuple(None if r is None else r.numpy().astype(dtype(a)) for r, a in zip(result, tested))
+    return result.numpy().astype(dtype(like))
 
 
 def _torch_available() -> bool:
@@ -117,7 +124,7 @@ def run_case(call: OpCall, backend: str, reference: str) -> CaseResult:
         return CaseResult(call, "ERROR", message=f"on {backend}: {_describe(exc)}")
     try:
         if reference == "torch":
-            expected = _torch_reference(call)
+            expected = _torch_reference(call, actual)
         else:
             expected = fn(*op.fresh(call.args), backend=reference)
         comparison = compare_results(call.op, actual, expected, (backend, reference),
