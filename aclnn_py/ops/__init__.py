@@ -20,6 +20,9 @@ from .relu import relu as relu
 from .threshold_backward import threshold_backward as threshold_backward
 from .cast import cast as cast
 from .inplace_add import inplace_add as inplace_add
+from .inplace_zero import inplace_zero as inplace_zero
+from .inplace_copy import inplace_copy as inplace_copy
+from .inplace_fill_scalar import inplace_fill_scalar as inplace_fill_scalar
 
 #: Every operator, in the order above.
 OPERATORS: tuple[Operator, ...] = operators()

@@ -678,7 +678,7 @@ aclnnStatus aclsim_ew_finish_into(const char *api, const char *kernel, const acl
                                   const aclTensor *a, const char *name_b, const aclTensor *b, const char *name_out,
                                   aclTensor *out, uint64_t *workspace_size, aclOpExecutor **executor)
 {
-    if (aclsim_ops_is_empty(a) || (b != NULL && aclsim_ops_is_empty(b))) {
+    if (aclsim_ops_is_empty(a) || (b != NULL && aclsim_ops_is_empty(b)) || aclsim_ops_is_empty(out)) {
         return aclsim_ops_finish(kernel, aclsim_ops_noop_kernel, 0, NULL, 0, NULL, 0, NULL, 0, workspace_size,
                                  executor);
     }
