@@ -729,6 +729,18 @@ def aclnnCastGetWorkspaceSize(self: CData | Tensor | None, dtype: CData, out: CD
     ``aclnnCastGetWorkspaceSize(<inputs and outputs in C order>) -> (workspace_size, executor)``.
     """
 
+def aclnnCat(workspace: CData | None, workspaceSize: int, executor: CData, stream: CData) -> None:
+    """C: ``aclnnStatus aclnnCat(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, const aclrtStream stream);``
+
+    ``aclnnCat(workspace, workspaceSize, executor, stream)``: queue the kernel on ``stream``.
+    """
+
+def aclnnCatGetWorkspaceSize(tensors: CData, dim: int, out: CData | Tensor | None) -> tuple[int, CData]:
+    """C: ``aclnnStatus aclnnCatGetWorkspaceSize(const aclTensorList *tensors, int64_t dim, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor);``
+
+    ``aclnnCatGetWorkspaceSize(<inputs and outputs in C order>) -> (workspace_size, executor)``.
+    """
+
 def aclnnConvolutionBackward(workspace: CData | None, workspaceSize: int, executor: CData, stream: CData) -> None:
     """C: ``aclnnStatus aclnnConvolutionBackward(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, const aclrtStream stream);``
 

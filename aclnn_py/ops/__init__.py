@@ -23,6 +23,7 @@ from .inplace_add import inplace_add as inplace_add
 from .inplace_zero import inplace_zero as inplace_zero
 from .inplace_copy import inplace_copy as inplace_copy
 from .inplace_fill_scalar import inplace_fill_scalar as inplace_fill_scalar
+from .cat import cat as cat
 
 #: Every operator, in the order above.
 OPERATORS: tuple[Operator, ...] = operators()

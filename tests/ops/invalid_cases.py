@@ -799,4 +799,29 @@ INPLACE_COPY = _cases("inplace_copy", "aclnnInplaceCopyGetWorkspaceSize",
     *unnamed("src", "src", (3, 1)),
 ])
 
-CASES: list[Invalid] = IM2COL + MAX_UNPOOL + REFLECTION_PAD + AVG_POOL + CONVOLUTION + ADD + MUL + ADDS + MULS + RELU + THRESHOLD_BACKWARD + CAST + INPLACE_ADD + INPLACE_ZERO + INPLACE_FILL_SCALAR + INPLACE_COPY
+# -- Cat ------------------------------------------------------------------------------------------
+
+def _cat():
+    return dict(tensors=[_z(2, 3), _z(1, 3)], dim=0)
+
+
+CAT = _cases("cat", "aclnnCatGetWorkspaceSize", _cat, {"tensors": "tensors", "dim": "dim"}, [
+    null(dict(tensors=None), "tensors"),
+    null(dict(tensors=[_z(2, 3), None]), "tensors[1]"),
+    bad(dict(tensors=[_z(2, 3, dtype=np.uint16), _z(1, 3)]), "tensors[0]", "UINT16"),
+    bad(dict(tensors=[_z(2, 3), _z(1, 3, dtype=np.complex128)]), "tensors[1]", "COMPLEX128"),
+    bad(dict(tensors=[_z(2, 3), _z(0), _z(1, 3, dtype=np.uint32)]), "tensors[2]", "UINT32"),
+    bad(dict(tensors=[_z(2, 3, dtype=np.complex64), _z(1, 3, dtype=np.float64)]), "out", "COMPLEX128"),
+    bad(dict(dim=2), "dim", "[-2, 1]"),
+    bad(dict(dim=-3), "dim"),
+    bad(dict(tensors=[_z(2, 3), _z(1, 4)]), "tensors[1]", "[1, 4]", "[2, 3]", "dim 0"),
+    bad(dict(tensors=[_z(2, 3), _z(3)]), "tensors[1]", "[3]"),
+    bad(dict(tensors=[_z(2, 3), _z(1, 3)], dim=5), "dim", absent=("tensors[",)),
+    bad(dict(tensors=[_z()]), "dim", "0 dims", id="0-d tensor"),
+    wrong_type(dict(tensors=_z(2, 3)), "tensors", "sequence"),
+    wrong_type(dict(tensors=[_z(2, 3), "x"]), "tensors[1]"),
+    wrong_type(dict(dim=1.0)),
+    wrong_type(dict(dim=None)),
+])
+
+CASES: list[Invalid] = IM2COL + MAX_UNPOOL + REFLECTION_PAD + AVG_POOL + CONVOLUTION + ADD + MUL + ADDS + MULS + RELU + THRESHOLD_BACKWARD + CAST + INPLACE_ADD + INPLACE_ZERO + INPLACE_FILL_SCALAR + INPLACE_COPY + CAT
