@@ -119,7 +119,8 @@ _FLOOR_MIN_BYTES = 1 << 20
 def _copy_runner(args, result):
     """For a memory-bound case: a copy of as many bytes as the call must touch (its array
     arguments read once, its result written once), the floor no kernel can beat."""
-    touched = sum(a.nbytes for a in args if isinstance(a, np.ndarray)) + sum(
+    arrays = [t for a in args for t in (a if isinstance(a, list) else [a]) if isinstance(t, np.ndarray)]
+    touched = sum(a.nbytes for a in arrays) + sum(
         r.nbytes for r in (result if isinstance(result, tuple) else (result,)) if r is not None)
     if touched < _FLOOR_MIN_BYTES:
         return None
@@ -197,7 +198,8 @@ def _worker_runners(name: str, index: int, torch):
     # torch tensors share the arrays' memory): a loop of calls never drifts from the case.
     restore = case.restorer(args)
     if torch is not None:
-        targs = tuple(torch.from_numpy(a) if isinstance(a, np.ndarray) else a for a in args)
+        targs = tuple(torch.from_numpy(a) if isinstance(a, np.ndarray) else
+                      [torch.from_numpy(t) for t in a] if isinstance(a, list) else a for a in args)
         call = lambda: (restore(), case.theirs(torch, *targs))[1]  # noqa: E731
         return {name: call}, _numpy_result(call())
     call = lambda: (restore(), case.ours(*args, backend=name))[1]  # noqa: E731

@@ -168,8 +168,11 @@ def test_the_torch_reference_agrees_on_the_smallest_benchmark(op: Operator, torc
     name, make = min(op.benchmarks, key=lambda b: sum(a.size for a in b[1](np.random.default_rng(0))
                                                        if isinstance(a, np.ndarray)))
     args = make(np.random.default_rng(0))
-    ours = op.function(*args, backend="numpy")
-    theirs = op.torch(torch, *(torch.from_numpy(a) if isinstance(a, np.ndarray) else a for a in args))
+    ours = op.function(*op.fresh(args), backend="numpy")  # (an in-place operator writes a copy)
+
+    def to_torch(a):  # (a tensor list: each element)
+        return torch.from_numpy(a) if isinstance(a, np.ndarray) else [to_torch(t) for t in a] if isinstance(a, list) else a
+    theirs = op.torch(torch, *(to_torch(a) for a in op.fresh(args)))
     report = compare_results(
         op.name, ours if isinstance(ours, tuple) else np.asarray(ours),
         tuple(None if t is None else t.numpy() for t in theirs) if isinstance(theirs, (tuple, list))

@@ -469,6 +469,39 @@ class Call:
         self._written.append((value, ptr, host.nbytes))
         return self._descriptor(host.shape, host.dtype, strides, storage, ptr)
 
+    def tensor_list(self, name: str, items: object) -> object:
+        """The aclTensorList* of a list of tensor arguments (NULL for None), each coerced by
+        ``values.tensor_input`` already (None: a NULL element, which the library reports): an
+        ndarray copied to the device, a device ``Tensor`` described where it is. The list owns
+        its elements' descriptors (``owning_list``: destroyed one by one only when the list
+        cannot be made); it, and the device copies, are released with the call."""
+        if items is None:
+            return self.ffi.NULL
+        if self._fast is not None:
+            self._leave_fast()  # (the helper describes no lists)
+
+        def make(k: int, value: object) -> object:
+            if value is None:
+                return self.ffi.NULL
+            if isinstance(value, Tensor):
+                buffer = value.check_argument(self.api, f"{name}[{k}]", self.lib)
+                self.device_io = True
+                return self.descriptor(value.shape, value.dtype, value.strides, value.offset,
+                                       buffer.nbytes // value.dtype.itemsize, buffer.ptr, value.format, owned=False)
+            if isinstance(value, DeviceView):
+                self.device_io = True
+                self._hold((_keep_alive, value, True, 0))
+                return self.descriptor(value.shape, value.dtype, value.strides, 0, value.span,
+                                       self.ffi.cast("void *", value.ptr), owned=False)
+            array = cast(np.ndarray, value)
+            if array.dtype not in _ACL_DTYPE:
+                raise unnamed_dtype(self.api, f"{name}[{k}]", array.dtype)
+            ptr, strides, storage = self.upload(array)
+            return self.descriptor(array.shape, array.dtype, strides, 0, storage, ptr, owned=False)
+
+        return self.owning_list([functools.partial(make, k, v) for k, v in enumerate(cast("list[object]", items))],
+                                "aclCreateTensorList", "aclDestroyTensorList", "aclDestroyTensor")
+
     def written(self) -> list[Any]:
         """The tensors written in place, in the order given, each the caller's own: an ndarray
         with the result copied back (after the stream has been synchronised), a ``Tensor``

@@ -8,7 +8,8 @@ An operator module declares its path once::
 and calls ``_aclnn(library, *args)`` with its function's arguments in C order, outputs left out.
 Each argument is converted by the C type the binding's header declares for it (``params``):
 plain values first (range-checked ints, bools), then tensors (``values.tensor_input``: a CPU
-array-like viewed or copied, a device ``Tensor`` in place), then lists (int/bool/float arrays,
+array-like viewed or copied, a device ``Tensor`` in place; a tensor list is a Python list or
+tuple of them, ``Call.tensor_list``), then lists (int/bool/float arrays,
 scalars), each in C order: the order in which the numpy backend's checks meet Python type
 errors too. ``outputs(*values)`` then says the shape and dtype of each output (None: NULL), and
 ``checks(*values)``, the operator's shape-only checks, whether those shapes may be allocated (a
@@ -34,7 +35,8 @@ from .._ffi.declarations import include_dir
 from .executor import Call
 from .params import PLAIN_KINDS, Param, Signature, read_signature
 from .._dtypes import _NUMPY_TO_ACL
-from .values import bool_array_arg, float_array_arg, int_array_arg, output_tensor, plain_value, tensor_input
+from .values import (bool_array_arg, float_array_arg, int_array_arg, output_tensor, plain_value, sequence_arg,
+                     tensor_input)
 
 if TYPE_CHECKING:
     from .._runtime.library import Library
@@ -56,13 +58,14 @@ _COERCE: dict[str, Callable[[str, str, object], object]] = {
     "int_array": int_array_arg, "bool_array": bool_array_arg, "float_array": float_array_arg}
 
 
-_PLAIN, _TENSOR, _COERCE_IT, _KEEP = range(4)
+_PLAIN, _TENSOR, _COERCE_IT, _KEEP, _TENSORS, _WRITTEN_ARG = range(6)  # (the last: written in place)
 #: How each kind of parameter is coerced before the call is made.
-_CODE = {**{kind: _PLAIN for kind in PLAIN_KINDS}, "tensor": _TENSOR, **{kind: _COERCE_IT for kind in _COERCE}}
+_CODE = {**{kind: _PLAIN for kind in PLAIN_KINDS}, "tensor": _TENSOR, **{kind: _COERCE_IT for kind in _COERCE},
+         "tensor_list": _TENSORS}
 #: The ``Call`` method that converts a coerced input of each kind, ``Call.argument`` for the
 #: rest (a wrapper object was refused by the coercion already: the direct methods are the same).
 _CONVERTER = {"tensor": 0, "int_array": 1, "bool_array": 2}  # (0, 1, 2: the branches of ``__call__``)
-_ANY, _WRITTEN = 3, 4  # (4: a tensor written in place, ``Call.inplace``)
+_ANY, _WRITTEN, _LIST = 3, 4, 5  # (4: a tensor written in place, ``Call.inplace``; 5: ``Call.tensor_list``)
 
 
 class _Layout(NamedTuple):
@@ -101,20 +104,22 @@ class TypedCall:
         found = self._layouts.get(id(lib.ffi))
         if found is None:
             sig = read_signature(self.api, (Path(include_dir()) / "aclnnop",), lib.ffi)
-            if any(p.kind == "tensor_list" for p in sig.params):
-                raise TypeError(f"{self.api}: a typed call of an operator with a tensor list is not supported; "
-                                "aclnn_py.call converts tensor lists")
+            if any(p.kind == "tensor_list" and p.output for p in sig.params):
+                raise TypeError(f"{self.api}: a typed call of an operator with an output tensor list is not "
+                                "supported; aclnn_py.call converts tensor lists")
             inplace = self.outputs is None  # every output is an argument, written in place
             inputs = tuple(p for p in sig.params if inplace or not p.output)
-            stage = {i: 0 if p.kind in PLAIN_KINDS else 1 if p.kind == "tensor" else 2 for i, p in enumerate(inputs)}
+            stage = {i: 0 if p.kind in PLAIN_KINDS else 1 if p.kind in ("tensor", "tensor_list") else 2
+                     for i, p in enumerate(inputs)}
             order = tuple(sorted(range(len(inputs)), key=lambda i: (stage[i], i)))
             # Where each C argument comes from: an input's index, or ~k for the k-th output.
             outputs = [p for p in sig.params if p.output and not inplace]
             sources = tuple(~outputs.index(p) if p in outputs else inputs.index(p) for p in sig.params)
-            found = _Layout(sig, inputs, tuple((i, inputs[i], _WRITTEN if inputs[i].output
+            found = _Layout(sig, inputs, tuple((i, inputs[i], _WRITTEN_ARG if inputs[i].output
                                                 else _CODE.get(inputs[i].kind, _KEEP)) for i in order),
                             sources, sources == tuple(range(len(inputs))) + tuple(~k for k in range(len(outputs))),
-                            tuple(_WRITTEN if p.output else _CONVERTER.get(p.kind, _ANY) for p in inputs))
+                            tuple(_WRITTEN if p.output else _LIST if p.kind == "tensor_list"
+                                  else _CONVERTER.get(p.kind, _ANY) for p in inputs))
             self._layouts[id(lib.ffi)] = found
         return found
 
@@ -138,8 +143,11 @@ class TypedCall:
                 values[i] = plain_value(api, p, self.none_is.get(p.name, v) if v is None else v)
             elif code == _COERCE_IT and v is not None:
                 values[i] = _COERCE[p.kind](api, p.name, v)
-            elif code == _WRITTEN:
+            elif code == _WRITTEN_ARG:
                 values[i] = output_tensor(api, p.name, v)
+            elif code == _TENSORS and v is not None:  # (a list of tensors, each None (NULL) or a tensor)
+                values[i] = [tensor_input(api, f"{p.name}[{k}]", t)
+                             for k, t in enumerate(sequence_arg(api, p.name, v, "aclTensorList"))]
         return values
 
     def __call__(self, lib: Library, *args: object) -> Any:
@@ -148,7 +156,8 @@ class TypedCall:
         with Call(lib, self.api) as call:
             converted = [call.tensor(p.name, v) if how == 0 else call.int_array(p.name, v, coerced=True) if how == 1
                          else call.bool_array(p.name, v, coerced=True) if how == 2
-                         else call.inplace(p.name, v) if how == _WRITTEN else call.argument(p, v)
+                         else call.inplace(p.name, v) if how == _WRITTEN
+                         else call.tensor_list(p.name, v) if how == _LIST else call.argument(p, v)
                          for p, v, how in zip(layout.inputs, values, layout.converters)]
             refused: Exception | None = None
             if self.checks is not None and self.outputs is not None:

@@ -27,6 +27,10 @@ from .nll_loss import nll_loss as nll_loss
 from .nll_loss_backward import nll_loss_backward as nll_loss_backward
 from .mm import mm as mm
 from .addmm import addmm as addmm
+from .inplace_zero import inplace_zero as inplace_zero
+from .inplace_copy import inplace_copy as inplace_copy
+from .inplace_fill_scalar import inplace_fill_scalar as inplace_fill_scalar
+from .cat import cat as cat
 
 #: Every operator, in the order above.
 OPERATORS: tuple[Operator, ...] = operators()

@@ -30,11 +30,16 @@ class OpCall:
 
     @property
     def dtype(self) -> np.dtype:
-        return self.args[0].dtype
+        """The first tensor's dtype (of a tensor list: its first element's)."""
+        first = self.args[0]
+        return first[0].dtype if isinstance(first, (list, tuple)) and first else first.dtype
 
     def describe(self) -> str:
         """The tensor arguments' shapes and dtypes, and the case."""
-        tensors = ", ".join(f"{list(a.shape)}" for a in self.args if isinstance(a, np.ndarray))
+        tensors = ", ".join(f"{list(a.shape)}" if isinstance(a, np.ndarray) else
+                            "[" + ", ".join(f"{list(t.shape)}" for t in a) + "]"
+                            for a in self.args if isinstance(a, np.ndarray) or
+                            (isinstance(a, (list, tuple)) and all(isinstance(t, np.ndarray) for t in a)))
         return f"{self.op}({tensors}) {dtype_name(self.dtype)} {self.case}".rstrip()
 
 

@@ -66,6 +66,8 @@ def _torch_reference(call: OpCall, like: Any = None) -> Any:
     import torch
 
     def t(value: Any) -> Any:
+        if isinstance(value, (list, tuple)) and value and all(isinstance(v, np.ndarray) for v in value):
+            return [t(v) for v in value]  # (a tensor list)
         if not isinstance(value, np.ndarray):
             return value
         if value.dtype in (np.dtype(np.float16), bfloat16):

@@ -1071,3 +1071,73 @@ ADDMM = _cases("addmm", "aclnnAddmmGetWorkspaceSize", _addmm, _ADDMM_NAMES, [
 
 CASES: list[Invalid] = IM2COL + MAX_UNPOOL + REFLECTION_PAD + AVG_POOL + CONVOLUTION + ADD + MUL + ADDS + MULS + RELU + THRESHOLD_BACKWARD + CAST + NLL_LOSS + \
     NLL_LOSS_BACKWARD + MM + ADDMM
+# -- InplaceZero, InplaceFillScalar, InplaceCopy --------------------------------------------------
+
+INPLACE_ZERO = _cases("inplace_zero", "aclnnInplaceZeroGetWorkspaceSize", lambda: dict(self_ref=_z(2, 3)),
+                      {"self_ref": "selfRef"}, [
+    null(dict(self_ref=None)),
+    bad(dict(self_ref=_z(2, 3, dtype=np.uint32)), "selfRef", "UINT32"),
+    bad(dict(self_ref=_z(2, 3, dtype=ml_dtypes.float8_e5m2)), "selfRef", "FLOAT8_E5M2"),
+    wrong_type(dict(self_ref=[0.0]), "selfRef"),
+    wrong_type(dict(self_ref=np.broadcast_to(_z(3), (2, 3))), "selfRef", "writable"),
+    *unnamed("self_ref", "selfRef", (2, 3)),
+])
+
+_FILL_NAMES = {"self_ref": "selfRef", "value": "value"}
+
+INPLACE_FILL_SCALAR = _cases("inplace_fill_scalar", "aclnnInplaceFillScalarGetWorkspaceSize",
+                             lambda: dict(self_ref=_z(2, 3), value=1.5), _FILL_NAMES, [
+    *(null({arg: None}) for arg in _FILL_NAMES),
+    bad(dict(self_ref=_z(2, 3, dtype=ml_dtypes.float8_e4m3fn)), "selfRef", "FLOAT8_E4M3FN"),
+    bad(dict(self_ref=_z(2, 3, dtype=np.uint16), value=3), "selfRef", "value", "UINT16", "INT64"),
+    bad(dict(self_ref=_z(2, 3, dtype=np.uint32), value=1.0), "selfRef", "value", "UINT32", "DOUBLE"),
+    bad(dict(self_ref=_z(2, 3, dtype=np.int8), value=np.uint64(1)), "selfRef", "value", "UINT64"),
+    bad(dict(self_ref=_z(2, 3, dtype=ml_dtypes.float8_e4m3fn), value=np.uint64(1)), "selfRef",
+        absent=("value",), id="dtype before promotion"),
+    wrong_type(dict(value="1")),
+    wrong_type(dict(value=[1.0])),
+    wrong_type(dict(self_ref=(1.0,)), "selfRef"),
+    *unnamed("self_ref", "selfRef", (2, 3)),
+])
+
+_COPY_NAMES = {"self_ref": "selfRef", "src": "src"}
+
+INPLACE_COPY = _cases("inplace_copy", "aclnnInplaceCopyGetWorkspaceSize",
+                      lambda: dict(self_ref=_z(2, 3, 4), src=_z(3, 1)), _COPY_NAMES, [
+    *(null({arg: None}) for arg in _COPY_NAMES),
+    bad(dict(self_ref=_z(2, 3, 4, dtype=ml_dtypes.float8_e5m2)), "selfRef", "FLOAT8_E5M2"),
+    bad(dict(src=_z(3, 1, dtype=ml_dtypes.float8_e4m3fn)), "src", "FLOAT8_E4M3FN"),
+    bad(dict(src=_z(4, 3)), "selfRef", "src", "[2, 3, 4]", "[4, 3]", "broadcast"),
+    bad(dict(self_ref=_z(1, 4), src=_z(3, 4)), "src", "selfRef", "must broadcast to"),
+    bad(dict(self_ref=_z(2, 3, 4, dtype=ml_dtypes.float8_e5m2), src=_z(5)), "selfRef", absent=("src",)),
+    wrong_type(dict(src=3.0)),
+    wrong_type(dict(self_ref=np.broadcast_to(_z(4), (2, 3, 4))), "selfRef", "writable"),
+    *unnamed("src", "src", (3, 1)),
+])
+
+# -- Cat ------------------------------------------------------------------------------------------
+
+def _cat():
+    return dict(tensors=[_z(2, 3), _z(1, 3)], dim=0)
+
+
+CAT = _cases("cat", "aclnnCatGetWorkspaceSize", _cat, {"tensors": "tensors", "dim": "dim"}, [
+    null(dict(tensors=None), "tensors"),
+    null(dict(tensors=[_z(2, 3), None]), "tensors[1]"),
+    bad(dict(tensors=[_z(2, 3, dtype=np.uint16), _z(1, 3)]), "tensors[0]", "UINT16"),
+    bad(dict(tensors=[_z(2, 3), _z(1, 3, dtype=np.complex128)]), "tensors[1]", "COMPLEX128"),
+    bad(dict(tensors=[_z(2, 3), _z(0), _z(1, 3, dtype=np.uint32)]), "tensors[2]", "UINT32"),
+    bad(dict(tensors=[_z(2, 3, dtype=np.complex64), _z(1, 3, dtype=np.float64)]), "out", "COMPLEX128"),
+    bad(dict(dim=2), "dim", "[-2, 1]"),
+    bad(dict(dim=-3), "dim"),
+    bad(dict(tensors=[_z(2, 3), _z(1, 4)]), "tensors[1]", "[1, 4]", "[2, 3]", "dim 0"),
+    bad(dict(tensors=[_z(2, 3), _z(3)]), "tensors[1]", "[3]"),
+    bad(dict(tensors=[_z(2, 3), _z(1, 3)], dim=5), "dim", absent=("tensors[",)),
+    bad(dict(tensors=[_z()]), "dim", "0 dims", id="0-d tensor"),
+    wrong_type(dict(tensors=_z(2, 3)), "tensors", "sequence"),
+    wrong_type(dict(tensors=[_z(2, 3), "x"]), "tensors[1]"),
+    wrong_type(dict(dim=1.0)),
+    wrong_type(dict(dim=None)),
+])
+
+CASES: list[Invalid] = IM2COL + MAX_UNPOOL + REFLECTION_PAD + AVG_POOL + CONVOLUTION + ADD + MUL + ADDS + MULS + RELU + THRESHOLD_BACKWARD + CAST + INPLACE_ADD + INPLACE_ZERO + INPLACE_FILL_SCALAR + INPLACE_COPY + CAT

@@ -59,11 +59,13 @@ def _baseline(op: Operator) -> list:
 def test_every_dtype_of_every_input_same_outcome_on_both_backends(op: Operator, sim_lib):
     args = _baseline(op)
     positions = [i for i, a in enumerate(args) if isinstance(a, np.ndarray)]
+    # (a tensor list: its last element changed, the first keeping the list's dtype)
+    lists = [i for i, a in enumerate(args) if isinstance(a, list) and a and isinstance(a[-1], np.ndarray)]
     rejected = 0
-    for i in positions:
+    for i in positions + lists:
         for dtype in ALL_DTYPES:
             changed = list(args)
-            changed[i] = args[i].astype(dtype)
+            changed[i] = args[i].astype(dtype) if i in positions else [*args[i][:-1], args[i][-1].astype(dtype)]
             outcomes = {b: _outcome(lambda: op.function(*changed, backend=b)) for b in ("numpy", "sim")}
             assert outcomes["numpy"] == outcomes["sim"], (i, dtype)  # the message too, for the inputs
             rejected += outcomes["sim"][0] != "ok"
@@ -90,6 +92,16 @@ def test_every_output_refuses_the_dtypes_outside_the_table_on_both_backends(op: 
                 assert _judgement(op, outcome)[2] is not None, outcome
 
 
+class _TensorList:
+    """A tensor-list argument seen as one tensor: its first element's dtype, ``astype`` of all."""
+
+    def __init__(self, items: list) -> None:
+        self.items, self.dtype = items, items[0].dtype
+
+    def astype(self, dtype) -> list:
+        return [t.astype(dtype) for t in self.items]
+
+
 @pytest.mark.parametrize("op", OPS, **IDS)
 def test_each_rule_is_the_check_of_some_input(op: Operator, sim_lib):
     # Each rule is what some input is checked against: on the simulator, exactly the dtypes
@@ -101,7 +113,9 @@ def test_each_rule_is_the_check_of_some_input(op: Operator, sim_lib):
         listed = "dtype must be one of [" + ", ".join(dtype_name(d) for d in numpy_dtypes(names)) + "]"
         judged = []
         for i, a in enumerate(args):
-            if not isinstance(a, np.ndarray) or a.dtype not in allowed:
+            if isinstance(a, list) and a and all(isinstance(t, np.ndarray) for t in a):
+                a = _TensorList(a)  # (a tensor list: every element of one dtype)
+            if not isinstance(a, (np.ndarray, _TensorList)) or a.dtype not in allowed:
                 continue
             refused = {d for d in ALL_DTYPES
                        if listed in str(_outcome(lambda: op.function(*args[:i], a.astype(d), *args[i + 1:],

@@ -264,7 +264,7 @@ void aclsim_ew_set_alpha(aclsim_ew_params *p, const aclScalar *alpha)
 /* ---------------------------------------------------------------- the kernel */
 
 /* Elements of the last dim handled as one piece (the gathered rows a worker holds). */
-#define CHUNK 2048
+#define CHUNK ACLSIM_EW_CHUNK
 
 typedef struct {
     const aclsim_ew_params *p;
@@ -642,14 +642,20 @@ static aclnnStatus ew_kernel(aclOpExecutor *ex, void *workspace)
     const ew_executor_params *ep = aclsim_executor_params(ex, sizeof *ep);
     bool scalar = ep->p.scalar_other;
     ACLSIM_OPS_TRY(aclsim_ops_kernel_check_memory(ep->kernel, ex, scalar ? 1u : 3u, 1));
-    ew_job j = {.p = &ep->p, .a = aclsim_executor_input(ex, 0), .b = scalar ? NULL : aclsim_executor_input(ex, 1),
-                .out = aclsim_executor_output(ex, 0), .scratch = workspace};
+    return aclsim_ew_run(ep->kernel, &ep->p, aclsim_executor_input(ex, 0),
+                         scalar ? NULL : aclsim_executor_input(ex, 1), aclsim_executor_output(ex, 0), workspace);
+}
+
+aclnnStatus aclsim_ew_run(const char *kernel, const aclsim_ew_params *p, const aclTensor *a, const aclTensor *b,
+                          aclTensor *out, void *workspace)
+{
+    ew_job j = {.p = p, .a = a, .b = b, .out = out, .scratch = workspace};
     aclTensor staged[2];
     void *copies[2] = {NULL, NULL};
     const aclTensor **inputs[2] = {&j.a, &j.b};
     for (int i = 0; i < 2; ++i) {
         if (needs_copy(*inputs[i], j.out)) {
-            if (!aclsim_ops_stage(ep->kernel, *inputs[i], &staged[i], &copies[i])) {
+            if (!aclsim_ops_stage(kernel, *inputs[i], &staged[i], &copies[i])) {
                 free(copies[0]);
                 return ACLSIM_OPS_KERNEL_FAULT;
             }
@@ -678,7 +684,7 @@ aclnnStatus aclsim_ew_finish_into(const char *api, const char *kernel, const acl
                                   const aclTensor *a, const char *name_b, const aclTensor *b, const char *name_out,
                                   aclTensor *out, uint64_t *workspace_size, aclOpExecutor **executor)
 {
-    if (aclsim_ops_is_empty(a) || (b != NULL && aclsim_ops_is_empty(b))) {
+    if (aclsim_ops_is_empty(a) || (b != NULL && aclsim_ops_is_empty(b)) || aclsim_ops_is_empty(out)) {
         return aclsim_ops_finish(kernel, aclsim_ops_noop_kernel, 0, NULL, 0, NULL, 0, NULL, 0, workspace_size,
                                  executor);
     }
@@ -691,7 +697,7 @@ aclnnStatus aclsim_ew_finish_into(const char *api, const char *kernel, const acl
     }
     ew_executor_params ep = {.p = *p, .kernel = kernel};
     ep.p.scalar_other = b == NULL;
-    uint64_t workspace = (uint64_t)ACLSIM_MAX_WORKERS * 3 * CHUNK * 16;
+    uint64_t workspace = ACLSIM_EW_WORKSPACE;
     const aclTensor *inputs[] = {a, b};
     const aclTensor *outputs[] = {out};
     aclnnStatus status = aclsim_ops_finish(kernel, ew_kernel, workspace, &ep, sizeof ep, inputs, b != NULL ? 2 : 1,

@@ -12,6 +12,7 @@
 #define ACLSIM_OPS_ELEMENTWISE_H
 
 #include "ops_common.h"
+#include "../kernels/parallel.h"
 
 /* Elementwise operators take tensors of at most this many dims (OP_CHECK_MAX_DIM). */
 #define ACLSIM_EW_MAX_DIMS 8
@@ -94,6 +95,13 @@ ACLSIM_OPS_API aclnnStatus aclsim_ew_finish(const char *api, const char *kernel,
                                             const char *name_a, const aclTensor *a, const char *name_b,
                                             const aclTensor *b, aclTensor *out, uint64_t *workspace_size,
                                             aclOpExecutor **executor);
+
+/* The computation of `p` at once (the kernel's body): a and b (NULL: p's scalar) broadcast into
+ * out, an input out overlaps staged first.  `workspace` holds ACLSIM_EW_WORKSPACE bytes. */
+ACLSIM_OPS_API aclnnStatus aclsim_ew_run(const char *kernel, const aclsim_ew_params *p, const aclTensor *a,
+                                         const aclTensor *b, aclTensor *out, void *workspace);
+#define ACLSIM_EW_CHUNK 2048 /* elements of the last dim handled as one piece */
+#define ACLSIM_EW_WORKSPACE ((uint64_t)ACLSIM_MAX_WORKERS * 3 * ACLSIM_EW_CHUNK * 16)
 
 /* aclsim_ew_finish with out named `name_out` in the memory checks (an in-place selfRef). */
 ACLSIM_OPS_API aclnnStatus aclsim_ew_finish_into(const char *api, const char *kernel, const aclsim_ew_params *p,

@@ -1,0 +1,193 @@
+/*
+ * aclnnCat: out = torch.cat(tensors, dim): the tensors promoted to a common dtype, concatenated
+ * along dim, converted to out's dtype.  1-D tensors of shape [0] are dropped first (legacy
+ * PyTorch); with none left the call succeeds and writes nothing.  The checks in ops-math's order
+ * (aclnn_py/ops/cat.py); each tensor reaches its slice of out through the elementwise kernel's
+ * CAST (elementwise.h), through a temporary of the promoted dtype where that rounds.
+ */
+#include <stdlib.h>
+
+#include "aclnnop/aclnn_cat.h"
+#include "aclsim_dtype_rules.h" /* generated at build: the dtype table (aclnn_py/ops/<op>.py DTYPE_RULES) */
+#include "elementwise.h"
+
+static const char API[] = "aclnnCatGetWorkspaceSize";
+static const char KERNEL[] = "aclnnCat";
+
+typedef struct {
+    int64_t dim;          /* normalised */
+    aclDataType promoted; /* the tensors' common dtype */
+    uint64_t count;       /* tensors in the list (the dropped ones included) */
+} cat_params;
+
+/* A 1-D tensor of shape [0], dropped before everything else. */
+static bool dropped(const aclTensor *t)
+{
+    return t->ndim == 1 && t->view_dims[0] == 0;
+}
+
+static aclnnStatus cat_kernel(aclOpExecutor *ex, void *workspace)
+{
+    const cat_params *cp = aclsim_executor_params(ex, sizeof *cp);
+    aclTensor *out = aclsim_executor_output(ex, 0);
+    aclsim_ew_params to_out = {.op = ACLSIM_EW_CAST, .promoted = out->dtype};
+    aclsim_ew_params to_promoted = {.op = ACLSIM_EW_CAST, .promoted = cp->promoted};
+    int64_t at = 0;
+    for (uint64_t i = 0; i < cp->count; ++i) {
+        const aclTensor *t = aclsim_executor_input(ex, (int)i);
+        if (dropped(t)) {
+            continue;
+        }
+        int64_t n = t->view_dims[cp->dim];
+        aclTensor part = *out; /* t's slice of out */
+        part.view_dims[cp->dim] = n;
+        part.offset = out->offset + at * out->strides[cp->dim];
+        at += n;
+        if (aclsim_ops_is_empty(t)) {
+            continue;
+        }
+        if (t->dtype == cp->promoted || cp->promoted == out->dtype) {
+            ACLSIM_OPS_TRY(aclsim_ew_run(KERNEL, &to_out, t, NULL, &part, workspace));
+            continue;
+        }
+        /* through the promoted dtype (an INT32 2049 with FLOAT16 tensors is 2048 in any out) */
+        aclTensor mid = *t;
+        int64_t stride = 1;
+        for (uint64_t d = t->ndim; d-- > 0;) {
+            mid.strides[d] = stride;
+            stride *= t->view_dims[d];
+        }
+        mid.offset = 0;
+        mid.dtype = cp->promoted;
+        mid.data = malloc((size_t)stride * aclsim_ops_dtype_size(cp->promoted));
+        if (mid.data == NULL) {
+            aclsim_set_error("%s: out of host memory for a tensor converted to %s", KERNEL,
+                             aclsim_ops_dtype_name(cp->promoted));
+            return ACLSIM_OPS_KERNEL_FAULT;
+        }
+        aclnnStatus status = aclsim_ew_run(KERNEL, &to_promoted, t, NULL, &mid, workspace);
+        if (status == ACLNN_SUCCESS) {
+            status = aclsim_ew_run(KERNEL, &to_out, &mid, NULL, &part, workspace);
+        }
+        free(mid.data);
+        ACLSIM_OPS_TRY(status);
+    }
+    return ACLNN_SUCCESS;
+}
+
+aclnnStatus aclnnCatGetWorkspaceSize(const aclTensorList *tensors, int64_t dim, aclTensor *out, uint64_t *workspaceSize,
+                                     aclOpExecutor **executor)
+{
+    static const aclDataType dtypes[] = {ACLSIM_DTYPES_Cat_DTYPES}; /* the one table */
+    char name[32];
+
+    ACLSIM_OPS_CHECK_HANDLES(API, out);
+    ACLSIM_OPS_TRY(aclsim_ops_check_not_null(API, "tensors", tensors));
+    /* the pre-pass: [0]-shaped tensors dropped; none left is a success that writes nothing */
+    const aclTensor *first = NULL;
+    for (uint64_t i = 0; i < tensors->size; ++i) {
+        if (tensors->tensors[i] == NULL) {
+            return aclsim_ops_nullptr(API, "tensors[%llu] must not be NULL", (unsigned long long)i);
+        }
+        if (first == NULL && !dropped(tensors->tensors[i])) {
+            first = tensors->tensors[i];
+        }
+    }
+    if (workspaceSize == NULL || executor == NULL) {
+        return aclsim_ops_nullptr(API, "%s must not be NULL", workspaceSize == NULL ? "workspaceSize" : "executor");
+    }
+    if (first == NULL) {
+        return aclsim_ops_finish(KERNEL, aclsim_ops_noop_kernel, 0, NULL, 0, NULL, 0, NULL, 0, workspaceSize,
+                                 executor);
+    }
+    ACLSIM_OPS_TRY(aclsim_ops_check_not_null(API, "out", out));
+    aclDataType promoted = first->dtype;
+    for (uint64_t i = 0; i < tensors->size; ++i) {
+        const aclTensor *t = tensors->tensors[i];
+        if (!dropped(t)) {
+            snprintf(name, sizeof name, "tensors[%llu]", (unsigned long long)i);
+            ACLSIM_OPS_TRY(aclsim_ops_check_dtype(API, name, t, dtypes, ACLSIM_DTYPES_COUNT(dtypes)));
+        }
+    }
+    ACLSIM_OPS_TRY(aclsim_ops_check_dtype(API, "out", out, dtypes, ACLSIM_DTYPES_COUNT(dtypes)));
+    for (uint64_t i = 0; i < tensors->size; ++i) {
+        const aclTensor *t = tensors->tensors[i];
+        if (dropped(t)) {
+            continue;
+        }
+        aclDataType next = aclsim_ew_promote(promoted, t->dtype);
+        snprintf(name, sizeof name, "tensors[%llu]", (unsigned long long)i);
+        ACLSIM_OPS_TRY(aclsim_ew_check_promoted(API, "the promoted", promoted, name, t->dtype, next));
+        promoted = next;
+    }
+    if (promoted == ACL_COMPLEX128) {
+        return aclsim_ops_invalid(API, "the tensors promote to COMPLEX128, which Cat does not compute");
+    }
+    ACLSIM_OPS_TRY(aclsim_ew_check_cast_to_out(API, promoted, out));
+    ACLSIM_OPS_TRY(aclsim_ew_check_rank(API, "tensors[0]", first));
+    int64_t rank = (int64_t)first->ndim;
+    if (dim < -rank || dim >= rank || rank == 0) {
+        return aclsim_ops_invalid(API, "dim %lld is out of range [%lld, %lld] for tensors of %lld dims", (long long)dim,
+                                  (long long)-rank, (long long)rank - 1, (long long)rank);
+    }
+    int64_t axis = dim < 0 ? dim + rank : dim;
+    int64_t total = 0;
+    bool any = false;
+    for (uint64_t i = 0; i < tensors->size; ++i) {
+        const aclTensor *t = tensors->tensors[i];
+        if (dropped(t)) {
+            continue;
+        }
+        bool same = t->ndim == first->ndim;
+        for (int64_t d = 0; same && d < rank; ++d) {
+            same = d == axis || t->view_dims[d] == first->view_dims[d];
+        }
+        if (!same) {
+            return aclsim_ops_invalid(API, "tensors[%llu] shape %s must match the first tensor's shape %s except in "
+                                      "dim %lld", (unsigned long long)i, aclsim_ops_shape(t).s,
+                                      aclsim_ops_shape(first).s, (long long)axis);
+        }
+        total += t->view_dims[axis];
+        any = any || !aclsim_ops_is_empty(t);
+    }
+    if (!any) {
+        return aclsim_ops_finish(KERNEL, aclsim_ops_noop_kernel, 0, NULL, 0, NULL, 0, NULL, 0, workspaceSize,
+                                 executor);
+    }
+    int64_t shape[ACLSIM_MAX_DIMS];
+    bool same = out->ndim == first->ndim;
+    for (int64_t d = 0; d < rank; ++d) {
+        shape[d] = d == axis ? total : first->view_dims[d];
+        same = same && out->view_dims[d] == shape[d];
+    }
+    if (!same) {
+        return aclsim_ops_invalid(API, "out shape must be %s (the tensors concatenated in dim %lld), got %s",
+                                  aclsim_ops_int_list(shape, (uint64_t)rank).s, (long long)axis,
+                                  aclsim_ops_shape(out).s);
+    }
+    for (uint64_t i = 0; i < tensors->size; ++i) {
+        if (!dropped(tensors->tensors[i]) && !aclsim_ops_is_empty(tensors->tensors[i])) {
+            snprintf(name, sizeof name, "tensors[%llu]", (unsigned long long)i);
+            ACLSIM_OPS_TRY(aclsim_ops_check_memory(API, name, tensors->tensors[i]));
+        }
+    }
+    ACLSIM_OPS_TRY(aclsim_ops_check_memory(API, "out", out));
+    aclOpExecutor *ex = aclsim_executor_new(KERNEL, cat_kernel, ACLSIM_EW_WORKSPACE);
+    if (ex == NULL) {
+        return ACLNN_ERR_INNER_CREATE_EXECUTOR;
+    }
+    cat_params *cp = aclsim_executor_params(ex, sizeof *cp);
+    if (cp == NULL || aclsim_executor_add_input_list(ex, tensors) < 0 || aclsim_executor_add_output(ex, out) < 0) {
+        aclsim_executor_discard(ex);
+        return ACLNN_ERR_INNER_CREATE_EXECUTOR;
+    }
+    *cp = (cat_params){.dim = axis, .promoted = promoted, .count = tensors->size};
+    *workspaceSize = aclsim_executor_workspace_size(ex);
+    *executor = ex;
+    return ACLNN_SUCCESS;
+}
+
+aclnnStatus aclnnCat(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, const aclrtStream stream)
+{
+    return aclsim_launch(KERNEL, workspace, workspaceSize, executor, stream);
+}

@@ -1,0 +1,78 @@
+"""cat (aclnnCat): an aclTensorList argument; values against PyTorch's ``cat`` for every
+documented dtype, promotion of mixed dtypes, dropped [0]-shaped tensors, empty tensors,
+non-contiguous inputs, device Tensors in the list, ``call`` with CANN's names (the invalid
+inputs: invalid_cases.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import aclnn_py
+from aclnn_py import bfloat16
+from aclnn_py.ops.cat import DTYPES
+from helpers import assert_close, random_array
+
+
+def _t(torch, a):
+    return torch.from_numpy(np.ascontiguousarray(a.astype(np.float32) if a.dtype == bfloat16 else a))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_every_documented_dtype_matches_torch(backend, torch, dtype, dim):
+    rng = np.random.default_rng(0)
+    shapes = [(2, 3, 4), (2, 3, 4), (2, 3, 4)]
+    shapes = [tuple(k if d == dim % 3 else s for d, s in enumerate(shape)) for k, shape in zip((1, 3, 2), shapes)]
+    parts = [random_array(rng, s, dtype) for s in shapes]
+    result = aclnn_py.cat(parts, dim, backend=backend)
+    expected = torch.cat([_t(torch, p) for p in parts], dim).numpy()
+    assert result.dtype == dtype
+    np.testing.assert_array_equal(result.astype(np.float32) if dtype == bfloat16 else result, expected)
+
+
+def test_mixed_dtypes_promote_and_convert_through_the_promoted_dtype(backend, torch):
+    a, b = np.array([[1.5, 2.5]], np.float16), np.array([[2049, 3]], np.int32)
+    result = aclnn_py.cat([a, b], 0, backend=backend)
+    assert result.dtype == np.float16
+    np.testing.assert_array_equal(result, [[1.5, 2.5], [2048, 3]])
+    c = np.array([[True, False]])
+    result = aclnn_py.cat((c, np.array([[7, 8]], np.int8)), backend=backend)
+    assert result.dtype == np.int8
+    np.testing.assert_array_equal(result, [[1, 0], [7, 8]])
+    f = random_array(np.random.default_rng(1), (2, 3), bfloat16)
+    g = random_array(np.random.default_rng(2), (2, 3), np.float16)
+    result = aclnn_py.cat([f, g], 1, backend=backend)
+    expected = torch.cat([_t(torch, f), _t(torch, g).float()], 1).numpy()
+    assert result.dtype == np.float32
+    assert_close(result, expected, np.float32)
+
+
+def test_zero_length_1d_tensors_are_dropped_and_empty_ones_skipped(backend):
+    a, b = np.ones((2, 3), np.float32), np.zeros((0,), np.int64)
+    result = aclnn_py.cat([b, a, b], 1, backend=backend)  # (the INT64 [0] takes no part in promotion)
+    assert result.dtype == np.float32
+    np.testing.assert_array_equal(result, a)
+    result = aclnn_py.cat([np.ones((2, 0), np.float32), a], 1, backend=backend)
+    np.testing.assert_array_equal(result, a)
+    assert aclnn_py.cat([], 0, backend=backend).size == 0
+    assert aclnn_py.cat([b, b], 0, backend=backend).size == 0
+
+
+def test_non_contiguous_inputs(backend):
+    base = np.arange(24, dtype=np.float64).reshape(4, 6)
+    parts = [base.T, base[::2].T, base[:, ::-1].T]
+    np.testing.assert_array_equal(aclnn_py.cat(parts, 1, backend=backend), np.concatenate(parts, 1))
+
+
+def test_call_and_device_tensors(backend):
+    a, b = np.ones((2, 2), np.float32), np.zeros((1, 2), np.float32)
+    out = np.empty((3, 2), np.float32)
+    assert aclnn_py.call("aclnnCat", tensors=[a, b], dim=0, out=out, backend=backend) is out
+    np.testing.assert_array_equal(out, [[1, 1], [1, 1], [0, 0]])
+    if backend == "sim":
+        with aclnn_py.Tensor.from_numpy(a, backend="sim") as ta:
+            result = aclnn_py.cat([ta, b], 0, backend="sim")
+            assert isinstance(result, aclnn_py.Tensor)
+            np.testing.assert_array_equal(result.numpy(), [[1, 1], [1, 1], [0, 0]])
+            result.close()
