@@ -804,4 +804,30 @@ MAX_POOL_GRAD = _cases("max_pool2d_with_indices_backward", "aclnnMaxPool2dWithIn
     *unnamed("grad_output", "gradOutput", (2, 3, 3, 3)),
 ])
 
-CASES: list[Invalid] = IM2COL + MAX_UNPOOL + REFLECTION_PAD + AVG_POOL + CONVOLUTION + ADD + MUL + ADDS + MULS + RELU + THRESHOLD_BACKWARD + CAST + MAX_POOL + MAX_POOL_GRAD
+# -- AdaptiveAvgPool2d ---------------------------------------------------------------------------
+
+def _adaptive():
+    return dict(self=_z(2, 3, 6, 6), output_size=[3, 2])
+
+
+ADAPTIVE = _cases("adaptive_avg_pool2d", "aclnnAdaptiveAvgPool2dGetWorkspaceSize", _adaptive,
+                  {"self": "self", "output_size": "outputSize"}, [
+    null(dict(self=None)),
+    null(dict(output_size=None)),
+    bad(dict(self=_z(6, 6)), "self", "3-D or 4-D"),
+    bad(dict(self=_z(1, 2, 3, 6, 6)), "self", "3-D or 4-D"),
+    bad(dict(self=_z(2, 3, 6, 6, dtype=np.float64)), "self", "DOUBLE"),
+    bad(dict(self=_z(2, 3, 6, 6, dtype=np.int32)), "self", "INT32"),
+    bad(dict(output_size=[3]), "outputSize", "2 elements"),
+    bad(dict(output_size=[3, 2, 1]), "outputSize", "2 elements"),
+    bad(dict(output_size=[0, 2]), "outputSize", "> 0"),
+    bad(dict(output_size=[3, -2]), "outputSize", "> 0"),
+    # the first violation decides
+    bad(dict(self=_z(6, 6, dtype=np.float64)), "3-D or 4-D", absent=("DOUBLE",)),
+    bad(dict(self=_z(2, 3, 6, 6, dtype=np.float64), output_size=[0]), "DOUBLE", absent=("outputSize",)),
+    wrong_type(dict(output_size=[3.0, 2])),
+    wrong_type(dict(self=[[0.0]])),
+    *unnamed("self", "self", (2, 3, 6, 6)),
+])
+
+CASES: list[Invalid] = IM2COL + MAX_UNPOOL + REFLECTION_PAD + AVG_POOL + CONVOLUTION + ADD + MUL + ADDS + MULS + RELU + THRESHOLD_BACKWARD + CAST + MAX_POOL + MAX_POOL_GRAD + ADAPTIVE
