@@ -830,4 +830,28 @@ ADAPTIVE = _cases("adaptive_avg_pool2d", "aclnnAdaptiveAvgPool2dGetWorkspaceSize
     *unnamed("self", "self", (2, 3, 6, 6)),
 ])
 
-CASES: list[Invalid] = IM2COL + MAX_UNPOOL + REFLECTION_PAD + AVG_POOL + CONVOLUTION + ADD + MUL + ADDS + MULS + RELU + THRESHOLD_BACKWARD + CAST + MAX_POOL + MAX_POOL_GRAD + ADAPTIVE
+# -- AdaptiveAvgPool2dBackward -------------------------------------------------------------------
+
+def _adaptive_grad():
+    return dict(grad_output=_z(2, 3, 3, 2), self=_z(2, 3, 6, 6))
+
+
+ADAPTIVE_GRAD = _cases("adaptive_avg_pool2d_backward", "aclnnAdaptiveAvgPool2dBackwardGetWorkspaceSize",
+                       _adaptive_grad, {"grad_output": "gradOutput", "self": "self"}, [
+    null(dict(grad_output=None)),
+    null(dict(self=None)),
+    bad(dict(grad_output=_z(3, 3, 2)), "gradOutput", "rank"),
+    bad(dict(grad_output=_z(3, 2), self=_z(6, 6)), "out", "3-D or 4-D"),
+    bad(dict(grad_output=_z(1, 1, 3, 3, 2), self=_z(1, 1, 3, 6, 6)), "out", "3-D or 4-D"),
+    bad(dict(grad_output=_z(2, 4, 3, 2)), "gradOutput", "before H, W"),
+    bad(dict(grad_output=_z(1, 3, 3, 2)), "gradOutput", "before H, W"),
+    bad(dict(grad_output=_z(2, 3, 3, 2, dtype=np.float64)), "gradOutput", "DOUBLE"),
+    bad(dict(self=_z(2, 3, 6, 6, dtype=np.int32)), "self", "INT32"),
+    bad(dict(grad_output=_z(2, 3, 3, 2, dtype=np.float16)), "gradOutput", "self"),
+    # the first violation decides
+    bad(dict(grad_output=_z(2, 4, 3, 2, dtype=np.float64)), "before H, W", absent=("DOUBLE",)),
+    wrong_type(dict(grad_output=[[0.0]])),
+    *unnamed("self", "self", (2, 3, 6, 6)),
+])
+
+CASES: list[Invalid] = IM2COL + MAX_UNPOOL + REFLECTION_PAD + AVG_POOL + CONVOLUTION + ADD + MUL + ADDS + MULS + RELU + THRESHOLD_BACKWARD + CAST + MAX_POOL + MAX_POOL_GRAD + ADAPTIVE + ADAPTIVE_GRAD
