@@ -681,6 +681,30 @@ def aclmdlSetDump(dumpCfgPath: CData, /) -> None:
     Raw mirror of ``aclmdlSetDump``: the C arguments in C order, raising ``AclnnError`` on a non-zero status.
     """
 
+def aclnnAdaptiveAvgPool2d(workspace: CData | None, workspaceSize: int, executor: CData, stream: CData) -> None:
+    """C: ``aclnnStatus aclnnAdaptiveAvgPool2d(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, const aclrtStream stream);``
+
+    ``aclnnAdaptiveAvgPool2d(workspace, workspaceSize, executor, stream)``: queue the kernel on ``stream``.
+    """
+
+def aclnnAdaptiveAvgPool2dBackward(workspace: CData | None, workspaceSize: int, executor: CData, stream: CData) -> None:
+    """C: ``aclnnStatus aclnnAdaptiveAvgPool2dBackward(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, const aclrtStream stream);``
+
+    ``aclnnAdaptiveAvgPool2dBackward(workspace, workspaceSize, executor, stream)``: queue the kernel on ``stream``.
+    """
+
+def aclnnAdaptiveAvgPool2dBackwardGetWorkspaceSize(gradOutput: CData | Tensor | None, self: CData | Tensor | None, out: CData | Tensor | None) -> tuple[int, CData]:
+    """C: ``aclnnStatus aclnnAdaptiveAvgPool2dBackwardGetWorkspaceSize(const aclTensor *gradOutput, const aclTensor *self, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor);``
+
+    ``aclnnAdaptiveAvgPool2dBackwardGetWorkspaceSize(<inputs and outputs in C order>) -> (workspace_size, executor)``.
+    """
+
+def aclnnAdaptiveAvgPool2dGetWorkspaceSize(self: CData | Tensor | None, outputSize: CData | IntArray | None, out: CData | Tensor | None) -> tuple[int, CData]:
+    """C: ``aclnnStatus aclnnAdaptiveAvgPool2dGetWorkspaceSize(const aclTensor *self, const aclIntArray *outputSize, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor);``
+
+    ``aclnnAdaptiveAvgPool2dGetWorkspaceSize(<inputs and outputs in C order>) -> (workspace_size, executor)``.
+    """
+
 def aclnnAdd(workspace: CData | None, workspaceSize: int, executor: CData, stream: CData) -> None:
     """C: ``aclnnStatus aclnnAdd(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream);``
 

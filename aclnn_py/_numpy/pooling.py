@@ -139,3 +139,30 @@ def nearest_source(o: int, size: int, scale: float = 0.0) -> np.ndarray:
     source: np.ndarray = np.minimum(np.floor(np.arange(o, dtype=np.float32) * ratio).astype(np.int64), size - 1)
     source.flags.writeable = False
     return source
+
+
+def adaptive_avg(x: np.ndarray, oh: int, ow: int) -> np.ndarray:
+    """Adaptive average pooling of the float32 ``(planes, H, W)`` array to ``(planes, oh, ow)``:
+    the separable averaging matrices (``adaptive_matrix``) applied along W, then along H, each
+    as one matrix product over every plane (one mean where the output is 1x1)."""
+    planes, height, width = x.shape
+    if (oh, ow) == (1, 1):
+        mean: np.ndarray = x.mean(axis=(1, 2), dtype=np.float32, keepdims=True)
+        return mean
+    rows = x.reshape(planes * height, width) @ adaptive_matrix(width, ow).T  # (planes * H, ow)
+    cols = rows.reshape(planes, height, ow).transpose(0, 2, 1).reshape(planes * ow, height)
+    out = (cols @ adaptive_matrix(height, oh).T).reshape(planes, ow, oh)
+    return np.ascontiguousarray(out.transpose(0, 2, 1))
+
+
+def adaptive_avg_grad(grad: np.ndarray, height: int, width: int) -> np.ndarray:
+    """The gradient of ``adaptive_avg`` for the float32 ``(planes, oh, ow)`` gradient: each value
+    divided by its window's area and spread over the window (the transposed matrices)."""
+    planes, oh, ow = grad.shape
+    if (oh, ow) == (1, 1):
+        return np.repeat(grad.reshape(planes, 1) / np.float32(height * width), height * width,
+                         axis=1).reshape(planes, height, width)
+    rows = grad.reshape(planes * oh, ow) @ adaptive_matrix(width, ow)  # (planes * oh, W)
+    cols = rows.reshape(planes, oh, width).transpose(0, 2, 1).reshape(planes * width, oh)
+    out = (cols @ adaptive_matrix(height, oh)).reshape(planes, width, height)
+    return np.ascontiguousarray(out.transpose(0, 2, 1))

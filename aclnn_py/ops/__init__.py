@@ -31,6 +31,8 @@ from .inplace_zero import inplace_zero as inplace_zero
 from .inplace_copy import inplace_copy as inplace_copy
 from .inplace_fill_scalar import inplace_fill_scalar as inplace_fill_scalar
 from .cat import cat as cat
+from .adaptive_avg_pool2d import adaptive_avg_pool2d as adaptive_avg_pool2d
+from .adaptive_avg_pool2d_backward import adaptive_avg_pool2d_backward as adaptive_avg_pool2d_backward
 
 #: Every operator, in the order above.
 OPERATORS: tuple[Operator, ...] = operators()

@@ -1141,3 +1141,54 @@ CAT = _cases("cat", "aclnnCatGetWorkspaceSize", _cat, {"tensors": "tensors", "di
 ])
 
 CASES: list[Invalid] = IM2COL + MAX_UNPOOL + REFLECTION_PAD + AVG_POOL + CONVOLUTION + ADD + MUL + ADDS + MULS + RELU + THRESHOLD_BACKWARD + CAST + INPLACE_ADD + INPLACE_ZERO + INPLACE_FILL_SCALAR + INPLACE_COPY + CAT
+# -- AdaptiveAvgPool2d ---------------------------------------------------------------------------
+
+def _adaptive():
+    return dict(self=_z(2, 3, 6, 6), output_size=[3, 2])
+
+
+ADAPTIVE = _cases("adaptive_avg_pool2d", "aclnnAdaptiveAvgPool2dGetWorkspaceSize", _adaptive,
+                  {"self": "self", "output_size": "outputSize"}, [
+    null(dict(self=None)),
+    null(dict(output_size=None)),
+    bad(dict(self=_z(6, 6)), "self", "3-D or 4-D"),
+    bad(dict(self=_z(1, 2, 3, 6, 6)), "self", "3-D or 4-D"),
+    bad(dict(self=_z(2, 3, 6, 6, dtype=np.float64)), "self", "DOUBLE"),
+    bad(dict(self=_z(2, 3, 6, 6, dtype=np.int32)), "self", "INT32"),
+    bad(dict(output_size=[3]), "outputSize", "2 elements"),
+    bad(dict(output_size=[3, 2, 1]), "outputSize", "2 elements"),
+    bad(dict(output_size=[0, 2]), "outputSize", "> 0"),
+    bad(dict(output_size=[3, -2]), "outputSize", "> 0"),
+    # the first violation decides
+    bad(dict(self=_z(6, 6, dtype=np.float64)), "3-D or 4-D", absent=("DOUBLE",)),
+    bad(dict(self=_z(2, 3, 6, 6, dtype=np.float64), output_size=[0]), "DOUBLE", absent=("outputSize",)),
+    wrong_type(dict(output_size=[3.0, 2])),
+    wrong_type(dict(self=[[0.0]])),
+    *unnamed("self", "self", (2, 3, 6, 6)),
+])
+
+# -- AdaptiveAvgPool2dBackward -------------------------------------------------------------------
+
+def _adaptive_grad():
+    return dict(grad_output=_z(2, 3, 3, 2), self=_z(2, 3, 6, 6))
+
+
+ADAPTIVE_GRAD = _cases("adaptive_avg_pool2d_backward", "aclnnAdaptiveAvgPool2dBackwardGetWorkspaceSize",
+                       _adaptive_grad, {"grad_output": "gradOutput", "self": "self"}, [
+    null(dict(grad_output=None)),
+    null(dict(self=None)),
+    bad(dict(grad_output=_z(3, 3, 2)), "gradOutput", "rank"),
+    bad(dict(grad_output=_z(3, 2), self=_z(6, 6)), "out", "3-D or 4-D"),
+    bad(dict(grad_output=_z(1, 1, 3, 3, 2), self=_z(1, 1, 3, 6, 6)), "out", "3-D or 4-D"),
+    bad(dict(grad_output=_z(2, 4, 3, 2)), "gradOutput", "before H, W"),
+    bad(dict(grad_output=_z(1, 3, 3, 2)), "gradOutput", "before H, W"),
+    bad(dict(grad_output=_z(2, 3, 3, 2, dtype=np.float64)), "gradOutput", "DOUBLE"),
+    bad(dict(self=_z(2, 3, 6, 6, dtype=np.int32)), "self", "INT32"),
+    bad(dict(grad_output=_z(2, 3, 3, 2, dtype=np.float16)), "gradOutput", "self"),
+    # the first violation decides
+    bad(dict(grad_output=_z(2, 4, 3, 2, dtype=np.float64)), "before H, W", absent=("DOUBLE",)),
+    wrong_type(dict(grad_output=[[0.0]])),
+    *unnamed("self", "self", (2, 3, 6, 6)),
+])
+
+CASES: list[Invalid] = IM2COL + MAX_UNPOOL + REFLECTION_PAD + AVG_POOL + CONVOLUTION + ADD + MUL + ADDS + MULS + RELU + THRESHOLD_BACKWARD + CAST + MAX_POOL + MAX_POOL_GRAD + ADAPTIVE + ADAPTIVE_GRAD

@@ -1,0 +1,150 @@
+/*
+ * aclnnAdaptiveAvgPool2d: out[i, j] = mean of self[hs:he, ws:we], hs = floor(i * H / oH),
+ * he = ceil((i + 1) * H / oH) (W alike; pool_common's windows).  A 3-D (C, H, W) input is one
+ * image.  Parallel over the N * C planes; each plane read once into a float32 buffer, each
+ * window summed in double.  Workspace: per worker one H * W plane and one output row.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../kernels/parallel.h"
+#include "aclnnop/aclnn_adaptive_avg_pool2d.h"
+#include "aclsim_dtype_rules.h" /* generated at build: the dtype table (aclnn_py/ops/<op>.py DTYPE_RULES) */
+#include "pool_common.h"
+
+static const char API[] = "aclnnAdaptiveAvgPool2dGetWorkspaceSize";
+static const char KERNEL[] = "aclnnAdaptiveAvgPool2d";
+#define INPUTS_READ (1u << 0)
+
+typedef struct {
+    int64_t planes, c, h, w, oh, ow, workers;
+} adaptive_params;
+
+typedef struct {
+    const adaptive_params *p;
+    const aclTensor *self;
+    aclTensor *out;
+    float *scratch;
+} adaptive_job;
+
+static void pool_planes(void *ctx, int64_t begin, int64_t end, int worker)
+{
+    const adaptive_job *job = ctx;
+    const adaptive_params *p = job->p;
+    float *plane = job->scratch + worker * (p->h * p->w + p->ow), *row = plane + p->h * p->w;
+    int64_t xs[4], os[4];
+    aclsim_ops_nchw_strides(job->self, xs);
+    aclsim_ops_nchw_strides(job->out, os);
+    for (int64_t at = begin; at < end; ++at) {
+        int64_t n = at / p->c, c = at % p->c;
+        for (int64_t y = 0; y < p->h; ++y) {
+            aclsim_ops_gather_f32(job->self->data, job->self->dtype,
+                                  job->self->offset + n * xs[0] + c * xs[1] + y * xs[2], xs[3], p->w,
+                                  plane + y * p->w);
+        }
+        for (int64_t i = 0; i < p->oh; ++i) {
+            int64_t h0, h1;
+            aclsim_pool_adaptive(i, p->h, p->oh, &h0, &h1);
+            for (int64_t j = 0; j < p->ow; ++j) {
+                int64_t w0, w1;
+                aclsim_pool_adaptive(j, p->w, p->ow, &w0, &w1);
+                double sum = 0.0;
+                for (int64_t y = h0; y < h1; ++y) {
+                    for (int64_t x = w0; x < w1; ++x) {
+                        sum += plane[y * p->w + x];
+                    }
+                }
+                row[j] = (float)(sum / (double)((h1 - h0) * (w1 - w0)));
+            }
+            aclsim_ops_scatter_f32(job->out->data, job->out->dtype,
+                                   job->out->offset + n * os[0] + c * os[1] + i * os[2], os[3], p->ow, row);
+        }
+    }
+}
+
+static aclnnStatus adaptive_kernel(aclOpExecutor *ex, void *workspace)
+{
+    ACLSIM_OPS_TRY(aclsim_ops_kernel_check_memory(KERNEL, ex, INPUTS_READ, 1));
+    const adaptive_params *p = aclsim_executor_params(ex, sizeof *p);
+    adaptive_job job = {.p = p, .self = aclsim_executor_input(ex, 0), .out = aclsim_executor_output(ex, 0),
+                        .scratch = workspace};
+    aclTensor staged;
+    void *copy = NULL;
+    if (aclsim_ops_views_overlap(job.self, job.out)) {
+        if (!aclsim_ops_stage(KERNEL, job.self, &staged, &copy)) {
+            return ACLSIM_OPS_KERNEL_FAULT;
+        }
+        job.self = &staged;
+    }
+    aclsim_parallel(p->planes, (int)p->workers, pool_planes, &job);
+    free(copy);
+    return ACLNN_SUCCESS;
+}
+
+static aclnnStatus check_params(const aclTensor *self, const aclIntArray *outputSize, const aclTensor *out)
+{
+    static const aclDataType dtypes[] = {ACLSIM_DTYPES_AdaptiveAvgPool2d_DTYPES};
+    ACLSIM_OPS_TRY(aclsim_ops_check_not_null(API, "self", self));
+    ACLSIM_OPS_TRY(aclsim_ops_check_not_null(API, "outputSize", outputSize));
+    ACLSIM_OPS_TRY(aclsim_ops_check_not_null(API, "out", out));
+    if (self->ndim != 3 && self->ndim != 4) {
+        return aclsim_ops_invalid(API, "self must be 3-D or 4-D (NCL or NCHW), got %s shape %s",
+                                  aclsim_ops_format_name(self->format), aclsim_ops_shape(self).s);
+    }
+    bool same = out->ndim == self->ndim;
+    for (uint64_t d = 0; same && d + 2 < self->ndim; ++d) {
+        same = out->view_dims[d] == self->view_dims[d];
+    }
+    if (!same) {
+        return aclsim_ops_invalid(API, "out must have self's rank and leading dims, got out %s and self %s",
+                                  aclsim_ops_shape(out).s, aclsim_ops_shape(self).s);
+    }
+    ACLSIM_OPS_TRY(aclsim_ops_check_dtype(API, "self", self, dtypes, ACLSIM_DTYPES_COUNT(dtypes)));
+    ACLSIM_OPS_TRY(aclsim_ops_check_same_dtype(API, "out", out, "self", self));
+    if (out->format != self->format || aclsim_ops_is_private_format(self->format)) {
+        return aclsim_ops_invalid(API, "out format must equal self format and not be private, got %s and %s",
+                                  aclsim_ops_format_name(out->format), aclsim_ops_format_name(self->format));
+    }
+    ACLSIM_OPS_TRY(aclsim_ops_check_array_size(API, "outputSize", outputSize, 2));
+    ACLSIM_OPS_TRY(aclsim_ops_check_array_min(API, "outputSize", outputSize, 0, true));
+    if (outputSize->values[0] != aclsim_ops_dim(out, -2) || outputSize->values[1] != aclsim_ops_dim(out, -1)) {
+        return aclsim_ops_invalid(API, "outputSize must equal out's H, W, got %s and out %s",
+                                  aclsim_ops_ints(outputSize).s, aclsim_ops_shape(out).s);
+    }
+    return ACLNN_SUCCESS;
+}
+
+aclnnStatus aclnnAdaptiveAvgPool2dGetWorkspaceSize(const aclTensor *self, const aclIntArray *outputSize,
+                                                   aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor)
+{
+    ACLSIM_OPS_CHECK_HANDLES(API, self, outputSize, out);
+    ACLSIM_OPS_TRY(check_params(self, outputSize, out));
+    if (workspaceSize == NULL || executor == NULL) {
+        return aclsim_ops_nullptr(API, "%s must not be NULL", workspaceSize == NULL ? "workspaceSize" : "executor");
+    }
+    if (aclsim_ops_is_empty(self)) {
+        return aclsim_ops_finish(KERNEL, aclsim_ops_noop_kernel, 0, NULL, 0, NULL, 0, NULL, 0, workspaceSize,
+                                 executor);
+    }
+    ACLSIM_OPS_TRY(aclsim_ops_check_memory(API, "self", self));
+    ACLSIM_OPS_TRY(aclsim_ops_check_memory(API, "out", out));
+    adaptive_params p = {.c = aclsim_ops_dim(self, -3), .h = aclsim_ops_dim(self, -2), .w = aclsim_ops_dim(self, -1),
+                         .oh = outputSize->values[0], .ow = outputSize->values[1]};
+    p.planes = (self->ndim == 4 ? self->view_dims[0] : 1) * p.c;
+    p.workers = aclsim_workers(p.planes, p.h * p.w + p.oh * p.ow);
+    uint64_t workspace = (uint64_t)(p.workers * (p.h * p.w + p.ow)) * sizeof(float);
+    const aclTensor *inputs[] = {self};
+    const aclTensor *outputs[] = {out};
+    aclnnStatus status = aclsim_ops_finish(KERNEL, adaptive_kernel, workspace, &p, sizeof p, inputs, 1, outputs, 1,
+                                           workspaceSize, executor);
+    if (status == ACLNN_SUCCESS) {
+        aclsim_executor_set_inputs_read(*executor, INPUTS_READ);
+    }
+    return status;
+}
+
+aclnnStatus aclnnAdaptiveAvgPool2d(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+                                   const aclrtStream stream)
+{
+    return aclsim_launch(KERNEL, workspace, workspaceSize, executor, stream);
+}
