@@ -706,6 +706,35 @@ THRESHOLD_BACKWARD = _cases("threshold_backward", "aclnnThresholdBackwardGetWork
     *unnamed("grad_output", "gradOutput", (2, 3)),
 ])
 
+# -- ReflectionPad2d (forward) -------------------------------------------------------------------
+
+
+def _rpad():
+    return dict(self=_z(2, 3, 4, 5), padding=[1, 1, 2, 2])
+
+
+REFLECTION_PAD_FORWARD = _cases("reflection_pad2d", "aclnnReflectionPad2dGetWorkspaceSize", _rpad,
+                                {"self": "self", "padding": "padding"}, [
+    null(dict(self=None)),
+    null(dict(padding=None)),
+    bad(dict(self=_z(2, 3, 4, 5, dtype=np.uint16)), "self", "UINT16"),
+    bad(dict(self=_z(4, 5)), "self", "3-D or 4-D"),
+    bad(dict(self=_z(1, 2, 3, 4, 5)), "self", "3-D or 4-D"),
+    bad(dict(padding=[1, 1, 1]), "padding", "4 elements"),
+    bad(dict(padding=[5, 0, 0, 0]), "padding", "left", "width"),
+    bad(dict(padding=[0, 0, 0, 4]), "padding", "bottom", "height"),
+    bad(dict(padding=[-3, -3, 0, 0]), "padded sizes"),
+    bad(dict(self=_z(0, 4, 5)), "empty", id="3d empty"),
+    bad(dict(self=_z(2, 0, 4, 5)), "empty", id="4d C=0"),
+    bad(dict(self=_z(2, 3, 4, 5), padding=[-2, -3, 0, 0]), "empty", id="4d out W=0"),
+    # the first violation decides
+    bad(dict(self=_z(4, 5, dtype=np.uint16), padding=[9, 9]), "self", "UINT16", absent=("padding",)),
+    bad(dict(padding=[9, 9]), "padding", absent=("width",)),
+    wrong_type(dict(padding=1.5)),
+    wrong_type(dict(self="self")),
+    *unnamed("self", "self", (2, 3, 4, 5)),
+])
+
 # -- Convolution (forward) -----------------------------------------------------------------------
 
 
@@ -803,4 +832,4 @@ CAST = _cases("cast", "aclnnCastGetWorkspaceSize", _cast, {"self": "self", "dtyp
     *unnamed("self", "self", (2, 3)),
 ])
 
-CASES: list[Invalid] = IM2COL + MAX_UNPOOL + REFLECTION_PAD + AVG_POOL + CONVOLUTION + CONVOLUTION_FORWARD + ADD + MUL + ADDS + MULS + RELU + THRESHOLD_BACKWARD + CAST
+CASES: list[Invalid] = IM2COL + MAX_UNPOOL + REFLECTION_PAD + AVG_POOL + CONVOLUTION + CONVOLUTION_FORWARD + REFLECTION_PAD_FORWARD + ADD + MUL + ADDS + MULS + RELU + THRESHOLD_BACKWARD + CAST
