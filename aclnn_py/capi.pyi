@@ -777,6 +777,12 @@ def aclnnInit(configPath: CData, /) -> Any:
     Raw mirror of ``aclnnInit``: the C arguments in C order, returning the C value.
     """
 
+def aclnnMaxUnpool2d(workspace: CData | None, workspaceSize: int, executor: CData, stream: CData) -> None:
+    """C: ``aclnnStatus aclnnMaxUnpool2d(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream);``
+
+    ``aclnnMaxUnpool2d(workspace, workspaceSize, executor, stream)``: queue the kernel on ``stream``.
+    """
+
 def aclnnMaxUnpool2dBackward(workspace: CData | None, workspaceSize: int, executor: CData, stream: CData) -> None:
     """C: ``aclnnStatus aclnnMaxUnpool2dBackward(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream);``
 
@@ -787,6 +793,12 @@ def aclnnMaxUnpool2dBackwardGetWorkspaceSize(gradOutput: CData | Tensor | None, 
     """C: ``aclnnStatus aclnnMaxUnpool2dBackwardGetWorkspaceSize(const aclTensor *gradOutput, const aclTensor *self, const aclTensor *indices, const aclIntArray *outputSize, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor);``
 
     ``aclnnMaxUnpool2dBackwardGetWorkspaceSize(<inputs and outputs in C order>) -> (workspace_size, executor)``.
+    """
+
+def aclnnMaxUnpool2dGetWorkspaceSize(self: CData | Tensor | None, indices: CData | Tensor | None, outputSize: CData | IntArray | None, out: CData | Tensor | None) -> tuple[int, CData]:
+    """C: ``aclnnStatus aclnnMaxUnpool2dGetWorkspaceSize(const aclTensor *self, const aclTensor *indices, const aclIntArray *outputSize, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor);``
+
+    ``aclnnMaxUnpool2dGetWorkspaceSize(<inputs and outputs in C order>) -> (workspace_size, executor)``.
     """
 
 def aclnnMul(workspace: CData | None, workspaceSize: int, executor: CData, stream: CData) -> None:

@@ -706,6 +706,35 @@ THRESHOLD_BACKWARD = _cases("threshold_backward", "aclnnThresholdBackwardGetWork
     *unnamed("grad_output", "gradOutput", (2, 3)),
 ])
 
+# -- MaxUnpool2d (forward) -----------------------------------------------------------------------
+
+
+def _unpool():
+    return dict(self=_z(2, 3, 2, 2), indices=np.zeros((2, 3, 2, 2), np.int64), output_size=[4, 4])
+
+
+MAX_UNPOOL_FORWARD = _cases("max_unpool2d", "aclnnMaxUnpool2dGetWorkspaceSize", _unpool,
+                            {"self": "self", "indices": "indices", "output_size": "outputSize"}, [
+    null(dict(self=None)),
+    null(dict(indices=None)),
+    null(dict(output_size=None)),
+    bad(dict(self=_z(2, 3, 2, 2, dtype=np.bool_)), "self", "BOOL"),
+    bad(dict(self=_z(2, 3, 2, 2, dtype=bfloat16)), "self", "BFLOAT16"),
+    bad(dict(indices=np.zeros((2, 3, 2, 2), np.int16)), "indices", "INT16"),
+    bad(dict(self=_z(3, 2, 2, dtype=np.bool_), indices=np.zeros((2, 2), np.int16)), "self", absent=("indices",)),
+    bad(dict(self=_z(6, 4), indices=np.zeros((6, 4), np.int64)), "self", "3-D or 4-D"),
+    bad(dict(indices=np.zeros((3, 2, 2), np.int64)), "indices", "rank"),
+    bad(dict(indices=np.zeros((2, 3, 2, 3), np.int64)), "indices", "shape"),
+    bad(dict(self=_z(2, 0, 2, 2), indices=np.zeros((2, 0, 2, 2), np.int64)), "self", "> 0"),
+    bad(dict(output_size=[4]), "outputSize", "2 elements"),
+    bad(dict(output_size=[4, 0]), "outputSize", "> 0"),
+    bad(dict(output_size=[1, 3]), "outputSize", "H * W"),
+    device_fault(dict(indices=np.full((2, 3, 2, 2), 16, np.int64)), "indices[0, 0, 0, 0] = 16", "[0, 16)"),
+    wrong_type(dict(output_size=4.0)),
+    wrong_type(dict(self="self")),
+    *unnamed("self", "self", (2, 3, 2, 2)),
+])
+
 # -- ReflectionPad2d (forward) -------------------------------------------------------------------
 
 
@@ -832,4 +861,4 @@ CAST = _cases("cast", "aclnnCastGetWorkspaceSize", _cast, {"self": "self", "dtyp
     *unnamed("self", "self", (2, 3)),
 ])
 
-CASES: list[Invalid] = IM2COL + MAX_UNPOOL + REFLECTION_PAD + AVG_POOL + CONVOLUTION + CONVOLUTION_FORWARD + REFLECTION_PAD_FORWARD + ADD + MUL + ADDS + MULS + RELU + THRESHOLD_BACKWARD + CAST
+CASES: list[Invalid] = IM2COL + MAX_UNPOOL + REFLECTION_PAD + AVG_POOL + CONVOLUTION + CONVOLUTION_FORWARD + REFLECTION_PAD_FORWARD + MAX_UNPOOL_FORWARD + ADD + MUL + ADDS + MULS + RELU + THRESHOLD_BACKWARD + CAST
