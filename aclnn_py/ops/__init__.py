@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING
 from ._registry import Operator, operators
 from .im2col_backward import im2col_backward as im2col_backward
 from .max_unpool2d_backward import max_unpool2d_backward as max_unpool2d_backward
+from .max_unpool2d import max_unpool2d as max_unpool2d
 from .reflection_pad2d_backward import reflection_pad2d_backward as reflection_pad2d_backward
+from .reflection_pad2d import reflection_pad2d as reflection_pad2d
 from .avg_pool2d_backward import avg_pool2d_backward as avg_pool2d_backward
 from .convolution_backward import convolution_backward as convolution_backward
 from .convolution import convolution as convolution

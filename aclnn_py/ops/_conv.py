@@ -1,4 +1,4 @@
-"""What the convolution operators (Convolution, ConvolutionBackward) share: the padding layout,
+"""What the convolution operators (Convolution, the convolution gradients) share: the padding layout,
 the output-size formulas and the room check, one source each (the simulator's are in
 ``sim/src/ops/conv_lowering.[ch]``, with the same messages)."""
 

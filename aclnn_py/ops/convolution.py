@@ -26,7 +26,7 @@ How it is computed (numpy backend): in float32 (float16/bfloat16 tensors are wid
 result rounded once to output's dtype, as CANN computes in the wider "upper" dtype and casts),
 by the same lowered convolution the gradients use (``_numpy/conv``): a convolution's output is
 the product a transposed convolution's gradInput is, and the other way round
-(``LoweredConv.output``).  The simulator shares its lowering with ConvolutionBackward likewise
+(``LoweredConv.output``).  The simulator shares its lowering with the convolution gradients likewise
 (``sim/src/ops/conv_lowering.c``).  The output has input's dtype.
 
 Constraints, in the order CANN (Atlas A2/A3) checks them; each violation is 161002 unless noted:

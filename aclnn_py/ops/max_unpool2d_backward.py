@@ -46,7 +46,6 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._dtypes import dtype_name
-from .._errors import ACL_ERROR_RT_AICORE_EXCEPTION, AclnnError
 from .._runtime.memory import check_allocation
 from .._runtime.tensor import Tensor
 from .._numpy import workers as _workers
@@ -56,6 +55,7 @@ from .._convert.typed import Output, TypedCall
 from ._checks import FLOAT16, FLOAT32, check, check_dtype, check_length, check_not_null, check_same_dtype, check_same_shape, shape_str
 from .._numpy.plans import NumpyOp, Prepared, plan
 from ._dispatch import dispatch, documented
+from ._unpool import check_index_range
 from .._convert.values import host_array, int_array_arg, tensor_arg
 from .._numpy.workers import in_parallel
 
@@ -128,16 +128,7 @@ def _check_geometry(go_shape: tuple[int, ...], self_shape: tuple[int, ...], indi
 
 
 def _check_index_range(indices: np.ndarray, output_size: tuple[int, ...]) -> None:
-    """The device fault an index outside ``[0, oH*oW)`` stands for (module docstring), raised
-    before anything is written, with the simulator's words."""
-    plane = output_size[0] * output_size[1]
-    # Viewed as unsigned, a negative index is huge: one pass catches both ends.
-    unsigned = indices.view(np.uint64 if indices.dtype == np.int64 else np.uint32)
-    if indices.size and int(unsigned.max()) >= plane:
-        at = np.unravel_index(int(np.argmax(unsigned >= plane)), indices.shape)  # type: ignore[operator]
-        raise AclnnError(ACL_ERROR_RT_AICORE_EXCEPTION, "aclrtSynchronizeStream",
-                         f"{KERNEL}: indices{shape_str(at)} = {int(indices[at])} is outside [0, {plane}) "
-                         f"(outputSize = {shape_str(output_size)}); nothing was written")
+    check_index_range(KERNEL, indices, output_size)
 
 
 # Indices per chunk: the chunk's indices, their int64 offsets and its results (~1.25 MiB at

@@ -54,6 +54,7 @@ from ._registry import numpy_dtypes
 from ._checks import FLOAT32, check, check_dtype, check_length, check_min, check_not_null, check_same_dtype, format_name, shape_str
 from .._numpy.plans import NumpyOp, Prepared, plan
 from ._dispatch import dispatch, documented
+from ._pad2d import check_pads_below, padded_hw
 from .._convert.values import host_array, int_array_arg, repeated, tensor_arg
 
 API = "aclnnReflectionPad2dBackwardGetWorkspaceSize"
@@ -101,17 +102,12 @@ def _check_geometry(go_shape: tuple[int, ...], self_shape: tuple[int, ...], is_b
           f"{shape_str(go_shape)}")
     check_length(API, "padding", padding, 4)
     check_min(API, "padding", padding, 0, strict=False)
-    left, right, top, bottom = padding
-    height, width = self_shape[-2:]
-    for side, pad, (what, limit) in zip(("left", "right", "top", "bottom"), padding,
-                                        (("width", width),) * 2 + (("height", height),) * 2):
-        check(API, pad < limit, lambda: f"padding {side} = {pad} must be < the input {what} = {limit} "
-              f"(padding = {shape_str(padding)}, self {shape_str(self_shape)})")
+    check_pads_below(API, padding, self_shape)
     if is_bfloat16:
-        check(API, top == bottom == 0 or max(padding) <= _BF16_MAX_PAD,
+        check(API, padding[2] == padding[3] == 0 or max(padding) <= _BF16_MAX_PAD,
               lambda: f"for BFLOAT16 with top or bottom padding every padding value must be <= {_BF16_MAX_PAD}, "
               f"got padding = {shape_str(padding)}")
-    expected = (height + top + bottom, width + left + right)
+    expected = padded_hw(self_shape, padding)
     check(API, go_shape[-2:] == expected,
           lambda: f"gradOutput last two dims must be [H + top + bottom, W + left + right] = {shape_str(expected)}, "
           f"got gradOutput {shape_str(go_shape)} (self {shape_str(self_shape)}, padding = {shape_str(padding)})")

@@ -706,6 +706,64 @@ THRESHOLD_BACKWARD = _cases("threshold_backward", "aclnnThresholdBackwardGetWork
     *unnamed("grad_output", "gradOutput", (2, 3)),
 ])
 
+# -- MaxUnpool2d (forward) -----------------------------------------------------------------------
+
+
+def _unpool():
+    return dict(self=_z(2, 3, 2, 2), indices=np.zeros((2, 3, 2, 2), np.int64), output_size=[4, 4])
+
+
+MAX_UNPOOL_FORWARD = _cases("max_unpool2d", "aclnnMaxUnpool2dGetWorkspaceSize", _unpool,
+                            {"self": "self", "indices": "indices", "output_size": "outputSize"}, [
+    null(dict(self=None)),
+    null(dict(indices=None)),
+    null(dict(output_size=None)),
+    bad(dict(self=_z(2, 3, 2, 2, dtype=np.bool_)), "self", "BOOL"),
+    bad(dict(self=_z(2, 3, 2, 2, dtype=bfloat16)), "self", "BFLOAT16"),
+    bad(dict(indices=np.zeros((2, 3, 2, 2), np.int16)), "indices", "INT16"),
+    bad(dict(self=_z(3, 2, 2, dtype=np.bool_), indices=np.zeros((2, 2), np.int16)), "self", absent=("indices",)),
+    bad(dict(self=_z(6, 4), indices=np.zeros((6, 4), np.int64)), "self", "3-D or 4-D"),
+    bad(dict(indices=np.zeros((3, 2, 2), np.int64)), "indices", "rank"),
+    bad(dict(indices=np.zeros((2, 3, 2, 3), np.int64)), "indices", "shape"),
+    bad(dict(self=_z(2, 0, 2, 2), indices=np.zeros((2, 0, 2, 2), np.int64)), "self", "> 0"),
+    bad(dict(output_size=[4]), "outputSize", "2 elements"),
+    bad(dict(output_size=[4, 0]), "outputSize", "> 0"),
+    bad(dict(output_size=[1, 3]), "outputSize", "H * W"),
+    device_fault(dict(indices=np.full((2, 3, 2, 2), 16, np.int64)), "indices[0, 0, 0, 0] = 16", "[0, 16)"),
+    wrong_type(dict(output_size=4.0)),
+    wrong_type(dict(self="self")),
+    *unnamed("self", "self", (2, 3, 2, 2)),
+])
+
+# -- ReflectionPad2d (forward) -------------------------------------------------------------------
+
+
+def _rpad():
+    return dict(self=_z(2, 3, 4, 5), padding=[1, 1, 2, 2])
+
+
+REFLECTION_PAD_FORWARD = _cases("reflection_pad2d", "aclnnReflectionPad2dGetWorkspaceSize", _rpad,
+                                {"self": "self", "padding": "padding"}, [
+    null(dict(self=None)),
+    null(dict(padding=None)),
+    bad(dict(self=_z(2, 3, 4, 5, dtype=np.uint16)), "self", "UINT16"),
+    bad(dict(self=_z(4, 5)), "self", "3-D or 4-D"),
+    bad(dict(self=_z(1, 2, 3, 4, 5)), "self", "3-D or 4-D"),
+    bad(dict(padding=[1, 1, 1]), "padding", "4 elements"),
+    bad(dict(padding=[5, 0, 0, 0]), "padding", "left", "width"),
+    bad(dict(padding=[0, 0, 0, 4]), "padding", "bottom", "height"),
+    bad(dict(padding=[-3, -3, 0, 0]), "padded sizes"),
+    bad(dict(self=_z(0, 4, 5)), "empty", id="3d empty"),
+    bad(dict(self=_z(2, 0, 4, 5)), "empty", id="4d C=0"),
+    bad(dict(self=_z(2, 3, 4, 5), padding=[-2, -3, 0, 0]), "empty", id="4d out W=0"),
+    # the first violation decides
+    bad(dict(self=_z(4, 5, dtype=np.uint16), padding=[9, 9]), "self", "UINT16", absent=("padding",)),
+    bad(dict(padding=[9, 9]), "padding", absent=("width",)),
+    wrong_type(dict(padding=1.5)),
+    wrong_type(dict(self="self")),
+    *unnamed("self", "self", (2, 3, 4, 5)),
+])
+
 # -- Convolution (forward) -----------------------------------------------------------------------
 
 
@@ -1192,3 +1250,4 @@ ADAPTIVE_GRAD = _cases("adaptive_avg_pool2d_backward", "aclnnAdaptiveAvgPool2dBa
 ])
 
 CASES: list[Invalid] = IM2COL + MAX_UNPOOL + REFLECTION_PAD + AVG_POOL + CONVOLUTION + ADD + MUL + ADDS + MULS + RELU + THRESHOLD_BACKWARD + CAST + MAX_POOL + MAX_POOL_GRAD + ADAPTIVE + ADAPTIVE_GRAD
+CASES: list[Invalid] = IM2COL + MAX_UNPOOL + REFLECTION_PAD + AVG_POOL + CONVOLUTION + CONVOLUTION_FORWARD + REFLECTION_PAD_FORWARD + MAX_UNPOOL_FORWARD + ADD + MUL + ADDS + MULS + RELU + THRESHOLD_BACKWARD + CAST

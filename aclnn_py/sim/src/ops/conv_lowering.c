@@ -1,12 +1,12 @@
 /*
- * The lowering every convolution operator shares (ConvolutionBackward, Convolution): one
+ * The lowering every convolution operator shares (the convolution gradients, Convolution): one
  * convolution between S, the tensor on its "few positions" side, and B, the other one, with
  * weight (S channels, B channels / groups, k...); tap k links S position o to B position
  * o*stride - padFront + k*dilation.  `transposed` says which way gradInput goes:
  *   transposed:  gradInput (S's shape) = gather of the source (B) through the taps
- *                (a convolution's forward output; ConvolutionBackward's transposed gradInput)
+ *                (a convolution's forward output; a transposed convolution's gradInput)
  *   otherwise:   gradInput (B's shape) = scatter of the source (S) through the taps
- *                (ConvolutionBackward's gradInput; a transposed convolution's forward output)
+ *                (a convolution's gradInput; a transposed convolution's forward output)
  *   gradWeight[a, bl, k] = sum over n, o of S[n, a, o] * B[n, b, pos(o, k)]
  *   gradBias[c] = sum of the source over n and space
  * and the forward adds a bias per output channel.  Paths: im2col + the shared matrix product

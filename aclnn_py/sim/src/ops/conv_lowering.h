@@ -1,5 +1,5 @@
 /*
- * The convolution lowering Convolution and ConvolutionBackward share (conv_lowering.c's top
+ * The convolution lowering Convolution and the convolution gradients share (conv_lowering.c's top
  * comment describes it): the description of one call, its workspace plan and its kernel.
  */
 #ifndef ACLSIM_OPS_CONV_LOWERING_H

@@ -3,7 +3,7 @@
  * grouped, with an optional bias.  Padding has one value per spatial dimension or pairs
  * ([left, right] 1-D, [top, bottom, left, right] 2-D).
  *
- * The computation is the lowering ConvolutionBackward shares (conv_lowering.h): a
+ * The computation is the lowering shared with the convolution gradients (conv_lowering.h): a
  * convolution's output is the gather of its input (B) into S's shape, the product a transposed
  * convolution's gradInput is; a transposed convolution's output is the scatter of its input
  * (S) into B's shape, the product an ordinary one's gradInput is.  Then the bias is added.

@@ -16,7 +16,7 @@
 #include "../kernels/parallel.h"
 #include "aclnnop/aclnn_max_unpool2d_backward.h"
 #include "aclsim_dtype_rules.h" /* generated at build: the dtype table (aclnn_py/ops/<op>.py DTYPE_RULES) */
-#include "ops_common.h"
+#include "unpool_common.h"
 
 static const char API[] = "aclnnMaxUnpool2dBackwardGetWorkspaceSize";
 static const char KERNEL[] = "aclnnMaxUnpool2dBackward";
@@ -34,120 +34,7 @@ typedef struct {
     const aclTensor *grad, *indices;
     aclTensor *out;
     int64_t *scratch;       /* per worker: one row of indices (w) */
-    int64_t bad_at[ACLSIM_MAX_WORKERS], bad_index[ACLSIM_MAX_WORKERS]; /* pass 1: first index out of range */
 } unpool_job;
-
-/* Row y of plane (n, c) of the indices into k[0 .. w), as int64. */
-static void load_index_row(const unpool_job *job, int64_t n, int64_t c, int64_t y, int64_t *restrict k)
-{
-    const aclTensor *t = job->indices;
-    int64_t is[4];
-    aclsim_ops_nchw_strides(t, is);
-    int64_t first = t->offset + n * is[0] + c * is[1] + y * is[2], step = is[3], w = job->p->w;
-    if (t->dtype == ACL_INT64) {
-        const int64_t *src = (const int64_t *)t->data + first;
-        for (int64_t x = 0; x < w; ++x) {
-            k[x] = src[x * step];
-        }
-    } else if (t->dtype == ACL_INT32) {
-        const int32_t *src = (const int32_t *)t->data + first;
-        for (int64_t x = 0; x < w; ++x) {
-            k[x] = src[x * step];
-        }
-    } else {
-        for (int64_t x = 0; x < w; ++x) {
-            k[x] = aclsim_ops_load_int(t->data, t->dtype, first + x * step);
-        }
-    }
-}
-
-/* Whether plane (n, c) of t is h * w elements one after the other (rows of unit stride that
- * follow each other), so a kernel can treat it as one row of h * w elements. */
-static bool plane_is_flat(const aclTensor *t, int64_t h, int64_t w)
-{
-    int64_t s[4];
-    aclsim_ops_nchw_strides(t, s);
-    return (s[3] == 1 || w == 1) && (s[2] == w || h == 1);
-}
-
-/* Whether any of the n indices at src lies outside [0, size): one vectorised pass.  With k as
- * int64 viewed as unsigned, k lies inside exactly when neither k nor size - 1 - k has its top bit
- * set (a negative k has it; so has size - 1 - k, wrapped, for k >= size): the pass ORs both into
- * one word, with the subtraction and OR the baseline x86-64 vector unit has for 64-bit lanes (a
- * comparison of 64-bit lanes it has not: a loop of comparisons ran one element at a time). */
-#define ANY_OUTSIDE(type)                                                              \
-    static bool any_outside_##type(const type *restrict src, int64_t n, int64_t size)  \
-    {                                                                                  \
-        uint64_t last = (uint64_t)size - 1, seen = 0;                                  \
-        for (int64_t x = 0; x < n; ++x) {                                              \
-            uint64_t k = (uint64_t)(int64_t)src[x];                                    \
-            seen |= k | (last - k);                                                    \
-        }                                                                              \
-        return (seen >> 63) != 0;                                                      \
-    }
-ANY_OUTSIDE(int64_t)
-ANY_OUTSIDE(int32_t)
-
-/* The first of the n indices at first (step apart) of t outside [0, size) (INT64_MAX if none),
- * its value in *value; the slow path, run only on a span known to hold one (or a strided one). */
-static int64_t first_outside(const aclTensor *t, int64_t first, int64_t step, int64_t n, int64_t size,
-                             int64_t *value)
-{
-    for (int64_t x = 0; x < n; ++x) {
-        int64_t k = aclsim_ops_load_int(t->data, t->dtype, first + x * step);
-        if (k < 0 || k >= size) {
-            *value = k;
-            return x;
-        }
-    }
-    return INT64_MAX;
-}
-
-/* Pass 1 on the planes [begin, end): the first index outside [0, oH*oW), as the element's
- * row-major position in bad_at[worker] (INT64_MAX when none) and its value in bad_index. */
-static void check_planes(void *ctx, int64_t begin, int64_t end, int worker)
-{
-    unpool_job *job = ctx;
-    const unpool_params *p = job->p;
-    int64_t *k = job->scratch + worker * p->w, plane_size = p->oh * p->ow;
-    job->bad_at[worker] = INT64_MAX;
-    const aclTensor *t = job->indices;
-    if (plane_is_flat(t, p->h, p->w) && (t->dtype == ACL_INT64 || t->dtype == ACL_INT32)) {
-        /* Each plane one vectorised pass over its indices where they lie. */
-        int64_t is[4], hw = p->h * p->w;
-        aclsim_ops_nchw_strides(t, is);
-        for (int64_t plane = begin; plane < end; ++plane) {
-            int64_t first = t->offset + plane / p->c * is[0] + plane % p->c * is[1];
-            bool bad = t->dtype == ACL_INT64 ? any_outside_int64_t((const int64_t *)t->data + first, hw, plane_size)
-                                             : any_outside_int32_t((const int32_t *)t->data + first, hw, plane_size);
-            if (bad) {
-                int64_t x = first_outside(t, first, 1, hw, plane_size, &job->bad_index[worker]);
-                job->bad_at[worker] = plane * hw + x;
-                return;
-            }
-        }
-        return;
-    }
-    for (int64_t plane = begin; plane < end; ++plane) {
-        for (int64_t y = 0; y < p->h; ++y) {
-            load_index_row(job, plane / p->c, plane % p->c, y, k);
-            bool bad = false;
-            for (int64_t x = 0; x < p->w; ++x) {
-                bad |= k[x] < 0 || k[x] >= plane_size;
-            }
-            if (!bad) {
-                continue;
-            }
-            for (int64_t x = 0;; ++x) {
-                if (k[x] < 0 || k[x] >= plane_size) {
-                    job->bad_at[worker] = (plane * p->h + y) * p->w + x;
-                    job->bad_index[worker] = k[x];
-                    return;
-                }
-            }
-        }
-    }
-}
 
 /* out[x * step] = src[k[x] * ...] for one row, elements of `size` bytes copied as they are. */
 #define GATHER_ROW(type)                                                                                                   do {                                                                                                                       const type *restrict from = (const type *)grad->data + g_base;                                                         type *restrict to = (type *)out->data + o_base;                                                                        if (rows_follow) {                                                                                                         for (int64_t x = 0; x < p->w; ++x) {                                                                                       to[x * os[3]] = from[k[x] * gs[3]];                                                                                }                                                                                                                  } else {                                                                                                                   for (int64_t x = 0; x < p->w; ++x) {                                                                                       to[x * os[3]] = from[(k[x] / p->ow) * gs[2] + (k[x] % p->ow) * gs[3]];                                             }                                                                                                                  }                                                                                                                  } while (0)
@@ -194,7 +81,7 @@ static void gather_planes(void *ctx, int64_t begin, int64_t end, int worker)
     size_t size = aclsim_ops_dtype_size(out->dtype);
     bool same = grad->dtype == out->dtype, to_float = aclsim_ops_is_floating(out->dtype);
     const aclTensor *ix = job->indices;
-    if (same && rows_follow && gs[3] == 1 && plane_is_flat(out, p->h, p->w) && plane_is_flat(ix, p->h, p->w) &&
+    if (same && rows_follow && gs[3] == 1 && aclsim_unpool_plane_is_flat(out, p->h, p->w) && aclsim_unpool_plane_is_flat(ix, p->h, p->w) &&
         (ix->dtype == ACL_INT64 || ix->dtype == ACL_INT32) && (size == 4 || size == 2 || size == 8 || size == 1)) {
         /* The common layout: whole planes, out[i] = grad[k[i]] straight from the indices. */
         int64_t is[4];
@@ -217,7 +104,7 @@ static void gather_planes(void *ctx, int64_t begin, int64_t end, int worker)
     for (int64_t plane = begin; plane < end; ++plane) {
         int64_t n = plane / p->c, c = plane % p->c;
         for (int64_t y = 0; y < p->h; ++y) {
-            load_index_row(job, n, c, y, k);
+            aclsim_unpool_index_row(job->indices, p->w, n, c, y, k);
             int64_t g_base = grad->offset + n * gs[0] + c * gs[1];
             int64_t o_base = out->offset + n * os[0] + c * os[1] + y * os[2];
             if (same && size == 4) {
@@ -254,25 +141,10 @@ static aclnnStatus unpool_kernel(aclOpExecutor *ex, void *workspace)
     };
 
     /* Pass 1: every index in range, or nothing is written. */
-    aclsim_parallel(p->n * p->c, (int)p->workers, check_planes, &job);
-    int first = 0;
-    for (int w = 1; w < (int)p->workers; ++w) {
-        first = job.bad_at[w] < job.bad_at[first] ? w : first;
-    }
-    if (job.bad_at[first] != INT64_MAX) {
-        int64_t e = job.bad_at[first], x = e % p->w, y = e / p->w % p->h, c = e / (p->w * p->h) % p->c;
-        int64_t n = e / (p->w * p->h * p->c);
-        char at[96];
-        if (job.indices->ndim == 4) {
-            snprintf(at, sizeof at, "%lld, %lld, %lld, %lld", (long long)n, (long long)c, (long long)y, (long long)x);
-        } else {
-            snprintf(at, sizeof at, "%lld, %lld, %lld", (long long)c, (long long)y, (long long)x);
-        }
-        aclsim_set_error("%s: indices[%s] = %lld is outside [0, %lld) (outputSize = [%lld, %lld]); nothing was "
-                         "written", KERNEL, at, (long long)job.bad_index[first], (long long)(p->oh * p->ow),
-                         (long long)p->oh, (long long)p->ow);
-        return ACLSIM_OPS_KERNEL_FAULT;
-    }
+    aclsim_unpool_check check = {
+        .indices = job.indices, .c = p->c, .h = p->h, .w = p->w, .oh = p->oh, .ow = p->ow, .scratch = workspace,
+    };
+    ACLSIM_OPS_TRY(aclsim_unpool_check_indices(KERNEL, &check, p->n * p->c, (int)p->workers));
 
     /* Pass 2, straight into out; from copies of the inputs out overlaps, if any. */
     aclTensor staged[2];

@@ -17,7 +17,7 @@
 #include "../kernels/parallel.h"
 #include "aclnnop/aclnn_pad2d_backward.h"
 #include "aclsim_dtype_rules.h" /* generated at build: the dtype table (aclnn_py/ops/<op>.py DTYPE_RULES) */
-#include "ops_common.h"
+#include "pad2d_common.h"
 
 static const char API[] = "aclnnReflectionPad2dBackwardGetWorkspaceSize";
 static const char KERNEL[] = "aclnnReflectionPad2dBackward";
@@ -33,14 +33,6 @@ typedef struct {
     int64_t workers;             /* threads over the N * C planes (float path) */
 } pad_params;
 
-static int64_t reflect(int64_t t, int64_t n)
-{
-    if (t < 0) {
-        return -t;
-    }
-    return t >= n ? 2 * (n - 1) - t : t;
-}
-
 /* The gradOutput rows that land on each gradInput row y, ascending (at most three: the row
  * itself, its reflection across the top and across the bottom): rows[3y ..), count[y]. */
 static void fill_source_rows(const pad_params *p, int64_t *rows, int64_t *count)
@@ -49,7 +41,7 @@ static void fill_source_rows(const pad_params *p, int64_t *rows, int64_t *count)
         count[y] = 0;
     }
     for (int64_t oy = 0; oy < p->oh; ++oy) {
-        int64_t y = reflect(oy - p->top, p->h);
+        int64_t y = aclsim_pad2d_reflect(oy - p->top, p->h);
         rows[3 * y + count[y]++] = oy;
     }
 }
@@ -166,7 +158,7 @@ static aclnnStatus pad_kernel(aclOpExecutor *ex, void *workspace)
     int64_t *src_x = (int64_t *)((char *)workspace + aclsim_ops_region((uint64_t)(p->n * p->c * plane * lanes),
                                                                         sizeof(double)));
     for (int64_t x = 0; x < p->ow; ++x) {
-        src_x[x] = reflect(x - p->left, p->w);
+        src_x[x] = aclsim_pad2d_reflect(x - p->left, p->w);
     }
 
     memset(acc, 0, (size_t)(p->n * p->c * plane * lanes) * sizeof(double));
@@ -175,7 +167,7 @@ static aclnnStatus pad_kernel(aclOpExecutor *ex, void *workspace)
             double *dst = acc + (n * p->c + c) * plane * lanes;
             int64_t base = grad->offset + n * sn + c * sc;
             for (int64_t y = 0; y < p->oh; ++y) {
-                double *dst_row = dst + reflect(y - p->top, p->h) * p->w * lanes;
+                double *dst_row = dst + aclsim_pad2d_reflect(y - p->top, p->h) * p->w * lanes;
                 int64_t row = base + y * sy;
                 if (p->complex) {
                     for (int64_t x = 0; x < p->ow; ++x) {
@@ -248,15 +240,7 @@ static aclnnStatus check_params(const aclTensor *gradOutput, const aclTensor *se
 
     const int64_t *pad = padding->values; /* left, right, top, bottom */
     int64_t h = aclsim_ops_dim(self, -2), w = aclsim_ops_dim(self, -1);
-    static const char *sides[] = {"left", "right", "top", "bottom"};
-    for (int i = 0; i < 4; ++i) {
-        int64_t limit = i < 2 ? w : h;
-        if (pad[i] >= limit) {
-            return aclsim_ops_invalid(API, "padding %s = %lld must be < the input %s = %lld (padding = %s, self %s)",
-                                      sides[i], (long long)pad[i], i < 2 ? "width" : "height", (long long)limit,
-                                      aclsim_ops_ints(padding).s, aclsim_ops_shape(self).s);
-        }
-    }
+    ACLSIM_OPS_TRY(aclsim_pad2d_check_below(API, padding, self));
     if (self->dtype == ACL_BF16 && !(pad[2] == 0 && pad[3] == 0)) {
         for (int i = 0; i < 4; ++i) {
             if (pad[i] > 7) {
