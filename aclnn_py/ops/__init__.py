@@ -23,6 +23,8 @@ from .nll_loss import nll_loss as nll_loss
 from .nll_loss_backward import nll_loss_backward as nll_loss_backward
 from .mm import mm as mm
 from .addmm import addmm as addmm
+from .matmul import matmul as matmul
+from .batch_mat_mul import batch_mat_mul as batch_mat_mul
 
 #: Every operator, in the order above.
 OPERATORS: tuple[Operator, ...] = operators()
