@@ -204,3 +204,16 @@ def test_batch_mat_mul_call_with_cann_order(backend):
     out = np.zeros((2, 3, 5), np.float16)
     aclnn_py.call("aclnnBatchMatMul", a, b, out, 0, backend=backend)
     np.testing.assert_array_equal(out, aclnn_py.batch_mat_mul(a, b, backend=backend))
+
+
+def test_large_products_split_over_workers_and_strided_float32(backend, torch):
+    # >= PARALLEL_MACS multiply-adds: the numpy backend splits the rows over its workers; a
+    # batch times one matrix is one tall matrix there.
+    rng = np.random.default_rng(15)
+    a, b = _rand(rng, (2, 130, 256), np.float32), _rand(rng, (256, 260), np.float32)
+    assert_close(aclnn_py.matmul(a, b, backend=backend), _torch_product(torch, a, b, np.float32).astype(np.float32),
+                 np.float32, scale=2)
+    big = _rand(rng, (60, 50), np.float32)
+    x, y = big[::2, ::3], big[1::3, ::2][:17]                                  # float32 strides BLAS cannot take
+    assert_close(aclnn_py.mm(x, y, backend=backend), _torch_product(torch, x, y, np.float32).astype(np.float32),
+                 np.float32)
