@@ -753,6 +753,18 @@ def aclnnAvgPool2dBackwardGetWorkspaceSize(gradOutput: CData | Tensor | None, se
     ``aclnnAvgPool2dBackwardGetWorkspaceSize(<inputs and outputs in C order>) -> (workspace_size, executor)``.
     """
 
+def aclnnBatchMatMul(workspace: CData | None, workspaceSize: int, executor: CData, stream: CData) -> None:
+    """C: ``aclnnStatus aclnnBatchMatMul(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream);``
+
+    ``aclnnBatchMatMul(workspace, workspaceSize, executor, stream)``: queue the kernel on ``stream``.
+    """
+
+def aclnnBatchMatMulGetWorkspaceSize(self: CData | Tensor | None, mat2: CData | Tensor | None, out: CData | Tensor | None, cubeMathType: int) -> tuple[int, CData]:
+    """C: ``aclnnStatus aclnnBatchMatMulGetWorkspaceSize(const aclTensor *self, const aclTensor *mat2, aclTensor *out, int8_t cubeMathType, uint64_t *workspaceSize, aclOpExecutor **executor);``
+
+    ``aclnnBatchMatMulGetWorkspaceSize(<inputs and outputs in C order>) -> (workspace_size, executor)``.
+    """
+
 def aclnnCast(workspace: CData | None, workspaceSize: int, executor: CData, stream: CData) -> None:
     """C: ``aclnnStatus aclnnCast(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream);``
 
@@ -871,6 +883,18 @@ def aclnnInplaceZeroGetWorkspaceSize(selfRef: CData | Tensor | None) -> tuple[in
     """C: ``aclnnStatus aclnnInplaceZeroGetWorkspaceSize(aclTensor *selfRef, uint64_t *workspaceSize, aclOpExecutor **executor);``
 
     ``aclnnInplaceZeroGetWorkspaceSize(<inputs and outputs in C order>) -> (workspace_size, executor)``.
+    """
+
+def aclnnMatmul(workspace: CData | None, workspaceSize: int, executor: CData, stream: CData) -> None:
+    """C: ``aclnnStatus aclnnMatmul(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream);``
+
+    ``aclnnMatmul(workspace, workspaceSize, executor, stream)``: queue the kernel on ``stream``.
+    """
+
+def aclnnMatmulGetWorkspaceSize(self: CData | Tensor | None, mat2: CData | Tensor | None, out: CData | Tensor | None, cubeMathType: int) -> tuple[int, CData]:
+    """C: ``aclnnStatus aclnnMatmulGetWorkspaceSize(const aclTensor *self, const aclTensor *mat2, aclTensor *out, int8_t cubeMathType, uint64_t *workspaceSize, aclOpExecutor **executor);``
+
+    ``aclnnMatmulGetWorkspaceSize(<inputs and outputs in C order>) -> (workspace_size, executor)``.
     """
 
 def aclnnMaxPool2dWithIndices(workspace: CData | None, workspaceSize: int, executor: CData, stream: CData) -> None:

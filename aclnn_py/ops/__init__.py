@@ -35,6 +35,8 @@ from .inplace_fill_scalar import inplace_fill_scalar as inplace_fill_scalar
 from .cat import cat as cat
 from .adaptive_avg_pool2d import adaptive_avg_pool2d as adaptive_avg_pool2d
 from .adaptive_avg_pool2d_backward import adaptive_avg_pool2d_backward as adaptive_avg_pool2d_backward
+from .matmul import matmul as matmul
+from .batch_mat_mul import batch_mat_mul as batch_mat_mul
 
 #: Every operator, in the order above.
 OPERATORS: tuple[Operator, ...] = operators()

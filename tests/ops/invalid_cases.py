@@ -1127,6 +1127,60 @@ ADDMM = _cases("addmm", "aclnnAddmmGetWorkspaceSize", _addmm, _ADDMM_NAMES, [
     *unnamed("self", "self", (5,)),
 ])
 
+
+def _matmul():
+    return dict(self=_z(2, 4, 3), mat2=_z(3, 5), cube_math_type=0)
+
+
+_MATMUL_NAMES = {"self": "self", "mat2": "mat2", "cube_math_type": "cubeMathType"}
+
+MATMUL = _cases("matmul", "aclnnMatmulGetWorkspaceSize", _matmul, _MATMUL_NAMES, [
+    null(dict(self=None)),
+    null(dict(mat2=None)),
+    bad(dict(self=_z(2, 4, 3, dtype=np.float64)), "self", "DOUBLE"),
+    bad(dict(mat2=_z(3, 5, dtype=np.bool_)), "mat2", "BOOL"),
+    bad(dict(cube_math_type=5), *_CUBE_WORDS),
+    bad(dict(self=_z(1, 1, 1, 1, 1, 4, 3)), "self", "1 to 6 dims", "7-D"),
+    bad(dict(mat2=_z(1, 1, 1, 1, 1, 3, 5)), "mat2", "1 to 6 dims"),
+    bad(dict(self=_z()), "self", "0-D"),
+    bad(dict(mat2=_z()), "mat2", "0-D"),
+    bad(dict(mat2=_z(4, 5)), "K", "first dim"),
+    bad(dict(mat2=_z(2, 5, 3)), "K", "second-to-last"),
+    bad(dict(mat2=_z(4)), "K", "first dim"),
+    bad(dict(mat2=_z(3, 3, 5)), "batch dims", "[2, 4, 3]", "[3, 3, 5]"),
+    # the first violation decides: rank > 6 of either before a 0-D one
+    bad(dict(self=_z(), mat2=_z(1, 1, 1, 1, 1, 3, 5)), "mat2", absent=("self ",)),
+    bad(dict(mat2=_z(3, 3, 5), cube_math_type=7), "cubeMathType", absent=("batch",)),
+    wrong_type(dict(cube_math_type="0")),
+    wrong_type(dict(mat2=3.0)),
+    *unnamed("self", "self", (2, 4, 3)),
+])
+
+
+def _bmm():
+    return dict(self=_z(2, 4, 3), mat2=_z(2, 3, 5), cube_math_type=0)
+
+
+BATCH_MAT_MUL = _cases("batch_mat_mul", "aclnnBatchMatMulGetWorkspaceSize", _bmm, _MATMUL_NAMES, [
+    null(dict(self=None)),
+    null(dict(mat2=None)),
+    null(dict(self=None, cube_math_type=4), "self"),                     # 4 is 0 before any check
+    bad(dict(self=_z(2, 4, 3, dtype=np.int32)), "self", "INT32"),
+    bad(dict(mat2=_z(2, 3, 5, dtype=np.float64)), "mat2", "DOUBLE"),
+    bad(dict(cube_math_type=5), *_CUBE_WORDS),
+    bad(dict(cube_math_type=-2), *_CUBE_WORDS),
+    bad(dict(self=_z(4, 3)), "self", "3-D"),
+    bad(dict(mat2=_z(1, 2, 3, 5)), "mat2", "3-D"),
+    bad(dict(mat2=_z(2, 4, 5)), "K", "second-to-last"),
+    bad(dict(mat2=_z(3, 3, 5)), "batch dims", "[2, 4, 3]", "[3, 3, 5]"),
+    _Row(dict(self=_z(1, 4, 0), mat2=_z(2, 0, 5)), AclnnError, 561103, ("K is 0", "batch 1")),
+    # the first violation decides
+    bad(dict(self=_z(2, 4, 3, dtype=np.int8), cube_math_type=9), "self", absent=("cubeMathType",)),
+    bad(dict(self=_z(4, 3), mat2=_z(3, 5)), "self", absent=("mat2",)),
+    wrong_type(dict(cube_math_type=None)),
+    *unnamed("mat2", "mat2", (2, 3, 5)),
+])
+
 CASES: list[Invalid] = IM2COL + MAX_UNPOOL + REFLECTION_PAD + AVG_POOL + CONVOLUTION + ADD + MUL + ADDS + MULS + RELU + THRESHOLD_BACKWARD + CAST + NLL_LOSS + \
     NLL_LOSS_BACKWARD + MM + ADDMM
 # -- InplaceZero, InplaceFillScalar, InplaceCopy --------------------------------------------------
@@ -1251,3 +1305,4 @@ ADAPTIVE_GRAD = _cases("adaptive_avg_pool2d_backward", "aclnnAdaptiveAvgPool2dBa
 
 CASES: list[Invalid] = IM2COL + MAX_UNPOOL + REFLECTION_PAD + AVG_POOL + CONVOLUTION + ADD + MUL + ADDS + MULS + RELU + THRESHOLD_BACKWARD + CAST + MAX_POOL + MAX_POOL_GRAD + ADAPTIVE + ADAPTIVE_GRAD
 CASES: list[Invalid] = IM2COL + MAX_UNPOOL + REFLECTION_PAD + AVG_POOL + CONVOLUTION + CONVOLUTION_FORWARD + REFLECTION_PAD_FORWARD + MAX_UNPOOL_FORWARD + ADD + MUL + ADDS + MULS + RELU + THRESHOLD_BACKWARD + CAST
+    NLL_LOSS_BACKWARD + MM + ADDMM + MATMUL + BATCH_MAT_MUL

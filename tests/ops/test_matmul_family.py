@@ -132,3 +132,88 @@ def test_addmm_linear_layer_call_with_cann_order(backend):
     out = np.zeros((8, 12), np.float32)
     aclnn_py.call("aclnnAddmm", bias, x, w.T, 1.0, 1.0, out, 0, backend=backend)
     np.testing.assert_allclose(out, x @ w.T + bias, rtol=1e-5, atol=1e-5)
+
+
+MATMUL_SHAPES = [((5,), (5,)), ((3, 5), (5,)), ((5,), (5, 4)), ((2, 3, 5), (5, 4)), ((5,), (2, 5, 4)),
+                 ((2, 1, 3, 5), (4, 5, 2)), ((3, 5), (2, 5, 4)), ((2, 3, 5), (5,)), ((1, 1, 1, 1, 2, 3), (3, 1))]
+
+
+@pytest.mark.parametrize("shapes", MATMUL_SHAPES, ids=str)
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_matmul_broadcasting_and_1d_operands_match_torch(backend, torch, shapes, dtype):
+    rng = np.random.default_rng(len(shapes[0]) * 10 + len(shapes[1]))
+    a, b = _rand(rng, shapes[0], dtype), _rand(rng, shapes[1], dtype)
+    result = np.asarray(aclnn_py.matmul(a, b, backend=backend))
+    expected = _torch_product(torch, a, b, np.float32)
+    assert result.dtype == dtype and result.shape == expected.shape
+    assert_close(result, expected.astype(dtype), dtype, scale=2)
+
+
+def test_matmul_transposed_batches_and_mixed_dtypes(backend, torch):
+    rng = np.random.default_rng(11)
+    a, b = _rand(rng, (3, 8, 20), np.float16), _rand(rng, (3, 6, 20), bfloat16).transpose(0, 2, 1)
+    result = aclnn_py.matmul(a, b, backend=backend)                      # FLOAT16 with BFLOAT16: FLOAT
+    assert result.dtype == np.float32
+    assert_close(result, _torch_product(torch, a, b, np.float32).astype(np.float32), np.float32)
+
+
+def test_matmul_call_reshapes_into_out_on_sim(sim_lib):
+    # CANN never checks out's shape: the same element count is written in out's order.
+    rng = np.random.default_rng(12)
+    a, b = _rand(rng, (4, 3), np.float32), _rand(rng, (3, 6), np.float32)
+    out = np.zeros((6, 4), np.float32)
+    aclnn_py.call("aclnnMatmul", a, b, out, 0, backend="sim")
+    np.testing.assert_allclose(out, (a @ b).reshape(6, 4), rtol=1e-6)
+    with pytest.raises(aclnn_py.AclnnError) as info:
+        aclnn_py.call("aclnnMatmul", a, b, np.zeros((5, 5), np.float32), 0, backend="sim")
+    assert info.value.status == 561103 and "24 elements" in info.value.message
+
+
+def test_matmul_empty_and_k_zero(backend):
+    assert aclnn_py.matmul(np.zeros((2, 0, 3), np.float32), np.zeros((3, 4), np.float32),
+                           backend=backend).shape == (2, 0, 4)
+    np.testing.assert_array_equal(aclnn_py.matmul(np.zeros((2, 3, 0), np.float32), np.zeros((0, 4), np.float32),
+                                                  backend=backend), np.zeros((2, 3, 4), np.float32))
+    assert aclnn_py.matmul(np.zeros(0, np.float16), np.zeros(0, np.float16), backend=backend) == 0
+
+
+@pytest.mark.parametrize("batches", [(3, 3), (1, 3), (3, 1)])
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_batch_mat_mul_matches_torch(backend, torch, batches, dtype):
+    rng = np.random.default_rng(batches[0] * 4 + batches[1])
+    a = _rand(rng, (batches[0], 9, 33), dtype)
+    b = _rand(rng, (batches[1], 13, 33), dtype).transpose(0, 2, 1)     # K^T as attention reads it
+    result = aclnn_py.batch_mat_mul(a, b, backend=backend)
+    assert result.dtype == dtype and result.shape == (max(batches), 9, 13)
+    assert_close(result, _torch_product(torch, a, b, np.float32).astype(dtype), dtype, scale=2)
+
+
+def test_batch_mat_mul_cube_four_is_zero_and_k_zero(backend):
+    rng = np.random.default_rng(13)
+    a, b = _rand(rng, (2, 3, 4), np.float32), _rand(rng, (2, 4, 5), np.float32)
+    np.testing.assert_array_equal(aclnn_py.batch_mat_mul(a, b, 4, backend=backend),
+                                  aclnn_py.batch_mat_mul(a, b, 0, backend=backend))
+    np.testing.assert_array_equal(aclnn_py.batch_mat_mul(np.zeros((2, 3, 0), np.float32),
+                                                         np.zeros((2, 0, 5), np.float32), backend=backend),
+                                  np.zeros((2, 3, 5), np.float32))
+
+
+def test_batch_mat_mul_call_with_cann_order(backend):
+    rng = np.random.default_rng(14)
+    a, b = _rand(rng, (2, 3, 4), np.float16), _rand(rng, (1, 4, 5), np.float16)
+    out = np.zeros((2, 3, 5), np.float16)
+    aclnn_py.call("aclnnBatchMatMul", a, b, out, 0, backend=backend)
+    np.testing.assert_array_equal(out, aclnn_py.batch_mat_mul(a, b, backend=backend))
+
+
+def test_large_products_split_over_workers_and_strided_float32(backend, torch):
+    # >= PARALLEL_MACS multiply-adds: the numpy backend splits the rows over its workers; a
+    # batch times one matrix is one tall matrix there.
+    rng = np.random.default_rng(15)
+    a, b = _rand(rng, (2, 130, 256), np.float32), _rand(rng, (256, 260), np.float32)
+    assert_close(aclnn_py.matmul(a, b, backend=backend), _torch_product(torch, a, b, np.float32).astype(np.float32),
+                 np.float32, scale=2)
+    big = _rand(rng, (60, 50), np.float32)
+    x, y = big[::2, ::3], big[1::3, ::2][:17]                                  # float32 strides BLAS cannot take
+    assert_close(aclnn_py.mm(x, y, backend=backend), _torch_product(torch, x, y, np.float32).astype(np.float32),
+                 np.float32)

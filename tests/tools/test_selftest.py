@@ -32,7 +32,8 @@ DOCUMENTED = {
     "threshold_backward": {"FLOAT", "FLOAT16", "BFLOAT16", "INT32", "INT8", "UINT8"},
     "cast": {"FLOAT16", "FLOAT", "DOUBLE", "INT8", "UINT8", "INT16", "INT32", "INT64", "UINT16", "UINT32", "UINT64",
              "BOOL", "COMPLEX64", "COMPLEX128", "BFLOAT16"},
-    **{name: {"FLOAT", "FLOAT16", "BFLOAT16"} for name in ("nll_loss", "nll_loss_backward", "mm", "addmm")},
+    **{name: {"FLOAT", "FLOAT16", "BFLOAT16"} for name in ("nll_loss", "nll_loss_backward", "mm", "addmm", "matmul",
+                                                          "batch_mat_mul")},
 }
 
 
