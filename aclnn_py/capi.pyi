@@ -717,6 +717,18 @@ def aclnnAvgPool2dBackwardGetWorkspaceSize(gradOutput: CData | Tensor | None, se
     ``aclnnAvgPool2dBackwardGetWorkspaceSize(<inputs and outputs in C order>) -> (workspace_size, executor)``.
     """
 
+def aclnnBatchNorm(workspace: CData | None, workspaceSize: int, executor: CData, stream: CData) -> None:
+    """C: ``aclnnStatus aclnnBatchNorm(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream);``
+
+    ``aclnnBatchNorm(workspace, workspaceSize, executor, stream)``: queue the kernel on ``stream``.
+    """
+
+def aclnnBatchNormGetWorkspaceSize(input: CData | Tensor | None, weight: CData | Tensor | None, bias: CData | Tensor | None, runningMean: CData | Tensor | None, runningVar: CData | Tensor | None, training: bool, momentum: float, eps: float, output: CData | Tensor | None, saveMean: CData | Tensor | None, saveInvstd: CData | Tensor | None) -> tuple[int, CData]:
+    """C: ``aclnnStatus aclnnBatchNormGetWorkspaceSize(const aclTensor *input, const aclTensor *weight, const aclTensor *bias, aclTensor *runningMean, aclTensor *runningVar, bool training, double momentum, double eps, aclTensor *output, aclTensor *saveMean, aclTensor *saveInvstd, uint64_t *workspaceSize, aclOpExecutor **executor);``
+
+    ``aclnnBatchNormGetWorkspaceSize(<inputs and outputs in C order>) -> (workspace_size, executor)``.
+    """
+
 def aclnnCast(workspace: CData | None, workspaceSize: int, executor: CData, stream: CData) -> None:
     """C: ``aclnnStatus aclnnCast(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream);``
 

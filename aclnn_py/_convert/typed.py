@@ -10,7 +10,9 @@ Each argument is converted by the C type the binding's header declares for it (`
 plain values first (range-checked ints, bools), then tensors (``values.tensor_input``: a CPU
 array-like viewed or copied, a device ``Tensor`` in place), then lists (int/bool/float arrays,
 scalars), each in C order: the order in which the numpy backend's checks meet Python type
-errors too. ``outputs(*values)`` then says the shape and dtype of each output (None: NULL), and
+errors too. A tensor CANN reads and writes in place (``params.READ_AND_WRITTEN``) is an
+argument here, and its updated value comes first among the results (None for NULL or a device
+``Tensor``, updated where it is). ``outputs(*values)`` then says the shape and dtype of each output (None: NULL), and
 ``checks(*values)``, the operator's shape-only checks, whether those shapes may be allocated (a
 refused output is a stand-in, so the library reports the argument at fault: ``Call.output``).
 The two phases run through a ``Call``, on the fast path where its helper takes the call.
@@ -26,7 +28,7 @@ import numpy as np
 
 from .._ffi.declarations import include_dir
 from .executor import Call
-from .params import PLAIN_KINDS, Param, Signature, read_signature
+from .params import PLAIN_KINDS, READ_AND_WRITTEN, Param, Signature, read_signature
 from .._dtypes import _NUMPY_TO_ACL
 from .values import bool_array_arg, float_array_arg, int_array_arg, plain_value, tensor_input
 
@@ -57,6 +59,7 @@ _CODE = {**{kind: _PLAIN for kind in PLAIN_KINDS}, "tensor": _TENSOR, **{kind: _
 #: rest (a wrapper object was refused by the coercion already: the direct methods are the same).
 _CONVERTER = {"tensor": 0, "int_array": 1, "bool_array": 2}  # (0, 1, 2: the branches of ``__call__``)
 _ANY = 3
+_UPDATED = 4  # a tensor CANN reads and writes in place (``params.READ_AND_WRITTEN``): ``Call.updated``
 
 
 class _Layout(NamedTuple):
@@ -97,15 +100,16 @@ class TypedCall:
             if any(p.kind == "tensor_list" for p in sig.params):
                 raise TypeError(f"{self.api}: a typed call of an operator with a tensor list is not supported; "
                                 "aclnn_py.call converts tensor lists")
-            inputs = tuple(p for p in sig.params if not p.output)
+            updated = READ_AND_WRITTEN.get(self.api, frozenset())
+            inputs = tuple(p for p in sig.params if not p.output or p.name in updated)
             stage = {i: 0 if p.kind in PLAIN_KINDS else 1 if p.kind == "tensor" else 2 for i, p in enumerate(inputs)}
             order = tuple(sorted(range(len(inputs)), key=lambda i: (stage[i], i)))
             # Where each C argument comes from: an input's index, or ~k for the k-th output.
-            outputs = [p for p in sig.params if p.output]
-            sources = tuple(~outputs.index(p) if p.output else inputs.index(p) for p in sig.params)
+            outputs = [p for p in sig.params if p.output and p.name not in updated]
+            sources = tuple(~outputs.index(p) if p in outputs else inputs.index(p) for p in sig.params)
             found = _Layout(sig, inputs, tuple((i, inputs[i], _CODE.get(inputs[i].kind, _KEEP)) for i in order),
                             sources, sources == tuple(range(len(inputs))) + tuple(~k for k in range(len(outputs))),
-                            tuple(_CONVERTER.get(p.kind, _ANY) for p in inputs))
+                            tuple(_UPDATED if p.output else _CONVERTER.get(p.kind, _ANY) for p in inputs))
             self._layouts[id(lib.ffi)] = found
         return found
 
@@ -136,7 +140,8 @@ class TypedCall:
         values = self.values(layout, args)
         with Call(lib, self.api) as call:
             converted = [call.tensor(p.name, v) if how == 0 else call.int_array(p.name, v, coerced=True) if how == 1
-                         else call.bool_array(p.name, v, coerced=True) if how == 2 else call.argument(p, v)
+                         else call.bool_array(p.name, v, coerced=True) if how == 2
+                         else call.updated(p.name, v) if how == _UPDATED else call.argument(p, v)
                          for p, v, how in zip(layout.inputs, values, layout.converters)]
             refused: Exception | None = None
             if self.checks is not None:

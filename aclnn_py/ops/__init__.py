@@ -19,6 +19,7 @@ from .muls import muls as muls
 from .relu import relu as relu
 from .threshold_backward import threshold_backward as threshold_backward
 from .cast import cast as cast
+from .batch_norm import batch_norm as batch_norm
 
 #: Every operator, in the order above.
 OPERATORS: tuple[Operator, ...] = operators()

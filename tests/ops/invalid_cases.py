@@ -725,4 +725,30 @@ CAST = _cases("cast", "aclnnCastGetWorkspaceSize", _cast, {"self": "self", "dtyp
     *unnamed("self", "self", (2, 3)),
 ])
 
-CASES: list[Invalid] = IM2COL + MAX_UNPOOL + REFLECTION_PAD + AVG_POOL + CONVOLUTION + ADD + MUL + ADDS + MULS + RELU + THRESHOLD_BACKWARD + CAST
+def _batch_norm():
+    return dict(input=_z(2, 3, 4), weight=None, bias=None, running_mean=None, running_var=None, training=True,
+                momentum=0.1, eps=1e-5)
+
+
+_BATCH_NORM_NAMES = {"input": "input", "weight": "weight", "bias": "bias", "running_mean": "runningMean",
+                     "running_var": "runningVar", "training": "training", "momentum": "momentum", "eps": "eps"}
+
+BATCH_NORM = _cases("batch_norm", "aclnnBatchNormGetWorkspaceSize", _batch_norm, _BATCH_NORM_NAMES, [
+    null(dict(input=None)),
+    bad(dict(input=_z(2, 3, dtype=np.float64)), "input", "DOUBLE"),
+    bad(dict(weight=_z(3, dtype=np.int32)), "weight", "INT32"),
+    bad(dict(bias=_z(3, dtype=np.float64), weight=_z(4)), "bias", "DOUBLE", absent=("[C]",)),  # dtypes first
+    bad(dict(running_var=_z(3, dtype=np.int64), training=False), "runningVar", "INT64"),
+    bad(dict(input=_z(5)), "input", "2 to 8", "[5]"),
+    bad(dict(weight=_z(4)), "weight", "[C] = [3]", "[4]"),
+    bad(dict(running_mean=_z(3, 1), training=False), "runningMean", "[C] = [3]", "[3, 1]"),
+    bad(dict(bias=_z(3), running_var=_z(2)), "runningVar", "[2]"),
+    wrong_type(dict(training="yes")),
+    wrong_type(dict(momentum="0.1")),
+    wrong_type(dict(eps=None)),
+    wrong_type(dict(input=[[1.0]])),
+    wrong_type(dict(input=None, training=1), "training"),  # Python types before NULLs
+    *unnamed("input", "input", (2, 3)),
+])
+
+CASES: list[Invalid] = IM2COL + MAX_UNPOOL + REFLECTION_PAD + AVG_POOL + CONVOLUTION + ADD + MUL + ADDS + MULS + RELU + THRESHOLD_BACKWARD + CAST + BATCH_NORM

@@ -1,0 +1,48 @@
+/*
+ * What the reducing operators (ReduceSum, Mean, the softmax family, BatchNorm) share: the dims
+ * rules and their checks (the numpy backend's messages, word for word: aclnn_py/ops/_reduce.py),
+ * and walks over the elements a reduction visits.
+ *
+ * A view is split into its kept dims and its reduced dims; each part is a "walk" (dims and
+ * strides in elements).  The element (k, r) of the view, k a row-major index over the kept dims
+ * and r one over the reduced dims, lies at offset + walk_offset(kept, k) + walk_offset(reduced, r).
+ * Values are read and written as float in pieces (FLOAT16/BFLOAT16 converted), the sums are
+ * accumulated in double by the operators.
+ */
+#ifndef ACLSIM_OPS_REDUCE_H
+#define ACLSIM_OPS_REDUCE_H
+
+#include "ops_common.h"
+
+/* Elements a walk's gather/scatter moves in one piece. */
+#define ACLSIM_RED_PIECE 4096
+
+typedef struct {
+    int n;                            /* dims (0: one element) */
+    int64_t dims[ACLSIM_MAX_DIMS];
+    int64_t strides[ACLSIM_MAX_DIMS];
+    int64_t count;                    /* elements: the product of dims */
+} aclsim_red_walk;
+
+/* 161002 unless dim is in [-max(r, 1), max(r, 1) - 1] for `tensor` of rank r; *wrapped gets it
+ * counted from 0 (0 for a 0-d tensor). */
+ACLSIM_OPS_API aclnnStatus aclsim_red_check_dim(const char *api, const char *name, int64_t dim, const char *tensor,
+                                                uint64_t rank, int64_t *wrapped);
+/* The dims to reduce of `tensor` of rank r as a bit mask: each in range, none twice after
+ * wrapping (161002 naming `name`); an empty array is every dim. */
+ACLSIM_OPS_API aclnnStatus aclsim_red_check_dims(const char *api, const char *name, const aclIntArray *dims,
+                                                 const char *tensor, uint64_t rank, uint32_t *mask);
+
+/* The view t split by `mask` (bit i: dim i reduced) into its kept and reduced walks. */
+ACLSIM_OPS_API void aclsim_red_split(const aclTensor *t, uint32_t mask, aclsim_red_walk *kept,
+                                     aclsim_red_walk *reduced);
+/* The element offset of the row-major index `index` of walk w. */
+ACLSIM_OPS_API int64_t aclsim_red_offset(const aclsim_red_walk *w, int64_t index);
+/* Elements [first, first + count) of walk w from `base` (element offset into t's data), as float
+ * into dst / from src (stored converted to t's dtype). */
+ACLSIM_OPS_API void aclsim_red_gather(const aclTensor *t, int64_t base, const aclsim_red_walk *w, int64_t first,
+                                      int64_t count, float *dst);
+ACLSIM_OPS_API void aclsim_red_scatter(aclTensor *t, int64_t base, const aclsim_red_walk *w, int64_t first,
+                                       int64_t count, const float *src);
+
+#endif
