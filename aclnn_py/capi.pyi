@@ -723,6 +723,18 @@ def aclnnBatchNorm(workspace: CData | None, workspaceSize: int, executor: CData,
     ``aclnnBatchNorm(workspace, workspaceSize, executor, stream)``: queue the kernel on ``stream``.
     """
 
+def aclnnBatchNormBackward(workspace: CData | None, workspaceSize: int, executor: CData, stream: CData) -> None:
+    """C: ``aclnnStatus aclnnBatchNormBackward(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, const aclrtStream stream);``
+
+    ``aclnnBatchNormBackward(workspace, workspaceSize, executor, stream)``: queue the kernel on ``stream``.
+    """
+
+def aclnnBatchNormBackwardGetWorkspaceSize(gradOut: CData | Tensor | None, input: CData | Tensor | None, weight: CData | Tensor | None, runningMean: CData | Tensor | None, runningVar: CData | Tensor | None, saveMean: CData | Tensor | None, saveInvstd: CData | Tensor | None, training: bool, eps: float, outputMask: CData | BoolArray | None, gradInput: CData | Tensor | None, gradWeight: CData | Tensor | None, gradBias: CData | Tensor | None) -> tuple[int, CData]:
+    """C: ``aclnnStatus aclnnBatchNormBackwardGetWorkspaceSize(const aclTensor *gradOut, const aclTensor *input, const aclTensor *weight, const aclTensor *runningMean, const aclTensor *runningVar, const aclTensor *saveMean, const aclTensor *saveInvstd, bool training, double eps, const aclBoolArray *outputMask, aclTensor *gradInput, aclTensor *gradWeight, aclTensor *gradBias, uint64_t *workspaceSize, aclOpExecutor **executor);``
+
+    ``aclnnBatchNormBackwardGetWorkspaceSize(<inputs and outputs in C order>) -> (workspace_size, executor)``.
+    """
+
 def aclnnBatchNormGetWorkspaceSize(input: CData | Tensor | None, weight: CData | Tensor | None, bias: CData | Tensor | None, runningMean: CData | Tensor | None, runningVar: CData | Tensor | None, training: bool, momentum: float, eps: float, output: CData | Tensor | None, saveMean: CData | Tensor | None, saveInvstd: CData | Tensor | None) -> tuple[int, CData]:
     """C: ``aclnnStatus aclnnBatchNormGetWorkspaceSize(const aclTensor *input, const aclTensor *weight, const aclTensor *bias, aclTensor *runningMean, aclTensor *runningVar, bool training, double momentum, double eps, aclTensor *output, aclTensor *saveMean, aclTensor *saveInvstd, uint64_t *workspaceSize, aclOpExecutor **executor);``
 

@@ -20,6 +20,7 @@ from .relu import relu as relu
 from .threshold_backward import threshold_backward as threshold_backward
 from .cast import cast as cast
 from .batch_norm import batch_norm as batch_norm
+from .batch_norm_backward import batch_norm_backward as batch_norm_backward
 
 #: Every operator, in the order above.
 OPERATORS: tuple[Operator, ...] = operators()

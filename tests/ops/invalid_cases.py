@@ -751,4 +751,38 @@ BATCH_NORM = _cases("batch_norm", "aclnnBatchNormGetWorkspaceSize", _batch_norm,
     *unnamed("input", "input", (2, 3)),
 ])
 
-CASES: list[Invalid] = IM2COL + MAX_UNPOOL + REFLECTION_PAD + AVG_POOL + CONVOLUTION + ADD + MUL + ADDS + MULS + RELU + THRESHOLD_BACKWARD + CAST + BATCH_NORM
+def _batch_norm_backward():
+    return dict(grad_out=_z(2, 3, 4), input=_z(2, 3, 4), weight=None, running_mean=None, running_var=None,
+                save_mean=None, save_invstd=None, training=True, eps=1e-5, output_mask=[True, True, True])
+
+
+_BATCH_NORM_BACKWARD_NAMES = {"grad_out": "gradOut", "input": "input", "weight": "weight",
+                              "running_mean": "runningMean", "running_var": "runningVar", "save_mean": "saveMean",
+                              "save_invstd": "saveInvstd", "training": "training", "eps": "eps",
+                              "output_mask": "outputMask"}
+
+BATCH_NORM_BACKWARD = _cases("batch_norm_backward", "aclnnBatchNormBackwardGetWorkspaceSize", _batch_norm_backward,
+                             _BATCH_NORM_BACKWARD_NAMES, [
+    null(dict(grad_out=None)),
+    null(dict(input=None)),
+    null(dict(output_mask=None)),
+    null(dict(output_mask=[]), "outputMask", "empty"),
+    bad(dict(output_mask=[True, True]), "outputMask", "3 elements"),
+    bad(dict(output_mask=[True, True, True, False]), "outputMask", "3 elements"),
+    bad(dict(grad_out=_z(2, 3, 4, dtype=np.float64), input=_z(2, 3, 4, dtype=np.float64)), "gradOut", "DOUBLE"),
+    bad(dict(input=_z(2, 3, 4, dtype=np.float16)), "gradOut", "input", "FLOAT16"),
+    bad(dict(save_invstd=_z(3, dtype=np.int32)), "saveInvstd", "INT32"),
+    bad(dict(weight=_z(3, dtype=np.float64), save_mean=_z(4)), "weight", "DOUBLE"),
+    bad(dict(grad_out=_z(5), input=_z(5)), "input", "2 to 8"),
+    bad(dict(grad_out=_z(2, 3, 5)), "gradOut", "input", "[2, 3, 5]"),
+    bad(dict(running_var=_z(4), training=False), "runningVar", "[C] = [3]", "[4]"),
+    bad(dict(save_mean=_z(3, 1)), "saveMean", "[C] = [3]"),
+    bad(dict(save_invstd=_z(2)), "saveInvstd", "[2]"),
+    wrong_type(dict(output_mask=[1, 0, 1])),
+    wrong_type(dict(output_mask="yes")),
+    wrong_type(dict(training=None)),
+    wrong_type(dict(eps="1e-5")),
+    *unnamed("grad_out", "gradOut", (2, 3)),
+])
+
+CASES: list[Invalid] = IM2COL + MAX_UNPOOL + REFLECTION_PAD + AVG_POOL + CONVOLUTION + ADD + MUL + ADDS + MULS + RELU + THRESHOLD_BACKWARD + CAST + BATCH_NORM + BATCH_NORM_BACKWARD

@@ -31,11 +31,6 @@ typedef struct {
     float *scratch;                    /* ACLSIM_RED_PIECE floats per worker */
 } bn_job;
 
-static float channel_value(const aclTensor *t, int64_t c, float absent)
-{
-    return t == NULL ? absent : (float)aclsim_ops_load(t->data, t->dtype, t->offset + c * t->strides[0]);
-}
-
 static void store_channel(aclTensor *t, int64_t c, float v)
 {
     if (t != NULL) {
@@ -75,19 +70,19 @@ static void bn_channels(void *ctx, int64_t begin, int64_t end, int worker)
             var = (float)(squares / (double)n);
             float m = p->momentum;
             if (j->mean != NULL) {
-                store_channel(j->mean, c, (1.0f - m) * channel_value(j->mean, c, 0.0f) + m * mean);
+                store_channel(j->mean, c, (1.0f - m) * aclsim_red_channel(j->mean, c, 0.0f) + m * mean);
             }
             if (j->var != NULL) {
-                store_channel(j->var, c, (1.0f - m) * channel_value(j->var, c, 1.0f) + m * (var * p->factor));
+                store_channel(j->var, c, (1.0f - m) * aclsim_red_channel(j->var, c, 1.0f) + m * (var * p->factor));
             }
             store_channel(j->save_mean, c, mean);
             store_channel(j->save_var, c, var);
         } else {
-            mean = channel_value(j->mean, c, 0.0f);
-            var = channel_value(j->var, c, 1.0f);
+            mean = aclsim_red_channel(j->mean, c, 0.0f);
+            var = aclsim_red_channel(j->var, c, 1.0f);
         }
-        float scale = 1.0f / sqrtf(var + p->eps) * channel_value(j->weight, c, 1.0f);
-        float shift = channel_value(j->bias, c, 0.0f);
+        float scale = 1.0f / sqrtf(var + p->eps) * aclsim_red_channel(j->weight, c, 1.0f);
+        float shift = aclsim_red_channel(j->bias, c, 0.0f);
         for (int64_t first = 0; first < n; first += ACLSIM_RED_PIECE) {
             int64_t k = n - first < ACLSIM_RED_PIECE ? n - first : ACLSIM_RED_PIECE;
             aclsim_red_gather(j->input, in_base, &j->in_walk, first, k, buf);
@@ -136,24 +131,6 @@ static aclnnStatus bn_empty_kernel(aclOpExecutor *ex, void *workspace)
     return ACLNN_SUCCESS;
 }
 
-static aclnnStatus check_channels(const char *name, const aclTensor *t, int64_t c)
-{
-    if (t == NULL || (t->ndim == 1 && t->view_dims[0] == c)) {
-        return ACLNN_SUCCESS;
-    }
-    return aclsim_ops_invalid(API, "%s shape must be [C] = [%lld] (input's dim 1), got %s", name, (long long)c,
-                              aclsim_ops_shape(t).s);
-}
-
-static aclnnStatus check_rank(const char *name, const aclTensor *t)
-{
-    if (t->ndim >= 2 && t->ndim <= 8) {
-        return ACLNN_SUCCESS;
-    }
-    return aclsim_ops_invalid(API, "%s must have 2 to 8 dims, got %llu-D shape %s", name, (unsigned long long)t->ndim,
-                              aclsim_ops_shape(t).s);
-}
-
 aclnnStatus aclnnBatchNormGetWorkspaceSize(const aclTensor *input, const aclTensor *weight, const aclTensor *bias,
                                            aclTensor *runningMean, aclTensor *runningVar, bool training,
                                            double momentum, double eps, aclTensor *output, aclTensor *saveMean,
@@ -194,16 +171,16 @@ aclnnStatus aclnnBatchNormGetWorkspaceSize(const aclTensor *input, const aclTens
             ACLSIM_OPS_TRY(aclsim_ops_check_dtype(API, names[k], optional[k], dtypes, n_dtypes));
         }
     }
-    ACLSIM_OPS_TRY(check_rank("input", input));
-    ACLSIM_OPS_TRY(check_rank("output", output));
+    ACLSIM_OPS_TRY(aclsim_red_check_rank(API, "input", input, 2, 8));
+    ACLSIM_OPS_TRY(aclsim_red_check_rank(API, "output", output, 2, 8));
     ACLSIM_OPS_TRY(aclsim_ops_check_same_shape(API, "output", output, "input", input));
     int64_t c = input->view_dims[1];
     for (int k = 0; k < 4; ++k) {
-        ACLSIM_OPS_TRY(check_channels(names[k], optional[k], c));
+        ACLSIM_OPS_TRY(aclsim_red_check_channels(API, names[k], optional[k], c));
     }
     if (training) {
-        ACLSIM_OPS_TRY(check_channels("saveMean", saveMean, c));
-        ACLSIM_OPS_TRY(check_channels("saveInvstd", saveInvstd, c));
+        ACLSIM_OPS_TRY(aclsim_red_check_channels(API, "saveMean", saveMean, c));
+        ACLSIM_OPS_TRY(aclsim_red_check_channels(API, "saveInvstd", saveInvstd, c));
     }
     const aclTensor *all[] = {input, weight, bias, runningMean, runningVar, output, saveMean, saveInvstd};
     const char *all_names[] = {"input", "weight", "bias", "runningMean", "runningVar", "output", "saveMean",

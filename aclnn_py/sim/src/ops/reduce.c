@@ -91,3 +91,26 @@ void aclsim_red_scatter(aclTensor *t, int64_t base, const aclsim_red_walk *w, in
 {
     WALK_RUNS(w, base, first, count, aclsim_ops_scatter_f32(t->data, t->dtype, offset_, step_, run_, src + done_));
 }
+
+aclnnStatus aclsim_red_check_rank(const char *api, const char *name, const aclTensor *t, uint64_t lo, uint64_t hi)
+{
+    if (t->ndim >= lo && t->ndim <= hi) {
+        return ACLNN_SUCCESS;
+    }
+    return aclsim_ops_invalid(api, "%s must have %llu to %llu dims, got %llu-D shape %s", name, (unsigned long long)lo,
+                              (unsigned long long)hi, (unsigned long long)t->ndim, aclsim_ops_shape(t).s);
+}
+
+aclnnStatus aclsim_red_check_channels(const char *api, const char *name, const aclTensor *t, int64_t c)
+{
+    if (t == NULL || (t->ndim == 1 && t->view_dims[0] == c)) {
+        return ACLNN_SUCCESS;
+    }
+    return aclsim_ops_invalid(api, "%s shape must be [C] = [%lld] (input's dim 1), got %s", name, (long long)c,
+                              aclsim_ops_shape(t).s);
+}
+
+float aclsim_red_channel(const aclTensor *t, int64_t c, float absent)
+{
+    return t == NULL ? absent : (float)aclsim_ops_load(t->data, t->dtype, t->offset + c * t->strides[0]);
+}

@@ -45,4 +45,15 @@ ACLSIM_OPS_API void aclsim_red_gather(const aclTensor *t, int64_t base, const ac
 ACLSIM_OPS_API void aclsim_red_scatter(aclTensor *t, int64_t base, const aclsim_red_walk *w, int64_t first,
                                        int64_t count, const float *src);
 
+/* ---------------------------------------------------------------- per channel (BatchNorm) */
+
+/* 161002 unless t has lo to hi dims ("<name> must have lo to hi dims, got ..."). */
+ACLSIM_OPS_API aclnnStatus aclsim_red_check_rank(const char *api, const char *name, const aclTensor *t, uint64_t lo,
+                                                 uint64_t hi);
+/* 161002 unless t (NULL passes) is 1-D of length c, input's dim 1. */
+ACLSIM_OPS_API aclnnStatus aclsim_red_check_channels(const char *api, const char *name, const aclTensor *t,
+                                                     int64_t c);
+/* Element c of the 1-D t as float, `absent` for a NULL t. */
+ACLSIM_OPS_API float aclsim_red_channel(const aclTensor *t, int64_t c, float absent);
+
 #endif
