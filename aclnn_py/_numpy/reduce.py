@@ -106,8 +106,10 @@ def log_softmax_backward(grad: np.ndarray, output: np.ndarray, dim: int) -> np.n
 
 def softmax_backward(grad: np.ndarray, output: np.ndarray, dim: int) -> np.ndarray:
     """``output * (grad - sum(grad * output, dim))``; a new array."""
+    if grad.ndim == 0:
+        return np.asarray(output * (grad - grad * output))
     product = np.multiply(grad, output)
-    total = product if grad.ndim == 0 else np.sum(product, axis=dim, keepdims=True)
+    total = np.sum(product, axis=dim, keepdims=True)
     return np.asarray(np.multiply(output, np.subtract(grad, total), out=product))
 
 
@@ -117,3 +119,18 @@ def reduce_sum(x: np.ndarray, dims: Sequence[int], keepdim: bool, wide: np.dtype
     """The sum of ``x`` (already in the dtype summed in) over ``dims`` (normalised, no
     duplicates, not empty) in the accumulator dtype ``wide``."""
     return np.asarray(np.sum(x, axis=tuple(dims), dtype=wide, keepdims=keepdim))
+
+
+def in_dtype(a: np.ndarray, compute: np.dtype) -> np.ndarray:
+    """``a`` converted to ``compute`` (the dtype an operator runs in), then widened to its
+    compute dtype (FLOAT for FLOAT16/BFLOAT16)."""
+    if a.dtype != compute:
+        a = a.astype(compute)
+    return widened(a)
+
+
+def rounded(result: np.ndarray, compute: np.dtype, out: np.dtype) -> np.ndarray:
+    """A result computed wide, rounded once to ``compute``, then converted to ``out``."""
+    if result.dtype != compute:
+        result = result.astype(compute)
+    return result.astype(out, copy=False)

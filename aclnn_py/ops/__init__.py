@@ -21,6 +21,10 @@ from .threshold_backward import threshold_backward as threshold_backward
 from .cast import cast as cast
 from .batch_norm import batch_norm as batch_norm
 from .batch_norm_backward import batch_norm_backward as batch_norm_backward
+from .log_softmax import log_softmax as log_softmax
+from .log_softmax_backward import log_softmax_backward as log_softmax_backward
+from .softmax import softmax as softmax
+from .softmax_backward import softmax_backward as softmax_backward
 
 #: Every operator, in the order above.
 OPERATORS: tuple[Operator, ...] = operators()

@@ -10,9 +10,13 @@ empty dims list (ReduceSum, Mean) means every dim.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
 
 from .._errors import param_invalid
+from ._cases import OpCall, random_array
 from ._checks import shape_str
 
 
@@ -54,3 +58,32 @@ def reduced_shape(shape: Sequence[int], dims: Sequence[int], keepdim: bool) -> t
     if keepdim:
         return tuple(1 if i in dims else d for i, d in enumerate(shape))
     return tuple(d for i, d in enumerate(shape) if i not in dims)
+
+
+# -- registrations of the softmax family ------------------------------------------------------
+
+def lane_case(op: str, backward: bool, log: bool) -> Callable[..., OpCall]:
+    """The argument maker of a softmax-family operator: ``self`` of ``shape`` (forward), or
+    gradOutput and the forward ``output`` (a real (log-)softmax of random values), and ``dim``."""
+    def make(rng: np.random.Generator, shape: Sequence[int], dtype: np.dtype, dim: int = -1) -> OpCall:
+        x = random_array(rng, shape, dtype)
+        if not backward:
+            return OpCall(op, (x, dim), case=f"dim {dim}")
+        wide = x.astype(np.float64)
+        shifted = wide - wide.max(axis=dim, keepdims=True) if wide.ndim else wide * 0
+        lse = np.log(np.exp(shifted).sum(axis=dim, keepdims=True)) if wide.ndim else shifted
+        output = (shifted - lse) if log else np.exp(shifted - lse)
+        return OpCall(op, (random_array(rng, shape, dtype), output.astype(dtype), dim), case=f"dim {dim}")
+    return make
+
+
+def lane_layers(op: str, backward: bool, log: bool) -> tuple[tuple[str, Any], ...]:
+    """Real-layer benchmark cases of a softmax-family operator: classifier heads (ImageNet's
+    1000 classes, CIFAR's 10) over dim 1, and a transformer's attention scores over the last dim."""
+    def case(shape: tuple[int, ...], dim: int) -> Any:
+        def arguments(rng: np.random.Generator) -> tuple[Any, ...]:
+            return lane_case(op, backward, log)(rng, shape, np.dtype(np.float32), dim).args
+        return arguments
+    return ((f"{op} classifier head (256,1000) dim 1", case((256, 1000), 1)),
+            (f"{op} cifar head (128,10) dim 1", case((128, 10), 1)),
+            (f"{op} attention scores (8,12,128,128) dim -1", case((8, 12, 128, 128), -1)))

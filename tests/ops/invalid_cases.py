@@ -785,4 +785,66 @@ BATCH_NORM_BACKWARD = _cases("batch_norm_backward", "aclnnBatchNormBackwardGetWo
     *unnamed("grad_out", "gradOut", (2, 3)),
 ])
 
-CASES: list[Invalid] = IM2COL + MAX_UNPOOL + REFLECTION_PAD + AVG_POOL + CONVOLUTION + ADD + MUL + ADDS + MULS + RELU + THRESHOLD_BACKWARD + CAST + BATCH_NORM + BATCH_NORM_BACKWARD
+def _softmax():
+    return dict(self=_z(2, 3), dim=1)
+
+
+SOFTMAX = _cases("softmax", "aclnnSoftmaxGetWorkspaceSize", _softmax, {"self": "self", "dim": "dim"}, [
+    null(dict(self=None)),
+    bad(dict(self=_z(2, 3, dtype=np.int32)), "self", "INT32"),
+    bad(dict(dim=2), "dim", "[-2, 1]", "rank 2"),
+    bad(dict(dim=-3), "dim", "[-2, 1]"),
+    bad(dict(self=_z(2, 3, dtype=np.int32), dim=5), "self", absent=("dim",)),  # dtypes before dim
+    bad(dict(self=np.zeros(()), dim=1), "dim", "[-1, 0]"),
+    wrong_type(dict(dim=1.0)),
+    wrong_type(dict(dim="1")),
+    wrong_type(dict(self=[1.0])),
+    *unnamed("self", "self", (2, 3)),
+])
+
+LOG_SOFTMAX = _cases("log_softmax", "aclnnLogSoftmaxGetWorkspaceSize", _softmax, {"self": "self", "dim": "dim"}, [
+    null(dict(self=None)),
+    bad(dict(self=_z(2, 3, dtype=np.int64)), "self", "INT64"),
+    bad(dict(dim=2), "dim", "[-2, 1]", "rank 2"),
+    bad(dict(self=_z(2, 3, dtype=np.int32), dim=5), "dim", absent=("INT32",)),  # dim before the dtypes
+    bad(dict(self=_z(0, 3), dim=4), "dim"),  # the empty shortcut comes last
+    wrong_type(dict(dim=None)),
+    *unnamed("self", "self", (2, 3)),
+])
+
+
+def _softmax_backward():
+    return dict(grad_output=_z(2, 3), output=_z(2, 3), dim=-1)
+
+
+_SOFTMAX_BACKWARD_NAMES = {"grad_output": "gradOutput", "output": "output", "dim": "dim"}
+
+SOFTMAX_BACKWARD = _cases("softmax_backward", "aclnnSoftmaxBackwardGetWorkspaceSize", _softmax_backward,
+                          _SOFTMAX_BACKWARD_NAMES, [
+    null(dict(grad_output=None)),
+    null(dict(output=None)),
+    null(dict(grad_output=None, output=None), "gradOutput", absent=("output",)),
+    bad(dict(grad_output=_z(2, 3, dtype=np.float64), output=_z(2, 3, dtype=np.float64)), "gradOutput", "DOUBLE"),
+    bad(dict(output=_z(2, 3, dtype=np.float16)), "output", "gradOutput", "FLOAT16"),
+    bad(dict(dim=2), "dim", "gradOutput"),
+    bad(dict(output=_z(3, 2), dim=7), "dim", absent=("shape",)),  # dim before the shapes
+    bad(dict(output=_z(3, 2)), "output", "gradOutput", "[3, 2]"),
+    wrong_type(dict(dim=[1])),
+    *unnamed("output", "output", (2, 3)),
+])
+
+LOG_SOFTMAX_BACKWARD = _cases("log_softmax_backward", "aclnnLogSoftmaxBackwardGetWorkspaceSize", _softmax_backward,
+                              _SOFTMAX_BACKWARD_NAMES, [
+    null(dict(grad_output=None)),
+    null(dict(output=None)),
+    null(dict(grad_output=None, output=None), "output", absent=("gradOutput",)),  # output first
+    bad(dict(grad_output=_z(2, 3, dtype=np.float64), output=_z(2, 3, dtype=np.float64)), "output", "DOUBLE"),
+    bad(dict(grad_output=_z(2, 3, dtype=bfloat16)), "gradOutput", "output", "BFLOAT16"),
+    bad(dict(output=_z(3, 2), dim=7), "output", "[3, 2]", absent=("dim",)),  # the shapes before dim
+    bad(dict(dim=-3), "dim", "[-2, 1]", "gradOutput"),
+    bad(dict(dim=2), "dim"),
+    wrong_type(dict(dim=True)),
+    *unnamed("grad_output", "gradOutput", (2, 3)),
+])
+
+CASES: list[Invalid] = IM2COL + MAX_UNPOOL + REFLECTION_PAD + AVG_POOL + CONVOLUTION + ADD + MUL + ADDS + MULS + RELU + THRESHOLD_BACKWARD + CAST + BATCH_NORM + BATCH_NORM_BACKWARD + SOFTMAX + LOG_SOFTMAX + SOFTMAX_BACKWARD + LOG_SOFTMAX_BACKWARD

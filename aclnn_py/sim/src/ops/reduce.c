@@ -3,6 +3,11 @@
  */
 #include "reduce.h"
 
+#include <math.h>
+#include <stdlib.h>
+
+#include "../kernels/parallel.h"
+
 aclnnStatus aclsim_red_check_dim(const char *api, const char *name, int64_t dim, const char *tensor, uint64_t rank,
                                  int64_t *wrapped)
 {
@@ -113,4 +118,141 @@ aclnnStatus aclsim_red_check_channels(const char *api, const char *name, const a
 float aclsim_red_channel(const aclTensor *t, int64_t c, float absent)
 {
     return t == NULL ? absent : (float)aclsim_ops_load(t->data, t->dtype, t->offset + c * t->strides[0]);
+}
+
+/* ---------------------------------------------------------------- along one dim */
+
+typedef struct {
+    aclsim_red_lane_op op;
+    int64_t dim;
+    aclDataType compute;
+    const char *kernel;
+} lane_params;
+
+typedef struct {
+    const lane_params *p;
+    const aclTensor *a, *b;
+    aclTensor *out;
+    aclsim_red_walk ka, kb, ko; /* the lanes' starts (every dim but dim) */
+    aclsim_red_walk la, lb, lo; /* one lane (dim) */
+    double *scratch;            /* two lanes of doubles per worker */
+    int64_t len;
+} lane_job;
+
+static double round_to(double v, aclDataType t)
+{
+    if (t == ACL_FLOAT16) {
+        return aclsim_ops_half_to_float(aclsim_ops_float_to_half((float)v));
+    }
+    if (t == ACL_BF16) {
+        return aclsim_ops_bf16_to_float(aclsim_ops_float_to_bf16((float)v));
+    }
+    return t == ACL_FLOAT ? (double)(float)v : v;
+}
+
+/* One lane of t into dst, each value converted to the compute dtype. */
+static void load_lane(const aclTensor *t, int64_t base, const aclsim_red_walk *w, int64_t len, aclDataType compute,
+                      double *dst)
+{
+    int64_t step = w->n > 0 ? w->strides[w->n - 1] : 0;
+    for (int64_t i = 0; i < len; ++i) {
+        double v = aclsim_ops_load(t->data, t->dtype, base + i * step);
+        dst[i] = t->dtype == compute ? v : round_to(v, compute);
+    }
+}
+
+static void lane_range(void *ctx, int64_t begin, int64_t end, int worker)
+{
+    const lane_job *j = ctx;
+    const lane_params *p = j->p;
+    int64_t len = j->len;
+    double *x = j->scratch + (size_t)worker * 2 * (size_t)len, *y = x + len;
+    bool wide = p->compute == ACL_DOUBLE;
+    int64_t so = j->lo.n > 0 ? j->lo.strides[j->lo.n - 1] : 0;
+    for (int64_t k = begin; k < end; ++k) {
+        load_lane(j->a, j->a->offset + aclsim_red_offset(&j->ka, k), &j->la, len, p->compute, x);
+        if (j->b != NULL) {
+            load_lane(j->b, j->b->offset + aclsim_red_offset(&j->kb, k), &j->lb, len, p->compute, y);
+        }
+        double sum = 0.0;
+        if (p->op == ACLSIM_RED_SOFTMAX || p->op == ACLSIM_RED_LOG_SOFTMAX) {
+            double top = -INFINITY;
+            for (int64_t i = 0; i < len; ++i) {
+                top = x[i] > top || x[i] != x[i] ? x[i] : top;
+            }
+            for (int64_t i = 0; i < len; ++i) {
+                x[i] -= top;
+                double e = wide ? exp(x[i]) : (double)expf((float)x[i]);
+                y[i] = e;
+                sum += e;
+            }
+            double lse = wide ? log(sum) : (double)logf((float)sum);
+            for (int64_t i = 0; i < len; ++i) {
+                y[i] = p->op == ACLSIM_RED_SOFTMAX ? y[i] / sum : x[i] - lse;
+            }
+        } else if (p->op == ACLSIM_RED_SOFTMAX_GRAD) {
+            for (int64_t i = 0; i < len; ++i) {
+                sum += x[i] * y[i];
+            }
+            for (int64_t i = 0; i < len; ++i) {
+                y[i] = y[i] * (x[i] - sum);
+            }
+        } else {
+            for (int64_t i = 0; i < len; ++i) {
+                sum += x[i];
+            }
+            for (int64_t i = 0; i < len; ++i) {
+                y[i] = x[i] - (wide ? exp(y[i]) : (double)expf((float)y[i])) * sum;
+            }
+        }
+        int64_t base = j->out->offset + aclsim_red_offset(&j->ko, k);
+        for (int64_t i = 0; i < len; ++i) {
+            aclsim_ops_store(j->out->data, j->out->dtype, base + i * so, round_to(y[i], p->compute));
+        }
+    }
+}
+
+static aclnnStatus lane_kernel(aclOpExecutor *ex, void *workspace)
+{
+    const lane_params *p = aclsim_executor_params(ex, sizeof *p);
+    bool two = p->op == ACLSIM_RED_SOFTMAX_GRAD || p->op == ACLSIM_RED_LOG_SOFTMAX_GRAD;
+    ACLSIM_OPS_TRY(aclsim_ops_kernel_check_memory(p->kernel, ex, two ? 3u : 1u, 1));
+    lane_job j = {.p = p, .a = aclsim_executor_input(ex, 0), .b = two ? aclsim_executor_input(ex, 1) : NULL,
+                  .out = aclsim_executor_output(ex, 0), .scratch = workspace};
+    uint32_t mask = j.a->ndim == 0 ? 0u : 1u << p->dim;
+    aclsim_red_split(j.a, mask, &j.ka, &j.la);
+    aclsim_red_split(j.out, mask, &j.ko, &j.lo);
+    if (j.b != NULL) {
+        aclsim_red_split(j.b, mask, &j.kb, &j.lb);
+    }
+    j.len = j.la.count;
+    aclsim_parallel(j.ka.count, aclsim_workers(j.ka.count, 8 * j.len), lane_range, &j);
+    return ACLNN_SUCCESS;
+}
+
+aclnnStatus aclsim_red_lanes_finish(const char *api, const char *kernel, aclsim_red_lane_op op, int64_t dim,
+                                    aclDataType compute, const char *name_a, const aclTensor *a, const char *name_b,
+                                    const aclTensor *b, aclTensor *out, uint64_t *workspace_size,
+                                    aclOpExecutor **executor)
+{
+    if (aclsim_ops_is_empty(a) || (b != NULL && aclsim_ops_is_empty(b))) {
+        return aclsim_ops_finish(kernel, aclsim_ops_noop_kernel, 0, NULL, 0, NULL, 0, NULL, 0, workspace_size,
+                                 executor);
+    }
+    ACLSIM_OPS_TRY(aclsim_ops_check_memory(api, name_a, a));
+    if (b != NULL) {
+        ACLSIM_OPS_TRY(aclsim_ops_check_memory(api, name_b, b));
+    }
+    ACLSIM_OPS_TRY(aclsim_ops_check_memory(api, "out", out));
+    lane_params p = {.op = op, .dim = dim, .compute = compute, .kernel = kernel};
+    int64_t len = a->ndim == 0 ? 1 : a->view_dims[dim];
+    uint64_t workspace = (uint64_t)ACLSIM_MAX_WORKERS * 2 * (uint64_t)len * sizeof(double);
+    const aclTensor *inputs[] = {a, b};
+    const aclTensor *outputs[] = {out};
+    aclnnStatus status = aclsim_ops_finish(kernel, lane_kernel, workspace, &p, sizeof p, inputs, b != NULL ? 2 : 1,
+                                           outputs, 1, workspace_size, executor);
+    if (status == ACLNN_SUCCESS) {
+        aclsim_executor_set_inputs_read(*executor, b != NULL ? 3u : 1u);
+    }
+    return status;
 }

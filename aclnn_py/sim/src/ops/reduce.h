@@ -45,6 +45,25 @@ ACLSIM_OPS_API void aclsim_red_gather(const aclTensor *t, int64_t base, const ac
 ACLSIM_OPS_API void aclsim_red_scatter(aclTensor *t, int64_t base, const aclsim_red_walk *w, int64_t first,
                                        int64_t count, const float *src);
 
+/* ---------------------------------------------------------------- along one dim (the softmax family) */
+
+typedef enum {
+    ACLSIM_RED_SOFTMAX,          /* exp(a - max) / sum */
+    ACLSIM_RED_LOG_SOFTMAX,      /* a - max - log(sum exp(a - max)) */
+    ACLSIM_RED_SOFTMAX_GRAD,     /* b * (a - sum(a * b)), a gradOutput, b the forward output */
+    ACLSIM_RED_LOG_SOFTMAX_GRAD, /* a - exp(b) * sum(a) */
+} aclsim_red_lane_op;
+
+/* The end of a softmax-family phase 1 (after every check): the executor computing `op` along
+ * dim (wrapped) of a (and b, NULL for the forward ops) into out, in `compute` (each input
+ * converted to it, the result rounded to it, then stored converted to out's dtype; FLOAT16 and
+ * BFLOAT16 in float, DOUBLE in double); a no-op executor when an input is empty. */
+ACLSIM_OPS_API aclnnStatus aclsim_red_lanes_finish(const char *api, const char *kernel, aclsim_red_lane_op op,
+                                                   int64_t dim, aclDataType compute, const char *name_a,
+                                                   const aclTensor *a, const char *name_b, const aclTensor *b,
+                                                   aclTensor *out, uint64_t *workspace_size,
+                                                   aclOpExecutor **executor);
+
 /* ---------------------------------------------------------------- per channel (BatchNorm) */
 
 /* 161002 unless t has lo to hi dims ("<name> must have lo to hi dims, got ..."). */
