@@ -25,6 +25,7 @@ from .log_softmax import log_softmax as log_softmax
 from .log_softmax_backward import log_softmax_backward as log_softmax_backward
 from .softmax import softmax as softmax
 from .softmax_backward import softmax_backward as softmax_backward
+from .reduce_sum import reduce_sum as reduce_sum
 
 #: Every operator, in the order above.
 OPERATORS: tuple[Operator, ...] = operators()

@@ -847,4 +847,28 @@ LOG_SOFTMAX_BACKWARD = _cases("log_softmax_backward", "aclnnLogSoftmaxBackwardGe
     *unnamed("grad_output", "gradOutput", (2, 3)),
 ])
 
-CASES: list[Invalid] = IM2COL + MAX_UNPOOL + REFLECTION_PAD + AVG_POOL + CONVOLUTION + ADD + MUL + ADDS + MULS + RELU + THRESHOLD_BACKWARD + CAST + BATCH_NORM + BATCH_NORM_BACKWARD + SOFTMAX + LOG_SOFTMAX + SOFTMAX_BACKWARD + LOG_SOFTMAX_BACKWARD
+def _reduce_sum():
+    return dict(self=_z(2, 3, 4), dims=[1], keep_dims=False, dtype=np.float32)
+
+
+_REDUCE_SUM_NAMES = {"self": "self", "dims": "dims", "keep_dims": "keepDims", "dtype": "dtype"}
+
+REDUCE_SUM = _cases("reduce_sum", "aclnnReduceSumGetWorkspaceSize", _reduce_sum, _REDUCE_SUM_NAMES, [
+    null(dict(self=None)),
+    null(dict(dims=None)),
+    bad(dict(self=_z(2, 3, 4, dtype=np.uint16)), "self", "UINT16"),
+    bad(dict(dtype=np.uint32), "dtype", "UINT32"),
+    bad(dict(dtype=aclDataType.ACL_INT4), "dtype", "INT4"),
+    bad(dict(dims=[3]), "dims", "[-3, 2]", "[3]"),
+    bad(dict(dims=[-4, 0]), "dims", "-4"),
+    bad(dict(dims=[1, -2]), "dims", "twice", "[1, -2]"),
+    bad(dict(self=_z(0, 3, dtype=np.float32), dims=[1], dtype=np.complex64), "complex", "empty"),
+    bad(dict(self=_z(2, 3, dtype=np.uint16), dims=[5]), "self", absent=("dims",)),  # dtypes before dims
+    wrong_type(dict(dims=1)),
+    wrong_type(dict(dims=[1.0])),
+    wrong_type(dict(keep_dims="no")),
+    wrong_type(dict(dtype="not a dtype")),
+    *unnamed("self", "self", (2, 3)),
+])
+
+CASES: list[Invalid] = IM2COL + MAX_UNPOOL + REFLECTION_PAD + AVG_POOL + CONVOLUTION + ADD + MUL + ADDS + MULS + RELU + THRESHOLD_BACKWARD + CAST + BATCH_NORM + BATCH_NORM_BACKWARD + SOFTMAX + LOG_SOFTMAX + SOFTMAX_BACKWARD + LOG_SOFTMAX_BACKWARD + REDUCE_SUM

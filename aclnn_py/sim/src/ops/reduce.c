@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "../kernels/parallel.h"
+#include "elementwise.h"
 
 aclnnStatus aclsim_red_check_dim(const char *api, const char *name, int64_t dim, const char *tensor, uint64_t rank,
                                  int64_t *wrapped)
@@ -253,6 +254,180 @@ aclnnStatus aclsim_red_lanes_finish(const char *api, const char *kernel, aclsim_
                                            outputs, 1, workspace_size, executor);
     if (status == ACLNN_SUCCESS) {
         aclsim_executor_set_inputs_read(*executor, b != NULL ? 3u : 1u);
+    }
+    return status;
+}
+
+/* ---------------------------------------------------------------- over several dims */
+
+uint64_t aclsim_red_reduced_shape(const aclTensor *self, uint32_t mask, bool keepdim, int64_t *dims)
+{
+    uint64_t n = 0;
+    for (uint64_t i = 0; i < self->ndim; ++i) {
+        if (!(mask & (1u << i))) {
+            dims[n++] = self->view_dims[i];
+        } else if (keepdim) {
+            dims[n++] = 1;
+        }
+    }
+    return n;
+}
+
+aclnnStatus aclsim_red_check_out_shape(const char *api, const aclTensor *self, uint32_t mask, bool keepdim,
+                                       const aclTensor *out)
+{
+    int64_t dims[ACLSIM_MAX_DIMS];
+    uint64_t n = aclsim_red_reduced_shape(self, mask, keepdim, dims);
+    bool same = out->ndim == n;
+    int64_t count = 1;
+    for (uint64_t i = 0; i < n; ++i) {
+        same = same && out->view_dims[i] == dims[i];
+        count *= dims[i];
+    }
+    if (same || (count == 1 && aclsim_ops_numel(out) == 1)) {
+        return ACLNN_SUCCESS;
+    }
+    return aclsim_ops_invalid(api, "out shape must be the reduced shape %s of self, got %s",
+                              aclsim_ops_int_list(dims, n).s, aclsim_ops_shape(out).s);
+}
+
+typedef struct {
+    uint32_t mask;
+    aclDataType dtype;
+    bool mean;
+    const char *kernel;
+} sum_params;
+
+typedef struct {
+    const sum_params *p;
+    const aclTensor *self;
+    aclTensor *out;
+    aclsim_red_walk kept, reduced, out_walk;
+    float *scratch; /* ACLSIM_RED_PIECE floats per worker */
+} sum_job;
+
+/* A one-element tensor of `dtype` over `storage` (a scratch value for Cast's conversion). */
+static aclTensor scalar_tensor(aclDataType dtype, void *storage)
+{
+    aclTensor t = {.ndim = 0, .dtype = dtype, .data = storage};
+    return t;
+}
+
+static bool float_type(aclDataType t)
+{
+    return t == ACL_FLOAT || t == ACL_FLOAT16 || t == ACL_BF16;
+}
+
+static void sum_range(void *ctx, int64_t begin, int64_t end, int worker)
+{
+    const sum_job *j = ctx;
+    const sum_params *p = j->p;
+    const aclTensor *self = j->self;
+    aclDataType t = p->dtype;
+    float *buf = j->scratch + (size_t)worker * ACLSIM_RED_PIECE;
+    int64_t count = j->reduced.count;
+    double cell[2];
+    aclTensor value = scalar_tensor(t, cell);
+    for (int64_t k = begin; k < end; ++k) {
+        int64_t base = self->offset + aclsim_red_offset(&j->kept, k);
+        double acc[2] = {0.0, 0.0};
+        uint64_t iacc = 0;
+        if (float_type(t) && float_type(self->dtype)) {
+            for (int64_t first = 0; first < count; first += ACLSIM_RED_PIECE) {
+                int64_t m = count - first < ACLSIM_RED_PIECE ? count - first : ACLSIM_RED_PIECE;
+                aclsim_red_gather(self, base, &j->reduced, first, m, buf);
+                if (self->dtype != t) { /* Cast's rounding to dtype */
+                    for (int64_t i = 0; i < m; ++i) {
+                        buf[i] = (float)round_to(buf[i], t);
+                    }
+                }
+                for (int64_t i = 0; i < m; ++i) {
+                    acc[0] += buf[i];
+                }
+            }
+        } else {
+            for (int64_t r = 0; r < count; ++r) {
+                aclsim_ew_convert(self->data, self->dtype, base + aclsim_red_offset(&j->reduced, r), &value, 0);
+                if (aclsim_ops_is_complex(t)) {
+                    double c[2];
+                    aclsim_ops_load_complex(cell, t, 0, c);
+                    acc[0] += c[0];
+                    acc[1] += c[1];
+                } else if (aclsim_ops_is_floating(t)) {
+                    acc[0] += aclsim_ops_load(cell, t, 0);
+                } else if (t == ACL_BOOL) {
+                    iacc |= aclsim_ops_load_int(cell, t, 0) != 0;
+                } else {
+                    iacc += (uint64_t)aclsim_ops_load_int(cell, t, 0);
+                }
+            }
+        }
+        /* the result in dtype (a mean divided first), then converted to out's dtype */
+        if (aclsim_ops_is_complex(t)) {
+            if (p->mean) {
+                acc[0] /= (double)count;
+                acc[1] /= (double)count;
+            }
+            aclsim_ops_store_complex(cell, t, 0, acc);
+        } else if (aclsim_ops_is_floating(t)) {
+            aclsim_ops_store(cell, t, 0, p->mean ? acc[0] / (double)count : acc[0]);
+        } else if (p->mean) {
+            double m = (double)(int64_t)iacc / (double)count, wide[1] = {m};
+            aclsim_ew_convert(wide, ACL_DOUBLE, 0, &value, 0); /* truncated toward zero, wrapped */
+        } else {
+            aclsim_ops_store_int(cell, t, 0, (int64_t)iacc);
+        }
+        aclsim_ew_convert(cell, t, 0, j->out, j->out->offset + aclsim_red_offset(&j->out_walk, k));
+    }
+}
+
+static aclnnStatus sum_kernel(aclOpExecutor *ex, void *workspace)
+{
+    const sum_params *p = aclsim_executor_params(ex, sizeof *p);
+    ACLSIM_OPS_TRY(aclsim_ops_kernel_check_memory(p->kernel, ex, 1u, 1));
+    sum_job j = {.p = p, .self = aclsim_executor_input(ex, 0), .out = aclsim_executor_output(ex, 0),
+                 .scratch = workspace};
+    aclsim_red_split(j.self, p->mask, &j.kept, &j.reduced);
+    aclsim_red_walk none;
+    aclsim_red_split(j.out, 0u, &j.out_walk, &none);
+    aclsim_parallel(j.kept.count, aclsim_workers(j.kept.count, 2 * j.reduced.count), sum_range, &j);
+    return ACLNN_SUCCESS;
+}
+
+/* An empty self: out filled with 0 (Mean: NaN), converted to out's dtype. */
+static aclnnStatus fill_kernel(aclOpExecutor *ex, void *workspace)
+{
+    (void)workspace;
+    const sum_params *p = aclsim_executor_params(ex, sizeof *p);
+    ACLSIM_OPS_TRY(aclsim_ops_kernel_check_memory(p->kernel, ex, 0u, 1));
+    aclTensor *out = aclsim_executor_output(ex, 0);
+    aclsim_red_walk all, none;
+    aclsim_red_split(out, 0u, &all, &none);
+    double fill[1] = {p->mean ? NAN : 0.0};
+    for (int64_t i = 0; i < all.count; ++i) {
+        aclsim_ew_convert(fill, ACL_DOUBLE, 0, out, out->offset + aclsim_red_offset(&all, i));
+    }
+    return ACLNN_SUCCESS;
+}
+
+aclnnStatus aclsim_red_sum_finish(const char *api, const char *kernel, const aclTensor *self, uint32_t mask,
+                                  aclDataType dtype, bool mean, aclTensor *out, uint64_t *workspace_size,
+                                  aclOpExecutor **executor)
+{
+    sum_params p = {.mask = mask, .dtype = dtype, .mean = mean, .kernel = kernel};
+    const aclTensor *outputs[] = {out};
+    ACLSIM_OPS_TRY(aclsim_ops_check_memory(api, "out", out));
+    if (aclsim_ops_is_empty(self)) {
+        return aclsim_ops_finish(kernel, fill_kernel, 0, &p, sizeof p, NULL, 0, outputs, 1, workspace_size,
+                                 executor);
+    }
+    ACLSIM_OPS_TRY(aclsim_ops_check_memory(api, "self", self));
+    const aclTensor *inputs[] = {self};
+    uint64_t workspace = (uint64_t)ACLSIM_MAX_WORKERS * ACLSIM_RED_PIECE * sizeof(float);
+    aclnnStatus status = aclsim_ops_finish(kernel, sum_kernel, workspace, &p, sizeof p, inputs, 1, outputs, 1,
+                                           workspace_size, executor);
+    if (status == ACLNN_SUCCESS) {
+        aclsim_executor_set_inputs_read(*executor, 1u);
     }
     return status;
 }

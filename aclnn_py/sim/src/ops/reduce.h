@@ -45,6 +45,23 @@ ACLSIM_OPS_API void aclsim_red_gather(const aclTensor *t, int64_t base, const ac
 ACLSIM_OPS_API void aclsim_red_scatter(aclTensor *t, int64_t base, const aclsim_red_walk *w, int64_t first,
                                        int64_t count, const float *src);
 
+/* ---------------------------------------------------------------- over several dims (ReduceSum, Mean) */
+
+/* The shape self reduced over `mask` has (kept dims, or 1 for each reduced one with keepdim). */
+ACLSIM_OPS_API uint64_t aclsim_red_reduced_shape(const aclTensor *self, uint32_t mask, bool keepdim, int64_t *dims);
+/* 161002 unless out has the reduced shape, or both have exactly one element (CANN's
+ * CheckShapeAndScalarSame). */
+ACLSIM_OPS_API aclnnStatus aclsim_red_check_out_shape(const char *api, const aclTensor *self, uint32_t mask,
+                                                      bool keepdim, const aclTensor *out);
+/* The end of a ReduceSum/Mean phase 1 (after every check): each element of out is the sum (or,
+ * with `mean`, the mean) over `mask` of self converted to `dtype` (Cast's conversion), computed
+ * in dtype (FLOAT16/BFLOAT16 and FLOAT summed in double and rounded once, integers in int64
+ * wrapped to dtype's width, BOOL as "any", complex in pairs of doubles), then converted to
+ * out's dtype.  An empty self fills out with 0 (or NaN, for `mean`, converted to out's dtype). */
+ACLSIM_OPS_API aclnnStatus aclsim_red_sum_finish(const char *api, const char *kernel, const aclTensor *self,
+                                                 uint32_t mask, aclDataType dtype, bool mean, aclTensor *out,
+                                                 uint64_t *workspace_size, aclOpExecutor **executor);
+
 /* ---------------------------------------------------------------- along one dim (the softmax family) */
 
 typedef enum {
