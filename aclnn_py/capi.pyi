@@ -825,6 +825,18 @@ def aclnnMaxUnpool2dBackwardGetWorkspaceSize(gradOutput: CData | Tensor | None, 
     ``aclnnMaxUnpool2dBackwardGetWorkspaceSize(<inputs and outputs in C order>) -> (workspace_size, executor)``.
     """
 
+def aclnnMean(workspace: CData | None, workspaceSize: int, executor: CData, stream: CData) -> None:
+    """C: ``aclnnStatus aclnnMean(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream);``
+
+    ``aclnnMean(workspace, workspaceSize, executor, stream)``: queue the kernel on ``stream``.
+    """
+
+def aclnnMeanGetWorkspaceSize(self: CData | Tensor | None, dim: CData | IntArray | None, keepDim: bool, dtype: CData, out: CData | Tensor | None) -> tuple[int, CData]:
+    """C: ``aclnnStatus aclnnMeanGetWorkspaceSize(const aclTensor *self, const aclIntArray *dim, bool keepDim, aclDataType dtype, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor);``
+
+    ``aclnnMeanGetWorkspaceSize(<inputs and outputs in C order>) -> (workspace_size, executor)``.
+    """
+
 def aclnnMul(workspace: CData | None, workspaceSize: int, executor: CData, stream: CData) -> None:
     """C: ``aclnnStatus aclnnMul(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream);``
 

@@ -26,6 +26,7 @@ from .log_softmax_backward import log_softmax_backward as log_softmax_backward
 from .softmax import softmax as softmax
 from .softmax_backward import softmax_backward as softmax_backward
 from .reduce_sum import reduce_sum as reduce_sum
+from .mean import mean as mean
 
 #: Every operator, in the order above.
 OPERATORS: tuple[Operator, ...] = operators()

@@ -871,4 +871,26 @@ REDUCE_SUM = _cases("reduce_sum", "aclnnReduceSumGetWorkspaceSize", _reduce_sum,
     *unnamed("self", "self", (2, 3)),
 ])
 
-CASES: list[Invalid] = IM2COL + MAX_UNPOOL + REFLECTION_PAD + AVG_POOL + CONVOLUTION + ADD + MUL + ADDS + MULS + RELU + THRESHOLD_BACKWARD + CAST + BATCH_NORM + BATCH_NORM_BACKWARD + SOFTMAX + LOG_SOFTMAX + SOFTMAX_BACKWARD + LOG_SOFTMAX_BACKWARD + REDUCE_SUM
+def _mean():
+    return dict(self=_z(2, 3, 4), dim=[1], keep_dim=False, dtype=np.float32)
+
+
+_MEAN_NAMES = {"self": "self", "dim": "dim", "keep_dim": "keepDim", "dtype": "dtype"}
+
+MEAN = _cases("mean", "aclnnMeanGetWorkspaceSize", _mean, _MEAN_NAMES, [
+    null(dict(self=None)),
+    null(dict(dim=None)),
+    bad(dict(self=_z(2, 3, 4, dtype=np.bool_)), "self", "BOOL"),
+    bad(dict(dtype=np.bool_), "dtype", "BOOL"),
+    bad(dict(dtype=np.int32), "self", "FLOAT", "INT32", "cannot be cast"),
+    bad(dict(self=_z(2, 3, 4, dtype=np.complex64), dtype=np.float32), "COMPLEX64", "cannot be cast"),
+    bad(dict(dim=[3]), "dim", "[-3, 2]"),
+    bad(dict(dim=[0, -3]), "dim", "twice"),
+    bad(dict(dtype=np.int32, dim=[9]), "self", absent=("twice", "range")),  # the casts before dim
+    wrong_type(dict(dim=(1.5,))),
+    wrong_type(dict(keep_dim=None)),
+    wrong_type(dict(dtype=None)),
+    *unnamed("self", "self", (2, 3)),
+])
+
+CASES: list[Invalid] = IM2COL + MAX_UNPOOL + REFLECTION_PAD + AVG_POOL + CONVOLUTION + ADD + MUL + ADDS + MULS + RELU + THRESHOLD_BACKWARD + CAST + BATCH_NORM + BATCH_NORM_BACKWARD + SOFTMAX + LOG_SOFTMAX + SOFTMAX_BACKWARD + LOG_SOFTMAX_BACKWARD + REDUCE_SUM + MEAN
