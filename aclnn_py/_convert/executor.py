@@ -568,13 +568,13 @@ class Call:
         """The aclTensor* of a tensor CANN reads and writes in place (``params.READ_AND_WRITTEN``),
         NULL for None: a device ``Tensor`` is used (and updated) in place, a CPU array-like is
         uploaded and, like an output, its new value is among ``results`` (None for the others).
-        Leaves the fast path (whose outputs start unset)."""
-        self._leave_fast()
+        A CPU array leaves the fast path (whose outputs start unset)."""
         value = value if type(value) is np.ndarray else tensor_input(self.api, name, value)
         if value is None or not isinstance(value, np.ndarray):
-            handle = self.tensor(name, value)
-            self._outputs.append(None)
+            handle = self.tensor(name, value)  # (NULL, or the device tensor itself: nothing to copy back)
+            self._outputs.append(None)  # (a place kept among the outputs, on the fast path too)
             return handle
+        self._leave_fast()
         if value.dtype not in _ACL_DTYPE:
             raise unnamed_dtype(self.api, name, value.dtype)
         host = np.ascontiguousarray(value)

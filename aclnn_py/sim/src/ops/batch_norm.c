@@ -53,19 +53,14 @@ static void bn_channels(void *ctx, int64_t begin, int64_t end, int worker)
             for (int64_t first = 0; first < n; first += ACLSIM_RED_PIECE) {
                 int64_t k = n - first < ACLSIM_RED_PIECE ? n - first : ACLSIM_RED_PIECE;
                 aclsim_red_gather(j->input, in_base, &j->in_walk, first, k, buf);
-                for (int64_t i = 0; i < k; ++i) {
-                    sum += buf[i];
-                }
+                sum += aclsim_red_piece_sum(buf, k, 0.0f);
             }
             mean = (float)(sum / (double)n);
             double squares = 0.0;
             for (int64_t first = 0; first < n; first += ACLSIM_RED_PIECE) {
                 int64_t k = n - first < ACLSIM_RED_PIECE ? n - first : ACLSIM_RED_PIECE;
                 aclsim_red_gather(j->input, in_base, &j->in_walk, first, k, buf);
-                for (int64_t i = 0; i < k; ++i) {
-                    double d = (double)(buf[i] - mean);
-                    squares += d * d;
-                }
+                squares += aclsim_red_piece_dot(buf, NULL, k, mean);
             }
             var = (float)(squares / (double)n);
             float m = p->momentum;

@@ -44,6 +44,23 @@ aclnnStatus aclsim_red_check_dims(const char *api, const char *name, const aclIn
     return ACLNN_SUCCESS;
 }
 
+/* Adjacent dims of w walked as one (the outer's stride spans the inner dim): longer runs. */
+static void merge_walk(aclsim_red_walk *w)
+{
+    int n = 0;
+    for (int i = 0; i < w->n; ++i) {
+        if (n > 0 && w->strides[n - 1] == w->strides[i] * w->dims[i]) {
+            w->dims[n - 1] *= w->dims[i];
+            w->strides[n - 1] = w->strides[i];
+            continue;
+        }
+        w->dims[n] = w->dims[i];
+        w->strides[n] = w->strides[i];
+        ++n;
+    }
+    w->n = n;
+}
+
 void aclsim_red_split(const aclTensor *t, uint32_t mask, aclsim_red_walk *kept, aclsim_red_walk *reduced)
 {
     kept->n = reduced->n = 0;
@@ -58,6 +75,8 @@ void aclsim_red_split(const aclTensor *t, uint32_t mask, aclsim_red_walk *kept, 
         w->count *= t->view_dims[i];
         ++w->n;
     }
+    merge_walk(kept);
+    merge_walk(reduced);
 }
 
 int64_t aclsim_red_offset(const aclsim_red_walk *w, int64_t index)
@@ -430,4 +449,46 @@ aclnnStatus aclsim_red_sum_finish(const char *api, const char *kernel, const acl
         aclsim_executor_set_inputs_read(*executor, 1u);
     }
     return status;
+}
+
+#define LANES 8
+
+double aclsim_red_piece_sum(const float *x, int64_t n, float c)
+{
+    float acc[LANES] = {0};
+    int64_t i = 0;
+    for (; i + LANES <= n; i += LANES) {
+        for (int l = 0; l < LANES; ++l) {
+            acc[l] += x[i + l] - c;
+        }
+    }
+    double total = 0.0;
+    for (; i < n; ++i) {
+        total += x[i] - c;
+    }
+    for (int l = 0; l < LANES; ++l) {
+        total += acc[l];
+    }
+    return total;
+}
+
+double aclsim_red_piece_dot(const float *x, const float *y, int64_t n, float c)
+{
+    float acc[LANES] = {0};
+    int64_t i = 0;
+    for (; i + LANES <= n; i += LANES) {
+        for (int l = 0; l < LANES; ++l) {
+            float d = x[i + l] - c;
+            acc[l] += d * (y != NULL ? y[i + l] : d);
+        }
+    }
+    double total = 0.0;
+    for (; i < n; ++i) {
+        float d = x[i] - c;
+        total += (double)d * (y != NULL ? y[i] : d);
+    }
+    for (int l = 0; l < LANES; ++l) {
+        total += acc[l];
+    }
+    return total;
 }
