@@ -50,7 +50,7 @@ from ._convert.values import bool_array_arg, int_array_arg
 from .ops._dispatch import on_stream, outputs_given
 from ._convert.marshal import (Marshal, TensorSlot, describe, download, fixed_value, flat_slots, layout_of,
                                results_of)
-from ._convert.params import Param, Signature, read_signature
+from ._convert.params import READ_AND_WRITTEN, Param, Signature, read_signature
 from ._convert.values import call_tensor, output_tensor, plain_value, sequence_arg
 
 if TYPE_CHECKING:
@@ -165,8 +165,12 @@ def _numpy_call(sig: Signature, values: list[object]) -> Any:
     inputs: list[object]
     outputs: list[tuple[Param, np.ndarray | Tensor | None]]
     inputs, outputs = [], []
+    updated = READ_AND_WRITTEN.get(sig.api, frozenset())
     for p, v in zip(sig.params, values):
-        if p.output:
+        if p.output and p.name in updated:
+            inputs.append(output_tensor(sig.api, p.name, v))  # (the function updates it in place)
+            outputs.append((p, None))
+        elif p.output:
             outputs.append((p, output_tensor(sig.api, p.name, v)))
             if p.name == inplace:
                 if isinstance(outputs[-1][1], Tensor):

@@ -40,6 +40,14 @@ WRITTEN_CONST: dict[str, frozenset[str]] = {
     "aclnnInplaceAddGetWorkspaceSize": frozenset({"selfRef"}),
 }
 
+#: The non-const ``aclTensor *`` parameters CANN reads and then writes in place (BatchNorm's
+#: running statistics), by phase 1's name: outputs to ``call`` (uploaded with their values and
+#: written back), arguments to the typed function, which passes their values in and updates
+#: them (``typed.TypedCall``, ``call``'s numpy path; the one place that names them).
+READ_AND_WRITTEN: dict[str, frozenset[str]] = {
+    "aclnnBatchNormGetWorkspaceSize": frozenset({"runningMean", "runningVar"}),
+}
+
 
 @dataclass(frozen=True)
 class Param:

@@ -11,7 +11,9 @@ plain values first (range-checked ints, bools), then tensors (``values.tensor_in
 array-like viewed or copied, a device ``Tensor`` in place; a tensor list is a Python list or
 tuple of them, ``Call.tensor_list``), then lists (int/bool/float arrays,
 scalars), each in C order: the order in which the numpy backend's checks meet Python type
-errors too. ``outputs(*values)`` then says the shape and dtype of each output (None: NULL), and
+errors too. A tensor CANN reads and writes in place (``params.READ_AND_WRITTEN``) is an
+argument here, and its updated value comes first among the results (None for NULL or a device
+``Tensor``, updated where it is). ``outputs(*values)`` then says the shape and dtype of each output (None: NULL), and
 ``checks(*values)``, the operator's shape-only checks, whether those shapes may be allocated (a
 refused output is a stand-in, so the library reports the argument at fault: ``Call.output``).
 The two phases run through a ``Call``, on the fast path where its helper takes the call.
@@ -33,7 +35,7 @@ import numpy as np
 
 from .._ffi.declarations import include_dir
 from .executor import Call
-from .params import PLAIN_KINDS, Param, Signature, read_signature
+from .params import PLAIN_KINDS, READ_AND_WRITTEN, Param, Signature, read_signature
 from .._dtypes import _NUMPY_TO_ACL
 from .values import (bool_array_arg, float_array_arg, int_array_arg, output_tensor, plain_value, sequence_arg,
                      tensor_input)
@@ -66,6 +68,7 @@ _CODE = {**{kind: _PLAIN for kind in PLAIN_KINDS}, "tensor": _TENSOR, **{kind: _
 #: rest (a wrapper object was refused by the coercion already: the direct methods are the same).
 _CONVERTER = {"tensor": 0, "int_array": 1, "bool_array": 2}  # (0, 1, 2: the branches of ``__call__``)
 _ANY, _WRITTEN, _LIST = 3, 4, 5  # (4: a tensor written in place, ``Call.inplace``; 5: ``Call.tensor_list``)
+_UPDATED = 6  # a tensor CANN reads and writes in place beside its outputs (``params.READ_AND_WRITTEN``): ``Call.updated``
 
 
 class _Layout(NamedTuple):
@@ -108,18 +111,20 @@ class TypedCall:
                 raise TypeError(f"{self.api}: a typed call of an operator with an output tensor list is not "
                                 "supported; aclnn_py.call converts tensor lists")
             inplace = self.outputs is None  # every output is an argument, written in place
-            inputs = tuple(p for p in sig.params if inplace or not p.output)
+            updated = READ_AND_WRITTEN.get(self.api, frozenset())  # outputs CANN also reads: arguments too
+            inputs = tuple(p for p in sig.params if inplace or not p.output or p.name in updated)
             stage = {i: 0 if p.kind in PLAIN_KINDS else 1 if p.kind in ("tensor", "tensor_list") else 2
                      for i, p in enumerate(inputs)}
             order = tuple(sorted(range(len(inputs)), key=lambda i: (stage[i], i)))
             # Where each C argument comes from: an input's index, or ~k for the k-th output.
-            outputs = [p for p in sig.params if p.output and not inplace]
+            outputs = [p for p in sig.params if p.output and not inplace and p.name not in updated]
             sources = tuple(~outputs.index(p) if p in outputs else inputs.index(p) for p in sig.params)
-            found = _Layout(sig, inputs, tuple((i, inputs[i], _WRITTEN_ARG if inputs[i].output
+            found = _Layout(sig, inputs, tuple((i, inputs[i], _WRITTEN_ARG if inputs[i].output and inplace
                                                 else _CODE.get(inputs[i].kind, _KEEP)) for i in order),
                             sources, sources == tuple(range(len(inputs))) + tuple(~k for k in range(len(outputs))),
-                            tuple(_WRITTEN if p.output else _LIST if p.kind == "tensor_list"
-                                  else _CONVERTER.get(p.kind, _ANY) for p in inputs))
+                            tuple(_WRITTEN if p.output and inplace else _UPDATED if p.output
+                                  else _LIST if p.kind == "tensor_list" else _CONVERTER.get(p.kind, _ANY)
+                                  for p in inputs))
             self._layouts[id(lib.ffi)] = found
         return found
 
@@ -156,7 +161,7 @@ class TypedCall:
         with Call(lib, self.api) as call:
             converted = [call.tensor(p.name, v) if how == 0 else call.int_array(p.name, v, coerced=True) if how == 1
                          else call.bool_array(p.name, v, coerced=True) if how == 2
-                         else call.inplace(p.name, v) if how == _WRITTEN
+                         else call.inplace(p.name, v) if how == _WRITTEN else call.updated(p.name, v) if how == _UPDATED
                          else call.tensor_list(p.name, v) if how == _LIST else call.argument(p, v)
                          for p, v, how in zip(layout.inputs, values, layout.converters)]
             refused: Exception | None = None

@@ -37,6 +37,14 @@ from .adaptive_avg_pool2d import adaptive_avg_pool2d as adaptive_avg_pool2d
 from .adaptive_avg_pool2d_backward import adaptive_avg_pool2d_backward as adaptive_avg_pool2d_backward
 from .matmul import matmul as matmul
 from .batch_mat_mul import batch_mat_mul as batch_mat_mul
+from .batch_norm import batch_norm as batch_norm
+from .batch_norm_backward import batch_norm_backward as batch_norm_backward
+from .log_softmax import log_softmax as log_softmax
+from .log_softmax_backward import log_softmax_backward as log_softmax_backward
+from .softmax import softmax as softmax
+from .softmax_backward import softmax_backward as softmax_backward
+from .reduce_sum import reduce_sum as reduce_sum
+from .mean import mean as mean
 
 #: Every operator, in the order above.
 OPERATORS: tuple[Operator, ...] = operators()

@@ -52,17 +52,18 @@ DTYPE_RULES = {"DTYPES": ("ACL_FLOAT16", "ACL_FLOAT", "ACL_DOUBLE", "ACL_INT8", 
 DTYPES = numpy_dtypes(DTYPE_RULES["DTYPES"])
 
 
-def _acl_dtype(value: object) -> int:
+def _acl_dtype(value: object, api: str = API) -> int:
     """The aclDataType value of ``dtype``: an aclDataType or its int value (as ``call`` passes
-    the C parameter), or a NumPy dtype-like (TypeError for one CANN has no type for)."""
+    the C parameter), or a NumPy dtype-like (TypeError for one CANN has no type for); ``api``
+    names the operator (ReduceSum's ``dtype`` is converted so too)."""
     if isinstance(value, (bool, np.bool_)) or value is None:
-        raise TypeError(f"{API}: dtype must be an aclDataType or a NumPy dtype, got {type(value).__name__}")
+        raise TypeError(f"{api}: dtype must be an aclDataType or a NumPy dtype, got {type(value).__name__}")
     if isinstance(value, (int, np.integer)):
         return int(value)
     try:
         return int(to_acl(np.dtype(value)))  # type: ignore[call-overload]
     except TypeError as exc:
-        raise TypeError(f"{API}: dtype: {exc}") from None
+        raise TypeError(f"{api}: dtype: {exc}") from None
 
 
 def _name(acl: int) -> str:

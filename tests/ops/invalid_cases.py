@@ -1297,6 +1297,174 @@ ADAPTIVE_GRAD = _cases("adaptive_avg_pool2d_backward", "aclnnAdaptiveAvgPool2dBa
     *unnamed("self", "self", (2, 3, 6, 6)),
 ])
 
+def _batch_norm():
+    return dict(input=_z(2, 3, 4), weight=None, bias=None, running_mean=None, running_var=None, training=True,
+                momentum=0.1, eps=1e-5)
+
+
+_BATCH_NORM_NAMES = {"input": "input", "weight": "weight", "bias": "bias", "running_mean": "runningMean",
+                     "running_var": "runningVar", "training": "training", "momentum": "momentum", "eps": "eps"}
+
+BATCH_NORM = _cases("batch_norm", "aclnnBatchNormGetWorkspaceSize", _batch_norm, _BATCH_NORM_NAMES, [
+    null(dict(input=None)),
+    bad(dict(input=_z(2, 3, dtype=np.float64)), "input", "DOUBLE"),
+    bad(dict(weight=_z(3, dtype=np.int32)), "weight", "INT32"),
+    bad(dict(bias=_z(3, dtype=np.float64), weight=_z(4)), "bias", "DOUBLE", absent=("[C]",)),  # dtypes first
+    bad(dict(running_var=_z(3, dtype=np.int64), training=False), "runningVar", "INT64"),
+    bad(dict(input=_z(5)), "input", "2 to 8", "[5]"),
+    bad(dict(weight=_z(4)), "weight", "[C] = [3]", "[4]"),
+    bad(dict(running_mean=_z(3, 1), training=False), "runningMean", "[C] = [3]", "[3, 1]"),
+    bad(dict(bias=_z(3), running_var=_z(2)), "runningVar", "[2]"),
+    wrong_type(dict(training="yes")),
+    wrong_type(dict(momentum="0.1")),
+    wrong_type(dict(eps=None)),
+    wrong_type(dict(input=[[1.0]])),
+    wrong_type(dict(input=None, training=1), "training"),  # Python types before NULLs
+    *unnamed("input", "input", (2, 3)),
+])
+
+def _batch_norm_backward():
+    return dict(grad_out=_z(2, 3, 4), input=_z(2, 3, 4), weight=None, running_mean=None, running_var=None,
+                save_mean=None, save_invstd=None, training=True, eps=1e-5, output_mask=[True, True, True])
+
+
+_BATCH_NORM_BACKWARD_NAMES = {"grad_out": "gradOut", "input": "input", "weight": "weight",
+                              "running_mean": "runningMean", "running_var": "runningVar", "save_mean": "saveMean",
+                              "save_invstd": "saveInvstd", "training": "training", "eps": "eps",
+                              "output_mask": "outputMask"}
+
+BATCH_NORM_BACKWARD = _cases("batch_norm_backward", "aclnnBatchNormBackwardGetWorkspaceSize", _batch_norm_backward,
+                             _BATCH_NORM_BACKWARD_NAMES, [
+    null(dict(grad_out=None)),
+    null(dict(input=None)),
+    null(dict(output_mask=None)),
+    null(dict(output_mask=[]), "outputMask", "empty"),
+    bad(dict(output_mask=[True, True]), "outputMask", "3 elements"),
+    bad(dict(output_mask=[True, True, True, False]), "outputMask", "3 elements"),
+    bad(dict(grad_out=_z(2, 3, 4, dtype=np.float64), input=_z(2, 3, 4, dtype=np.float64)), "gradOut", "DOUBLE"),
+    bad(dict(input=_z(2, 3, 4, dtype=np.float16)), "gradOut", "input", "FLOAT16"),
+    bad(dict(save_invstd=_z(3, dtype=np.int32)), "saveInvstd", "INT32"),
+    bad(dict(weight=_z(3, dtype=np.float64), save_mean=_z(4)), "weight", "DOUBLE"),
+    bad(dict(grad_out=_z(5), input=_z(5)), "input", "2 to 8"),
+    bad(dict(grad_out=_z(2, 3, 5)), "gradOut", "input", "[2, 3, 5]"),
+    bad(dict(running_var=_z(4), training=False), "runningVar", "[C] = [3]", "[4]"),
+    bad(dict(save_mean=_z(3, 1)), "saveMean", "[C] = [3]"),
+    bad(dict(save_invstd=_z(2)), "saveInvstd", "[2]"),
+    wrong_type(dict(output_mask=[1, 0, 1])),
+    wrong_type(dict(output_mask="yes")),
+    wrong_type(dict(training=None)),
+    wrong_type(dict(eps="1e-5")),
+    *unnamed("grad_out", "gradOut", (2, 3)),
+])
+
+def _softmax():
+    return dict(self=_z(2, 3), dim=1)
+
+
+SOFTMAX = _cases("softmax", "aclnnSoftmaxGetWorkspaceSize", _softmax, {"self": "self", "dim": "dim"}, [
+    null(dict(self=None)),
+    bad(dict(self=_z(2, 3, dtype=np.int32)), "self", "INT32"),
+    bad(dict(dim=2), "dim", "[-2, 1]", "rank 2"),
+    bad(dict(dim=-3), "dim", "[-2, 1]"),
+    bad(dict(self=_z(2, 3, dtype=np.int32), dim=5), "self", absent=("dim",)),  # dtypes before dim
+    bad(dict(self=np.zeros(()), dim=1), "dim", "[-1, 0]"),
+    wrong_type(dict(dim=1.0)),
+    wrong_type(dict(dim="1")),
+    wrong_type(dict(self=[1.0])),
+    *unnamed("self", "self", (2, 3)),
+])
+
+LOG_SOFTMAX = _cases("log_softmax", "aclnnLogSoftmaxGetWorkspaceSize", _softmax, {"self": "self", "dim": "dim"}, [
+    null(dict(self=None)),
+    bad(dict(self=_z(2, 3, dtype=np.int64)), "self", "INT64"),
+    bad(dict(dim=2), "dim", "[-2, 1]", "rank 2"),
+    bad(dict(self=_z(2, 3, dtype=np.int32), dim=5), "dim", absent=("INT32",)),  # dim before the dtypes
+    bad(dict(self=_z(0, 3), dim=4), "dim"),  # the empty shortcut comes last
+    wrong_type(dict(dim=None)),
+    *unnamed("self", "self", (2, 3)),
+])
+
+
+def _softmax_backward():
+    return dict(grad_output=_z(2, 3), output=_z(2, 3), dim=-1)
+
+
+_SOFTMAX_BACKWARD_NAMES = {"grad_output": "gradOutput", "output": "output", "dim": "dim"}
+
+SOFTMAX_BACKWARD = _cases("softmax_backward", "aclnnSoftmaxBackwardGetWorkspaceSize", _softmax_backward,
+                          _SOFTMAX_BACKWARD_NAMES, [
+    null(dict(grad_output=None)),
+    null(dict(output=None)),
+    null(dict(grad_output=None, output=None), "gradOutput", absent=("output",)),
+    bad(dict(grad_output=_z(2, 3, dtype=np.float64), output=_z(2, 3, dtype=np.float64)), "gradOutput", "DOUBLE"),
+    bad(dict(output=_z(2, 3, dtype=np.float16)), "output", "gradOutput", "FLOAT16"),
+    bad(dict(dim=2), "dim", "gradOutput"),
+    bad(dict(output=_z(3, 2), dim=7), "dim", absent=("shape",)),  # dim before the shapes
+    bad(dict(output=_z(3, 2)), "output", "gradOutput", "[3, 2]"),
+    wrong_type(dict(dim=[1])),
+    *unnamed("output", "output", (2, 3)),
+])
+
+LOG_SOFTMAX_BACKWARD = _cases("log_softmax_backward", "aclnnLogSoftmaxBackwardGetWorkspaceSize", _softmax_backward,
+                              _SOFTMAX_BACKWARD_NAMES, [
+    null(dict(grad_output=None)),
+    null(dict(output=None)),
+    null(dict(grad_output=None, output=None), "output", absent=("gradOutput",)),  # output first
+    bad(dict(grad_output=_z(2, 3, dtype=np.float64), output=_z(2, 3, dtype=np.float64)), "output", "DOUBLE"),
+    bad(dict(grad_output=_z(2, 3, dtype=bfloat16)), "gradOutput", "output", "BFLOAT16"),
+    bad(dict(output=_z(3, 2), dim=7), "output", "[3, 2]", absent=("dim",)),  # the shapes before dim
+    bad(dict(dim=-3), "dim", "[-2, 1]", "gradOutput"),
+    bad(dict(dim=2), "dim"),
+    wrong_type(dict(dim=True)),
+    *unnamed("grad_output", "gradOutput", (2, 3)),
+])
+
+def _reduce_sum():
+    return dict(self=_z(2, 3, 4), dims=[1], keep_dims=False, dtype=np.float32)
+
+
+_REDUCE_SUM_NAMES = {"self": "self", "dims": "dims", "keep_dims": "keepDims", "dtype": "dtype"}
+
+REDUCE_SUM = _cases("reduce_sum", "aclnnReduceSumGetWorkspaceSize", _reduce_sum, _REDUCE_SUM_NAMES, [
+    null(dict(self=None)),
+    null(dict(dims=None)),
+    bad(dict(self=_z(2, 3, 4, dtype=np.uint16)), "self", "UINT16"),
+    bad(dict(dtype=np.uint32), "dtype", "UINT32"),
+    bad(dict(dtype=aclDataType.ACL_INT4), "dtype", "INT4"),
+    bad(dict(dims=[3]), "dims", "[-3, 2]", "[3]"),
+    bad(dict(dims=[-4, 0]), "dims", "-4"),
+    bad(dict(dims=[1, -2]), "dims", "twice", "[1, -2]"),
+    bad(dict(self=_z(0, 3, dtype=np.float32), dims=[1], dtype=np.complex64), "complex", "empty"),
+    bad(dict(self=_z(2, 3, dtype=np.uint16), dims=[5]), "self", absent=("dims",)),  # dtypes before dims
+    wrong_type(dict(dims=1)),
+    wrong_type(dict(dims=[1.0])),
+    wrong_type(dict(keep_dims="no")),
+    wrong_type(dict(dtype="not a dtype")),
+    *unnamed("self", "self", (2, 3)),
+])
+
+def _mean():
+    return dict(self=_z(2, 3, 4), dim=[1], keep_dim=False, dtype=np.float32)
+
+
+_MEAN_NAMES = {"self": "self", "dim": "dim", "keep_dim": "keepDim", "dtype": "dtype"}
+
+MEAN = _cases("mean", "aclnnMeanGetWorkspaceSize", _mean, _MEAN_NAMES, [
+    null(dict(self=None)),
+    null(dict(dim=None)),
+    bad(dict(self=_z(2, 3, 4, dtype=np.bool_)), "self", "BOOL"),
+    bad(dict(dtype=np.bool_), "dtype", "BOOL"),
+    bad(dict(dtype=np.int32), "self", "FLOAT", "INT32", "cannot be cast"),
+    bad(dict(self=_z(2, 3, 4, dtype=np.complex64), dtype=np.float32), "COMPLEX64", "cannot be cast"),
+    bad(dict(dim=[3]), "dim", "[-3, 2]"),
+    bad(dict(dim=[0, -3]), "dim", "twice"),
+    bad(dict(dtype=np.int32, dim=[9]), "self", absent=("twice", "range")),  # the casts before dim
+    wrong_type(dict(dim=(1.5,))),
+    wrong_type(dict(keep_dim=None)),
+    wrong_type(dict(dtype=None)),
+    *unnamed("self", "self", (2, 3)),
+])
+
 
 #: Every table above, in the order defined (each operator's ``_cases(...)`` is one module-level
 #: list of ``Invalid``: a new operator's table joins without an edit here).

@@ -1,0 +1,138 @@
+"""aclnnSoftmaxGetWorkspaceSize / aclnnSoftmax: ``softmax`` along one dim.
+
+C header ``aclnnop/aclnn_softmax.h`` (ops-nn ``activation/softmax_v2``)::
+
+    aclnnStatus aclnnSoftmaxGetWorkspaceSize(const aclTensor *self, int64_t dim, aclTensor *out,
+                                             uint64_t *workspaceSize, aclOpExecutor **executor);
+    aclnnStatus aclnnSoftmax(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+                             aclrtStream stream);
+
+Computes ``torch.softmax(self, dim)``, the max subtracted for stability, in self's dtype
+(FLOAT16/BFLOAT16 in FLOAT, rounded once), then converted to out's dtype, which may differ
+(``call``; the function makes self's). A 0-d self gives 1.
+
+Constraints, in the order CANN checks them (each violation is 161002 unless noted):
+
+1. self and out are required (None: 161001).
+2. An empty self succeeds before every other check (a bad dim or out shape goes unnoticed).
+3. self, then out, dtype in FLOAT, FLOAT16, DOUBLE, BFLOAT16 (A2/A3).
+4. dim in ``[-max(r, 1), max(r, 1) - 1]`` for self of rank r.
+5. self has at most 8 dims; out has self's shape.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from .._convert.executor import dtype_of, planned, shape_of
+from .._convert.typed import Output, TypedCall
+from .._convert.values import host_array, int_arg, tensor_arg
+from .._numpy import reduce as _red
+from .._numpy.plans import NumpyOp, Prepared, plan
+from .._runtime.memory import check_allocation
+from .._runtime.tensor import Tensor
+from ._checks import check_dtype, check_not_null
+from ._dispatch import dispatch, documented
+from ._elementwise import check_rank
+from ._reduce import check_dim
+from ._registry import numpy_dtypes
+
+API = "aclnnSoftmaxGetWorkspaceSize"
+
+#: The dtypes each rule accepts: the one table of these checks (the simulator's are generated from it).
+DTYPE_RULES = {"DTYPES": ("ACL_FLOAT", "ACL_FLOAT16", "ACL_DOUBLE", "ACL_BF16")}
+DTYPES = numpy_dtypes(DTYPE_RULES["DTYPES"])
+
+
+def _prepare(self: object, dim: object) -> Prepared:
+    """The numpy path: check in CANN's order, then compute in self's dtype."""
+    dim = int_arg(API, "dim", dim)
+    self = tensor_arg(API, "self", self)
+    check_not_null(API, self=self)
+    assert self is not None  # (just checked)
+    dtype = self.dtype
+    if self.size == 0:
+        shape = self.shape
+        return plan(lambda *_: np.empty(shape, dtype), 0), ()
+    check_dtype(API, "self", self, DTYPES)
+    wrapped = check_dim(API, "dim", dim, "self", self.ndim)
+    check_rank(API, "self", self.shape)
+    nbytes = 3 * self.size * 8
+
+    def run(self: object, *_: object) -> np.ndarray:
+        check_allocation(nbytes)
+        x = _red.in_dtype(host_array(API, "self", self), dtype)
+        return _red.rounded(_red.softmax(x, wrapped), dtype, dtype)
+
+    return plan(run, nbytes), (self,)
+
+
+_numpy = NumpyOp(_prepare)
+
+
+def _outputs(self: object, dim: int) -> list[Output]:
+    """out: self's shape and dtype."""
+    return [Output(shape_of(self), dtype_of(self))]
+
+
+#: The npu/sim path: the two-phase C call, the arguments converted by their declared C types.
+_aclnn = planned(TypedCall("Softmax", _outputs))
+_MADE = {"out": "self's shape and dtype"}
+
+
+@documented
+def softmax(self: ArrayLike | Tensor, dim: int, *, backend: str | None = None,
+            stream: object = None) -> np.ndarray | Tensor:
+    """``softmax`` of ``self`` along ``dim`` (``torch.softmax``).
+
+    Mirrors ``aclnnSoftmaxGetWorkspaceSize`` + ``aclnnSoftmax``.
+
+    Args:
+        self: at most 8 dims; FLOAT, FLOAT16, DOUBLE or BFLOAT16 (computed in FLOAT for the
+            16-bit types, rounded once).
+        dim: in ``[-max(r, 1), max(r, 1) - 1]`` for self of rank r (not checked for an empty self).
+        {backend_and_stream}
+
+    {tensor_arguments}
+
+    Returns:
+        out: self's shape and dtype.
+
+    Raises:
+        AclnnError: 161001 if self is None; 161002 for a dtype outside the list, dim out of range
+            or more than 8 dims.
+        TypeError: an argument of the wrong Python type.
+    """
+    result: np.ndarray | Tensor = dispatch(backend, _numpy, _aclnn, self, dim, stream=stream, made=_MADE)
+    return result
+
+
+# -- registration: what the tools know of this operator (ops/_registry.py) -------------------------
+
+from typing import Any  # noqa: E402
+
+from ._reduce import lane_case, lane_layers  # noqa: E402
+from ._registry import Operator, register  # noqa: E402
+
+
+def _torch(torch: Any, self: Any, dim: int) -> Any:
+    return torch.softmax(self, dim)
+
+
+def _fuzz(f: Any) -> list[Any]:
+    shape = f.shape()
+    return [f.filled(shape, f.pick(f.FLOATS)), f.small_int(-len(shape) - 1, len(shape))]
+
+
+def _c_arguments(args: list[Any], out_like: Any) -> list[Any]:
+    return [args[0], args[1], out_like(args[0].shape, args[0].dtype)]
+
+
+OPERATOR = register(Operator(
+    softmax, "Softmax", header="aclnn_softmax.h", package="ops-nn", library="libopapi_nn.so",
+    outputs=("out",), case=lane_case("softmax", False, False),
+    selftest=(((8, 10), DTYPES, dict()), ((2, 3, 4, 5), DTYPES[:1], dict(dim=1)), ((7,), DTYPES[:1], dict(dim=0))),
+    bench=((256, 1000), dict(dim=1)),
+    torch=_torch, memory_bound=True, fuzz=_fuzz, c_arguments=_c_arguments, dtypes=DTYPE_RULES,
+    benchmarks=lane_layers("softmax", False, False)))

@@ -1,0 +1,150 @@
+"""aclnnSoftmaxBackwardGetWorkspaceSize / aclnnSoftmaxBackward: the gradient of ``softmax``.
+
+C header ``aclnnop/aclnn_softmax_backward.h`` (ops-nn ``activation/softmax_grad``)::
+
+    aclnnStatus aclnnSoftmaxBackwardGetWorkspaceSize(const aclTensor *gradOutput, const aclTensor *output,
+                                                     int64_t dim, aclTensor *out, uint64_t *workspaceSize,
+                                                     aclOpExecutor **executor);
+    aclnnStatus aclnnSoftmaxBackward(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+                                     aclrtStream stream);
+
+Computes ``out = output * (gradOutput - sum(gradOutput * output, dim))`` (PyTorch's
+``_softmax_backward_data``), in gradOutput's dtype (FLOAT16/BFLOAT16 in FLOAT, rounded once),
+then converted to out's dtype, which CANN does not check in phase 1 (one outside the documented
+FLOAT, FLOAT16, BFLOAT16 fails in its final Cast; refused here after the inputs' dtypes, as
+documented; the function makes gradOutput's).
+
+Constraints, in the order CANN checks them (each violation is 161002 unless noted):
+
+1. gradOutput, output and out are required (None: 161001).
+2. An empty gradOutput or output succeeds before any other check (A2/A3).
+3. gradOutput, then output, dtype in FLOAT, FLOAT16, BFLOAT16 (no DOUBLE); the two equal.
+4. dim in ``[-max(r, 1), max(r, 1) - 1]`` for gradOutput of rank r (before the shapes).
+5. gradOutput has at most 8 dims; output and out have its shape.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from .._convert.executor import dtype_of, planned, shape_of
+from .._convert.typed import Output, TypedCall
+from .._convert.values import host_array, int_arg, tensor_arg
+from .._numpy import reduce as _red
+from .._numpy.plans import NumpyOp, Prepared, plan
+from .._runtime.memory import check_allocation
+from .._runtime.tensor import Tensor
+from ._checks import check_dtype, check_not_null, check_same_dtype, check_same_shape
+from ._dispatch import dispatch, documented
+from ._elementwise import check_rank
+from ._reduce import check_dim
+from ._registry import numpy_dtypes
+
+API = "aclnnSoftmaxBackwardGetWorkspaceSize"
+
+#: The dtypes each rule accepts: the one table of these checks (the simulator's are generated from it).
+DTYPE_RULES = {"DTYPES": ("ACL_FLOAT", "ACL_FLOAT16", "ACL_BF16")}
+DTYPES = numpy_dtypes(DTYPE_RULES["DTYPES"])
+
+
+def _prepare(grad_output: object, output: object, dim: object) -> Prepared:
+    """The numpy path: check in CANN's order, then compute in gradOutput's dtype."""
+    dim = int_arg(API, "dim", dim)
+    grad_output = tensor_arg(API, "gradOutput", grad_output)
+    output = tensor_arg(API, "output", output)
+    check_not_null(API, gradOutput=grad_output, output=output)
+    assert grad_output is not None and output is not None  # (just checked)
+    dtype = grad_output.dtype
+    if grad_output.size == 0 or output.size == 0:
+        shape = grad_output.shape
+        return plan(lambda *_: np.empty(shape, dtype), 0), ()
+    check_dtype(API, "gradOutput", grad_output, DTYPES)
+    check_dtype(API, "output", output, DTYPES)
+    check_same_dtype(API, "output", output, "gradOutput", grad_output)
+    wrapped = check_dim(API, "dim", dim, "gradOutput", grad_output.ndim)
+    check_rank(API, "gradOutput", grad_output.shape)
+    check_same_shape(API, "output", output, "gradOutput", grad_output)
+    nbytes = 4 * grad_output.size * 8
+
+    def run(grad_output: object, output: object, *_: object) -> np.ndarray:
+        check_allocation(nbytes)
+        g = _red.in_dtype(host_array(API, "gradOutput", grad_output), dtype)
+        y = _red.in_dtype(host_array(API, "output", output), dtype)
+        return _red.rounded(_red.softmax_backward(g, y, wrapped), dtype, dtype)
+
+    return plan(run, nbytes), (grad_output, output)
+
+
+_numpy = NumpyOp(_prepare)
+
+
+def _outputs(grad_output: object, output: object, dim: int) -> list[Output]:
+    """out: gradOutput's shape and dtype."""
+    return [Output(shape_of(grad_output), dtype_of(grad_output))]
+
+
+#: The npu/sim path: the two-phase C call, the arguments converted by their declared C types.
+_aclnn = planned(TypedCall("SoftmaxBackward", _outputs))
+_MADE = {"out": "gradOutput's shape and dtype"}
+
+
+@documented
+def softmax_backward(grad_output: ArrayLike | Tensor, output: ArrayLike | Tensor, dim: int, *,
+                     backend: str | None = None, stream: object = None) -> np.ndarray | Tensor:
+    """The gradient of ``softmax`` along ``dim``: ``output * (grad_output - sum(grad_output *
+    output, dim))``.
+
+    Mirrors ``aclnnSoftmaxBackwardGetWorkspaceSize`` + ``aclnnSoftmaxBackward``.
+
+    Args:
+        grad_output: gradOutput, at most 8 dims; FLOAT, FLOAT16 or BFLOAT16.
+        output: the forward result (probabilities), gradOutput's shape and dtype.
+        dim: in ``[-max(r, 1), max(r, 1) - 1]`` for gradOutput of rank r.
+        {backend_and_stream}
+
+    {tensor_arguments}
+
+    Returns:
+        out: gradOutput's shape and dtype.
+
+    Raises:
+        AclnnError: 161001 if an argument is None; 161002 for a dtype, dim, rank or shape outside
+            the constraints in the module docstring.
+        TypeError: an argument of the wrong Python type.
+    """
+    result: np.ndarray | Tensor = dispatch(backend, _numpy, _aclnn, grad_output, output, dim, stream=stream,
+                                           made=_MADE)
+    return result
+
+
+# -- registration: what the tools know of this operator (ops/_registry.py) -------------------------
+
+from typing import Any  # noqa: E402
+
+from ._reduce import lane_case, lane_layers  # noqa: E402
+from ._registry import Operator, register  # noqa: E402
+
+
+def _torch(torch: Any, grad: Any, output: Any, dim: int) -> Any:
+    return torch.ops.aten._softmax_backward_data(grad, output, dim, grad.dtype)
+
+
+def _fuzz(f: Any) -> list[Any]:
+    shape = f.shape()
+    dt = f.pick(f.FLOATS)
+    return [f.filled(shape, dt), f.filled(shape if not f.chance(0.1) else (*shape, 2), dt),
+            f.small_int(-len(shape) - 1, len(shape))]
+
+
+def _c_arguments(args: list[Any], out_like: Any) -> list[Any]:
+    return [*args[:3], out_like(args[0].shape, args[0].dtype)]
+
+
+OPERATOR = register(Operator(
+    softmax_backward, "SoftmaxBackward", header="aclnn_softmax_backward.h", package="ops-nn",
+    library="libopapi_nn.so", outputs=("out",), case=lane_case("softmax_backward", True, False),
+    selftest=(((8, 10), DTYPES, dict()), ((2, 3, 4, 5), DTYPES[:1], dict(dim=1))),
+    bench=((256, 1000), dict(dim=1)),
+    torch=_torch, memory_bound=True, fuzz=_fuzz, c_arguments=_c_arguments, dtypes=DTYPE_RULES,
+    benchmarks=lane_layers("softmax_backward", True, False)))

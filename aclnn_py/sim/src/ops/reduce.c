@@ -1,0 +1,494 @@
+/*
+ * The reducing operators' shared dims checks and walks (see reduce.h).
+ */
+#include "reduce.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "../kernels/parallel.h"
+#include "elementwise.h"
+
+aclnnStatus aclsim_red_check_dim(const char *api, const char *name, int64_t dim, const char *tensor, uint64_t rank,
+                                 int64_t *wrapped)
+{
+    int64_t top = rank > 0 ? (int64_t)rank : 1;
+    if (dim < -top || dim > top - 1) {
+        return aclsim_ops_invalid(api, "%s = %lld must be in [%lld, %lld] for %s of rank %llu", name, (long long)dim,
+                                  (long long)-top, (long long)(top - 1), tensor, (unsigned long long)rank);
+    }
+    *wrapped = dim < 0 ? dim + top : dim;
+    return ACLNN_SUCCESS;
+}
+
+aclnnStatus aclsim_red_check_dims(const char *api, const char *name, const aclIntArray *dims, const char *tensor,
+                                  uint64_t rank, uint32_t *mask)
+{
+    int64_t top = rank > 0 ? (int64_t)rank : 1;
+    uint32_t seen = 0;
+    for (uint64_t i = 0; i < dims->size; ++i) {
+        int64_t d = dims->values[i];
+        if (d < -top || d > top - 1) {
+            return aclsim_ops_invalid(api, "%s value %lld must be in [%lld, %lld] for %s of rank %llu, got %s", name,
+                                      (long long)d, (long long)-top, (long long)(top - 1), tensor,
+                                      (unsigned long long)rank, aclsim_ops_ints(dims).s);
+        }
+        int64_t w = d < 0 ? d + top : d;
+        if (seen & (1u << w)) {
+            return aclsim_ops_invalid(api, "%s must not name dim %lld twice, got %s", name, (long long)w,
+                                      aclsim_ops_ints(dims).s);
+        }
+        seen |= 1u << w;
+    }
+    *mask = dims->size == 0 ? (rank >= 32 ? 0xffffffffu : (1u << rank) - 1u) : seen & ((1u << rank) - 1u);
+    return ACLNN_SUCCESS;
+}
+
+/* Adjacent dims of w walked as one (the outer's stride spans the inner dim): longer runs. */
+static void merge_walk(aclsim_red_walk *w)
+{
+    int n = 0;
+    for (int i = 0; i < w->n; ++i) {
+        if (n > 0 && w->strides[n - 1] == w->strides[i] * w->dims[i]) {
+            w->dims[n - 1] *= w->dims[i];
+            w->strides[n - 1] = w->strides[i];
+            continue;
+        }
+        w->dims[n] = w->dims[i];
+        w->strides[n] = w->strides[i];
+        ++n;
+    }
+    w->n = n;
+}
+
+void aclsim_red_split(const aclTensor *t, uint32_t mask, aclsim_red_walk *kept, aclsim_red_walk *reduced)
+{
+    kept->n = reduced->n = 0;
+    kept->count = reduced->count = 1;
+    for (uint64_t i = 0; i < t->ndim; ++i) {
+        aclsim_red_walk *w = (mask & (1u << i)) ? reduced : kept;
+        if (t->view_dims[i] == 1 && w->n > 0) {
+            continue; /* a dim of 1 walks nowhere (a leading one is kept: a walk of no dims is one element) */
+        }
+        w->dims[w->n] = t->view_dims[i];
+        w->strides[w->n] = t->strides[i];
+        w->count *= t->view_dims[i];
+        ++w->n;
+    }
+    merge_walk(kept);
+    merge_walk(reduced);
+}
+
+int64_t aclsim_red_offset(const aclsim_red_walk *w, int64_t index)
+{
+    int64_t offset = 0;
+    for (int d = w->n - 1; d >= 0; --d) {
+        offset += (index % w->dims[d]) * w->strides[d];
+        index /= w->dims[d];
+    }
+    return offset;
+}
+
+/* Each run of the walk's last dim within [first, first + count): fn over (offset, count, done). */
+#define WALK_RUNS(w, base, first, count, BODY)                                                                        \
+    do {                                                                                                               \
+        int64_t last_ = (w)->n > 0 ? (w)->dims[(w)->n - 1] : 1;                                                       \
+        int64_t step_ = (w)->n > 0 ? (w)->strides[(w)->n - 1] : 0;                                                    \
+        int64_t done_ = 0;                                                                                             \
+        while (done_ < (count)) {                                                                                      \
+            int64_t at_ = (first) + done_;                                                                             \
+            int64_t in_row_ = at_ % last_;                                                                             \
+            int64_t run_ = last_ - in_row_ < (count) - done_ ? last_ - in_row_ : (count) - done_;                     \
+            int64_t offset_ = (base) + aclsim_red_offset((w), at_);                                                    \
+            BODY;                                                                                                      \
+            done_ += run_;                                                                                             \
+        }                                                                                                              \
+    } while (0)
+
+void aclsim_red_gather(const aclTensor *t, int64_t base, const aclsim_red_walk *w, int64_t first, int64_t count,
+                       float *dst)
+{
+    WALK_RUNS(w, base, first, count, aclsim_ops_gather_f32(t->data, t->dtype, offset_, step_, run_, dst + done_));
+}
+
+void aclsim_red_scatter(aclTensor *t, int64_t base, const aclsim_red_walk *w, int64_t first, int64_t count,
+                        const float *src)
+{
+    WALK_RUNS(w, base, first, count, aclsim_ops_scatter_f32(t->data, t->dtype, offset_, step_, run_, src + done_));
+}
+
+aclnnStatus aclsim_red_check_rank(const char *api, const char *name, const aclTensor *t, uint64_t lo, uint64_t hi)
+{
+    if (t->ndim >= lo && t->ndim <= hi) {
+        return ACLNN_SUCCESS;
+    }
+    return aclsim_ops_invalid(api, "%s must have %llu to %llu dims, got %llu-D shape %s", name, (unsigned long long)lo,
+                              (unsigned long long)hi, (unsigned long long)t->ndim, aclsim_ops_shape(t).s);
+}
+
+aclnnStatus aclsim_red_check_channels(const char *api, const char *name, const aclTensor *t, int64_t c)
+{
+    if (t == NULL || (t->ndim == 1 && t->view_dims[0] == c)) {
+        return ACLNN_SUCCESS;
+    }
+    return aclsim_ops_invalid(api, "%s shape must be [C] = [%lld] (input's dim 1), got %s", name, (long long)c,
+                              aclsim_ops_shape(t).s);
+}
+
+float aclsim_red_channel(const aclTensor *t, int64_t c, float absent)
+{
+    return t == NULL ? absent : (float)aclsim_ops_load(t->data, t->dtype, t->offset + c * t->strides[0]);
+}
+
+/* ---------------------------------------------------------------- along one dim */
+
+typedef struct {
+    aclsim_red_lane_op op;
+    int64_t dim;
+    aclDataType compute;
+    const char *kernel;
+} lane_params;
+
+typedef struct {
+    const lane_params *p;
+    const aclTensor *a, *b;
+    aclTensor *out;
+    aclsim_red_walk ka, kb, ko; /* the lanes' starts (every dim but dim) */
+    aclsim_red_walk la, lb, lo; /* one lane (dim) */
+    double *scratch;            /* two lanes of doubles per worker */
+    int64_t len;
+} lane_job;
+
+static double round_to(double v, aclDataType t)
+{
+    if (t == ACL_FLOAT16) {
+        return aclsim_ops_half_to_float(aclsim_ops_float_to_half((float)v));
+    }
+    if (t == ACL_BF16) {
+        return aclsim_ops_bf16_to_float(aclsim_ops_float_to_bf16((float)v));
+    }
+    return t == ACL_FLOAT ? (double)(float)v : v;
+}
+
+/* One lane of t into dst, each value converted to the compute dtype. */
+static void load_lane(const aclTensor *t, int64_t base, const aclsim_red_walk *w, int64_t len, aclDataType compute,
+                      double *dst)
+{
+    int64_t step = w->n > 0 ? w->strides[w->n - 1] : 0;
+    for (int64_t i = 0; i < len; ++i) {
+        double v = aclsim_ops_load(t->data, t->dtype, base + i * step);
+        dst[i] = t->dtype == compute ? v : round_to(v, compute);
+    }
+}
+
+static void lane_range(void *ctx, int64_t begin, int64_t end, int worker)
+{
+    const lane_job *j = ctx;
+    const lane_params *p = j->p;
+    int64_t len = j->len;
+    double *x = j->scratch + (size_t)worker * 2 * (size_t)len, *y = x + len;
+    bool wide = p->compute == ACL_DOUBLE;
+    int64_t so = j->lo.n > 0 ? j->lo.strides[j->lo.n - 1] : 0;
+    for (int64_t k = begin; k < end; ++k) {
+        load_lane(j->a, j->a->offset + aclsim_red_offset(&j->ka, k), &j->la, len, p->compute, x);
+        if (j->b != NULL) {
+            load_lane(j->b, j->b->offset + aclsim_red_offset(&j->kb, k), &j->lb, len, p->compute, y);
+        }
+        double sum = 0.0;
+        if (p->op == ACLSIM_RED_SOFTMAX || p->op == ACLSIM_RED_LOG_SOFTMAX) {
+            double top = -INFINITY;
+            for (int64_t i = 0; i < len; ++i) {
+                top = x[i] > top || x[i] != x[i] ? x[i] : top;
+            }
+            for (int64_t i = 0; i < len; ++i) {
+                x[i] -= top;
+                double e = wide ? exp(x[i]) : (double)expf((float)x[i]);
+                y[i] = e;
+                sum += e;
+            }
+            double lse = wide ? log(sum) : (double)logf((float)sum);
+            for (int64_t i = 0; i < len; ++i) {
+                y[i] = p->op == ACLSIM_RED_SOFTMAX ? y[i] / sum : x[i] - lse;
+            }
+        } else if (p->op == ACLSIM_RED_SOFTMAX_GRAD) {
+            for (int64_t i = 0; i < len; ++i) {
+                sum += x[i] * y[i];
+            }
+            for (int64_t i = 0; i < len; ++i) {
+                y[i] = y[i] * (x[i] - sum);
+            }
+        } else {
+            for (int64_t i = 0; i < len; ++i) {
+                sum += x[i];
+            }
+            for (int64_t i = 0; i < len; ++i) {
+                y[i] = x[i] - (wide ? exp(y[i]) : (double)expf((float)y[i])) * sum;
+            }
+        }
+        int64_t base = j->out->offset + aclsim_red_offset(&j->ko, k);
+        for (int64_t i = 0; i < len; ++i) {
+            aclsim_ops_store(j->out->data, j->out->dtype, base + i * so, round_to(y[i], p->compute));
+        }
+    }
+}
+
+static aclnnStatus lane_kernel(aclOpExecutor *ex, void *workspace)
+{
+    const lane_params *p = aclsim_executor_params(ex, sizeof *p);
+    bool two = p->op == ACLSIM_RED_SOFTMAX_GRAD || p->op == ACLSIM_RED_LOG_SOFTMAX_GRAD;
+    ACLSIM_OPS_TRY(aclsim_ops_kernel_check_memory(p->kernel, ex, two ? 3u : 1u, 1));
+    lane_job j = {.p = p, .a = aclsim_executor_input(ex, 0), .b = two ? aclsim_executor_input(ex, 1) : NULL,
+                  .out = aclsim_executor_output(ex, 0), .scratch = workspace};
+    uint32_t mask = j.a->ndim == 0 ? 0u : 1u << p->dim;
+    aclsim_red_split(j.a, mask, &j.ka, &j.la);
+    aclsim_red_split(j.out, mask, &j.ko, &j.lo);
+    if (j.b != NULL) {
+        aclsim_red_split(j.b, mask, &j.kb, &j.lb);
+    }
+    j.len = j.la.count;
+    aclsim_parallel(j.ka.count, aclsim_workers(j.ka.count, 8 * j.len), lane_range, &j);
+    return ACLNN_SUCCESS;
+}
+
+aclnnStatus aclsim_red_lanes_finish(const char *api, const char *kernel, aclsim_red_lane_op op, int64_t dim,
+                                    aclDataType compute, const char *name_a, const aclTensor *a, const char *name_b,
+                                    const aclTensor *b, aclTensor *out, uint64_t *workspace_size,
+                                    aclOpExecutor **executor)
+{
+    if (aclsim_ops_is_empty(a) || (b != NULL && aclsim_ops_is_empty(b))) {
+        return aclsim_ops_finish(kernel, aclsim_ops_noop_kernel, 0, NULL, 0, NULL, 0, NULL, 0, workspace_size,
+                                 executor);
+    }
+    ACLSIM_OPS_TRY(aclsim_ops_check_memory(api, name_a, a));
+    if (b != NULL) {
+        ACLSIM_OPS_TRY(aclsim_ops_check_memory(api, name_b, b));
+    }
+    ACLSIM_OPS_TRY(aclsim_ops_check_memory(api, "out", out));
+    lane_params p = {.op = op, .dim = dim, .compute = compute, .kernel = kernel};
+    int64_t len = a->ndim == 0 ? 1 : a->view_dims[dim];
+    uint64_t workspace = (uint64_t)ACLSIM_MAX_WORKERS * 2 * (uint64_t)len * sizeof(double);
+    const aclTensor *inputs[] = {a, b};
+    const aclTensor *outputs[] = {out};
+    aclnnStatus status = aclsim_ops_finish(kernel, lane_kernel, workspace, &p, sizeof p, inputs, b != NULL ? 2 : 1,
+                                           outputs, 1, workspace_size, executor);
+    if (status == ACLNN_SUCCESS) {
+        aclsim_executor_set_inputs_read(*executor, b != NULL ? 3u : 1u);
+    }
+    return status;
+}
+
+/* ---------------------------------------------------------------- over several dims */
+
+uint64_t aclsim_red_reduced_shape(const aclTensor *self, uint32_t mask, bool keepdim, int64_t *dims)
+{
+    uint64_t n = 0;
+    for (uint64_t i = 0; i < self->ndim; ++i) {
+        if (!(mask & (1u << i))) {
+            dims[n++] = self->view_dims[i];
+        } else if (keepdim) {
+            dims[n++] = 1;
+        }
+    }
+    return n;
+}
+
+aclnnStatus aclsim_red_check_out_shape(const char *api, const aclTensor *self, uint32_t mask, bool keepdim,
+                                       const aclTensor *out)
+{
+    int64_t dims[ACLSIM_MAX_DIMS];
+    uint64_t n = aclsim_red_reduced_shape(self, mask, keepdim, dims);
+    bool same = out->ndim == n;
+    int64_t count = 1;
+    for (uint64_t i = 0; i < n; ++i) {
+        same = same && out->view_dims[i] == dims[i];
+        count *= dims[i];
+    }
+    if (same || (count == 1 && aclsim_ops_numel(out) == 1)) {
+        return ACLNN_SUCCESS;
+    }
+    return aclsim_ops_invalid(api, "out shape must be the reduced shape %s of self, got %s",
+                              aclsim_ops_int_list(dims, n).s, aclsim_ops_shape(out).s);
+}
+
+typedef struct {
+    uint32_t mask;
+    aclDataType dtype;
+    bool mean;
+    const char *kernel;
+} sum_params;
+
+typedef struct {
+    const sum_params *p;
+    const aclTensor *self;
+    aclTensor *out;
+    aclsim_red_walk kept, reduced, out_walk;
+    float *scratch; /* ACLSIM_RED_PIECE floats per worker */
+} sum_job;
+
+/* A one-element tensor of `dtype` over `storage` (a scratch value for Cast's conversion). */
+static aclTensor scalar_tensor(aclDataType dtype, void *storage)
+{
+    aclTensor t = {.ndim = 0, .dtype = dtype, .data = storage};
+    return t;
+}
+
+static bool float_type(aclDataType t)
+{
+    return t == ACL_FLOAT || t == ACL_FLOAT16 || t == ACL_BF16;
+}
+
+static void sum_range(void *ctx, int64_t begin, int64_t end, int worker)
+{
+    const sum_job *j = ctx;
+    const sum_params *p = j->p;
+    const aclTensor *self = j->self;
+    aclDataType t = p->dtype;
+    float *buf = j->scratch + (size_t)worker * ACLSIM_RED_PIECE;
+    int64_t count = j->reduced.count;
+    double cell[2];
+    aclTensor value = scalar_tensor(t, cell);
+    for (int64_t k = begin; k < end; ++k) {
+        int64_t base = self->offset + aclsim_red_offset(&j->kept, k);
+        double acc[2] = {0.0, 0.0};
+        uint64_t iacc = 0;
+        if (float_type(t) && float_type(self->dtype)) {
+            for (int64_t first = 0; first < count; first += ACLSIM_RED_PIECE) {
+                int64_t m = count - first < ACLSIM_RED_PIECE ? count - first : ACLSIM_RED_PIECE;
+                aclsim_red_gather(self, base, &j->reduced, first, m, buf);
+                if (self->dtype != t) { /* Cast's rounding to dtype */
+                    for (int64_t i = 0; i < m; ++i) {
+                        buf[i] = (float)round_to(buf[i], t);
+                    }
+                }
+                for (int64_t i = 0; i < m; ++i) {
+                    acc[0] += buf[i];
+                }
+            }
+        } else {
+            for (int64_t r = 0; r < count; ++r) {
+                aclsim_ew_convert(self->data, self->dtype, base + aclsim_red_offset(&j->reduced, r), &value, 0);
+                if (aclsim_ops_is_complex(t)) {
+                    double c[2];
+                    aclsim_ops_load_complex(cell, t, 0, c);
+                    acc[0] += c[0];
+                    acc[1] += c[1];
+                } else if (aclsim_ops_is_floating(t)) {
+                    acc[0] += aclsim_ops_load(cell, t, 0);
+                } else if (t == ACL_BOOL) {
+                    iacc |= aclsim_ops_load_int(cell, t, 0) != 0;
+                } else {
+                    iacc += (uint64_t)aclsim_ops_load_int(cell, t, 0);
+                }
+            }
+        }
+        /* the result in dtype (a mean divided first), then converted to out's dtype */
+        if (aclsim_ops_is_complex(t)) {
+            if (p->mean) {
+                acc[0] /= (double)count;
+                acc[1] /= (double)count;
+            }
+            aclsim_ops_store_complex(cell, t, 0, acc);
+        } else if (aclsim_ops_is_floating(t)) {
+            aclsim_ops_store(cell, t, 0, p->mean ? acc[0] / (double)count : acc[0]);
+        } else if (p->mean) {
+            double m = (double)(int64_t)iacc / (double)count, wide[1] = {m};
+            aclsim_ew_convert(wide, ACL_DOUBLE, 0, &value, 0); /* truncated toward zero, wrapped */
+        } else {
+            aclsim_ops_store_int(cell, t, 0, (int64_t)iacc);
+        }
+        aclsim_ew_convert(cell, t, 0, j->out, j->out->offset + aclsim_red_offset(&j->out_walk, k));
+    }
+}
+
+static aclnnStatus sum_kernel(aclOpExecutor *ex, void *workspace)
+{
+    const sum_params *p = aclsim_executor_params(ex, sizeof *p);
+    ACLSIM_OPS_TRY(aclsim_ops_kernel_check_memory(p->kernel, ex, 1u, 1));
+    sum_job j = {.p = p, .self = aclsim_executor_input(ex, 0), .out = aclsim_executor_output(ex, 0),
+                 .scratch = workspace};
+    aclsim_red_split(j.self, p->mask, &j.kept, &j.reduced);
+    aclsim_red_walk none;
+    aclsim_red_split(j.out, 0u, &j.out_walk, &none);
+    aclsim_parallel(j.kept.count, aclsim_workers(j.kept.count, 2 * j.reduced.count), sum_range, &j);
+    return ACLNN_SUCCESS;
+}
+
+/* An empty self: out filled with 0 (Mean: NaN), converted to out's dtype. */
+static aclnnStatus fill_kernel(aclOpExecutor *ex, void *workspace)
+{
+    (void)workspace;
+    const sum_params *p = aclsim_executor_params(ex, sizeof *p);
+    ACLSIM_OPS_TRY(aclsim_ops_kernel_check_memory(p->kernel, ex, 0u, 1));
+    aclTensor *out = aclsim_executor_output(ex, 0);
+    aclsim_red_walk all, none;
+    aclsim_red_split(out, 0u, &all, &none);
+    double fill[1] = {p->mean ? NAN : 0.0};
+    for (int64_t i = 0; i < all.count; ++i) {
+        aclsim_ew_convert(fill, ACL_DOUBLE, 0, out, out->offset + aclsim_red_offset(&all, i));
+    }
+    return ACLNN_SUCCESS;
+}
+
+aclnnStatus aclsim_red_sum_finish(const char *api, const char *kernel, const aclTensor *self, uint32_t mask,
+                                  aclDataType dtype, bool mean, aclTensor *out, uint64_t *workspace_size,
+                                  aclOpExecutor **executor)
+{
+    sum_params p = {.mask = mask, .dtype = dtype, .mean = mean, .kernel = kernel};
+    const aclTensor *outputs[] = {out};
+    ACLSIM_OPS_TRY(aclsim_ops_check_memory(api, "out", out));
+    if (aclsim_ops_is_empty(self)) {
+        return aclsim_ops_finish(kernel, fill_kernel, 0, &p, sizeof p, NULL, 0, outputs, 1, workspace_size,
+                                 executor);
+    }
+    ACLSIM_OPS_TRY(aclsim_ops_check_memory(api, "self", self));
+    const aclTensor *inputs[] = {self};
+    uint64_t workspace = (uint64_t)ACLSIM_MAX_WORKERS * ACLSIM_RED_PIECE * sizeof(float);
+    aclnnStatus status = aclsim_ops_finish(kernel, sum_kernel, workspace, &p, sizeof p, inputs, 1, outputs, 1,
+                                           workspace_size, executor);
+    if (status == ACLNN_SUCCESS) {
+        aclsim_executor_set_inputs_read(*executor, 1u);
+    }
+    return status;
+}
+
+#define LANES 8
+
+double aclsim_red_piece_sum(const float *x, int64_t n, float c)
+{
+    float acc[LANES] = {0};
+    int64_t i = 0;
+    for (; i + LANES <= n; i += LANES) {
+        for (int l = 0; l < LANES; ++l) {
+            acc[l] += x[i + l] - c;
+        }
+    }
+    double total = 0.0;
+    for (; i < n; ++i) {
+        total += x[i] - c;
+    }
+    for (int l = 0; l < LANES; ++l) {
+        total += acc[l];
+    }
+    return total;
+}
+
+double aclsim_red_piece_dot(const float *x, const float *y, int64_t n, float c)
+{
+    float acc[LANES] = {0};
+    int64_t i = 0;
+    for (; i + LANES <= n; i += LANES) {
+        for (int l = 0; l < LANES; ++l) {
+            float d = x[i + l] - c;
+            acc[l] += d * (y != NULL ? y[i + l] : d);
+        }
+    }
+    double total = 0.0;
+    for (; i < n; ++i) {
+        float d = x[i] - c;
+        total += (double)d * (y != NULL ? y[i] : d);
+    }
+    for (int l = 0; l < LANES; ++l) {
+        total += acc[l];
+    }
+    return total;
+}

@@ -1,0 +1,23 @@
+/*
+ * aclnn_py: SoftmaxBackward (two-phase aclnn API; signatures as in CANN's aclnnop/aclnn_softmax_backward.h, ops-nn).
+ * Phase 1 checks the arguments and returns the workspace size and a single-use executor;
+ * phase 2 queues the computation on the stream.
+ */
+#ifndef ACLNNOP_ACLNN_SOFTMAX_BACKWARD_H
+#define ACLNNOP_ACLNN_SOFTMAX_BACKWARD_H
+
+#include "aclnn/aclnn_base.h"
+#include "aclnn_util.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+ACLNN_API aclnnStatus aclnnSoftmaxBackwardGetWorkspaceSize(const aclTensor *gradOutput, const aclTensor *output, int64_t dim, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor);
+ACLNN_API aclnnStatus aclnnSoftmaxBackward(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

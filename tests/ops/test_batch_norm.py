@@ -1,0 +1,100 @@
+"""batch_norm (aclnnBatchNorm): values against PyTorch for every documented dtype, training and
+eval, the running statistics updated in place (by the function and by ``call``), A2/A3's
+saveInvstd (the biased variance), views, empty input and the n == 1 running-variance factor."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import aclnn_py
+from aclnn_py.ops.batch_norm import DTYPES
+from helpers import assert_close, random_array
+
+
+def _stats(rng, c, dtype):
+    return (random_array(rng, (c,), dtype), random_array(rng, (c,), dtype), random_array(rng, (c,), dtype),
+            (np.abs(random_array(rng, (c,), np.float32)) + 0.5).astype(dtype))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("shape", [(4, 3, 5, 6), (6, 5), (2, 4, 3, 2, 2), (2, 3, 2, 2, 1, 2)], ids=str)
+def test_training_matches_torch(backend, torch, dtype, shape):
+    rng = np.random.default_rng(1)
+    x = random_array(rng, shape, dtype)
+    w, b, rm, rv = _stats(rng, shape[1], dtype)
+    rm0, rv0 = rm.copy(), rv.copy()
+    _, _, out, save_mean, save_var = aclnn_py.batch_norm(x, w, b, rm, rv, True, 0.2, 1e-3, backend=backend)
+    t = lambda a: torch.from_numpy(a.astype(np.float32))  # noqa: E731
+    trm, trv = t(rm0), t(rv0)
+    ref = torch.nn.functional.batch_norm(t(x), trm, trv, t(w), t(b), True, 0.2, 1e-3)
+    dims = [0, *range(2, len(shape))]
+    assert out.dtype == dtype and out.shape == shape and save_mean.dtype == dtype
+    assert_close(out, ref.numpy().astype(dtype), dtype, scale=4)
+    assert_close(save_mean, t(x).mean(dims).numpy().astype(dtype), dtype)
+    assert_close(save_var, t(x).var(dims, unbiased=False).numpy().astype(dtype), dtype)  # A2/A3: the variance
+    assert_close(rm, trm.numpy().astype(dtype), dtype)
+    assert_close(rv, trv.numpy().astype(dtype), dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_eval_matches_torch_and_leaves_the_statistics(backend, torch, dtype):
+    rng = np.random.default_rng(2)
+    x = random_array(rng, (3, 4, 5), dtype)
+    w, b, rm, rv = _stats(rng, 4, dtype)
+    rm0 = rm.copy()
+    _, _, out, save_mean, save_var = aclnn_py.batch_norm(x, w, b, rm, rv, False, 0.1, 1e-5, backend=backend)
+    t = lambda a: torch.from_numpy(a.astype(np.float32))  # noqa: E731
+    ref = torch.nn.functional.batch_norm(t(x), t(rm), t(rv), t(w), t(b), False, 0.1, 1e-5)
+    assert_close(out, ref.numpy().astype(dtype), dtype, scale=4)
+    assert save_mean is None and save_var is None
+    np.testing.assert_array_equal(rm, rm0)
+
+
+def test_no_weight_bias_or_running_statistics(backend, torch):
+    x = random_array(np.random.default_rng(3), (5, 3, 4), np.float32)
+    *_, out, mean, var = aclnn_py.batch_norm(x, None, None, None, None, True, 0.1, 1e-5, backend=backend)
+    ref = torch.nn.functional.batch_norm(torch.from_numpy(x), None, None, training=True, eps=1e-5)
+    assert_close(out, ref.numpy(), np.dtype(np.float32))
+    *_, out, _, _ = aclnn_py.batch_norm(x, None, None, None, None, False, 0.1, 1e-5, backend=backend)
+    assert_close(out, x / np.sqrt(np.float32(1 + 1e-5)), np.dtype(np.float32))  # CANN: mean 0, var 1
+
+
+def test_views_and_call_update_the_statistics(backend):
+    rng = np.random.default_rng(4)
+    x = random_array(rng, (6, 3, 4), np.float32)
+    view = np.ascontiguousarray(x.transpose(2, 1, 0)).transpose(2, 1, 0)  # not C-contiguous
+    stats = [np.zeros(3, np.float32), np.ones(3, np.float32)]
+    expected = aclnn_py.batch_norm(x, None, None, *stats, True, 0.5, 1e-5, backend="numpy")[2:]
+    stats2 = [np.zeros(3, np.float32), np.ones(3, np.float32)]
+    got = aclnn_py.batch_norm(view, None, None, *stats2, True, 0.5, 1e-5, backend=backend)
+    assert got[0] is stats2[0] and got[1] is stats2[1]
+    got = got[2:]
+    for e, g in zip(expected, got):
+        assert_close(g, e, np.dtype(np.float32))
+    stats3 = [np.zeros(3, np.float32), np.ones(3, np.float32)]
+    out, mean, var = np.zeros_like(x), np.zeros(3, np.float32), np.zeros(3, np.float32)
+    aclnn_py.call("aclnnBatchNorm", x, None, None, *stats3, True, 0.5, 1e-5, out, mean, var, backend=backend)
+    for e, g in zip((*expected, *stats), (out, mean, var, *stats3)):
+        assert_close(g, e, np.dtype(np.float32))
+    for e, g in zip(stats, stats2):
+        assert_close(g, e, np.dtype(np.float32))
+
+
+def test_empty_input_fills_the_saved_statistics(backend):
+    rm, rv, out, mean, var = aclnn_py.batch_norm(np.zeros((0, 3, 2), np.float32), None, None, None, None, True, 0.1, 1e-5,
+                                         backend=backend)
+    assert out.shape == (0, 3, 2) and rm is None and rv is None
+    np.testing.assert_array_equal(mean, [0, 0, 0])
+    assert np.isnan(var).all()
+
+
+@pytest.mark.parametrize("shape, factor_is_nan", [((1, 64, 1, 1), True), ((1, 3, 1, 1), False), ((1, 64), False)])
+def test_one_element_per_channel_running_variance(backend, shape, factor_is_nan):
+    x = np.ones(shape, np.float32)
+    rv = np.full(shape[1], 2.0, np.float32)
+    aclnn_py.batch_norm(x, None, None, None, rv, True, 0.5, 1e-5, backend=backend)
+    if factor_is_nan:
+        assert np.isnan(rv).all()
+    else:
+        np.testing.assert_array_equal(rv, 1.0)  # (1 - m) * 2 + m * 0
