@@ -29,8 +29,11 @@ the ecosystem threshold standard of opbase's operator precision standard (the me
 largest relative error, MERE and MARE, under a per-dtype threshold), with the small-value domain
 of MindStudio's accuracy checker; convolutions (the operators registered with
 ``precision="double thousandth"``) by the "double thousandth" rule those kits apply to conv1d
-and conv2d; integer and bool outputs by binary consistency. A comparison passes when both the
-tolerance and the standard pass.
+and conv2d; integer and bool outputs by binary consistency. The standard is reported beside the
+verdict, which stays the tolerance's: it presumes a golden computed more precisely than the result
+(an NPU's float16 against a float32 CPU reference), and between two results of the same
+precision (the simulator's float32 sum against NumPy's, in another order) an element that cancels
+to near zero can exceed MARE though both are right.
 
 ``cube_math_type``: the operators with that parameter take the NPU cube unit's precision
 mode. The numpy backend always computes in float32, but the NPU may not: with
@@ -208,12 +211,7 @@ class OutputComparison:
     passed: bool
     tolerance: Tolerance
     note: str = ""            # why it failed when not for the numbers (shape, dtype, NaN)
-    standard: Standard | None = None  # the CANN test-kit standard's verdict (None: no comparable result)
-
-    @property
-    def within_tolerance(self) -> bool:
-        """The tolerance's verdict alone (``passed`` also requires the standard's)."""
-        return self.mismatched == 0 and not self.note
+    standard: Standard | None = None  # the CANN test-kit standard's verdict, reported (None: no comparable result)
 
 
 @dataclass(frozen=True)
@@ -227,6 +225,11 @@ class Comparison:
     @property
     def passed(self) -> bool:
         return all(o.passed for o in self.outputs)
+
+    @property
+    def meets_standard(self) -> bool:
+        """Every output also passes the CANN test-kit standard (reported; ``passed`` is the tolerance's)."""
+        return all(o.standard is None or o.standard.passed for o in self.outputs)
 
     def __iter__(self) -> Iterator[OutputComparison]:
         return iter(self.outputs)
@@ -367,7 +370,7 @@ def compare_results(op: str, actual: Any, expected: Any, backends: tuple[str, st
 def measure(output: str, actual: Any, expected: Any, tol: Tolerance, precision: str = THRESHOLD,
             cube_math_type: int = 0) -> OutputComparison:
     """Compare one result with its reference (both NumPy arrays, or None): the figures, the
-    tolerance's verdict and the CANN standard's (``judge``); it passes when both pass."""
+    tolerance's verdict (``passed``) and the CANN standard's (``standard``, from ``judge``)."""
     if actual is None or expected is None:
         present = expected if actual is None else actual
         missing = "the tested backend" if actual is None else "the reference"
@@ -404,9 +407,8 @@ def measure(output: str, actual: Any, expected: Any, tol: Tolerance, precision: 
     mismatched = int(bad.sum())
     note = "NaN or infinity where the reference differs" if nonfinite_mismatch.any() else ""
     standard = judge(a, e, precision, cube_math_type) if not np.iscomplexobj(e) else None
-    passed = mismatched == 0 and (standard is None or standard.passed)
     return OutputComparison(output, dtype_name(e.dtype), tuple(e.shape), float(diff.max(initial=0.0)), max_rel,
-                            _cosine(a64[finite], e64[finite]), mismatched, passed, tol, note, standard)
+                            _cosine(a64[finite], e64[finite]), mismatched, mismatched == 0, tol, note, standard)
 
 
 def _cosine(a: np.ndarray, e: np.ndarray) -> float:

@@ -103,7 +103,7 @@ def _verify(case, backend_result, torch_result, backend: str) -> str:
 
     name = case.ours.__name__
     report = compare_results(name, backend_result, torch_result, (backend, "torch"))
-    failed = [o.output for o in report.outputs if not o.within_tolerance]
+    failed = [o.output for o in report.outputs if not o.passed]
     if failed:
         return "MISMATCH " + ",".join(failed)
     # Within the tolerance, but judged against PyTorch CPU (not a high-precision golden) under the

@@ -34,6 +34,19 @@ DOCUMENTED = {
              "BOOL", "COMPLEX64", "COMPLEX128", "BFLOAT16"},
     **{name: {"FLOAT", "FLOAT16", "BFLOAT16"} for name in ("nll_loss", "nll_loss_backward", "mm", "addmm", "matmul",
                                                           "batch_mat_mul")},
+    "max_unpool2d": {"FLOAT", "FLOAT16", "INT8", "UINT8", "INT16", "INT32", "INT64", "DOUBLE"},
+    **{name: {"FLOAT", "FLOAT16", "BFLOAT16"} for name in (
+        "convolution", "max_pool2d_with_indices", "adaptive_avg_pool2d",
+        "adaptive_avg_pool2d_backward", "batch_norm", "batch_norm_backward", "log_softmax_backward",
+        "softmax_backward")},
+    "max_pool2d_with_indices_backward": {"FLOAT"},
+    "reflection_pad2d": {"FLOAT", "INT32", "INT64", "FLOAT16", "INT16", "DOUBLE", "INT8", "UINT8", "BOOL", "BFLOAT16",
+                         "COMPLEX64", "COMPLEX128"},
+    **{name: {"FLOAT", "FLOAT16", "DOUBLE", "BFLOAT16"} for name in ("softmax", "log_softmax")},
+    "reduce_sum": {"FLOAT", "FLOAT16", "BFLOAT16", "DOUBLE", "INT8", "UINT8", "INT16", "INT32", "INT64", "BOOL",
+                   "COMPLEX64", "COMPLEX128"},
+    "mean": {"FLOAT", "FLOAT16", "BFLOAT16", "DOUBLE", "INT8", "UINT8", "INT16", "INT32", "INT64", "COMPLEX64",
+             "COMPLEX128"},
 }
 
 
@@ -89,7 +102,8 @@ def test_passes_on_sim(sim_lib):
 def test_passes_on_numpy_against_pytorch(torch):
     status, text = _run("numpy")
     assert status == 0, text
-    assert "numpy vs PyTorch CPU" in text and " FAIL" not in text
+    assert "numpy vs PyTorch CPU" in text and not any(
+        line.rstrip().endswith(" FAIL") for line in text.splitlines() if not line.startswith("below CANN's standard"))
 
 
 def test_numpy_without_pytorch_has_nothing_to_compare(monkeypatch):
@@ -116,9 +130,9 @@ def test_wrong_numbers_on_numpy_fail(torch, monkeypatch):
 
     _perturbed(monkeypatch, "reflection_pad2d_backward", lambda b: True, swap_first_row)
     status, text = _run("numpy", ops=["reflection_pad2d_backward"])
-    assert status == 1 and text.count("FAIL reflection_pad2d_backward") == 12
-    # each of the 7 outside the tolerance; the 5 real ones (not COMPLEX64/128) also under CANN's standard
-    assert text.count("elements outside") == 7 and text.count("CANN's MERE/MARE threshold") == 5
+    assert status == 1 and text.count("FAIL reflection_pad2d_backward") == 7
+    # the 5 real ones (not COMPLEX64/128) also reported below CANN's standard
+    assert text.count("below CANN's standard: reflection_pad2d_backward") == 5
 
 
 def test_an_exception_is_an_error(sim_lib, monkeypatch):
