@@ -659,24 +659,6 @@ class Call:
                                  for i, s in enumerate(items)],
                                 "aclCreateScalarList", "aclDestroyScalarList", "aclDestroyScalar")
 
-    def updated(self, name: str, value: object) -> object:
-        """The aclTensor* of a tensor CANN reads and writes in place (``params.READ_AND_WRITTEN``),
-        NULL for None: a device ``Tensor`` is used (and updated) in place, a CPU array-like is
-        uploaded and, like an output, its new value is among ``results`` (None for the others).
-        A CPU array leaves the fast path (whose outputs start unset)."""
-        value = value if type(value) is np.ndarray else tensor_input(self.api, name, value)
-        if value is None or not isinstance(value, np.ndarray):
-            handle = self.tensor(name, value)  # (NULL, or the device tensor itself: nothing to copy back)
-            self._outputs.append(None)  # (a place kept among the outputs, on the fast path too)
-            return handle
-        self._leave_fast()
-        if value.dtype not in _ACL_DTYPE:
-            raise unnamed_dtype(self.api, name, value.dtype)
-        host = np.ascontiguousarray(value)
-        ptr, strides, storage = self.upload(host)
-        self._outputs.append((ptr, host.shape, host.dtype, host.nbytes))
-        return self._descriptor(host.shape, host.dtype, strides, storage, ptr)
-
     def output(self, shape: Sequence[int] | None, dtype: DTypeLike, *, zero: bool = False,
                refused: Exception | None = None) -> object:
         """The aclTensor* of a new output (NULL for None). ``zero`` fills it with 0 for
@@ -910,22 +892,22 @@ class Call:
             for o in self._outputs:
                 if isinstance(o, Tensor):
                     self._resources.detach(o)  # the caller's now
-            if not any(type(o) is tuple for o in self._outputs):
-                return list(self._outputs)
-            # (a CPU array CANN updates in place, among device tensors: ``updated``)
+            return list(self._outputs)
         self.lib.synchronize()
-        out: list[Any] = []
+        out: list[np.ndarray | None] = []
         for o in self._outputs:
-            if type(o) is not tuple:  # (None, or a device Tensor among the results of ``updated``)
-                out.append(o)
+            if o is None:
+                out.append(None)
                 continue
-            ptr, shape, dtype, nbytes = o
+            # (cast: on the ABI-mode path without device_io every output is a device copy.)
+            ptr, shape, dtype, nbytes = cast("tuple[FFI.CData, tuple[int, ...], np.dtype, int]", o)
             host = np.empty(shape, dtype)
             if nbytes:
                 self.lib.check(self.c.aclrtMemcpy(self.ffi.from_buffer(host), nbytes, ptr, nbytes,  # type: ignore[call-overload]
                                                   ACL_MEMCPY_DEVICE_TO_HOST), "aclrtMemcpy")
             out.append(host)
         return out
+
 
 
 # Outputs whose shape the arguments make impossible (negative, or more elements than int64

@@ -11,9 +11,10 @@ plain values first (range-checked ints, bools), then tensors (``values.tensor_in
 array-like viewed or copied, a device ``Tensor`` in place; a tensor list is a Python list or
 tuple of them, ``Call.tensor_list``), then lists (int/bool/float arrays,
 scalars), each in C order: the order in which the numpy backend's checks meet Python type
-errors too. A tensor CANN reads and writes in place (``params.READ_AND_WRITTEN``) is an
-argument here, and its updated value comes first among the results (None for NULL or a device
-``Tensor``, updated where it is). ``outputs(*values)`` then says the shape and dtype of each output (None: NULL), and
+errors too. A tensor CANN writes in place is an argument here, converted by ``Call.inplace`` (a
+writable array or a device ``Tensor``, written where it is): every output of an in-place
+operator (``outputs=None``), and the tensors CANN reads and updates beside its outputs
+(``params.READ_AND_WRITTEN``: BatchNorm's running statistics). ``outputs(*values)`` then says the shape and dtype of each output (None: NULL), and
 ``checks(*values)``, the operator's shape-only checks, whether those shapes may be allocated (a
 refused output is a stand-in, so the library reports the argument at fault: ``Call.output``).
 The two phases run through a ``Call``, on the fast path where its helper takes the call.
@@ -68,7 +69,6 @@ _CODE = {**{kind: _PLAIN for kind in PLAIN_KINDS}, "tensor": _TENSOR, **{kind: _
 #: rest (a wrapper object was refused by the coercion already: the direct methods are the same).
 _CONVERTER = {"tensor": 0, "int_array": 1, "bool_array": 2}  # (0, 1, 2: the branches of ``__call__``)
 _ANY, _WRITTEN, _LIST = 3, 4, 5  # (4: a tensor written in place, ``Call.inplace``; 5: ``Call.tensor_list``)
-_UPDATED = 6  # a tensor CANN reads and writes in place beside its outputs (``params.READ_AND_WRITTEN``): ``Call.updated``
 
 
 class _Layout(NamedTuple):
@@ -119,12 +119,11 @@ class TypedCall:
             # Where each C argument comes from: an input's index, or ~k for the k-th output.
             outputs = [p for p in sig.params if p.output and not inplace and p.name not in updated]
             sources = tuple(~outputs.index(p) if p in outputs else inputs.index(p) for p in sig.params)
-            found = _Layout(sig, inputs, tuple((i, inputs[i], _WRITTEN_ARG if inputs[i].output and inplace
+            found = _Layout(sig, inputs, tuple((i, inputs[i], _WRITTEN_ARG if inputs[i].output
                                                 else _CODE.get(inputs[i].kind, _KEEP)) for i in order),
                             sources, sources == tuple(range(len(inputs))) + tuple(~k for k in range(len(outputs))),
-                            tuple(_WRITTEN if p.output and inplace else _UPDATED if p.output
-                                  else _LIST if p.kind == "tensor_list" else _CONVERTER.get(p.kind, _ANY)
-                                  for p in inputs))
+                            tuple(_WRITTEN if p.output else _LIST if p.kind == "tensor_list"
+                                  else _CONVERTER.get(p.kind, _ANY) for p in inputs))
             self._layouts[id(lib.ffi)] = found
         return found
 
@@ -161,7 +160,7 @@ class TypedCall:
         with Call(lib, self.api) as call:
             converted = [call.tensor(p.name, v) if how == 0 else call.int_array(p.name, v, coerced=True) if how == 1
                          else call.bool_array(p.name, v, coerced=True) if how == 2
-                         else call.inplace(p.name, v) if how == _WRITTEN else call.updated(p.name, v) if how == _UPDATED
+                         else call.inplace(p.name, v) if how == _WRITTEN
                          else call.tensor_list(p.name, v) if how == _LIST else call.argument(p, v)
                          for p, v, how in zip(layout.inputs, values, layout.converters)]
             refused: Exception | None = None
@@ -179,5 +178,6 @@ class TypedCall:
                 call.run(self.op, *converted, *made)
             else:
                 call.run(self.op, *[converted[i] if i >= 0 else made[~i] for i in layout.sources])
+            call.written()  # (the tensors CANN also updates in place, READ_AND_WRITTEN: copied back)
             results = call.results()
         return results[0] if len(results) == 1 else tuple(results)

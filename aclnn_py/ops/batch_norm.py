@@ -216,15 +216,8 @@ def batch_norm(input: ArrayLike | Tensor, weight: ArrayLike | Tensor | None, bia
     """
     result = dispatch(backend, _numpy, _aclnn, input, weight, bias, running_mean, running_var, training, momentum,
                       eps, stream=stream, made=_MADE)
-    if len(result) == 3:  # numpy: the statistics were updated where they are
-        return (None if running_mean is None else running_mean, None if running_var is None else running_var,
-                *result)
-    stats = []
-    for given, new in ((running_mean, result[0]), (running_var, result[1])):
-        if isinstance(given, np.ndarray) and new is not None:
-            np.copyto(given, new)  # (npu/sim: uploaded, updated there, copied back)
-        stats.append(given if new is None or isinstance(given, np.ndarray) else new)
-    return stats[0], stats[1], result[2], result[3], result[4]
+    # (the running statistics are updated where they are, on every backend)
+    return running_mean, running_var, *result
 
 
 # -- registration: what the tools know of this operator (ops/_registry.py) -------------------------
