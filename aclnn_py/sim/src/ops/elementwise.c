@@ -540,6 +540,12 @@ static void cast_piece(const ew_job *j, int64_t oa, int64_t oo, int64_t n, char 
 {
     int last = j->ndim - 1;
     int64_t sa = j->sa[last], so = j->so[last];
+    if (j->a->dtype == j->out->dtype && sa == 1 && so == 1) { /* the same dtype, both contiguous: the bytes */
+        size_t item = aclsim_ops_dtype_size(j->a->dtype);
+        memcpy((char *)j->out->data + oo * (int64_t)item, (const char *)j->a->data + oa * (int64_t)item,
+               (size_t)n * item);
+        return;
+    }
     if (float_type(j->a->dtype) && float_type(j->out->dtype)) {
         /* FLOAT, FLOAT16, BFLOAT16 among themselves: through a float row (the same values) */
         float *row = (float *)scratch;
