@@ -165,3 +165,12 @@ def test_tools_see_the_original_input_each_time(backend):
     result = aclnn_py.compare("inplace_add", w, g, 2, backends=("sim", "numpy")) if backend == "sim" else None
     assert result is None or result.passed
     np.testing.assert_array_equal(w, 1)
+
+
+def test_a_large_float32_step_matches_torch(backend, torch):
+    # (an SGD-sized step: the numpy backend's pieces on its worker threads)
+    rng = np.random.default_rng(4)
+    w, g = rng.standard_normal((640, 512), dtype=np.float32), rng.standard_normal((640, 512), dtype=np.float32)
+    expected = torch.from_numpy(w.copy()).add_(torch.from_numpy(g), alpha=-0.01).numpy()
+    aclnn_py.inplace_add(w, g, -0.01, backend=backend)
+    assert_close(w, expected, np.float32)

@@ -55,3 +55,15 @@ def test_read_only_is_refused(backend):
     a.flags.writeable = False
     with pytest.raises(TypeError, match="selfRef.*writable"):
         aclnn_py.inplace_zero(a, backend=backend)
+
+
+class _Sub(np.ndarray):
+    pass
+
+
+def test_an_ndarray_subclass_is_written_in_place(backend):
+    a = np.ones(4, np.float32)
+    aclnn_py.inplace_zero(a, backend=backend)  # (a plan for the shape)
+    b = np.ones(4, np.float32).view(_Sub)
+    aclnn_py.inplace_zero(b, backend=backend)
+    np.testing.assert_array_equal(b, 0)

@@ -540,6 +540,12 @@ static void cast_piece(const ew_job *j, int64_t oa, int64_t oo, int64_t n, char 
 {
     int last = j->ndim - 1;
     int64_t sa = j->sa[last], so = j->so[last];
+    if (j->a->dtype == j->out->dtype && sa == 1 && so == 1) { /* the same dtype, both contiguous: the bytes */
+        size_t item = aclsim_ops_dtype_size(j->a->dtype);
+        memcpy((char *)j->out->data + oo * (int64_t)item, (const char *)j->a->data + oa * (int64_t)item,
+               (size_t)n * item);
+        return;
+    }
     if (float_type(j->a->dtype) && float_type(j->out->dtype)) {
         /* FLOAT, FLOAT16, BFLOAT16 among themselves: through a float row (the same values) */
         float *row = (float *)scratch;
@@ -641,7 +647,7 @@ static aclnnStatus ew_kernel(aclOpExecutor *ex, void *workspace)
 {
     const ew_executor_params *ep = aclsim_executor_params(ex, sizeof *ep);
     bool scalar = ep->p.scalar_other;
-    ACLSIM_OPS_TRY(aclsim_ops_kernel_check_memory(ep->kernel, ex, scalar ? 1u : 3u, 1));
+    ACLSIM_OPS_TRY(aclsim_ops_kernel_check_memory(ep->kernel, ex, ep->p.op == ACLSIM_EW_FILL ? 0u : scalar ? 1u : 3u, 1));
     return aclsim_ew_run(ep->kernel, &ep->p, aclsim_executor_input(ex, 0),
                          scalar ? NULL : aclsim_executor_input(ex, 1), aclsim_executor_output(ex, 0), workspace);
 }
@@ -703,7 +709,8 @@ aclnnStatus aclsim_ew_finish_into(const char *api, const char *kernel, const acl
     aclnnStatus status = aclsim_ops_finish(kernel, ew_kernel, workspace, &ep, sizeof ep, inputs, b != NULL ? 2 : 1,
                                            outputs, 1, workspace_size, executor);
     if (status == ACLNN_SUCCESS) {
-        aclsim_executor_set_inputs_read(*executor, b != NULL ? 3u : 1u);
+        /* (FILL reads no input: its a is out itself, for the shape) */
+        aclsim_executor_set_inputs_read(*executor, p->op == ACLSIM_EW_FILL ? 0u : b != NULL ? 3u : 1u);
     }
     return status;
 }
