@@ -729,6 +729,12 @@ def aclnnAddsGetWorkspaceSize(self: CData | Tensor | None, other: CData | Scalar
     ``aclnnAddsGetWorkspaceSize(<inputs and outputs in C order>) -> (workspace_size, executor)``.
     """
 
+def aclnnAvgPool2d(workspace: CData | None, workspaceSize: int, executor: CData, stream: CData) -> None:
+    """C: ``aclnnStatus aclnnAvgPool2d(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream);``
+
+    ``aclnnAvgPool2d(workspace, workspaceSize, executor, stream)``: queue the kernel on ``stream``.
+    """
+
 def aclnnAvgPool2dBackward(workspace: CData | None, workspaceSize: int, executor: CData, stream: CData) -> None:
     """C: ``aclnnStatus aclnnAvgPool2dBackward(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream);``
 
@@ -739,6 +745,12 @@ def aclnnAvgPool2dBackwardGetWorkspaceSize(gradOutput: CData | Tensor | None, se
     """C: ``aclnnStatus aclnnAvgPool2dBackwardGetWorkspaceSize(const aclTensor *gradOutput, const aclTensor *self, const aclIntArray *kernelSize, const aclIntArray *stride, const aclIntArray *padding, bool ceilMode, bool countIncludePad, int64_t divisorOverride, int8_t cubeMathType, aclTensor *gradInput, uint64_t *workspaceSize, aclOpExecutor **executor);``
 
     ``aclnnAvgPool2dBackwardGetWorkspaceSize(<inputs and outputs in C order>) -> (workspace_size, executor)``.
+    """
+
+def aclnnAvgPool2dGetWorkspaceSize(self: CData | Tensor | None, kernelSize: CData | IntArray | None, strides: CData | IntArray | None, paddings: CData | IntArray | None, ceilMode: CData, countIncludePad: CData, divisorOverride: CData, cubeMathType: CData, out: CData | Tensor | None) -> tuple[int, CData]:
+    """C: ``aclnnStatus aclnnAvgPool2dGetWorkspaceSize(const aclTensor *self, const aclIntArray *kernelSize, const aclIntArray *strides, const aclIntArray *paddings, const bool ceilMode, const bool countIncludePad, const int64_t divisorOverride, const int8_t cubeMathType, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor);``
+
+    ``aclnnAvgPool2dGetWorkspaceSize(<inputs and outputs in C order>) -> (workspace_size, executor)``.
     """
 
 def aclnnCast(workspace: CData | None, workspaceSize: int, executor: CData, stream: CData) -> None:

@@ -2,6 +2,8 @@
 
 * ``pooled_size``: the output length of a window sliding along one axis (PyTorch's
   ``pooling_output_shape``, which CANN's max/avg pools follow), ceil mode and dilation included;
+* ``avg_pool_sums`` / ``avg_divisors``: the window sums of average pooling (zero padding) and
+  what each window is divided by (the backward's divisors too);
 * ``expand``: a CANN int list of length 1 or 2 (0 for a stride: the kernel) as an (H, W) pair;
 * ``max_pool_planes``: the maximum of each window of ``(planes, H, W)`` and its flat position
   ``h * W + w`` in the unpadded plane;
@@ -27,12 +29,14 @@ _BLOCK_ELEMENTS = 1 << 16
 _NO_TAP = 255
 
 
-def pooled_size(size: int, k: int, s: int, p: int, ceil_mode: bool, d: int = 1) -> int:
+def pooled_size(size: int, k: int, s: int, p: int, ceil_mode: bool, d: int = 1, toward_zero: bool = False) -> int:
     """Windows of ``k`` taps ``d`` apart, ``s`` apart, over ``size`` padded by ``p`` each side:
     ``floor((size + 2p - d(k-1) - 1 + (ceil ? s-1 : 0)) / s) + 1``, minus one in ceil mode when
     the last window would start at or after ``size + p`` (it must start inside the input or its
-    left padding)."""
-    o = (size + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil_mode else 0)) // s + 1
+    left padding).  ``toward_zero``: the division truncates (aclnnAvgPool2d's rule, which gives 1
+    where a window is longer than the padded input)."""
+    numerator = size + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil_mode else 0)
+    o = (-(-numerator // s) if toward_zero and numerator < 0 else numerator // s) + 1
     if ceil_mode and (o - 1) * s >= size + p:
         o -= 1
     return o
@@ -166,3 +170,71 @@ def adaptive_avg_grad(grad: np.ndarray, height: int, width: int) -> np.ndarray:
     cols = rows.reshape(planes, oh, width).transpose(0, 2, 1).reshape(planes * width, oh)
     out = (cols @ adaptive_matrix(height, oh)).reshape(planes, width, height)
     return np.ascontiguousarray(out.transpose(0, 2, 1))
+
+
+def avg_pool_sums(x: np.ndarray, out_hw: tuple[int, int], k: tuple[int, int], s: tuple[int, int],
+                  p: tuple[int, int]) -> np.ndarray:
+    """The sum of each window of average pooling over the float32 ``(planes, H, W)`` array, zero
+    padded (``(planes, oh, ow)`` float32): separable, along W then along H, one strided slice
+    per window offset, over blocks of planes."""
+    planes, height, width = x.shape
+    oh, ow = out_hw
+    sums = np.empty((planes, oh, ow), np.float32)
+    if planes == 0 or oh == 0 or ow == 0:
+        return sums
+    hp = max(height + 2 * p[0], (oh - 1) * s[0] + k[0])
+    wp = max(width + 2 * p[1], (ow - 1) * s[1] + k[1])
+    block = max(1, _BLOCK_ELEMENTS // (hp * wp))
+
+    def work(start: int, stop: int) -> None:
+        padded = np.zeros((min(block, stop - start), hp, wp), np.float32)
+        cols = np.empty((padded.shape[0], hp, ow), np.float32)
+        for a in range(start, stop, block):
+            n = min(block, stop - a)
+            pad, col, out = padded[:n], cols[:n], sums[a:a + n]
+            pad[:, p[0]:p[0] + height, p[1]:p[1] + width] = x[a:a + n]
+            np.copyto(col, pad[:, :, 0:(ow - 1) * s[1] + 1:s[1]])
+            for j in range(1, k[1]):
+                col += pad[:, :, j:j + (ow - 1) * s[1] + 1:s[1]]
+            np.copyto(out, col[:, 0:(oh - 1) * s[0] + 1:s[0]])
+            for i in range(1, k[0]):
+                out += col[:, i:i + (oh - 1) * s[0] + 1:s[0]]
+
+    in_parallel(planes, work, min_per_thread=max(1, block))
+    return sums
+
+
+def avg_window_sizes(size: int, o: int, k: int, s: int, p: int, count_include_pad: bool) -> int | np.ndarray:
+    """Per output index along one axis: the window length the divisor counts.
+
+    An int when every window has the same length (the common case), else an int64 array.
+    Written so no intermediate leaves int64: start >= -p and size + 2p was checked.
+    """
+    last_end = (o - 1) * s - p + k
+    if count_include_pad and last_end <= size + p:
+        return k
+    if not count_include_pad and p == 0 and last_end <= size:
+        return k
+    start = np.arange(o, dtype=np.int64) * s - p
+    end = start + np.minimum(k, size + p - start)  # clipped to the padded input
+    if count_include_pad:
+        return end - start
+    return np.minimum(end, size) - np.maximum(start, 0)
+
+
+def avg_divisors(hw: tuple[int, int], out_hw: tuple[int, int], k: tuple[int, int], s: tuple[int, int],
+                 p: tuple[int, int], count_include_pad: bool, divisor_override: int) -> np.float32 | np.ndarray:
+    """What each window of average pooling is divided by (aclnnAvgPool2d and its backward): the
+    override, or the (oh, ow) float32 map of each window's divisor (PyTorch's rule)."""
+    if divisor_override:
+        return np.float32(divisor_override)
+    rows = avg_window_sizes(hw[0], out_hw[0], k[0], s[0], p[0], count_include_pad)
+    cols = avg_window_sizes(hw[1], out_hw[1], k[1], s[1], p[1], count_include_pad)
+    # PyTorch divides by float(int64 count).  Counts are < 2**63, so a product of two is
+    # exact as a Python int, exact in float64 where it matters, and finite in float32.
+    if isinstance(rows, int) and isinstance(cols, int):
+        return np.float32(rows * cols)
+    rows = np.broadcast_to(np.asarray(rows, np.float64), (out_hw[0],))
+    cols = np.broadcast_to(np.asarray(cols, np.float64), (out_hw[1],))
+    scale: np.ndarray = np.multiply.outer(rows, cols).astype(np.float32)
+    return scale

@@ -854,4 +854,39 @@ ADAPTIVE_GRAD = _cases("adaptive_avg_pool2d_backward", "aclnnAdaptiveAvgPool2dBa
     *unnamed("self", "self", (2, 3, 6, 6)),
 ])
 
-CASES: list[Invalid] = IM2COL + MAX_UNPOOL + REFLECTION_PAD + AVG_POOL + CONVOLUTION + ADD + MUL + ADDS + MULS + RELU + THRESHOLD_BACKWARD + CAST + MAX_POOL + MAX_POOL_GRAD + ADAPTIVE + ADAPTIVE_GRAD
+# -- AvgPool2d -----------------------------------------------------------------------------------
+
+def _avg_fwd():
+    return dict(self=_z(2, 3, 6, 6), kernel_size=[3, 3], strides=[2, 2], paddings=[1, 1], ceil_mode=False,
+                count_include_pad=True, divisor_override=0, cube_math_type=0)
+
+
+_AVG_FWD_NAMES = {"self": "self", "kernel_size": "kernelSize", "strides": "strides", "paddings": "paddings"}
+
+AVG_FWD = _cases("avg_pool2d", "aclnnAvgPool2dGetWorkspaceSize", _avg_fwd, _AVG_FWD_NAMES, [
+    *(null({arg: None}) for arg in _AVG_FWD_NAMES),
+    bad(dict(self=_z(2, 3, 6, 6, dtype=np.float64)), "self", "DOUBLE"),
+    bad(dict(self=_z(6, 6)), "self", "3-D or 4-D", "ND"),
+    bad(dict(kernel_size=[0, 3]), "kernelSize", "> 0"),
+    bad(dict(strides=[-1]), "strides", "> 0"),
+    bad(dict(paddings=[-1]), "paddings", ">= 0"),
+    bad(dict(self=_z(2, 0, 6, 6)), "self", "must not be 0"),
+    bad(dict(kernel_size=[]), "kernelSize", "at least 1"),
+    bad(dict(paddings=[1, 1, 1]), "paddings", "1 or 2"),
+    bad(dict(strides=[2, 2, 2]), "strides", "0, 1 or 2"),
+    bad(dict(paddings=[2, 1]), "paddings", "kernelSize / 2"),
+    bad(dict(self=_z(2, 3, 6, 1), kernel_size=[3, 6], paddings=[1, 0], strides=[1, 1]), "outH and outW"),
+    bad(dict(strides=[2**63 - 1]), "overflows int64"),
+    bad(dict(cube_math_type=5), "cubeMathType", "[0, 4]"),
+    bad(dict(cube_math_type=1), "cubeMathType 1", "Atlas A2/A3"),                 # the cube path
+    bad(dict(cube_math_type=3, kernel_size=[6], strides=[6], paddings=[0]), "cubeMathType 3"),  # the global path
+    # the first violation decides
+    bad(dict(self=_z(6, 6), kernel_size=[0]), "self", absent=("kernelSize",)),
+    bad(dict(paddings=[2], cube_math_type=9), "paddings", absent=("cubeMathType",)),
+    wrong_type(dict(kernel_size=[3.0])),
+    wrong_type(dict(ceil_mode=None), "ceilMode"),
+    wrong_type(dict(cube_math_type=1.5), "cubeMathType"),
+    *unnamed("self", "self", (2, 3, 6, 6)),
+])
+
+CASES: list[Invalid] = IM2COL + MAX_UNPOOL + REFLECTION_PAD + AVG_POOL + CONVOLUTION + ADD + MUL + ADDS + MULS + RELU + THRESHOLD_BACKWARD + CAST + MAX_POOL + MAX_POOL_GRAD + ADAPTIVE + ADAPTIVE_GRAD + AVG_FWD
