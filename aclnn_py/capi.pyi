@@ -897,6 +897,18 @@ def aclnnThresholdBackwardGetWorkspaceSize(gradOutput: CData | Tensor | None, se
     ``aclnnThresholdBackwardGetWorkspaceSize(<inputs and outputs in C order>) -> (workspace_size, executor)``.
     """
 
+def aclnnUpsampleNearest2d(workspace: CData | None, workspaceSize: int, executor: CData, stream: CData) -> None:
+    """C: ``aclnnStatus aclnnUpsampleNearest2d(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, const aclrtStream stream);``
+
+    ``aclnnUpsampleNearest2d(workspace, workspaceSize, executor, stream)``: queue the kernel on ``stream``.
+    """
+
+def aclnnUpsampleNearest2dGetWorkspaceSize(self: CData | Tensor | None, outputSize: CData | IntArray | None, out: CData | Tensor | None) -> tuple[int, CData]:
+    """C: ``aclnnStatus aclnnUpsampleNearest2dGetWorkspaceSize(const aclTensor *self, const aclIntArray *outputSize, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor);``
+
+    ``aclnnUpsampleNearest2dGetWorkspaceSize(<inputs and outputs in C order>) -> (workspace_size, executor)``.
+    """
+
 def aclrtActiveStream(activeStream: CData, stream: CData, /) -> None:
     """C: ``aclError aclrtActiveStream(aclrtStream activeStream, aclrtStream stream);``
 

@@ -24,6 +24,7 @@ from .max_pool2d_with_indices_backward import max_pool2d_with_indices_backward a
 from .adaptive_avg_pool2d import adaptive_avg_pool2d as adaptive_avg_pool2d
 from .adaptive_avg_pool2d_backward import adaptive_avg_pool2d_backward as adaptive_avg_pool2d_backward
 from .avg_pool2d import avg_pool2d as avg_pool2d
+from .upsample_nearest2d import upsample_nearest2d as upsample_nearest2d
 
 #: Every operator, in the order above.
 OPERATORS: tuple[Operator, ...] = operators()

@@ -889,4 +889,31 @@ AVG_FWD = _cases("avg_pool2d", "aclnnAvgPool2dGetWorkspaceSize", _avg_fwd, _AVG_
     *unnamed("self", "self", (2, 3, 6, 6)),
 ])
 
-CASES: list[Invalid] = IM2COL + MAX_UNPOOL + REFLECTION_PAD + AVG_POOL + CONVOLUTION + ADD + MUL + ADDS + MULS + RELU + THRESHOLD_BACKWARD + CAST + MAX_POOL + MAX_POOL_GRAD + ADAPTIVE + ADAPTIVE_GRAD + AVG_FWD
+# -- UpsampleNearest2d ---------------------------------------------------------------------------
+
+def _nearest():
+    return dict(self=_z(2, 3, 4, 5), output_size=[8, 10])
+
+
+NEAREST = _cases("upsample_nearest2d", "aclnnUpsampleNearest2dGetWorkspaceSize", _nearest,
+                 {"self": "self", "output_size": "outputSize"}, [
+    null(dict(self=None)),
+    null(dict(output_size=None)),
+    bad(dict(self=_z(2, 3, 4, 5, dtype=np.int32)), "self", "INT32"),
+    bad(dict(self=_z(2, 3, 4, 5, dtype=np.int8)), "self", "INT8"),
+    bad(dict(output_size=[8]), "outputSize", "2 elements"),
+    bad(dict(self=_z(3, 4, 5)), "self", "4-D"),
+    bad(dict(self=_z(2, 3, 0, 5)), "self", "H and W"),
+    bad(dict(output_size=[0, 10]), "outputSize", "not be 0"),
+    bad(dict(self=_z(2, 0, 4, 5)), "self", "C must not be 0"),
+    bad(dict(output_size=[8, -10]), "out H, W", "outputSize"),
+    bad(dict(output_size=[2**31, 10]), "2147483647"),
+    # the first violation decides
+    bad(dict(self=_z(3, 4, 5), output_size=[8]), "outputSize", absent=("4-D",)),
+    bad(dict(self=_z(2, 0, 4, 5), output_size=[0, 1]), "outputSize", absent=("C must",)),
+    wrong_type(dict(output_size=[8.0, 10])),
+    wrong_type(dict(self=[[0.0]])),
+    *unnamed("self", "self", (2, 3, 4, 5)),
+])
+
+CASES: list[Invalid] = IM2COL + MAX_UNPOOL + REFLECTION_PAD + AVG_POOL + CONVOLUTION + ADD + MUL + ADDS + MULS + RELU + THRESHOLD_BACKWARD + CAST + MAX_POOL + MAX_POOL_GRAD + ADAPTIVE + ADAPTIVE_GRAD + AVG_FWD + NEAREST
