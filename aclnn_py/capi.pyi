@@ -903,6 +903,18 @@ def aclnnUpsampleNearest2d(workspace: CData | None, workspaceSize: int, executor
     ``aclnnUpsampleNearest2d(workspace, workspaceSize, executor, stream)``: queue the kernel on ``stream``.
     """
 
+def aclnnUpsampleNearest2dBackward(workspace: CData | None, workspaceSize: int, executor: CData, stream: CData) -> None:
+    """C: ``aclnnStatus aclnnUpsampleNearest2dBackward(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream);``
+
+    ``aclnnUpsampleNearest2dBackward(workspace, workspaceSize, executor, stream)``: queue the kernel on ``stream``.
+    """
+
+def aclnnUpsampleNearest2dBackwardGetWorkspaceSize(gradOut: CData | Tensor | None, outputSize: CData | IntArray | None, inputSize: CData | IntArray | None, scalesH: float, scalesW: float, gradInput: CData | Tensor | None) -> tuple[int, CData]:
+    """C: ``aclnnStatus aclnnUpsampleNearest2dBackwardGetWorkspaceSize(const aclTensor *gradOut, const aclIntArray *outputSize, const aclIntArray *inputSize, double scalesH, double scalesW, aclTensor *gradInput, uint64_t *workspaceSize, aclOpExecutor **executor);``
+
+    ``aclnnUpsampleNearest2dBackwardGetWorkspaceSize(<inputs and outputs in C order>) -> (workspace_size, executor)``.
+    """
+
 def aclnnUpsampleNearest2dGetWorkspaceSize(self: CData | Tensor | None, outputSize: CData | IntArray | None, out: CData | Tensor | None) -> tuple[int, CData]:
     """C: ``aclnnStatus aclnnUpsampleNearest2dGetWorkspaceSize(const aclTensor *self, const aclIntArray *outputSize, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor);``
 

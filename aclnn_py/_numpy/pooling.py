@@ -138,9 +138,13 @@ def adaptive_matrix(size: int, o: int) -> np.ndarray:
 def nearest_source(o: int, size: int, scale: float = 0.0) -> np.ndarray:
     """Legacy nearest resizing along one axis: the source index of each of the ``o`` outputs,
     ``min(floor(i * size / o), size - 1)``, or ``min(floor(i / scale), size - 1)`` with a given
-    scale factor ``scale > 0`` (PyTorch's rule, computed in float32 as it does: read-only)."""
-    ratio = np.float32(1.0 / scale) if scale > 0 else np.float32(size) / np.float32(o)
-    source: np.ndarray = np.minimum(np.floor(np.arange(o, dtype=np.float32) * ratio).astype(np.int64), size - 1)
+    scale factor ``scale > 0`` (PyTorch's rule, computed in float32 as it does; ``o == size`` and
+    ``o == 2 * size`` are PyTorch's exact shortcuts: read-only)."""
+    if o == size or o == 2 * size:  # (PyTorch's shortcuts, which ignore a given scale)
+        source: np.ndarray = np.arange(o, dtype=np.int64) // (o // size)
+    else:
+        ratio = np.float32(1.0 / scale) if scale > 0 else np.float32(size) / np.float32(o)
+        source = np.minimum(np.floor(np.arange(o, dtype=np.float32) * ratio).astype(np.int64), size - 1)
     source.flags.writeable = False
     return source
 
@@ -238,3 +242,23 @@ def avg_divisors(hw: tuple[int, int], out_hw: tuple[int, int], k: tuple[int, int
     cols = np.broadcast_to(np.asarray(cols, np.float64), (out_hw[1],))
     scale: np.ndarray = np.multiply.outer(rows, cols).astype(np.float32)
     return scale
+
+
+def nearest_grad(grad: np.ndarray, height: int, width: int, scales: tuple[float, float]) -> np.ndarray:
+    """The gradient of legacy nearest resizing for the float32 ``(planes, oh, ow)`` gradient:
+    each input cell the sum of the outputs it was copied to.  The index maps are non-decreasing,
+    so each cell's outputs are one run per axis: one ``np.add.reduceat`` per axis (cells no
+    output reads stay 0)."""
+    planes, oh, ow = grad.shape
+    for axis, size, o, scale in ((2, width, ow, scales[1]), (1, height, oh, scales[0])):
+        source = nearest_source(o, size, scale)
+        starts = np.searchsorted(source, np.arange(size), side="left")
+        used = starts < np.searchsorted(source, np.arange(size), side="right")
+        shape = list(grad.shape)
+        shape[axis] = size
+        summed = np.zeros(shape, np.float32)
+        index: list[slice | np.ndarray] = [slice(None)] * 3
+        index[axis] = used
+        summed[tuple(index)] = np.add.reduceat(grad, starts[used], axis=axis)
+        grad = summed
+    return grad

@@ -25,6 +25,7 @@ from .adaptive_avg_pool2d import adaptive_avg_pool2d as adaptive_avg_pool2d
 from .adaptive_avg_pool2d_backward import adaptive_avg_pool2d_backward as adaptive_avg_pool2d_backward
 from .avg_pool2d import avg_pool2d as avg_pool2d
 from .upsample_nearest2d import upsample_nearest2d as upsample_nearest2d
+from .upsample_nearest2d_backward import upsample_nearest2d_backward as upsample_nearest2d_backward
 
 #: Every operator, in the order above.
 OPERATORS: tuple[Operator, ...] = operators()

@@ -916,4 +916,32 @@ NEAREST = _cases("upsample_nearest2d", "aclnnUpsampleNearest2dGetWorkspaceSize",
     *unnamed("self", "self", (2, 3, 4, 5)),
 ])
 
-CASES: list[Invalid] = IM2COL + MAX_UNPOOL + REFLECTION_PAD + AVG_POOL + CONVOLUTION + ADD + MUL + ADDS + MULS + RELU + THRESHOLD_BACKWARD + CAST + MAX_POOL + MAX_POOL_GRAD + ADAPTIVE + ADAPTIVE_GRAD + AVG_FWD + NEAREST
+# -- UpsampleNearest2dBackward -------------------------------------------------------------------
+
+def _nearest_grad():
+    return dict(grad_out=_z(2, 3, 8, 10), output_size=[8, 10], input_size=[2, 3, 4, 5], scales_h=0.0, scales_w=0.0)
+
+
+NEAREST_GRAD = _cases("upsample_nearest2d_backward", "aclnnUpsampleNearest2dBackwardGetWorkspaceSize",
+                      _nearest_grad, {"grad_out": "gradOut", "output_size": "outputSize", "input_size": "inputSize"}, [
+    null(dict(grad_out=None)),
+    null(dict(output_size=None)),
+    null(dict(input_size=None)),
+    bad(dict(grad_out=_z(2, 3, 8, 10, dtype=np.float64)), "gradOut", "DOUBLE"),
+    bad(dict(grad_out=_z(3, 8, 10)), "gradOut", "4-D"),
+    bad(dict(output_size=[8]), "outputSize", "2 elements"),
+    bad(dict(input_size=[4, 5]), "inputSize", "4 elements"),
+    bad(dict(input_size=[2, 4, 4, 5]), "gradInput", "N and C"),
+    bad(dict(input_size=[2, 3, 0, 5]), "inputSize", "> 0"),
+    bad(dict(output_size=[8, -10]), "outputSize", "> 0"),
+    bad(dict(output_size=[8, 9]), "gradOut shape", "[2, 3, 8, 9]"),
+    # the first violation decides
+    bad(dict(grad_out=_z(2, 3, 8, 10, dtype=np.int32), output_size=[8]), "gradOut", absent=("outputSize",)),
+    bad(dict(input_size=[2, 3, 0, 5], output_size=[8, 9]), "inputSize", absent=("gradOut shape",)),
+    wrong_type(dict(scales_h="2"), "scalesH"),
+    wrong_type(dict(scales_w=True), "scalesW"),
+    wrong_type(dict(input_size=[2.0, 3, 4, 5])),
+    *unnamed("grad_out", "gradOut", (2, 3, 8, 10)),
+])
+
+CASES: list[Invalid] = IM2COL + MAX_UNPOOL + REFLECTION_PAD + AVG_POOL + CONVOLUTION + ADD + MUL + ADDS + MULS + RELU + THRESHOLD_BACKWARD + CAST + MAX_POOL + MAX_POOL_GRAD + ADAPTIVE + ADAPTIVE_GRAD + AVG_FWD + NEAREST + NEAREST_GRAD

@@ -49,6 +49,12 @@ void aclsim_pool_pair(const aclIntArray *a, const int64_t fallback[2], int64_t o
 
 int64_t aclsim_pool_nearest_source(int64_t i, int64_t size, int64_t o, double scale)
 {
+    if (o == size) { /* PyTorch's shortcuts, which ignore a given scale */
+        return i;
+    }
+    if (o == 2 * size) {
+        return i / 2;
+    }
     float ratio = scale > 0 ? (float)(1.0 / scale) : (float)size / (float)o;
     int64_t source = (int64_t)floorf((float)i * ratio);
     return source < size - 1 ? source : size - 1;
