@@ -155,8 +155,18 @@ def adaptive_avg(x: np.ndarray, oh: int, ow: int) -> np.ndarray:
     as one matrix product over every plane (one mean where the output is 1x1)."""
     planes, height, width = x.shape
     if (oh, ow) == (1, 1):
-        mean: np.ndarray = x.mean(axis=(1, 2), dtype=np.float32, keepdims=True)
-        return mean
+        mean: np.ndarray = x.reshape(planes, height * width).mean(axis=1, dtype=np.float32)
+        return mean.reshape(planes, 1, 1)
+    if height % oh == 0 and width % ow == 0:  # windows that tile the plane: strided sums, no products
+        kh, kw = height // oh, width // ow
+        cols = x[:, :, 0::kw].copy()
+        for j in range(1, kw):
+            cols += x[:, :, j::kw]
+        sums = cols[:, 0::kh].copy()
+        for i in range(1, kh):
+            sums += cols[:, i::kh]
+        sums /= np.float32(kh * kw)
+        return sums
     rows = x.reshape(planes * height, width) @ adaptive_matrix(width, ow).T  # (planes * H, ow)
     cols = rows.reshape(planes, height, ow).transpose(0, 2, 1).reshape(planes * ow, height)
     out = (cols @ adaptive_matrix(height, oh).T).reshape(planes, ow, oh)
@@ -167,9 +177,11 @@ def adaptive_avg_grad(grad: np.ndarray, height: int, width: int) -> np.ndarray:
     """The gradient of ``adaptive_avg`` for the float32 ``(planes, oh, ow)`` gradient: each value
     divided by its window's area and spread over the window (the transposed matrices)."""
     planes, oh, ow = grad.shape
-    if (oh, ow) == (1, 1):
-        return np.repeat(grad.reshape(planes, 1) / np.float32(height * width), height * width,
-                         axis=1).reshape(planes, height, width)
+    if height % oh == 0 and width % ow == 0:  # windows that tile the plane: each share broadcast over its window
+        kh, kw = height // oh, width // ow
+        out = np.empty((planes, oh, kh, ow, kw), np.float32)
+        out[...] = (grad / np.float32(kh * kw))[:, :, None, :, None]
+        return out.reshape(planes, height, width)
     rows = grad.reshape(planes * oh, ow) @ adaptive_matrix(width, ow)  # (planes * oh, W)
     cols = rows.reshape(planes, oh, width).transpose(0, 2, 1).reshape(planes * width, oh)
     out = (cols @ adaptive_matrix(height, oh)).reshape(planes, width, height)
@@ -252,6 +264,16 @@ def nearest_grad(grad: np.ndarray, height: int, width: int, scales: tuple[float,
     planes, oh, ow = grad.shape
     for axis, size, o, scale in ((2, width, ow, scales[1]), (1, height, oh, scales[0])):
         source = nearest_source(o, size, scale)
+        k = o // size
+        if o == k * size and np.array_equal(source, np.arange(o) // k):  # k outputs per cell: k strided adds
+            at: list[slice] = [slice(None)] * 3
+            at[axis] = slice(0, None, k)
+            summed = grad[tuple(at)].copy()
+            for j in range(1, k):
+                at[axis] = slice(j, None, k)
+                summed += grad[tuple(at)]
+            grad = summed
+            continue
         starts = np.searchsorted(source, np.arange(size), side="left")
         used = starts < np.searchsorted(source, np.arange(size), side="right")
         shape = list(grad.shape)
