@@ -86,9 +86,10 @@ def max_pool_planes(x: np.ndarray, out_hw: tuple[int, int], k: tuple[int, int], 
         best = np.empty((padded.shape[0], oh, ow), x.dtype)
         tap = np.empty((padded.shape[0], oh, ow), tap_dtype)
         mask = np.empty((padded.shape[0], oh, ow), np.bool_)
+        step = np.empty((padded.shape[0], oh, ow), tap_dtype)
         for a in range(start, stop, block):
             n = min(block, stop - a)
-            pad, bst, tp, msk = padded[:n], best[:n], tap[:n], mask[:n]
+            pad, bst, tp, msk, stp = padded[:n], best[:n], tap[:n], mask[:n], step[:n]
             pad[:, p[0]:p[0] + height, p[1]:p[1] + width] = x[a:a + n]
             bst.fill(-np.inf)
             tp.fill(none)
@@ -98,8 +99,13 @@ def max_pool_planes(x: np.ndarray, out_hw: tuple[int, int], k: tuple[int, int], 
                 np.greater(window, bst, out=msk)
                 if has_nan:
                     msk |= np.isnan(window)
-                np.copyto(bst, window, where=msk)
-                np.copyto(tp, t, where=msk, casting="unsafe")
+                # Branchless (a masked copy branches per element: ~3x slower on random data):
+                # the maximum (NaN-propagating, as the mask's NaN rule), and tp += msk * (t - tp)
+                # in tp's wrapping integer arithmetic.
+                np.maximum(bst, window, out=bst)
+                np.subtract(tap_dtype(t), tp, out=stp)
+                np.multiply(stp, msk, out=stp)
+                np.add(tp, stp, out=tp)
             values[a:a + n] = bst
             # The index of the winning tap; a window without one (all -inf): its first real element.
             np.add(base, lookup[tp], out=indices[a:a + n])
