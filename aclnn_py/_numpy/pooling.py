@@ -173,10 +173,23 @@ def adaptive_avg(x: np.ndarray, oh: int, ow: int) -> np.ndarray:
             sums += cols[:, i::kh]
         sums /= np.float32(kh * kw)
         return sums
-    rows = x.reshape(planes * height, width) @ adaptive_matrix(width, ow).T  # (planes * H, ow)
-    cols = rows.reshape(planes, height, ow).transpose(0, 2, 1).reshape(planes * ow, height)
-    out = (cols @ adaptive_matrix(height, oh).T).reshape(planes, ow, oh)
-    return np.ascontiguousarray(out.transpose(0, 2, 1))
+    return _adaptive_means(_adaptive_means(x, 2, width, ow), 1, height, oh)
+
+
+def _adaptive_means(x: np.ndarray, axis: int, size: int, o: int) -> np.ndarray:
+    """The means of adaptive pooling's windows along ``axis``: one gather of each window's t-th
+    element per offset t (masked where the window is shorter), no matrix products (small ones
+    lose to their call overhead and to BLAS threads on a busy machine)."""
+    start, end = adaptive_bounds(size, o)
+    length = end - start
+    shape = [1, 1, 1]
+    shape[axis] = o
+    sums = x.take(start, axis=axis)
+    for t in range(1, int(length.max())):
+        valid = (t < length).astype(np.float32).reshape(shape)
+        sums += x.take(np.minimum(start + t, end - 1), axis=axis) * valid
+    sums /= length.astype(np.float32).reshape(shape)
+    return sums
 
 
 def adaptive_avg_grad(grad: np.ndarray, height: int, width: int) -> np.ndarray:
