@@ -741,6 +741,12 @@ def aclnnAddsGetWorkspaceSize(self: CData | Tensor | None, other: CData | Scalar
     ``aclnnAddsGetWorkspaceSize(<inputs and outputs in C order>) -> (workspace_size, executor)``.
     """
 
+def aclnnAvgPool2d(workspace: CData | None, workspaceSize: int, executor: CData, stream: CData) -> None:
+    """C: ``aclnnStatus aclnnAvgPool2d(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream);``
+
+    ``aclnnAvgPool2d(workspace, workspaceSize, executor, stream)``: queue the kernel on ``stream``.
+    """
+
 def aclnnAvgPool2dBackward(workspace: CData | None, workspaceSize: int, executor: CData, stream: CData) -> None:
     """C: ``aclnnStatus aclnnAvgPool2dBackward(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream);``
 
@@ -751,6 +757,12 @@ def aclnnAvgPool2dBackwardGetWorkspaceSize(gradOutput: CData | Tensor | None, se
     """C: ``aclnnStatus aclnnAvgPool2dBackwardGetWorkspaceSize(const aclTensor *gradOutput, const aclTensor *self, const aclIntArray *kernelSize, const aclIntArray *stride, const aclIntArray *padding, bool ceilMode, bool countIncludePad, int64_t divisorOverride, int8_t cubeMathType, aclTensor *gradInput, uint64_t *workspaceSize, aclOpExecutor **executor);``
 
     ``aclnnAvgPool2dBackwardGetWorkspaceSize(<inputs and outputs in C order>) -> (workspace_size, executor)``.
+    """
+
+def aclnnAvgPool2dGetWorkspaceSize(self: CData | Tensor | None, kernelSize: CData | IntArray | None, strides: CData | IntArray | None, paddings: CData | IntArray | None, ceilMode: CData, countIncludePad: CData, divisorOverride: CData, cubeMathType: CData, out: CData | Tensor | None) -> tuple[int, CData]:
+    """C: ``aclnnStatus aclnnAvgPool2dGetWorkspaceSize(const aclTensor *self, const aclIntArray *kernelSize, const aclIntArray *strides, const aclIntArray *paddings, const bool ceilMode, const bool countIncludePad, const int64_t divisorOverride, const int8_t cubeMathType, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor);``
+
+    ``aclnnAvgPool2dGetWorkspaceSize(<inputs and outputs in C order>) -> (workspace_size, executor)``.
     """
 
 def aclnnBatchMatMul(workspace: CData | None, workspaceSize: int, executor: CData, stream: CData) -> None:
@@ -1147,6 +1159,30 @@ def aclnnThresholdBackwardGetWorkspaceSize(gradOutput: CData | Tensor | None, se
     """C: ``aclnnStatus aclnnThresholdBackwardGetWorkspaceSize(const aclTensor *gradOutput, const aclTensor *self, const aclScalar *threshold, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor);``
 
     ``aclnnThresholdBackwardGetWorkspaceSize(<inputs and outputs in C order>) -> (workspace_size, executor)``.
+    """
+
+def aclnnUpsampleNearest2d(workspace: CData | None, workspaceSize: int, executor: CData, stream: CData) -> None:
+    """C: ``aclnnStatus aclnnUpsampleNearest2d(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, const aclrtStream stream);``
+
+    ``aclnnUpsampleNearest2d(workspace, workspaceSize, executor, stream)``: queue the kernel on ``stream``.
+    """
+
+def aclnnUpsampleNearest2dBackward(workspace: CData | None, workspaceSize: int, executor: CData, stream: CData) -> None:
+    """C: ``aclnnStatus aclnnUpsampleNearest2dBackward(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream);``
+
+    ``aclnnUpsampleNearest2dBackward(workspace, workspaceSize, executor, stream)``: queue the kernel on ``stream``.
+    """
+
+def aclnnUpsampleNearest2dBackwardGetWorkspaceSize(gradOut: CData | Tensor | None, outputSize: CData | IntArray | None, inputSize: CData | IntArray | None, scalesH: float, scalesW: float, gradInput: CData | Tensor | None) -> tuple[int, CData]:
+    """C: ``aclnnStatus aclnnUpsampleNearest2dBackwardGetWorkspaceSize(const aclTensor *gradOut, const aclIntArray *outputSize, const aclIntArray *inputSize, double scalesH, double scalesW, aclTensor *gradInput, uint64_t *workspaceSize, aclOpExecutor **executor);``
+
+    ``aclnnUpsampleNearest2dBackwardGetWorkspaceSize(<inputs and outputs in C order>) -> (workspace_size, executor)``.
+    """
+
+def aclnnUpsampleNearest2dGetWorkspaceSize(self: CData | Tensor | None, outputSize: CData | IntArray | None, out: CData | Tensor | None) -> tuple[int, CData]:
+    """C: ``aclnnStatus aclnnUpsampleNearest2dGetWorkspaceSize(const aclTensor *self, const aclIntArray *outputSize, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor);``
+
+    ``aclnnUpsampleNearest2dGetWorkspaceSize(<inputs and outputs in C order>) -> (workspace_size, executor)``.
     """
 
 def aclrtActiveStream(activeStream: CData, stream: CData, /) -> None:

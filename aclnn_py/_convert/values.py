@@ -311,6 +311,13 @@ def sequence_arg(api: str, name: str, value: object, what: str) -> Sequence[obje
     return value
 
 
+def float_arg(api: str, name: str, value: object) -> float:
+    """A float/double argument: any real number but a bool."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{api}: {name} must be a real number, got {type(value).__name__}")
+    return float(value)
+
+
 def plain_value(api: str, p: Param, value: object) -> bool | int | float | bytes | None:
     """A plain C value (int types, enums, bool, float, double, char *)."""
     if p.kind == "bool":
@@ -321,9 +328,7 @@ def plain_value(api: str, p: Param, value: object) -> bool | int | float | bytes
             raise param_invalid(api, f"{p.name} = {v} does not fit the C parameter's {p.ctype}")
         return v
     if p.kind == "float":
-        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-            raise TypeError(f"{api}: {p.name} must be a real number, got {type(value).__name__}")
-        f = float(value)
+        f = float_arg(api, p.name, value)
         if p.ctype == "float" and np.isfinite(f) and abs(f) > _FLOAT32_MAX:
             raise param_invalid(api, f"{p.name} = {f} is outside float's range")
         return f

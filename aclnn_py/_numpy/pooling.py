@@ -2,6 +2,8 @@
 
 * ``pooled_size``: the output length of a window sliding along one axis (PyTorch's
   ``pooling_output_shape``, which CANN's max/avg pools follow), ceil mode and dilation included;
+* ``avg_pool_sums`` / ``avg_divisors``: the window sums of average pooling (zero padding) and
+  what each window is divided by (the backward's divisors too);
 * ``expand``: a CANN int list of length 1 or 2 (0 for a stride: the kernel) as an (H, W) pair;
 * ``max_pool_planes``: the maximum of each window of ``(planes, H, W)`` and its flat position
   ``h * W + w`` in the unpadded plane;
@@ -27,12 +29,14 @@ _BLOCK_ELEMENTS = 1 << 16
 _NO_TAP = 255
 
 
-def pooled_size(size: int, k: int, s: int, p: int, ceil_mode: bool, d: int = 1) -> int:
+def pooled_size(size: int, k: int, s: int, p: int, ceil_mode: bool, d: int = 1, toward_zero: bool = False) -> int:
     """Windows of ``k`` taps ``d`` apart, ``s`` apart, over ``size`` padded by ``p`` each side:
     ``floor((size + 2p - d(k-1) - 1 + (ceil ? s-1 : 0)) / s) + 1``, minus one in ceil mode when
     the last window would start at or after ``size + p`` (it must start inside the input or its
-    left padding)."""
-    o = (size + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil_mode else 0)) // s + 1
+    left padding).  ``toward_zero``: the division truncates (aclnnAvgPool2d's rule, which gives 1
+    where a window is longer than the padded input)."""
+    numerator = size + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil_mode else 0)
+    o = (-(-numerator // s) if toward_zero and numerator < 0 else numerator // s) + 1
     if ceil_mode and (o - 1) * s >= size + p:
         o -= 1
     return o
@@ -82,9 +86,10 @@ def max_pool_planes(x: np.ndarray, out_hw: tuple[int, int], k: tuple[int, int], 
         best = np.empty((padded.shape[0], oh, ow), x.dtype)
         tap = np.empty((padded.shape[0], oh, ow), tap_dtype)
         mask = np.empty((padded.shape[0], oh, ow), np.bool_)
+        step = np.empty((padded.shape[0], oh, ow), tap_dtype)
         for a in range(start, stop, block):
             n = min(block, stop - a)
-            pad, bst, tp, msk = padded[:n], best[:n], tap[:n], mask[:n]
+            pad, bst, tp, msk, stp = padded[:n], best[:n], tap[:n], mask[:n], step[:n]
             pad[:, p[0]:p[0] + height, p[1]:p[1] + width] = x[a:a + n]
             bst.fill(-np.inf)
             tp.fill(none)
@@ -94,8 +99,13 @@ def max_pool_planes(x: np.ndarray, out_hw: tuple[int, int], k: tuple[int, int], 
                 np.greater(window, bst, out=msk)
                 if has_nan:
                     msk |= np.isnan(window)
-                np.copyto(bst, window, where=msk)
-                np.copyto(tp, t, where=msk, casting="unsafe")
+                # Branchless (a masked copy branches per element: ~3x slower on random data):
+                # the maximum (NaN-propagating, as the mask's NaN rule), and tp += msk * (t - tp)
+                # in tp's wrapping integer arithmetic.
+                np.maximum(bst, window, out=bst)
+                np.subtract(tap_dtype(t), tp, out=stp)
+                np.multiply(stp, msk, out=stp)
+                np.add(tp, stp, out=tp)
             values[a:a + n] = bst
             # The index of the winning tap; a window without one (all -inf): its first real element.
             np.add(base, lookup[tp], out=indices[a:a + n])
@@ -134,9 +144,13 @@ def adaptive_matrix(size: int, o: int) -> np.ndarray:
 def nearest_source(o: int, size: int, scale: float = 0.0) -> np.ndarray:
     """Legacy nearest resizing along one axis: the source index of each of the ``o`` outputs,
     ``min(floor(i * size / o), size - 1)``, or ``min(floor(i / scale), size - 1)`` with a given
-    scale factor ``scale > 0`` (PyTorch's rule, computed in float32 as it does: read-only)."""
-    ratio = np.float32(1.0 / scale) if scale > 0 else np.float32(size) / np.float32(o)
-    source: np.ndarray = np.minimum(np.floor(np.arange(o, dtype=np.float32) * ratio).astype(np.int64), size - 1)
+    scale factor ``scale > 0`` (PyTorch's rule, computed in float32 as it does; ``o == size`` and
+    ``o == 2 * size`` are PyTorch's exact shortcuts: read-only)."""
+    if o == size or o == 2 * size:  # (PyTorch's shortcuts, which ignore a given scale)
+        source: np.ndarray = np.arange(o, dtype=np.int64) // (o // size)
+    else:
+        ratio = np.float32(1.0 / scale) if scale > 0 else np.float32(size) / np.float32(o)
+        source = np.minimum(np.floor(np.arange(o, dtype=np.float32) * ratio).astype(np.int64), size - 1)
     source.flags.writeable = False
     return source
 
@@ -147,22 +161,145 @@ def adaptive_avg(x: np.ndarray, oh: int, ow: int) -> np.ndarray:
     as one matrix product over every plane (one mean where the output is 1x1)."""
     planes, height, width = x.shape
     if (oh, ow) == (1, 1):
-        mean: np.ndarray = x.mean(axis=(1, 2), dtype=np.float32, keepdims=True)
-        return mean
-    rows = x.reshape(planes * height, width) @ adaptive_matrix(width, ow).T  # (planes * H, ow)
-    cols = rows.reshape(planes, height, ow).transpose(0, 2, 1).reshape(planes * ow, height)
-    out = (cols @ adaptive_matrix(height, oh).T).reshape(planes, ow, oh)
-    return np.ascontiguousarray(out.transpose(0, 2, 1))
+        mean: np.ndarray = x.reshape(planes, height * width).mean(axis=1, dtype=np.float32)
+        return mean.reshape(planes, 1, 1)
+    if height % oh == 0 and width % ow == 0:  # windows that tile the plane: strided sums, no products
+        kh, kw = height // oh, width // ow
+        cols = x[:, :, 0::kw].copy()
+        for j in range(1, kw):
+            cols += x[:, :, j::kw]
+        sums = cols[:, 0::kh].copy()
+        for i in range(1, kh):
+            sums += cols[:, i::kh]
+        sums /= np.float32(kh * kw)
+        return sums
+    return _adaptive_means(_adaptive_means(x, 2, width, ow), 1, height, oh)
+
+
+def _adaptive_means(x: np.ndarray, axis: int, size: int, o: int) -> np.ndarray:
+    """The means of adaptive pooling's windows along ``axis``: one gather of each window's t-th
+    element per offset t (masked where the window is shorter), no matrix products (small ones
+    lose to their call overhead and to BLAS threads on a busy machine)."""
+    start, end = adaptive_bounds(size, o)
+    length = end - start
+    shape = [1, 1, 1]
+    shape[axis] = o
+    sums = x.take(start, axis=axis)
+    for t in range(1, int(length.max())):
+        valid = (t < length).astype(np.float32).reshape(shape)
+        sums += x.take(np.minimum(start + t, end - 1), axis=axis) * valid
+    sums /= length.astype(np.float32).reshape(shape)
+    return sums
 
 
 def adaptive_avg_grad(grad: np.ndarray, height: int, width: int) -> np.ndarray:
     """The gradient of ``adaptive_avg`` for the float32 ``(planes, oh, ow)`` gradient: each value
     divided by its window's area and spread over the window (the transposed matrices)."""
     planes, oh, ow = grad.shape
-    if (oh, ow) == (1, 1):
-        return np.repeat(grad.reshape(planes, 1) / np.float32(height * width), height * width,
-                         axis=1).reshape(planes, height, width)
+    if height % oh == 0 and width % ow == 0:  # windows that tile the plane: each share broadcast over its window
+        kh, kw = height // oh, width // ow
+        out = np.empty((planes, oh, kh, ow, kw), np.float32)
+        out[...] = (grad / np.float32(kh * kw))[:, :, None, :, None]
+        return out.reshape(planes, height, width)
     rows = grad.reshape(planes * oh, ow) @ adaptive_matrix(width, ow)  # (planes * oh, W)
     cols = rows.reshape(planes, oh, width).transpose(0, 2, 1).reshape(planes * width, oh)
     out = (cols @ adaptive_matrix(height, oh)).reshape(planes, width, height)
     return np.ascontiguousarray(out.transpose(0, 2, 1))
+
+
+def avg_pool_sums(x: np.ndarray, out_hw: tuple[int, int], k: tuple[int, int], s: tuple[int, int],
+                  p: tuple[int, int]) -> np.ndarray:
+    """The sum of each window of average pooling over the float32 ``(planes, H, W)`` array, zero
+    padded (``(planes, oh, ow)`` float32): separable, along W then along H, one strided slice
+    per window offset, over blocks of planes."""
+    planes, height, width = x.shape
+    oh, ow = out_hw
+    sums = np.empty((planes, oh, ow), np.float32)
+    if planes == 0 or oh == 0 or ow == 0:
+        return sums
+    hp = max(height + 2 * p[0], (oh - 1) * s[0] + k[0])
+    wp = max(width + 2 * p[1], (ow - 1) * s[1] + k[1])
+    block = max(1, _BLOCK_ELEMENTS // (hp * wp))
+
+    def work(start: int, stop: int) -> None:
+        padded = np.zeros((min(block, stop - start), hp, wp), np.float32)
+        cols = np.empty((padded.shape[0], hp, ow), np.float32)
+        for a in range(start, stop, block):
+            n = min(block, stop - a)
+            pad, col, out = padded[:n], cols[:n], sums[a:a + n]
+            pad[:, p[0]:p[0] + height, p[1]:p[1] + width] = x[a:a + n]
+            np.copyto(col, pad[:, :, 0:(ow - 1) * s[1] + 1:s[1]])
+            for j in range(1, k[1]):
+                col += pad[:, :, j:j + (ow - 1) * s[1] + 1:s[1]]
+            np.copyto(out, col[:, 0:(oh - 1) * s[0] + 1:s[0]])
+            for i in range(1, k[0]):
+                out += col[:, i:i + (oh - 1) * s[0] + 1:s[0]]
+
+    in_parallel(planes, work, min_per_thread=max(1, block))
+    return sums
+
+
+def avg_window_sizes(size: int, o: int, k: int, s: int, p: int, count_include_pad: bool) -> int | np.ndarray:
+    """Per output index along one axis: the window length the divisor counts.
+
+    An int when every window has the same length (the common case), else an int64 array.
+    Written so no intermediate leaves int64: start >= -p and size + 2p was checked.
+    """
+    last_end = (o - 1) * s - p + k
+    if count_include_pad and last_end <= size + p:
+        return k
+    if not count_include_pad and p == 0 and last_end <= size:
+        return k
+    start = np.arange(o, dtype=np.int64) * s - p
+    end = start + np.minimum(k, size + p - start)  # clipped to the padded input
+    if count_include_pad:
+        return end - start
+    return np.minimum(end, size) - np.maximum(start, 0)
+
+
+def avg_divisors(hw: tuple[int, int], out_hw: tuple[int, int], k: tuple[int, int], s: tuple[int, int],
+                 p: tuple[int, int], count_include_pad: bool, divisor_override: int) -> np.float32 | np.ndarray:
+    """What each window of average pooling is divided by (aclnnAvgPool2d and its backward): the
+    override, or the (oh, ow) float32 map of each window's divisor (PyTorch's rule)."""
+    if divisor_override:
+        return np.float32(divisor_override)
+    rows = avg_window_sizes(hw[0], out_hw[0], k[0], s[0], p[0], count_include_pad)
+    cols = avg_window_sizes(hw[1], out_hw[1], k[1], s[1], p[1], count_include_pad)
+    # PyTorch divides by float(int64 count).  Counts are < 2**63, so a product of two is
+    # exact as a Python int, exact in float64 where it matters, and finite in float32.
+    if isinstance(rows, int) and isinstance(cols, int):
+        return np.float32(rows * cols)
+    rows = np.broadcast_to(np.asarray(rows, np.float64), (out_hw[0],))
+    cols = np.broadcast_to(np.asarray(cols, np.float64), (out_hw[1],))
+    scale: np.ndarray = np.multiply.outer(rows, cols).astype(np.float32)
+    return scale
+
+
+def nearest_grad(grad: np.ndarray, height: int, width: int, scales: tuple[float, float]) -> np.ndarray:
+    """The gradient of legacy nearest resizing for the float32 ``(planes, oh, ow)`` gradient:
+    each input cell the sum of the outputs it was copied to.  The index maps are non-decreasing,
+    so each cell's outputs are one run per axis: one ``np.add.reduceat`` per axis (cells no
+    output reads stay 0)."""
+    planes, oh, ow = grad.shape
+    for axis, size, o, scale in ((2, width, ow, scales[1]), (1, height, oh, scales[0])):
+        source = nearest_source(o, size, scale)
+        k = o // size
+        if o == k * size and np.array_equal(source, np.arange(o) // k):  # k outputs per cell: k strided adds
+            at: list[slice] = [slice(None)] * 3
+            at[axis] = slice(0, None, k)
+            summed = grad[tuple(at)].copy()
+            for j in range(1, k):
+                at[axis] = slice(j, None, k)
+                summed += grad[tuple(at)]
+            grad = summed
+            continue
+        starts = np.searchsorted(source, np.arange(size), side="left")
+        used = starts < np.searchsorted(source, np.arange(size), side="right")
+        shape = list(grad.shape)
+        shape[axis] = size
+        summed = np.zeros(shape, np.float32)
+        index: list[slice | np.ndarray] = [slice(None)] * 3
+        index[axis] = used
+        summed[tuple(index)] = np.add.reduceat(grad, starts[used], axis=axis)
+        grad = summed
+    return grad

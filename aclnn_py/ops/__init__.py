@@ -45,6 +45,9 @@ from .softmax import softmax as softmax
 from .softmax_backward import softmax_backward as softmax_backward
 from .reduce_sum import reduce_sum as reduce_sum
 from .mean import mean as mean
+from .avg_pool2d import avg_pool2d as avg_pool2d
+from .upsample_nearest2d import upsample_nearest2d as upsample_nearest2d
+from .upsample_nearest2d_backward import upsample_nearest2d_backward as upsample_nearest2d_backward
 
 #: Every operator, in the order above.
 OPERATORS: tuple[Operator, ...] = operators()

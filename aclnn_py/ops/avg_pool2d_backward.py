@@ -75,7 +75,7 @@ from .._runtime.tensor import Tensor
 from .._numpy import workers as _workers
 from .._numpy import small as _small
 from ._registry import numpy_dtypes
-from .._numpy.pooling import pooled_size
+from .._numpy.pooling import avg_divisors, pooled_size
 from .._numpy.ufunc_buffer import ufunc_buffer
 from .._convert.executor import dtype_of, planned, shape_of
 from .._convert.typed import Output, TypedCall
@@ -231,24 +231,6 @@ def _check_geometry(go_shape: tuple[int, ...], self_shape: tuple[int, ...], is_b
                                  f"ceilMode = {str(ceil_mode).lower()}; got gradOutput {shape_str(go_shape)}")
 
     return _Params(kH, kW, sH, sW, pH, pW, ceil_mode, count_include_pad, divisor, cube_math_type)
-
-
-def _window_sizes(size: int, o: int, k: int, s: int, p: int, count_include_pad: bool) -> int | np.ndarray:
-    """Per output index along one axis: the window length the divisor counts.
-
-    An int when every window has the same length (the common case), else an int64 array.
-    Written so no intermediate leaves int64: start >= -p and size + 2p was checked.
-    """
-    last_end = (o - 1) * s - p + k
-    if count_include_pad and last_end <= size + p:
-        return k
-    if not count_include_pad and p == 0 and last_end <= size:
-        return k
-    start = np.arange(o, dtype=np.int64) * s - p
-    end = start + np.minimum(k, size + p - start)  # clipped to the padded input
-    if count_include_pad:
-        return end - start
-    return np.minimum(end, size) - np.maximum(start, 0)
 
 
 def _membership(size: int, o: int, k: int, s: int, p: int) -> np.ndarray:
@@ -560,22 +542,9 @@ def _pool_grad(grad_output: np.ndarray, H: int, W: int, params: _Params) -> np.n
 
 
 def _scale(H: int, W: int, OH: int, OW: int, params: _Params) -> np.float32 | np.ndarray:
-    """What each gradient value is divided by: the divisor, or the (OH, OW) float32 map of
-    each window's divisor."""
-    if params.divisor_override:
-        scale: np.float32 | np.ndarray = np.float32(params.divisor_override)
-    else:
-        rows = _window_sizes(H, OH, params.kH, params.sH, params.pH, params.count_include_pad)
-        cols = _window_sizes(W, OW, params.kW, params.sW, params.pW, params.count_include_pad)
-        # PyTorch divides by float(int64 count).  Counts are < 2**63, so a product of two is
-        # exact as a Python int, exact in float64 where it matters, and finite in float32.
-        if isinstance(rows, int) and isinstance(cols, int):
-            scale = np.float32(rows * cols)
-        else:
-            rows = np.broadcast_to(np.asarray(rows, np.float64), (OH,))
-            cols = np.broadcast_to(np.asarray(cols, np.float64), (OW,))
-            scale = np.multiply.outer(rows, cols).astype(np.float32)
-    return scale
+    """What each gradient value is divided by (the forward's divisors, ``_numpy/pooling.py``)."""
+    return avg_divisors((H, W), (OH, OW), (params.kH, params.kW), (params.sH, params.sW), (params.pH, params.pW),
+                        params.count_include_pad, params.divisor_override)
 
 
 def _outputs(grad_output: object, self: object, *_: object) -> list[Output]:

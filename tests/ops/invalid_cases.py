@@ -1465,6 +1465,96 @@ MEAN = _cases("mean", "aclnnMeanGetWorkspaceSize", _mean, _MEAN_NAMES, [
     *unnamed("self", "self", (2, 3)),
 ])
 
+# -- AvgPool2d -----------------------------------------------------------------------------------
+
+def _avg_fwd():
+    return dict(self=_z(2, 3, 6, 6), kernel_size=[3, 3], strides=[2, 2], paddings=[1, 1], ceil_mode=False,
+                count_include_pad=True, divisor_override=0, cube_math_type=0)
+
+
+_AVG_FWD_NAMES = {"self": "self", "kernel_size": "kernelSize", "strides": "strides", "paddings": "paddings"}
+
+AVG_FWD = _cases("avg_pool2d", "aclnnAvgPool2dGetWorkspaceSize", _avg_fwd, _AVG_FWD_NAMES, [
+    *(null({arg: None}) for arg in _AVG_FWD_NAMES),
+    bad(dict(self=_z(2, 3, 6, 6, dtype=np.float64)), "self", "DOUBLE"),
+    bad(dict(self=_z(6, 6)), "self", "3-D or 4-D", "ND"),
+    bad(dict(kernel_size=[0, 3]), "kernelSize", "> 0"),
+    bad(dict(strides=[-1]), "strides", "> 0"),
+    bad(dict(paddings=[-1]), "paddings", ">= 0"),
+    bad(dict(self=_z(2, 0, 6, 6)), "self", "must not be 0"),
+    bad(dict(kernel_size=[]), "kernelSize", "at least 1"),
+    bad(dict(paddings=[1, 1, 1]), "paddings", "1 or 2"),
+    bad(dict(strides=[2, 2, 2]), "strides", "0, 1 or 2"),
+    bad(dict(paddings=[2, 1]), "paddings", "kernelSize / 2"),
+    bad(dict(self=_z(2, 3, 6, 1), kernel_size=[3, 6], paddings=[1, 0], strides=[1, 1]), "outH and outW"),
+    bad(dict(strides=[2**63 - 1]), "overflows int64"),
+    bad(dict(cube_math_type=5), "cubeMathType", "[0, 4]"),
+    bad(dict(cube_math_type=1), "cubeMathType 1", "Atlas A2/A3"),                 # the cube path
+    bad(dict(cube_math_type=3, kernel_size=[6], strides=[6], paddings=[0]), "cubeMathType 3"),  # the global path
+    # the first violation decides
+    bad(dict(self=_z(6, 6), kernel_size=[0]), "self", absent=("kernelSize",)),
+    bad(dict(paddings=[2], cube_math_type=9), "paddings", absent=("cubeMathType",)),
+    wrong_type(dict(kernel_size=[3.0])),
+    wrong_type(dict(ceil_mode=None), "ceilMode"),
+    wrong_type(dict(cube_math_type=1.5), "cubeMathType"),
+    *unnamed("self", "self", (2, 3, 6, 6)),
+])
+
+# -- UpsampleNearest2d ---------------------------------------------------------------------------
+
+def _nearest():
+    return dict(self=_z(2, 3, 4, 5), output_size=[8, 10])
+
+
+NEAREST = _cases("upsample_nearest2d", "aclnnUpsampleNearest2dGetWorkspaceSize", _nearest,
+                 {"self": "self", "output_size": "outputSize"}, [
+    null(dict(self=None)),
+    null(dict(output_size=None)),
+    bad(dict(self=_z(2, 3, 4, 5, dtype=np.int32)), "self", "INT32"),
+    bad(dict(self=_z(2, 3, 4, 5, dtype=np.int8)), "self", "INT8"),
+    bad(dict(output_size=[8]), "outputSize", "2 elements"),
+    bad(dict(self=_z(3, 4, 5)), "self", "4-D"),
+    bad(dict(self=_z(2, 3, 0, 5)), "self", "H and W"),
+    bad(dict(output_size=[0, 10]), "outputSize", "not be 0"),
+    bad(dict(self=_z(2, 0, 4, 5)), "self", "C must not be 0"),
+    bad(dict(output_size=[8, -10]), "out H, W", "outputSize"),
+    bad(dict(output_size=[2**31, 10]), "2147483647"),
+    # the first violation decides
+    bad(dict(self=_z(3, 4, 5), output_size=[8]), "outputSize", absent=("4-D",)),
+    bad(dict(self=_z(2, 0, 4, 5), output_size=[0, 1]), "outputSize", absent=("C must",)),
+    wrong_type(dict(output_size=[8.0, 10])),
+    wrong_type(dict(self=[[0.0]])),
+    *unnamed("self", "self", (2, 3, 4, 5)),
+])
+
+# -- UpsampleNearest2dBackward -------------------------------------------------------------------
+
+def _nearest_grad():
+    return dict(grad_out=_z(2, 3, 8, 10), output_size=[8, 10], input_size=[2, 3, 4, 5], scales_h=0.0, scales_w=0.0)
+
+
+NEAREST_GRAD = _cases("upsample_nearest2d_backward", "aclnnUpsampleNearest2dBackwardGetWorkspaceSize",
+                      _nearest_grad, {"grad_out": "gradOut", "output_size": "outputSize", "input_size": "inputSize"}, [
+    null(dict(grad_out=None)),
+    null(dict(output_size=None)),
+    null(dict(input_size=None)),
+    bad(dict(grad_out=_z(2, 3, 8, 10, dtype=np.float64)), "gradOut", "DOUBLE"),
+    bad(dict(grad_out=_z(3, 8, 10)), "gradOut", "4-D"),
+    bad(dict(output_size=[8]), "outputSize", "2 elements"),
+    bad(dict(input_size=[4, 5]), "inputSize", "4 elements"),
+    bad(dict(input_size=[2, 4, 4, 5]), "gradInput", "N and C"),
+    bad(dict(input_size=[2, 3, 0, 5]), "inputSize", "> 0"),
+    bad(dict(output_size=[8, -10]), "outputSize", "> 0"),
+    bad(dict(output_size=[8, 9]), "gradOut shape", "[2, 3, 8, 9]"),
+    # the first violation decides
+    bad(dict(grad_out=_z(2, 3, 8, 10, dtype=np.int32), output_size=[8]), "gradOut", absent=("outputSize",)),
+    bad(dict(input_size=[2, 3, 0, 5], output_size=[8, 9]), "inputSize", absent=("gradOut shape",)),
+    wrong_type(dict(scales_h="2"), "scalesH"),
+    wrong_type(dict(scales_w=True), "scalesW"),
+    wrong_type(dict(input_size=[2.0, 3, 4, 5])),
+    *unnamed("grad_out", "gradOut", (2, 3, 8, 10)),
+])
+
 
 #: Every table above, in the order defined (each operator's ``_cases(...)`` is one module-level
 #: list of ``Invalid``: a new operator's table joins without an edit here).

@@ -47,14 +47,7 @@ typedef struct {
 static void fill_axis(int64_t out, int64_t size, int64_t k, int64_t s, int64_t pad, bool include_pad, axis_table t)
 {
     for (int64_t o = 0; o < out; ++o) {
-        int64_t start = o * s - pad;
-        int64_t end = start + k < size + pad ? start + k : size + pad;
-        int64_t padded = end - start;
-        start = start < 0 ? 0 : start;
-        end = end > size ? size : end;
-        t.lo[o] = start;
-        t.hi[o] = end > start ? end : start;
-        t.factor[o] = include_pad ? padded : t.hi[o] - t.lo[o];
+        aclsim_pool_avg_window(o, size, k, s, pad, include_pad, &t.lo[o], &t.hi[o], &t.factor[o]);
     }
     int64_t first = 0, last = 0;
     for (int64_t i = 0; i < size; ++i) {

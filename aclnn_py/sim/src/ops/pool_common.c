@@ -3,7 +3,8 @@
 
 #include "pool_common.h"
 
-bool aclsim_pool_out_size(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, bool ceil_mode, int64_t *out)
+static bool out_size(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, bool ceil_mode, bool trunc,
+                     int64_t *out)
 {
     int64_t reach, numerator;
     if (!aclsim_ops_mul(d, k - 1, &reach) || !aclsim_ops_add(in, p, &numerator) ||
@@ -11,7 +12,7 @@ bool aclsim_pool_out_size(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d
         !aclsim_ops_add(numerator, ceil_mode ? s - 1 : 0, &numerator)) {
         return false;
     }
-    int64_t o = aclsim_ops_floor_div(numerator, s) + 1;
+    int64_t o = (trunc ? numerator / s : aclsim_ops_floor_div(numerator, s)) + 1;
     if (ceil_mode) {
         int64_t start, end;
         if (!aclsim_ops_mul(o - 1, s, &start) || !aclsim_ops_add(in, p, &end)) {
@@ -23,6 +24,16 @@ bool aclsim_pool_out_size(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d
     }
     *out = o;
     return true;
+}
+
+bool aclsim_pool_out_size(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, bool ceil_mode, int64_t *out)
+{
+    return out_size(in, k, s, p, d, ceil_mode, false, out);
+}
+
+bool aclsim_pool_out_size_trunc(int64_t in, int64_t k, int64_t s, int64_t p, bool ceil_mode, int64_t *out)
+{
+    return out_size(in, k, s, p, 1, ceil_mode, true, out);
 }
 
 void aclsim_pool_pair(const aclIntArray *a, const int64_t fallback[2], int64_t out[2])
@@ -38,6 +49,12 @@ void aclsim_pool_pair(const aclIntArray *a, const int64_t fallback[2], int64_t o
 
 int64_t aclsim_pool_nearest_source(int64_t i, int64_t size, int64_t o, double scale)
 {
+    if (o == size) { /* PyTorch's shortcuts, which ignore a given scale */
+        return i;
+    }
+    if (o == 2 * size) {
+        return i / 2;
+    }
     float ratio = scale > 0 ? (float)(1.0 / scale) : (float)size / (float)o;
     int64_t source = (int64_t)floorf((float)i * ratio);
     return source < size - 1 ? source : size - 1;

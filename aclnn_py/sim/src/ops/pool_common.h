@@ -14,6 +14,10 @@
  * false when an intermediate leaves int64. */
 ACLSIM_OPS_API bool aclsim_pool_out_size(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, bool ceil_mode,
                                          int64_t *out);
+/* The same with the division truncated toward zero (aclnnAvgPool2d's rule: 1 where a window is
+ * longer than the padded input). */
+ACLSIM_OPS_API bool aclsim_pool_out_size_trunc(int64_t in, int64_t k, int64_t s, int64_t p, bool ceil_mode,
+                                               int64_t *out);
 
 /* [v] -> (v, v), [a, b, ...] -> (a, b); an empty (or NULL) list -> fallback (a stride's kernel). */
 ACLSIM_OPS_API void aclsim_pool_pair(const aclIntArray *a, const int64_t fallback[2], int64_t out[2]);
@@ -38,6 +42,22 @@ static inline void aclsim_pool_taps(int64_t o, int64_t size, int64_t k, int64_t 
     }
     *first = start;
     *end = stop < size ? stop : size;
+}
+
+/* Average pooling's window o along an axis of `size` (k, s, padding p): its real elements
+ * [*lo, *hi) and its divisor factor, the window clipped to the padded input when include_pad,
+ * else its real extent (PyTorch's rule; aclnnAvgPool2d and its backward). */
+static inline void aclsim_pool_avg_window(int64_t o, int64_t size, int64_t k, int64_t s, int64_t p, bool include_pad,
+                                          int64_t *lo, int64_t *hi, int64_t *factor)
+{
+    int64_t start = o * s - p;
+    int64_t end = start + k < size + p ? start + k : size + p;
+    int64_t padded = end - start;
+    start = start < 0 ? 0 : start;
+    end = end > size ? size : end;
+    *lo = start;
+    *hi = end > start ? end : start;
+    *factor = include_pad ? padded : *hi - *lo;
 }
 
 /* Adaptive pooling's window i of o over `size`: [floor(i*size/o), ceil((i+1)*size/o)). */
