@@ -37,6 +37,7 @@ _NOT_INTEGERS = ("char", "wchar_t", "char16_t", "char32_t", "long double", "floa
 #: (written back) like every non-const ``aclTensor *`` (the one place that names them).
 WRITTEN_CONST: dict[str, frozenset[str]] = {
     "aclnnReluGetWorkspaceSize": frozenset({"out"}),
+    "aclnnIm2colGetWorkspaceSize": frozenset({"out"}),
 }
 
 

@@ -17,7 +17,7 @@ kernel or stride: zeros of ``([N,] C, oH, oW)``, then with H*W and oH*oW flatten
 Index values: CANN checks none; an index outside ``[0, oH*oW)`` writes outside the plane on the
 device.  Every backend here fails instead, as a device fault: ``AclnnError`` 507015
 (ACL_ERROR_RT_AICORE_EXCEPTION) from ``aclrtSynchronizeStream`` naming the first bad index (C
-order), with nothing written (as MaxUnpool2dBackward's gather, ``_unpool.py``).
+order), with nothing written (as the gradient's gather, ``_unpool.py``).
 
 Constraints, in the order CANN (Atlas A2/A3) checks them; each violation is 161002 unless noted:
 
