@@ -100,18 +100,18 @@ def _prepare(self: object, indices: object, output_size: object) -> Prepared:
     dtype, plane = self.dtype, self.shape[-2] * self.shape[-1]
     planes, out_plane = self.size // plane if plane else 0, output_size[0] * output_size[1]
     nbytes = planes * out_plane * dtype.itemsize
-    # Each plane's indices offset by its start in the flat out: one put for all planes.
+    # Each plane's indices offset by its start in the flat out: one assignment for all planes.
     starts = (np.arange(planes, dtype=np.int64) * out_plane)[:, None]
 
     def run(self: object, indices: object, *_: object) -> np.ndarray:
         check_allocation(nbytes)
         index = host_array(API, "indices", indices)
         check_index_range(KERNEL, index, output_size)
-        out = np.zeros(out_shape, dtype)
+        out = np.zeros(planes * out_plane, dtype)
         if planes:
-            values = host_array(API, "self", self).reshape(planes, plane)
-            np.put(out, index.reshape(planes, plane) + starts, values)
-        return out
+            # Fancy assignment, not np.put (10x slower on ResNet-sized planes).
+            out[(index.reshape(planes, plane) + starts).ravel()] = host_array(API, "self", self).ravel()
+        return out.reshape(out_shape)
 
     return plan(run, nbytes + self.nbytes + indices.nbytes), (self, indices)
 
