@@ -855,6 +855,12 @@ def aclnnFinalize() -> Any:
     Raw mirror of ``aclnnFinalize``: the C arguments in C order, returning the C value.
     """
 
+def aclnnIm2col(workspace: CData | None, workspaceSize: int, executor: CData, stream: CData) -> None:
+    """C: ``aclnnStatus aclnnIm2col(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream);``
+
+    ``aclnnIm2col(workspace, workspaceSize, executor, stream)``: queue the kernel on ``stream``.
+    """
+
 def aclnnIm2colBackward(workspace: CData | None, workspaceSize: int, executor: CData, stream: CData) -> None:
     """C: ``aclnnStatus aclnnIm2colBackward(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream);``
 
@@ -865,6 +871,12 @@ def aclnnIm2colBackwardGetWorkspaceSize(gradOutput: CData | Tensor | None, input
     """C: ``aclnnStatus aclnnIm2colBackwardGetWorkspaceSize(const aclTensor *gradOutput, const aclIntArray *inputSize, const aclIntArray *kernelSize, const aclIntArray *dilation, const aclIntArray *padding, const aclIntArray *stride, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor);``
 
     ``aclnnIm2colBackwardGetWorkspaceSize(<inputs and outputs in C order>) -> (workspace_size, executor)``.
+    """
+
+def aclnnIm2colGetWorkspaceSize(self: CData | Tensor | None, kernelSize: CData | IntArray | None, dilation: CData | IntArray | None, padding: CData | IntArray | None, stride: CData | IntArray | None, out: CData | Tensor | None) -> tuple[int, CData]:
+    """C: ``aclnnStatus aclnnIm2colGetWorkspaceSize(const aclTensor *self, const aclIntArray *kernelSize, const aclIntArray *dilation, const aclIntArray *padding, const aclIntArray *stride, const aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor);``
+
+    ``aclnnIm2colGetWorkspaceSize(<inputs and outputs in C order>) -> (workspace_size, executor)``.
     """
 
 def aclnnInit(configPath: CData, /) -> Any:

@@ -38,6 +38,7 @@ _NOT_INTEGERS = ("char", "wchar_t", "char16_t", "char32_t", "long double", "floa
 WRITTEN_CONST: dict[str, frozenset[str]] = {
     "aclnnReluGetWorkspaceSize": frozenset({"out"}),
     "aclnnInplaceAddGetWorkspaceSize": frozenset({"selfRef"}),
+    "aclnnIm2colGetWorkspaceSize": frozenset({"out"}),
 }
 
 #: The non-const ``aclTensor *`` parameters CANN reads and then writes in place (BatchNorm's

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from ._registry import Operator, operators
 from .im2col_backward import im2col_backward as im2col_backward
+from .im2col import im2col as im2col
 from .max_unpool2d_backward import max_unpool2d_backward as max_unpool2d_backward
 from .max_unpool2d import max_unpool2d as max_unpool2d
 from .reflection_pad2d_backward import reflection_pad2d_backward as reflection_pad2d_backward

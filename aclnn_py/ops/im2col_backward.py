@@ -60,6 +60,7 @@ from ._checks import FLOAT32, check, check_dtype, check_length, check_not_null, 
 from .._convert.values import INT64_MAX, INT64_MIN, host_array, int_array_arg, repeated, tensor_arg
 from .._numpy.plans import NumpyOp, Prepared, plan
 from ._dispatch import dispatch, documented
+from ._im2col import block_count, block_numerator
 from .._numpy.workers import in_parallel
 
 if TYPE_CHECKING:
@@ -70,12 +71,6 @@ API = "aclnnIm2colBackwardGetWorkspaceSize"
 #: The dtypes each rule accepts: the one table of these checks (the simulator's are generated from it).
 DTYPE_RULES = {"DTYPES": ("ACL_FLOAT", "ACL_FLOAT16", "ACL_BF16")}
 DTYPES = numpy_dtypes(DTYPE_RULES["DTYPES"])
-
-
-def _c_div(numerator: int, denominator: int) -> int:
-    """int64 division as C does it: truncating toward zero (denominator > 0)."""
-    quotient = abs(numerator) // denominator
-    return quotient if numerator >= 0 else -quotient
 
 
 def _validate(grad_output: object, input_size: object, kernel_size: object, dilation: object, padding: object,
@@ -128,12 +123,12 @@ def _check_geometry(shape: tuple[int, ...], input_size: tuple[int, ...], kernel_
 
     grid: list[int] = []
     for d in range(2):
-        numerator = input_size[d] + 2 * padding[d] - dilation[d] * (kernel_size[d] - 1) - 1 + stride[d]
+        numerator = block_numerator(input_size[d], kernel_size[d], dilation[d], padding[d], stride[d])
         check(API, INT64_MIN <= numerator <= INT64_MAX,
               lambda: f"the block count along dim {d} overflows int64 (inputSize = {shape_str(input_size)}, "
               f"padding = {shape_str(padding)}, dilation = {shape_str(dilation)}, "
               f"kernelSize = {shape_str(kernel_size)})")
-        blocks = _c_div(numerator, stride[d])
+        blocks = block_count(numerator, stride[d])
         check(API, blocks >= 0,
               lambda: f"the kernel does not fit along dim {d}: inputSize = {shape_str(input_size)}, "
               f"padding = {shape_str(padding)}, kernelSize = {shape_str(kernel_size)}, "

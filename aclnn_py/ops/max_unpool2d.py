@@ -17,7 +17,7 @@ kernel or stride: zeros of ``([N,] C, oH, oW)``, then with H*W and oH*oW flatten
 Index values: CANN checks none; an index outside ``[0, oH*oW)`` writes outside the plane on the
 device.  Every backend here fails instead, as a device fault: ``AclnnError`` 507015
 (ACL_ERROR_RT_AICORE_EXCEPTION) from ``aclrtSynchronizeStream`` naming the first bad index (C
-order), with nothing written (as MaxUnpool2dBackward's gather, ``_unpool.py``).
+order), with nothing written (as the gradient's gather, ``_unpool.py``).
 
 Constraints, in the order CANN (Atlas A2/A3) checks them; each violation is 161002 unless noted:
 
@@ -100,18 +100,18 @@ def _prepare(self: object, indices: object, output_size: object) -> Prepared:
     dtype, plane = self.dtype, self.shape[-2] * self.shape[-1]
     planes, out_plane = self.size // plane if plane else 0, output_size[0] * output_size[1]
     nbytes = planes * out_plane * dtype.itemsize
-    # Each plane's indices offset by its start in the flat out: one put for all planes.
+    # Each plane's indices offset by its start in the flat out: one assignment for all planes.
     starts = (np.arange(planes, dtype=np.int64) * out_plane)[:, None]
 
     def run(self: object, indices: object, *_: object) -> np.ndarray:
         check_allocation(nbytes)
         index = host_array(API, "indices", indices)
         check_index_range(KERNEL, index, output_size)
-        out = np.zeros(out_shape, dtype)
+        out = np.zeros(planes * out_plane, dtype)
         if planes:
-            values = host_array(API, "self", self).reshape(planes, plane)
-            np.put(out, index.reshape(planes, plane) + starts, values)
-        return out
+            # Fancy assignment, not np.put (10x slower on ResNet-sized planes).
+            out[(index.reshape(planes, plane) + starts).ravel()] = host_array(API, "self", self).ravel()
+        return out.reshape(out_shape)
 
     return plan(run, nbytes + self.nbytes + indices.nbytes), (self, indices)
 

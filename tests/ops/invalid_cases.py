@@ -706,6 +706,39 @@ THRESHOLD_BACKWARD = _cases("threshold_backward", "aclnnThresholdBackwardGetWork
     *unnamed("grad_output", "gradOutput", (2, 3)),
 ])
 
+# -- Im2col (forward) ---------------------------------------------------------------------------
+
+
+def _unfold():
+    return dict(self=_z(2, 3, 4, 4), kernel_size=[2, 2], dilation=[1, 1], padding=[0, 0], stride=[1, 1])
+
+
+IM2COL_FORWARD = _cases("im2col", "aclnnIm2colGetWorkspaceSize", _unfold,
+                        {"self": "self", "kernel_size": "kernelSize", "dilation": "dilation", "padding": "padding",
+                         "stride": "stride"}, [
+    *(null({arg: None}) for arg in ("self", "kernel_size", "dilation", "padding", "stride")),
+    bad(dict(self=_z(2, 3, 4, 4, dtype=np.float64)), "self", "DOUBLE"),
+    bad(dict(self=_z(3, 4)), "self", "3-D or 4-D"),
+    bad(dict(self=_z(2, 0, 4, 4)), "self", "> 0"),
+    bad(dict(self=_z(3, 0, 4)), "self", "> 0"),
+    bad(dict(kernel_size=[2]), "kernelSize", "2 elements"),
+    bad(dict(dilation=[1, 1, 1]), "dilation", "2 elements"),
+    bad(dict(padding=[0]), "padding", "2 elements"),
+    bad(dict(stride=[1, 1, 1]), "stride", "2 elements"),
+    bad(dict(kernel_size=[0, 2]), "kernelSize"),
+    bad(dict(stride=[1, 0]), "stride"),
+    bad(dict(dilation=[-1, 1]), "dilation"),
+    bad(dict(padding=[0, -1]), "padding"),
+    bad(dict(kernel_size=[5, 2]), "block grid"),
+    bad(dict(dilation=[2**62, 1]), "block grid"),
+    # the first violation decides
+    bad(dict(kernel_size=[2], stride=[0, 0]), "kernelSize", absent=("stride",)),
+    bad(dict(stride=[0, 0], padding=[-1, -1]), "stride", absent=("padding",)),
+    wrong_type(dict(kernel_size=2.0)),
+    wrong_type(dict(self="self")),
+    *unnamed("self", "self", (2, 3, 4, 4)),
+])
+
 # -- MaxUnpool2d (forward) -----------------------------------------------------------------------
 
 

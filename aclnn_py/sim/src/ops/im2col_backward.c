@@ -17,7 +17,7 @@
 #include "../kernels/parallel.h"
 #include "aclnnop/aclnn_im2col_backward.h"
 #include "aclsim_dtype_rules.h" /* generated at build: the dtype table (aclnn_py/ops/<op>.py DTYPE_RULES) */
-#include "ops_common.h"
+#include "im2col_common.h"
 
 static const char API[] = "aclnnIm2colBackwardGetWorkspaceSize";
 
@@ -250,20 +250,6 @@ static aclnnStatus im2col_kernel(aclOpExecutor *ex, void *workspace)
     return ACLNN_SUCCESS;
 }
 
-/* (inputSize[d] + 2*padding[d] - dilation[d]*(kernelSize[d] - 1) - 1 + stride[d]) / stride[d],
- * in int64 with C's truncating division; false when an intermediate leaves int64. */
-static bool block_count(int64_t in, int64_t pad, int64_t dil, int64_t k, int64_t s, int64_t *blocks)
-{
-    int64_t twice_pad, span, numerator;
-    if (!aclsim_ops_mul(pad, 2, &twice_pad) || !aclsim_ops_mul(dil, k - 1, &span) ||
-        !aclsim_ops_add(in, twice_pad, &numerator) || !aclsim_ops_add(numerator, -span, &numerator) ||
-        !aclsim_ops_add(numerator, s - 1, &numerator)) {
-        return false;
-    }
-    *blocks = numerator / s;
-    return true;
-}
-
 static aclnnStatus check_params(const aclTensor *gradOutput, const aclIntArray *inputSize,
                                 const aclIntArray *kernelSize, const aclIntArray *dilation,
                                 const aclIntArray *padding, const aclIntArray *stride, const aclTensor *out,
@@ -322,7 +308,7 @@ static aclnnStatus check_params(const aclTensor *gradOutput, const aclIntArray *
 
     int64_t grid[2];
     for (int d = 0; d < 2; ++d) {
-        if (!block_count(in[d], pad[d], dil[d], k[d], s[d], &grid[d])) {
+        if (!aclsim_im2col_blocks(in[d], pad[d], dil[d], k[d], s[d], &grid[d])) {
             return aclsim_ops_invalid(API, "the block count along dim %d overflows int64 (inputSize = %s, "
                                       "padding = %s, dilation = %s, kernelSize = %s)", d,
                                       aclsim_ops_ints(inputSize).s, aclsim_ops_ints(padding).s,

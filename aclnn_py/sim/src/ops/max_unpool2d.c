@@ -29,14 +29,24 @@ typedef struct {
     const unpool_params *p;
     const aclTensor *self, *indices;
     aclTensor *out;
-    int64_t *scratch;       /* per worker: one row of indices (w) */
+    int64_t *scratch;       /* per worker: one row of indices and of their offsets (2 w) */
 } scatter_job;
+
+/* One row's elements (of this width) to their offsets `to` in the out plane. */
+#define SCATTER_ROW(type)                                                        \
+    do {                                                                         \
+        const type *from = (const type *)src_row;                                \
+        type *plane_out = (type *)dst_plane;                                     \
+        for (int64_t x = 0; x < p->w; ++x) {                                     \
+            plane_out[to[x]] = from[x * ss[3]];                                  \
+        }                                                                        \
+    } while (0)
 
 static void scatter_planes(void *ctx, int64_t begin, int64_t end, int worker)
 {
     const scatter_job *job = ctx;
     const unpool_params *p = job->p;
-    int64_t *k = job->scratch + worker * p->w, ss[4], os[4];
+    int64_t *k = job->scratch + worker * 2 * p->w, *to = k + p->w, ss[4], os[4];
     size_t size = aclsim_ops_dtype_size(job->self->dtype);
     aclsim_ops_nchw_strides(job->self, ss);
     aclsim_ops_nchw_strides(job->out, os);
@@ -48,9 +58,21 @@ static void scatter_planes(void *ctx, int64_t begin, int64_t end, int worker)
         char *dst_plane = dst + (n * os[0] + c * os[1]) * (int64_t)size;
         for (int64_t y = 0; y < p->h; ++y) {
             aclsim_unpool_index_row(job->indices, p->w, n, c, y, k);
-            for (int64_t x = 0; x < p->w; ++x) {
-                int64_t to = (k[x] / p->ow) * os[2] + (k[x] % p->ow) * os[3];
-                memcpy(dst_plane + to * (int64_t)size, src_plane + (y * ss[2] + x * ss[3]) * (int64_t)size, size);
+            if (os[3] == 1 && os[2] == p->ow) {
+                for (int64_t x = 0; x < p->w; ++x) { /* (a plane of unit strides: the index is the offset) */
+                    to[x] = k[x];
+                }
+            } else {
+                for (int64_t x = 0; x < p->w; ++x) {
+                    to[x] = (k[x] / p->ow) * os[2] + (k[x] % p->ow) * os[3];
+                }
+            }
+            const char *src_row = src_plane + y * ss[2] * (int64_t)size;
+            switch (size) {
+            case 8: SCATTER_ROW(uint64_t); break;
+            case 4: SCATTER_ROW(uint32_t); break;
+            case 2: SCATTER_ROW(uint16_t); break;
+            default: SCATTER_ROW(uint8_t); break;
             }
         }
     }
@@ -181,7 +203,7 @@ aclnnStatus aclnnMaxUnpool2dGetWorkspaceSize(const aclTensor *self, const aclTen
     p.workers = aclsim_workers(p.n * p.c, p.oh * p.ow);
     const aclTensor *inputs[] = {self, indices};
     const aclTensor *outputs[] = {out};
-    return aclsim_ops_finish(KERNEL, unpool_kernel, aclsim_ops_region((uint64_t)(p.workers * p.w), sizeof(int64_t)),
+    return aclsim_ops_finish(KERNEL, unpool_kernel, aclsim_ops_region((uint64_t)(p.workers * 2 * p.w), sizeof(int64_t)),
                              &p, sizeof p, inputs, 2, outputs, 1, workspaceSize, executor);
 }
 
