@@ -81,8 +81,9 @@ def log_softmax(x: np.ndarray, dim: int) -> np.ndarray:
     if x.ndim == 0:
         return np.zeros_like(x)  # (one element: log 1)
     shifted = np.subtract(x, np.max(x, axis=dim, keepdims=True))
+    e = np.exp(shifted)
     with np.errstate(divide="ignore"):
-        lse = np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True))
+        lse = np.log(np.sum(e, axis=dim, keepdims=True))
     return np.asarray(np.subtract(shifted, lse, out=shifted))
 
 
@@ -90,7 +91,8 @@ def softmax(x: np.ndarray, dim: int) -> np.ndarray:
     """``softmax`` of a FLOAT/DOUBLE array along ``dim``: ``exp(x - max) / sum``; a new array."""
     if x.ndim == 0:
         return np.ones_like(x)
-    e = np.exp(np.subtract(x, np.max(x, axis=dim, keepdims=True)))
+    e = np.subtract(x, np.max(x, axis=dim, keepdims=True))
+    np.exp(e, out=e)
     return np.asarray(np.divide(e, np.sum(e, axis=dim, keepdims=True), out=e))
 
 
@@ -110,7 +112,8 @@ def softmax_backward(grad: np.ndarray, output: np.ndarray, dim: int) -> np.ndarr
         return np.asarray(output * (grad - grad * output))
     product = np.multiply(grad, output)
     total = np.sum(product, axis=dim, keepdims=True)
-    return np.asarray(np.multiply(output, np.subtract(grad, total), out=product))
+    np.subtract(grad, total, out=product)
+    return np.asarray(np.multiply(product, output, out=product))
 
 
 # -- over several dims (ReduceSum, Mean) ------------------------------------------------------

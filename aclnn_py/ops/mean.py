@@ -63,7 +63,7 @@ DTYPES = numpy_dtypes(DTYPE_RULES["DTYPES"])
 def mean_in(x: np.ndarray, dims: tuple[int, ...], keepdim: bool, dtype: np.dtype) -> np.ndarray:
     """The mean of ``x`` over ``dims`` with x converted to ``dtype`` and averaged in it, a new
     array of ``dtype`` (integers: the int64 sum divided as a double, truncated toward zero)."""
-    v = _ew.convert(x, dtype)
+    v = x if x.dtype == dtype else _ew.convert(x, dtype)
     if not dims:
         return v.copy()
     count = int(np.prod([x.shape[d] for d in dims], dtype=np.int64))

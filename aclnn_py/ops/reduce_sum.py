@@ -71,7 +71,7 @@ def check_dtype_argument(api: str, dtype: int, allowed: Sequence[np.dtype]) -> n
 def sum_in(x: np.ndarray, dims: tuple[int, ...], keepdim: bool, dtype: np.dtype) -> np.ndarray:
     """The sum of ``x`` over ``dims`` with self converted to ``dtype`` and summed in it (the
     rules in the module docstring), a new array of ``dtype``."""
-    v = _ew.convert(x, dtype)
+    v = x if x.dtype == dtype else _ew.convert(x, dtype)
     if not dims:
         return v.copy()
     if dtype == np.bool_:

@@ -98,3 +98,25 @@ def test_one_element_per_channel_running_variance(backend, shape, factor_is_nan)
         assert np.isnan(rv).all()
     else:
         np.testing.assert_array_equal(rv, 1.0)  # (1 - m) * 2 + m * 0
+
+
+def test_device_tensors_on_sim(sim_lib):
+    # A device input with CPU running statistics (copied back after the device work), and device
+    # running statistics (updated where they are).
+    rng = np.random.default_rng(5)
+    x = random_array(rng, (4, 3, 5), np.float32)
+    expected_stats = [np.zeros(3, np.float32), np.ones(3, np.float32)]
+    expected = aclnn_py.batch_norm(x, None, None, *expected_stats, True, 0.3, 1e-5, backend="numpy")
+    dx = aclnn_py.Tensor.from_numpy(x, backend="sim")
+    stats = [np.zeros(3, np.float32), np.ones(3, np.float32)]
+    got = aclnn_py.batch_norm(dx, None, None, *stats, True, 0.3, 1e-5, backend="sim")
+    assert got[0] is stats[0] and isinstance(got[2], aclnn_py.Tensor)
+    assert_close(got[2].numpy(), expected[2], np.dtype(np.float32))
+    for e, g in zip(expected_stats, stats):
+        assert_close(g, e, np.dtype(np.float32))
+    device_stats = [aclnn_py.Tensor.from_numpy(np.zeros(3, np.float32), backend="sim"),
+                    aclnn_py.Tensor.from_numpy(np.ones(3, np.float32), backend="sim")]
+    got = aclnn_py.batch_norm(x, None, None, *device_stats, True, 0.3, 1e-5, backend="sim")
+    assert got[0] is device_stats[0]
+    for e, g in zip(expected_stats, device_stats):
+        assert_close(g.numpy(), e, np.dtype(np.float32))

@@ -170,11 +170,18 @@ static double round_to(double v, aclDataType t)
     return t == ACL_FLOAT ? (double)(float)v : v;
 }
 
-/* One lane of t into dst, each value converted to the compute dtype. */
+/* One lane of t into dst, each value converted to the compute dtype (`tmp`: len floats). */
 static void load_lane(const aclTensor *t, int64_t base, const aclsim_red_walk *w, int64_t len, aclDataType compute,
-                      double *dst)
+                      double *dst, float *tmp)
 {
     int64_t step = w->n > 0 ? w->strides[w->n - 1] : 0;
+    if (compute != ACL_DOUBLE && t->dtype != ACL_DOUBLE) { /* through float, row at a time */
+        aclsim_ops_gather_f32(t->data, t->dtype, base, step, len, tmp);
+        for (int64_t i = 0; i < len; ++i) {
+            dst[i] = t->dtype == compute ? tmp[i] : round_to(tmp[i], compute);
+        }
+        return;
+    }
     for (int64_t i = 0; i < len; ++i) {
         double v = aclsim_ops_load(t->data, t->dtype, base + i * step);
         dst[i] = t->dtype == compute ? v : round_to(v, compute);
@@ -186,13 +193,14 @@ static void lane_range(void *ctx, int64_t begin, int64_t end, int worker)
     const lane_job *j = ctx;
     const lane_params *p = j->p;
     int64_t len = j->len;
-    double *x = j->scratch + (size_t)worker * 2 * (size_t)len, *y = x + len;
+    double *x = j->scratch + (size_t)worker * 3 * (size_t)len, *y = x + len;
+    float *tmp = (float *)(y + len);
     bool wide = p->compute == ACL_DOUBLE;
     int64_t so = j->lo.n > 0 ? j->lo.strides[j->lo.n - 1] : 0;
     for (int64_t k = begin; k < end; ++k) {
-        load_lane(j->a, j->a->offset + aclsim_red_offset(&j->ka, k), &j->la, len, p->compute, x);
+        load_lane(j->a, j->a->offset + aclsim_red_offset(&j->ka, k), &j->la, len, p->compute, x, tmp);
         if (j->b != NULL) {
-            load_lane(j->b, j->b->offset + aclsim_red_offset(&j->kb, k), &j->lb, len, p->compute, y);
+            load_lane(j->b, j->b->offset + aclsim_red_offset(&j->kb, k), &j->lb, len, p->compute, y, tmp);
         }
         double sum = 0.0;
         if (p->op == ACLSIM_RED_SOFTMAX || p->op == ACLSIM_RED_LOG_SOFTMAX) {
@@ -226,6 +234,13 @@ static void lane_range(void *ctx, int64_t begin, int64_t end, int worker)
             }
         }
         int64_t base = j->out->offset + aclsim_red_offset(&j->ko, k);
+        if (!wide && j->out->dtype != ACL_DOUBLE) {
+            for (int64_t i = 0; i < len; ++i) {
+                tmp[i] = (float)round_to(y[i], p->compute);
+            }
+            aclsim_ops_scatter_f32(j->out->data, j->out->dtype, base, so, len, tmp);
+            continue;
+        }
         for (int64_t i = 0; i < len; ++i) {
             aclsim_ops_store(j->out->data, j->out->dtype, base + i * so, round_to(y[i], p->compute));
         }
@@ -266,7 +281,7 @@ aclnnStatus aclsim_red_lanes_finish(const char *api, const char *kernel, aclsim_
     ACLSIM_OPS_TRY(aclsim_ops_check_memory(api, "out", out));
     lane_params p = {.op = op, .dim = dim, .compute = compute, .kernel = kernel};
     int64_t len = a->ndim == 0 ? 1 : a->view_dims[dim];
-    uint64_t workspace = (uint64_t)ACLSIM_MAX_WORKERS * 2 * (uint64_t)len * sizeof(double);
+    uint64_t workspace = (uint64_t)ACLSIM_MAX_WORKERS * 3 * (uint64_t)len * sizeof(double);
     const aclTensor *inputs[] = {a, b};
     const aclTensor *outputs[] = {out};
     aclnnStatus status = aclsim_ops_finish(kernel, lane_kernel, workspace, &p, sizeof p, inputs, b != NULL ? 2 : 1,
@@ -360,9 +375,7 @@ static void sum_range(void *ctx, int64_t begin, int64_t end, int worker)
                         buf[i] = (float)round_to(buf[i], t);
                     }
                 }
-                for (int64_t i = 0; i < m; ++i) {
-                    acc[0] += buf[i];
-                }
+                acc[0] += aclsim_red_piece_sum(buf, m, 0.0f);
             }
         } else {
             for (int64_t r = 0; r < count; ++r) {
