@@ -5,25 +5,22 @@
 (``ops/_matmul.py``): each input rounded to the compute dtype (float32, float16 or
 bfloat16), the products summed in float32 (BLAS sgemm), the result rounded once to ``out``.
 
-BLAS threads: OpenBLAS always runs on one thread here (``blas.single_threaded``); a product of
-at least ``PARALLEL_MACS`` multiply-adds is split by rows of the result over the backend's own
-workers (``workers.in_parallel``), each a one-thread BLAS call on its rows (a batch of matrices
-times one matrix is one tall matrix for this). Measured on the 2-core development machine under
-load (other processes busy), medians of 7 calls, OpenBLAS threaded / one thread: 32x512 @
-512x1000 0.42 / 0.63 ms; 256x512 @ 512x1000 62 (min 59) / 18 ms (min 2.4); 64x4096 @ 4096x4096
-195 / 99 ms: OpenBLAS's second thread, when descheduled, stalls the whole product, which our
-workers' independent parts do not.
+BLAS threads: OpenBLAS runs on one thread here (``blas.single_threaded``). Measured on the
+2-core development machine under load (other agents' processes busy), medians of 7 calls,
+OpenBLAS threaded / one thread: 32x512 @ 512x1000 0.42 / 0.63 ms; 256x512 @ 512x1000 62 (min
+59) / 18 ms (min 2.4); 64x4096 @ 4096x4096 195 / 99 ms: OpenBLAS's second thread, when
+descheduled, stalls the whole product. Splitting a large product's rows over the backend's
+(pinned) workers, each on one BLAS thread, was tried and measured worse still there (median 53,
+min 33 ms for 256x512 @ 512x1000, against 24 / 2.6 on one thread, alternating in one process).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from . import blas, workers
+from . import blas
 
 FLOAT32 = np.dtype(np.float32)
-#: Products with at least this many multiply-adds are split over the workers (module docstring).
-PARALLEL_MACS = 1 << 24
 
 
 def _blas_ready(x: np.ndarray) -> bool:
@@ -48,23 +45,6 @@ def operand(x: np.ndarray, compute: np.dtype) -> np.ndarray:
 def product(a: np.ndarray, b: np.ndarray, compute: np.dtype, out: np.dtype) -> np.ndarray:
     """``a @ b`` (module docstring) as float32 when ``out`` is float32, else rounded to ``out``."""
     x, y = operand(a, compute), operand(b, compute)
-    m, n = x.shape[-2] if x.ndim > 1 else 1, y.shape[-1] if y.ndim > 1 else 1
-    macs = max(x.size * n, y.size * m)  # (the larger operand's batch times M K N)
-    if macs >= PARALLEL_MACS and x.ndim >= 2 and y.ndim == 2 and workers.worker_count() > 1:
-        result = _rows_in_parallel(x.reshape(-1, x.shape[-1]), y).reshape(*x.shape[:-1], n)
-    else:
-        with blas.single_threaded():
-            result = np.matmul(x, y)
+    with blas.single_threaded():
+        result: np.ndarray = np.matmul(x, y)
     return result if out == FLOAT32 else result.astype(out)
-
-
-def _rows_in_parallel(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """x (R, K) @ y (K, N), the rows of the result split over the workers."""
-    result = np.empty((x.shape[0], y.shape[1]), FLOAT32)
-
-    def rows(start: int, stop: int) -> None:
-        with blas.single_threaded():
-            np.matmul(x[start:stop], y, out=result[start:stop])
-
-    workers.in_parallel(x.shape[0], rows, min_per_thread=8)
-    return result

@@ -48,11 +48,14 @@ def classes_of(self_shape: tuple[int, ...]) -> int:
     return self_shape[-1]
 
 
-def gather(kernel: str, target: np.ndarray, classes: int, ignore_index: int) -> tuple[np.ndarray, np.ndarray]:
-    """(the targets as int64 with ignored rows at 0, the float32 mask of rows not ignored): the
-    rows' classes, after the range check of the module docstring (507015 for the first target
-    outside [0, C) that is not ignoreIndex)."""
+def gather(kernel: str, target: np.ndarray, classes: int, ignore_index: int) -> tuple[np.ndarray, np.ndarray | None]:
+    """(the targets as int64 with ignored rows at 0, the float32 mask of rows not ignored, or
+    None when every row is kept): the rows' classes, after the range check of the module
+    docstring (507015 for the first target outside [0, C) that is not ignoreIndex)."""
     t = target.reshape(-1).astype(np.int64, copy=False)
+    # The common case in one pass: every target inside [0, C) and ignoreIndex outside it.
+    if not 0 <= ignore_index < classes and (t.size == 0 or int(t.view(np.uint64).max()) < classes):
+        return t, None
     kept = t != ignore_index
     # Viewed as unsigned, a negative target is huge: one comparison catches both ends.
     outside = kept & (t.view(np.uint64) >= classes)

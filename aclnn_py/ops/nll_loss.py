@@ -97,6 +97,7 @@ def _prepare(self: object, target: object, weight: object, reduction: object, ig
     _shape_checks(self, target, weight, reduction, ignore_index)
     dtype, shape, classes = self.dtype, _out_shape(self.shape, reduction), self.shape[-1]
     nbytes = self.nbytes + target.nbytes + weight.nbytes
+    index = np.arange(self.size // classes if classes else 0)
 
     def run(self: object, target: object, weight: object, *_: object) -> tuple[np.ndarray, np.ndarray]:
         check_allocation(int(np.prod(shape)) * dtype.itemsize + dtype.itemsize)
@@ -107,18 +108,21 @@ def _prepare(self: object, target: object, weight: object, reduction: object, ig
                 np.asarray(np.nan if reduction == _nll.MEAN else 0, dtype)
             return empty, np.zeros((), dtype)
         rows, kept = _nll.gather(KERNEL, t, classes, ignore_index)
-        x2 = x.reshape(-1, classes)
-        weights = w[rows].astype(np.float32) * kept
-        losses = -weights * x2[np.arange(x2.shape[0]), rows].astype(np.float32)
-        losses[kept == 0] = 0.0  # an ignored row is 0, whatever self holds there
-        total = np.asarray(weights.sum(dtype=np.float64), dtype)
+        picked = x.reshape(-1, classes)[index, rows]
+        weights = w[rows]
+        if weights.dtype != np.float32:
+            weights, picked = weights.astype(np.float32), picked.astype(np.float32)
+        if kept is not None:
+            weights = weights * kept
+        losses = -weights * picked
+        if kept is not None:
+            losses[kept == 0] = 0.0  # an ignored row is 0, whatever self holds there
         if reduction == _nll.NONE:
-            return losses.reshape(shape).astype(dtype), np.zeros((), dtype)
-        summed = losses.sum(dtype=np.float64)
+            return losses.reshape(shape).astype(dtype, copy=False), np.zeros((), dtype)
+        summed, total = float(losses.sum(dtype=np.float64)), float(weights.sum(dtype=np.float64))
         if reduction == _nll.MEAN:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                summed = summed / weights.sum(dtype=np.float64)
-        return np.asarray(summed, dtype), total
+            summed = summed / total if total else float(np.float64(summed) * np.inf if summed else np.nan)
+        return np.asarray(summed, dtype), np.asarray(total, dtype)
 
     return plan(run, nbytes), (self, target, weight, reduction, ignore_index)
 

@@ -113,9 +113,12 @@ def _prepare(grad_output: object, self: object, target: object, weight: object, 
                                  ignore_index)
         if reduction == _nll.MEAN:
             g = g / host_array(API, "totalWeight", total_weight).astype(np.float32).reshape(-1)[0]
+        values = -w[rows].astype(np.float32) * g
+        if kept is not None:
+            values = np.where(kept > 0, values, 0.0)
         out = np.zeros((rows.size, classes), np.float32)
-        out[np.arange(rows.size), rows] = np.where(kept > 0, -w[rows].astype(np.float32) * g, 0.0)
-        return out.reshape(shape).astype(dtype)
+        out[np.arange(rows.size), rows] = values
+        return out.reshape(shape).astype(dtype, copy=False)
 
     return plan(run, nbytes), (grad_output, self, target, weight, reduction, ignore_index, total_weight)
 

@@ -206,9 +206,8 @@ def test_batch_mat_mul_call_with_cann_order(backend):
     np.testing.assert_array_equal(out, aclnn_py.batch_mat_mul(a, b, backend=backend))
 
 
-def test_large_products_split_over_workers_and_strided_float32(backend, torch):
-    # >= PARALLEL_MACS multiply-adds: the numpy backend splits the rows over its workers; a
-    # batch times one matrix is one tall matrix there.
+def test_a_larger_batched_product_and_strided_float32(backend, torch):
+    # a batch of matrices times one matrix, 17M multiply-adds
     rng = np.random.default_rng(15)
     a, b = _rand(rng, (2, 130, 256), np.float32), _rand(rng, (256, 260), np.float32)
     assert_close(aclnn_py.matmul(a, b, backend=backend), _torch_product(torch, a, b, np.float32).astype(np.float32),
