@@ -21,6 +21,7 @@ cffi crossing per C call), with the same results and errors.
 
 from __future__ import annotations
 
+import functools
 import os
 import platform
 import sys
@@ -151,7 +152,7 @@ def entry() -> Any:
                                  device_done)
                     # device_done's common case done in C: the same entries in the same lists
                     module.set_device_hooks(library.nothing, queued.blocking, queued.PACKAGE, queued.KEPT,
-                                            library.MAX_PENDING_RELEASES)
+                                            library.MAX_PENDING_RELEASES, blocks_release, library.MAX_PENDING_BYTES)
             _entry_state.append(module)
     return _entry_state[0]
 
@@ -194,12 +195,17 @@ def device_done(lib: Any, op: str, blocks: tuple[int, ...], nbytes: int, ok: boo
     the stream is past the call's work, and a call that succeeded is remembered for an error of
     that work (``Call.__exit__``'s rule on the Python path)."""
     if blocks:
-        free, ffi = lib.fn("aclrtFree"), lib.ffi
-        lib.defer(lambda: _free_all(free, ffi, blocks), nbytes)
+        lib.defer(blocks_release(lib, blocks), nbytes)
     else:
         lib.mark_queued()
     if ok:
         lib.queued_call(op)
+
+
+def blocks_release(lib: Any, blocks: tuple[int, ...]) -> Any:
+    """The release of a device call's own device memory (``blocks``: addresses), which waits
+    for the stream (``Library.defer``)."""
+    return functools.partial(_free_all, lib.fn("aclrtFree"), lib.ffi, blocks)
 
 
 def _free_all(free: Any, ffi: Any, blocks: tuple[int, ...]) -> None:

@@ -63,12 +63,12 @@ static PyObject *ndarray_type, *np_empty, *to_address, *fast_failed, *api_for, *
 static PyObject *tensor_type, *new_output, *device_done;
 /* set_device_hooks(): library._nothing (the release a device call defers), queued.blocking,
  * the package's directory (queued._PACKAGE), queued.KEPT, library.MAX_PENDING_RELEASES. */
-static PyObject *nothing, *blocking, *package;
-static Py_ssize_t kept_calls, max_pending;
+static PyObject *nothing, *blocking, *package, *blocks_release;
+static Py_ssize_t kept_calls, max_pending, max_bytes;
 static PyObject *addresses;  /* cdata -> int: stream and table addresses */
 static PyObject *s_local, *s_state, *s_stream, *s_pending, *s_fast_api, *s_table, *s_dtype, *s_synchronize,
     *s_stream_method, *s_has_pending, *s_fast_key, *s_capturing, *s_queued, *s_capture, *s_f_code, *s_f_back,
-    *s_f_lineno, *s_co_filename, *s_own;
+    *s_f_lineno, *s_co_filename, *s_own, *s_nbytes;
 static int plans_on = 1;
 
 /* -- plans ----------------------------------------------------------------------------- */
@@ -553,12 +553,14 @@ static PyObject *caller_site(void) {
     Py_RETURN_NONE;
 }
 
-/* A device plan's call succeeded with nothing of its own to free later: what device_done does
- * (library.mark_queued, then queued_call), here. 0 done, 1 not done (the caller calls
- * device_done: a capture, a bound reached, ACLNN_PY_BLOCKING=1, no hooks), -1 error. */
-static int device_queued_here(PyObject *state, PyObject *op) {
+/* A device plan's call succeeded: what device_done does (Library.defer of the release of its
+ * device memory, blocks_release(lib, blocks), or of library.nothing when it has none; then
+ * queued_call), here. 0 done, 1 not done (the caller calls device_done: a capture, a caller's
+ * stream, a bound reached, ACLNN_PY_BLOCKING=1, no hooks), -1 error. */
+static int device_queued_here(PyObject *lib, PyObject *state, PyObject *op, const deferred_t *later) {
     if (!nothing || !state) return 1;
     int done = 1;
+    PyObject *release = NULL, *total = NULL;
     PyObject *capture = PyObject_GetAttr(state, s_capture);
     PyObject *pending = capture ? PyObject_GetAttr(state, s_pending) : NULL;
     PyObject *queued = pending ? PyObject_GetAttr(state, s_queued) : NULL;
@@ -572,6 +574,25 @@ static int device_queued_here(PyObject *state, PyObject *op) {
     if (!own_stream || capture != Py_None || !PyList_Check(pending) || !PyList_Check(queued) ||
         PyList_Size(pending) + 1 >= max_pending || PyList_Size(queued) >= kept_calls)
         goto out;
+    if (later->count) {
+        /* the pending bytes and their bound (Library.defer's) */
+        PyObject *held = PyObject_GetAttr(state, s_nbytes);
+        long long was = held ? PyLong_AsLongLong(held) : -1;
+        Py_XDECREF(held);
+        if (was < 0 || PyErr_Occurred()) { done = -1; goto out; }
+        if ((unsigned long long)was + later->nbytes >= (unsigned long long)max_bytes) goto out;
+        total = PyLong_FromUnsignedLongLong((unsigned long long)was + later->nbytes);
+        PyObject *blocks = total ? PyTuple_New(later->count) : NULL;
+        if (!blocks) { done = -1; goto out; }
+        for (int i = 0; i < later->count; ++i) {
+            PyObject *address = PyLong_FromVoidPtr(later->blocks[i]);
+            if (!address) { Py_DECREF(blocks); done = -1; goto out; }
+            PyTuple_SetItem(blocks, i, address);
+        }
+        release = PyObject_CallFunctionObjArgs(blocks_release, lib, blocks, NULL);
+        Py_DECREF(blocks);
+        if (!release) { done = -1; goto out; }
+    }
     PyObject *b = PyObject_CallNoArgs(blocking);
     int is_blocking = b ? PyObject_IsTrue(b) : -1;
     Py_XDECREF(b);
@@ -579,7 +600,8 @@ static int device_queued_here(PyObject *state, PyObject *op) {
     PyObject *site = caller_site();
     PyObject *item = site ? PyTuple_Pack(2, op, site) : NULL;
     Py_XDECREF(site);
-    if (!item || PyList_Append(pending, nothing) || PyList_Append(queued, item)) {
+    if (!item || PyList_Append(pending, release ? release : nothing) ||
+        (total && PyObject_SetAttr(state, s_nbytes, total)) || PyList_Append(queued, item)) {
         Py_XDECREF(item);
         done = -1;
         goto out;
@@ -587,6 +609,8 @@ static int device_queued_here(PyObject *state, PyObject *op) {
     Py_DECREF(item);
     done = 0;
 out:
+    Py_XDECREF(release);
+    Py_XDECREF(total);
     Py_XDECREF(capture);
     Py_XDECREF(pending);
     Py_XDECREF(queued);
@@ -675,8 +699,8 @@ static PyObject *run_plan(PyObject *capsule, PyObject *lib, PyObject *api, PyObj
         status = aclnnpy_fast_call(table, p->phase1, p->phase2, stream, p->desc, p->desc_len, pointers);
     Py_END_ALLOW_THREADS
     int here = 1;
-    if (p->device && later.launched && !status && later.count == 0) {
-        here = device_queued_here(state, p->op);
+    if (p->device && later.launched && !status) {
+        here = device_queued_here(lib, state, p->op, &later);
         if (here < 0) goto done;
     }
     if (p->device && later.launched && here) {
@@ -1094,19 +1118,22 @@ static PyObject *setup(PyObject *module, PyObject *const *args, Py_ssize_t nargs
 
 static PyObject *set_device_hooks(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     (void)module;
-    if (nargs != 5 || !PyUnicode_Check(args[2])) {
-        PyErr_SetString(PyExc_TypeError, "set_device_hooks(nothing, blocking, package, kept, max_pending)");
+    if (nargs != 7 || !PyUnicode_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "set_device_hooks(nothing, blocking, package, kept, max_pending, blocks_release, max_bytes)");
         return NULL;
     }
-    Py_ssize_t kept = PyLong_AsSsize_t(args[3]), most = PyLong_AsSsize_t(args[4]);
+    Py_ssize_t kept = PyLong_AsSsize_t(args[3]), most = PyLong_AsSsize_t(args[4]), bytes = PyLong_AsSsize_t(args[6]);
     if (PyErr_Occurred()) return NULL;
-    PyObject **slots[] = {&nothing, &blocking, &package};
-    for (int i = 0; i < 3; ++i) {
-        Py_INCREF(args[i]);
-        SET_REF(*slots[i], args[i]);
+    PyObject **slots[] = {&nothing, &blocking, &package, &blocks_release};
+    int from[] = {0, 1, 2, 5};
+    for (int i = 0; i < 4; ++i) {
+        Py_INCREF(args[from[i]]);
+        SET_REF(*slots[i], args[from[i]]);
     }
     kept_calls = kept;
     max_pending = most;
+    max_bytes = bytes;
     Py_RETURN_NONE;
 }
 
@@ -1129,7 +1156,8 @@ static PyMethodDef module_methods[] = {
     {"setup", (PyCFunction)(void (*)(void))setup, METH_FASTCALL,
      "setup(ndarray, empty, to_address, fast_failed, api_for, miss, tensor_type, new_output, device_done)"},
     {"set_device_hooks", (PyCFunction)(void (*)(void))set_device_hooks, METH_FASTCALL,
-     "set_device_hooks(nothing, blocking, package, kept, max_pending): what a device call queues, kept in C"},
+     "set_device_hooks(nothing, blocking, package, kept, max_pending, blocks_release, max_bytes): what a device "
+     "call queues, kept in C"},
     {"set_plans", set_plans, METH_O, "set_plans(on) -> the previous setting: plans replayed or not"},
     {"abi_version", abi_version, METH_NOARGS, "(fastcall.c's ABI_VERSION, entry.c's ENTRY_VERSION) compiled in"},
     {NULL, NULL, 0, NULL},
@@ -1148,7 +1176,7 @@ PyMODINIT_FUNC PyInit__entry(void) {
         {&s_fast_api, "fast_api"}, {&s_table, "table"}, {&s_dtype, "dtype"}, {&s_synchronize, "synchronize"},
         {&s_stream_method, "stream"}, {&s_has_pending, "has_pending"}, {&s_fast_key, "fast_key"}, {&s_capturing, "capturing"},
         {&s_queued, "queued"}, {&s_capture, "capture"}, {&s_f_code, "f_code"}, {&s_f_back, "f_back"},
-        {&s_f_lineno, "f_lineno"}, {&s_co_filename, "co_filename"}, {&s_own, "own"},
+        {&s_f_lineno, "f_lineno"}, {&s_co_filename, "co_filename"}, {&s_own, "own"}, {&s_nbytes, "nbytes"},
     };
     for (size_t i = 0; i < sizeof strings / sizeof strings[0]; ++i)
         if (!*strings[i].slot && !(*strings[i].slot = PyUnicode_InternFromString(strings[i].text))) goto fail;

@@ -126,18 +126,22 @@ class DeviceBuffer:
             return
         # Back to the caching allocator, which keeps it for the next buffer of its size (or
         # frees it): only once the stream is past the work that may use it, as a free would be.
-        free = lambda: _pool.pool(lib).give(ptr, nbytes)  # noqa: E731
+        free = functools.partial(_give, lib, ptr, nbytes)
         if threading.get_ident() != owner_thread:
             # Dropped on another thread (close(), or the last reference went there): the owner's
             # queued work may still touch it, and only the owner knows its streams. Freed after
             # the owner's next synchronisation, or now if the owner has ended.
             quietly(lambda: lib.hand_over(handover, free))
-        elif lib.has_pending():
-            # Queued work may still touch it. (Past the pending budget this synchronises; a
-            # finalizer cannot raise a failure of queued work, so it is dropped here.)
-            quietly(lambda: lib.defer(free, nbytes))
-        else:
-            quietly(free)
+            return
+        try:  # (``quietly``, inline: this runs for every output a device chain drops)
+            if lib.has_pending():
+                # Queued work may still touch it. (Past the pending budget this synchronises; a
+                # finalizer cannot raise a failure of queued work, so it is dropped here.)
+                lib.defer(free, nbytes)
+            else:
+                free()
+        except Exception:
+            pass
 
     def free(self) -> None:
         if self._finalizer is not None:
@@ -155,6 +159,11 @@ class DeviceBuffer:
         if out.nbytes:
             self.lib.call("aclrtMemcpy", self.lib.ffi.cast("void *", out.ctypes.data), out.nbytes,
                           self.ptr, out.nbytes, ACL_MEMCPY_DEVICE_TO_HOST)
+
+
+def _give(lib: Library, ptr: CData, nbytes: int) -> None:
+    """A released buffer's block, to the caching allocator (``pool``)."""
+    _pool.pool(lib).give(ptr, nbytes)
 
 
 def _allocate(lib: Library, nbytes: int) -> CData:
@@ -274,12 +283,14 @@ class Tensor(_Shaped):
     def _release(lib: Library, handle: CData, owner_thread: int, handover: Any) -> None:
         if lib.finalized:
             return
-        destroy = lambda: lib.fn("aclDestroyTensor")(handle)  # noqa: E731
         if threading.get_ident() != owner_thread:
             # The owner thread may be in the middle of a call that reads the descriptor.
-            quietly(lambda: lib.hand_over(handover, destroy))
-        else:
-            quietly(destroy)
+            quietly(lambda: lib.hand_over(handover, lambda: lib.fn("aclDestroyTensor")(handle)))
+            return
+        try:  # (``quietly``, inline: this runs for every output a device chain drops)
+            lib.fn("aclDestroyTensor")(handle)
+        except Exception:
+            pass
 
     # -- construction ---------------------------------------------------------------------
 
