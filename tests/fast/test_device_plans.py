@@ -245,3 +245,79 @@ def test_device_chain_in_a_forked_child(lib):
             os._exit(code)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_the_cache_is_bounded_and_emptied(lib, monkeypatch):
+    cache = pool.pool(lib)
+    cache.trim()
+    assert cache.take(4096) is None
+    monkeypatch.setattr(pool, "MAX_CACHED_BYTES", 3 * 4096)
+    ts = [Tensor.empty((1024,), np.float32, backend="sim") for _ in range(5)]
+    lib.synchronize()
+    blocks = counters(lib)["device_blocks"]
+    del ts
+    gc.collect()
+    assert cache.nbytes == 3 * 4096  # two of the five freed at once: the cache was full
+    c = lib.ffi.new("aclsimCounters *")
+    lib.call("aclsimGetCounters", c)
+    assert c.device_blocks == blocks - 5 + 3
+    cache.trim()
+    assert cache.nbytes == 0 and cache.take(4096) is None
+    cache.trim()  # (nothing: once)
+
+
+def test_a_forked_child_forgets_the_parents_blocks(lib):
+    t = Tensor.empty((256,), np.float32, backend="sim")
+    t.close()
+    lib.synchronize()
+    assert pool.pool(lib).nbytes >= 1024
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        os.close(read)
+        os.write(write, str(pool.pool(lib).nbytes).encode())
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as f:
+        assert f.read() == "0"
+    os.waitpid(pid, 0)
+
+
+def test_a_failed_allocation_empties_the_cache_and_tries_again(tmp_path):
+    """A small device: the cache holds the memory of dropped Tensors; a Tensor of another size
+    still fits, after the cache is emptied."""
+    script = tmp_path / "small.py"
+    script.write_text(
+        "import numpy as np\nfrom aclnn_py import Tensor\nfrom aclnn_py._runtime import loader, pool\n"
+        "lib = loader.library('sim')\n"
+        "ts = [Tensor.empty((1 << 18,), np.float32, backend='sim') for _ in range(3)]\n"
+        "del ts\nlib.synchronize()\nassert pool.pool(lib).nbytes == 3 << 20\n"
+        "big = Tensor.empty((3 << 18,), np.float32, backend='sim')\n"
+        "assert pool.pool(lib).nbytes == 0\nprint('ok')\n")
+    env = dict(os.environ, ACLNN_PY_SIM_DEVICE_MEMORY=str((3 << 20) + 4096))
+    import subprocess
+    done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
+
+
+def test_the_caches_own_rules_without_a_device(monkeypatch):
+    """A torn-down library's blocks are neither kept nor freed (aclFinalize took them); a forked
+    child's pools forget their blocks and get new locks."""
+
+    class Gone:
+        finalized = True
+
+        def fn(self, name):
+            raise AssertionError(f"{name} called after teardown")
+
+    cache = pool.DevicePool(Gone())
+    cache.give(object(), 64)
+    assert cache.nbytes == 0 and cache.take(64) is None
+    cache.trim()
+    kept = pool.DevicePool(Gone())
+    kept._free[64] = [object()]
+    kept.nbytes = 64
+    lock = kept._lock
+    monkeypatch.setattr(pool, "_pools", {1: kept})
+    pool._new_locks_in_child()
+    assert kept.nbytes == 0 and kept.take(64) is None and kept._lock is not lock

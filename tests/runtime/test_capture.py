@@ -197,3 +197,46 @@ def test_capture_needs_a_device_backend():
     with pytest.raises(AclnnError, match="need backend 'npu' or 'sim'") as info:
         aclnn_py.capture(backend="numpy")
     assert info.value.status == 161002
+
+
+def test_a_graph_dropped_on_another_thread_is_released_after_the_owners_wait(lib):
+    gc.collect()
+    lib.synchronize()
+    before = counters(lib)
+    t = Tensor.from_numpy(np.ones((2, 2), np.float32), backend="sim")
+    with aclnn_py.capture(backend="sim") as graph:
+        out = aclnn_py.relu(t, backend="sim")
+    graph.replay()
+    holder = [graph]
+    del graph
+
+    def drop() -> None:
+        holder.clear()  # the last reference goes on this thread
+        gc.collect()
+
+    thread = threading.Thread(target=drop)
+    thread.start()
+    thread.join()
+    np.testing.assert_array_equal(out.numpy(), np.ones((2, 2), np.float32))  # (the owner's wait)
+    del out, t
+    gc.collect()
+    lib.synchronize()
+    assert counters(lib) == before
+
+
+def test_a_graph_closed_while_another_capture_records(lib):
+    t = Tensor.from_numpy(np.ones((2, 2), np.float32), backend="sim")
+    with aclnn_py.capture(backend="sim") as first:
+        aclnn_py.relu(t, backend="sim")
+    first.replay()
+    with aclnn_py.capture(backend="sim") as second:
+        out = aclnn_py.relu(t, backend="sim")
+        first.close()  # cannot wait now: released after the next synchronisation
+    assert first.closed
+    second.replay()
+    np.testing.assert_array_equal(out.numpy(), np.ones((2, 2), np.float32))
+    second.close()
+    with pytest.raises(ValueError, match="already being captured"):
+        with aclnn_py.capture(backend="sim"):
+            with aclnn_py.capture(backend="sim"):
+                pass
