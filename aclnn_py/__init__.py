@@ -13,6 +13,7 @@ from ._errors import AclnnError
 from ._ffi.discovery import BackendUnavailable
 from ._convert.arrays import BoolArray, FloatArray, IntArray, Scalar
 from ._runtime.tensor import Tensor
+from ._runtime.graph import Graph, capture
 from . import ops
 from .ops import *  # noqa: F403  (the operator functions: aclnn_py.ops lists them, the registry declares them)
 from ._compare import compare
@@ -22,7 +23,7 @@ __version__ = "0.1.0"
 
 # The public classes show their public names (``aclnn_py.AclnnError``) in tracebacks and reprs;
 # pickling finds them there too.
-for _public in (AclnnError, BackendUnavailable, BoolArray, FloatArray, IntArray, Scalar, Tensor, Prepared):
+for _public in (AclnnError, BackendUnavailable, BoolArray, FloatArray, IntArray, Scalar, Tensor, Prepared, Graph):
     _public.__module__ = __name__
 del _public
 
@@ -41,6 +42,7 @@ __all__ = [
     "BackendUnavailable",
     "BoolArray",
     "FloatArray",
+    "Graph",
     "IntArray",
     "Prepared",
     "Scalar",
@@ -50,6 +52,7 @@ __all__ = [
     "aclFormat",
     "bfloat16",
     "call",
+    "capture",
     "compare",
     "errors",
     "get_backend",

@@ -42,6 +42,7 @@ from . import _fast
 from ._constants import ACL_MEMCPY_HOST_TO_DEVICE
 from ._errors import ACL_ERROR_API_NOT_SUPPORT, AclnnError, param_invalid
 from ._runtime.resources import Transaction, quietly
+from ._runtime.library import not_capturable
 from ._runtime.tensor import DeviceBuffer, Tensor
 from ._convert import executor as _aclnn
 from ._convert.executor import _ACL_DTYPE, Call, _contiguous_description
@@ -277,6 +278,7 @@ def _plan_spec(lib: Library, sig: Signature, values: list[object]) -> _aclnn.Pla
     desc: list[int] = []
     pointers: list[tuple[int, int | None]] = []
     results: list[tuple[int, int]] = []
+    device = False
     for i, (p, v) in enumerate(zip(sig.params, values)):
         if p.kind == "tensor":
             if p.output:
@@ -284,6 +286,11 @@ def _plan_spec(lib: Library, sig: Signature, values: list[object]) -> _aclnn.Pla
             if v is None:
                 desc.append(_fast.POINTER)
                 pointers.append((entry.NULL, None))
+                continue
+            if type(v) is Tensor and v.fast_key is not None:
+                device = True  # its own descriptor; the call's work is left queued
+                desc.append(_fast.POINTER)
+                pointers.append((entry.TENSOR, i))
                 continue
             if (type(v) is not np.ndarray or not v.flags.c_contiguous or v.ndim > _fast.MAX_DIMS
                     or v.dtype not in _ACL_DTYPE or (p.output and not v.flags.writeable)):
@@ -306,6 +313,10 @@ def _plan_spec(lib: Library, sig: Signature, values: list[object]) -> _aclnn.Pla
         else:
             return None
     mode = entry.NONE if not results else entry.SINGLE if len(results) == 1 else entry.TUPLE
+    if device:
+        if entry.ARG_WRITTEN in (kind for kind, _ in pointers):
+            return None  # an ndarray output beside device Tensors: copied back after a wait
+        return (sig.op, _fast.address(phases[0]), _fast.address(phases[1]), desc, pointers, [], results, mode, 1)
     return (sig.op, _fast.address(phases[0]), _fast.address(phases[1]), desc, pointers, [], results, mode)
 
 
@@ -418,6 +429,8 @@ class Prepared:
                 return _numpy_call(sig, values)
             if threading.get_ident() != self._thread:
                 raise RuntimeError(f"{sig.op}: a prepared executor runs on the stream of the thread that prepared it")
+            if self.lib.capturing and self.lib.capture_state() is not None:
+                raise not_capturable("is a prepared run (its data copied in and its results out each run)")
             plan = self._check(values)
             if address is not None:
                 return on_stream(self.lib, address, Prepared._run, self, values, plan)

@@ -565,6 +565,40 @@ def overhead(rounds: int = 15, calls: int = 2000) -> None:
 
     function = lambda: probe.function(g, x, [1, 1, 1, 1], backend="sim")  # noqa: E731
     via_call = lambda: aclnn_py.call(op, g, x, [1, 1, 1, 1], out, backend="sim")  # noqa: E731
+    # Device-resident data: the same call on device Tensors (a new output Tensor per op function
+    # call; call writes one given output), nothing waiting per call; each round ends with a
+    # synchronisation, so the device's work is inside it (as in scripts/overhead_device.c).
+    gt, xt = aclnn_py.Tensor.from_numpy(g, backend="sim"), aclnn_py.Tensor.from_numpy(x, backend="sim")
+    out_t = aclnn_py.Tensor.empty(x.shape, x.dtype, backend="sim")
+    dev_function = lambda: probe.function(gt, xt, [1, 1, 1, 1], backend="sim")  # noqa: E731
+    dev_call = lambda: aclnn_py.call(op, gt, xt, [1, 1, 1, 1], out_t, backend="sim")  # noqa: E731
+
+    # A captured chain of CHAIN such calls, replayed: its time per operator.
+    chain = 10
+
+    def replay_timed(graph) -> Callable[[], float]:
+        def run() -> float:
+            graph.replay()
+            lib.synchronize()
+            replays = max(1, calls // chain)
+            t0 = time.perf_counter()
+            for _ in range(replays):
+                graph.replay()
+            lib.synchronize()
+            return (time.perf_counter() - t0) / (replays * chain) * 1e6
+        return run
+
+    def device_timed(fn) -> Callable[[], float]:
+        def run() -> float:
+            fn()
+            lib.synchronize()
+            t0 = time.perf_counter()
+            for _ in range(calls):
+                fn()
+            lib.synchronize()
+            return (time.perf_counter() - t0) / calls * 1e6
+        return run
+
     with tempfile.TemporaryDirectory() as tmp, \
             aclnn_py.prepare(op, g, x, [1, 1, 1, 1], out, backend="sim") as prepared:
         lib.stream()  # the runtime initialised and the device set on this thread, for the C loops
@@ -572,6 +606,7 @@ def overhead(rounds: int = 15, calls: int = 2000) -> None:
         c_repeat = _c_in_process("overhead_repeatable", home, tmp, probe_flags)
         c_once_alone = _c_program("overhead", home, tmp, probe_flags)
         c_repeat_alone = _c_program("overhead_repeatable", home, tmp, probe_flags)
+        c_device = _c_in_process("overhead_device", home, tmp, probe_flags)
         run = lambda: prepared(g, x, [1, 1, 1, 1], out)  # noqa: E731
         # (runner, its C counterpart)
         runners: dict[str, tuple[Callable[[], float], str]] = {
@@ -584,6 +619,12 @@ def overhead(rounds: int = 15, calls: int = 2000) -> None:
             runners["op function, no plan"] = (on_path(function, fast=True, plans=False), "C program")
         runners["op function, ABI mode"] = (on_path(function, fast=False, plans=False), "C program")
         runners["call, ABI mode"] = (on_path(via_call, fast=False, plans=False), "C program")
+        runners["C program, device buffers"] = (lambda: c_device(calls), "C program, device buffers")
+        runners["op function, device tensors"] = (device_timed(dev_function), "C program, device buffers")
+        runners["call, device tensors"] = (device_timed(dev_call), "C program, device buffers")
+        with aclnn_py.capture(backend="sim") as graph:
+            captured = [dev_function() for _ in range(chain)]
+        runners["graph replay, per operator"] = (replay_timed(graph), "C program, device buffers")
         runners["C repeatable"] = (lambda: c_repeat(calls), "C repeatable")
         runners["C repeatable, own process"] = (lambda: c_repeat_alone(calls), "C repeatable, own process")
         runners["prepared run"] = (lambda: timed(run), "C repeatable")
@@ -594,6 +635,11 @@ def overhead(rounds: int = 15, calls: int = 2000) -> None:
             for k, (fn, _) in runners.items():
                 times[k].append(fn())
         np.testing.assert_allclose(out, probe.function(g, x, [1, 1, 1, 1], backend="numpy"), rtol=1e-6)
+        np.testing.assert_allclose(out_t.numpy(), out, rtol=1e-6)
+        np.testing.assert_allclose(dev_function().numpy(), out, rtol=1e-6)
+        for result in captured:
+            np.testing.assert_allclose(result.numpy(), out, rtol=1e-6)
+        graph.close()
     path = ("fast entry" if entry is not None and fast_api is not None else
             "fast path's helper, no entry" if fast_api is not None else "ABI-mode path only")
     print(f"per-call host overhead, {op} (1,1,6,6) on sim ({path}), {rounds} interleaved rounds of {calls} "
@@ -605,7 +651,10 @@ def overhead(rounds: int = 15, calls: int = 2000) -> None:
         ratio = statistics.median(t / r for t, r in zip(ts, times[c]))
         fastest = min(ts) / min(times[c])
         against = "" if k == c else f"  {ratio:5.1f}x {fastest:5.1f}x {c}"
-        print(f"  {k:26s} {med:6.2f} us{against:28s}  (rounds {min(ts):.2f}-{max(ts):.2f} us)")
+        print(f"  {k:30s} {med:6.2f} us{against:40s}  (rounds {min(ts):.2f}-{max(ts):.2f} us)")
+    for device, host in (("op function, device tensors", "op function"), ("call, device tensors", "call")):
+        ratio = statistics.median(t / r for t, r in zip(times[device], times[host]))
+        print(f"  {device} over {host} (NumPy arguments): per-round median {ratio:.2f}x")
     if entry is None or fast_api is None:
         print("  (the fast entry is not built, or ACLNN_PY_FAST=0: the op function and call rows take "
               "the same path as the rows below them)")

@@ -11,8 +11,8 @@ import pytest
 
 import aclnn_py
 
-PUBLIC_CLASSES = ["AclnnError", "BackendUnavailable", "BoolArray", "FloatArray", "IntArray", "Prepared", "Scalar",
-                  "Tensor"]
+PUBLIC_CLASSES = ["AclnnError", "BackendUnavailable", "BoolArray", "FloatArray", "Graph", "IntArray", "Prepared",
+                  "Scalar", "Tensor"]
 
 
 @pytest.mark.parametrize("name", PUBLIC_CLASSES)

@@ -47,6 +47,7 @@ from .. import _fast
 from .._constants import ACL_MEM_MALLOC_HUGE_FIRST, ACL_MEMCPY_DEVICE_TO_HOST, ACL_MEMCPY_HOST_TO_DEVICE
 from .._dtypes import _NUMPY_TO_ACL, format_for_rank
 from .._errors import ACLNN_ERR_PARAM_INVALID, ACL_ERROR_RT_MEMORY_ALLOCATION, AclnnError, param_invalid
+from .._runtime.library import not_capturable
 from .._runtime.resources import Release, Transaction
 # (type: ignore: _runtime/tensor.py picks NumPy's byte_bounds by NumPy version under this private name,
 # shared within the package but not re-exported.)
@@ -226,8 +227,9 @@ _recording = threading.local()  # .calls: the Calls made while an op call is bei
 #: the entry's constants: ``ARG`` argument ``index`` (its bytes; as a result, the argument
 #: itself), ``NEW_OUTPUT`` output ``index`` made by the entry, ``NULL``, ``ARG_WRITTEN`` argument
 #: ``index``'s bytes, written back; modes ``SINGLE``, ``TUPLE``, ``NONE``.
-PlanSpec: TypeAlias = ("tuple[str, int, int, list[int], list[tuple[int, int | None]], "
-                       "list[tuple[tuple[int, ...], np.dtype] | None], list[tuple[int, int]], int]")
+#: A device plan (device Tensor arguments) has outputs ``(token, zero)`` (``Tensor.new_output``'s
+#: argument) and a ninth item, 1.
+PlanSpec: TypeAlias = "tuple[Any, ...]"
 
 
 def set_plans(on: bool) -> bool:
@@ -246,7 +248,9 @@ def _plan_spec(call: Call, args: tuple[Any, ...], result: object) -> PlanSpec | 
     op, phases, desc, slots = call._fast_last
     null = call.ffi.NULL
     # (cast: a call that took the fast path made host arrays, or None, for its outputs.)
-    outputs = cast("list[np.ndarray | None]", call._outputs)
+    outputs = cast("list[np.ndarray | Tensor | None]", call._outputs)
+    device = call.device_io
+    zeros: dict[int, bool] = {}
     pointers: list[tuple[int, int | None]] = []
     written: list[int] = []  # the arguments written in place, by index
     for arg in slots:
@@ -257,6 +261,21 @@ def _plan_spec(call: Call, args: tuple[Any, ...], result: object) -> PlanSpec | 
         if slot.pointer is None:
             continue  # an int/bool array: wholly in the description
         kind = slot.replay[0]
+        if device and slot.desc[0] == _fast.POINTER:
+            if kind == "tensor":
+                index = next((i for i, a in enumerate(args) if a is slot.replay[2]), None)
+                if index is None or type(args[index]) is not Tensor:
+                    return None
+                pointers.append((entry.TENSOR, index))
+            else:
+                address = int(call.ffi.cast("uintptr_t", slot.pointer))
+                index = next((i for i, o in enumerate(outputs) if type(o) is Tensor and o.fast_key is not None
+                              and o.fast_key[1] == address), None)
+                if index is None:
+                    return None
+                zeros[index] = bool(slot.replay[3])
+                pointers.append((entry.NEW_OUTPUT, index))
+            continue
         if kind == "tensor":
             index = next((i for i, a in enumerate(args) if a is slot.replay[2]), None)
             if index is None or type(args[index]) is not np.ndarray or not args[index].flags.c_contiguous:
@@ -273,7 +292,7 @@ def _plan_spec(call: Call, args: tuple[Any, ...], result: object) -> PlanSpec | 
                 pointers.append((entry.NULL, None))  # an empty output: no memory, none copied back
                 continue
             address = int(call.ffi.cast("intptr_t", slot.pointer))
-            index = next((i for i, o in enumerate(outputs) if o is not None and o.ctypes.data == address), None)
+            index = next((i for i, o in enumerate(outputs) if type(o) is np.ndarray and o.ctypes.data == address), None)
             if index is None:
                 return None
             pointers.append((entry.NEW_OUTPUT, index))
@@ -291,8 +310,20 @@ def _plan_spec(call: Call, args: tuple[Any, ...], result: object) -> PlanSpec | 
         mode = entry.TUPLE
     else:
         return None
+    if device:
+        # (each output a Tensor this call made: its view's token, and whether it starts as zeros)
+        made: list[tuple[Any, ...] | None] = []
+        for i, o in enumerate(outputs):
+            if o is None:
+                made.append(None)
+            elif type(o) is Tensor and o.fast_key is not None and i in zeros:
+                made.append((o.fast_key[0], zeros[i]))
+            else:
+                return None
+        return (op, _fast.address(phases[0]), _fast.address(phases[1]), desc, pointers, made,
+                [(entry.NEW_OUTPUT, i) for i in range(len(outputs))], mode, 1)
     return (op, _fast.address(phases[0]), _fast.address(phases[1]), desc, pointers,
-            [None if o is None else (o.shape, o.dtype) for o in outputs],
+            [None if o is None else (o.shape, o.dtype) for o in cast("list[np.ndarray | None]", outputs)],
             [(entry.NEW_OUTPUT, i) for i in range(len(outputs))], mode)
 
 
@@ -308,7 +339,7 @@ def _record(aclnn_impl: Callable[..., Any], lib: Library, args: tuple[Any, ...])
         result = aclnn_impl(lib, *args)
     finally:
         _recording.calls = None
-    arrays = [id(a) for a in args if type(a) is np.ndarray]
+    arrays = [id(a) for a in args if type(a) is np.ndarray or type(a) is Tensor]
     if len(set(arrays)) < len(arrays):
         # One array at several places: its slots cannot tell which place each came from, and a
         # later call of this key may pass different arrays there. Record that call instead.
@@ -356,6 +387,8 @@ class Call:
         self._fast_last: tuple[str, tuple[Any, Any], list[int], list[_Slot | FFI.CData]] | None = None
         # the arguments described without upload (``_SHAPE_ONLY_BACKENDS``)
         self._shape_only = _shape_only(api) if lib.backend in _SHAPE_ONLY_BACKENDS else frozenset()
+        #: The capture in progress on this thread's stream (``aclnn_py.capture``), or None.
+        self._capture = lib.capture_state() if lib.capturing else None
         recording = _recording.__dict__.get("calls")
         if recording is not None:
             recording.append(self)
@@ -422,16 +455,23 @@ class Call:
         if self._fast is not None:
             if type(value) is np.ndarray or not isinstance(value, (Tensor, DeviceView)):
                 return self._fast_tensor(name, value)
+            if type(value) is Tensor and value.fast_key is not None:
+                # A device Tensor: its own descriptor, passed as it is (the call then leaves
+                # its work queued and returns device Tensors: ``device_io``).
+                self.uses(value.check_argument(self.api, name, self.lib))
+                self.device_io = True
+                return self._record([_fast.POINTER], value.handle, ("tensor", name, value))
             self._leave_fast()  # device memory of the caller's: the ABI-mode path describes it
         if isinstance(value, DeviceView):
             # Caller-owned device memory: a non-owning aclTensor over it, kept alive (through
             # the view's owner) until the stream is past this call.
             self.device_io = True
+            self.uses(value)
             self._hold((_keep_alive, value, True, 0))
             return self._descriptor(value.shape, value.dtype, value.strides, value.span,
                                     self.ffi.cast("void *", value.ptr))
         if type(value) is not np.ndarray and isinstance(value, Tensor):
-            value.check_argument(self.api, name, self.lib)
+            self.uses(value.check_argument(self.api, name, self.lib))
             self.device_io = True
             return value.handle
         if value.dtype not in _ACL_DTYPE:
@@ -555,6 +595,12 @@ class Call:
             self._hold((self.c.aclDestroyTensor, handle, False, 0))
         return handle
 
+    def uses(self, memory: object) -> None:
+        """The call's work reads or writes ``memory`` (a device Tensor's buffer, a caller's
+        device view): a capture in progress keeps it alive as long as its graph."""
+        if self._capture is not None:
+            self._capture.keep.append(memory)
+
     def adopt(self, release: Release, handle: object) -> None:
         """Release ``handle`` (made outside the call) with ``release`` when the call ends."""
         self._hold((release, handle, False, 0))
@@ -677,8 +723,8 @@ class Call:
         if not isinstance(dtype, np.dtype):
             dtype = np.dtype(dtype)
         if self._fast is not None:
-            if refused is None and not self.device_io:
-                slot = self._fast_output(safe_shape(shape), dtype, zero)
+            if refused is None:
+                slot = (self._fast_device_output if self.device_io else self._fast_output)(safe_shape(shape), dtype, zero)
                 if slot is not None:
                     return slot
             self._leave_fast()
@@ -696,6 +742,7 @@ class Call:
             t = Tensor.empty(shape, dtype, backend=self.lib.backend)
             self._hold((Tensor.close, t, False, 0))
             self._outputs.append(t)
+            self.uses(t.buffer)
             # (type: ignore: a new Tensor is open, its buffer set.)
             ptr, nbytes, handle = t.buffer.ptr, t.buffer.nbytes, t.handle  # type: ignore[union-attr]
         else:
@@ -764,6 +811,22 @@ class Call:
         self._outputs.append(host)
         return slot
 
+    def _fast_device_output(self, shape: tuple[int, ...], dtype: np.dtype, zero: bool) -> _Slot | None:
+        """A new output Tensor (when an input was a device Tensor), passed by its descriptor."""
+        if len(shape) > _fast.MAX_DIMS or dtype not in _ACL_DTYPE:
+            return None
+        t = Tensor.empty(shape, dtype, backend=self.lib.backend)
+        self._hold((Tensor.close, t, False, 0))
+        self._outputs.append(t)
+        self.uses(t.buffer)
+        # (type: ignore: a new Tensor is open, its buffer set.)
+        ptr, nbytes = t.buffer.ptr, t.buffer.nbytes  # type: ignore[union-attr]
+        if zero and nbytes:
+            self.lib.check(self.c.aclrtMemset(ptr, nbytes, 0, nbytes), "aclrtMemset")
+        slot = _Slot([_fast.POINTER], t.handle, ("output", shape, dtype, zero))
+        self._slots.append(slot)
+        return slot
+
     def _leave_fast(self) -> None:
         """Make what was described so far on the ABI-mode path, and stay on it."""
         if self._fast is None:
@@ -812,13 +875,27 @@ class Call:
                 plannable = plannable and a == null
             else:
                 return False
-        result = fast.call(fast.table, phases[0], phases[1], self.stream, desc, len(desc), pointers)
-        self._fast_done = True
-        if result:
-            self._outputs = []
-            _fast_failed(self.lib, op, result)
-        if self.lib.has_pending():
-            self.lib.synchronize()  # what earlier device-Tensor calls left waiting on the stream
+        if self.device_io:
+            # Device Tensors: nothing waits; the call's device memory waits for the stream.
+            later = fast.ffi.new("aclnnpy_deferred *")
+            result = fast.call_async(fast.table, phases[0], phases[1], self.stream, desc, len(desc), pointers, later)
+            self._fast_done = True
+            if later.launched:
+                self._launched = True
+                self._hold((_queued_work, None, True, int(later.nbytes)))
+                for i in range(later.count):
+                    block = self.ffi.cast("void *", int(fast.ffi.cast("uintptr_t", later.blocks[i])))
+                    self._hold((self.c.aclrtFree, block, True, 0))
+            if result:
+                _fast_failed(self.lib, op, result)
+        else:
+            result = fast.call(fast.table, phases[0], phases[1], self.stream, desc, len(desc), pointers)
+            self._fast_done = True
+            if result:
+                self._outputs = []
+                _fast_failed(self.lib, op, result)
+            if self.lib.has_pending():
+                self.lib.synchronize()  # what earlier device-Tensor calls left waiting on the stream
         if plannable:
             self._fast_last = (op, phases, desc, [a for a in args if type(a) is _Slot or a is null])
         return True
@@ -827,6 +904,8 @@ class Call:
 
     def run(self, op: str, *args: Any) -> None:
         """``{op}GetWorkspaceSize(*args, &size, &executor)`` then ``{op}(ws, size, executor, stream)``."""
+        if self._capture is not None and not self.device_io:
+            raise not_capturable("copies its results to the host (no device Tensor argument)")
         if self._fast is not None:
             if self._fast_run(op, args):
                 return
@@ -886,7 +965,7 @@ class Call:
 
         (Each is ``np.ndarray | Tensor | None``; ``Any`` because the op knows which of its
         outputs it made, and of which kind, and assigns them accordingly.)"""
-        if self._fast_done:
+        if self._fast_done and not self.device_io:
             return list(self._outputs)
         if self.device_io:
             for o in self._outputs:

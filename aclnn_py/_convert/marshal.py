@@ -92,6 +92,7 @@ class Marshal:
         if isinstance(value, Tensor):
             buffer = value.check_argument(api, p.name, call.lib)
             call.device_io = True
+            call.uses(buffer)
             if self.own or in_list:
                 handle = call.descriptor(value.shape, value.dtype, value.strides, value.offset,
                                          buffer.nbytes // value.dtype.itemsize, buffer.ptr,

@@ -21,6 +21,7 @@ cffi crossing per C call), with the same results and errors.
 
 from __future__ import annotations
 
+import functools
 import os
 import platform
 import sys
@@ -48,13 +49,16 @@ STAGE_API = {1: "aclrtMalloc", 2: "aclrtMemcpy", 3: "aclCreateTensor", 4: "aclCr
              11: "aclrtMemcpy"}
 AT_CREATE_TENSOR, AT_PHASE1, AT_PHASE2, AT_DESCRIPTION = 3, 7, 9, 12
 
-ENTRY_VERSION = 1  # entry.c's: an entry built from other sources is not used
-ABI_VERSION = 2  # fastcall.c's: a helper built from other sources is not used
+ENTRY_VERSION = 2  # entry.c's: an entry built from other sources is not used
+ABI_VERSION = 3  # fastcall.c's: a helper built from other sources is not used
 
 _CDEF = """
 int32_t aclnnpy_fast_abi_version(void);
 int64_t aclnnpy_fast_call(const void *api, void *phase1, void *phase2, void *stream,
                           const int64_t *desc, int64_t desc_len, void *const *pointers);
+typedef struct { int32_t launched; int32_t count; uint64_t nbytes; void *blocks[31]; } aclnnpy_deferred;
+int64_t aclnnpy_fast_call_async(const void *api, void *phase1, void *phase2, void *stream,
+                                const int64_t *desc, int64_t desc_len, void *const *pointers, aclnnpy_deferred *later);
 """
 
 # The helper calls phase 1 through a prototype of 64-bit integer slots: sound on the ABIs where
@@ -140,7 +144,15 @@ def entry() -> Any:
                 if module is not None:
                     import numpy as np
 
-                    module.setup(np.ndarray, np.empty, address, failed, api_for, MISS)
+                    from .._runtime.tensor import Tensor
+
+                    from .._runtime import library, queued
+
+                    module.setup(np.ndarray, np.empty, address, failed, api_for, MISS, Tensor, Tensor.new_output,
+                                 device_done)
+                    # device_done's common case done in C: the same entries in the same lists
+                    module.set_device_hooks(library.nothing, queued.blocking, queued.PACKAGE, queued.KEPT,
+                                            library.MAX_PENDING_RELEASES, blocks_release, library.MAX_PENDING_BYTES)
             _entry_state.append(module)
     return _entry_state[0]
 
@@ -177,12 +189,37 @@ def failed(lib: Any, op: str, result: int) -> NoReturn:
     raise AclnnError(status, STAGE_API.get(stage, "aclnn_py fast path"), message)
 
 
+def device_done(lib: Any, op: str, blocks: tuple[int, ...], nbytes: int, ok: bool) -> None:
+    """After a device plan's phase 2 was launched (the entry calls it): the call's device memory
+    (``blocks``, the addresses of ``nbytes`` of NumPy inputs' copies and workspace) is freed once
+    the stream is past the call's work, and a call that succeeded is remembered for an error of
+    that work (``Call.__exit__``'s rule on the Python path)."""
+    if blocks:
+        lib.defer(blocks_release(lib, blocks), nbytes)
+    else:
+        lib.mark_queued()
+    if ok:
+        lib.queued_call(op)
+
+
+def blocks_release(lib: Any, blocks: tuple[int, ...]) -> Any:
+    """The release of a device call's own device memory (``blocks``: addresses), which waits
+    for the stream (``Library.defer``)."""
+    return functools.partial(_free_all, lib.fn("aclrtFree"), lib.ffi, blocks)
+
+
+def _free_all(free: Any, ffi: Any, blocks: tuple[int, ...]) -> None:
+    for b in reversed(blocks):
+        free(ffi.cast("void *", b))
+
+
 class FastApi:
     """One backend library's function table for the helper (made once per ``Library``)."""
 
     def __init__(self, lib: Any, ffi: Any, helper_lib: Any) -> None:
         self.ffi = ffi
         self.call = helper_lib.aclnnpy_fast_call
+        self.call_async = helper_lib.aclnnpy_fast_call_async
         self.table = ffi.new("void *[]", [ffi.cast("void *", lib.ffi.cast("void *", lib.fn(n))) for n in API_FUNCTIONS])
         self.ops: dict[str, tuple[Any, Any] | None] = {}  # op -> (phase1, phase2) as void *, or None: not eligible
 

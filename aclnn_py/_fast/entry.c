@@ -33,7 +33,7 @@
 /* The layout of a plan's description (plan_from_spec) and of the Planner's methods:
  * aclnn_py/_fast/__init__.py's ENTRY_VERSION must equal it, or the binding does not use an
  * entry built from other sources. The kinds below are read from this module by the binding. */
-#define ENTRY_VERSION 1
+#define ENTRY_VERSION 2
 
 #define MAX_KEY 640          /* int64 words of one key */
 #define MAX_KEY_LIST 64      /* elements of a list argument */
@@ -50,17 +50,25 @@
         Py_XDECREF(old_);             \
     } while (0)
 
-enum { K_ARRAY = 1, K_LIST, K_TUPLE, K_INT, K_BOOL, K_FLOAT, K_NONE };
+enum { K_ARRAY = 1, K_LIST, K_TUPLE, K_INT, K_BOOL, K_FLOAT, K_NONE, K_TENSOR };
 /* Where a pointer of a plan comes from. */
-enum { P_ARG = 0, P_OUTPUT = 1, P_NULL = 2, P_ARG_WRITABLE = 3 };
+enum { P_ARG = 0, P_OUTPUT = 1, P_NULL = 2, P_ARG_WRITABLE = 3, P_TENSOR = 4 };
 /* What a plan returns. */
 enum { R_SINGLE = 0, R_TUPLE = 1, R_NONE = 2 };
 
 /* Set once by setup(). */
 static PyObject *ndarray_type, *np_empty, *to_address, *fast_failed, *api_for, *miss;
+/* Device plans: aclnn_py.Tensor (exact type), Tensor.new_output(lib, (token, zero)) making a new
+ * output, device_done(lib, op, blocks, nbytes, ok) after phase 2 was launched. */
+static PyObject *tensor_type, *new_output, *device_done;
+/* set_device_hooks(): library._nothing (the release a device call defers), queued.blocking,
+ * the package's directory (queued._PACKAGE), queued.KEPT, library.MAX_PENDING_RELEASES. */
+static PyObject *nothing, *blocking, *package, *blocks_release;
+static Py_ssize_t kept_calls, max_pending, max_bytes;
 static PyObject *addresses;  /* cdata -> int: stream and table addresses */
 static PyObject *s_local, *s_state, *s_stream, *s_pending, *s_fast_api, *s_table, *s_dtype, *s_synchronize,
-    *s_stream_method, *s_has_pending;
+    *s_stream_method, *s_has_pending, *s_fast_key, *s_capturing, *s_queued, *s_capture, *s_f_code, *s_f_back,
+    *s_f_lineno, *s_co_filename, *s_own, *s_nbytes;
 static int plans_on = 1;
 
 /* -- plans ----------------------------------------------------------------------------- */
@@ -78,6 +86,7 @@ typedef struct {
     int8_t *result_kind;    /* P_ARG: argument i as given; P_OUTPUT: new output i */
     int32_t *result_index;
     int mode;
+    int device;             /* device Tensor arguments: outputs are new Tensors, nothing waits */
     PyObject *op;           /* the operator's C name, for errors */
 } plan_t;
 
@@ -154,18 +163,21 @@ static int desc_pointers(const int64_t *desc, int64_t len) {
 
 /* A plan from its Python description (ops/_aclnn.py's plan_spec):
  * (op, phase1 address, phase2 address, desc ints, pointers [(kind, index)],
- *  outputs [(shape, dtype) or None], results [(kind, index)], mode) */
+ *  outputs [(shape, dtype) or None], results [(kind, index)], mode[, device]);
+ * a device plan's outputs are [(token, zero)] (Tensor.new_output's argument). */
 static PyObject *plan_from_spec(PyObject *spec) {
     PyObject *op, *desc, *pointers, *outputs, *results;
     unsigned long long phase1, phase2;
-    int mode;
-    if (!PyArg_ParseTuple(spec, "UKKOOOOi", &op, &phase1, &phase2, &desc, &pointers, &outputs, &results, &mode))
+    int mode, device = 0;
+    if (!PyArg_ParseTuple(spec, "UKKOOOOi|i", &op, &phase1, &phase2, &desc, &pointers, &outputs, &results, &mode,
+                          &device))
         return NULL;
     plan_t *p = PyMem_Calloc(1, sizeof *p);
     if (!p) return PyErr_NoMemory();
     p->phase1 = (void *)(uintptr_t)phase1;
     p->phase2 = (void *)(uintptr_t)phase2;
     p->mode = mode;
+    p->device = device != 0;
     Py_INCREF(op);
     p->op = op;
     PyObject *d = PySequence_Tuple(desc);
@@ -178,7 +190,7 @@ static PyObject *plan_from_spec(PyObject *spec) {
         if (PyErr_Occurred()) { Py_DECREF(d); goto fail; }
     }
     Py_DECREF(d);
-    if (pairs(pointers, "pointers", P_ARG_WRITABLE, &p->npointers, &p->pointer_kind, &p->pointer_index)) goto fail;
+    if (pairs(pointers, "pointers", P_TENSOR, &p->npointers, &p->pointer_kind, &p->pointer_index)) goto fail;
     if (pairs(results, "results", P_OUTPUT, &p->nresults, &p->result_kind, &p->result_index)) goto fail;
     PyObject *o = PySequence_Tuple(outputs);
     if (!o) goto fail;
@@ -202,11 +214,16 @@ static PyObject *plan_from_spec(PyObject *spec) {
         PyErr_SetString(PyExc_ValueError, "plan out of bounds");
         goto fail;
     }
-    for (int i = 0; i < p->npointers; ++i)
+    for (int i = 0; i < p->npointers; ++i) {
         if (p->pointer_kind[i] == P_OUTPUT && p->pointer_index[i] >= p->noutputs) {
             PyErr_SetString(PyExc_ValueError, "plan: pointer to a missing output");
             goto fail;
         }
+        if ((p->pointer_kind[i] == P_TENSOR || p->pointer_kind[i] == P_ARG_WRITABLE) && p->device != (p->pointer_kind[i] == P_TENSOR)) {
+            PyErr_SetString(PyExc_ValueError, "plan: a Tensor pointer in a host plan, or a host output in a device plan");
+            goto fail;
+        }
+    }
     for (int i = 0; i < p->nresults; ++i)
         if (p->result_kind[i] == P_OUTPUT && p->result_index[i] >= p->noutputs) {
             PyErr_SetString(PyExc_ValueError, "plan: result of a missing output");
@@ -229,12 +246,15 @@ typedef struct {
     int ndtypes;
     Py_buffer views[MAX_ARGS];
     int8_t has_view[MAX_ARGS];
+    void *handles[MAX_ARGS];    /* a Tensor argument's aclTensor* */
+    int8_t is_tensor[MAX_ARGS];
 } key_t;
 
 static void key_init(key_t *k) {
     k->len = 0;
     k->ndtypes = 0;
     memset(k->has_view, 0, sizeof k->has_view);
+    memset(k->is_tensor, 0, sizeof k->is_tensor);
 }
 
 /* The argument buffers the key held (before any Python code runs again). */
@@ -312,6 +332,32 @@ static int make_key(key_t *k, PyObject *lib, PyObject *name, PyObject *const *ar
             PUT(v->ndim);
             for (int d = 0; d < v->ndim; ++d) PUT(v->shape[d]);
             for (int d = 0; d < v->ndim; ++d) PUT(v->strides[d]);
+        } else if ((PyObject *)t == tensor_type) {
+            /* Its fast_key: (the interned tuple of its view, its aclTensor* as an int), None
+             * once closed (then no key: the Python path reports it). */
+            PyObject *fk = PyObject_GetAttr(a, s_fast_key);
+            if (!fk) {
+                PyErr_Clear();
+                return 0;
+            }
+            if (!PyTuple_Check(fk) || PyTuple_Size(fk) != 2) {
+                Py_DECREF(fk);
+                return 0;
+            }
+            PyObject *token = PyTuple_GetItem(fk, 0);
+            void *handle = PyLong_AsVoidPtr(PyTuple_GetItem(fk, 1));
+            if (!handle) {
+                PyErr_Clear();
+                Py_DECREF(fk);
+                return 0;
+            }
+            Py_INCREF(token);
+            k->dtypes[k->ndtypes++] = token;
+            Py_DECREF(fk);
+            k->handles[i] = handle;
+            k->is_tensor[i] = 1;
+            PUT(K_TENSOR);
+            PUT((intptr_t)token);
         } else if (t == &PyList_Type || t == &PyTuple_Type) {
             Py_ssize_t n = PySequence_Size(a);
             if (n < 0) return -1;
@@ -475,6 +521,102 @@ static PyObject *fast_api(PyObject *lib) {
     return api;
 }
 
+/* The caller's place, as queued.remember keeps it: (code, line) of the first frame outside the
+ * package, or None. A new reference, NULL on error. */
+static PyObject *caller_site(void) {
+    PyObject *frame = (PyObject *)PyEval_GetFrame();
+    Py_XINCREF(frame);
+    Py_ssize_t plen = PyUnicode_GetLength(package);
+    while (frame && frame != Py_None) {
+        PyObject *code = PyObject_GetAttr(frame, s_f_code);
+        PyObject *file = code ? PyObject_GetAttr(code, s_co_filename) : NULL;
+        if (!file) { Py_XDECREF(code); Py_DECREF(frame); return NULL; }
+        Py_ssize_t inside = PyUnicode_Check(file) ? PyUnicode_Tailmatch(file, package, 0, plen, -1) : 0;
+        Py_DECREF(file);
+        if (inside < 0) { Py_DECREF(code); Py_DECREF(frame); return NULL; }
+        if (!inside) {
+            PyObject *line = PyObject_GetAttr(frame, s_f_lineno);
+            Py_DECREF(frame);
+            if (!line) { Py_DECREF(code); return NULL; }
+            PyObject *site = PyTuple_Pack(2, code, line);
+            Py_DECREF(code);
+            Py_DECREF(line);
+            return site;
+        }
+        Py_DECREF(code);
+        PyObject *back = PyObject_GetAttr(frame, s_f_back);
+        Py_DECREF(frame);
+        if (!back) return NULL;
+        frame = back;
+    }
+    Py_XDECREF(frame);
+    Py_RETURN_NONE;
+}
+
+/* A device plan's call succeeded: what device_done does (Library.defer of the release of its
+ * device memory, blocks_release(lib, blocks), or of library.nothing when it has none; then
+ * queued_call), here. 0 done, 1 not done (the caller calls device_done: a capture, a caller's
+ * stream, a bound reached, ACLNN_PY_BLOCKING=1, no hooks), -1 error. */
+static int device_queued_here(PyObject *lib, PyObject *state, PyObject *op, const deferred_t *later) {
+    if (!nothing || !state) return 1;
+    int done = 1;
+    PyObject *release = NULL, *total = NULL;
+    PyObject *capture = PyObject_GetAttr(state, s_capture);
+    PyObject *pending = capture ? PyObject_GetAttr(state, s_pending) : NULL;
+    PyObject *queued = pending ? PyObject_GetAttr(state, s_queued) : NULL;
+    if (!queued) { done = -1; goto out; }
+    PyObject *stream = PyObject_GetAttr(state, s_stream);
+    PyObject *own = stream ? PyObject_GetAttr(state, s_own) : NULL;
+    int own_stream = own && stream == own; /* (a caller's stream: Library.defer records an event on it) */
+    Py_XDECREF(stream);
+    Py_XDECREF(own);
+    if (!own) { done = -1; goto out; }
+    if (!own_stream || capture != Py_None || !PyList_Check(pending) || !PyList_Check(queued) ||
+        PyList_Size(pending) + 1 >= max_pending || PyList_Size(queued) >= kept_calls)
+        goto out;
+    if (later->count) {
+        /* the pending bytes and their bound (Library.defer's) */
+        PyObject *held = PyObject_GetAttr(state, s_nbytes);
+        long long was = held ? PyLong_AsLongLong(held) : -1;
+        Py_XDECREF(held);
+        if (was < 0 || PyErr_Occurred()) { done = -1; goto out; }
+        if ((unsigned long long)was + later->nbytes >= (unsigned long long)max_bytes) goto out;
+        total = PyLong_FromUnsignedLongLong((unsigned long long)was + later->nbytes);
+        PyObject *blocks = total ? PyTuple_New(later->count) : NULL;
+        if (!blocks) { done = -1; goto out; }
+        for (int i = 0; i < later->count; ++i) {
+            PyObject *address = PyLong_FromVoidPtr(later->blocks[i]);
+            if (!address) { Py_DECREF(blocks); done = -1; goto out; }
+            PyTuple_SetItem(blocks, i, address);
+        }
+        release = PyObject_CallFunctionObjArgs(blocks_release, lib, blocks, NULL);
+        Py_DECREF(blocks);
+        if (!release) { done = -1; goto out; }
+    }
+    PyObject *b = PyObject_CallNoArgs(blocking);
+    int is_blocking = b ? PyObject_IsTrue(b) : -1;
+    Py_XDECREF(b);
+    if (is_blocking) { done = is_blocking < 0 ? -1 : 1; goto out; }
+    PyObject *site = caller_site();
+    PyObject *item = site ? PyTuple_Pack(2, op, site) : NULL;
+    Py_XDECREF(site);
+    if (!item || PyList_Append(pending, release ? release : nothing) ||
+        (total && PyObject_SetAttr(state, s_nbytes, total)) || PyList_Append(queued, item)) {
+        Py_XDECREF(item);
+        done = -1;
+        goto out;
+    }
+    Py_DECREF(item);
+    done = 0;
+out:
+    Py_XDECREF(release);
+    Py_XDECREF(total);
+    Py_XDECREF(capture);
+    Py_XDECREF(pending);
+    Py_XDECREF(queued);
+    return done;
+}
+
 static PyObject *run_plan(PyObject *capsule, PyObject *lib, PyObject *api, PyObject *const *args, Py_ssize_t nargs,
                           key_t *k) {
     plan_t *p = PyCapsule_GetPointer(capsule, "aclnn_py.plan");
@@ -483,6 +625,7 @@ static PyObject *run_plan(PyObject *capsule, PyObject *lib, PyObject *api, PyObj
     Py_buffer out_views[MAX_ARGS];
     int8_t has_out_view[MAX_ARGS] = {0};
     void *pointers[MAX_ARGS];
+    void *out_handles[MAX_ARGS] = {NULL};
     void *table = NULL, *stream = NULL;
     PyObject *result = NULL, *state = NULL, *stream_obj = NULL, *table_obj = NULL;
     int64_t status;
@@ -504,6 +647,19 @@ static PyObject *run_plan(PyObject *capsule, PyObject *lib, PyObject *api, PyObj
     if (address_of(stream_obj, &stream)) goto done;
     for (int i = 0; i < p->noutputs; ++i) {
         if (!p->output_args[i]) continue;
+        if (p->device) {
+            outputs[i] = PyObject_CallFunctionObjArgs(new_output, lib, p->output_args[i], NULL);
+            if (!outputs[i]) goto done;
+            PyObject *fk = PyObject_GetAttr(outputs[i], s_fast_key);
+            if (!fk) goto done;
+            out_handles[i] = PyTuple_Check(fk) && PyTuple_Size(fk) == 2 ? PyLong_AsVoidPtr(PyTuple_GetItem(fk, 1)) : NULL;
+            Py_DECREF(fk);
+            if (!out_handles[i]) {
+                if (!PyErr_Occurred()) PyErr_SetString(PyExc_SystemError, "aclnn_py fast entry: an output without a handle");
+                goto done;
+            }
+            continue;
+        }
         outputs[i] = PyObject_Call(np_empty, p->output_args[i], NULL);
         if (!outputs[i]) goto done;
         if (PyObject_GetBuffer(outputs[i], &out_views[i], PyBUF_WRITABLE) < 0) goto done;
@@ -520,16 +676,57 @@ static PyObject *run_plan(PyObject *capsule, PyObject *lib, PyObject *api, PyObj
             }
             pointers[i] = k->views[index].buf;
             break;
+        case P_TENSOR:
+            if (!k->is_tensor[index]) {
+                PyErr_SetString(PyExc_SystemError, "aclnn_py fast entry: a plan's argument is not a Tensor");
+                goto done;
+            }
+            pointers[i] = k->handles[index];
+            break;
         case P_OUTPUT:
-            pointers[i] = has_out_view[index] ? out_views[index].buf : NULL;
+            pointers[i] = p->device ? out_handles[index] : has_out_view[index] ? out_views[index].buf : NULL;
             break;
         default:
             pointers[i] = NULL;
         }
     }
+    deferred_t later;
+    later.launched = 0;
     Py_BEGIN_ALLOW_THREADS
-    status = aclnnpy_fast_call(table, p->phase1, p->phase2, stream, p->desc, p->desc_len, pointers);
+    if (p->device)
+        status = aclnnpy_fast_call_async(table, p->phase1, p->phase2, stream, p->desc, p->desc_len, pointers, &later);
+    else
+        status = aclnnpy_fast_call(table, p->phase1, p->phase2, stream, p->desc, p->desc_len, pointers);
     Py_END_ALLOW_THREADS
+    int here = 1;
+    if (p->device && later.launched && !status) {
+        here = device_queued_here(lib, state, p->op, &later);
+        if (here < 0) goto done;
+    }
+    if (p->device && later.launched && here) {
+        /* The call's device memory waits for the stream; a success names this call for a
+         * later failure of its work (Call.__exit__'s rule). */
+        PyObject *blocks = PyTuple_New(later.count);
+        PyObject *r = NULL;
+        if (blocks) {
+            int ok = 1;
+            for (int i = 0; i < later.count; ++i) {
+                PyObject *address = PyLong_FromVoidPtr(later.blocks[i]);
+                if (!address) { ok = 0; break; }
+                PyTuple_SetItem(blocks, i, address);
+            }
+            PyObject *nbytes = ok ? PyLong_FromUnsignedLongLong(later.nbytes) : NULL;
+            if (nbytes) {
+                r = PyObject_CallFunctionObjArgs(device_done, lib, p->op, blocks, nbytes,
+                                                 status ? Py_False : Py_True, NULL);
+                Py_DECREF(nbytes);
+            }
+            Py_DECREF(blocks);
+        }
+        if (!r && !status) goto done;
+        if (!r) PyErr_Clear(); /* the call's own failure is the one to raise */
+        Py_XDECREF(r);
+    }
     for (int i = 0; i < p->noutputs; ++i)
         if (has_out_view[i]) {
             PyBuffer_Release(&out_views[i]);
@@ -546,9 +743,11 @@ static PyObject *run_plan(PyObject *capsule, PyObject *lib, PyObject *api, PyObj
         goto done;
     }
     /* What earlier device-Tensor calls left waiting on the stream (Call's rule). */
-    PyObject *pending = state ? PyObject_GetAttr(state, s_pending) : NULL;
+    PyObject *pending = state && !p->device ? PyObject_GetAttr(state, s_pending) : NULL;
     int waiting;
-    if (pending) {
+    if (p->device) {
+        waiting = 0;
+    } else if (pending) {
         waiting = PyObject_IsTrue(pending);
         Py_DECREF(pending);
     } else {
@@ -617,6 +816,12 @@ static PyObject *lookup_run(planner_t *self, PyObject *lib, PyObject *name, PyOb
     *keyed = 0;
     key_init(k);
     if (!plans_on) return miss;
+    /* A capture in progress (aclnn_py.capture): the Python path, which keeps what the graph needs. */
+    PyObject *capturing = PyObject_GetAttr(lib, s_capturing);
+    if (!capturing) return NULL;
+    int busy = PyObject_IsTrue(capturing);
+    Py_DECREF(capturing);
+    if (busy) return busy < 0 ? NULL : miss;
     PyObject *api = fast_api(lib);
     if (!api) return PyErr_Occurred() ? NULL : miss;
     int made = make_key(k, lib, name, args, nargs);
@@ -897,15 +1102,38 @@ static PyType_Spec planner_spec = {
 
 static PyObject *setup(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     (void)module;
-    if (nargs != 6) {
-        PyErr_SetString(PyExc_TypeError, "setup(ndarray, empty, to_address, fast_failed, api_for, miss)");
+    if (nargs != 9) {
+        PyErr_SetString(PyExc_TypeError, "setup(ndarray, empty, to_address, fast_failed, api_for, miss, "
+                                         "tensor_type, new_output, device_done)");
         return NULL;
     }
-    PyObject **slots[] = {&ndarray_type, &np_empty, &to_address, &fast_failed, &api_for, &miss};
-    for (int i = 0; i < 6; ++i) {
+    PyObject **slots[] = {&ndarray_type, &np_empty, &to_address, &fast_failed, &api_for, &miss,
+                          &tensor_type, &new_output, &device_done};
+    for (int i = 0; i < 9; ++i) {
         Py_INCREF(args[i]);
         SET_REF(*slots[i], args[i]);
     }
+    Py_RETURN_NONE;
+}
+
+static PyObject *set_device_hooks(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    (void)module;
+    if (nargs != 7 || !PyUnicode_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "set_device_hooks(nothing, blocking, package, kept, max_pending, blocks_release, max_bytes)");
+        return NULL;
+    }
+    Py_ssize_t kept = PyLong_AsSsize_t(args[3]), most = PyLong_AsSsize_t(args[4]), bytes = PyLong_AsSsize_t(args[6]);
+    if (PyErr_Occurred()) return NULL;
+    PyObject **slots[] = {&nothing, &blocking, &package, &blocks_release};
+    int from[] = {0, 1, 2, 5};
+    for (int i = 0; i < 4; ++i) {
+        Py_INCREF(args[from[i]]);
+        SET_REF(*slots[i], args[from[i]]);
+    }
+    kept_calls = kept;
+    max_pending = most;
+    max_bytes = bytes;
     Py_RETURN_NONE;
 }
 
@@ -925,7 +1153,11 @@ static PyObject *abi_version(PyObject *module, PyObject *unused) {
 }
 
 static PyMethodDef module_methods[] = {
-    {"setup", (PyCFunction)(void (*)(void))setup, METH_FASTCALL, "setup(ndarray, empty, to_address, fast_failed, api_for, miss)"},
+    {"setup", (PyCFunction)(void (*)(void))setup, METH_FASTCALL,
+     "setup(ndarray, empty, to_address, fast_failed, api_for, miss, tensor_type, new_output, device_done)"},
+    {"set_device_hooks", (PyCFunction)(void (*)(void))set_device_hooks, METH_FASTCALL,
+     "set_device_hooks(nothing, blocking, package, kept, max_pending, blocks_release, max_bytes): what a device "
+     "call queues, kept in C"},
     {"set_plans", set_plans, METH_O, "set_plans(on) -> the previous setting: plans replayed or not"},
     {"abi_version", abi_version, METH_NOARGS, "(fastcall.c's ABI_VERSION, entry.c's ENTRY_VERSION) compiled in"},
     {NULL, NULL, 0, NULL},
@@ -942,7 +1174,9 @@ PyMODINIT_FUNC PyInit__entry(void) {
     struct { PyObject **slot; const char *text; } strings[] = {
         {&s_local, "_local"}, {&s_state, "state"}, {&s_stream, "stream"}, {&s_pending, "pending"},
         {&s_fast_api, "fast_api"}, {&s_table, "table"}, {&s_dtype, "dtype"}, {&s_synchronize, "synchronize"},
-        {&s_stream_method, "stream"}, {&s_has_pending, "has_pending"},
+        {&s_stream_method, "stream"}, {&s_has_pending, "has_pending"}, {&s_fast_key, "fast_key"}, {&s_capturing, "capturing"},
+        {&s_queued, "queued"}, {&s_capture, "capture"}, {&s_f_code, "f_code"}, {&s_f_back, "f_back"},
+        {&s_f_lineno, "f_lineno"}, {&s_co_filename, "co_filename"}, {&s_own, "own"}, {&s_nbytes, "nbytes"},
     };
     for (size_t i = 0; i < sizeof strings / sizeof strings[0]; ++i)
         if (!*strings[i].slot && !(*strings[i].slot = PyUnicode_InternFromString(strings[i].text))) goto fail;
@@ -954,7 +1188,7 @@ PyMODINIT_FUNC PyInit__entry(void) {
     }
     struct { const char *name; long value; } constants[] = {
         {"MAX_PLANS", MAX_PLANS}, {"ARG", P_ARG}, {"NEW_OUTPUT", P_OUTPUT}, {"NULL", P_NULL},
-        {"ARG_WRITTEN", P_ARG_WRITABLE}, {"SINGLE", R_SINGLE}, {"TUPLE", R_TUPLE}, {"NONE", R_NONE},
+        {"ARG_WRITTEN", P_ARG_WRITABLE}, {"TENSOR", P_TENSOR}, {"SINGLE", R_SINGLE}, {"TUPLE", R_TUPLE}, {"NONE", R_NONE},
     };
     for (size_t i = 0; i < sizeof constants / sizeof constants[0]; ++i)
         if (PyModule_AddIntConstant(m, constants[i].name, constants[i].value)) goto fail;

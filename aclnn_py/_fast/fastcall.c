@@ -34,7 +34,7 @@
 
 /* The layout of api_t and of the description: aclnn_py/_fast/__init__.py's ABI_VERSION must
  * equal it, or the binding does not use a helper built from other sources. */
-#define ABI_VERSION 2
+#define ABI_VERSION 3
 
 EXPORT int32_t aclnnpy_fast_abi_version(void) { return ABI_VERSION; }
 
@@ -87,6 +87,7 @@ typedef struct {
     int kind;
     void *host;       /* HOST_OUT: where the result goes */
     uint64_t nbytes;
+    uint64_t nbytes_device; /* the size of device */
 } held_t;
 
 static void release(const api_t *api, held_t *held, int count, void *workspace) {
@@ -112,9 +113,17 @@ static void release(const api_t *api, held_t *held, int count, void *workspace) 
         return RESULT(status_, at_);            \
     } while (0)
 
-EXPORT int64_t aclnnpy_fast_call(const void *api_p, void *phase1, void *phase2, void *stream,
-                                 const int64_t *desc, int64_t desc_len, void *const *pointers) {
-    const api_t *api = (const api_t *)api_p;
+/* The device memory an asynchronous call leaves to the caller (its NumPy inputs' device copies
+ * and its workspace): freed by the caller once the stream is past the call's work. */
+typedef struct {
+    int32_t launched;   /* phase 2 was called: the memory below may be in use by queued work */
+    int32_t count;
+    uint64_t nbytes;
+    void *blocks[MAX_ARGS + 1];
+} deferred_t;
+
+static int64_t fast_call(const api_t *api, void *phase1, void *phase2, void *stream, const int64_t *desc,
+                         int64_t desc_len, void *const *pointers, deferred_t *later) {
     held_t held[MAX_ARGS];
     uint64_t slots[MAX_ARGS + 2] = {0};
     int count = 0, index = 0, p = 0;
@@ -125,8 +134,10 @@ EXPORT int64_t aclnnpy_fast_call(const void *api_p, void *phase1, void *phase2, 
         held_t *h = &held[count];
         h->device = h->handle = h->host = NULL;
         h->kind = (int)kind;
-        h->nbytes = 0;
+        h->nbytes = h->nbytes_device = 0;
         if (kind == HOST_IN || kind == HOST_OUT || kind == HOST_INOUT) {
+            /* An asynchronous call copies nothing back: no host output. */
+            if (later && kind != HOST_IN) FAIL(ACLNN_ERR_INNER, AT_DESCRIPTION);
             int32_t dtype = (int32_t)desc[at], format = (int32_t)desc[at + 1];
             int64_t ndim = desc[at + 2];
             if (ndim < 0 || ndim > MAX_DIMS) FAIL(ACLNN_ERR_INNER, AT_DESCRIPTION);
@@ -140,6 +151,7 @@ EXPORT int64_t aclnnpy_fast_call(const void *api_p, void *phase1, void *phase2, 
             if (nbytes) {
                 status_t s = api->malloc_(&h->device, nbytes, ACL_MEM_MALLOC_HUGE_FIRST);
                 if (s) { h->device = NULL; FAIL(s, AT_MALLOC); }
+                h->nbytes_device = nbytes;
                 if (kind != HOST_OUT) {
                     s = api->memcpy_(h->device, nbytes, host, nbytes, ACL_MEMCPY_HOST_TO_DEVICE);
                     if (s) FAIL(s, AT_H2D);
@@ -200,6 +212,26 @@ EXPORT int64_t aclnnpy_fast_call(const void *api_p, void *phase1, void *phase2, 
     /* Phase 2 consumes the executor whatever its outcome (single use). */
     int at_ = AT_PHASE2;
     s = ((phase2_t)phase2)(workspace, workspace_size, executor, stream);
+    if (later) {
+        /* Asynchronous: the descriptors and arrays go now (the launched work holds what it
+         * needs of them), the device memory waits for the stream: the caller's to free. */
+        later->launched = 1;
+        later->count = 0;
+        later->nbytes = 0;
+        for (int i = 0; i < count; ++i) {
+            if (held[i].device) {
+                later->blocks[later->count++] = held[i].device;
+                later->nbytes += held[i].nbytes_device;
+                held[i].device = NULL;
+            }
+        }
+        if (workspace) {
+            later->blocks[later->count++] = workspace;
+            later->nbytes += workspace_size;
+        }
+        release(api, held, count, NULL);
+        return s ? RESULT(s, at_) : 0;
+    }
     if (!s) {
         at_ = AT_SYNCHRONIZE;
         s = api->synchronize(stream);
@@ -213,4 +245,23 @@ EXPORT int64_t aclnnpy_fast_call(const void *api_p, void *phase1, void *phase2, 
     }
     release(api, held, count, workspace);
     return s ? RESULT(s, at_) : 0;
+}
+
+EXPORT int64_t aclnnpy_fast_call(const void *api_p, void *phase1, void *phase2, void *stream,
+                                 const int64_t *desc, int64_t desc_len, void *const *pointers) {
+    return fast_call((const api_t *)api_p, phase1, phase2, stream, desc, desc_len, pointers, NULL);
+}
+
+/* The call without waiting (device Tensor results): no synchronisation, no host output; the
+ * device memory it made (NumPy inputs' copies, the workspace) is left in *later for the
+ * caller to free once the stream is past the work (later->launched: phase 2 was called; if
+ * not, everything was released already). */
+EXPORT int64_t aclnnpy_fast_call_async(const void *api_p, void *phase1, void *phase2, void *stream,
+                                       const int64_t *desc, int64_t desc_len, void *const *pointers,
+                                       void *later) {
+    deferred_t *d = (deferred_t *)later;
+    d->launched = 0;
+    d->count = 0;
+    d->nbytes = 0;
+    return fast_call((const api_t *)api_p, phase1, phase2, stream, desc, desc_len, pointers, d);
 }

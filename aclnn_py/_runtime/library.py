@@ -22,6 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from .._constants import ACL_ERROR_RT_STREAM_CAPTURED
 from .._errors import ACL_ERROR_API_NOT_SUPPORT, ACL_ERROR_REPEAT_INITIALIZE, ACL_ERROR_UNINITIALIZE, AclnnError
 from . import current_device, queued
 from .resources import Transaction, quietly, run_all
@@ -44,6 +45,9 @@ from .._ffi.operator_headers import declarer_for
 # 1% of the 24 GB of an Atlas 300I Pro, a small device, so outstanding temporaries never crowd
 # out the user's tensors).
 MAX_PENDING_RELEASES = 256
+#: aclmdlRICaptureMode's ACL_MODEL_RI_CAPTURE_MODE_RELAXED (include/acl/acl_rt.h): a capture
+#: during which the thread may still allocate device memory (new output Tensors).
+CAPTURE_MODE_RELAXED = 2
 MAX_PENDING_BYTES = 256 << 20
 
 _T = TypeVar("_T")
@@ -61,6 +65,19 @@ class _Handover:
         self.ended = False
 
 
+class Capture:
+    """What a capture in progress on a thread's stream (``begin_capture``) collects for the graph
+    it makes: the releases that would wait for the stream (workspaces, input copies, dropped
+    device memory: they run when the graph is closed, never while it can replay) and the device
+    buffers its calls use (kept alive as long as the graph)."""
+
+    __slots__ = ("releases", "keep")
+
+    def __init__(self) -> None:
+        self.releases: list[Callable[[], None]] = []
+        self.keep: list[object] = []
+
+
 class _ThreadStreams:
     """One thread's streams and the releases that must wait for its queued work. It lives in
     the thread's ``threading.local``: when the thread ends, CPython drops it (on that thread)
@@ -75,7 +92,8 @@ class _ThreadStreams:
     destroy a stream once it has synchronised it, and a destroyed stream cannot be waited
     for, while the event stays the binding's (and is complete by then)."""
 
-    __slots__ = ("stream", "own", "streams", "pending", "nbytes", "callers", "handover", "queued", "__weakref__")
+    __slots__ = ("stream", "own", "streams", "pending", "nbytes", "callers", "handover", "queued", "capture",
+                 "__weakref__")
 
     def __init__(self) -> None:
         self.stream: Any = None
@@ -85,7 +103,8 @@ class _ThreadStreams:
         self.nbytes = 0
         self.callers: dict[int, Any] = {}  # caller stream address -> the binding's event on it
         self.handover = _Handover()
-        self.queued: list[tuple[str, str]] = []  # (operator, caller's place) since the last synchronisation
+        self.queued: list[tuple[str, Any]] = []  # (operator, caller's place: queued.remember) since the last synchronisation
+        self.capture: Capture | None = None  # the capture in progress on this thread's stream
 
     def take(self) -> tuple[list[Callable[[], None]], list[Any]]:
         """The waiting releases and the events on caller streams they wait for, cleared (in
@@ -123,6 +142,9 @@ class Library:
         self._declarer = declarer_for(ffi)
         self._functions: dict[str, Callable[..., Any]] = {}
         self._cache: dict[str, Any] = {}
+        #: Captures in progress on any thread (``begin_capture``): the fast entry replays no plan
+        #: meanwhile (a capture's calls take the Python path, which keeps what the graph needs).
+        self.capturing = 0
         #: The fast path's ``FastApi`` for this library (``aclnn_py._fast.api_for`` sets it;
         #: None: the fast path is off for it; False: not asked yet). Read by the fast entry too.
         self.fast_api: Any = False
@@ -399,8 +421,12 @@ class Library:
         """Run ``release`` (which frees ``nbytes`` of device memory) after the stream this
         thread's calls queue on (and every other stream its waiting releases wait for) has
         completed its queued work. At MAX_PENDING_RELEASES waiting releases or
-        MAX_PENDING_BYTES the streams are synchronised now."""
+        MAX_PENDING_BYTES the streams are synchronised now. While the thread's stream is being
+        captured, the graph takes it (it runs when the graph is closed)."""
         state = self._thread_stream()
+        if state.capture is not None:
+            state.capture.releases.append(release)
+            return
         stream = state.stream
         state.pending.append(release)
         state.nbytes += nbytes
@@ -436,7 +462,7 @@ class Library:
         """Work was queued on this thread's stream that no release waits for yet (a device-
         Tensor call with no temporaries, a prepared run): from now on this thread's device
         memory dropped here waits for it (``has_pending``), until the next synchronisation."""
-        self.defer(_nothing)
+        self.defer(nothing)
 
     def has_pending(self) -> bool:
         """Whether this thread has releases waiting for its streams."""
@@ -454,7 +480,7 @@ class Library:
         ``ACLNN_PY_BLOCKING=1`` the stream is synchronised now, so the call raises it."""
         state = self._thread_stream()
         queued.remember(state.queued, op)
-        if queued.blocking():
+        if queued.blocking() and state.capture is None:
             self.synchronize()
 
     def synchronize(self) -> None:
@@ -466,6 +492,8 @@ class Library:
         state: _ThreadStreams | None = getattr(self._local, "state", None)
         if state is None or state.stream is None:
             state = self._thread_stream()
+        if state.capture is not None:
+            raise not_capturable("waits for the stream")
         if not state.queued:
             self._synchronize(state)
             return
@@ -478,6 +506,49 @@ class Library:
             if named is error:
                 raise
             raise named.with_traceback(error.__traceback__) from None
+
+    # -- capture ---------------------------------------------------------------------------
+
+    def capture_state(self) -> Capture | None:
+        """The capture in progress on this thread's stream, or None."""
+        state = getattr(self._local, "state", None)
+        return None if state is None else state.capture
+
+    def begin_capture(self) -> Any:
+        """Start capturing this thread's own stream (``aclmdlRICaptureBegin``, relaxed mode): the
+        work queued on it from now on is recorded into a model, not run. What waited for the
+        stream runs first. Returns the stream."""
+        state = self._thread_stream()
+        if state.capture is not None:
+            raise ValueError("aclnn_py.capture: this thread's stream is already being captured")
+        if state.stream is not state.own:
+            raise ValueError("aclnn_py.capture: not inside a stream= call (the thread's own stream is captured)")
+        self.synchronize()
+        self.call("aclmdlRICaptureBegin", state.stream, CAPTURE_MODE_RELAXED)
+        state.capture = Capture()
+        with self._lock:
+            self.capturing += 1
+        return state.stream
+
+    def end_capture(self) -> tuple[Any, Capture]:
+        """End the capture of this thread's stream: ``(model, what the graph owns)``; the model
+        is NULL when ``aclmdlRICaptureEnd`` failed (its error raised after the capture's
+        releases were handed back in the Capture)."""
+        state = self._thread_stream()
+        capture = state.capture
+        if capture is None:
+            raise ValueError("aclnn_py.capture: this thread's stream is not being captured")
+        state.capture = None
+        with self._lock:
+            self.capturing -= 1
+        p = self.ffi.new("aclmdlRI *")
+        status = self.fn("aclmdlRICaptureEnd")(state.stream, p)
+        if status:
+            error = AclnnError(status, "aclmdlRICaptureEnd", self.recent_error())
+            quietly(lambda: run_all(capture.releases))
+            capture.releases.clear()
+            raise error
+        return p[0], capture
 
     def _synchronize(self, state: _ThreadStreams) -> None:
         current = state.stream
@@ -534,6 +605,16 @@ class Library:
             self._streams.clear()
 
 
+def not_capturable(what: str) -> AclnnError:
+    """The error of a call that cannot be captured (it ``what``) made while this thread's stream
+    is being captured."""
+    return AclnnError(ACL_ERROR_RT_STREAM_CAPTURED, "aclnn_py.capture",
+                      f"this call {what}, which a captured chain cannot do: while aclnn_py.capture() is "
+                      "recording, only operator calls on device Tensors (aclnn_py.Tensor) can be captured; "
+                      "copy NumPy data into a Tensor before the capture (Tensor.from_numpy) or between "
+                      "replays (Tensor.copy_from)")
+
+
 def _run_all_raising(releases: list[Callable[[], None]]) -> None:
     """``run_all``, raising the first error."""
     failed = run_all(releases)
@@ -541,7 +622,7 @@ def _run_all_raising(releases: list[Callable[[], None]]) -> None:
         raise failed
 
 
-def _nothing() -> None:
+def nothing() -> None:
     """The release ``mark_queued`` defers: only its place in the queue matters."""
 
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import inspect
 import re
+from types import CodeType, FrameType
+from typing import Any
 from pathlib import Path
 
 from .._environ import Setting
@@ -24,7 +26,7 @@ BLOCKING_VAR = "ACLNN_PY_BLOCKING"
 #: after at most a few hundred queued calls: ``library.MAX_PENDING_RELEASES``).
 KEPT = 1024
 
-_PACKAGE = str(Path(__file__).resolve().parent.parent)
+PACKAGE = str(Path(__file__).resolve().parent.parent)
 #: The runtime's statuses for work that failed on the device (507000-507999: the AI core
 #: exception, timeouts, ... of ACL's error codes).
 _DEVICE_FAILURES = range(507000, 508000)
@@ -48,31 +50,45 @@ def blocking() -> bool:
 def caller_site() -> str:
     """Where in the caller's code the current operator call was made: ``file:line in function``
     of the first frame outside this package."""
-    frame = inspect.currentframe()
+    return site_text(_site())
+
+
+def _site() -> tuple[CodeType, int] | None:
+    frame: FrameType | None = inspect.currentframe()
     try:
-        while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        while frame is not None and frame.f_code.co_filename.startswith(PACKAGE):
             frame = frame.f_back
-        if frame is None:
-            return "an unknown place"
-        return f"{frame.f_code.co_filename}:{frame.f_lineno} in {frame.f_code.co_name}"
+        return None if frame is None else (frame.f_code, frame.f_lineno)
     finally:
         del frame
 
 
-def remember(calls: list[tuple[str, str]], op: str) -> None:
-    """Add the call of ``op`` made now to a thread's list of queued calls."""
+def site_text(site: tuple[CodeType, int] | str | None) -> str:
+    """A remembered site as ``file:line in function`` (a text already: itself)."""
+    if site is None:
+        return "an unknown place"
+    if isinstance(site, str):
+        return site
+    code, line = site
+    return f"{code.co_filename}:{line} in {code.co_name}"
+
+
+def remember(calls: list[tuple[str, Any]], op: str) -> None:
+    """Add the call of ``op`` made now to a thread's list of queued calls (its site's text is
+    made only if an error names it: this runs on every device-Tensor call)."""
     if len(calls) >= KEPT:
         del calls[: KEPT // 2]
-    calls.append((op, caller_site()))
+    calls.append((op, _site()))
 
 
-def attributed(error: AclnnError, calls: list[tuple[str, str]]) -> AclnnError:
+def attributed(error: AclnnError, calls: list[tuple[str, Any]]) -> AclnnError:
     """``error``, raised by a synchronisation, naming the queued call it came from when it is
     a failure of device work and calls were queued (else ``error`` itself)."""
     if error.status not in _DEVICE_FAILURES or not calls:
         return error
     named = [(op, site) for op, site in calls if re.search(rf"\b{re.escape(op)}\b", error.message)]
-    op, site = (named or calls)[0]
+    op, where = (named or calls)[0]
+    site = site_text(where)
     others = len(calls) - 1
     note = f"queued by {op} called at {site}" + (
         f"; {others} more call{'s' if others > 1 else ''} queued since the last synchronisation" if others else "")

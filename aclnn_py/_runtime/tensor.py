@@ -19,7 +19,7 @@ import numbers
 import operator
 import threading
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
@@ -28,6 +28,7 @@ from numpy.typing import DTypeLike
 from .._constants import ACL_MEM_MALLOC_HUGE_FIRST, ACL_MEMCPY_DEVICE_TO_HOST, ACL_MEMCPY_HOST_TO_DEVICE
 from .._dtypes import bfloat16, format_for_rank, to_acl
 from .._errors import ACLNN_ERR_PARAM_INVALID, AclnnError
+from . import pool as _pool
 from .backend import device_library
 from .resources import Transaction, quietly
 
@@ -111,13 +112,11 @@ class DeviceBuffer:
         handover = lib.handover()  # (runtime, device and stream ready before the first allocation)
         #: The thread whose stream the memory's work queues on, and what hands it releases.
         self.owner: tuple[int, Any] = (threading.get_ident(), handover)
+        self._finalizer: Callable[[], object] | None = None
         if self.nbytes == 0:
             self.ptr = lib.ffi.NULL
-            self._finalizer = None
             return
-        p = lib.ffi.new("void **")
-        lib.call("aclrtMalloc", p, self.nbytes, ACL_MEM_MALLOC_HUGE_FIRST)
-        self.ptr = p[0]
+        self.ptr = _allocate(lib, self.nbytes)
         # (One handle: its finalizer owns it from the moment it exists.)
         self._finalizer = weakref.finalize(self, DeviceBuffer._release, lib, self.ptr, self.nbytes, *self.owner)
 
@@ -125,18 +124,24 @@ class DeviceBuffer:
     def _release(lib: Library, ptr: CData, nbytes: int, owner_thread: int, handover: Any) -> None:
         if lib.finalized:
             return
-        free = lambda: lib.fn("aclrtFree")(ptr)  # noqa: E731
+        # Back to the caching allocator, which keeps it for the next buffer of its size (or
+        # frees it): only once the stream is past the work that may use it, as a free would be.
+        free = functools.partial(_give, lib, ptr, nbytes)
         if threading.get_ident() != owner_thread:
             # Dropped on another thread (close(), or the last reference went there): the owner's
             # queued work may still touch it, and only the owner knows its streams. Freed after
             # the owner's next synchronisation, or now if the owner has ended.
             quietly(lambda: lib.hand_over(handover, free))
-        elif lib.has_pending():
-            # Queued work may still touch it. (Past the pending budget this synchronises; a
-            # finalizer cannot raise a failure of queued work, so it is dropped here.)
-            quietly(lambda: lib.defer(free, nbytes))
-        else:
-            quietly(free)
+            return
+        try:  # (``quietly``, inline: this runs for every output a device chain drops)
+            if lib.has_pending():
+                # Queued work may still touch it. (Past the pending budget this synchronises; a
+                # finalizer cannot raise a failure of queued work, so it is dropped here.)
+                lib.defer(free, nbytes)
+            else:
+                free()
+        except Exception:
+            pass
 
     def free(self) -> None:
         if self._finalizer is not None:
@@ -154,6 +159,27 @@ class DeviceBuffer:
         if out.nbytes:
             self.lib.call("aclrtMemcpy", self.lib.ffi.cast("void *", out.ctypes.data), out.nbytes,
                           self.ptr, out.nbytes, ACL_MEMCPY_DEVICE_TO_HOST)
+
+
+def _give(lib: Library, ptr: CData, nbytes: int) -> None:
+    """A released buffer's block, to the caching allocator (``pool``)."""
+    _pool.pool(lib).give(ptr, nbytes)
+
+
+def _allocate(lib: Library, nbytes: int) -> CData:
+    """``nbytes`` (> 0) of device memory: a cached block of that size (``pool``), else
+    ``aclrtMalloc``; a failed allocation empties the cache and is tried once more."""
+    cache = _pool.pool(lib)
+    ptr = cache.take(nbytes)
+    if ptr is not None:
+        return ptr
+    p = lib.ffi.new("void **")
+    status = lib.fn("aclrtMalloc")(p, nbytes, ACL_MEM_MALLOC_HUGE_FIRST)
+    if status and cache.nbytes:
+        cache.trim()
+        status = lib.fn("aclrtMalloc")(p, nbytes, ACL_MEM_MALLOC_HUGE_FIRST)
+    lib.check(status, "aclrtMalloc")
+    return p[0]
 
 
 class _Shaped:
@@ -212,18 +238,59 @@ class Tensor(_Shaped):
             raise AclnnError(ACLNN_ERR_PARAM_INVALID, "aclCreateTensor",
                              self.lib.recent_error() or f"could not create a tensor of shape {list(self.shape)}")
         self.handle = handle
-        self._finalizer = weakref.finalize(self, Tensor._release, self.lib, handle, *buffer.owner)
+        self._finalizer: Callable[[], object] = weakref.finalize(self, Tensor._release, self.lib, handle,
+                                                                 *buffer.owner)
+        #: What the fast entry keys and passes this Tensor by (``fast_key``), None once closed.
+        self.fast_key: tuple[tuple[Any, ...], int] | None = (
+            _token(self.lib, self.dtype, self.shape, self.strides, self.offset, self.format, storage_elements),
+            int(ffi.cast("uintptr_t", handle)))
+
+    @classmethod
+    def new_output(cls, lib: Library, out: tuple[tuple[Any, ...], bool]) -> "Tensor":
+        """A new output Tensor of the fast path: ``out`` is ``(token, zero)``, the ``_token`` of
+        a Tensor made by ``empty`` on ``lib`` before (its view checked then) and whether it starts
+        as zeros. Its memory from the caching allocator; no check runs again. Its releases are
+        ``_Once`` objects (as ``weakref.finalize``, without its registry: the per-call cost)."""
+        token, zero = out
+        made = _MADE.get(token)
+        if made is None:
+            made = _made(lib, token)
+        create, dims, ndim, acl, strides, offset, fmt, storage, nbytes = made
+        owner = (threading.get_ident(), lib.handover())
+        buffer = DeviceBuffer.__new__(DeviceBuffer)
+        buffer.lib, buffer.nbytes, buffer.owner = lib, nbytes, owner
+        if nbytes:
+            buffer.ptr = ptr = _allocate(lib, nbytes)
+            buffer._finalizer = _Once(DeviceBuffer._release, lib, ptr, nbytes, *owner)
+        else:
+            buffer.ptr = ptr = lib.ffi.NULL
+            buffer._finalizer = None
+        handle = create(dims, ndim, acl, strides, offset, fmt, storage, 1, ptr)
+        if handle == lib.ffi.NULL:
+            buffer.free()
+            raise AclnnError(ACLNN_ERR_PARAM_INVALID, "aclCreateTensor",
+                             lib.recent_error() or f"could not create a tensor of shape {list(token[2])}")
+        self = cls.__new__(cls)
+        self.buffer, self.lib, self.dtype, self.shape, self.strides = buffer, lib, token[1], token[2], token[3]
+        self.offset, self.format, self.handle = offset, fmt, handle
+        self._finalizer = _Once(Tensor._release, lib, handle, *owner)
+        self.fast_key = (token, int(lib.ffi.cast("uintptr_t", handle)))
+        if zero and nbytes:
+            lib.call("aclrtMemset", ptr, nbytes, 0, nbytes)
+        return self
 
     @staticmethod
     def _release(lib: Library, handle: CData, owner_thread: int, handover: Any) -> None:
         if lib.finalized:
             return
-        destroy = lambda: lib.fn("aclDestroyTensor")(handle)  # noqa: E731
         if threading.get_ident() != owner_thread:
             # The owner thread may be in the middle of a call that reads the descriptor.
-            quietly(lambda: lib.hand_over(handover, destroy))
-        else:
-            quietly(destroy)
+            quietly(lambda: lib.hand_over(handover, lambda: lib.fn("aclDestroyTensor")(handle)))
+            return
+        try:  # (``quietly``, inline: this runs for every output a device chain drops)
+            lib.fn("aclDestroyTensor")(handle)
+        except Exception:
+            pass
 
     # -- construction ---------------------------------------------------------------------
 
@@ -318,6 +385,28 @@ class Tensor(_Shaped):
             raise ValueError(f"aclnn_py.Tensor.numpy: a host copy of shape {list(self.shape)} ({self.size} "
                              f"elements of {self.dtype}) cannot be allocated: {exc}") from None
 
+    def copy_from(self, array: object) -> None:
+        """Write ``array`` (an array-like of this Tensor's shape and dtype) into its device
+        memory, after the work queued on this thread's stream (which may read or write it): new
+        data for a chain's input, e.g. between replays of a captured graph (``aclnn_py.capture``).
+        A contiguous view only (ValueError otherwise, and for another shape or dtype)."""
+        buffer = self._live_buffer("copy_from")
+        host = np.asarray(array)
+        if host.shape != self.shape or host.dtype != self.dtype:
+            raise ValueError(f"aclnn_py.Tensor.copy_from: expected shape {list(self.shape)} and dtype {self.dtype}, "
+                             f"got shape {list(host.shape)} and dtype {host.dtype}")
+        if self.strides != _contiguous(self.shape) and 0 not in self.shape:
+            raise ValueError(f"aclnn_py.Tensor.copy_from: the Tensor is a strided view (strides {list(self.strides)}); "
+                             "write into a contiguous Tensor")
+        if not host.flags.c_contiguous:
+            host = np.ascontiguousarray(host)
+        self.lib.synchronize()
+        if host.nbytes:
+            start = self.offset * self.dtype.itemsize
+            ffi = self.lib.ffi
+            self.lib.call("aclrtMemcpy", ffi.cast("char *", buffer.ptr) + start, buffer.nbytes - start,
+                          ffi.cast("void *", host.ctypes.data), host.nbytes, ACL_MEMCPY_HOST_TO_DEVICE)
+
     def __array__(self, dtype: DTypeLike | None = None, copy: bool | None = None) -> np.ndarray:
         """``np.asarray(tensor)``: waits for the queued work and downloads (NumPy 2 protocol).
 
@@ -334,6 +423,7 @@ class Tensor(_Shaped):
 
     def close(self) -> None:
         """Destroy the aclTensor now and drop this view's hold on the device memory."""
+        self.fast_key = None  # (first: the fast entry no longer takes it)
         self._finalizer()
         self.buffer = None
 
@@ -402,6 +492,64 @@ def device_view(api: str, name: str, value: object) -> DeviceView | None:
     if ptr == 0 and 0 not in shape:
         raise ValueError(f"{api}: {name}.data_ptr() is NULL for a non-empty tensor")
     return DeviceView(ptr, shape, strides, np.dtype(dtype), value)
+
+
+class _Once:
+    """A release run once: by a call (``close()``, ``free()``), or when it is collected with its
+    owner (as ``weakref.finalize``'s, without its registry). ``list.pop`` takes the release
+    atomically: two threads closing at once release it once."""
+
+    __slots__ = ("_todo",)
+
+    def __init__(self, release: Any, *args: Any) -> None:
+        self._todo = [(release, args)]
+
+    def __call__(self) -> None:
+        try:
+            release, args = self._todo.pop()
+        except IndexError:
+            return
+        release(*args)
+
+    __del__ = __call__
+
+    @property
+    def alive(self) -> bool:
+        return bool(self._todo)
+
+
+# Per token: what ``new_output`` passes to aclCreateTensor (cffi arrays made once).
+_MADE: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+
+
+def _made(lib: Library, token: tuple[Any, ...]) -> tuple[Any, ...]:
+    _, dtype, shape, strides, offset, fmt, storage = token
+    ffi = lib.ffi
+    made = (lib.fn("aclCreateTensor"), ffi.new("int64_t[]", list(shape) or [0]), len(shape), int(to_acl(dtype)),
+            ffi.new("int64_t[]", list(strides) or [0]), offset, fmt, ffi.new("int64_t[]", [storage]),
+            storage * dtype.itemsize)
+    if len(_MADE) >= _MAX_TOKENS:
+        _MADE.clear()
+    _MADE[token] = made
+    return made
+
+
+_TOKENS: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+_MAX_TOKENS = 4096
+
+
+def _token(lib: Library, dtype: np.dtype, shape: tuple[int, ...], strides: tuple[int, ...], offset: int, fmt: int,
+           storage: int) -> tuple[Any, ...]:
+    """The one tuple ``(lib, dtype, shape, strides, offset, format, storage elements)`` of a
+    Tensor's view: the fast entry keys a Tensor argument by this object's identity (its plans
+    hold it, so the identity is never another view's while a plan can be found by it)."""
+    key = (lib, dtype, shape, strides, offset, fmt, storage)
+    found = _TOKENS.get(key)
+    if found is None:
+        if len(_TOKENS) >= _MAX_TOKENS:
+            _TOKENS.clear()
+        found = _TOKENS.setdefault(key, key)
+    return found
 
 
 @functools.lru_cache(maxsize=1024)

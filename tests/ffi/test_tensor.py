@@ -10,10 +10,14 @@ import pytest
 import aclnn_py
 from aclnn_py import Tensor
 from aclnn_py._convert.arrays import BoolArray, IntArray, Scalar
+from aclnn_py._runtime import pool
 from aclnn_py._runtime.resources import Transaction
 
 
 def counters(lib) -> dict[str, int]:
+    """The simulator's live handles and device bytes, the caching allocator's blocks freed first
+    (they are the binding's on purpose: ``aclnn_py._runtime.pool``)."""
+    pool.trim_all()
     c = lib.ffi.new("aclsimCounters *")
     lib.call("aclsimGetCounters", c)
     return {f: getattr(c, f) for f, _ in lib.ffi.typeof("aclsimCounters").fields}

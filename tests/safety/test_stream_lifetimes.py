@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import aclnn_py
+from aclnn_py._runtime import pool
 from aclnn_py import AclnnError, Tensor, capi
 
 BAD_STREAM = 0xDEAD0000  # not a stream: the simulator refuses it (361001)
@@ -37,6 +38,7 @@ def _refused(g, x):
 
 
 def _device_blocks(lib) -> int:
+    pool.trim_all()  # (the caching allocator's blocks are the binding's on purpose)
     c = lib.ffi.new("aclsimCounters *")
     lib.call("aclsimGetCounters", c)
     return int(c.device_blocks)

@@ -1,0 +1,128 @@
+"""The caching allocator of device memory: ``DeviceBuffer``'s blocks, kept for reuse.
+
+A device-Tensor chain makes a new output ``Tensor`` per operator call; ``aclrtMalloc`` and
+``aclrtFree`` per call cost more than the call's own host work. A freed buffer's block is kept
+here, by its exact size, and the next buffer of that size takes it (a caching allocator, as
+PyTorch's CUDA one; CANN and the simulator allow a block to be reused as any new allocation).
+
+Stream-ordered: a block reaches the pool only when ``aclrtFree`` would have been called for it,
+that is after the work queued on the owner's stream that may use it is done
+(``DeviceBuffer._release`` defers the return until the stream is synchronised, as it defers a
+free). A block in the pool is therefore never read or written by queued work, and handing it
+out again is as safe as a fresh allocation.
+
+Bounded: at most ``MAX_CACHED_BYTES`` are kept (beyond, a block is freed); a failed allocation
+empties the pool and is tried once more, so cached blocks never make an allocation fail that
+would succeed without them. ``trim()`` frees every cached block (tests counting device bytes;
+``aclnn_py.empty_cache()``). Thread-safe (one lock, made anew in a forked child, which also
+forgets the parent's blocks: they are the parent's device memory)."""
+
+from __future__ import annotations
+
+import os
+import threading
+import weakref
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .library import Library
+
+#: Device bytes the pool keeps at most (per library).
+MAX_CACHED_BYTES = 256 << 20
+#: Blocks kept per size at most (a chain returns its dropped outputs' blocks in bursts, at each
+#: synchronisation: up to ``library.MAX_PENDING_RELEASES`` of them).
+MAX_BLOCKS_PER_SIZE = 1024
+
+
+class DevicePool:
+    """Free device blocks of one library by size (module docstring)."""
+
+    def __init__(self, lib: Library) -> None:
+        self.lib = lib
+        self._free: dict[int, list[Any]] = {}
+        self.nbytes = 0
+        self._lock = threading.Lock()
+
+    def take(self, nbytes: int) -> Any:
+        """A cached block of exactly ``nbytes`` (a cffi pointer), or None."""
+        blocks = self._free.get(nbytes)
+        if not blocks:
+            return None
+        with self._lock:
+            if not blocks:
+                return None
+            self.nbytes -= nbytes
+            return blocks.pop()
+
+    def give(self, ptr: Any, nbytes: int) -> None:
+        """Keep the block ``ptr`` of ``nbytes`` (no queued work uses it any more), or free it
+        when the pool is full or the library torn down."""
+        lib = self.lib
+        if lib.finalized:
+            return
+        with self._lock:
+            blocks = self._free.get(nbytes)
+            if blocks is None:
+                blocks = self._free[nbytes] = []
+            if self.nbytes + nbytes <= MAX_CACHED_BYTES and len(blocks) < MAX_BLOCKS_PER_SIZE:
+                blocks.append(ptr)
+                self.nbytes += nbytes
+                return
+        lib.fn("aclrtFree")(ptr)
+
+    def trim(self) -> None:
+        """Free every cached block."""
+        with self._lock:
+            blocks: list[Any] = []
+            for ps in self._free.values():
+                blocks += ps
+                ps.clear()  # (a take that looked its list up before the lock finds it empty)
+            self._free.clear()
+            self.nbytes = 0
+        if self.lib.finalized:
+            return
+        free = self.lib.fn("aclrtFree")
+        for p in blocks:
+            free(p)
+
+    def forget(self) -> None:
+        """In a forked child: the blocks are the parent's; drop them without a call."""
+        self._lock = threading.Lock()
+        self._free = {}
+        self.nbytes = 0
+
+
+_pools: dict[int, DevicePool] = {}
+_pools_lock = threading.Lock()
+
+
+def pool(lib: Library) -> DevicePool:
+    """The pool of ``lib`` (made on first use)."""
+    found = _pools.get(id(lib))
+    if found is not None and found.lib is lib:
+        return found
+    with _pools_lock:
+        found = _pools.get(id(lib))
+        if found is None or found.lib is not lib:
+            found = _pools[id(lib)] = DevicePool(lib)
+            weakref.finalize(lib, _pools.pop, id(lib), None)
+    return found
+
+
+def trim_all() -> None:
+    """Free the cached blocks of every library (``aclnn_py.empty_cache``)."""
+    for p in list(_pools.values()):
+        p.trim()
+
+
+def _new_locks_in_child() -> None:
+    global _pools_lock
+    _pools_lock = threading.Lock()
+    for p in _pools.values():
+        p.forget()
+
+
+os.register_at_fork(after_in_child=_new_locks_in_child)
+
+
+__all__ = ["DevicePool", "pool", "trim_all", "MAX_CACHED_BYTES"]
