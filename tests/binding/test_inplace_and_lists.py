@@ -10,11 +10,13 @@ import pytest
 
 import aclnn_py
 from aclnn_py import Tensor
+from aclnn_py._runtime import pool
 
 
 def _live(lib) -> dict[str, int]:
     lib.synchronize()
     gc.collect()
+    pool.trim_all()  # (the caching allocator's blocks are the binding's on purpose)
     c = lib.ffi.new("aclsimCounters *")
     lib.call("aclsimGetCounters", c)
     return {f: getattr(c, f) for f in ("tensors", "tensor_lists", "executors", "device_blocks", "scalars")}
