@@ -199,7 +199,8 @@ def _worker_runners(name: str, index: int, torch):
     restore = case.restorer(args)
     if torch is not None:
         targs = tuple(torch.from_numpy(a) if isinstance(a, np.ndarray) else
-                      [torch.from_numpy(t) for t in a] if isinstance(a, list) else a for a in args)
+                      [torch.from_numpy(t) if isinstance(t, np.ndarray) else t for t in a] if isinstance(a, list)
+                      else a for a in args)  # (a tensor list's arrays; an int list stays as it is)
         call = lambda: (restore(), case.theirs(torch, *targs))[1]  # noqa: E731
         return {name: call}, _numpy_result(call())
     call = lambda: (restore(), case.ours(*args, backend=name))[1]  # noqa: E731

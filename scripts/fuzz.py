@@ -259,7 +259,12 @@ class Fuzzer:
         canary that fails is a RuntimeError, so a finding."""
         def run():
             try:
-                return action()
+                result = action()
+                # A device fault of work this call queued (an out-of-range index on device
+                # Tensors runs asynchronously) is this call's outcome, named as its (issue #25),
+                # not the canary's: wait for it here.
+                self.aclnn._runtime.loader.library("sim").synchronize()
+                return result
             except self.aclnn.AclnnError as exc:
                 if _dead_handle(exc):
                     raise RuntimeError(f"an error of a dead handle: {exc}") from exc
@@ -649,6 +654,9 @@ def run_chunk(seed: int, chunk: int, calls: int) -> dict:
         fuzzer.retire_stream()
     gc.collect()
     lib.synchronize()
+    from aclnn_py._runtime import pool
+
+    pool.trim_all()  # (the caching allocator keeps released blocks on purpose: back to the device first)
     c = lib.ffi.new("aclsimCounters *")
     capi_status = lib.fn("aclsimGetCounters")(c)
     counters = {f: getattr(c, f) for f, _ in lib.ffi.typeof("aclsimCounters").fields}

@@ -14,6 +14,8 @@ checks' (``ops/_reduce.py``); the functions here take dims already normalised.
 
 from __future__ import annotations
 
+import math
+
 from collections.abc import Sequence
 
 import numpy as np
@@ -36,7 +38,7 @@ def channels(x: np.ndarray) -> np.ndarray:
     trailing dims (1 for 2-D): a view where ``x`` is a contiguous FLOAT array, else a copy."""
     n, c = x.shape[0], x.shape[1]
     wide = np.ascontiguousarray(x, dtype=FLOAT32)
-    return wide.reshape(n, c, -1 if n * c else int(np.prod(x.shape[2:], dtype=np.int64)))
+    return wide.reshape(n, c, -1 if n * c else math.prod(map(int, x.shape[2:])))
 
 
 def channel_mean(x3: np.ndarray) -> np.ndarray:

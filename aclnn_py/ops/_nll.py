@@ -13,6 +13,8 @@ The simulator's words are the same (``sim/src/ops/nll_common.c``).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .._errors import ACL_ERROR_RT_AICORE_EXCEPTION, AclnnError
@@ -41,7 +43,7 @@ def check_weight(api: str, weight_shape: tuple[int, ...], classes: int) -> None:
 
 
 def check_one_element(api: str, name: str, shape: tuple[int, ...]) -> None:
-    check(api, int(np.prod(shape)) == 1, lambda: f"{name} must have exactly one element, got shape {shape_str(shape)}")
+    check(api, math.prod(map(int, shape)) == 1, lambda: f"{name} must have exactly one element, got shape {shape_str(shape)}")
 
 
 def classes_of(self_shape: tuple[int, ...]) -> int:

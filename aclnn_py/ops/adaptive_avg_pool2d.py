@@ -25,6 +25,8 @@ Checks, in CANN's order (each 161002 unless noted):
 
 from __future__ import annotations
 
+import math
+
 from collections.abc import Sequence
 
 import numpy as np
@@ -75,7 +77,7 @@ def _prepare(self: object, output_size: object) -> Prepared:
     check_dtype(API, "self", self, DTYPES)
     _check_output_size(size)
     shape, dtype = (*self.shape[:-2], *size), self.dtype
-    nbytes = int(np.prod(shape)) * dtype.itemsize
+    nbytes = math.prod(map(int, shape)) * dtype.itemsize
     height, width = self.shape[-2:]
 
     def run(self: object, *_: object) -> np.ndarray:

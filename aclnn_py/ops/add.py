@@ -28,6 +28,8 @@ Constraints, in the order CANN checks them (each violation is 161002 unless note
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numpy.typing import ArrayLike
 
@@ -76,7 +78,7 @@ def _shape_checks(self: object, other: object, alpha: object) -> tuple[int, ...]
 def _prepare(self: object, other: object, alpha: object) -> Prepared:
     self, other, alpha, promoted = _validate(self, other, alpha)
     shape = check_broadcast(API, "self", self.shape, "other", other.shape)
-    nbytes = int(np.prod(shape)) * promoted.itemsize
+    nbytes = math.prod(map(int, shape)) * promoted.itemsize
     factor = None if _ew.is_equal_to_one(alpha) else _ew.add_alpha(alpha, promoted)
 
     def run(self: object, other: object, *_: object) -> np.ndarray:

@@ -36,6 +36,8 @@ Checks, in CANN's order (each 161002 unless noted):
 
 from __future__ import annotations
 
+import math
+
 import functools
 from collections.abc import Sequence
 from typing import NamedTuple
@@ -147,7 +149,7 @@ def _prepare(*args: object) -> Prepared:
     the divisor map (shared with the backward)."""
     self, params, out_shape = _validate(*args)
     dtype = self.dtype
-    nbytes = int(np.prod(out_shape)) * dtype.itemsize
+    nbytes = math.prod(map(int, out_shape)) * dtype.itemsize
     H, W = self.shape[-2:]
     OH, OW = out_shape[-2:]
     scale = avg_divisors((H, W), (OH, OW), (params.kH, params.kW), (params.sH, params.sW), (params.pH, params.pW),

@@ -27,6 +27,8 @@ Constraints, in the order CANN checks them (each violation is 161002 unless note
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numpy.typing import ArrayLike
 
@@ -76,7 +78,7 @@ def _prepare(self: object, mat2: object, cube_math_type: object) -> Prepared:
                                         f"cannot be copied into out")
     compute = _matmul.compute_dtype(self.dtype, mat2.dtype, cube)
     out = _matmul.result_dtype(self.dtype, mat2.dtype)
-    nbytes = int(np.prod(shape)) * out.itemsize
+    nbytes = math.prod(map(int, shape)) * out.itemsize
 
     def run(self: object, mat2: object, *_: object) -> np.ndarray:
         check_allocation(nbytes)
@@ -139,7 +141,7 @@ from ._registry import Operator, register  # noqa: E402
 
 def _case(rng: np.random.Generator, shape: Any, dtype: np.dtype, n: int = 7, cube_math_type: int = 0) -> OpCall:
     """self (B, M, K) from ``shape`` (its last two dims M, K, the rest B), mat2 (B, K, n)."""
-    b, m, k = int(np.prod(shape[:-2])), int(shape[-2]), int(shape[-1])
+    b, m, k = math.prod(map(int, shape[:-2])), int(shape[-2]), int(shape[-1])
     return OpCall("batch_mat_mul", (random_array(rng, (b, m, k), dtype), random_array(rng, (b, k, n), dtype),
                                     cube_math_type), case=f"cubeMathType {cube_math_type}")
 

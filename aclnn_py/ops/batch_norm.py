@@ -43,6 +43,8 @@ Constraints, in the order CANN checks them (each violation is 161002 unless note
 
 from __future__ import annotations
 
+import math
+
 from typing import Any
 
 import numpy as np
@@ -80,7 +82,7 @@ def channels_of(shape: tuple[int, ...]) -> int:
 def unbiased_factor(shape: tuple[int, ...]) -> np.float32:
     """``n / (n - 1)`` of the running variance's update; with n == 1 the factor of A2/A3's
     path: NaN on BatchNormV3's (4-D/5-D, C >= 64), else 0 (BNTrainingUpdate)."""
-    n = int(np.prod(shape, dtype=np.int64)) // channels_of(shape)
+    n = math.prod(map(int, shape)) // channels_of(shape)
     if n > 1:
         return np.float32(n / (n - 1))
     return np.float32(np.nan if len(shape) in (4, 5) and shape[1] >= V3_MIN_CHANNELS else 0.0)

@@ -31,6 +31,8 @@ made: this binding's tensors carry the format of their rank.)
 
 from __future__ import annotations
 
+import math
+
 from collections.abc import Sequence
 from typing import cast
 
@@ -126,7 +128,7 @@ def _prepare(tensors: object, dim: object) -> Prepared:
         empty = np.empty((0,) if shape is None else shape, np.float32 if promoted is None else promoted)
         return plan(lambda *_: empty.copy(), 0), (arrays, dim)
     axis = dim % len(shape)
-    nbytes = int(np.prod(shape)) * promoted.itemsize
+    nbytes = math.prod(map(int, shape)) * promoted.itemsize
 
     def run(tensors: object, *_: object) -> np.ndarray:
         check_allocation(nbytes)

@@ -32,6 +32,8 @@ Constraints, in the order CANN (Atlas A2/A3) checks them; each violation is 1610
 
 from __future__ import annotations
 
+import math
+
 import functools
 from collections.abc import Sequence
 from typing import Any
@@ -104,7 +106,7 @@ def _prepare(self: object, kernel_size: object, dilation: object, padding: objec
     k, d, p, s = (a for a in arrays if a is not None)
     out_shape = _check(self, k, d, p, s)
     grid = _grid(tuple(self.shape), k, d, p, s)
-    nbytes = int(np.prod(out_shape)) * self.dtype.itemsize
+    nbytes = math.prod(map(int, out_shape)) * self.dtype.itemsize
 
     def run(self: object, *_: object) -> np.ndarray:
         check_allocation(nbytes)

@@ -29,6 +29,8 @@ Constraints, in the order CANN checks them (each violation is 161002 unless note
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numpy.typing import ArrayLike
 
@@ -71,7 +73,7 @@ def _prepare(self: object, mat2: object, cube_math_type: object) -> Prepared:
     dot = self.ndim == 1 and mat2.ndim == 1
     compute = _matmul.compute_dtype(self.dtype, mat2.dtype, 0 if dot else cube)
     out = _matmul.result_dtype(self.dtype, mat2.dtype)
-    nbytes = int(np.prod(shape)) * out.itemsize
+    nbytes = math.prod(map(int, shape)) * out.itemsize
 
     def run(self: object, mat2: object, *_: object) -> np.ndarray:
         check_allocation(nbytes)

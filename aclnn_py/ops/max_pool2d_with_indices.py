@@ -33,6 +33,8 @@ Checks, in CANN's order (each 161002 unless noted):
 
 from __future__ import annotations
 
+import math
+
 from collections.abc import Sequence
 
 import numpy as np
@@ -84,7 +86,7 @@ def _prepare(self: object, kernel_size: object, stride: object, padding: object,
     check_dtype(API, "self", self, DTYPES)
     window, out_shape = _geometry(self.shape, kernel, strides, pads, dilations, ceil_mode)
     dtype, idx_dtype = self.dtype, INDEX_DTYPES[index_dtype]
-    count = int(np.prod(out_shape))
+    count = math.prod(map(int, out_shape))
     nbytes = count * (dtype.itemsize + idx_dtype.itemsize)
     height, width = self.shape[-2:]
 

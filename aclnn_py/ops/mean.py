@@ -30,6 +30,8 @@ Constraints, in the order CANN checks them (each violation is 161002 unless note
 
 from __future__ import annotations
 
+import math
+
 from collections.abc import Sequence
 
 import numpy as np
@@ -66,7 +68,7 @@ def mean_in(x: np.ndarray, dims: tuple[int, ...], keepdim: bool, dtype: np.dtype
     v = x if x.dtype == dtype else _ew.convert(x, dtype)
     if not dims:
         return v.copy()
-    count = int(np.prod([x.shape[d] for d in dims], dtype=np.int64))
+    count = math.prod(map(int, [x.shape[d] for d in dims]))
     if _ew.is_integral(dtype):
         total = np.sum(v, axis=dims, dtype=np.int64, keepdims=keepdim)
         return _ew.convert(np.asarray(total / np.float64(count)), dtype)

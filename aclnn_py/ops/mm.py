@@ -24,6 +24,8 @@ Constraints, in the order CANN checks them (each violation is 161002 unless note
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numpy.typing import ArrayLike
 
@@ -133,7 +135,7 @@ from ._registry import Operator, register  # noqa: E402
 
 def _case(rng: np.random.Generator, shape: Any, dtype: np.dtype, n: int = 7, cube_math_type: int = 0) -> OpCall:
     """self (M, K) from ``shape`` (its last dim K, the rest M), mat2 (K, n)."""
-    m, k = int(np.prod(shape[:-1])), int(shape[-1])
+    m, k = math.prod(map(int, shape[:-1])), int(shape[-1])
     return OpCall("mm", (random_array(rng, (m, k), dtype), random_array(rng, (k, n), dtype), cube_math_type),
                   case=f"cubeMathType {cube_math_type}")
 

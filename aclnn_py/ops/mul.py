@@ -22,6 +22,8 @@ Constraints, in the order CANN checks them (each violation is 161002 unless note
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numpy.typing import ArrayLike
 
@@ -68,7 +70,7 @@ def _shape_checks(self: object, other: object) -> tuple[int, ...]:
 def _prepare(self: object, other: object) -> Prepared:
     self, other, promoted = _validate(self, other)
     shape = check_broadcast(API, "self", self.shape, "other", other.shape)
-    nbytes = int(np.prod(shape)) * promoted.itemsize
+    nbytes = math.prod(map(int, shape)) * promoted.itemsize
 
     def run(self: object, other: object) -> np.ndarray:
         check_allocation(nbytes)

@@ -41,6 +41,8 @@ A target outside [0, C) that is not ignoreIndex: 507015 when the computation run
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numpy.typing import ArrayLike
 
@@ -73,7 +75,7 @@ def _shape_checks(self: object, target: object, weight: object, reduction: int, 
           lambda: f"target must be [N] = {shape_str(s[:1])} for a 2-D self, or 0-D for a 1-D self; got self "
                   f"{shape_str(s)} and target {shape_str(t)}")
     _nll.check_weight(API, w, _nll.classes_of(s))
-    check(API, not (0 in s and s[-1] == 0 and int(np.prod(t)) > 0),
+    check(API, not (0 in s and s[-1] == 0 and math.prod(map(int, t)) > 0),
           lambda: f"self {shape_str(s)} has C = 0 but target {shape_str(t)} is not empty")
 
 
@@ -100,7 +102,7 @@ def _prepare(self: object, target: object, weight: object, reduction: object, ig
     index = np.arange(self.size // classes if classes else 0)
 
     def run(self: object, target: object, weight: object, *_: object) -> tuple[np.ndarray, np.ndarray]:
-        check_allocation(int(np.prod(shape)) * dtype.itemsize + dtype.itemsize)
+        check_allocation(math.prod(map(int, shape)) * dtype.itemsize + dtype.itemsize)
         x, t, w = (host_array(API, "self", self), host_array(API, "target", target),
                    host_array(API, "weight", weight))
         if x.size == 0:
@@ -194,7 +196,7 @@ def _log_probabilities(rng: np.random.Generator, n: int, c: int, dtype: np.dtype
 def _case(rng: np.random.Generator, shape: Any, dtype: np.dtype, reduction: int = 1, ignore_index: int = -100,
           target_dtype: Any = np.int64) -> OpCall:
     """self (N, C) = ``shape``, a target per row (some rows ``ignore_index`` when it is a class)."""
-    n, c = int(np.prod(shape[:-1])), int(shape[-1])  # (any shape: its last dim is C, the rest N)
+    n, c = math.prod(map(int, shape[:-1])), int(shape[-1])  # (any shape: its last dim is C, the rest N)
     target = rng.integers(0, c, size=n).astype(target_dtype)
     weight = (rng.random(c, dtype=np.float32) + 0.5).astype(dtype)
     return OpCall("nll_loss", (_log_probabilities(rng, n, c, dtype), target, weight, reduction, ignore_index),

@@ -37,6 +37,8 @@ A target outside [0, C) that is not ignoreIndex: 507015 when the computation run
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numpy.typing import ArrayLike
 
@@ -75,7 +77,7 @@ def _shape_checks(grad_output: object, self: object, target: object, weight: obj
         check(API, g == s[:1], lambda: f"gradOutput must be [N] = {shape_str(s[:1])} for reduction none, "
                                        f"got {shape_str(g)}")
     else:
-        check(API, len(g) <= 1 and int(np.prod(g)) == 1,
+        check(API, len(g) <= 1 and math.prod(map(int, g)) == 1,
               lambda: f"gradOutput must be at most 1-D with one element, got {shape_str(g)}")
 
 
@@ -104,7 +106,7 @@ def _prepare(grad_output: object, self: object, target: object, weight: object, 
 
     def run(grad_output: object, self: object, target: object, weight: object, reduction_: object,
             ignore_: object, total_weight: object) -> np.ndarray:
-        check_allocation(int(np.prod(shape)) * dtype.itemsize)
+        check_allocation(math.prod(map(int, shape)) * dtype.itemsize)
         if 0 in shape:
             return np.empty(shape, dtype)
         t, w = host_array(API, "target", target), host_array(API, "weight", weight)
@@ -186,7 +188,7 @@ from ._registry import Operator, register  # noqa: E402
 def _case(rng: np.random.Generator, shape: Any, dtype: np.dtype, reduction: int = 1, ignore_index: int = -100,
           target_dtype: Any = np.int64) -> OpCall:
     """gradOutput for self (N, C) = ``shape`` and a total weight as the forward's."""
-    n, c = int(np.prod(shape[:-1])), int(shape[-1])  # (any shape: its last dim is C, the rest N)
+    n, c = math.prod(map(int, shape[:-1])), int(shape[-1])  # (any shape: its last dim is C, the rest N)
     target = rng.integers(0, c, size=n).astype(target_dtype)
     weight = (rng.random(c, dtype=np.float32) + 0.5).astype(dtype)
     grad = random_array(rng, (n,) if reduction == _nll.NONE else (), dtype)

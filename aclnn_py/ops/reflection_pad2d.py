@@ -29,6 +29,8 @@ Constraints, in the order CANN (Atlas A2/A3) checks them; each violation is 1610
 
 from __future__ import annotations
 
+import math
+
 import functools
 from collections.abc import Sequence
 from typing import Any
@@ -93,7 +95,7 @@ def _prepare(self: object, padding: object) -> Prepared:
     assert self is not None and padding is not None  # (just checked)
     out_shape = _check(self, padding)
     dtype = self.dtype
-    nbytes = int(np.prod(out_shape)) * dtype.itemsize
+    nbytes = math.prod(map(int, out_shape)) * dtype.itemsize
 
     def run(self: object, *_: object) -> np.ndarray:
         check_allocation(nbytes)

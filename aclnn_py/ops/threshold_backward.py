@@ -24,6 +24,8 @@ Constraints, in the order CANN checks them (each violation is 161002 unless note
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numpy.typing import ArrayLike
 
@@ -60,7 +62,7 @@ def _prepare(grad_output: object, self: object, threshold: object) -> Prepared:
     dtype = self.dtype
     real = np.real(value) if _ew.is_complex(value.dtype) else value.astype(np.float64)
     kernel = _ew.threshold_backward(np.float32(real))
-    nbytes = int(np.prod(shape)) * dtype.itemsize
+    nbytes = math.prod(map(int, shape)) * dtype.itemsize
 
     def run(grad_output: object, self: object, *_: object) -> np.ndarray:
         check_allocation(nbytes)

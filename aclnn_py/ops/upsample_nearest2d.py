@@ -27,6 +27,8 @@ Checks, in CANN's order (each 161002 unless noted):
 
 from __future__ import annotations
 
+import math
+
 from collections.abc import Sequence
 
 import numpy as np
@@ -76,7 +78,7 @@ def _prepare(self: object, output_size: object) -> Prepared:
     check_dtype(API, "self", self, DTYPES)
     out_shape = _geometry(self.shape, size)
     dtype = self.dtype
-    nbytes = int(np.prod(out_shape)) * dtype.itemsize
+    nbytes = math.prod(map(int, out_shape)) * dtype.itemsize
     H, W = self.shape[-2:]
     rows, cols = nearest_source(size[0], H), nearest_source(size[1], W)
 

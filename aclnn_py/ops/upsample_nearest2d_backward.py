@@ -30,6 +30,8 @@ Checks, in CANN's order (each 161002 unless noted):
 
 from __future__ import annotations
 
+import math
+
 from collections.abc import Sequence
 
 import numpy as np
@@ -91,7 +93,7 @@ def _prepare(grad_out: object, output_size: object, input_size: object, scales_h
     shape = _made_shape(grad_out.shape, in_size)
     _geometry(grad_out.shape, out_size, in_size, shape)
     dtype = grad_out.dtype
-    nbytes = int(np.prod(shape)) * dtype.itemsize
+    nbytes = math.prod(map(int, shape)) * dtype.itemsize
     empty = grad_out.size == 0 or 0 in shape
 
     def run(grad_out: object, *_: object) -> np.ndarray:

@@ -23,6 +23,8 @@ cannot be used at all.
 
 from __future__ import annotations
 
+import math
+
 import argparse
 import sys
 import time
@@ -202,7 +204,7 @@ def run_selftest(backend: str | None = None, ops: Sequence[str] | None = None, s
         elif r.status == "FAIL":
             for o in r.comparison or ():
                 if not o.passed:
-                    print(f"FAIL {r.call.describe()} {o.output}: {o.mismatched} of {int(np.prod(o.shape))} "
+                    print(f"FAIL {r.call.describe()} {o.output}: {o.mismatched} of {math.prod(map(int, o.shape))} "
                           f"elements outside rtol={o.tolerance.rtol:g} atol={o.tolerance.atol:g} "
                           f"({o.tolerance.name}), cosine {o.cosine:.6f}"
                           + (f"; {o.note}" if o.note else ""), file=out)

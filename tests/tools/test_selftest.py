@@ -45,6 +45,8 @@ DOCUMENTED = {
         "adaptive_avg_pool2d_backward", "batch_norm", "batch_norm_backward", "log_softmax_backward",
         "softmax_backward")},
     "max_pool2d_with_indices_backward": {"FLOAT"},
+    **{name: {"FLOAT", "FLOAT16", "BFLOAT16"} for name in ("avg_pool2d", "upsample_nearest2d_backward")},
+    "upsample_nearest2d": {"FLOAT16", "FLOAT", "DOUBLE", "UINT8", "BFLOAT16"},
     "reflection_pad2d": {"FLOAT", "INT32", "INT64", "FLOAT16", "INT16", "DOUBLE", "INT8", "UINT8", "BOOL", "BFLOAT16",
                          "COMPLEX64", "COMPLEX128"},
     **{name: {"FLOAT", "FLOAT16", "DOUBLE", "BFLOAT16"} for name in ("softmax", "log_softmax")},

@@ -5,6 +5,7 @@
  * (aclnn_py/ops/cat.py); each tensor reaches its slice of out through the elementwise kernel's
  * CAST (elementwise.h), through a temporary of the promoted dtype where that rounds.
  */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "aclnnop/aclnn_cat.h"
