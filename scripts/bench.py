@@ -49,12 +49,13 @@ class Case:
     theirs: Callable                              # (torch, *torch_args) -> result
     memory_bound: bool = False                    # timed against the copy of the bytes it touches too
     restorer: Callable = lambda args: lambda: None  # Operator.restorer: an in-place input put back per call
+    torch_arguments: Callable = lambda torch, args: tuple(args)  # Operator.torch_arguments
 
 
 # Layers of real networks (ResNet-50, MobileNetV2, U-Net, ViT-B/16, DeepLab, SegNet, 3-D U-Net),
 # batch sizes cut to keep the whole run to a few minutes: each operator's ``Operator.benchmarks``
 # (aclnn_py/ops/<op>.py), checked and timed against its ``Operator.torch``.
-CASES = [Case(name, make, op.function, op.torch, op.memory_bound, op.restorer)
+CASES = [Case(name, make, op.function, op.torch, op.memory_bound, op.restorer, op.torch_arguments)
          for op in aclnn_py.ops.OPERATORS for name, make in op.benchmarks]
 
 
@@ -198,9 +199,7 @@ def _worker_runners(name: str, index: int, torch):
     # torch tensors share the arrays' memory): a loop of calls never drifts from the case.
     restore = case.restorer(args)
     if torch is not None:
-        targs = tuple(torch.from_numpy(a) if isinstance(a, np.ndarray) else
-                      [torch.from_numpy(t) if isinstance(t, np.ndarray) else t for t in a] if isinstance(a, list)
-                      else a for a in args)  # (a tensor list's arrays; an int list stays as it is)
+        targs = case.torch_arguments(torch, args)
         call = lambda: (restore(), case.theirs(torch, *targs))[1]  # noqa: E731
         return {name: call}, _numpy_result(call())
     call = lambda: (restore(), case.ours(*args, backend=name))[1]  # noqa: E731

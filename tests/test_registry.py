@@ -170,9 +170,7 @@ def test_the_torch_reference_agrees_on_the_smallest_benchmark(op: Operator, torc
     args = make(np.random.default_rng(0))
     ours = op.function(*op.fresh(args), backend="numpy")  # (an in-place operator writes a copy)
 
-    def to_torch(a):  # (a tensor list: each element)
-        return torch.from_numpy(a) if isinstance(a, np.ndarray) else [to_torch(t) for t in a] if isinstance(a, list) else a
-    theirs = op.torch(torch, *(to_torch(a) for a in op.fresh(args)))
+    theirs = op.torch(torch, *op.torch_arguments(torch, op.fresh(args)))
     report = compare_results(
         op.name, ours if isinstance(ours, tuple) else np.asarray(ours),
         tuple(None if t is None else t.numpy() for t in theirs) if isinstance(theirs, (tuple, list))
@@ -282,3 +280,18 @@ def test_the_readme_lists_the_registered_operators():
     paragraph = readme[readme.index("Operators so far:"):].split("\n\n", 1)[0]
     assert re.findall(r"`(\w+)`", paragraph) == NAMES
     assert re.findall(r"\baclnn\w+", paragraph) == [op.kernel for op in OPS]
+
+
+def test_torch_arguments_share_memory_widen_and_keep_the_rest(torch):
+    # Operator.torch_arguments: the one conversion of bench, selftest and these tests.
+    op = by_name("Cat")
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    half = np.ones((2, 2), np.float16)
+    flipped = a[:, ::-1]
+    converted = op.torch_arguments(torch, (a, [a, half], flipped, [1, 2], 3, None))
+    assert converted[0].data_ptr() == a.ctypes.data                     # shares the array's memory
+    assert isinstance(converted[1], list) and converted[1][1].dtype == torch.float16
+    np.testing.assert_array_equal(converted[2].numpy(), flipped)       # a negative stride: a copy
+    assert converted[3:] == ([1, 2], 3, None)                           # numbers and int lists as they are
+    widened = op.torch_arguments(torch, ([half],), widen=True)
+    assert widened[0][0].dtype == torch.float32

@@ -31,13 +31,16 @@ from typing import Any
 import numpy as np
 
 from .._convert.executor import declare_shape_only
-from .._dtypes import aclDataType, to_numpy
+from .._dtypes import aclDataType, bfloat16, to_numpy
 from ._cases import OpCall
 
 #: ``(forward input shape, dtypes, parameters of the argument maker)``: one selftest case per dtype.
 SelftestCase = tuple[tuple[int, ...], Sequence[np.dtype], dict[str, Any]]
 #: ``(label, make)``: ``make(rng)`` returns the positional arguments of the operator's function.
 BenchmarkCase = tuple[str, Callable[["np.random.Generator"], tuple[Any, ...]]]  # (a string: numpy.random loads lazily)
+
+
+_NARROW_FLOATS = (np.dtype(np.float16), bfloat16)
 
 
 @dataclass(frozen=True)
@@ -90,6 +93,27 @@ class Operator:
         copied = np.array(value) if isinstance(value, np.ndarray) else type(value).from_numpy(
             value.numpy(), backend=value.lib.backend)
         return (*args[:index], copied, *args[index + 1:])
+
+    def torch_arguments(self, torch: Any, args: Sequence[Any], *, widen: bool = False) -> tuple[Any, ...]:
+        """``args`` as the PyTorch reference (``Operator.torch``) takes them: each ndarray, and each
+        array of a tensor list, a torch tensor sharing its memory (a copy only where PyTorch cannot
+        share it: negative strides); with ``widen``, FLOAT16 and BFLOAT16 arrays as float32 copies
+        (the reference then computes in float32, as the device accumulates); every other value
+        (numbers, int lists, None) as it is. The one conversion the tests, selftest and bench use."""
+        def tensor(a: np.ndarray) -> Any:
+            if widen and a.dtype in _NARROW_FLOATS:
+                a = a.astype(np.float32)
+            elif any(s < 0 for s in a.strides):
+                a = np.ascontiguousarray(a)
+            return torch.from_numpy(a)
+
+        def convert(value: Any) -> Any:
+            if isinstance(value, np.ndarray):
+                return tensor(value)
+            if isinstance(value, (list, tuple)) and any(isinstance(v, np.ndarray) for v in value):
+                return [convert(v) for v in value]  # (a tensor list)
+            return value
+        return tuple(convert(a) for a in args)
 
     def restorer(self, args: Sequence[Any]) -> Callable[[], None]:
         """A function that puts back, before a call, the values the argument written in place

@@ -68,17 +68,8 @@ def _torch_reference(call: OpCall, like: Any = None) -> Any:
     output the case's dtype."""
     import torch
 
-    def t(value: Any) -> Any:
-        if isinstance(value, (list, tuple)) and value and all(isinstance(v, np.ndarray) for v in value):
-            return [t(v) for v in value]  # (a tensor list)
-        if not isinstance(value, np.ndarray):
-            return value
-        if value.dtype in (np.dtype(np.float16), bfloat16):
-            value = value.astype(np.float32)
-        return torch.from_numpy(np.ascontiguousarray(value))
-
     op = by_name(call.op)
-    result = op.torch(torch, *map(t, op.fresh(call.args)))  # (torch.from_numpy shares the array's memory)
+    result = op.torch(torch, *op.torch_arguments(torch, op.fresh(call.args), widen=True))
     def dtype(tested: Any) -> Any:
         kind = getattr(getattr(tested, "dtype", None), "kind", "")
         return tested.dtype if kind in "iu" and kind else call.dtype
