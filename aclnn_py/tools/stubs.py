@@ -17,6 +17,9 @@ constants ``aclnn_py._constants`` builds from the headers at import (``IntEnum``
 module-level ints: names no checker can see in the module itself);
 ``tests/ffi/test_constants.py`` keeps it current. Regenerate with
 ``python -m aclnn_py.tools.stubs constants > aclnn_py/_constants.pyi``.
+
+And ``docs/operators.md``, the list of operators (``tests/test_registry.py`` keeps it current):
+``python -m aclnn_py.tools.stubs operators > docs/operators.md``.
 """
 
 from __future__ import annotations
@@ -138,9 +141,43 @@ def render_constants() -> str:
     return "\n".join(out)
 
 
+OPERATORS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "operators.md"
+
+
+def _summary(fn: Callable[..., object]) -> str:
+    """The first sentence of a function's docstring, on one line."""
+    paragraph = inspect.cleandoc(fn.__doc__ or "").split("\n\n", 1)[0]
+    text = " ".join(paragraph.split())
+    end = text.find(". ")
+    return (text if end < 0 else text[:end + 1]).replace("|", "\\|")
+
+
+def render_operators() -> str:
+    """The text of ``docs/operators.md``: every registered operator, a row each, by C name."""
+    from ..ops._registry import operators
+
+    out = [
+        "# Operators",
+        "",
+        "Every operator aclnn_py ships, on every backend (generated from the operator registry by",
+        "`python -m aclnn_py.tools.stubs operators > docs/operators.md`: do not edit). Each is",
+        "callable by its function (`aclnn_py.<function>`) and by its C name (`aclnn_py.call`,",
+        "`aclnn_py.prepare`); its docstring gives shapes, dtypes and constraints, and",
+        "`python -m aclnn_py ops` lists what a backend's libraries offer.",
+        "",
+        "| C operator | function | CANN package, library | header | what it computes |",
+        "|---|---|---|---|---|",
+    ]
+    for op in sorted(operators(), key=lambda o: o.kernel):
+        out.append(f"| `{op.kernel}` | `{op.name}` | {op.package}, `{op.library}` | `aclnnop/{op.header}` "
+                   f"| {_summary(op.function)} |")
+    return "\n".join(out) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    sys.stdout.write(render_constants() if args == ["constants"] else render())
+    render_page = {"constants": render_constants, "operators": render_operators}.get(args[0] if args else "", render)
+    sys.stdout.write(render_page())
     return 0
 
 
