@@ -185,3 +185,26 @@ def test_convolution_backward(conv_output, case):
             assert_results(conv_output, key, result, half=half)
         else:
             assert key not in conv_output
+
+
+def test_linear_classifier_step(programs):
+    # tests/sim_c/linear_step_test.cpp: forward, NLL loss, backward and SGD on device buffers, one
+    # synchronisation; PyTorch autograd on the same inputs is the oracle.
+    cases, output = run_program(programs, "linear_step")
+    x = values((4, 6))
+    weight = torch.from_numpy(value(30 + 11)[11:].reshape(5, 6)).requires_grad_()
+    bias = torch.from_numpy(value(5 + 5)[5:]).requires_grad_()
+    target = torch.tensor([1, 4, 0, 2])
+    class_weight = 1 + torch.arange(5, dtype=torch.float64) / 4
+    logits = torch.addmm(bias, x, weight.t())
+    logits.retain_grad()
+    loss = F.nll_loss(F.log_softmax(logits, 1), target, weight=class_weight, reduction="mean")
+    loss.backward()
+    assert_results(cases, "logits", logits)
+    assert_results(cases, "loss", loss)
+    assert_results(cases, "total_weight", class_weight[target].sum())
+    assert_results(cases, "grad_logits", logits.grad)
+    assert_results(cases, "weight", weight - 0.5 * weight.grad)
+    assert_results(cases, "bias", bias - 0.5 * bias.grad)
+    refusals = [line for line in output.splitlines() if line.startswith("check ") and "(expected 1610" in line]
+    assert len(refusals) == 7 and all(" ok;" in line for line in refusals), output  # status and message each
