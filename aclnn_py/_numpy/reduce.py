@@ -21,6 +21,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .._dtypes import compute_dtype
+from . import lanes
 
 FLOAT32 = np.dtype(np.float32)
 
@@ -68,62 +69,108 @@ def channel_sums(g3: np.ndarray, d3: np.ndarray | None = None) -> np.ndarray:
 
 
 def affine(x3: np.ndarray, scale: np.ndarray, shift: np.ndarray | None, out: np.ndarray | None = None) -> np.ndarray:
-    """``x3 * scale + shift`` per channel of an (N, C, L) FLOAT array (into ``out`` if given)."""
-    result = np.asarray(np.multiply(x3, scale[:, None], out=out))
-    if shift is not None:
-        np.add(result, shift[:, None], out=result)
+    """``x3 * scale + shift`` per channel of an (N, C, L) FLOAT array (into ``out`` if given),
+    its parts over C shared out to the worker threads (``lanes.over``)."""
+    result = np.empty(x3.shape, FLOAT32) if out is None else out
+
+    def part(index: lanes.Index) -> None:
+        r, ch = result[index], index[1]
+        np.multiply(x3[index], scale[ch, None], out=r)
+        if shift is not None:
+            np.add(r, shift[ch, None], out=r)
+
+    lanes.over(x3.shape, (0, 2), part)
     return result
 
 
 # -- along one dim (the softmax family) ------------------------------------------------------
+# Each computes into a new array, in place on it pass after pass, over parts of the rows shared
+# out to the worker threads (``lanes.over``: every part holds whole lanes along ``dim``).
 
 def log_softmax(x: np.ndarray, dim: int) -> np.ndarray:
     """``log_softmax`` of a FLOAT/DOUBLE array along ``dim`` (normalised): ``x - max - log(sum
     exp(x - max))``, the max subtracted for stability; a new array."""
+    out = np.empty(x.shape, x.dtype)
     if x.ndim == 0:
-        return np.zeros_like(x)  # (one element: log 1)
-    shifted = np.subtract(x, np.max(x, axis=dim, keepdims=True))
-    e = np.exp(shifted)
-    with np.errstate(divide="ignore"):
-        lse = np.log(np.sum(e, axis=dim, keepdims=True))
-    return np.asarray(np.subtract(shifted, lse, out=shifted))
+        out[...] = 0  # (one element: log 1)
+        return out
+
+    def part(index: lanes.Index) -> None:
+        o = out[index]
+        np.subtract(x[index], np.max(x[index], axis=dim, keepdims=True), out=o)
+        e = np.exp(o)
+        with np.errstate(divide="ignore"):
+            lse = np.log(np.add.reduce(e, axis=dim, keepdims=True))
+        np.subtract(o, lse, out=o)
+
+    lanes.over(x.shape, (dim,), part)
+    return out
 
 
 def softmax(x: np.ndarray, dim: int) -> np.ndarray:
     """``softmax`` of a FLOAT/DOUBLE array along ``dim``: ``exp(x - max) / sum``; a new array."""
+    out = np.empty(x.shape, x.dtype)
     if x.ndim == 0:
-        return np.ones_like(x)
-    e = np.subtract(x, np.max(x, axis=dim, keepdims=True))
-    np.exp(e, out=e)
-    return np.asarray(np.divide(e, np.sum(e, axis=dim, keepdims=True), out=e))
+        out[...] = 1
+        return out
+
+    def part(index: lanes.Index) -> None:
+        o = out[index]
+        np.subtract(x[index], np.max(x[index], axis=dim, keepdims=True), out=o)
+        np.exp(o, out=o)
+        np.divide(o, np.add.reduce(o, axis=dim, keepdims=True), out=o)
+
+    lanes.over(x.shape, (dim,), part)
+    return out
 
 
 def log_softmax_backward(grad: np.ndarray, output: np.ndarray, dim: int) -> np.ndarray:
     """``grad - exp(output) * sum(grad, dim)``; a new array."""
     if grad.ndim == 0:
         return np.asarray(grad - np.exp(output) * grad)
-    total = np.sum(grad, axis=dim, keepdims=True)
-    result = np.exp(output)
-    np.multiply(result, total, out=result)
-    return np.asarray(np.subtract(grad, result, out=result))
+    out = np.empty(grad.shape, grad.dtype)
+
+    def part(index: lanes.Index) -> None:
+        o, g = out[index], grad[index]
+        np.exp(output[index], out=o)
+        np.multiply(o, np.add.reduce(g, axis=dim, keepdims=True), out=o)
+        np.subtract(g, o, out=o)
+
+    lanes.over(grad.shape, (dim,), part)
+    return out
 
 
 def softmax_backward(grad: np.ndarray, output: np.ndarray, dim: int) -> np.ndarray:
     """``output * (grad - sum(grad * output, dim))``; a new array."""
     if grad.ndim == 0:
         return np.asarray(output * (grad - grad * output))
-    product = np.multiply(grad, output)
-    total = np.sum(product, axis=dim, keepdims=True)
-    np.subtract(grad, total, out=product)
-    return np.asarray(np.multiply(product, output, out=product))
+    out = np.empty(grad.shape, grad.dtype)
+
+    def part(index: lanes.Index) -> None:
+        o, g, y = out[index], grad[index], output[index]
+        np.multiply(g, y, out=o)
+        total = np.add.reduce(o, axis=dim, keepdims=True)
+        np.subtract(g, total, out=o)
+        np.multiply(o, y, out=o)
+
+    lanes.over(grad.shape, (dim,), part)
+    return out
 
 
 # -- over several dims (ReduceSum, Mean) ------------------------------------------------------
 
 def reduce_sum(x: np.ndarray, dims: Sequence[int], keepdim: bool, wide: np.dtype) -> np.ndarray:
     """The sum of ``x`` (already in the dtype summed in) over ``dims`` (normalised, no
-    duplicates, not empty) in the accumulator dtype ``wide``."""
-    return np.asarray(np.sum(x, axis=tuple(dims), dtype=wide, keepdims=keepdim))
+    duplicates, not empty) in the accumulator dtype ``wide``: the kept dims' parts shared out to
+    the worker threads (``lanes.over``), each summed as one call over the whole would."""
+    axes = tuple(dims)
+    kept = np.empty(tuple(1 if i in axes else n for i, n in enumerate(x.shape)), wide)
+
+    def part(index: lanes.Index) -> None:
+        np.sum(x[index], axis=axes, dtype=wide, keepdims=True, out=kept[index])
+
+    lanes.over(x.shape, axes, part)
+    return kept if keepdim else kept.reshape([n for i, n in enumerate(x.shape) if i not in axes])
 
 
 def in_dtype(a: np.ndarray, compute: np.dtype) -> np.ndarray:
