@@ -1,6 +1,8 @@
 """The reducing kernels' parts shared among the worker threads (``_numpy/lanes.py``): forced onto
 small inputs (the part threshold patched to 1 element), every operator gives bit for bit what
-one call over the whole array gives."""
+one call over the whole array gives (with NumPy's own row sums: BLAS's row sums of
+``reduce.last_sums`` may differ in the last bit by a row's place in its block, so with them on
+the split is compared within the tolerances)."""
 
 from __future__ import annotations
 
@@ -10,12 +12,18 @@ import numpy as np
 import pytest
 
 import aclnn_py
-from aclnn_py._numpy import lanes
+from aclnn_py._numpy import lanes, reduce as _red
 from aclnn_py._numpy.workers import worker_count
 
 from helpers import assert_close
 
 SPLIT, WHOLE = 1, 1 << 62
+
+
+@pytest.fixture(autouse=True)
+def _numpy_row_sums(monkeypatch):
+    """NumPy's own row sums (no BLAS), whose figures do not depend on the split."""
+    monkeypatch.setattr(_red, "SHORT_ROW", 0)
 
 
 def _both(monkeypatch, call):
@@ -119,3 +127,46 @@ def test_batch_norm_and_its_backward_split_equal_whole(monkeypatch, shape, train
 
     _same(*_both(monkeypatch, forward))
     _same(*_both(monkeypatch, backward))
+
+
+@pytest.mark.parametrize("shape", [(6, 33), (3, 4, 128), (2, 5, 129), (1, 7), (4, 0)])
+def test_last_sums_match_a_float64_sum(monkeypatch, shape):
+    monkeypatch.setattr(_red, "SHORT_ROW", 128)
+    a = np.random.default_rng(8).standard_normal(shape).astype(np.float32)
+    got = _red.last_sums(a)
+    assert got.dtype == np.float32 and got.shape == shape[:-1]
+    assert_close(got, a.astype(np.float64).sum(axis=-1), np.float32, scale=np.sqrt(shape[-1] + 1))
+    assert _red.last_sums(a, keepdims=True).shape == (*shape[:-1], 1)
+    assert_close(_red.last_sums(a[..., ::2]), a[..., ::2].astype(np.float64).sum(axis=-1), np.float32,
+                 scale=np.sqrt(shape[-1] + 1))
+
+
+@pytest.mark.parametrize("op", ["softmax", "log_softmax", "softmax_backward", "log_softmax_backward"])
+def test_softmax_family_split_with_blas_row_sums_is_close_to_whole(monkeypatch, op):
+    monkeypatch.setattr(_red, "SHORT_ROW", 128)
+    rng = np.random.default_rng(9)
+    x, y = rng.standard_normal((2, 7, 9, 40)).astype(np.float32)
+    f = getattr(aclnn_py, op)
+    args = (x, -1) if not op.endswith("backward") else (x, y, -1)
+    whole, split = _both(monkeypatch, lambda: f(*args, backend="numpy"))
+    assert_close(split, whole, np.float32)
+
+
+@pytest.mark.parametrize("dims", [[2, 3], [3], [1, 2, 3]])
+def test_mean_of_short_trailing_rows_split_is_close_to_float64(monkeypatch, dims):
+    monkeypatch.setattr(_red, "SHORT_ROW", 128)
+    x = np.random.default_rng(10).standard_normal((4, 6, 3, 5)).astype(np.float32)
+    whole, split = _both(monkeypatch, lambda: aclnn_py.mean(x, dims, False, np.float32, backend="numpy"))
+    expected = x.astype(np.float64).mean(axis=tuple(dims))
+    assert_close(whole, expected, np.float32)
+    assert_close(split, expected, np.float32)
+
+
+@pytest.mark.parametrize("blas_rows", [0, 128])
+def test_global_adaptive_average_split_is_close_to_float64(monkeypatch, blas_rows):
+    monkeypatch.setattr(_red, "SHORT_ROW", blas_rows)
+    x = np.random.default_rng(11).standard_normal((3, 10, 7, 7)).astype(np.float32)
+    whole, split = _both(monkeypatch, lambda: aclnn_py.adaptive_avg_pool2d(x, (1, 1), backend="numpy"))
+    expected = x.astype(np.float64).mean(axis=(2, 3), keepdims=True)
+    assert_close(whole, expected, np.float32)
+    assert_close(split, expected, np.float32)
