@@ -102,7 +102,7 @@ def affine(x3: np.ndarray, scale: np.ndarray, shift: np.ndarray | None, out: np.
         if shift is not None:
             np.add(r, shift[ch, None], out=r)
 
-    lanes.over(x3.shape, (0, 2), part)
+    lanes.over(x3.shape, (0, 2), part, passes=2)
     return result
 
 
@@ -133,7 +133,7 @@ def log_softmax(x: np.ndarray, dim: int) -> np.ndarray:
             lse = np.log(_sums(e, dim))
         np.subtract(o, lse, out=o)
 
-    lanes.over(x.shape, (dim,), part)
+    lanes.over(x.shape, (dim,), part, passes=5)
     return out
 
 
@@ -150,7 +150,7 @@ def softmax(x: np.ndarray, dim: int) -> np.ndarray:
         np.exp(o, out=o)
         np.divide(o, _sums(o, dim), out=o)
 
-    lanes.over(x.shape, (dim,), part)
+    lanes.over(x.shape, (dim,), part, passes=4)
     return out
 
 
@@ -166,7 +166,7 @@ def log_softmax_backward(grad: np.ndarray, output: np.ndarray, dim: int) -> np.n
         np.multiply(o, _sums(g, dim), out=o)
         np.subtract(g, o, out=o)
 
-    lanes.over(grad.shape, (dim,), part)
+    lanes.over(grad.shape, (dim,), part, passes=4)
     return out
 
 
@@ -183,7 +183,7 @@ def softmax_backward(grad: np.ndarray, output: np.ndarray, dim: int) -> np.ndarr
         np.subtract(g, total, out=o)
         np.multiply(o, y, out=o)
 
-    lanes.over(grad.shape, (dim,), part)
+    lanes.over(grad.shape, (dim,), part, passes=4)
     return out
 
 
@@ -192,7 +192,7 @@ def softmax_backward(grad: np.ndarray, output: np.ndarray, dim: int) -> np.ndarr
 def reduce_sum(x: np.ndarray, dims: Sequence[int], keepdim: bool, wide: np.dtype) -> np.ndarray:
     """The sum of ``x`` (already in the dtype summed in) over ``dims`` (normalised, no
     duplicates, not empty) in the accumulator dtype ``wide``: the kept dims' parts shared out to
-    the worker threads (``lanes.over``), each summed as one call over the whole would."""
+    the worker threads (``lanes.over``; short trailing rows by ``last_sums``)."""
     axes = tuple(dims)
     kept = np.empty(tuple(1 if i in axes else n for i, n in enumerate(x.shape)), wide)
 

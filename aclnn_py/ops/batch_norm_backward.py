@@ -158,7 +158,7 @@ def _prepare(grad_out: object, input: object, weight: object, running_mean: obje
             else:
                 np.multiply(gp, scale[ch, None], out=out)
 
-        _lanes.over(g3.shape, (0, 2), part)
+        _lanes.over(g3.shape, (0, 2), part, passes=7 if training else 3)
         grad_input = None if dx is None else dx.reshape(shape).astype(dtype, copy=False)
         grad_weight = (sum_gd * invstd).astype(dtype) if mask[1] else None
         grad_bias = sum_g.astype(dtype) if mask[2] else None
