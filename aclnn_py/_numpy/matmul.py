@@ -5,8 +5,7 @@
 (``ops/_matmul.py``): each input rounded to the compute dtype (float32, float16 or
 bfloat16), the products summed in float32 (BLAS sgemm), the result rounded once to ``out``.
 
-BLAS threads: OpenBLAS runs on one thread here (``blas.single_threaded``) except for a plain
-2-D product of at most ``THREADED_MACS`` multiply-adds, which gets its threads. Measured on the
+BLAS threads: OpenBLAS runs on one thread here (``blas.single_threaded``). Measured on the
 2-core development machine under load (other agents' processes busy), medians of 7 calls,
 OpenBLAS threaded / one thread: 32x512 @ 512x1000 0.42 / 0.63 ms; 256x512 @ 512x1000 62 (min
 59) / 18 ms (min 2.4); 64x4096 @ 4096x4096 195 / 99 ms: OpenBLAS's second thread, when
@@ -29,8 +28,11 @@ interleaved in one process, 40 then 80 rounds, fastest/median ms, one thread vs 
 
 The threads' fastest rounds win almost everywhere (a quiet machine's case), but only the
 smallest plain product (16 M multiply-adds) wins in the medians of both runs too: the others'
-medians swing by 10-100x when the second thread waits for a core. So only products up to that
-size are threaded.
+medians swing by 10-100x when the second thread waits for a core. Threading products up to
+that size (M * K * N <= 2^24) was then tried in ``scripts/bench.py`` under load
+average 11: "mm classifier head 32x512 @ 512x1000" 298x PyTorch and "addmm linear 32x512 ->
+1000" 139x (against 1.4x and 1.6x one-threaded in the run before, load average 5): a stall of
+the second thread costs 100x what it saves. So every product stays on one thread.
 """
 
 from __future__ import annotations
@@ -61,18 +63,9 @@ def operand(x: np.ndarray, compute: np.dtype) -> np.ndarray:
     return x if _blas_ready(x) else np.ascontiguousarray(x)
 
 
-#: The largest plain 2-D product (M * K * N multiply-adds) OpenBLAS runs on its threads
-#: (module docstring); a batched or vector product, or a larger one, runs on one.
-THREADED_MACS = 1 << 24
-
-
 def product(a: np.ndarray, b: np.ndarray, compute: np.dtype, out: np.dtype) -> np.ndarray:
     """``a @ b`` (module docstring) as float32 when ``out`` is float32, else rounded to ``out``."""
     x, y = operand(a, compute), operand(b, compute)
-    result: np.ndarray
-    if x.ndim == y.ndim == 2 and x.shape[0] > 1 and x.shape[0] * x.shape[1] * y.shape[1] <= THREADED_MACS:
-        result = np.matmul(x, y)
-    else:
-        with blas.single_threaded():
-            result = np.matmul(x, y)
+    with blas.single_threaded():
+        result: np.ndarray = np.matmul(x, y)
     return result if out == FLOAT32 else result.astype(out)
