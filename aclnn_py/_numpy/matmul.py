@@ -12,6 +12,27 @@ OpenBLAS threaded / one thread: 32x512 @ 512x1000 0.42 / 0.63 ms; 256x512 @ 512x
 descheduled, stalls the whole product. Splitting a large product's rows over the backend's
 (pinned) workers, each on one BLAS thread, was tried and measured worse still there (median 53,
 min 33 ms for 256x512 @ 512x1000, against 24 / 2.6 on one thread, alternating in one process).
+
+Measured again per size (2026-11-28, load average 7.5-8.5 on the 2 cores: both variants
+interleaved in one process, 40 then 80 rounds, fastest/median ms, one thread vs threaded)::
+
+    product                     run 1 (40 rounds)              run 2 (80 rounds)
+    32x512 @ 512x1000           0.355/0.401 vs 0.196/0.249     0.351/0.385 vs 0.192/0.262
+    256x512 @ (1000x512)^T      2.25/14.5 vs 1.16/13.5         2.16/12.1 vs 1.59/12.9
+    64x4096 @ 4096x4096         41.7/60.4 vs 130.6/172.0       (not rerun)
+    64x512 @ (1000x512)^T       0.722/0.818 vs 38.8/48.0       0.734/1.06 vs 0.533/0.701
+    4x128x768 @ 768x768         9.40/23.6 vs 2.91/176.0        (not rerun)
+    4096 @ 4096x1000 (vector)   0.557/0.807 vs 0.359/11.6      0.574/0.856 vs 0.370/15.8
+    48x(128x64 @ (128x64)^T)    1.15/1.40 vs 1.49/1.71         1.26/1.85 vs 1.55/1.98
+    48x(128x128 @ 128x64)       1.01/1.20 vs 0.731/0.944       1.07/1.75 vs 0.724/22.9
+
+The threads' fastest rounds win almost everywhere (a quiet machine's case), but only the
+smallest plain product (16 M multiply-adds) wins in the medians of both runs too: the others'
+medians swing by 10-100x when the second thread waits for a core. Threading products up to
+that size (M * K * N <= 2^24) was then tried in ``scripts/bench.py`` under load
+average 11: "mm classifier head 32x512 @ 512x1000" 298x PyTorch and "addmm linear 32x512 ->
+1000" 139x (against 1.4x and 1.6x one-threaded in the run before, load average 5): a stall of
+the second thread costs 100x what it saves. So every product stays on one thread.
 """
 
 from __future__ import annotations

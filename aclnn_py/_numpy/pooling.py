@@ -21,6 +21,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from . import lanes
+from .reduce import last_sums
 from .workers import in_parallel
 
 #: ``max_pool_planes`` works on at most this many planes at a time (the padded copy, the running
@@ -160,8 +162,15 @@ def adaptive_avg(x: np.ndarray, oh: int, ow: int) -> np.ndarray:
     the separable averaging matrices (``adaptive_matrix``) applied along W, then along H, each
     as one matrix product over every plane (one mean where the output is 1x1)."""
     planes, height, width = x.shape
-    if (oh, ow) == (1, 1):
-        mean: np.ndarray = x.reshape(planes, height * width).mean(axis=1, dtype=np.float32)
+    if (oh, ow) == (1, 1):  # (the planes' sums in parts over the worker threads: ``lanes``)
+        rows = x.reshape(planes, height * width)
+        mean = np.empty(planes, np.float32)
+
+        def part(index: lanes.Index) -> None:
+            mean[index[0]] = last_sums(rows[index])
+
+        lanes.over(rows.shape, (1,), part)
+        mean /= np.float32(height * width)
         return mean.reshape(planes, 1, 1)
     if height % oh == 0 and width % ow == 0:  # windows that tile the plane: strided sums, no products
         kh, kw = height // oh, width // ow

@@ -1,6 +1,9 @@
 """What the reducing operators (ReduceSum, Mean, the softmax family, BatchNorm) share above the
 numpy backend's arithmetic (``_numpy/reduce.py``): the dims rules and their checks, with the
-simulator's messages word for word (``sim/src/ops/reduce.c``).
+simulator's messages word for word (``sim/src/ops/reduce.c``); and what the sibling operators
+share in their modules: the softmax family's numpy run, out and registration fields
+(``lane_*``), ReduceSum's and Mean's out and registration fields (``reduce_*``). Each operator
+module keeps its checks in CANN's order, its docstrings and its registration's literals.
 
 CANN's rule (ReduceSum, Mean, Softmax, LogSoftmax and their backwards' ``CheckDim``): a dim
 lies in ``[-max(r, 1), max(r, 1) - 1]`` for a tensor of rank r (a 0-d tensor takes -1 and 0),
@@ -15,7 +18,14 @@ from typing import Any
 
 import numpy as np
 
+from .._convert.executor import dtype_of, shape_of
+from .._convert.typed import Output
+from .._convert.values import host_array
+from .._dtypes import to_numpy
 from .._errors import param_invalid
+from .._numpy import reduce as _red
+from .._numpy.plans import Prepared, plan
+from .._runtime.memory import check_allocation
 from ._cases import OpCall, random_array
 from ._checks import shape_str
 
@@ -87,3 +97,96 @@ def lane_layers(op: str, backward: bool, log: bool) -> tuple[tuple[str, Any], ..
     return ((f"{op} classifier head (256,1000) dim 1", case((256, 1000), 1)),
             (f"{op} cifar head (128,10) dim 1", case((128, 10), 1)),
             (f"{op} attention scores (8,12,128,128) dim -1", case((8, 12, 128, 128), -1)))
+
+
+def lane_outputs(first: object, *_: object) -> list[Output]:
+    """A softmax-family operator's out: its first tensor's shape and dtype."""
+    return [Output(shape_of(first), dtype_of(first))]
+
+
+def lane_plan(api: str, kernel: Callable[..., np.ndarray], names: Sequence[str], tensors: tuple[Any, ...],
+              dtype: np.dtype, dim: int) -> Prepared:
+    """The numpy run of a softmax-family operator whose checks passed: ``tensors`` (named
+    ``names``) converted to ``dtype`` and widened, ``kernel(*arrays, dim)``, the result rounded
+    once to ``dtype`` (an empty input gives an empty result)."""
+    nbytes = (len(names) + 2) * int(tensors[0].size) * 8
+
+    def run(*arrays: object) -> np.ndarray:
+        check_allocation(nbytes)
+        values = [host_array(api, name, a) for name, a in zip(names, arrays)]
+        if values[0].size == 0:
+            return np.empty(values[0].shape, dtype)
+        return _red.rounded(kernel(*(_red.in_dtype(v, dtype) for v in values), dim), dtype, dtype)
+
+    return plan(run, nbytes), tensors
+
+
+def lane_registration(op: str, backward: bool, log: bool) -> dict[str, Any]:
+    """The ``Operator`` fields a softmax-family operator shares with its siblings (the module
+    gives its names, header, package, library, dtypes, torch reference and selftest): cases,
+    real layers, fuzz and C arguments; ``log`` picks LogSoftmax's output."""
+    arity = 3 if backward else 2
+
+    def fuzz(f: Any) -> list[Any]:
+        shape = f.shape()
+        dt = f.pick(f.FLOATS)
+        tensors = [f.filled(shape, dt)]
+        if backward:
+            tensors.append(f.filled(shape if not f.chance(0.1) else (*shape, 2), dt))
+        return [*tensors, f.small_int(-len(shape) - 1, len(shape))]
+
+    def c_arguments(args: list[Any], out_like: Any) -> list[Any]:
+        return [*args[:arity], out_like(args[0].shape, args[0].dtype)]
+
+    return dict(outputs=("out",), case=lane_case(op, backward, log), bench=((256, 1000), dict(dim=1)),
+                memory_bound=True, fuzz=fuzz, c_arguments=c_arguments, benchmarks=lane_layers(op, backward, log))
+
+
+# -- ReduceSum and Mean -----------------------------------------------------------------------
+
+def reduce_outputs(api: str, dims_name: str) -> Callable[[object, Sequence[int] | None, bool, int], list[Output]]:
+    """The out of ReduceSum / Mean (``dims_name`` their dims parameter): self's shape reduced over
+    the dims, the aclDataType ``dtype`` (FLOAT where NumPy has no such type: the library refuses it)."""
+    def outputs(self: object, dims: Sequence[int] | None, keep: bool, dtype: int) -> list[Output]:
+        try:
+            to = to_numpy(dtype)
+        except TypeError:
+            to = np.dtype(np.float32)
+        shape = shape_of(self)
+        try:
+            reduced = check_dims(api, dims_name, dims or (), "self", len(shape))
+        except Exception:
+            reduced = ()
+        return [Output(reduced_shape(shape, reduced, keep), to)]
+    return outputs
+
+
+def reduce_registration(op: str, dims_name: str, api: str,
+                        outputs: Callable[[object, Sequence[int] | None, bool, int], list[Output]],
+                        to_acl_dtype: Callable[[object, str], int],
+                        layers: Sequence[tuple[str, tuple[int, ...], list[int]]]) -> dict[str, Any]:
+    """The ``Operator`` fields ReduceSum and Mean share (arguments self, dims, keep, dtype;
+    ``to_acl_dtype`` converts dtype as ``call`` does): case, fuzz, C arguments and real-layer
+    cases ``(label, shape, dims)`` of float32 data."""
+    def case(rng: np.random.Generator, shape: Any, dtype: np.dtype, dims: Any = (1,), keep: bool = False) -> OpCall:
+        return OpCall(op, (random_array(rng, shape, dtype), list(dims), keep, dtype),
+                      case=f"{dims_name} {list(dims)}{' keep' if keep else ''}")
+
+    def fuzz(f: Any) -> list[Any]:
+        shape = f.shape()
+        dt = f.pick(f.FLOATS)
+        dims = [f.small_int(-len(shape) - 1, len(shape)) for _ in range(f.small_int(0, 3))]
+        return [f.filled(shape, dt), dims, f.chance(0.5), dt]
+
+    def c_arguments(args: list[Any], out_like: Any) -> list[Any]:
+        acl = to_acl_dtype(args[3], api)
+        (made,) = outputs(args[0], args[1], args[2], acl)
+        return [*args[:3], acl, out_like(made.shape, made.dtype)]
+
+    def layer(shape: tuple[int, ...], dims: list[int]) -> Any:
+        def arguments(rng: np.random.Generator) -> tuple[Any, ...]:
+            return rng.standard_normal(shape, dtype=np.float32), dims, False, np.float32
+        return arguments
+
+    return dict(outputs=("out",), case=case, memory_bound=True, fuzz=fuzz, c_arguments=c_arguments,
+                benchmarks=tuple((label, layer(shape, dims)) for label, shape, dims in layers))

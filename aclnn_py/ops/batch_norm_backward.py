@@ -53,7 +53,7 @@ from .._convert.params import Param
 from .._convert.typed import Output, TypedCall
 from .._convert.values import bool_arg, bool_array_arg, host_array, plain_value, tensor_arg
 from .._errors import param_invalid, param_nullptr
-from .._numpy import reduce as _red
+from .._numpy import lanes as _lanes, reduce as _red
 from .._numpy.plans import NumpyOp, Prepared, plan
 from .._runtime.memory import check_allocation
 from .._runtime.tensor import Tensor
@@ -134,22 +134,33 @@ def _prepare(grad_out: object, input: object, weight: object, running_mean: obje
         mean = (sm if training else rm)
         var = (sv if training else rv)
         invstd = np.float32(1) / np.sqrt((np.ones(c, FLOAT32) if var is None else var) + e32)
-        d = x3 if mean is None else np.subtract(x3, mean[:, None])
-        sum_g = _red.channel_sums(g3)
-        sum_gd = _red.channel_sums(g3, d) if training or mask[1] else None
         scale = invstd if w is None else invstd * w
-        grad_input = None
-        if mask[0]:
+        want_gd = training or mask[1]
+        sum_g, sum_gd = np.empty(c, FLOAT32), np.empty(c, FLOAT32)
+        dx = np.empty(g3.shape, FLOAT32) if mask[0] else None
+
+        def part(index: _lanes.Index) -> None:
+            """Every figure of the channels ``index[1]`` (independent of the others')."""
+            ch = index[1]
+            gp, xp = g3[index], x3[index]
+            d = xp if mean is None else np.subtract(xp, mean[ch, None])
+            sum_g[ch] = _red.channel_sums(gp)
+            if want_gd:
+                sum_gd[ch] = _red.channel_sums(gp, d)
+            if dx is None:
+                return
+            out = dx[index]
             if training:
-                assert sum_gd is not None
-                dx = np.multiply(d, -(invstd * invstd * sum_gd / n)[:, None], out=None if d is x3 else d)
-                np.add(dx, g3, out=dx)
-                np.subtract(dx, (sum_g / n)[:, None], out=dx)
-                grad_input = _red.affine(dx, scale, None, out=dx)
+                np.multiply(d, -(invstd[ch] * invstd[ch] * sum_gd[ch] / n)[:, None], out=out)
+                np.add(out, gp, out=out)
+                np.subtract(out, (sum_g[ch] / n)[:, None], out=out)
+                np.multiply(out, scale[ch, None], out=out)
             else:
-                grad_input = _red.affine(g3, scale, None)
-            grad_input = grad_input.reshape(shape).astype(dtype, copy=False)
-        grad_weight = (sum_gd * invstd).astype(dtype) if mask[1] and sum_gd is not None else None
+                np.multiply(gp, scale[ch, None], out=out)
+
+        _lanes.over(g3.shape, (0, 2), part, passes=7 if training else 3)
+        grad_input = None if dx is None else dx.reshape(shape).astype(dtype, copy=False)
+        grad_weight = (sum_gd * invstd).astype(dtype) if mask[1] else None
         grad_bias = sum_g.astype(dtype) if mask[2] else None
         return grad_input, grad_weight, grad_bias
 

@@ -25,17 +25,16 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._convert.executor import dtype_of, planned, shape_of
-from .._convert.typed import Output, TypedCall
-from .._convert.values import host_array, int_arg, tensor_arg
+from .._convert.executor import planned
+from .._convert.typed import TypedCall
+from .._convert.values import int_arg, tensor_arg
 from .._numpy import reduce as _red
-from .._numpy.plans import NumpyOp, Prepared, plan
-from .._runtime.memory import check_allocation
+from .._numpy.plans import NumpyOp, Prepared
 from .._runtime.tensor import Tensor
 from ._checks import check_dtype, check_not_null
 from ._dispatch import dispatch, documented
 from ._elementwise import check_rank
-from ._reduce import check_dim
+from ._reduce import check_dim, lane_outputs, lane_plan
 from ._registry import numpy_dtypes
 
 API = "aclnnLogSoftmaxGetWorkspaceSize"
@@ -54,28 +53,15 @@ def _prepare(self: object, dim: object) -> Prepared:
     wrapped = check_dim(API, "dim", dim, "self", self.ndim)
     check_dtype(API, "self", self, DTYPES)
     check_rank(API, "self", self.shape)
-    dtype, nbytes = self.dtype, 3 * self.size * 8
-
-    def run(self: object, *_: object) -> np.ndarray:
-        check_allocation(nbytes)
-        x = host_array(API, "self", self)
-        if x.size == 0:
-            return np.empty(x.shape, dtype)
-        return _red.rounded(_red.log_softmax(_red.in_dtype(x, dtype), wrapped), dtype, dtype)
-
-    return plan(run, nbytes), (self,)
+    dtype = self.dtype
+    return lane_plan(API, _red.log_softmax, ("self",), (self,), dtype, wrapped)
 
 
 _numpy = NumpyOp(_prepare)
 
 
-def _outputs(self: object, dim: int) -> list[Output]:
-    """out: self's shape and dtype."""
-    return [Output(shape_of(self), dtype_of(self))]
-
-
 #: The npu/sim path: the two-phase C call, the arguments converted by their declared C types.
-_aclnn = planned(TypedCall("LogSoftmax", _outputs))
+_aclnn = planned(TypedCall("LogSoftmax", lane_outputs))
 _MADE = {"out": "self's shape and dtype"}
 
 
@@ -110,7 +96,7 @@ def log_softmax(self: ArrayLike | Tensor, dim: int, *, backend: str | None = Non
 
 from typing import Any  # noqa: E402
 
-from ._reduce import lane_case, lane_layers  # noqa: E402
+from ._reduce import lane_registration  # noqa: E402
 from ._registry import Operator, register  # noqa: E402
 
 
@@ -118,19 +104,7 @@ def _torch(torch: Any, self: Any, dim: int) -> Any:
     return torch.log_softmax(self, dim)
 
 
-def _fuzz(f: Any) -> list[Any]:
-    shape = f.shape()
-    return [f.filled(shape, f.pick(f.FLOATS)), f.small_int(-len(shape) - 1, len(shape))]
-
-
-def _c_arguments(args: list[Any], out_like: Any) -> list[Any]:
-    return [args[0], args[1], out_like(args[0].shape, args[0].dtype)]
-
-
 OPERATOR = register(Operator(
     log_softmax, "LogSoftmax", header="aclnn_logsoftmax.h", package="ops-nn", library="libopapi_nn.so",
-    outputs=("out",), case=lane_case("log_softmax", False, True),
     selftest=(((8, 10), DTYPES, dict()), ((2, 3, 4, 5), DTYPES[:1], dict(dim=1)), ((7,), DTYPES[:1], dict(dim=0))),
-    bench=((256, 1000), dict(dim=1)),
-    torch=_torch, memory_bound=True, fuzz=_fuzz, c_arguments=_c_arguments, dtypes=DTYPE_RULES,
-    benchmarks=lane_layers("log_softmax", False, True)))
+    torch=_torch, dtypes=DTYPE_RULES, **lane_registration("log_softmax", backward=False, log=True)))

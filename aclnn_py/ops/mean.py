@@ -38,9 +38,9 @@ import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
 from .._convert.values import bool_arg, host_array, int_array_arg, tensor_arg
-from .._convert.executor import planned, shape_of
-from .._convert.typed import Output, TypedCall
-from .._dtypes import aclDataType, dtype_name, to_numpy
+from .._convert.executor import planned
+from .._convert.typed import TypedCall
+from .._dtypes import aclDataType, dtype_name
 from .._errors import param_invalid
 from .._numpy import elementwise as _ew, reduce as _red
 from .._numpy.plans import NumpyOp, Prepared, plan
@@ -49,7 +49,7 @@ from .._runtime.tensor import Tensor
 from ._checks import check_dtype, check_not_null
 from ._dispatch import dispatch, documented
 from ._elementwise import check_rank
-from ._reduce import check_dims, reduced_shape
+from ._reduce import check_dims, reduce_outputs, reduced_shape
 from ._registry import numpy_dtypes
 from .cast import _acl_dtype
 from .reduce_sum import check_dtype_argument
@@ -106,18 +106,7 @@ def _prepare(self: object, dim: object, keep_dim: object, dtype: int) -> Prepare
 _numpy = NumpyOp(_prepare)
 
 
-def _outputs(self: object, dim: Sequence[int] | None, keep_dim: bool, dtype: int) -> list[Output]:
-    """out: self's shape reduced over dim, ``dtype`` (FLOAT where NumPy has no such type)."""
-    try:
-        to = to_numpy(dtype)
-    except TypeError:
-        to = np.dtype(np.float32)
-    shape = shape_of(self)
-    try:
-        reduced = check_dims(API, "dim", dim or (), "self", len(shape))
-    except Exception:
-        reduced = ()
-    return [Output(reduced_shape(shape, reduced, keep_dim), to)]
+_outputs = reduce_outputs(API, "dim")
 
 
 #: The npu/sim path: the two-phase C call, the arguments converted by their declared C types.
@@ -162,13 +151,8 @@ def mean(self: ArrayLike | Tensor, dim: Sequence[int], keep_dim: bool, dtype: DT
 
 from typing import Any  # noqa: E402
 
-from ._cases import OpCall, random_array  # noqa: E402
+from ._reduce import reduce_registration  # noqa: E402
 from ._registry import Operator, register  # noqa: E402
-
-
-def _case(rng: np.random.Generator, shape: Any, dtype: np.dtype, dims: Any = (1,), keep: bool = False) -> OpCall:
-    return OpCall("mean", (random_array(rng, shape, dtype), list(dims), keep, dtype),
-                  case=f"dim {list(dims)}{' keep' if keep else ''}")
 
 
 def _torch(torch: Any, self: Any, dims: Any, keep: bool, dtype: Any) -> Any:
@@ -181,31 +165,13 @@ def _torch(torch: Any, self: Any, dims: Any, keep: bool, dtype: Any) -> Any:
     return torch.mean(self, dims, keep)
 
 
-def _fuzz(f: Any) -> list[Any]:
-    shape = f.shape()
-    dt = f.pick(f.FLOATS)
-    dims = [f.small_int(-len(shape) - 1, len(shape)) for _ in range(f.small_int(0, 3))]
-    return [f.filled(shape, dt), dims, f.chance(0.5), dt]
-
-
-def _c_arguments(args: list[Any], out_like: Any) -> list[Any]:
-    (made,) = _outputs(args[0], args[1], args[2], _acl_dtype(args[3], API))
-    return [*args[:3], _acl_dtype(args[3], API), out_like(made.shape, made.dtype)]
-
-
-def _layer(shape: tuple[int, ...], dims: list[int]) -> Any:
-    def arguments(rng: np.random.Generator) -> tuple[Any, ...]:
-        return rng.standard_normal(shape, dtype=np.float32), dims, False, np.float32
-    return arguments
-
-
 OPERATOR = register(Operator(
     mean, "Mean", header="aclnn_mean.h", package="ops-math", library="libopapi_math.so",
-    outputs=("out",), case=_case,
     selftest=(((4, 5, 6), DTYPES, dict()), ((2, 3, 4, 5), DTYPES[:1], dict(dims=(2, 3), keep=True)),
               ((3, 7), DTYPES[:1], dict(dims=()))),
     bench=((8, 2048, 7, 7), dict(dims=(2, 3))),
-    torch=_torch, memory_bound=True, fuzz=_fuzz, c_arguments=_c_arguments, dtypes=DTYPE_RULES,
-    benchmarks=(("mean resnet global pool (8,2048,7,7) dim [2,3]", _layer((8, 2048, 7, 7), [2, 3])),
-                ("mean loss (256,1000) all", _layer((256, 1000), [])),
-                ("mean batch stats (8,64,56,56) dim [0,2,3]", _layer((8, 64, 56, 56), [0, 2, 3])))))
+    torch=_torch, dtypes=DTYPE_RULES,
+    **reduce_registration("mean", "dim", API, _outputs, _acl_dtype, (
+        ("mean resnet global pool (8,2048,7,7) dim [2,3]", (8, 2048, 7, 7), [2, 3]),
+        ("mean loss (256,1000) all", (256, 1000), []),
+        ("mean batch stats (8,64,56,56) dim [0,2,3]", (8, 64, 56, 56), [0, 2, 3])))))

@@ -34,8 +34,8 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
-from .._convert.executor import planned, shape_of
-from .._convert.typed import Output, TypedCall
+from .._convert.executor import planned
+from .._convert.typed import TypedCall
 from .._convert.values import bool_arg, host_array, int_array_arg, tensor_arg
 from .._dtypes import aclDataType, dtype_name, to_acl, to_numpy
 from .._errors import param_invalid
@@ -46,7 +46,7 @@ from .._runtime.tensor import Tensor
 from ._checks import check_dtype, check_not_null
 from ._dispatch import dispatch, documented
 from ._elementwise import check_rank
-from ._reduce import check_dims, reduced_shape
+from ._reduce import check_dims, reduce_outputs, reduced_shape
 from ._registry import numpy_dtypes
 from .cast import _acl_dtype, _name  # (the aclDataType argument's conversion and name, as Cast's)
 
@@ -110,19 +110,7 @@ def _prepare(self: object, dims: object, keep_dims: object, dtype: int) -> Prepa
 _numpy = NumpyOp(_prepare)
 
 
-def _outputs(self: object, dims: Sequence[int] | None, keep_dims: bool, dtype: int) -> list[Output]:
-    """out: self's shape reduced over dims, ``dtype`` (FLOAT where NumPy has no such type: the
-    library refuses it)."""
-    try:
-        to = to_numpy(dtype)
-    except TypeError:
-        to = np.dtype(np.float32)
-    shape = shape_of(self)
-    try:
-        reduced = check_dims(API, "dims", dims or (), "self", len(shape))
-    except Exception:
-        reduced = ()
-    return [Output(reduced_shape(shape, reduced, keep_dims), to)]
+_outputs = reduce_outputs(API, "dims")
 
 
 #: The npu/sim path: the two-phase C call, the arguments converted by their declared C types.
@@ -165,13 +153,8 @@ def reduce_sum(self: ArrayLike | Tensor, dims: Sequence[int], keep_dims: bool, d
 
 from typing import Any  # noqa: E402
 
-from ._cases import OpCall, random_array  # noqa: E402
+from ._reduce import reduce_registration  # noqa: E402
 from ._registry import Operator, register  # noqa: E402
-
-
-def _case(rng: np.random.Generator, shape: Any, dtype: np.dtype, dims: Any = (1,), keep: bool = False) -> OpCall:
-    return OpCall("reduce_sum", (random_array(rng, shape, dtype), list(dims), keep, dtype),
-                  case=f"dims {list(dims)}{' keep' if keep else ''}")
 
 
 def _torch(torch: Any, self: Any, dims: Any, keep: bool, dtype: Any) -> Any:
@@ -181,31 +164,13 @@ def _torch(torch: Any, self: Any, dims: Any, keep: bool, dtype: Any) -> Any:
     return torch.sum(self, dims, keep) if dims else self.clone()
 
 
-def _fuzz(f: Any) -> list[Any]:
-    shape = f.shape()
-    dt = f.pick(f.FLOATS)
-    dims = [f.small_int(-len(shape) - 1, len(shape)) for _ in range(f.small_int(0, 3))]
-    return [f.filled(shape, dt), dims, f.chance(0.5), dt]
-
-
-def _c_arguments(args: list[Any], out_like: Any) -> list[Any]:
-    (made,) = _outputs(args[0], args[1], args[2], _acl_dtype(args[3], API))
-    return [*args[:3], _acl_dtype(args[3], API), out_like(made.shape, made.dtype)]
-
-
-def _layer(shape: tuple[int, ...], dims: list[int]) -> Any:
-    def arguments(rng: np.random.Generator) -> tuple[Any, ...]:
-        return rng.standard_normal(shape, dtype=np.float32), dims, False, np.float32
-    return arguments
-
-
 OPERATOR = register(Operator(
     reduce_sum, "ReduceSum", header="aclnn_reduce_sum.h", package="ops-math", library="libopapi_math.so",
-    outputs=("out",), case=_case,
     selftest=(((4, 5, 6), DTYPES, dict()), ((2, 3, 4, 5), DTYPES[:2], dict(dims=(0, 2, 3), keep=True)),
               ((3, 7), DTYPES[:1], dict(dims=()))),
     bench=((8, 64, 56, 56), dict(dims=(0, 2, 3))),
-    torch=_torch, memory_bound=True, fuzz=_fuzz, c_arguments=_c_arguments, dtypes=DTYPE_RULES,
-    benchmarks=(("reduce_sum linear bias grad (256,1000) dims [0]", _layer((256, 1000), [0])),
-                ("reduce_sum conv bias grad (8,64,56,56) dims [0,2,3]", _layer((8, 64, 56, 56), [0, 2, 3])),
-                ("reduce_sum loss total (256,1000) all", _layer((256, 1000), [])))))
+    torch=_torch, dtypes=DTYPE_RULES,
+    **reduce_registration("reduce_sum", "dims", API, _outputs, _acl_dtype, (
+        ("reduce_sum linear bias grad (256,1000) dims [0]", (256, 1000), [0]),
+        ("reduce_sum conv bias grad (8,64,56,56) dims [0,2,3]", (8, 64, 56, 56), [0, 2, 3]),
+        ("reduce_sum loss total (256,1000) all", (256, 1000), [])))))

@@ -28,17 +28,16 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._convert.executor import dtype_of, planned, shape_of
-from .._convert.typed import Output, TypedCall
-from .._convert.values import host_array, int_arg, tensor_arg
+from .._convert.executor import planned
+from .._convert.typed import TypedCall
+from .._convert.values import int_arg, tensor_arg
 from .._numpy import reduce as _red
 from .._numpy.plans import NumpyOp, Prepared, plan
-from .._runtime.memory import check_allocation
 from .._runtime.tensor import Tensor
 from ._checks import check_dtype, check_not_null, check_same_dtype, check_same_shape
 from ._dispatch import dispatch, documented
 from ._elementwise import check_rank
-from ._reduce import check_dim
+from ._reduce import check_dim, lane_outputs, lane_plan
 from ._registry import numpy_dtypes
 
 API = "aclnnSoftmaxBackwardGetWorkspaceSize"
@@ -65,27 +64,15 @@ def _prepare(grad_output: object, output: object, dim: object) -> Prepared:
     wrapped = check_dim(API, "dim", dim, "gradOutput", grad_output.ndim)
     check_rank(API, "gradOutput", grad_output.shape)
     check_same_shape(API, "output", output, "gradOutput", grad_output)
-    nbytes = 4 * grad_output.size * 8
-
-    def run(grad_output: object, output: object, *_: object) -> np.ndarray:
-        check_allocation(nbytes)
-        g = _red.in_dtype(host_array(API, "gradOutput", grad_output), dtype)
-        y = _red.in_dtype(host_array(API, "output", output), dtype)
-        return _red.rounded(_red.softmax_backward(g, y, wrapped), dtype, dtype)
-
-    return plan(run, nbytes), (grad_output, output)
+    return lane_plan(API, _red.softmax_backward, ("gradOutput", "output"), (grad_output, output), dtype,
+                     wrapped)
 
 
 _numpy = NumpyOp(_prepare)
 
 
-def _outputs(grad_output: object, output: object, dim: int) -> list[Output]:
-    """out: gradOutput's shape and dtype."""
-    return [Output(shape_of(grad_output), dtype_of(grad_output))]
-
-
 #: The npu/sim path: the two-phase C call, the arguments converted by their declared C types.
-_aclnn = planned(TypedCall("SoftmaxBackward", _outputs))
+_aclnn = planned(TypedCall("SoftmaxBackward", lane_outputs))
 _MADE = {"out": "gradOutput's shape and dtype"}
 
 
@@ -122,7 +109,7 @@ def softmax_backward(grad_output: ArrayLike | Tensor, output: ArrayLike | Tensor
 
 from typing import Any  # noqa: E402
 
-from ._reduce import lane_case, lane_layers  # noqa: E402
+from ._reduce import lane_registration  # noqa: E402
 from ._registry import Operator, register  # noqa: E402
 
 
@@ -130,21 +117,7 @@ def _torch(torch: Any, grad: Any, output: Any, dim: int) -> Any:
     return torch.ops.aten._softmax_backward_data(grad, output, dim, grad.dtype)
 
 
-def _fuzz(f: Any) -> list[Any]:
-    shape = f.shape()
-    dt = f.pick(f.FLOATS)
-    return [f.filled(shape, dt), f.filled(shape if not f.chance(0.1) else (*shape, 2), dt),
-            f.small_int(-len(shape) - 1, len(shape))]
-
-
-def _c_arguments(args: list[Any], out_like: Any) -> list[Any]:
-    return [*args[:3], out_like(args[0].shape, args[0].dtype)]
-
-
 OPERATOR = register(Operator(
-    softmax_backward, "SoftmaxBackward", header="aclnn_softmax_backward.h", package="ops-nn",
-    library="libopapi_nn.so", outputs=("out",), case=lane_case("softmax_backward", True, False),
+    softmax_backward, "SoftmaxBackward", header="aclnn_softmax_backward.h", package="ops-nn", library="libopapi_nn.so",
     selftest=(((8, 10), DTYPES, dict()), ((2, 3, 4, 5), DTYPES[:1], dict(dim=1))),
-    bench=((256, 1000), dict(dim=1)),
-    torch=_torch, memory_bound=True, fuzz=_fuzz, c_arguments=_c_arguments, dtypes=DTYPE_RULES,
-    benchmarks=lane_layers("softmax_backward", True, False)))
+    torch=_torch, dtypes=DTYPE_RULES, **lane_registration("softmax_backward", backward=True, log=False)))

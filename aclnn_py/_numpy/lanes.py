@@ -1,0 +1,115 @@
+"""One kernel over independent slices of its arrays, the slices shared out to the backend's worker
+threads (``workers.in_parallel``): the softmax family's rows, a reduction's kept dims, BatchNorm's
+channels.  NumPy's ufuncs and reductions release the GIL, so two slices run on two cores.
+
+``over(shape, fixed, work)`` calls ``work(index)`` with ``index`` a tuple of slices selecting one
+part of every array of ``shape`` the kernel reads and writes: the parts cut the outermost dim not
+in ``fixed`` (the dims a part must hold whole: the softmax dim, the reduced dims), so a part of a
+C-contiguous array is one contiguous block where the dims before it are 1.  Each element of a
+result is computed by exactly one part, from its own slice alone, in the same order as one call
+over the whole array would: the split changes no figure, except in two kinds of sums, by a
+last bit, within the tolerances: the short rows ``reduce.last_sums`` hands to BLAS (its kernels
+may add a row's elements in another order depending on where the row falls in a block of
+rows), and NumPy's float reductions over several dims (its iterator may order a part's
+additions otherwise, e.g. where the part's cut dim has size 1).
+
+The parts are claimed, not assigned: the calling thread and the workers each take the next
+unclaimed part until none is left, and the caller then waits only for the parts a worker has
+actually begun (a worker that has not woken by then is called off).  On a busy machine a worker
+can wait milliseconds for a core: assigned a part, the call would wait with it (measured under
+load average 7 on the 2 cores: BatchNorm eval (8,512,7,7) 6 ms a call through
+``workers.in_parallel``, 4.6 of them waiting for the worker and 1.2 pinning threads with
+``sched_setaffinity``); claimed, the caller does that part itself, so a split call is never much
+slower than one thread.  No thread is pinned here (the workers keep the cores ``placement``
+gave them).
+
+Measured only under load (load average 7-8 on the 2 cores, other agents' processes busy; split
+vs one part interleaved in one process, 40 rounds, fastest/median ms): softmax (256,1000)
+0.53/0.67 vs 0.51/0.56; softmax (8,12,128,128) 4.62/5.03 vs 4.58/5.03; BatchNormBackward
+(8,64,56,56) 5.14/6.99 vs 5.08/7.05; global average (32,2048,7,7) 2.19/3.23 vs 2.14/2.63: with
+no idle core the split gains nothing and costs at most a hand-off or two (the threshold keeps
+it off the one-pass kernels of a few hundred Ki elements, where that is most of the call).  On
+an idle machine the second core is there to take half the parts; not measured here today.
+``scripts/bench.py --op "attention scores (8"`` at load average 9-13, the split on / off
+alternately, twice each (numpy/PyTorch ratios): softmax 5.66, 9.47 / 12.33, 9.92; softmax
+backward 2.19, 5.78 / 5.05, 5.81; log_softmax 0.63, 1.87 / 3.61, 2.03; its backward 5.26, 4.25
+/ 5.71, 2.04: noise of the load swamps both.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+
+from collections.abc import Callable, Collection
+from concurrent.futures import Future, wait
+
+import numpy as np
+
+from .workers import _executor, worker_count
+
+Index = tuple[slice, ...]
+
+#: Elements a part of a one-pass kernel must hold to be worth a hand-off (256 Ki float32
+#: elements stream through a NumPy loop in ~0.1-0.2 ms on one core, a hand-off costs 20-50 us on
+#: an idle machine and more on a busy one); a kernel of ``passes`` passes needs 1/passes of it.
+MIN_PART_ELEMENTS = 1 << 18
+#: Parts per thread at most (finer parts even out threads that start late).
+PARTS_PER_THREAD = 2
+
+
+def split_dim(shape: tuple[int, ...], fixed: Collection[int]) -> int | None:
+    """The dim the parts cut: the outermost one not in ``fixed`` of size >= 2 (None if none)."""
+    for axis, size in enumerate(shape):
+        if axis not in fixed and size >= 2:
+            return axis
+    return None
+
+
+def over(shape: tuple[int, ...], fixed: Collection[int], work: Callable[[Index], None], passes: int = 1) -> None:
+    """``work(index)`` over parts of ``shape`` cut along ``split_dim`` (module docstring), each
+    of at least ``MIN_PART_ELEMENTS / passes`` (``passes``: how often the kernel streams through
+    its data), claimed by the calling thread and the workers; else ``work`` of the whole."""
+    total = math.prod(shape)
+    axis = split_dim(shape, fixed)
+    threads = worker_count()
+    least = max(1, MIN_PART_ELEMENTS // passes)
+    count = 0 if axis is None else min(shape[axis], threads * PARTS_PER_THREAD, total // least)
+    if axis is None or threads < 2 or count < 2:
+        work((slice(None),) * len(shape))
+        return
+    size = shape[axis]
+    lead = (slice(None),) * axis
+    bounds = [size * i // count for i in range(count + 1)]
+    parts = [(*lead, slice(a, b)) for a, b in zip(bounds, bounds[1:])]
+    _claimed(parts, work, min(threads, count) - 1)
+
+
+def _claimed(parts: list[Index], work: Callable[[Index], None], helpers: int) -> None:
+    """``work`` of every part, each claimed once by the caller or one of ``helpers`` workers;
+    returns when every claimed part is done (re-raising the caller's exception, else a worker's)."""
+    lock = threading.Lock()
+    left = list(reversed(parts))
+    errors = np.geterr()
+
+    def take() -> Index | None:
+        with lock:
+            return left.pop() if left else None
+
+    def helper() -> None:
+        with np.errstate(**errors):
+            while (part := take()) is not None:
+                work(part)
+
+    pool = _executor()
+    futures: list[Future[None]] = [pool.submit(helper) for _ in range(helpers)]
+    try:
+        while (part := take()) is not None:
+            work(part)
+    finally:
+        with lock:
+            left.clear()  # (after an exception: no worker starts another part)
+        begun = [f for f in futures if not f.cancel()]  # (a worker not yet started is called off)
+        wait(begun)  # (no worker still writes into the caller's arrays after it returns)
+    for f in begun:
+        f.result()  # (re-raises a worker's exception)
