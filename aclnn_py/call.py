@@ -376,8 +376,9 @@ class Prepared:
         # next run refills the memory, and before the release. An event, not that run's stream:
         # a caller's stream may be destroyed once synchronised, and a dead one cannot be waited for.
         self._done: list[Any] = [None]
-        self._finalizer = weakref.finalize(self, Prepared._release, c, self._executor, self._done, self._guard)
         self._runner = self._one_crossing(lib, values)
+        self._finalizer = weakref.finalize(self, Prepared._release, c, self._executor, self._done, self._guard,
+                                           self._runner)
 
     def _one_crossing(self, lib: Library, values: list[object]) -> Any:
         """The entry's ``Runner`` of this executor (``entry.c``: a run with phase 1's key in one
@@ -404,16 +405,18 @@ class Prepared:
         except ValueError:  # (arguments the entry has no key for)
             return None
 
-    def _address(self, cdata: object) -> int:
+    def _address(self, cdata: Any) -> int:
         assert self.lib is not None
         return int(self.lib.ffi.cast("uintptr_t", cdata))
 
     @staticmethod
-    def _release(c: Call, executor: object, done: list[Any], guard: _Guard) -> None:
+    def _release(c: Call, executor: object, done: list[Any], guard: _Guard, runner: Any) -> None:
         """Wait for a run in progress on another thread and for queued runs, destroy the
         executor, then the call's descriptors and memory: each step runs whatever the others
-        do (an interrupted wait included)."""
+        do (an interrupted wait included). The entry's ``runner`` runs nothing from then on."""
         lib = c.lib
+        if runner is not None:
+            runner.close()  # (at once: a run in progress on another thread holds the lock)
         if lib.finalized:
             return
         with guard.lock:

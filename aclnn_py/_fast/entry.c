@@ -1136,10 +1136,11 @@ typedef struct {
     record_fn_t record_event;
     memcpy_fn_t memcpy_;
     unsigned long thread;
+    int closed;         /* close(): the executor is being destroyed (under the lock) */
 } runner_t;
 
-static PyObject *s_lock, *s_acquire, *s_release, *s_closed, *s_finalizer, *s_alive, *s_queued_flag, *s_done,
-    *s_value, *s_check, *s_callers, *s_handover, *s_releases;
+static PyObject *s_lock, *s_acquire, *s_release, *s_queued_flag, *s_done, *s_value, *s_callers, *s_handover,
+    *s_releases;
 
 static int runner_init(PyObject *op, PyObject *args, PyObject *kwargs) {
     runner_t *self = (runner_t *)op;
@@ -1396,15 +1397,9 @@ static PyObject *runner_call(PyObject *op, PyObject *args, PyObject *kwargs) {
         return miss;
     }
     PyObject *result = NULL;
-    int closed = attr_true(prepared, s_closed);
-    if (!closed) {
-        PyObject *fin = PyObject_GetAttr(prepared, s_finalizer);
-        closed = !fin ? -1 : fin == Py_None ? 1 : !attr_true(fin, s_alive);
-        Py_XDECREF(fin);
-    }
-    if (closed) {
-        result = closed < 0 ? NULL : miss;
-        Py_XINCREF(result);
+    if (self->closed) {
+        result = miss;  /* (the Python path raises) */
+        Py_INCREF(result);
     } else {
         PyObject *items[MAX_ARGS];
         for (Py_ssize_t i = 0; i < self->nargs; ++i) items[i] = PyTuple_GetItem(seq, i);
@@ -1425,6 +1420,18 @@ static PyObject *runner_call(PyObject *op, PyObject *args, PyObject *kwargs) {
     PyErr_Restore(exc_type, exc_value, exc_tb);
     return result;
 }
+
+/* close(): no run from now on (Prepared._release, the lock held, before the executor goes). */
+static PyObject *runner_close(PyObject *op, PyObject *unused) {
+    (void)unused;
+    ((runner_t *)op)->closed = 1;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef runner_methods[] = {
+    {"close", runner_close, METH_NOARGS, "no run from now on"},
+    {NULL, NULL, 0, NULL},
+};
 
 static int runner_traverse(PyObject *op, visitproc visit, void *arg) {
     runner_t *self = (runner_t *)op;
@@ -1464,6 +1471,7 @@ static PyType_Slot runner_slots[] = {
                 "of a prepared executor; runner(prepared, args) -> result or MISS."},
     {Py_tp_init, runner_init},
     {Py_tp_call, runner_call},
+    {Py_tp_methods, runner_methods},
     {Py_tp_traverse, runner_traverse},
     {Py_tp_clear, runner_tp_clear},
     {Py_tp_dealloc, runner_dealloc},
@@ -1554,9 +1562,8 @@ PyMODINIT_FUNC PyInit__entry(void) {
         {&s_stream_method, "stream"}, {&s_has_pending, "has_pending"}, {&s_fast_key, "fast_key"}, {&s_capturing, "capturing"},
         {&s_queued, "queued"}, {&s_capture, "capture"}, {&s_f_code, "f_code"}, {&s_f_back, "f_back"},
         {&s_f_lineno, "f_lineno"}, {&s_co_filename, "co_filename"}, {&s_own, "own"}, {&s_nbytes, "nbytes"},
-        {&s_lock, "lock"}, {&s_acquire, "acquire"}, {&s_release, "release"}, {&s_closed, "_closed"},
-        {&s_finalizer, "_finalizer"}, {&s_alive, "alive"}, {&s_queued_flag, "_queued"}, {&s_done, "_done"},
-        {&s_value, "value"}, {&s_check, "check"}, {&s_callers, "callers"}, {&s_handover, "handover"},
+        {&s_lock, "lock"}, {&s_acquire, "acquire"}, {&s_release, "release"}, {&s_queued_flag, "_queued"},
+        {&s_done, "_done"}, {&s_value, "value"}, {&s_callers, "callers"}, {&s_handover, "handover"},
         {&s_releases, "releases"},
     };
     for (size_t i = 0; i < sizeof strings / sizeof strings[0]; ++i)
