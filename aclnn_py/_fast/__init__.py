@@ -205,12 +205,17 @@ def device_done(lib: Any, op: str, blocks: tuple[int, ...], nbytes: int, ok: boo
 def blocks_release(lib: Any, blocks: tuple[int, ...]) -> Any:
     """The release of a device call's own device memory (``blocks``: addresses), which waits
     for the stream (``Library.defer``)."""
-    return functools.partial(_free_all, lib.fn("aclrtFree"), lib.ffi, blocks)
+    api = getattr(lib, "fast_api", None)
+    if isinstance(api, FastApi):
+        free, to_pointer = api.free_blocks(lib)
+    else:
+        free, to_pointer = lib.fn("aclrtFree"), functools.partial(lib.ffi.cast, "void *")
+    return functools.partial(_free_all, free, to_pointer, blocks)
 
 
-def _free_all(free: Any, ffi: Any, blocks: tuple[int, ...]) -> None:
+def _free_all(free: Any, to_pointer: Any, blocks: tuple[int, ...]) -> None:
     for b in reversed(blocks):
-        free(ffi.cast("void *", b))
+        free(to_pointer(b))
 
 
 class FastApi:
@@ -222,6 +227,16 @@ class FastApi:
         self.call_async = helper_lib.aclnnpy_fast_call_async
         self.table = ffi.new("void *[]", [ffi.cast("void *", lib.ffi.cast("void *", lib.fn(n))) for n in API_FUNCTIONS])
         self.ops: dict[str, tuple[Any, Any] | None] = {}  # op -> (phase1, phase2) as void *, or None: not eligible
+        self._free_blocks: tuple[Any, Any] | None = None
+
+    def free_blocks(self, lib: Any) -> tuple[Any, Any]:
+        """``aclrtFree`` of ``lib`` and the cast of an address to its ``void *`` (made once)."""
+        found = self._free_blocks
+        if found is None:
+            from .._runtime.tensor import _caster
+
+            found = self._free_blocks = (lib.fn("aclrtFree"), _caster(lib.ffi, "void *"))
+        return found
 
     def phases(self, lib: Any, op: str) -> tuple[Any, Any] | None:
         """The phase functions of ``op`` as ``void *`` when its phase-1 parameters are all
