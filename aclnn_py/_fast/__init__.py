@@ -207,7 +207,7 @@ def blocks_release(lib: Any, blocks: tuple[int, ...]) -> Any:
     for the stream (``Library.defer``)."""
     api = getattr(lib, "fast_api", None)
     if isinstance(api, FastApi):
-        free, to_pointer = api.free_blocks(lib)
+        free, to_pointer = api.free_blocks if api.free_blocks is not None else api.make_free_blocks(lib)
     else:
         free, to_pointer = lib.fn("aclrtFree"), functools.partial(lib.ffi.cast, "void *")
     return functools.partial(_free_all, free, to_pointer, blocks)
@@ -227,15 +227,14 @@ class FastApi:
         self.call_async = helper_lib.aclnnpy_fast_call_async
         self.table = ffi.new("void *[]", [ffi.cast("void *", lib.ffi.cast("void *", lib.fn(n))) for n in API_FUNCTIONS])
         self.ops: dict[str, tuple[Any, Any] | None] = {}  # op -> (phase1, phase2) as void *, or None: not eligible
-        self._free_blocks: tuple[Any, Any] | None = None
+        #: ``aclrtFree`` of the library and the cast of an address to its ``void *`` (once made).
+        self.free_blocks: tuple[Any, Any] | None = None
 
-    def free_blocks(self, lib: Any) -> tuple[Any, Any]:
-        """``aclrtFree`` of ``lib`` and the cast of an address to its ``void *`` (made once)."""
-        found = self._free_blocks
-        if found is None:
-            from .._runtime.tensor import _caster
+    def make_free_blocks(self, lib: Any) -> tuple[Any, Any]:
+        """``free_blocks``, made."""
+        from .._runtime.tensor import _caster
 
-            found = self._free_blocks = (lib.fn("aclrtFree"), _caster(lib.ffi, "void *"))
+        found = self.free_blocks = (lib.fn("aclrtFree"), _caster(lib.ffi, "void *"))
         return found
 
     def phases(self, lib: Any, op: str) -> tuple[Any, Any] | None:

@@ -140,7 +140,8 @@ class DeviceBuffer:
             quietly(lambda: lib.hand_over(handover, free))
             return
         try:  # (``quietly``, inline: this runs for every output a device chain drops)
-            if lib.has_pending():
+            state = getattr(lib._local, "state", None)  # (lib.has_pending(), inline)
+            if state is not None and state.pending:
                 # Queued work may still touch it. (Past the pending budget this synchronises; a
                 # finalizer cannot raise a failure of queued work, so it is dropped here.)
                 lib.defer(free, nbytes)
@@ -265,7 +266,8 @@ class Tensor(_Shaped):
         if nbytes:
             ptr = cache.take(nbytes)
             buffer.ptr = ptr = _allocate(lib, nbytes) if ptr is None else ptr
-            buffer._finalizer = _once(DeviceBuffer._return, lib, cache.give, ptr, nbytes, *owner)
+            buffer._finalizer = release = _Once.__new__(_Once)  # (without _Once's __init__ frame: per-call cost)
+            release._todo = [(DeviceBuffer._return, (lib, cache.give, ptr, nbytes, *owner))]
         else:
             buffer.ptr = ptr = null
             buffer._finalizer = None
@@ -277,7 +279,8 @@ class Tensor(_Shaped):
         self = cls.__new__(cls)
         self.buffer, self.lib, self.dtype, self.shape, self.strides = buffer, lib, token[1], token[2], token[3]
         self.offset, self.format, self.handle = offset, fmt, handle
-        self._finalizer = _once(Tensor._destroy, lib, destroy, handle, *owner)
+        self._finalizer = release = _Once.__new__(_Once)
+        release._todo = [(Tensor._destroy, (lib, destroy, handle, *owner))]
         self.fast_key = (token, int(address(handle)))
         if zero and nbytes:
             lib.call("aclrtMemset", ptr, nbytes, 0, nbytes)
@@ -526,14 +529,6 @@ class _Once:
     @property
     def alive(self) -> bool:
         return bool(self._todo)
-
-
-def _once(release: Any, *args: Any) -> _Once:
-    """``_Once(release, *args)`` without a Python ``__init__`` frame (a device chain makes two
-    per output)."""
-    once = _Once.__new__(_Once)
-    once._todo = [(release, args)]
-    return once
 
 
 def _caster(ffi: Any, ctype: str) -> Callable[[Any], Any]:
