@@ -1273,35 +1273,40 @@ static PyObject *runner_locked(runner_t *self, PyObject *prepared, PyObject *con
     if (address_of(stream_obj, &stream) || address_of(event_obj, &event)) goto out;
     int queued = attr_true(prepared, s_queued_flag);
     if (queued < 0) goto out;
+    for (int i = 0; i < self->nslots; ++i)
+        if (self->slots[i].nbytes && !k.has_view[self->slots[i].arg]) {
+            PyErr_SetString(PyExc_SystemError, "aclnn_py fast entry: a slot's argument is not an array");
+            goto out;
+        }
+    /* Without the GIL: the wait for the last run, the copies in, phase 2 and the event behind
+     * it, up to the first failure (its stage, and for a copy its slot). */
     status_t s = 0;
-    if (queued) {
-        Py_BEGIN_ALLOW_THREADS
-        s = self->sync_event(event);
-        Py_END_ALLOW_THREADS
-        if (s) { runner_raise(self, s, "aclrtSynchronizeEvent"); goto out; }
-        if (PyObject_SetAttr(prepared, s_queued_flag, Py_False)) goto out;
-    }
-    for (int i = 0; i < self->nslots; ++i) {
-        run_slot_t *r = &self->slots[i];
-        if (!r->nbytes) continue;
-        if (!k.has_view[r->arg]) { PyErr_SetString(PyExc_SystemError, "aclnn_py fast entry: a slot's argument is not an array"); goto out; }
-        const void *host = k.views[r->arg].buf;
-        Py_BEGIN_ALLOW_THREADS
-        s = self->memcpy_(r->ptr, r->nbytes, host, r->nbytes, ACL_MEMCPY_HOST_TO_DEVICE);
-        Py_END_ALLOW_THREADS
-        if (s) { runner_raise(self, s, "aclrtMemcpy"); goto out; }
-        if (r->output && PyObject_SetAttr(r->slot, s_value, args[r->arg])) goto out;
-    }
+    int stage = 0, copied = self->nslots;
     Py_BEGIN_ALLOW_THREADS
-    s = ((phase2_t)self->phase2)(self->workspace, self->size, self->executor, stream);
+    if (queued && (s = self->sync_event(event))) stage = 1;
+    for (int i = 0; !stage && i < self->nslots; ++i) {
+        run_slot_t *r = &self->slots[i];
+        if (r->nbytes && (s = self->memcpy_(r->ptr, r->nbytes, k.views[r->arg].buf, r->nbytes, ACL_MEMCPY_HOST_TO_DEVICE))) {
+            stage = 2;
+            copied = i;
+        }
+    }
+    if (!stage && (s = ((phase2_t)self->phase2)(self->workspace, self->size, self->executor, stream))) stage = 3;
+    if (!stage && (s = self->record_event(event, stream))) stage = 4;
     Py_END_ALLOW_THREADS
-    if (s) {
+    if (stage == 1) { runner_raise(self, s, "aclrtSynchronizeEvent"); goto out; }
+    if (queued && PyObject_SetAttr(prepared, s_queued_flag, Py_False)) goto out;
+    for (int i = 0; i < copied; ++i) {
+        run_slot_t *r = &self->slots[i];
+        if (r->nbytes && r->output && PyObject_SetAttr(r->slot, s_value, args[r->arg])) goto out;
+    }
+    if (stage == 2) { runner_raise(self, s, "aclrtMemcpy"); goto out; }
+    if (stage == 3) {
         PyObject *r = PyObject_CallMethod(self->lib, "check", "iO", (int)s, self->op);
         Py_XDECREF(r);
         goto out;
     }
-    s = self->record_event(event, stream);
-    if (s) {
+    if (stage == 4) {
         PyObject *r = PyObject_CallFunction(self->record_failed, "OOi", self->lib, stream_obj, (int)s);
         Py_XDECREF(r);
         if (!PyErr_Occurred()) PyErr_SetString(PyExc_SystemError, "aclnn_py fast entry: a failure raised nothing");
@@ -1325,21 +1330,19 @@ static PyObject *runner_locked(runner_t *self, PyObject *prepared, PyObject *con
         PyObject *r = PyObject_CallMethodObjArgs(self->lib, s_synchronize, NULL);
         if (!r) goto out;
         Py_DECREF(r);
-    } else {
-        Py_BEGIN_ALLOW_THREADS
-        s = self->sync_stream(stream);
-        Py_END_ALLOW_THREADS
-        if (s) { runner_raise(self, s, "aclrtSynchronizeStream"); goto out; }
     }
-    for (int i = 0; i < self->nslots; ++i) {
+    /* (the wait, when nothing else waits, and the copies back, without the GIL) */
+    stage = 0;
+    Py_BEGIN_ALLOW_THREADS
+    if (!busy && (s = self->sync_stream(stream))) stage = 1;
+    for (int i = 0; !stage && i < self->nslots; ++i) {
         run_slot_t *r = &self->slots[i];
-        if (!r->download || !r->nbytes) continue;
-        void *host = k.views[r->arg].buf;
-        Py_BEGIN_ALLOW_THREADS
-        s = self->memcpy_(host, r->nbytes, r->ptr, r->nbytes, ACL_MEMCPY_DEVICE_TO_HOST);
-        Py_END_ALLOW_THREADS
-        if (s) { runner_raise(self, s, "aclrtMemcpy"); goto out; }
+        if (r->download && r->nbytes &&
+            (s = self->memcpy_(k.views[r->arg].buf, r->nbytes, r->ptr, r->nbytes, ACL_MEMCPY_DEVICE_TO_HOST)))
+            stage = 2;
     }
+    Py_END_ALLOW_THREADS
+    if (stage) { runner_raise(self, s, stage == 1 ? "aclrtSynchronizeStream" : "aclrtMemcpy"); goto out; }
     if (self->nresults == 0) {
         result = Py_None;
         Py_INCREF(result);
