@@ -354,6 +354,7 @@ class Prepared:
         self._thread = threading.get_ident()
         self._guard = _Guard()
         self._closed = False
+        self._runner: Any = None  # the entry's one-crossing run (_one_crossing)
         if lib is None:
             self._finalizer = None
             self._phase1 = _phase1_slots(sig, values)
@@ -375,14 +376,47 @@ class Prepared:
         # next run refills the memory, and before the release. An event, not that run's stream:
         # a caller's stream may be destroyed once synchronised, and a dead one cannot be waited for.
         self._done: list[Any] = [None]
-        self._finalizer = weakref.finalize(self, Prepared._release, c, self._executor, self._done, self._guard)
+        self._runner = self._one_crossing(lib, values)
+        self._finalizer = weakref.finalize(self, Prepared._release, c, self._executor, self._done, self._guard,
+                                           self._runner)
+
+    def _one_crossing(self, lib: Library, values: list[object]) -> Any:
+        """The entry's ``Runner`` of this executor (``entry.c``: a run with phase 1's key in one
+        crossing), or None: without the entry, or when an argument is not of the kinds it runs
+        (a Tensor, a tensor list, a non-contiguous array) or no NumPy output is copied back."""
+        entry = _fast.entry()
+        if entry is None or _fast.api_for(lib) is None or not self._downloads or len(values) > _fast.MAX_ARGS:
+            return None
+        slots = []
+        for i, (p, v, slot) in enumerate(zip(self.sig.params, values, self._phase1)):
+            if p.kind == "tensor_list" or (p.kind == "tensor" and v is not None and
+                                           (type(v) is not np.ndarray or not v.flags.c_contiguous)):
+                return None
+            if isinstance(slot, TensorSlot) and slot.layout is not None:
+                slots.append((i, slot, self._address(slot.ptr), slot.host_nbytes, slot.output, slot.value is not None))
+        functions = (self._kernel, self._executor, self._workspace)
+        addresses = [self._address(f) for f in functions] + [self._size] + [
+            self._address(lib.fn(name)) for name in
+            ("aclrtSynchronizeEvent", "aclrtMemcpy", "aclrtRecordEvent", "aclrtSynchronizeStream")] + [self._thread]
+        results = tuple(i for i, p in enumerate(self.sig.params) if p.output)
+        try:
+            return entry.Runner(lib, self._guard, self.sig.op, tuple(values), tuple(slots), results, tuple(addresses),
+                                Prepared._record_failed)
+        except ValueError:  # (arguments the entry has no key for)
+            return None
+
+    def _address(self, cdata: Any) -> int:
+        assert self.lib is not None
+        return int(self.lib.ffi.cast("uintptr_t", cdata))
 
     @staticmethod
-    def _release(c: Call, executor: object, done: list[Any], guard: _Guard) -> None:
+    def _release(c: Call, executor: object, done: list[Any], guard: _Guard, runner: Any) -> None:
         """Wait for a run in progress on another thread and for queued runs, destroy the
         executor, then the call's descriptors and memory: each step runs whatever the others
-        do (an interrupted wait included)."""
+        do (an interrupted wait included). The entry's ``runner`` runs nothing from then on."""
         lib = c.lib
+        if runner is not None:
+            runner.close()  # (at once: a run in progress on another thread holds the lock)
         if lib.finalized:
             return
         with guard.lock:
@@ -409,6 +443,7 @@ class Prepared:
             self._finalizer()
         with self._guard.lock:
             self._closed = True
+            self._runner = None
 
     def __enter__(self) -> "Prepared":
         return self
@@ -418,6 +453,13 @@ class Prepared:
 
     # (``self`` positional-only: an operator's parameter may be named ``self``, as CANN's often are.)
     def __call__(self, /, *args: object, stream: object = None, **kwargs: object) -> Any:
+        runner = self._runner
+        if runner is not None and stream is None and not kwargs:
+            # Phase 1's key, on its thread's own stream: checks, copies, phase 2, the wait and
+            # the copies back in one crossing (else MISS: the path below checks and runs).
+            result = runner(self, args)
+            if result is not _fast.MISS:
+                return result
         sig = self.sig
         address = None if stream is None else stream_address(stream)
         values = _bind(sig, args, kwargs)
@@ -479,13 +521,19 @@ class Prepared:
             event = self._done[0] = p[0]
         status = lib.fn("aclrtRecordEvent")(event, stream)
         if status:
-            # Nothing to wait for later: wait now (the kernel was queued on a live stream).
-            message = lib.recent_error()
-            lib.call("aclrtSynchronizeStream", stream)
-            raise AclnnError(status, "aclrtRecordEvent", message)
+            Prepared._record_failed(lib, stream, status)
         self._queued = True
         if mark:
             lib.mark_queued()
+
+    @staticmethod
+    def _record_failed(lib: Library, stream: Any, status: int) -> None:
+        """Raise the failure ``status`` of ``aclrtRecordEvent`` behind a run just queued on
+        ``stream``: nothing can wait for it later, so it is waited for now (the kernel was
+        queued on a live stream)."""
+        message = lib.recent_error()
+        lib.call("aclrtSynchronizeStream", stream)
+        raise AclnnError(status, "aclrtRecordEvent", message)
 
     def _check(self, values: list[object]) -> list[tuple[TensorSlot, np.ndarray | DeviceBuffer | None]]:
         """Every argument against phase 1's, before anything is done: ``(slot, new value)``,

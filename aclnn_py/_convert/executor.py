@@ -462,24 +462,7 @@ class Call:
                 self.device_io = True
                 return self._record([_fast.POINTER], value.handle, ("tensor", name, value))
             self._leave_fast()  # device memory of the caller's: the ABI-mode path describes it
-        if isinstance(value, DeviceView):
-            # Caller-owned device memory: a non-owning aclTensor over it, kept alive (through
-            # the view's owner) until the stream is past this call.
-            self.device_io = True
-            self.uses(value)
-            self._hold((_keep_alive, value, True, 0))
-            return self._descriptor(value.shape, value.dtype, value.strides, value.span,
-                                    self.ffi.cast("void *", value.ptr))
-        if type(value) is not np.ndarray and isinstance(value, Tensor):
-            self.uses(value.check_argument(self.api, name, self.lib))
-            self.device_io = True
-            return value.handle
-        if value.dtype not in _ACL_DTYPE:
-            raise unnamed_dtype(self.api, name, value.dtype)
-        if name in self._shape_only:
-            return self._descriptor(value.shape, value.dtype, _contiguous(value.shape), value.size, self.ffi.NULL)
-        ptr, strides, storage = self.upload(value)
-        return self._descriptor(value.shape, value.dtype, strides, storage, ptr)
+        return self._element(name, value)
 
     def inplace(self, name: str, value: object) -> object:
         """The aclTensor* of a tensor the operator writes in place (CANN's ``selfRef``),
@@ -489,25 +472,15 @@ class Call:
         writes its elements only."""
         if value is None:
             return self.ffi.NULL
-        if not isinstance(value, np.ndarray):
-            if self._fast is not None:
-                self._leave_fast()
-            tensor = cast(Tensor, value)
-            tensor.check_argument(self.api, name, self.lib)
-            self.device_io = True
-            self._written.append((tensor, None, 0))
-            return tensor.handle
-        if self._fast is not None:
+        if isinstance(value, np.ndarray) and self._fast is not None:
             if value.flags.c_contiguous and value.ndim <= _fast.MAX_DIMS:
                 desc, nbytes = _contiguous_description(_fast.HOST_INOUT, value.shape, value.dtype)
                 pointer = self.ffi.from_buffer(value) if nbytes else self.ffi.NULL  # type: ignore[call-overload]
                 self._written.append((value, None, 0))
                 return self._record(desc, pointer, ("inplace", name, value))
+        if self._fast is not None:
             self._leave_fast()
-        host = value if value.flags.c_contiguous else np.ascontiguousarray(value)
-        ptr, strides, storage = self.upload(host)
-        self._written.append((value, ptr, host.nbytes))
-        return self._descriptor(host.shape, host.dtype, strides, storage, ptr)
+        return self._element(name, value, written=True)
 
     def tensor_list(self, name: str, items: object) -> object:
         """The aclTensorList* of a list of tensor arguments (NULL for None), each coerced by
@@ -521,26 +494,51 @@ class Call:
             self._leave_fast()  # (the helper describes no lists)
 
         def make(k: int, value: object) -> object:
-            if value is None:
-                return self.ffi.NULL
-            if isinstance(value, Tensor):
-                buffer = value.check_argument(self.api, f"{name}[{k}]", self.lib)
-                self.device_io = True
-                return self.descriptor(value.shape, value.dtype, value.strides, value.offset,
-                                       buffer.nbytes // value.dtype.itemsize, buffer.ptr, value.format, owned=False)
-            if isinstance(value, DeviceView):
-                self.device_io = True
-                self._hold((_keep_alive, value, True, 0))
-                return self.descriptor(value.shape, value.dtype, value.strides, 0, value.span,
-                                       self.ffi.cast("void *", value.ptr), owned=False)
-            array = cast(np.ndarray, value)
-            if array.dtype not in _ACL_DTYPE:
-                raise unnamed_dtype(self.api, f"{name}[{k}]", array.dtype)
-            ptr, strides, storage = self.upload(array)
-            return self.descriptor(array.shape, array.dtype, strides, 0, storage, ptr, owned=False)
+            return self.ffi.NULL if value is None else self._element(f"{name}[{k}]", value, owned=False)
 
         return self.owning_list([functools.partial(make, k, v) for k, v in enumerate(cast("list[object]", items))],
                                 "aclCreateTensorList", "aclDestroyTensorList", "aclDestroyTensor")
+
+    def _element(self, name: str, value: object, *, owned: bool = True, written: bool = False) -> object:
+        """The aclTensor* of one tensor on the ABI-mode path (an argument, a tensor written in
+        place, an element of a tensor list), the one place each kind is described:
+
+        * a device ``Tensor``: its own descriptor (``owned``) or a new one over its memory;
+        * a ``DeviceView`` (a caller's device memory): a non-owning descriptor, the view kept
+          alive until the stream is past the call;
+        * an ndarray: copied to the device (``upload``; shape only for a ``declare_shape_only``
+          parameter), its copy freed with the call.
+
+        Device memory the call's work uses is ``uses``'d (a capture keeps it as long as its
+        graph). ``owned``: the descriptor is the call's to release; else the caller hands it to
+        an owner (``aclCreateTensorList``). ``written``: the operator writes it in place: an
+        ndarray's result is copied back (``written()``), its own strides honoured."""
+        if isinstance(value, Tensor):
+            buffer = value.check_argument(self.api, name, self.lib)
+            self.uses(buffer)
+            self.device_io = True
+            if written:
+                self._written.append((value, None, 0))
+            if owned:
+                return value.handle
+            return self.descriptor(value.shape, value.dtype, value.strides, value.offset,
+                                   buffer.nbytes // value.dtype.itemsize, buffer.ptr, value.format, owned=False)
+        if isinstance(value, DeviceView):
+            self.device_io = True
+            self.uses(value)
+            self._hold((_keep_alive, value, True, 0))
+            return self.descriptor(value.shape, value.dtype, value.strides, 0, value.span,
+                                   self.ffi.cast("void *", value.ptr), owned=owned)
+        array = cast(np.ndarray, value)
+        if array.dtype not in _ACL_DTYPE:
+            raise unnamed_dtype(self.api, name, array.dtype)
+        if owned and not written and name in self._shape_only:
+            return self.descriptor(array.shape, array.dtype, _contiguous(array.shape), 0, array.size, self.ffi.NULL)
+        host = array if not written or array.flags.c_contiguous else np.ascontiguousarray(array)
+        ptr, strides, storage = self.upload(host)
+        if written:
+            self._written.append((array, ptr, host.nbytes))
+        return self.descriptor(host.shape, host.dtype, strides, 0, storage, ptr, owned=owned)
 
     def written(self) -> list[Any]:
         """The tensors written in place, in the order given, each the caller's own: an ndarray

@@ -49,7 +49,7 @@ STAGE_API = {1: "aclrtMalloc", 2: "aclrtMemcpy", 3: "aclCreateTensor", 4: "aclCr
              11: "aclrtMemcpy"}
 AT_CREATE_TENSOR, AT_PHASE1, AT_PHASE2, AT_DESCRIPTION = 3, 7, 9, 12
 
-ENTRY_VERSION = 2  # entry.c's: an entry built from other sources is not used
+ENTRY_VERSION = 3  # entry.c's: an entry built from other sources is not used
 ABI_VERSION = 3  # fastcall.c's: a helper built from other sources is not used
 
 _CDEF = """
@@ -205,12 +205,17 @@ def device_done(lib: Any, op: str, blocks: tuple[int, ...], nbytes: int, ok: boo
 def blocks_release(lib: Any, blocks: tuple[int, ...]) -> Any:
     """The release of a device call's own device memory (``blocks``: addresses), which waits
     for the stream (``Library.defer``)."""
-    return functools.partial(_free_all, lib.fn("aclrtFree"), lib.ffi, blocks)
+    api = getattr(lib, "fast_api", None)
+    if isinstance(api, FastApi):
+        free, to_pointer = api.free_blocks if api.free_blocks is not None else api.make_free_blocks(lib)
+    else:
+        free, to_pointer = lib.fn("aclrtFree"), functools.partial(lib.ffi.cast, "void *")
+    return functools.partial(_free_all, free, to_pointer, blocks)
 
 
-def _free_all(free: Any, ffi: Any, blocks: tuple[int, ...]) -> None:
+def _free_all(free: Any, to_pointer: Any, blocks: tuple[int, ...]) -> None:
     for b in reversed(blocks):
-        free(ffi.cast("void *", b))
+        free(to_pointer(b))
 
 
 class FastApi:
@@ -222,6 +227,15 @@ class FastApi:
         self.call_async = helper_lib.aclnnpy_fast_call_async
         self.table = ffi.new("void *[]", [ffi.cast("void *", lib.ffi.cast("void *", lib.fn(n))) for n in API_FUNCTIONS])
         self.ops: dict[str, tuple[Any, Any] | None] = {}  # op -> (phase1, phase2) as void *, or None: not eligible
+        #: ``aclrtFree`` of the library and the cast of an address to its ``void *`` (once made).
+        self.free_blocks: tuple[Any, Any] | None = None
+
+    def make_free_blocks(self, lib: Any) -> tuple[Any, Any]:
+        """``free_blocks``, made."""
+        from .._runtime.tensor import _caster
+
+        found = self.free_blocks = (lib.fn("aclrtFree"), _caster(lib.ffi, "void *"))
+        return found
 
     def phases(self, lib: Any, op: str) -> tuple[Any, Any] | None:
         """The phase functions of ``op`` as ``void *`` when its phase-1 parameters are all

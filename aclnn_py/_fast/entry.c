@@ -33,7 +33,7 @@
 /* The layout of a plan's description (plan_from_spec) and of the Planner's methods:
  * aclnn_py/_fast/__init__.py's ENTRY_VERSION must equal it, or the binding does not use an
  * entry built from other sources. The kinds below are read from this module by the binding. */
-#define ENTRY_VERSION 2
+#define ENTRY_VERSION 3
 
 #define MAX_KEY 640          /* int64 words of one key */
 #define MAX_KEY_LIST 64      /* elements of a list argument */
@@ -1098,6 +1098,394 @@ static PyType_Spec planner_spec = {
     "aclnn_py._fast._entry.Planner", sizeof(planner_t), 0, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC, planner_slots,
 };
 
+/* -- prepared runs (aclnn_py.prepare's object) ---------------------------------------------
+ *
+ * A run whose arguments have phase 1's key (same NumPy array geometry and dtypes, the same
+ * list and scalar values: make_key's words) in one crossing: the executor's event waited for,
+ * the H2D copies into the device memory phase 1 saw, phase 2, the event recorded behind it,
+ * the synchronisation and the D2H copies into the NumPy outputs, all under the prepared
+ * object's lock. Anything else (another key, a Tensor argument, another thread, a capture in
+ * progress, a closed executor, its first run, releases waiting on the thread's stream...) is the
+ * miss sentinel: Prepared.__call__'s Python path then checks, raises or runs, as before. A
+ * failure status is raised by the Library's check (the Python path's error, word for word). */
+
+typedef status_t (*event_fn_t)(void *);
+typedef status_t (*record_fn_t)(void *, void *);
+typedef status_t (*memcpy_fn_t)(void *, size_t, const void *, size_t, int32_t);
+
+typedef struct {
+    int arg;            /* the argument it is */
+    PyObject *slot;     /* marshal.TensorSlot (its value set to the run's output array) */
+    void *ptr;          /* its device memory */
+    uint64_t nbytes;
+    int output, download;
+} run_slot_t;
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *lib, *guard, *op, *record_failed, *refs;
+    int64_t *words;
+    Py_ssize_t len, nargs;
+    run_slot_t slots[MAX_ARGS];
+    int nslots;
+    int32_t results[MAX_ARGS];
+    int nresults;
+    void *phase2, *executor, *workspace;
+    uint64_t size;
+    event_fn_t sync_event, sync_stream;
+    record_fn_t record_event;
+    memcpy_fn_t memcpy_;
+    unsigned long thread;
+    int closed;         /* close(): the executor is being destroyed (under the lock) */
+} runner_t;
+
+static PyObject *s_lock, *s_acquire, *s_release, *s_queued_flag, *s_done, *s_value, *s_callers, *s_handover,
+    *s_releases;
+
+static int runner_init(PyObject *op, PyObject *args, PyObject *kwargs) {
+    runner_t *self = (runner_t *)op;
+    PyObject *lib, *guard, *values, *slots, *results, *funcs, *name, *record_failed;
+    if (kwargs && PyDict_Size(kwargs)) { PyErr_SetString(PyExc_TypeError, "Runner takes no keywords"); return -1; }
+    if (!PyArg_ParseTuple(args, "OOUO!O!O!O!O", &lib, &guard, &name, &PyTuple_Type, &values, &PyTuple_Type, &slots,
+                          &PyTuple_Type, &results, &PyTuple_Type, &funcs, &record_failed))
+        return -1;
+    if (self->words) { PyErr_SetString(PyExc_TypeError, "Runner: made once"); return -1; }
+    Py_ssize_t nargs = PyTuple_Size(values), nslots = PyTuple_Size(slots), nresults = PyTuple_Size(results);
+    if (nargs > MAX_ARGS || nslots > MAX_ARGS || nresults > MAX_ARGS || PyTuple_Size(funcs) != 9) {
+        PyErr_SetString(PyExc_ValueError, "Runner: out of bounds");
+        return -1;
+    }
+    PyObject *items[MAX_ARGS];
+    for (Py_ssize_t i = 0; i < nargs; ++i) items[i] = PyTuple_GetItem(values, i);
+    key_t k;
+    int made = make_key(&k, lib, NULL, items, nargs);
+    key_release_views(&k);
+    if (made <= 0) {
+        key_release(&k);
+        if (made == 0) PyErr_SetString(PyExc_ValueError, "Runner: arguments without a key");
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < nargs; ++i)
+        if (k.is_tensor[i]) {
+            key_release(&k);
+            PyErr_SetString(PyExc_ValueError, "Runner: a Tensor argument");
+            return -1;
+        }
+    self->refs = PyTuple_New(k.ndtypes);
+    self->words = PyMem_Malloc((size_t)k.len * sizeof(int64_t));
+    if (!self->refs || !self->words) { key_release(&k); PyErr_NoMemory(); return -1; }
+    for (int j = 0; j < k.ndtypes; ++j) {
+        Py_INCREF(k.dtypes[j]);
+        PyTuple_SetItem(self->refs, j, k.dtypes[j]);
+    }
+    memcpy(self->words, k.words, (size_t)k.len * sizeof(int64_t));
+    self->len = k.len;
+    key_release(&k);
+    self->nargs = nargs;
+    for (Py_ssize_t i = 0; i < nslots; ++i) {
+        PyObject *s = PyTuple_GetItem(slots, i);
+        int arg, output, download;
+        unsigned long long ptr, nbytes;
+        PyObject *slot;
+        if (!PyTuple_Check(s) || !PyArg_ParseTuple(s, "iOKKpp", &arg, &slot, &ptr, &nbytes, &output, &download))
+            return -1;
+        if (arg < 0 || arg >= nargs) { PyErr_SetString(PyExc_ValueError, "Runner: slot out of bounds"); return -1; }
+        run_slot_t *r = &self->slots[self->nslots++];
+        Py_INCREF(slot);
+        r->slot = slot;
+        r->arg = arg;
+        r->ptr = (void *)(uintptr_t)ptr;
+        r->nbytes = nbytes;
+        r->output = output;
+        r->download = download;
+    }
+    for (Py_ssize_t i = 0; i < nresults; ++i) {
+        long index = PyLong_AsLong(PyTuple_GetItem(results, i));
+        if (PyErr_Occurred()) return -1;
+        if (index < 0 || index >= nargs) { PyErr_SetString(PyExc_ValueError, "Runner: result out of bounds"); return -1; }
+        self->results[self->nresults++] = (int32_t)index;
+    }
+    unsigned long long f[9];
+    for (int i = 0; i < 9; ++i) {
+        f[i] = PyLong_AsUnsignedLongLong(PyTuple_GetItem(funcs, i));
+        if (PyErr_Occurred()) return -1;
+    }
+    self->phase2 = (void *)(uintptr_t)f[0];
+    self->executor = (void *)(uintptr_t)f[1];
+    self->workspace = (void *)(uintptr_t)f[2];
+    self->size = f[3];
+    self->sync_event = (event_fn_t)(uintptr_t)f[4];
+    self->memcpy_ = (memcpy_fn_t)(uintptr_t)f[5];
+    self->record_event = (record_fn_t)(uintptr_t)f[6];
+    self->sync_stream = (event_fn_t)(uintptr_t)f[7];
+    self->thread = (unsigned long)f[8];
+    Py_INCREF(lib);
+    self->lib = lib;
+    Py_INCREF(guard);
+    self->guard = guard;
+    Py_INCREF(name);
+    self->op = name;
+    Py_INCREF(record_failed);
+    self->record_failed = record_failed;
+    return 0;
+}
+
+/* Raise lib.check(status, api)'s error; NULL. */
+static PyObject *runner_raise(runner_t *self, status_t status, const char *api) {
+    PyObject *r = PyObject_CallMethod(self->lib, "check", "is", (int)status, api);
+    Py_XDECREF(r);
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_SystemError, "aclnn_py fast entry: a failure raised nothing");
+    return NULL;
+}
+
+/* Whether a Python truth value attribute of obj is set: 1, 0, -1 error. */
+static int attr_true(PyObject *obj, PyObject *name) {
+    PyObject *v = PyObject_GetAttr(obj, name);
+    if (!v) return -1;
+    int t = PyObject_IsTrue(v);
+    Py_DECREF(v);
+    return t;
+}
+
+/* The run, the lock held, the checks that can send it to the Python path done but the key's. */
+static PyObject *runner_locked(runner_t *self, PyObject *prepared, PyObject *const *args) {
+    PyObject *result = NULL, *state = NULL, *stream_obj = NULL, *own = NULL, *done = NULL, *event_obj = NULL;
+    void *stream = NULL, *event = NULL;
+    key_t k;
+    int made = make_key(&k, self->lib, NULL, args, self->nargs);
+    if (made < 0) goto out;
+    if (!made || k.len != self->len || memcmp(k.words, self->words, (size_t)k.len * sizeof(int64_t))) {
+        result = miss;
+        goto out;
+    }
+    state = thread_state(self->lib);
+    stream_obj = state ? PyObject_GetAttr(state, s_stream) : NULL;
+    own = stream_obj ? PyObject_GetAttr(state, s_own) : NULL;
+    done = own ? PyObject_GetAttr(prepared, s_done) : NULL;
+    event_obj = done && PyList_Check(done) && PyList_Size(done) == 1 ? PyList_GetItem(done, 0) : NULL;
+    Py_XINCREF(event_obj);
+    if (!event_obj || event_obj == Py_None || stream_obj == Py_None || stream_obj != own) {
+        /* (no stream yet, a caller's stream, no event yet: the Python path) */
+        PyErr_Clear();
+        result = miss;
+        goto out;
+    }
+    if (address_of(stream_obj, &stream) || address_of(event_obj, &event)) goto out;
+    int queued = attr_true(prepared, s_queued_flag);
+    if (queued < 0) goto out;
+    for (int i = 0; i < self->nslots; ++i)
+        if (self->slots[i].nbytes && !k.has_view[self->slots[i].arg]) {
+            PyErr_SetString(PyExc_SystemError, "aclnn_py fast entry: a slot's argument is not an array");
+            goto out;
+        }
+    /* Without the GIL: the wait for the last run, the copies in, phase 2 and the event behind
+     * it, up to the first failure (its stage, and for a copy its slot). */
+    status_t s = 0;
+    int stage = 0, copied = self->nslots;
+    Py_BEGIN_ALLOW_THREADS
+    if (queued && (s = self->sync_event(event))) stage = 1;
+    for (int i = 0; !stage && i < self->nslots; ++i) {
+        run_slot_t *r = &self->slots[i];
+        if (r->nbytes && (s = self->memcpy_(r->ptr, r->nbytes, k.views[r->arg].buf, r->nbytes, ACL_MEMCPY_HOST_TO_DEVICE))) {
+            stage = 2;
+            copied = i;
+        }
+    }
+    if (!stage && (s = ((phase2_t)self->phase2)(self->workspace, self->size, self->executor, stream))) stage = 3;
+    if (!stage && (s = self->record_event(event, stream))) stage = 4;
+    Py_END_ALLOW_THREADS
+    if (stage == 1) { runner_raise(self, s, "aclrtSynchronizeEvent"); goto out; }
+    if (queued && PyObject_SetAttr(prepared, s_queued_flag, Py_False)) goto out;
+    for (int i = 0; i < copied; ++i) {
+        run_slot_t *r = &self->slots[i];
+        if (r->nbytes && r->output && PyObject_SetAttr(r->slot, s_value, args[r->arg])) goto out;
+    }
+    if (stage == 2) { runner_raise(self, s, "aclrtMemcpy"); goto out; }
+    if (stage == 3) {
+        PyObject *r = PyObject_CallMethod(self->lib, "check", "iO", (int)s, self->op);
+        Py_XDECREF(r);
+        goto out;
+    }
+    if (stage == 4) {
+        PyObject *r = PyObject_CallFunction(self->record_failed, "OOi", self->lib, stream_obj, (int)s);
+        Py_XDECREF(r);
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_SystemError, "aclnn_py fast entry: a failure raised nothing");
+        goto out;
+    }
+    if (PyObject_SetAttr(prepared, s_queued_flag, Py_True)) goto out;
+    /* download(): Library.synchronize, here when nothing else waits for the stream */
+    int busy = 0;
+    PyObject *names[] = {s_pending, s_callers, s_queued};
+    for (int i = 0; i < 3 && !busy; ++i) {
+        busy = attr_true(state, names[i]);
+        if (busy < 0) goto out;
+    }
+    if (!busy) {
+        PyObject *handover = PyObject_GetAttr(state, s_handover);
+        busy = handover ? attr_true(handover, s_releases) : -1;
+        Py_XDECREF(handover);
+        if (busy < 0) goto out;
+    }
+    if (busy) {
+        PyObject *r = PyObject_CallMethodObjArgs(self->lib, s_synchronize, NULL);
+        if (!r) goto out;
+        Py_DECREF(r);
+    }
+    /* (the wait, when nothing else waits, and the copies back, without the GIL) */
+    stage = 0;
+    Py_BEGIN_ALLOW_THREADS
+    if (!busy && (s = self->sync_stream(stream))) stage = 1;
+    for (int i = 0; !stage && i < self->nslots; ++i) {
+        run_slot_t *r = &self->slots[i];
+        if (r->download && r->nbytes &&
+            (s = self->memcpy_(k.views[r->arg].buf, r->nbytes, r->ptr, r->nbytes, ACL_MEMCPY_DEVICE_TO_HOST)))
+            stage = 2;
+    }
+    Py_END_ALLOW_THREADS
+    if (stage) { runner_raise(self, s, stage == 1 ? "aclrtSynchronizeStream" : "aclrtMemcpy"); goto out; }
+    if (self->nresults == 0) {
+        result = Py_None;
+        Py_INCREF(result);
+    } else if (self->nresults == 1) {
+        result = args[self->results[0]];
+        Py_INCREF(result);
+    } else {
+        result = PyTuple_New(self->nresults);
+        if (result)
+            for (int i = 0; i < self->nresults; ++i) {
+                Py_INCREF(args[self->results[i]]);
+                PyTuple_SetItem(result, i, args[self->results[i]]);
+            }
+    }
+out:
+    key_release(&k);
+    if (result == miss) Py_INCREF(miss);
+    Py_XDECREF(event_obj);
+    Py_XDECREF(done);
+    Py_XDECREF(own);
+    Py_XDECREF(stream_obj);
+    Py_XDECREF(state);
+    return result;
+}
+
+/* runner(prepared, args): the run's result, or MISS (the Python path). */
+static PyObject *runner_call(PyObject *op, PyObject *args, PyObject *kwargs) {
+    runner_t *self = (runner_t *)op;
+    PyObject *prepared, *seq;
+    if (!self->words) { PyErr_SetString(PyExc_TypeError, "Runner: not made"); return NULL; }
+    if ((kwargs && PyDict_Size(kwargs)) || !PyArg_ParseTuple(args, "OO!", &prepared, &PyTuple_Type, &seq)) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "runner(prepared, args)");
+        return NULL;
+    }
+    if (!plans_on || PyTuple_Size(seq) != self->nargs || PyThread_get_thread_ident() != self->thread) {
+        Py_INCREF(miss);
+        return miss;
+    }
+    int capturing = attr_true(self->lib, s_capturing);
+    if (capturing) {
+        if (capturing < 0) return NULL;
+        Py_INCREF(miss);
+        return miss;
+    }
+    PyObject *lock = PyObject_GetAttr(self->guard, s_lock);
+    if (!lock) return NULL;
+    PyObject *got = PyObject_CallMethodObjArgs(lock, s_acquire, Py_False, NULL);
+    int acquired = got ? PyObject_IsTrue(got) : -1;
+    Py_XDECREF(got);
+    if (acquired <= 0) {
+        /* (held by a close() on another thread: the Python path waits for it) */
+        Py_DECREF(lock);
+        if (acquired < 0) return NULL;
+        Py_INCREF(miss);
+        return miss;
+    }
+    PyObject *result = NULL;
+    if (self->closed) {
+        result = miss;  /* (the Python path raises) */
+        Py_INCREF(result);
+    } else {
+        PyObject *items[MAX_ARGS];
+        for (Py_ssize_t i = 0; i < self->nargs; ++i) items[i] = PyTuple_GetItem(seq, i);
+        result = runner_locked(self, prepared, items);
+    }
+    PyObject *exc_type, *exc_value, *exc_tb;
+    PyErr_Fetch(&exc_type, &exc_value, &exc_tb);
+    PyObject *r = PyObject_CallMethodObjArgs(lock, s_release, NULL);
+    Py_DECREF(lock);
+    if (!r) {
+        Py_XDECREF(result);
+        Py_XDECREF(exc_type);
+        Py_XDECREF(exc_value);
+        Py_XDECREF(exc_tb);
+        return NULL;
+    }
+    Py_DECREF(r);
+    PyErr_Restore(exc_type, exc_value, exc_tb);
+    return result;
+}
+
+/* close(): no run from now on (Prepared._release, the lock held, before the executor goes). */
+static PyObject *runner_close(PyObject *op, PyObject *unused) {
+    (void)unused;
+    ((runner_t *)op)->closed = 1;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef runner_methods[] = {
+    {"close", runner_close, METH_NOARGS, "no run from now on"},
+    {NULL, NULL, 0, NULL},
+};
+
+static int runner_traverse(PyObject *op, visitproc visit, void *arg) {
+    runner_t *self = (runner_t *)op;
+    Py_VISIT(self->lib);
+    Py_VISIT(self->guard);
+    Py_VISIT(self->record_failed);
+    for (int i = 0; i < self->nslots; ++i) Py_VISIT(self->slots[i].slot);
+    Py_VISIT(Py_TYPE(op));
+    return 0;
+}
+
+static int runner_tp_clear(PyObject *op) {
+    runner_t *self = (runner_t *)op;
+    Py_CLEAR(self->lib);
+    Py_CLEAR(self->guard);
+    Py_CLEAR(self->op);
+    Py_CLEAR(self->record_failed);
+    Py_CLEAR(self->refs);
+    for (int i = 0; i < self->nslots; ++i) Py_CLEAR(self->slots[i].slot);
+    self->nslots = 0;
+    PyMem_Free(self->words);
+    self->words = NULL;
+    return 0;
+}
+
+static void runner_dealloc(PyObject *op) {
+    PyTypeObject *type = Py_TYPE(op);
+    PyObject_GC_UnTrack(op);
+    runner_tp_clear(op);
+    freefunc free_ = (freefunc)PyType_GetSlot(type, Py_tp_free);
+    free_(op);
+    Py_DECREF(type);
+}
+
+static PyType_Slot runner_slots[] = {
+    {Py_tp_doc, "Runner(lib, guard, op, values, slots, results, functions, record_failed): the one-crossing run "
+                "of a prepared executor; runner(prepared, args) -> result or MISS."},
+    {Py_tp_init, runner_init},
+    {Py_tp_call, runner_call},
+    {Py_tp_methods, runner_methods},
+    {Py_tp_traverse, runner_traverse},
+    {Py_tp_clear, runner_tp_clear},
+    {Py_tp_dealloc, runner_dealloc},
+    {Py_tp_new, PyType_GenericNew},
+    {0, NULL},
+};
+
+static PyType_Spec runner_spec = {
+    "aclnn_py._fast._entry.Runner", sizeof(runner_t), 0, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC, runner_slots,
+};
+
 /* -- module ---------------------------------------------------------------------------- */
 
 static PyObject *setup(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
@@ -1177,6 +1565,9 @@ PyMODINIT_FUNC PyInit__entry(void) {
         {&s_stream_method, "stream"}, {&s_has_pending, "has_pending"}, {&s_fast_key, "fast_key"}, {&s_capturing, "capturing"},
         {&s_queued, "queued"}, {&s_capture, "capture"}, {&s_f_code, "f_code"}, {&s_f_back, "f_back"},
         {&s_f_lineno, "f_lineno"}, {&s_co_filename, "co_filename"}, {&s_own, "own"}, {&s_nbytes, "nbytes"},
+        {&s_lock, "lock"}, {&s_acquire, "acquire"}, {&s_release, "release"}, {&s_queued_flag, "_queued"},
+        {&s_done, "_done"}, {&s_value, "value"}, {&s_callers, "callers"}, {&s_handover, "handover"},
+        {&s_releases, "releases"},
     };
     for (size_t i = 0; i < sizeof strings / sizeof strings[0]; ++i)
         if (!*strings[i].slot && !(*strings[i].slot = PyUnicode_InternFromString(strings[i].text))) goto fail;
@@ -1184,6 +1575,11 @@ PyMODINIT_FUNC PyInit__entry(void) {
     PyObject *type = PyType_FromSpec(&planner_spec);
     if (!type || PyModule_AddObject(m, "Planner", type)) {
         Py_XDECREF(type);
+        goto fail;
+    }
+    PyObject *runner = PyType_FromSpec(&runner_spec);
+    if (!runner || PyModule_AddObject(m, "Runner", runner)) {
+        Py_XDECREF(runner);
         goto fail;
     }
     struct { const char *name; long value; } constants[] = {

@@ -122,11 +122,17 @@ class DeviceBuffer:
 
     @staticmethod
     def _release(lib: Library, ptr: CData, nbytes: int, owner_thread: int, handover: Any) -> None:
-        if lib.finalized:
+        DeviceBuffer._return(lib, _pool.pool(lib).give, ptr, nbytes, owner_thread, handover)
+
+    @staticmethod
+    def _return(lib: Library, give: Callable[[CData, int], None], ptr: CData, nbytes: int, owner_thread: int,
+                handover: Any) -> None:
+        """``ptr`` back to the caching allocator (``give``: its ``DevicePool.give``)."""
+        if lib._finalized:
             return
         # Back to the caching allocator, which keeps it for the next buffer of its size (or
         # frees it): only once the stream is past the work that may use it, as a free would be.
-        free = functools.partial(_give, lib, ptr, nbytes)
+        free = functools.partial(give, ptr, nbytes)
         if threading.get_ident() != owner_thread:
             # Dropped on another thread (close(), or the last reference went there): the owner's
             # queued work may still touch it, and only the owner knows its streams. Freed after
@@ -134,7 +140,8 @@ class DeviceBuffer:
             quietly(lambda: lib.hand_over(handover, free))
             return
         try:  # (``quietly``, inline: this runs for every output a device chain drops)
-            if lib.has_pending():
+            state = getattr(lib._local, "state", None)  # (lib.has_pending(), inline)
+            if state is not None and state.pending:
                 # Queued work may still touch it. (Past the pending budget this synchronises; a
                 # finalizer cannot raise a failure of queued work, so it is dropped here.)
                 lib.defer(free, nbytes)
@@ -159,11 +166,6 @@ class DeviceBuffer:
         if out.nbytes:
             self.lib.call("aclrtMemcpy", self.lib.ffi.cast("void *", out.ctypes.data), out.nbytes,
                           self.ptr, out.nbytes, ACL_MEMCPY_DEVICE_TO_HOST)
-
-
-def _give(lib: Library, ptr: CData, nbytes: int) -> None:
-    """A released buffer's block, to the caching allocator (``pool``)."""
-    _pool.pool(lib).give(ptr, nbytes)
 
 
 def _allocate(lib: Library, nbytes: int) -> CData:
@@ -255,40 +257,51 @@ class Tensor(_Shaped):
         made = _MADE.get(token)
         if made is None:
             made = _made(lib, token)
-        create, dims, ndim, acl, strides, offset, fmt, storage, nbytes = made
-        owner = (threading.get_ident(), lib.handover())
+        create, dims, ndim, acl, strides, offset, fmt, storage, nbytes, cache, destroy, null, address = made
+        state = getattr(lib._local, "state", None)  # (lib.handover()'s common case, inline)
+        owner = (threading.get_ident(), state.handover if state is not None and state.stream is not None
+                 else lib.handover())
         buffer = DeviceBuffer.__new__(DeviceBuffer)
         buffer.lib, buffer.nbytes, buffer.owner = lib, nbytes, owner
         if nbytes:
-            buffer.ptr = ptr = _allocate(lib, nbytes)
-            buffer._finalizer = _Once(DeviceBuffer._release, lib, ptr, nbytes, *owner)
+            ptr = cache.take(nbytes)
+            buffer.ptr = ptr = _allocate(lib, nbytes) if ptr is None else ptr
+            buffer._finalizer = release = _Once.__new__(_Once)  # (without _Once's __init__ frame: per-call cost)
+            release._todo = [(DeviceBuffer._return, (lib, cache.give, ptr, nbytes, *owner))]
         else:
-            buffer.ptr = ptr = lib.ffi.NULL
+            buffer.ptr = ptr = null
             buffer._finalizer = None
         handle = create(dims, ndim, acl, strides, offset, fmt, storage, 1, ptr)
-        if handle == lib.ffi.NULL:
+        if handle == null:
             buffer.free()
             raise AclnnError(ACLNN_ERR_PARAM_INVALID, "aclCreateTensor",
                              lib.recent_error() or f"could not create a tensor of shape {list(token[2])}")
         self = cls.__new__(cls)
         self.buffer, self.lib, self.dtype, self.shape, self.strides = buffer, lib, token[1], token[2], token[3]
         self.offset, self.format, self.handle = offset, fmt, handle
-        self._finalizer = _Once(Tensor._release, lib, handle, *owner)
-        self.fast_key = (token, int(lib.ffi.cast("uintptr_t", handle)))
+        self._finalizer = release = _Once.__new__(_Once)
+        release._todo = [(Tensor._destroy, (lib, destroy, handle, *owner))]
+        self.fast_key = (token, int(address(handle)))
         if zero and nbytes:
             lib.call("aclrtMemset", ptr, nbytes, 0, nbytes)
         return self
 
     @staticmethod
     def _release(lib: Library, handle: CData, owner_thread: int, handover: Any) -> None:
-        if lib.finalized:
+        Tensor._destroy(lib, lib.fn("aclDestroyTensor"), handle, owner_thread, handover)
+
+    @staticmethod
+    def _destroy(lib: Library, destroy: Any, handle: CData, owner_thread: int, handover: Any) -> None:
+        """``aclDestroyTensor`` (``destroy``) of ``handle``: now on the owner thread, else after
+        its next synchronisation; nothing once the library is torn down."""
+        if lib._finalized:
             return
         if threading.get_ident() != owner_thread:
             # The owner thread may be in the middle of a call that reads the descriptor.
-            quietly(lambda: lib.hand_over(handover, lambda: lib.fn("aclDestroyTensor")(handle)))
+            quietly(lambda: lib.hand_over(handover, lambda: destroy(handle)))
             return
         try:  # (``quietly``, inline: this runs for every output a device chain drops)
-            lib.fn("aclDestroyTensor")(handle)
+            destroy(handle)
         except Exception:
             pass
 
@@ -518,7 +531,18 @@ class _Once:
         return bool(self._todo)
 
 
-# Per token: what ``new_output`` passes to aclCreateTensor (cffi arrays made once).
+def _caster(ffi: Any, ctype: str) -> Callable[[Any], Any]:
+    """``ffi.cast`` to ``ctype``, the type parsed once: cffi's backend cast with the ctype
+    object where the FFI exposes it (a C call, no Python frame), else ``ffi.cast``."""
+    backend = getattr(ffi, "_backend", None)
+    cast = getattr(backend, "cast", None)
+    if cast is None:  # pragma: no cover - a cffi without its backend attribute
+        return functools.partial(ffi.cast, ctype)
+    return functools.partial(cast, ffi.typeof(ctype))
+
+
+# Per token: what ``new_output`` passes to aclCreateTensor (cffi arrays made once), then the
+# library's caching allocator, aclDestroyTensor, NULL and the cast of a handle to its address.
 _MADE: dict[tuple[Any, ...], tuple[Any, ...]] = {}
 
 
@@ -527,7 +551,7 @@ def _made(lib: Library, token: tuple[Any, ...]) -> tuple[Any, ...]:
     ffi = lib.ffi
     made = (lib.fn("aclCreateTensor"), ffi.new("int64_t[]", list(shape) or [0]), len(shape), int(to_acl(dtype)),
             ffi.new("int64_t[]", list(strides) or [0]), offset, fmt, ffi.new("int64_t[]", [storage]),
-            storage * dtype.itemsize)
+            storage * dtype.itemsize, _pool.pool(lib), lib.fn("aclDestroyTensor"), ffi.NULL, _caster(ffi, "uintptr_t"))
     if len(_MADE) >= _MAX_TOKENS:
         _MADE.clear()
     _MADE[token] = made

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import threading
+import weakref
 
 import numpy as np
 import pytest
@@ -240,3 +241,30 @@ def test_a_graph_closed_while_another_capture_records(lib):
         with aclnn_py.capture(backend="sim"):
             with aclnn_py.capture(backend="sim"):
                 pass
+
+
+def test_list_elements_and_tensors_written_in_place_stay_the_graphs(lib):
+    """A Cat's input list and an InplaceAdd's selfRef (each described by ``Call._element``):
+    their device memory is kept by the graph once the caller drops the Tensors (a block
+    handed to a new Tensor would be written by the replay), and released by ``close()``."""
+    rng = np.random.default_rng(7)
+    a, b, p, d = (rng.standard_normal((2, 3)).astype(np.float32) for _ in range(4))
+    at, bt, pt, dt = (Tensor.from_numpy(v, backend="sim") for v in (a, b, p, d))
+    with aclnn_py.capture(backend="sim") as graph:
+        out = aclnn_py.cat([at, bt], 0, backend="sim")
+        aclnn_py.inplace_add(pt, dt, 0.5, backend="sim")
+    buffers = [weakref.ref(t.buffer) for t in (at, bt, pt, dt)]
+    del at, bt, pt, dt
+    gc.collect()
+    assert all(r() is not None for r in buffers)
+    fillers = [Tensor.from_numpy(np.full((2, 3), 5.0, np.float32), backend="sim") for _ in range(8)]
+    graph.replay()
+    graph.replay()
+    np.testing.assert_array_equal(out.numpy(), np.concatenate([a, b], 0))
+    for f in fillers:
+        np.testing.assert_array_equal(f.numpy(), np.full((2, 3), 5.0, np.float32))
+    assert all(r() is not None for r in buffers)
+    graph.close()
+    gc.collect()
+    lib.synchronize()
+    assert all(r() is None for r in buffers)
