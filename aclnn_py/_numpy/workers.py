@@ -4,11 +4,13 @@ kernels (gathers and scatters that release the GIL; BLAS products have threads o
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import math
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor, wait
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -116,7 +118,95 @@ def in_parallel(count: int, work: Callable[[int, int], None], *, min_per_thread:
             f.result()  # re-raises a worker's exception
 
 
+HOLD_PIECES = False
+
+# Pieces per thread ``in_pieces`` cuts a range into: the threads that are running take the
+# pieces of one that is not.
+PIECES_PER_THREAD = 4
+
+
+def in_pieces(count: int, work: Callable[[int, int], None], *, min_per_thread: int = 1,
+              hold: bool = True) -> None:
+    """Run ``work(start, stop)`` over ``[0, count)`` cut into contiguous pieces (``PIECES_PER_THREAD``
+    for each of the threads that ``in_parallel`` would use), which the calling thread and the
+    workers take in turn, each the next one left, until none is left.
+
+    Unlike ``in_parallel``'s one part per thread, no thread waits for a worker that has not
+    started: on a loaded machine (a worker waiting for a core) the caller takes the pieces
+    itself, and a worker that starts late finds none left and is not waited for.  For work of
+    which any split gives the same result (elementwise ufuncs), run under the caller's NumPy
+    floating-point error state; ``hold``: the threads held to cores of their own meanwhile
+    (``placement.pinned``)."""
+    threads = max(1, min(_WORKERS, count // max(1, min_per_thread)))
+    if threads == 1:
+        work(0, count)
+        return
+    pieces = min(count, threads * PIECES_PER_THREAD)
+    bounds = [count * i // pieces for i in range(pieces + 1)]
+    turn = itertools.count()  # (next() of a count is atomic in CPython)
+    stop = [False]
+
+    def take() -> None:
+        while not stop[0]:
+            i = next(turn)
+            if i >= pieces:
+                return
+            work(bounds[i], bounds[i + 1])
+
+    pool = _executor()
+    errors = np.geterr()
+    with pinned() if hold else _nothing():
+        futures = [pool.submit(_under, errors, lambda _a, _b: take(), 0, 0) for _ in range(threads - 1)]
+        try:
+            take()
+        except BaseException:
+            stop[0] = True
+            for f in futures:
+                f.cancel()
+            wait(futures)       # no worker still writes into the caller's arrays after it returns
+            raise
+        running = [f for f in futures if not f.cancel()]  # (a worker not started is not waited for)
+        for f in running:
+            f.result()  # re-raises a worker's exception
+
+
+@contextlib.contextmanager
+def _nothing() -> Iterator[None]:
+    yield
+
+
 def _under(errors: Mapping[str, Any], work: Callable[[int, int], None], start: int, stop: int) -> None:
     """``work(start, stop)`` under the floating-point error state ``errors`` (np.geterr's)."""
     with np.errstate(**errors):
         work(start, stop)
+
+
+def over_parts(work: Callable[..., None], out: np.ndarray, *inputs: np.ndarray,
+               min_elements: int | None = None) -> None:
+    """``work(out_part, *input_parts)`` over contiguous parts of ``out`` along its first axis
+    of more than one element, one part per worker thread (``in_parallel``) when ``out`` has at
+    least ``min_elements`` (default ``MIN_PARALLEL_ELEMENTS``) per part, else ``work(out,
+    *inputs)`` once. Each input broadcasts to ``out``'s shape and is split with it (a view, no
+    copy); a 0-d input goes whole to every part. The parts are ``in_pieces``'s.
+
+    For elementwise work (a ufunc expression writing ``out_part``): each element is computed
+    alone, so the parts give the same bits as one call."""
+    per_part = MIN_PARALLEL_ELEMENTS if min_elements is None else min_elements
+    if _WORKERS == 1 or out.size < 2 * per_part:
+        work(out, *inputs)
+        return
+    lead = 0
+    while lead < out.ndim and out.shape[lead] == 1:
+        lead += 1
+    if lead == out.ndim:
+        work(out, *inputs)
+        return
+    index = (0,) * lead
+    target = out[index]
+    parts = [x if x.ndim == 0 else np.broadcast_to(x, out.shape)[index] for x in inputs]
+    row = target.size // target.shape[0]
+
+    def run(start: int, stop: int) -> None:
+        work(target[start:stop], *(x if x.ndim == 0 else x[start:stop] for x in parts))
+
+    in_pieces(target.shape[0], run, min_per_thread=max(1, -(-per_part // row)), hold=HOLD_PIECES)
