@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from .._dtypes import bfloat16, compute_dtype
+from . import workers
 from .workers import over_parts
 
 # -- promotion (op::PromoteType) ---------------------------------------------------------------
@@ -293,8 +294,14 @@ def compute(kernel: Kernel, a: np.ndarray, b: np.ndarray, promoted: np.dtype, ou
             kernel(p, q, alpha, t)
             np.copyto(r, t.astype(promoted) if narrow else t, casting="unsafe")
 
-    over_parts(part, result, x, y)
+    one_pass = out == wide and alpha is None and kernel in _ONE_PASS
+    over_parts(part, result, x, y, piece_elements=None if one_pass else workers.PIECE_ELEMENTS)
     return result
+
+
+#: The kernels that make one pass over their output (the others' passes go over it in pieces
+#: that stay in the cache: ``workers.PIECE_ELEMENTS``).
+_ONE_PASS = (_add, _mul, _max)
 
 
 def is_equal_to_one(alpha: np.ndarray) -> bool:

@@ -210,3 +210,18 @@ def _sgd(a, b):
         aclnn_py.inplace_add(target, b, -0.5, backend="numpy")
         return target
     return call
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 10), (1, 40), (5,), (1, 1, 2, 1, 9)], ids=str)
+def test_over_parts_cache_pieces_cover_every_element_once(shape):
+    out = np.zeros(shape, np.int64)
+    a = np.arange(np.prod(shape), dtype=np.int64).reshape(shape)
+    sizes = []
+
+    def work(o, x):
+        sizes.append(o.size)
+        o += x + 1
+
+    over_parts(work, out, a, min_elements=1 << 40, piece_elements=3)  # one thread, pieces of <= 3 where it can
+    assert np.array_equal(out, a + 1)
+    assert len(sizes) > 1 and sum(sizes) == a.size
