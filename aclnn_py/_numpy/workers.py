@@ -8,6 +8,7 @@ import itertools
 import math
 import os
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor, wait
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -117,27 +118,17 @@ def in_parallel(count: int, work: Callable[[int, int], None], *, min_per_thread:
             f.result()  # re-raises a worker's exception
 
 
-# Pieces per thread ``in_pieces`` cuts a range into: the threads that are running take the
-# pieces of one that is not.
-PIECES_PER_THREAD = 4
-
-
-def in_pieces(count: int, work: Callable[[int, int], None], *, min_per_thread: int = 1,
-              pieces: int = 0) -> None:
-    """Run ``work(start, stop)`` over ``[0, count)`` cut into contiguous pieces (at least
-    ``pieces``, and ``PIECES_PER_THREAD`` for each of the threads of ``min_per_thread`` that
-    ``in_parallel`` would use), which the calling thread and the workers take in turn, each the
-    next one left, until none is left.
+def in_pieces(count: int, work: Callable[[int, int], None], *, threads: int, pieces: int) -> None:
+    """Run ``work(start, stop)`` over ``[0, count)`` cut into ``pieces`` contiguous pieces,
+    which the calling thread and ``threads - 1`` workers take in turn, each the next one left,
+    until none is left; the threads held to cores of their own meanwhile (``placement.pinned``).
 
     Unlike ``in_parallel``'s one part per thread, no thread waits for a worker that has not
-    started: on a loaded machine (a worker waiting for a core) the caller takes the pieces
-    itself, and a worker that starts late finds none left and is not waited for.  The threads
-    are not held to cores (``placement.pinned``): measured on this 2-core machine shared with
-    other programs (load 7), held, an add of (8,64,56,56) took 19 ms median against 1.1 ms on
-    one thread; not held, 1.9 ms.  For work of which any split gives the same result
-    (elementwise ufuncs); the workers' pieces run under the caller's NumPy error state."""
-    threads = max(1, min(_WORKERS, count // max(1, min_per_thread)))
-    pieces = min(count, max(pieces, threads * PIECES_PER_THREAD if threads > 1 else 1))
+    started: the caller takes the pieces itself, and a worker that starts late finds none left
+    and is not cancelled in time only if it already runs.  For work of which any split gives
+    the same result (elementwise ufuncs); the workers' pieces run under the caller's NumPy
+    error state."""
+    pieces = max(1, min(count, pieces))
     bounds = [count * i // pieces for i in range(pieces + 1)]
     turn = itertools.count()  # (next() of a count is atomic in CPython)
     stop = [False]
@@ -149,61 +140,81 @@ def in_pieces(count: int, work: Callable[[int, int], None], *, min_per_thread: i
                 return
             work(bounds[i], bounds[i + 1])
 
-    if threads == 1:
+    if threads <= 1 or pieces == 1:
         take()
         return
     pool = _executor()
     errors = np.geterr()
-    futures = [pool.submit(_under, errors, take, 0, 0) for _ in range(threads - 1)]
-    try:
-        take()
-    except BaseException:
-        stop[0] = True
+    with pinned():
+        futures = [pool.submit(_under, errors, take, 0, 0) for _ in range(threads - 1)]
+        try:
+            take()
+        except BaseException:
+            stop[0] = True
+            for f in futures:
+                f.cancel()
+            wait(futures)       # no worker still writes into the caller's arrays after it returns
+            raise
         for f in futures:
-            f.cancel()
-        wait(futures)       # no worker still writes into the caller's arrays after it returns
-        raise
-    for f in futures:
-        if not f.cancel():  # (a worker not started is not waited for)
-            f.result()      # re-raises a worker's exception
+            if not f.cancel():  # (a worker not started is not waited for)
+                f.result()      # re-raises a worker's exception
 
 
-# The elements of one piece of ``over_parts`` for a kernel of several passes (a multiply then
-# an add in the output, a computation in FLOAT rounded to FLOAT16): a few arrays of them stay in
-# a core's L2 cache (2 MiB here) from one pass to the next.  On one thread, thread CPU time,
-# (8,64,56,56): Add with alpha 1.31 -> 1.23 ms, Add of FLOAT16 20.6 -> 17.5 ms.
+# How often ``machine_busy`` reads the load average again (seconds).
+_LOAD_PERIOD = 0.25
+_load = [-1.0, False]  # [when read, busy]
+
+
+def machine_busy() -> bool:
+    """Whether the machine's 1-minute load average is at or above the cores this process may
+    use: the other programs hold them, and a part handed to a worker waits for a core.
+    Measured on this 2-core machine at load 9.7, an add of (8,64,56,56) into a fresh array,
+    median of 80 calls: 1.7 ms on the calling thread, 20 ms split across two threads held to
+    cores (``in_parallel``), 33 ms split into pieces taken by threads not held; on a quieter
+    machine split and held 1.5 ms against 9 ms not held (and ~400 page faults a call)."""
+    now = time.monotonic()
+    if now - _load[0] > _LOAD_PERIOD:
+        try:
+            busy = os.getloadavg()[0] >= _WORKERS
+        except OSError:
+            busy = False
+        _load[:] = [now, busy]
+    return bool(_load[1])
+
+
+# The elements of one piece of ``over_parts`` on one thread, for a kernel of several passes (a
+# multiply then an add in the output, a computation in FLOAT rounded to FLOAT16): a few arrays
+# of them stay in a core's L2 cache (2 MiB here) from one pass to the next.  On one thread,
+# thread CPU time, (8,64,56,56): Add with alpha 1.31 -> 1.23 ms, Add of FLOAT16 20.6 -> 17.5 ms.
 PIECE_ELEMENTS = 1 << 17
 
 
 def over_parts(work: Callable[..., None], out: np.ndarray, *inputs: np.ndarray,
                min_elements: int | None = None, piece_elements: int | None = None) -> None:
-    """``work(out_part, *input_parts)`` over parts of ``out`` (``in_pieces``'s pieces: on the
-    worker threads when ``out`` has at least ``min_elements``, by default
-    ``MIN_PARALLEL_ELEMENTS``, for each of two threads), or ``work(out, *inputs)`` once when it
-    is small.  A part is a block of ``out``'s leading axes of at most ``piece_elements``
-    elements where they allow it (for a kernel of several passes; default: no bound).  Each
-    input broadcasts to ``out``'s shape and is cut with it (a view, no copy); a 0-d input goes
-    whole to every part.
+    """``work(out_part, *input_parts)`` over parts of ``out``: one for each worker thread
+    (``in_pieces``) when ``out`` has at least ``min_elements`` (default
+    ``MIN_PARALLEL_ELEMENTS``) for each of two and the machine is not busy (``machine_busy``);
+    else on the calling thread, in parts of at most ``piece_elements`` elements where the
+    leading axes allow it (for a kernel of several passes; default: one part).  Each input
+    broadcasts to ``out``'s shape and is cut with it (a view, no copy); a 0-d input goes whole
+    to every part.
 
     For elementwise work (a ufunc expression writing ``out_part``): each element is computed
     alone, so the parts give the same bits as one call."""
     per_part = MIN_PARALLEL_ELEMENTS if min_elements is None else min_elements
     size = out.size
-    parallel = _WORKERS > 1 and size >= 2 * per_part
-    wanted = -(-size // piece_elements) if piece_elements else 1
-    if not parallel and wanted <= 1:
+    threads = min(_WORKERS, size // max(1, per_part)) if size >= 2 * per_part else 1
+    if threads > 1 and machine_busy():
+        threads = 1
+    enough = threads if threads > 1 else (-(-size // piece_elements) if piece_elements else 1)
+    if enough <= 1 or out.ndim == 0:
         work(out, *inputs)
         return
-    # The axes to cut: the leading ones, up to the first that gives enough pieces.
+    # The axes to cut: the leading ones, up to the first that gives enough parts.
     shape, axis, lead = out.shape, 0, 1
-    threads = min(_WORKERS, size // per_part) if parallel else 1
-    enough = max(wanted, threads * PIECES_PER_THREAD if threads > 1 else 1)
     while axis < out.ndim - 1 and lead * shape[axis] < enough:
         lead *= shape[axis]
         axis += 1
-    if out.ndim == 0 or lead * shape[axis] <= 1:
-        work(out, *inputs)
-        return
     cuts = max(1, min(shape[axis], -(-enough // lead)))
     edges = [shape[axis] * i // cuts for i in range(cuts + 1)]
     index = [outer + (slice(a, b),) for outer in itertools.product(*map(range, shape[:axis]))
@@ -214,11 +225,10 @@ def over_parts(work: Callable[..., None], out: np.ndarray, *inputs: np.ndarray,
         for ix in index[start:stop]:
             work(out[ix], *(x if x.ndim == 0 else x[ix] for x in views))
 
-    in_pieces(len(index), run, min_per_thread=max(1, len(index) // threads), pieces=len(index))
+    in_pieces(len(index), run, threads=threads, pieces=threads if threads > 1 else len(index))
 
 
 def _under(errors: Mapping[str, Any], work: Callable[[int, int], None], start: int, stop: int) -> None:
     """``work(start, stop)`` under the floating-point error state ``errors`` (np.geterr's)."""
     with np.errstate(**errors):
         work(start, stop)
-

@@ -27,6 +27,7 @@ def split(monkeypatch):
         whole = call()
         monkeypatch.setattr(_workers, "MIN_PARALLEL_ELEMENTS", 1)
         monkeypatch.setattr(_workers, "_WORKERS", max(2, _workers._WORKERS))
+        monkeypatch.setattr(_workers, "machine_busy", lambda: False)
         parts = call()
         return whole, parts
     return run
@@ -56,6 +57,7 @@ def _values(rng, shape, dtype):
 
 def test_over_parts_covers_every_element_once_with_broadcast_and_strided_inputs(monkeypatch):
     monkeypatch.setattr(_workers, "_WORKERS", max(2, _workers._WORKERS))
+    monkeypatch.setattr(_workers, "machine_busy", lambda: False)
     out = np.zeros((1, 1, 7, 5), np.int64)
     a = np.arange(35, dtype=np.int64).reshape(5, 7).T  # non-contiguous
     b = np.arange(5, dtype=np.int64)                   # broadcast along the rows
@@ -81,7 +83,7 @@ def test_in_pieces_covers_every_index_once_and_the_workers_take_pieces(monkeypat
         else:
             helped.set()
 
-    in_pieces(40, work, min_per_thread=1)
+    in_pieces(40, work, threads=2, pieces=40)
     assert sorted(seen) == list(range(40)) and helped.is_set()
 
 
@@ -91,7 +93,7 @@ def test_in_pieces_does_not_wait_for_a_worker_that_has_not_started(monkeypatch):
     busy = [pool.submit(release.wait, 10) for _ in range(pool._max_workers)]  # every worker taken
     try:
         threads = set()
-        in_pieces(12, lambda a, b: threads.add(threading.get_ident()), min_per_thread=1)
+        in_pieces(12, lambda a, b: threads.add(threading.get_ident()), threads=2, pieces=12)
         assert threads == {threading.get_ident()}  # all on the caller, which returned
     finally:
         release.set()
@@ -108,7 +110,7 @@ def test_in_pieces_reraises_the_callers_and_a_workers_exception(monkeypatch):
             raise ValueError("caller")
 
     with pytest.raises(ValueError, match="caller"):
-        in_pieces(8, fail_on_caller, min_per_thread=1)
+        in_pieces(8, fail_on_caller, threads=2, pieces=8)
     started = threading.Event()
 
     def fail_on_worker(a, b):
@@ -118,7 +120,7 @@ def test_in_pieces_reraises_the_callers_and_a_workers_exception(monkeypatch):
         started.wait(10)
 
     with pytest.raises(KeyError, match="worker"):
-        in_pieces(8, fail_on_worker, min_per_thread=1)
+        in_pieces(8, fail_on_worker, threads=2, pieces=8)
 
 
 def test_over_parts_runs_small_or_single_element_outputs_whole():
@@ -225,3 +227,24 @@ def test_over_parts_cache_pieces_cover_every_element_once(shape):
     over_parts(work, out, a, min_elements=1 << 40, piece_elements=3)  # one thread, pieces of <= 3 where it can
     assert np.array_equal(out, a + 1)
     assert len(sizes) > 1 and sum(sizes) == a.size
+
+
+def test_a_busy_machine_keeps_the_parts_on_the_calling_thread(monkeypatch):
+    monkeypatch.setattr(_workers, "_WORKERS", 2)
+    monkeypatch.setattr(_workers, "_load", [-1.0, False])
+    monkeypatch.setattr(_workers.os, "getloadavg", lambda: (2.5, 0.0, 0.0))
+    assert _workers.machine_busy()
+    threads = set()
+    over_parts(lambda o: threads.add(threading.get_ident()), np.zeros((4, 3)), min_elements=1)
+    assert threads == {threading.get_ident()}
+    monkeypatch.setattr(_workers, "_load", [-1.0, True])
+    monkeypatch.setattr(_workers.os, "getloadavg", lambda: (1.2, 0.0, 0.0))
+    assert not _workers.machine_busy()
+    assert not _workers.machine_busy()  # (read again only after _LOAD_PERIOD)
+
+    def unreadable():
+        raise OSError("no load average")
+
+    monkeypatch.setattr(_workers, "_load", [-1.0, True])
+    monkeypatch.setattr(_workers.os, "getloadavg", unreadable)
+    assert not _workers.machine_busy()
