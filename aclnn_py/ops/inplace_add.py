@@ -124,7 +124,7 @@ def _axpy(a: np.ndarray, b: np.ndarray, factor: np.ndarray) -> None:
         np.add(a[first:last], scaled, out=a[first:last])
 
 
-_numpy = NumpyOp(_prepare)
+_numpy = NumpyOp(_prepare, floats=True)  # (its plan holds the scalars' values)
 
 #: The npu/sim path: the two-phase C call, selfRef written in place.
 _aclnn = planned(TypedCall("InplaceAdd"))

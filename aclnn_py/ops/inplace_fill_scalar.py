@@ -65,7 +65,7 @@ def _prepare(self_ref: object, value: object) -> Prepared:
     return plan(run, self_ref.nbytes), (self_ref, value)
 
 
-_numpy = NumpyOp(_prepare)
+_numpy = NumpyOp(_prepare, floats=True)  # (its plan holds the scalars' values)
 
 #: The npu/sim path: the two-phase C call, selfRef written in place.
 _aclnn = planned(TypedCall("InplaceFillScalar"))
