@@ -190,14 +190,17 @@ PIECE_ELEMENTS = 1 << 17
 
 
 def over_parts(work: Callable[..., None], out: np.ndarray, *inputs: np.ndarray,
-               min_elements: int | None = None, piece_elements: int | None = None) -> None:
+               min_elements: int | None = None, piece_elements: int | None = None, keep: int = 0) -> None:
     """``work(out_part, *input_parts)`` over parts of ``out``: one for each worker thread
     (``in_pieces``) when ``out`` has at least ``min_elements`` (default
     ``MIN_PARALLEL_ELEMENTS``) for each of two and the machine is not busy (``machine_busy``);
     else on the calling thread, in parts of at most ``piece_elements`` elements where the
     leading axes allow it (for a kernel of several passes; default: one part).  Each input
     broadcasts to ``out``'s shape and is cut with it (a view, no copy); a 0-d input goes whole
-    to every part.
+    to every part.  ``keep``: the trailing axes never cut (a plane the work maps whole); each
+    input then broadcasts to ``out``'s other axes and keeps its own trailing ones (a padded
+    plane's source plane).  A part drops the leading axes its index fixes (negative axes name
+    the same ones in every part).
 
     For elementwise work (a ufunc expression writing ``out_part``): each element is computed
     alone, so the parts give the same bits as one call."""
@@ -207,19 +210,21 @@ def over_parts(work: Callable[..., None], out: np.ndarray, *inputs: np.ndarray,
     if threads > 1 and machine_busy():
         threads = 1
     enough = threads if threads > 1 else (-(-size // piece_elements) if piece_elements else 1)
-    if enough <= 1 or out.ndim == 0:
+    cut = out.ndim - keep  # the axes that may be cut
+    if enough <= 1 or cut <= 0:
         work(out, *inputs)
         return
     # The axes to cut: the leading ones, up to the first that gives enough parts.
     shape, axis, lead = out.shape, 0, 1
-    while axis < out.ndim - 1 and lead * shape[axis] < enough:
+    while axis < cut - 1 and lead * shape[axis] < enough:
         lead *= shape[axis]
         axis += 1
     cuts = max(1, min(shape[axis], -(-enough // lead)))
     edges = [shape[axis] * i // cuts for i in range(cuts + 1)]
     index = [outer + (slice(a, b),) for outer in itertools.product(*map(range, shape[:axis]))
              for a, b in zip(edges, edges[1:]) if b > a]
-    views = [x if x.ndim == 0 else np.broadcast_to(x, shape) for x in inputs]
+    views = [x if x.ndim == 0 else np.broadcast_to(x, shape[:cut] + (x.shape[x.ndim - keep:] if keep else ()))
+             for x in inputs]
 
     def run(start: int, stop: int) -> None:
         for ix in index[start:stop]:

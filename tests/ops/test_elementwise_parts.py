@@ -248,3 +248,34 @@ def test_a_busy_machine_keeps_the_parts_on_the_calling_thread(monkeypatch):
     monkeypatch.setattr(_workers, "_load", [-1.0, True])
     monkeypatch.setattr(_workers.os, "getloadavg", unreadable)
     assert not _workers.machine_busy()
+
+
+@pytest.mark.parametrize("padding", [[2, 1, 3, 2], [-1, 2, 1, -2]], ids=str)
+def test_plane_ops_split_give_the_same_bits(split, padding):
+    """ReflectionPad2d, UpsampleNearest2d and MaxUnpool2d cut their planes' leading axes only
+    (``over_parts(keep=...)``), a plane never cut."""
+    rng = np.random.default_rng(5)
+    x = _values(rng, (5, 3, 6, 7), np.dtype(np.float32)).transpose(1, 0, 2, 3)  # (3, 5, 6, 7), strided
+    _same_bits(*split(lambda: aclnn_py.reflection_pad2d(x, padding, backend="numpy")))
+    _same_bits(*split(lambda: aclnn_py.upsample_nearest2d(x, [13, 5], backend="numpy")))
+    small = _values(rng, (1, 4, 2, 3), np.dtype(np.float16))
+    index = rng.integers(0, 4 * 5, small.shape).astype(np.int32)  # repeats within a plane: the last wins
+    _same_bits(*split(lambda: aclnn_py.max_unpool2d(small, index, [4, 5], backend="numpy")))
+
+
+def test_over_parts_keeps_the_trailing_axes_whole(monkeypatch):
+    monkeypatch.setattr(_workers, "machine_busy", lambda: False)
+    out = np.zeros((2, 3, 4, 5))
+    source = np.arange(2 * 3 * 2 * 2, dtype=np.float64).reshape(2, 3, 2, 2)
+    shapes = []
+
+    def work(o, s):
+        shapes.append((o.shape[-2:], s.shape[-2:]))
+        o[...] = s.sum(axis=(-2, -1))[..., None, None]
+
+    over_parts(work, out, source, min_elements=1, piece_elements=1, keep=2)
+    assert np.array_equal(out, np.broadcast_to(source.sum(axis=(-2, -1))[..., None, None], out.shape))
+    assert len(shapes) > 1 and set(shapes) == {((4, 5), (2, 2))}
+    calls = []
+    over_parts(lambda o, s: calls.append(o.shape), np.zeros((4, 5)), source[0, 0], min_elements=1, keep=2)
+    assert calls == [(4, 5)]  # nothing to cut
