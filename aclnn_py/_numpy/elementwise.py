@@ -249,9 +249,11 @@ def threshold_backward(threshold: np.float32) -> Kernel:
         # Branch-free: the bits of a and-ed with all ones (kept) or all zeros (+0); ~10x faster
         # than np.where / copyto(where=) on random masks.
         bits = np.dtype(f"u{a.dtype.itemsize}")
-        mask = out.view(bits)
+        target = out.view(bits)
+        # The mask in the output, or of self's own shape where self broadcasts (a bias).
+        mask = target if keep.shape == out.shape else np.empty(keep.shape, bits)
         np.multiply(keep, np.iinfo(bits).max, dtype=bits, out=mask)
-        np.bitwise_and(a.view(bits), mask, out=mask)
+        np.bitwise_and(a.view(bits), mask, out=target)
     return kernel
 
 

@@ -124,8 +124,8 @@ def in_pieces(count: int, work: Callable[[int, int], None], *, threads: int, pie
     until none is left; the threads held to cores of their own meanwhile (``placement.pinned``).
 
     Unlike ``in_parallel``'s one part per thread, no thread waits for a worker that has not
-    started: the caller takes the pieces itself, and a worker that starts late finds none left
-    and is not cancelled in time only if it already runs.  For work of which any split gives
+    started: the caller takes the pieces itself, and a worker not started when the caller is
+    done is cancelled, not waited for (one that starts late finds no piece left).  For work of which any split gives
     the same result (elementwise ufuncs); the workers' pieces run under the caller's NumPy
     error state."""
     pieces = max(1, min(count, pieces))
@@ -166,8 +166,9 @@ _load = [-1.0, False]  # [when read, busy]
 
 
 def machine_busy() -> bool:
-    """Whether the machine's 1-minute load average is at or above the cores this process may
-    use: the other programs hold them, and a part handed to a worker waits for a core.
+    """Whether the machine's 1-minute load average is at least one above the cores this process
+    may use (the process itself, a benchmark's other processes, count for about one): the
+    other programs hold the cores, and a part handed to a worker waits for one.
     Measured on this 2-core machine at load 9.7, an add of (8,64,56,56) into a fresh array,
     median of 80 calls: 1.7 ms on the calling thread, 20 ms split across two threads held to
     cores (``in_parallel``), 33 ms split into pieces taken by threads not held; on a quieter
@@ -175,7 +176,7 @@ def machine_busy() -> bool:
     now = time.monotonic()
     if now - _load[0] > _LOAD_PERIOD:
         try:
-            busy = os.getloadavg()[0] >= _WORKERS
+            busy = os.getloadavg()[0] >= _WORKERS + 1
         except OSError:
             busy = False
         _load[:] = [now, busy]
@@ -196,8 +197,8 @@ def over_parts(work: Callable[..., None], out: np.ndarray, *inputs: np.ndarray,
     ``MIN_PARALLEL_ELEMENTS``) for each of two and the machine is not busy (``machine_busy``);
     else on the calling thread, in parts of at most ``piece_elements`` elements where the
     leading axes allow it (for a kernel of several passes; default: one part).  Each input
-    broadcasts to ``out``'s shape and is cut with it (a view, no copy); a 0-d input goes whole
-    to every part.  ``keep``: the trailing axes never cut (a plane the work maps whole); each
+    broadcasts to ``out``'s shape and is cut with it (a view, no copy); one without the axes
+    cut (0-d, or a bias of trailing dims) goes whole to every part.  ``keep``: the trailing axes never cut (a plane the work maps whole); each
     input then broadcasts to ``out``'s other axes and keeps its own trailing ones (a padded
     plane's source plane).  A part drops the leading axes its index fixes (negative axes name
     the same ones in every part).
@@ -223,12 +224,15 @@ def over_parts(work: Callable[..., None], out: np.ndarray, *inputs: np.ndarray,
     edges = [shape[axis] * i // cuts for i in range(cuts + 1)]
     index = [outer + (slice(a, b),) for outer in itertools.product(*map(range, shape[:axis]))
              for a, b in zip(edges, edges[1:]) if b > a]
-    views = [x if x.ndim == 0 else np.broadcast_to(x, shape[:cut] + (x.shape[x.ndim - keep:] if keep else ()))
-             for x in inputs]
+    # An input without the axes cut (a bias of trailing dims) goes whole to every part, as it
+    # broadcasts there: a kernel may then work on its own small shape.
+    whole = [x.ndim < out.ndim - axis for x in inputs]
+    views = [x if w else np.broadcast_to(x, shape[:cut] + (x.shape[x.ndim - keep:] if keep else ()))
+             for x, w in zip(inputs, whole)]
 
     def run(start: int, stop: int) -> None:
         for ix in index[start:stop]:
-            work(out[ix], *(x if x.ndim == 0 else x[ix] for x in views))
+            work(out[ix], *(x if w else x[ix] for x, w in zip(views, whole)))
 
     in_pieces(len(index), run, threads=threads, pieces=threads if threads > 1 else len(index))
 
