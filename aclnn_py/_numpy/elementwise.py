@@ -189,8 +189,7 @@ def _converted(a: np.ndarray, to: np.dtype) -> np.ndarray:
                 return real.astype(to)  # (through double changes nothing for these)
             wide = real.astype(np.float64)
             return wide.astype(np.float32).astype(to) if to.itemsize == 2 else wide.astype(to)
-        if source.kind in "iub":
-            return a.astype(to)
+        # (an integer or BOOL to an integer is NumPy's own cast: convert_into's direct path)
         v = np.trunc((np.real(a) if is_complex(source) else a).astype(np.float64))
         big, small, nan = v >= 2.0**63, v <= -(2.0**63), np.isnan(v)
         ints = np.where(big | small | nan, 0.0, v).astype(np.int64)
