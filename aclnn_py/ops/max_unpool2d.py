@@ -108,16 +108,15 @@ def _prepare(self: object, indices: object, output_size: object) -> Prepared:
         check_allocation(nbytes)
         index = host_array(API, "indices", indices)
         check_index_range(KERNEL, index, output_size)
-        out = np.empty((planes, out_plane), dtype)
+        out = np.zeros((planes, out_plane), dtype)  # (calloc's pages come zeroed: no pass of ours)
         if planes:
             x = host_array(API, "self", self).reshape(planes, plane)
             over_parts(_scatter, out, x, index.reshape(planes, plane), keep=1)
         return out.reshape(out_shape)
 
     def _scatter(out: np.ndarray, x: np.ndarray, index: np.ndarray) -> None:
-        """Whole planes: zeros, then each value at its index (a plane is never cut: an index
-        repeated within it keeps its last value, as one assignment does)."""
-        out[...] = 0
+        """Each value at its index in whole planes (a plane is never cut: an index repeated
+        within it keeps its last value, as one assignment does)."""
         # Fancy assignment, not np.put (10x slower on ResNet-sized planes).
         out.reshape(-1)[(index + starts[:len(index)]).ravel()] = x.ravel()
 

@@ -89,7 +89,9 @@ def _prepare(self: object, output_size: object) -> Prepared:
         if x.size == 0:
             return np.empty(out_shape, dtype)
         out = np.empty(out_shape, dtype)
-        over_parts(lambda o, planes: np.take(planes.take(rows, axis=-2), cols, axis=-1, out=o), out, x, keep=2)
+        # (mode clip: the indices are in range, and take's out= is buffered in its default mode)
+        over_parts(lambda o, planes: np.take(planes.take(rows, axis=-2), cols, axis=-1, out=o, mode="clip"), out, x,
+                   keep=2)
         return out
 
     return plan(run, nbytes + self.nbytes), (self,)
