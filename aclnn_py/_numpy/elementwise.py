@@ -295,7 +295,9 @@ def compute(kernel: Kernel, a: np.ndarray, b: np.ndarray, promoted: np.dtype, ou
             kernel(p, q, alpha, t)
             np.copyto(r, t.astype(promoted) if narrow else t, casting="unsafe")
 
-    one_pass = out == wide and alpha is None and kernel in _ONE_PASS
+    # (a broadcast input: ThresholdBackward's mask stays its size, no pass to keep in the cache)
+    one_pass = (out == wide and alpha is None and kernel in _ONE_PASS) or any(
+        v.ndim and v.size < result.size for v in (x, y))
     over_parts(part, result, x, y, piece_elements=None if one_pass else workers.PIECE_ELEMENTS)
     return result
 
