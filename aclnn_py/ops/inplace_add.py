@@ -87,10 +87,10 @@ def _prepare(self_ref: object, other: object, alpha: object) -> Prepared:
 
     def add_into(r: np.ndarray, b: np.ndarray) -> None:
         """selfRef's part ``r`` += its part of ``b`` (times ``factor``): on each worker's part."""
-        if pieces and factor is not None:
-            _axpy(r.reshape(-1), b.reshape(-1), factor)
-        else:
-            with np.errstate(over="ignore", invalid="ignore"):
+        with np.errstate(over="ignore", invalid="ignore"):
+            if pieces and factor is not None:
+                _axpy(r.reshape(-1), b.reshape(-1), factor)
+            else:
                 np.add(r, b if factor is None else np.multiply(b, factor), out=r)
 
     def run(self_ref: object, other: object, *_: object) -> np.ndarray:
