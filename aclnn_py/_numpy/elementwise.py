@@ -19,6 +19,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from .._dtypes import bfloat16, compute_dtype
+from . import workers
+from .workers import over_parts
 
 # -- promotion (op::PromoteType) ---------------------------------------------------------------
 
@@ -146,7 +148,35 @@ def convert(a: np.ndarray, to: np.dtype) -> np.ndarray:
     complex to a real type keeps the real part; a floating value to an integer truncates toward
     zero, NaN to 0, saturated to INT64 and then wrapped to the width; to BOOL is "non-zero"
     (either part of a complex); integers narrow modulo 2^bits; integers go to floating types
-    through DOUBLE, and everything to FLOAT16/BFLOAT16 through DOUBLE and FLOAT."""
+    through DOUBLE, and everything to FLOAT16/BFLOAT16 through DOUBLE and FLOAT.
+
+    A new array (see ``convert_into``)."""
+    result = np.empty(a.shape, to)
+    convert_into(result, a)
+    return result
+
+
+def convert_into(out: np.ndarray, a: np.ndarray) -> None:
+    """``convert(a, out.dtype)`` written into ``out`` (``a`` broadcasts to its shape and does
+    not overlap it); a large one converted in parts on the worker threads (``over_parts``:
+    NumPy's FLOAT to FLOAT16 conversion, ~5 ns an element here, is not memory-bound)."""
+    source, to = a.dtype, out.dtype
+    direct = source == to or (is_floating(source) and is_floating(to) and source.itemsize <= 4) or (
+        source.kind in "iub" and to.kind in "iub")
+
+    def part(r: np.ndarray, x: np.ndarray) -> None:
+        with np.errstate(all="ignore"):
+            if direct:  # (NumPy's own cast: through double changes nothing for these)
+                np.copyto(r, x, casting="unsafe")
+            else:
+                np.copyto(r, _converted(x, to), casting="unsafe")
+
+    over_parts(part, out, a)
+
+
+def _converted(a: np.ndarray, to: np.dtype) -> np.ndarray:
+    """``convert``'s value of ``a``, a new array of ``to``, for the conversions that are not
+    NumPy's own cast."""
     source = a.dtype
     with np.errstate(all="ignore"):
         if to == np.bool_:
@@ -159,8 +189,7 @@ def convert(a: np.ndarray, to: np.dtype) -> np.ndarray:
                 return real.astype(to)  # (through double changes nothing for these)
             wide = real.astype(np.float64)
             return wide.astype(np.float32).astype(to) if to.itemsize == 2 else wide.astype(to)
-        if source.kind in "iub":
-            return a.astype(to)
+        # (an integer or BOOL to an integer is NumPy's own cast: convert_into's direct path)
         v = np.trunc((np.real(a) if is_complex(source) else a).astype(np.float64))
         big, small, nan = v >= 2.0**63, v <= -(2.0**63), np.isnan(v)
         ints = np.where(big | small | nan, 0.0, v).astype(np.int64)
@@ -184,39 +213,46 @@ def broadcast(a: Sequence[int], b: Sequence[int]) -> tuple[int, ...] | None:
 
 # -- the computation ---------------------------------------------------------------------------
 
-#: (a, b, alpha) -> the result, each an array or a 0-d array in the compute dtype.
-Kernel = Callable[[np.ndarray, np.ndarray, np.ndarray | None], np.ndarray]
+#: (a, b, alpha, out): writes the result of a and b (arrays or 0-d arrays in the compute dtype,
+#: broadcasting to ``out``'s shape) into ``out``, of the compute dtype, not overlapping them.
+Kernel = Callable[[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray], None]
 
 
-def _add(a: np.ndarray, b: np.ndarray, alpha: np.ndarray | None) -> np.ndarray:
+def _add(a: np.ndarray, b: np.ndarray, alpha: np.ndarray | None, out: np.ndarray) -> None:
     if a.dtype == np.bool_:  # BOOL: alpha * b is "alpha and b", the sum "or"
-        return np.asarray(np.logical_or(a, np.logical_and(b, alpha) if alpha is not None else b))
-    with np.errstate(over="ignore"):
-        return np.asarray(np.add(a, b if alpha is None else np.multiply(b, alpha)))
+        np.logical_or(a, np.logical_and(b, alpha) if alpha is not None else b, out=out)
+    elif alpha is None:
+        np.add(a, b, out=out)
+    else:  # alpha * b rounded, then added: as np.add(a, b * alpha), with no temporary
+        np.multiply(b, alpha, out=out)
+        np.add(a, out, out=out)
 
 
-def _mul(a: np.ndarray, b: np.ndarray, alpha: np.ndarray | None) -> np.ndarray:
+def _mul(a: np.ndarray, b: np.ndarray, alpha: np.ndarray | None, out: np.ndarray) -> None:
     if a.dtype == np.bool_:
-        return np.asarray(np.logical_and(a, b))
-    with np.errstate(over="ignore"):
-        return np.asarray(np.multiply(a, b))
+        np.logical_and(a, b, out=out)
+    else:
+        np.multiply(a, b, out=out)
 
 
-def _max(a: np.ndarray, b: np.ndarray, alpha: np.ndarray | None) -> np.ndarray:
-    return np.asarray(np.maximum(a, b))  # (a NaN wins, as in PyTorch)
+def _max(a: np.ndarray, b: np.ndarray, alpha: np.ndarray | None, out: np.ndarray) -> None:
+    np.maximum(a, b, out=out)  # (a NaN wins, as in PyTorch)
 
 
 def threshold_backward(threshold: np.float32) -> Kernel:
     """ThresholdBackward's kernel: ``a`` (gradOutput) where ``b`` (self, compared as a FLOAT)
     is not <= ``threshold`` (so a NaN self passes the gradient, as PyTorch), else 0."""
-    def kernel(a: np.ndarray, b: np.ndarray, alpha: np.ndarray | None) -> np.ndarray:
+    def kernel(a: np.ndarray, b: np.ndarray, alpha: np.ndarray | None, out: np.ndarray) -> None:
         with np.errstate(invalid="ignore"):
             keep = np.logical_not(b.astype(np.float32, copy=False) <= threshold)
         # Branch-free: the bits of a and-ed with all ones (kept) or all zeros (+0); ~10x faster
         # than np.where / copyto(where=) on random masks.
         bits = np.dtype(f"u{a.dtype.itemsize}")
-        mask = np.multiply(keep, np.iinfo(bits).max, dtype=bits)
-        return np.asarray(np.bitwise_and(a.view(bits), mask)).view(a.dtype)
+        target = out.view(bits)
+        # The mask in the output, or of self's own shape where self broadcasts (a bias).
+        mask = target if keep.shape == out.shape else np.empty(keep.shape, bits)
+        np.multiply(keep, np.iinfo(bits).max, dtype=bits, out=mask)
+        np.bitwise_and(a.view(bits), mask, out=target)
     return kernel
 
 
@@ -238,15 +274,37 @@ def compute(kernel: Kernel, a: np.ndarray, b: np.ndarray, promoted: np.dtype, ou
             alpha: np.ndarray | None = None) -> np.ndarray:
     """``kernel`` of the tensors (or 0-d scalars, already converted) ``a`` and ``b`` in
     ``promoted``, the result rounded to it once and returned as a new array of ``out``.
-    ``alpha`` (0-d, already converted as the operator converts it) multiplies ``b``."""
+    ``alpha`` (0-d, already converted as the operator converts it) multiplies ``b``.
+
+    A large result is computed in parts on the worker threads (``workers.over_parts``), each
+    part written into the result (through a part-sized buffer of the compute dtype where that
+    is not ``out``'s)."""
     wide = compute_dtype(promoted)
     if alpha is not None and alpha.dtype != wide and promoted != np.bool_:
         alpha = alpha.astype(wide)
-    result = np.asarray(kernel(operand(a, promoted), operand(b, promoted), alpha))
-    with np.errstate(all="ignore"):
-        if result.dtype != promoted:
-            result = result.astype(promoted)
-        return result.astype(out, copy=False)  # (the kernel's result is a new array)
+    x, y = operand(a, promoted), operand(b, promoted)
+    result = np.empty(np.broadcast_shapes(x.shape, y.shape), out)
+    narrow = promoted != wide
+
+    def part(r: np.ndarray, p: np.ndarray, q: np.ndarray) -> None:
+        with np.errstate(all="ignore"):
+            if r.dtype == wide:
+                kernel(p, q, alpha, r)
+                return
+            t = np.empty(r.shape, wide)
+            kernel(p, q, alpha, t)
+            np.copyto(r, t.astype(promoted) if narrow else t, casting="unsafe")
+
+    # (a broadcast input: ThresholdBackward's mask stays its size, no pass to keep in the cache)
+    one_pass = (out == wide and alpha is None and kernel in _ONE_PASS) or any(
+        v.ndim and v.size < result.size for v in (x, y))
+    over_parts(part, result, x, y, piece_elements=None if one_pass else workers.PIECE_ELEMENTS)
+    return result
+
+
+#: The kernels that make one pass over their output (the others' passes go over it in pieces
+#: that stay in the cache: ``workers.PIECE_ELEMENTS``).
+_ONE_PASS = (_add, _mul, _max)
 
 
 def is_equal_to_one(alpha: np.ndarray) -> bool:

@@ -8,6 +8,7 @@ goes straight to its kernel; a tiny call's cost is then the kernel's few NumPy c
 from __future__ import annotations
 
 import os
+import struct
 import threading
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -24,6 +25,9 @@ QUICK_BYTES = 1 << 20
 # Plans kept per operator: a network has tens of distinct layer geometries, not hundreds; a
 # plan is small (its matrix, for the small path, is at most _small.MAX_MATRIX_ELEMENTS).
 _CACHED_PLANS = 256
+
+
+_DOUBLE = struct.Struct("<d")
 
 
 class Plan(NamedTuple):
@@ -44,13 +48,15 @@ def plan(run: Callable[..., Any], nbytes: int) -> Plan:
     return Plan(run, nbytes < QUICK_BYTES)
 
 
-def signature(args: tuple[Any, ...]) -> tuple[object, ...] | None:
+def signature(args: tuple[Any, ...], floats: bool = False) -> tuple[object, ...] | None:
     """The key of one call's arguments in the plan cache, or None (no caching) when an
     argument is of a kind it does not cover.
 
     An ndarray stands for its shape, dtype and strides (no check reads tensor data); a list or
     tuple of ints for its values, one of bools for their type and values; an int or None for
-    itself; a bool for its type and value.
+    itself; a bool for its type and value; with ``floats``, a float for its type and bits (an
+    aclScalar such as InplaceAdd's alpha or InplaceFillScalar's value, which its plan holds
+    converted: ``NumpyOp``'s ``floats``).
     Types are exact: in Python ``True == 1 == 1.0`` and their hashes agree, so a bool or a float must not
     find the plan of an int (their checks differ: a TypeError), nor an ndarray subclass or a
     NumPy integer the plan of what they resemble. Anything else is not cached."""
@@ -75,6 +81,10 @@ def signature(args: tuple[Any, ...]) -> tuple[object, ...] | None:
             key.append(value)  # (never equal to another kind's entry: tuples, or a bool's pair)
         elif kind is bool:
             key.append((bool, value))
+        elif kind is float and floats:
+            # By its bits: -0.0 == 0.0 and every NaN differs from itself (an aclScalar's value
+            # is its bits); the tag keeps it apart from the int and the bool it may equal.
+            key.append((float, _DOUBLE.pack(value)))
         else:
             return None
     return tuple(key)
@@ -90,10 +100,15 @@ class NumpyOp:
     is its plan's ``run``'s to check), so the plan of a signature seen before is used again and
     a repeated valid call goes straight to its kernel. A new signature always runs every check;
     a call that raised leaves nothing in the cache. ``run`` re-checks what depends on the
-    environment (the device memory) on every call."""
+    environment (the device memory) on every call.
 
-    def __init__(self, prepare: Callable[..., Prepared]) -> None:
+    ``floats``: a float argument keys by its bits too (else a call with one is prepared every
+    time); for an operator whose plan depends on its floats' values alone (its ``run`` reads
+    its tensors from its own arguments, never from ``prepare``'s)."""
+
+    def __init__(self, prepare: Callable[..., Prepared], *, floats: bool = False) -> None:
         self.prepare = prepare
+        self.floats = floats
         self.__module__ = prepare.__module__
         self._plans: dict[tuple[object, ...], Plan] = {}
         self._lock = threading.Lock()
@@ -102,7 +117,7 @@ class NumpyOp:
     def plan(self, args: tuple[object, ...]) -> Prepared:
         """The plan of a call with ``args``, and the arguments to run it with (``args`` when the
         plan was cached, else what ``prepare`` coerced)."""
-        key = signature(args)
+        key = signature(args, self.floats)
         if key is not None:
             found = self._plans.get(key)
             if found is not None:

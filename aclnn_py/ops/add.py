@@ -91,7 +91,7 @@ def _prepare(self: object, other: object, alpha: object) -> Prepared:
     return plan(run, nbytes + self.nbytes + other.nbytes), (self, other, alpha)
 
 
-_numpy = NumpyOp(_prepare)
+_numpy = NumpyOp(_prepare, floats=True)  # (its plan holds the scalars' values)
 
 
 def _outputs(self: object, other: object, alpha: object) -> list[Output]:

@@ -140,7 +140,7 @@ def _prepare(tensors: object, dim: object) -> Prepared:
             part = out[(slice(None),) * axis + (slice(at, at + a.shape[axis]),)]
             at += a.shape[axis]
             if a.size:
-                part[...] = a if a.dtype == promoted else _ew.convert(a, promoted)
+                _ew.convert_into(part, a)  # (on the worker threads when large)
         return out
 
     return plan(run, 2 * nbytes), (arrays, dim)

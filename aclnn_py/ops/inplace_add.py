@@ -38,7 +38,7 @@ from .._convert.values import host_array, tensor_arg
 from .._dtypes import compute_dtype
 from .._numpy import elementwise as _ew
 from .._numpy.plans import NumpyOp, Prepared, plan
-from .._numpy.workers import scratch
+from .._numpy.workers import over_parts, scratch
 from .._runtime.tensor import Tensor
 from ._checks import check_dtype, check_not_null
 from ._dispatch import dispatch, documented
@@ -85,12 +85,20 @@ def _prepare(self_ref: object, other: object, alpha: object) -> Prepared:
     pieces = (direct and promoted == np.float32 and factor is not None and self_ref.shape == other.shape
               and self_ref.flags.c_contiguous and other.flags.c_contiguous and self_ref.size > _PIECE)
 
+    def add_into(r: np.ndarray, b: np.ndarray) -> None:
+        """selfRef's part ``r`` += its part of ``b`` (times ``factor``): on each worker's part."""
+        with np.errstate(over="ignore", invalid="ignore"):
+            if pieces and factor is not None:
+                _axpy(r.reshape(-1), b.reshape(-1), factor)
+            else:
+                np.add(r, b if factor is None else np.multiply(b, factor), out=r)
+
     def run(self_ref: object, other: object, *_: object) -> np.ndarray:
         a, b = written_array(API, "selfRef", self_ref), host_array(API, "other", other)
         if a.size == 0 or b.size == 0:
             return a
-        if pieces and factor is not None and not np.may_share_memory(a, b):
-            _axpy(a.reshape(-1), b.reshape(-1), factor)
+        if direct and not np.may_share_memory(a, b):
+            over_parts(add_into, a, b)
         elif direct:
             with np.errstate(over="ignore", invalid="ignore"):
                 np.add(a, b if factor is None else np.multiply(b, factor), out=a)
@@ -106,10 +114,9 @@ _PIECE = 1 << 15  # elements per piece: the scaled other of a piece stays in the
 
 def _axpy(a: np.ndarray, b: np.ndarray, factor: np.ndarray) -> None:
     """``a += factor * b`` over flat FLOAT32 arrays that do not overlap, in pieces scaled into
-    a kept scratch row: no fresh temporary of a's size (its pages faulted in on every call), and
-    each piece added while it is in the cache. (On one thread: on this 2-core machine, shared,
-    the worker threads' hand-offs cost more than they gained: (256,256,3,3) 0.4 ms on one
-    thread, 6-8 ms split across the workers, 0.5-2.3 ms as one multiply and one add.)"""
+    a kept scratch row (the calling thread's own: each worker's part has its own row): no fresh
+    temporary of a's size (its pages faulted in on every call), and each piece added while it
+    is in the cache."""
     row = scratch("inplace_add", (_PIECE,))
     for first in range(0, a.size, _PIECE):
         last = min(first + _PIECE, a.size)
@@ -117,7 +124,7 @@ def _axpy(a: np.ndarray, b: np.ndarray, factor: np.ndarray) -> None:
         np.add(a[first:last], scaled, out=a[first:last])
 
 
-_numpy = NumpyOp(_prepare)
+_numpy = NumpyOp(_prepare, floats=True)  # (its plan holds the scalars' values)
 
 #: The npu/sim path: the two-phase C call, selfRef written in place.
 _aclnn = planned(TypedCall("InplaceAdd"))

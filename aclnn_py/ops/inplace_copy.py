@@ -59,18 +59,15 @@ def _prepare(self_ref: object, src: object) -> Prepared:
     check_rank(API, "selfRef", self_ref.shape)
     check_rank(API, "src", src.shape)
     check_inplace(API, "selfRef", self_ref.shape, "src", src.shape)
-    same = self_ref.dtype == src.dtype
-    # FLOAT/FLOAT16/BFLOAT16 among themselves: Cast's conversion is NumPy's own, in one pass
-    direct = same or (_ew.is_floating(src.dtype) and _ew.is_floating(self_ref.dtype) and src.dtype.itemsize <= 4)
 
     def run(self_ref: object, src: object) -> np.ndarray:
         a, b = written_array(API, "selfRef", self_ref), host_array(API, "src", src)
         if a.size == 0 or b.size == 0:
             return a
-        if direct:
-            np.copyto(a, b, casting="unsafe")  # (NumPy reads an overlapping src before writing)
+        if np.may_share_memory(a, b):
+            a[...] = _ew.convert(b, a.dtype)  # (src read whole before selfRef is written)
         else:
-            a[...] = _ew.convert(b, a.dtype)
+            _ew.convert_into(a, b)
         return a
 
     return plan(run, self_ref.nbytes + src.nbytes), (self_ref, src)

@@ -30,6 +30,7 @@ from .._convert.typed import TypedCall
 from .._dtypes import bfloat16
 from .._numpy import elementwise as _ew
 from .._numpy.plans import NumpyOp, Prepared, plan
+from .._numpy.workers import over_parts
 from .._runtime.tensor import Tensor
 from ._checks import check_dtype, check_not_null
 from ._dispatch import dispatch, documented
@@ -58,13 +59,13 @@ def _prepare(self_ref: object, value: object) -> Prepared:
 
     def run(self_ref: object, *_: object) -> np.ndarray:
         a = written_array(API, "selfRef", self_ref)
-        a[...] = filler
+        over_parts(lambda part: part.__setitem__(..., filler), a)  # (on the worker threads when large)
         return a
 
     return plan(run, self_ref.nbytes), (self_ref, value)
 
 
-_numpy = NumpyOp(_prepare)
+_numpy = NumpyOp(_prepare, floats=True)  # (its plan holds the scalars' values)
 
 #: The npu/sim path: the two-phase C call, selfRef written in place.
 _aclnn = planned(TypedCall("InplaceFillScalar"))

@@ -45,6 +45,7 @@ from .._convert.executor import dtype_of, planned, shape_of
 from .._convert.typed import Output, TypedCall
 from .._convert.values import host_array, int_array_arg, tensor_arg
 from .._numpy.plans import NumpyOp, Prepared, plan
+from .._numpy.workers import over_parts
 from ._checks import FLOAT32, check, check_dtype, check_length, check_min, check_not_null, shape_str
 from ._dispatch import dispatch, documented
 from ._registry import numpy_dtypes
@@ -107,11 +108,17 @@ def _prepare(self: object, indices: object, output_size: object) -> Prepared:
         check_allocation(nbytes)
         index = host_array(API, "indices", indices)
         check_index_range(KERNEL, index, output_size)
-        out = np.zeros(planes * out_plane, dtype)
+        out = np.zeros((planes, out_plane), dtype)  # (calloc's pages come zeroed: no pass of ours)
         if planes:
-            # Fancy assignment, not np.put (10x slower on ResNet-sized planes).
-            out[(index.reshape(planes, plane) + starts).ravel()] = host_array(API, "self", self).ravel()
+            x = host_array(API, "self", self).reshape(planes, plane)
+            over_parts(_scatter, out, x, index.reshape(planes, plane), keep=1)
         return out.reshape(out_shape)
+
+    def _scatter(out: np.ndarray, x: np.ndarray, index: np.ndarray) -> None:
+        """Each value at its index in whole planes (a plane is never cut: an index repeated
+        within it keeps its last value, as one assignment does)."""
+        # Fancy assignment, not np.put (10x slower on ResNet-sized planes).
+        out.reshape(-1)[(index + starts[:len(index)]).ravel()] = x.ravel()
 
     return plan(run, nbytes + self.nbytes + indices.nbytes), (self, indices)
 

@@ -80,7 +80,7 @@ def _prepare(self: object, other: object) -> Prepared:
     return plan(run, nbytes + self.nbytes), (self, other)
 
 
-_numpy = NumpyOp(_prepare)
+_numpy = NumpyOp(_prepare, floats=True)  # (its plan holds the scalars' values)
 
 
 def _outputs(self: object, other: object) -> list[Output]:

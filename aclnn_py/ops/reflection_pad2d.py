@@ -44,6 +44,7 @@ from .._convert.executor import dtype_of, planned, shape_of
 from .._convert.typed import Output, TypedCall
 from .._convert.values import host_array, int_array_arg, repeated, tensor_arg
 from .._numpy.plans import NumpyOp, Prepared, plan
+from .._numpy.workers import over_parts
 from ._checks import FLOAT32, check, check_dtype, check_length, check_not_null, shape_str
 from ._dispatch import dispatch, documented
 from ._pad2d import check_pads_below, padded_hw
@@ -108,20 +109,25 @@ _numpy = NumpyOp(_prepare)
 
 
 def _pad(x: np.ndarray, out_shape: tuple[int, ...], padding: tuple[int, ...]) -> np.ndarray:
-    """The padded copy: the interior, then the top and bottom strips mirrored from self's rows,
-    then the left and right strips mirrored from out's own columns (corners included)."""
-    left, right, top, bottom = padding
+    """The padded copy, plane by plane (``_pad_planes``), on the worker threads when large."""
     out = np.empty(out_shape, x.dtype)
-    if out.size == 0:
-        return out
+    if out.size:
+        over_parts(lambda o, planes: _pad_planes(o, planes, padding), out, x, keep=2)
+    return out
+
+
+def _pad_planes(out: np.ndarray, x: np.ndarray, padding: tuple[int, ...]) -> None:
+    """``x``'s planes padded into ``out``'s: the interior, then the top and bottom strips
+    mirrored from self's rows, then the left and right strips mirrored from out's own columns
+    (corners included)."""
+    left, right, top, bottom = padding
+    height, width = x.shape[-2:]
     if min(padding) < 0:
         # Cropping on some side: one gather per axis of the reflected sources.
-        height, width = x.shape[-2:]
-        rows = [_reflect(y - top, height) for y in range(out_shape[-2])]
-        cols = [_reflect(c - left, width) for c in range(out_shape[-1])]
+        rows = [_reflect(y - top, height) for y in range(out.shape[-2])]
+        cols = [_reflect(c - left, width) for c in range(out.shape[-1])]
         np.take(np.take(x, rows, axis=-2), cols, axis=-1, out=out)
-        return out
-    height, width = x.shape[-2:]
+        return
     core = out[..., :, left:left + width]
     core[..., top:top + height, :] = x
     if top:
@@ -133,7 +139,6 @@ def _pad(x: np.ndarray, out_shape: tuple[int, ...], padding: tuple[int, ...]) ->
     if right:
         end = left + width
         out[..., end:] = out[..., _backwards(end - 2, right)]
-    return out
 
 
 def _backwards(start: int, count: int) -> slice:

@@ -74,7 +74,7 @@ def _prepare(grad_output: object, self: object, threshold: object) -> Prepared:
     return plan(run, nbytes + grad_output.nbytes + self.nbytes), (grad_output, self, threshold)
 
 
-_numpy = NumpyOp(_prepare)
+_numpy = NumpyOp(_prepare, floats=True)  # (its plan holds the scalars' values)
 
 
 def _shape_checks(grad_output: object, self: object, threshold: object) -> tuple[int, ...]:

@@ -38,6 +38,7 @@ from .._convert.executor import dtype_of, planned, shape_of
 from .._convert.typed import Output, TypedCall
 from .._convert.values import host_array, int_array_arg, repeated, tensor_arg
 from .._numpy.plans import NumpyOp, Prepared, plan
+from .._numpy.workers import over_parts
 from .._numpy.pooling import nearest_source
 from .._runtime.memory import check_allocation
 from .._runtime.tensor import Tensor
@@ -87,8 +88,11 @@ def _prepare(self: object, output_size: object) -> Prepared:
         x = host_array(API, "self", self)
         if x.size == 0:
             return np.empty(out_shape, dtype)
-        result: np.ndarray = x.take(rows, axis=2).take(cols, axis=3)
-        return result
+        out = np.empty(out_shape, dtype)
+        # (mode clip: the indices are in range, and take's out= is buffered in its default mode)
+        over_parts(lambda o, planes: np.take(planes.take(rows, axis=-2), cols, axis=-1, out=o, mode="clip"), out, x,
+                   keep=2)
+        return out
 
     return plan(run, nbytes + self.nbytes), (self,)
 

@@ -82,8 +82,13 @@ def test_signature_keys_exact_types():
     assert key is not None and key == _plans.signature((a.copy(), (1, 2), [3], 4, True, None))
     # True == 1 == 1.0 with equal hashes: each kind keys apart, or is not cached at all
     assert _plans.signature((a, [1, 2], (3,), 1, True, None)) != _plans.signature((a, [1, 2], (3,), True, True, None))
-    for uncached in ([1.0, 2], [True, 2], [np.int64(1)], np.int64(1), 1.0, "x", a.view(np.matrix), a.tolist()):
+    for uncached in ([1.0, 2], [True, 2], [np.int64(1)], np.int64(1), np.float64(1.0), "x", a.view(np.matrix),
+                     a.tolist()):
         assert _plans.signature((a, uncached)) is None, uncached
+    # a float keys by its bits, apart from the int and bool it equals
+    floats = [1.0, 1, True, 0.0, -0.0, float("nan"), -float("nan"), 2.5]
+    assert len({_plans.signature((a, f), floats=True) for f in floats}) == len(floats)
+    assert _plans.signature((a, 2.5), floats=True) == _plans.signature((a, 5 / 2), floats=True)
     # a list of bools (outputMask) keys by type and values, apart from the ints it equals
     mask = _plans.signature((a, [True, False, True]))
     assert mask is not None and mask == _plans.signature((a, (True, False, True)))
@@ -94,7 +99,7 @@ def test_signature_keys_exact_types():
     assert len({_plans.signature((b,)) for b in (a, a.T.copy(), a.astype(np.float64), a[:, ::2].copy(), a[:, ::2])}) == 5
 
 
-def _counting_op(fail_on=()):
+def _counting_op(fail_on=(), floats=False):
     made = []
 
     def prepare(x, n):
@@ -103,7 +108,7 @@ def _counting_op(fail_on=()):
             raise ValueError(f"n = {n}")
         return _plans.plan(lambda x, n: x * n, x.nbytes), (x, n)
 
-    return _plans.NumpyOp(prepare), made
+    return _plans.NumpyOp(prepare, floats=floats), made
 
 
 def test_a_plan_is_made_once_per_signature_and_errors_are_not_kept():
@@ -119,6 +124,21 @@ def test_a_plan_is_made_once_per_signature_and_errors_are_not_kept():
     assert len(made) == 4
     op(x, 2.0)                                    # not cached (a float): prepared every time
     op(x, 2.0)
+    assert len(made) == 6
+
+
+def test_an_op_of_floats_caches_a_plan_per_float_bits():
+    op, made = _counting_op(floats=True)
+    x = np.ones(4, np.float32)
+    op(x, 2)
+    op(x, 2.0)                                    # a float: a plan of its own, apart from the int 2
+    op(x, 2.0)
+    assert len(made) == 2
+    op(x, -0.0)
+    op(x, 0.0)                                    # equal to -0.0, other bits: another plan
+    assert len(made) == 4
+    op(x, np.float64(2.0))                        # a NumPy scalar: not cached, prepared every time
+    op(x, np.float64(2.0))
     assert len(made) == 6
 
 
