@@ -13,15 +13,11 @@ may add a row's elements in another order depending on where the row falls in a 
 rows), and NumPy's float reductions over several dims (its iterator may order a part's
 additions otherwise, e.g. where the part's cut dim has size 1).
 
-The parts are claimed, not assigned: the calling thread and the workers each take the next
-unclaimed part until none is left, and the caller then waits only for the parts a worker has
-actually begun (a worker that has not woken by then is called off).  On a busy machine a worker
-can wait milliseconds for a core: assigned a part, the call would wait with it (measured under
-load average 7 on the 2 cores: BatchNorm eval (8,512,7,7) 6 ms a call through
-``workers.in_parallel``, 4.6 of them waiting for the worker and 1.2 pinning threads with
-``sched_setaffinity``); claimed, the caller does that part itself, so a split call is never much
-slower than one thread.  No thread is pinned here (the workers keep the cores ``placement``
-gave them).
+The parts are claimed, not assigned (``workers.in_pieces``, the one mechanism the elementwise
+kernels' ``over_parts`` uses too): the calling thread and the workers each take the next
+unclaimed part until none is left, and a worker that has not woken by then is called off, so a
+split call is never much slower than one thread; and on a busy machine
+(``workers.machine_busy``) nothing is split.
 
 Measured only under load (load average 7-8 on the 2 cores, other agents' processes busy; split
 vs one part interleaved in one process, 40 rounds, fastest/median ms): softmax (256,1000)
@@ -39,14 +35,10 @@ backward 2.19, 5.78 / 5.05, 5.81; log_softmax 0.63, 1.87 / 3.61, 2.03; its backw
 from __future__ import annotations
 
 import math
-import threading
-
 from collections.abc import Callable, Collection
-from concurrent.futures import Future, wait
 
-import numpy as np
-
-from .workers import _executor, worker_count
+from . import workers
+from .workers import in_pieces, worker_count
 
 Index = tuple[slice, ...]
 
@@ -75,41 +67,16 @@ def over(shape: tuple[int, ...], fixed: Collection[int], work: Callable[[Index],
     threads = worker_count()
     least = max(1, MIN_PART_ELEMENTS // passes)
     count = 0 if axis is None else min(shape[axis], threads * PARTS_PER_THREAD, total // least)
-    if axis is None or threads < 2 or count < 2:
+    if axis is None or threads < 2 or count < 2 or workers.machine_busy():
         work((slice(None),) * len(shape))
         return
     size = shape[axis]
     lead = (slice(None),) * axis
     bounds = [size * i // count for i in range(count + 1)]
     parts = [(*lead, slice(a, b)) for a, b in zip(bounds, bounds[1:])]
-    _claimed(parts, work, min(threads, count) - 1)
 
-
-def _claimed(parts: list[Index], work: Callable[[Index], None], helpers: int) -> None:
-    """``work`` of every part, each claimed once by the caller or one of ``helpers`` workers;
-    returns when every claimed part is done (re-raising the caller's exception, else a worker's)."""
-    lock = threading.Lock()
-    left = list(reversed(parts))
-    errors = np.geterr()
-
-    def take() -> Index | None:
-        with lock:
-            return left.pop() if left else None
-
-    def helper() -> None:
-        with np.errstate(**errors):
-            while (part := take()) is not None:
-                work(part)
-
-    pool = _executor()
-    futures: list[Future[None]] = [pool.submit(helper) for _ in range(helpers)]
-    try:
-        while (part := take()) is not None:
+    def run(start: int, stop: int) -> None:
+        for part in parts[start:stop]:
             work(part)
-    finally:
-        with lock:
-            left.clear()  # (after an exception: no worker starts another part)
-        begun = [f for f in futures if not f.cancel()]  # (a worker not yet started is called off)
-        wait(begun)  # (no worker still writes into the caller's arrays after it returns)
-    for f in begun:
-        f.result()  # (re-raises a worker's exception)
+
+    in_pieces(count, run, threads=min(threads, count), pieces=count)

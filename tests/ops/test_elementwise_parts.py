@@ -105,9 +105,13 @@ def test_in_pieces_reraises_the_callers_and_a_workers_exception(monkeypatch):
     monkeypatch.setattr(_workers, "_WORKERS", max(2, _workers._WORKERS))
     caller = threading.get_ident()
 
+    caller_began = threading.Event()
+
     def fail_on_caller(a, b):
         if threading.get_ident() == caller:
+            caller_began.set()
             raise ValueError("caller")
+        caller_began.wait(10)  # (a fast worker would otherwise take every piece first)
 
     with pytest.raises(ValueError, match="caller"):
         in_pieces(8, fail_on_caller, threads=2, pieces=8)

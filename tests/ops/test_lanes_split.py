@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import aclnn_py
-from aclnn_py._numpy import lanes, reduce as _red
+from aclnn_py._numpy import lanes, reduce as _red, workers
 from aclnn_py._numpy.workers import worker_count
 
 from helpers import assert_close
@@ -29,6 +29,7 @@ def _numpy_row_sums(monkeypatch):
 
 def _both(monkeypatch, call):
     """``call()`` with the parts forced and with one part; both results."""
+    monkeypatch.setattr(workers, "machine_busy", lambda: False)  # (split whatever the machine's load)
     monkeypatch.setattr(lanes, "MIN_PART_ELEMENTS", WHOLE)
     whole = call()
     monkeypatch.setattr(lanes, "MIN_PART_ELEMENTS", SPLIT)
@@ -49,6 +50,7 @@ def _same(whole, split):
 
 @pytest.mark.skipif(worker_count() < 2, reason="one core: nothing to split over")
 def test_over_cuts_the_outermost_free_dim_into_parts_each_run_once(monkeypatch):
+    monkeypatch.setattr(workers, "machine_busy", lambda: False)
     monkeypatch.setattr(lanes, "MIN_PART_ELEMENTS", SPLIT)
     seen: list[tuple[slice, ...]] = []
     lock = threading.Lock()
@@ -68,23 +70,22 @@ def test_over_cuts_the_outermost_free_dim_into_parts_each_run_once(monkeypatch):
 @pytest.mark.parametrize("on_worker", [False, True])
 def test_an_exception_in_a_part_reaches_the_caller_after_every_begun_part(monkeypatch, on_worker):
     monkeypatch.setattr(lanes, "MIN_PART_ELEMENTS", SPLIT)
+    monkeypatch.setattr(workers, "machine_busy", lambda: False)
     caller = threading.get_ident()
     done: list[int] = []
-    started = threading.Event()
+    began = {True: threading.Event(), False: threading.Event()}  # (by the caller, by a worker)
 
     def work(index):
         mine = threading.get_ident() == caller
-        if on_worker and not mine:
-            started.set()
-            raise RuntimeError("part failed")
-        if not on_worker and mine:
+        began[mine].set()
+        began[not mine].wait(10)  # (each side holds a part until the other has one: both run one)
+        if on_worker != mine:
             raise RuntimeError("part failed")
         done.append(index[0].start)
 
     with pytest.raises(RuntimeError, match="part failed"):
-        for _ in range(200):  # (until the thread meant to fail takes a part: which takes which varies)
-            lanes.over((64, 3), (1,), work)
-    assert started.is_set() or not on_worker
+        lanes.over((64, 3), (1,), work)
+    assert began[True].is_set() and began[False].is_set()
 
 
 def test_over_runs_the_whole_when_no_dim_is_free_or_the_input_is_small(monkeypatch):
