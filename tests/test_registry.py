@@ -298,3 +298,50 @@ def test_torch_arguments_share_memory_widen_and_keep_the_rest(torch):
     assert converted[3:] == ([1, 2], 3, None)                           # numbers and int lists as they are
     widened = op.torch_arguments(torch, ([half],), widen=True)
     assert widened[0][0].dtype == torch.float32
+
+
+def _results(result):
+    return tuple(None if r is None else np.array(r) for r in (result if isinstance(result, tuple) else (result,)))
+
+
+@pytest.mark.parametrize("op", OPS, **IDS)
+def test_a_cached_plan_computes_from_the_arrays_of_its_own_call(op: Operator):
+    # The numpy backend caches a plan per argument layout (_numpy/plans.py): a later call of the
+    # same layout with other data must give what a fresh plan gives (a plan that kept the arrays
+    # it was made from answered every later call with the first call's data).
+    shape, dtypes, params = op.selftest[0]
+    first, second = (op.case(np.random.default_rng(seed), shape, dtypes[0], **params).args for seed in (1, 2))
+    op.function(*op.fresh(first), backend="numpy")
+    cached = _results(op.function(*op.fresh(second), backend="numpy"))
+    from aclnn_py._numpy.plans import forget_plans
+
+    forget_plans()
+    fresh = _results(op.function(*op.fresh(second), backend="numpy"))
+    for a, b in zip(cached, fresh, strict=True):
+        assert (a is None) == (b is None) and (a is None or np.array_equal(a, b, equal_nan=True)), op.name
+
+
+@pytest.mark.parametrize("training", [False, True])
+def test_batch_norm_plans_with_integer_momentum_and_eps_read_each_calls_arrays(training):
+    # Integer momentum/eps make the call cacheable; each call must still normalise its own input
+    # and update its own running statistics (the plan once read those it was made from).
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        x = rng.standard_normal((2, 3, 4, 4)).astype(np.float32)
+        mean, var = rng.standard_normal(3).astype(np.float32), rng.random(3).astype(np.float32) + 0.5
+        running = (mean.copy(), var.copy())
+        out = aclnn_py.batch_norm(x, None, None, *running, training, 1, 1, backend="numpy")[2]
+        if training:
+            m, v = x.mean(axis=(0, 2, 3)), x.var(axis=(0, 2, 3))
+            np.testing.assert_allclose(running[0], m, rtol=1e-5, atol=1e-6)      # momentum 1: the batch's
+            np.testing.assert_allclose(running[1], v * 32 / 31, rtol=1e-5)
+        else:
+            m, v = mean, var
+        expect = (x - m[:, None, None]) / np.sqrt(v[:, None, None] + 1)
+        np.testing.assert_allclose(out, expect, rtol=1e-5, atol=1e-6)
+        grads = aclnn_py.batch_norm_backward(x, x, None, mean, var, mean, var, training, 1, [True, True, True],
+                                             backend="numpy")
+        again = aclnn_py.batch_norm_backward(x, x, None, mean, var, mean, var, training, 1.0, [True, True, True],
+                                             backend="numpy")  # (a float eps: never cached)
+        for a, b in zip(grads, again):
+            np.testing.assert_array_equal(a, b)

@@ -126,12 +126,16 @@ def _prepare(input: object, weight: object, bias: object, running_mean: object, 
     factor = unbiased_factor(shape)
     nbytes = 3 * input.size * 4
 
-    def run(*_: object) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+    def run(input: object, weight: object, bias: object, running_mean: object, running_var: object,
+            *_: object) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+        # (this call's arrays, not those the plan was made from: a cached plan serves every call
+        # of the same layout)
         check_allocation(nbytes)
-        assert input is not None
         x3 = _red.channels(host_array(API, "input", input))
-        w = None if weight is None else weight.astype(FLOAT32)
-        b = None if bias is None else bias.astype(FLOAT32)
+        w, b, running_mean, running_var = (None if v is None else host_array(API, n, v) for n, v in (
+            ("weight", weight), ("bias", bias), ("runningMean", running_mean), ("runningVar", running_var)))
+        w = None if w is None else w.astype(FLOAT32)
+        b = None if b is None else b.astype(FLOAT32)
         if not training:
             rm = np.zeros(c, FLOAT32) if running_mean is None else running_mean.astype(FLOAT32)
             rv = np.ones(c, FLOAT32) if running_var is None else running_var.astype(FLOAT32)
@@ -140,7 +144,7 @@ def _prepare(input: object, weight: object, bias: object, running_mean: object, 
                 scale *= w
             shift = -rm * scale if b is None else b - rm * scale
             y = _red.affine(x3, scale, shift)
-            return y.reshape(shape).astype(input.dtype, copy=False), None, None
+            return y.reshape(shape).astype(x3.dtype, copy=False), None, None
         mean = _red.channel_mean(x3)
         d, var = _red.centered(x3, mean)
         scale = np.float32(1) / np.sqrt(var + e)
@@ -152,10 +156,10 @@ def _prepare(input: object, weight: object, bias: object, running_mean: object, 
         if running_var is not None:
             update = (np.float32(1) - m) * running_var.astype(FLOAT32) + m * (var * factor)
             np.copyto(running_var, update, casting="unsafe")
-        dtype = input.dtype
+        dtype = x3.dtype
         return y.reshape(shape).astype(dtype, copy=False), mean.astype(dtype, copy=False), var.astype(dtype, copy=False)
 
-    return plan(run, nbytes), ()
+    return plan(run, nbytes), (input, weight, bias, running_mean, running_var)
 
 
 _numpy = NumpyOp(_prepare)

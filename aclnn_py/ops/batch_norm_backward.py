@@ -122,14 +122,17 @@ def _prepare(grad_out: object, input: object, weight: object, running_mean: obje
     for name, value in optional.items():
         _check_channels(name, None if value is None else value.shape, c)
     shape, dtype = x.shape, g.dtype
-    w, rm, rv, sm, sv = (None if v is None else v.astype(FLOAT32) for v in optional.values())
     e32 = np.float32(e)
     nbytes = 3 * x.size * 4
 
-    def run(*_: object) -> tuple[np.ndarray | None, ...]:
+    def run(grad_out: object, input: object, *tensors: object) -> tuple[np.ndarray | None, ...]:
+        # (this call's arrays, not those the plan was made from: a cached plan serves every call
+        # of the same layout)
         check_allocation(nbytes)
-        g3 = _red.channels(host_array(API, "gradOut", g))
-        x3 = _red.channels(host_array(API, "input", x))
+        g3 = _red.channels(host_array(API, "gradOut", grad_out))
+        x3 = _red.channels(host_array(API, "input", input))
+        w, rm, rv, sm, sv = (None if v is None else host_array(API, n, v).astype(FLOAT32)
+                             for n, v in zip(_OPTIONAL, tensors[:len(_OPTIONAL)]))
         n = np.float32(g3.shape[0] * g3.shape[2])
         mean = (sm if training else rm)
         var = (sv if training else rv)
@@ -164,7 +167,7 @@ def _prepare(grad_out: object, input: object, weight: object, running_mean: obje
         grad_bias = sum_g.astype(dtype) if mask[2] else None
         return grad_input, grad_weight, grad_bias
 
-    return plan(run, nbytes), ()
+    return plan(run, nbytes), (g, x, *optional.values())
 
 
 _numpy = NumpyOp(_prepare)
