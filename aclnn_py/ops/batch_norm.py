@@ -131,7 +131,8 @@ def _prepare(input: object, weight: object, bias: object, running_mean: object, 
         # (this call's arrays, not those the plan was made from: a cached plan serves every call
         # of the same layout)
         check_allocation(nbytes)
-        x3 = _red.channels(host_array(API, "input", input))
+        x = host_array(API, "input", input)
+        x3 = _red.channels(x)
         w, b, running_mean, running_var = (None if v is None else host_array(API, n, v) for n, v in (
             ("weight", weight), ("bias", bias), ("runningMean", running_mean), ("runningVar", running_var)))
         w = None if w is None else w.astype(FLOAT32)
@@ -144,7 +145,7 @@ def _prepare(input: object, weight: object, bias: object, running_mean: object, 
                 scale *= w
             shift = -rm * scale if b is None else b - rm * scale
             y = _red.affine(x3, scale, shift)
-            return y.reshape(shape).astype(x3.dtype, copy=False), None, None
+            return y.reshape(shape).astype(x.dtype, copy=False), None, None
         mean = _red.channel_mean(x3)
         d, var = _red.centered(x3, mean)
         scale = np.float32(1) / np.sqrt(var + e)
@@ -156,7 +157,7 @@ def _prepare(input: object, weight: object, bias: object, running_mean: object, 
         if running_var is not None:
             update = (np.float32(1) - m) * running_var.astype(FLOAT32) + m * (var * factor)
             np.copyto(running_var, update, casting="unsafe")
-        dtype = x3.dtype
+        dtype = x.dtype
         return y.reshape(shape).astype(dtype, copy=False), mean.astype(dtype, copy=False), var.astype(dtype, copy=False)
 
     return plan(run, nbytes), (input, weight, bias, running_mean, running_var)
