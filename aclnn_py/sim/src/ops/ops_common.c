@@ -546,6 +546,10 @@ static void zero_row(void *p, int64_t first, int64_t step, int64_t count)
     copy_ctx *c = p;
     size_t size = aclsim_ops_dtype_size(c->dtype);
     unsigned char *base = c->data;
+    if (step == 1) { /* a contiguous row: one memset */
+        memset(base + first * (int64_t)size, 0, (size_t)count * size);
+        return;
+    }
     for (int64_t j = 0; j < count; ++j) {
         memset(base + (first + j * step) * (int64_t)size, 0, size);
     }
@@ -577,6 +581,11 @@ void aclsim_ops_write_c128(aclTensor *t, const double *src)
 
 void aclsim_ops_fill_zero(aclTensor *t)
 {
+    if (aclsim_ops_is_contiguous(t) && !aclsim_ops_is_empty(t)) { /* the whole view at once */
+        memset((char *)t->data + t->offset * (int64_t)aclsim_ops_dtype_size(t->dtype), 0,
+               (size_t)aclsim_ops_numel(t) * aclsim_ops_dtype_size(t->dtype));
+        return;
+    }
     copy_ctx c = {t->data, t->dtype, NULL};
     aclsim_ops_for_each_row(t, zero_row, &c);
 }
