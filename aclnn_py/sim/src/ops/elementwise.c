@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "../kernels/parallel.h"
+#include "half_bits.h"
 
 /* ---------------------------------------------------------------- promotion */
 
@@ -198,10 +199,10 @@ static category category_of(aclDataType promoted)
 static float round_float(float v, aclDataType t)
 {
     if (t == ACL_FLOAT16) {
-        return aclsim_ops_half_to_float(aclsim_ops_float_to_half(v));
+        return aclsim_hb_half_to_float(aclsim_hb_float_to_half(v));
     }
     if (t == ACL_BF16) {
-        return aclsim_ops_bf16_to_float(aclsim_ops_float_to_bf16(v));
+        return aclsim_hb_bf16_to_float(aclsim_hb_float_to_bf16(v));
     }
     return v;
 }
