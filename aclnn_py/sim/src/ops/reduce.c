@@ -460,12 +460,49 @@ static bool float_type(aclDataType t)
     return t == ACL_FLOAT || t == ACL_FLOAT16 || t == ACL_BF16;
 }
 
+static void sum_store(const sum_job *j, int64_t k, const double acc[2], uint64_t iacc);
+
+/* FLOAT self summed in FLOAT over dims outside a contiguous kept dim (a bias gradient: (N, C)
+ * over N): whole rows added into double sums, a block of kept elements at a time. */
+static bool sum_by_rows(const sum_job *j)
+{
+    return j->p->dtype == ACL_FLOAT && j->self->dtype == ACL_FLOAT && j->kept.n == 1 && j->kept.strides[0] == 1 &&
+           j->kept.count > 1;
+}
+
+static void sum_rows_range(const sum_job *j, int64_t begin, int64_t end, int worker)
+{
+    enum { BLOCK = ACLSIM_RED_PIECE / 2 }; /* doubles in a worker's scratch */
+    double *acc = (double *)(j->scratch + (size_t)worker * ACLSIM_RED_PIECE);
+    const float *x = (const float *)j->self->data + j->self->offset;
+    for (int64_t k0 = begin; k0 < end; k0 += BLOCK) {
+        int64_t n = end - k0 < BLOCK ? end - k0 : BLOCK;
+        for (int64_t i = 0; i < n; ++i) {
+            acc[i] = 0.0;
+        }
+        for (int64_t r = 0; r < j->reduced.count; ++r) {
+            const float *row = x + aclsim_red_offset(&j->reduced, r) + k0;
+            for (int64_t i = 0; i < n; ++i) {
+                acc[i] += row[i];
+            }
+        }
+        for (int64_t i = 0; i < n; ++i) {
+            double two[2] = {acc[i], 0.0};
+            sum_store(j, k0 + i, two, 0);
+        }
+    }
+}
+
 static void sum_range(void *ctx, int64_t begin, int64_t end, int worker)
 {
     const sum_job *j = ctx;
     const sum_params *p = j->p;
     const aclTensor *self = j->self;
     aclDataType t = p->dtype;
+    if (sum_by_rows(j)) {
+        sum_rows_range(j, begin, end, worker);
+        return;
+    }
     float *buf = j->scratch + (size_t)worker * ACLSIM_RED_PIECE;
     int64_t count = j->reduced.count;
     double cell[2];
@@ -502,23 +539,34 @@ static void sum_range(void *ctx, int64_t begin, int64_t end, int worker)
                 }
             }
         }
-        /* the result in dtype (a mean divided first), then converted to out's dtype */
-        if (aclsim_ops_is_complex(t)) {
-            if (p->mean) {
-                acc[0] /= (double)count;
-                acc[1] /= (double)count;
-            }
-            aclsim_ops_store_complex(cell, t, 0, acc);
-        } else if (aclsim_ops_is_floating(t)) {
-            aclsim_ops_store(cell, t, 0, p->mean ? acc[0] / (double)count : acc[0]);
-        } else if (p->mean) {
-            double m = (double)(int64_t)iacc / (double)count, wide[1] = {m};
-            aclsim_ew_convert(wide, ACL_DOUBLE, 0, &value, 0); /* truncated toward zero, wrapped */
-        } else {
-            aclsim_ops_store_int(cell, t, 0, (int64_t)iacc);
-        }
-        aclsim_ew_convert(cell, t, 0, j->out, j->out->offset + aclsim_red_offset(&j->out_walk, k));
+        sum_store(j, k, acc, iacc);
     }
+}
+
+/* Element k of out from its sum (acc: floating and complex dtypes; iacc: integers and BOOL):
+ * the result in dtype (a mean divided first), then converted to out's dtype. */
+static void sum_store(const sum_job *j, int64_t k, const double acc_in[2], uint64_t iacc)
+{
+    const sum_params *p = j->p;
+    aclDataType t = p->dtype;
+    int64_t count = j->reduced.count;
+    double cell[2], acc[2] = {acc_in[0], acc_in[1]};
+    aclTensor value = scalar_tensor(t, cell);
+    if (aclsim_ops_is_complex(t)) {
+        if (p->mean) {
+            acc[0] /= (double)count;
+            acc[1] /= (double)count;
+        }
+        aclsim_ops_store_complex(cell, t, 0, acc);
+    } else if (aclsim_ops_is_floating(t)) {
+        aclsim_ops_store(cell, t, 0, p->mean ? acc[0] / (double)count : acc[0]);
+    } else if (p->mean) {
+        double m = (double)(int64_t)iacc / (double)count, wide[1] = {m};
+        aclsim_ew_convert(wide, ACL_DOUBLE, 0, &value, 0); /* truncated toward zero, wrapped */
+    } else {
+        aclsim_ops_store_int(cell, t, 0, (int64_t)iacc);
+    }
+    aclsim_ew_convert(cell, t, 0, j->out, j->out->offset + aclsim_red_offset(&j->out_walk, k));
 }
 
 static aclnnStatus sum_kernel(aclOpExecutor *ex, void *workspace)
