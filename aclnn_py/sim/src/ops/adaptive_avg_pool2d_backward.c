@@ -4,6 +4,7 @@
  * gradOutput's (oH, oW).  A 3-D (C, H, W) input is one image.  Parallel over the N * C planes;
  * workspace: per worker one H * W float32 plane and one gradOutput row.
  */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,10 +37,23 @@ static void grad_planes(void *ctx, int64_t begin, int64_t end, int worker)
     int64_t gs[4], os[4];
     aclsim_ops_nchw_strides(job->grad, gs);
     aclsim_ops_nchw_strides(job->out, os);
+    /* A FLOAT out whose planes are row-major: each plane summed where it is. */
+    bool direct = job->out->dtype == ACL_FLOAT && os[3] == 1 && os[2] == p->w;
     for (int64_t at = begin; at < end; ++at) {
         int64_t n = at / p->c, c = at % p->c;
-        memset(plane, 0, (size_t)(p->h * p->w) * sizeof(float));
-        for (int64_t i = 0; i < p->oh; ++i) {
+        if (direct) {
+            plane = (float *)job->out->data + job->out->offset + n * os[0] + c * os[1];
+        }
+        if (p->oh == 1 && p->ow == 1) { /* one window over the plane (a global pool): one value */
+            float g = (float)aclsim_ops_load(job->grad->data, job->grad->dtype, job->grad->offset + n * gs[0] + c * gs[1]);
+            float share = g / (float)(p->h * p->w);
+            for (int64_t e = 0; e < p->h * p->w; ++e) {
+                plane[e] = share;
+            }
+        } else {
+            memset(plane, 0, (size_t)(p->h * p->w) * sizeof(float));
+        }
+        for (int64_t i = 0; i < p->oh && (p->oh > 1 || p->ow > 1); ++i) {
             int64_t h0, h1;
             aclsim_pool_adaptive(i, p->h, p->oh, &h0, &h1);
             aclsim_ops_gather_f32(job->grad->data, job->grad->dtype,
@@ -55,7 +69,7 @@ static void grad_planes(void *ctx, int64_t begin, int64_t end, int worker)
                 }
             }
         }
-        for (int64_t y = 0; y < p->h; ++y) {
+        for (int64_t y = 0; !direct && y < p->h; ++y) {
             aclsim_ops_scatter_f32(job->out->data, job->out->dtype,
                                    job->out->offset + n * os[0] + c * os[1] + y * os[2], os[3], p->w, plane + y * p->w);
         }
