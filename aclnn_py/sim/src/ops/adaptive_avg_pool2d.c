@@ -95,17 +95,7 @@ static aclnnStatus adaptive_kernel(aclOpExecutor *ex, void *workspace)
     const adaptive_params *p = aclsim_executor_params(ex, sizeof *p);
     adaptive_job job = {.p = p, .self = aclsim_executor_input(ex, 0), .out = aclsim_executor_output(ex, 0),
                         .scratch = workspace};
-    aclTensor staged;
-    void *copy = NULL;
-    if (aclsim_ops_views_overlap(job.self, job.out)) {
-        if (!aclsim_ops_stage(KERNEL, job.self, &staged, &copy)) {
-            return ACLSIM_OPS_KERNEL_FAULT;
-        }
-        job.self = &staged;
-    }
-    aclsim_parallel(p->planes, (int)p->workers, pool_planes, &job);
-    free(copy);
-    return ACLNN_SUCCESS;
+    return aclsim_pool_run_planes(KERNEL, &job.self, job.out, p->planes, (int)p->workers, pool_planes, &job);
 }
 
 static aclnnStatus check_params(const aclTensor *self, const aclIntArray *outputSize, const aclTensor *out)
@@ -114,24 +104,14 @@ static aclnnStatus check_params(const aclTensor *self, const aclIntArray *output
     ACLSIM_OPS_TRY(aclsim_ops_check_not_null(API, "self", self));
     ACLSIM_OPS_TRY(aclsim_ops_check_not_null(API, "outputSize", outputSize));
     ACLSIM_OPS_TRY(aclsim_ops_check_not_null(API, "out", out));
-    if (self->ndim != 3 && self->ndim != 4) {
-        return aclsim_ops_invalid(API, "self must be 3-D or 4-D (NCL or NCHW), got %s shape %s",
-                                  aclsim_ops_format_name(self->format), aclsim_ops_shape(self).s);
-    }
-    bool same = out->ndim == self->ndim;
-    for (uint64_t d = 0; same && d + 2 < self->ndim; ++d) {
-        same = out->view_dims[d] == self->view_dims[d];
-    }
-    if (!same) {
+    ACLSIM_OPS_TRY(aclsim_pool_check_rank34(API, self));
+    if (!aclsim_pool_same_leading(out, self)) {
         return aclsim_ops_invalid(API, "out must have self's rank and leading dims, got out %s and self %s",
                                   aclsim_ops_shape(out).s, aclsim_ops_shape(self).s);
     }
     ACLSIM_OPS_TRY(aclsim_ops_check_dtype(API, "self", self, dtypes, ACLSIM_DTYPES_COUNT(dtypes)));
     ACLSIM_OPS_TRY(aclsim_ops_check_same_dtype(API, "out", out, "self", self));
-    if (out->format != self->format || aclsim_ops_is_private_format(self->format)) {
-        return aclsim_ops_invalid(API, "out format must equal self format and not be private, got %s and %s",
-                                  aclsim_ops_format_name(out->format), aclsim_ops_format_name(self->format));
-    }
+    ACLSIM_OPS_TRY(aclsim_pool_check_format(API, "out", out, self, true));
     ACLSIM_OPS_TRY(aclsim_ops_check_array_size(API, "outputSize", outputSize, 2));
     ACLSIM_OPS_TRY(aclsim_ops_check_array_min(API, "outputSize", outputSize, 0, true));
     if (outputSize->values[0] != aclsim_ops_dim(out, -2) || outputSize->values[1] != aclsim_ops_dim(out, -1)) {
@@ -157,7 +137,7 @@ aclnnStatus aclnnAdaptiveAvgPool2dGetWorkspaceSize(const aclTensor *self, const 
     ACLSIM_OPS_TRY(aclsim_ops_check_memory(API, "out", out));
     adaptive_params p = {.c = aclsim_ops_dim(self, -3), .h = aclsim_ops_dim(self, -2), .w = aclsim_ops_dim(self, -1),
                          .oh = outputSize->values[0], .ow = outputSize->values[1]};
-    p.planes = (self->ndim == 4 ? self->view_dims[0] : 1) * p.c;
+    p.planes = aclsim_pool_planes(self);
     p.workers = aclsim_workers(p.planes, p.h * p.w + p.oh * p.ow);
     uint64_t workspace = (uint64_t)(p.workers * (p.h * p.w + p.ow)) * sizeof(float);
     const aclTensor *inputs[] = {self};
