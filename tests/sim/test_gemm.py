@@ -82,6 +82,21 @@ def test_gemm_result_does_not_depend_on_threads(gemm, threads):
     np.testing.assert_allclose(many, a.astype(np.float64) @ b.astype(np.float64), rtol=rtol * 10, atol=atol * 10)
 
 
+@pytest.mark.parametrize("n, k, accumulate", [(1000, 4096, False), (37, 700, True), (2049, 257, False), (5, 1, True)])
+def test_gemm_one_row_is_the_packed_products_row(gemm, n, k, accumulate):
+    """m == 1 with B's rows contiguous takes the unpacked row product: the same bits as the
+    packed product gives that row (each element summed the same way, slice by slice)."""
+    rng = np.random.default_rng(n + k)
+    a = rng.standard_normal((1, k), dtype=np.float32)
+    a2 = np.concatenate([a, a])  # two rows: the packed path
+    b = rng.standard_normal((k, n), dtype=np.float32)
+    start = rng.standard_normal((1, n), dtype=np.float32)
+    one, two = start.copy(), np.concatenate([start, start])
+    gemm(a, b, one, accumulate, 1)
+    gemm(a2, b, two, accumulate, 1)
+    assert np.array_equal(one[0].view(np.uint32), two[0].view(np.uint32))
+
+
 def test_gemm_k_zero(gemm):
     a, b = np.zeros((3, 0), np.float32), np.zeros((0, 4), np.float32)
     c = np.full((3, 4), np.nan, np.float32)

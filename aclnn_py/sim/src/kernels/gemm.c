@@ -50,10 +50,12 @@ enum { WIDE_MR = 8, WIDE_NR = 32, NARROW_MR = 6, NARROW_NR = 16 };
 #define GEMM_X86_LEVELS 1
 #define WIDE_TARGET __attribute__((target("arch=x86-64-v4")))
 #define NARROW_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#define ROW_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
 #define GEMM_X86_LEVELS 0
 #define WIDE_TARGET
 #define NARROW_CLONES
+#define ROW_CLONES
 #endif
 
 #if defined(__GNUC__)
@@ -419,6 +421,50 @@ uint64_t aclsim_gemm_workspace_size(int64_t m, int64_t n, int64_t k, int threads
     return (uint64_t)shares * thread_floats(m, width, k, t) * sizeof(float);
 }
 
+/* One row of C (m == 1) from FLOAT operands with B's rows contiguous (b_cs == 1): B streamed
+ * once by rows, not packed.  Each C element is summed exactly as the micro-kernels sum it (a
+ * float sum from 0 over each KC-deep slice in order of p, added to C slice by slice), compiled
+ * for the same feature levels (fused multiply-adds where the micro-kernel has them), so the
+ * bits are the packed path's. */
+static bool row_product(const aclsim_gemm_args *g)
+{
+    return g->m == 1 && g->b_cs == 1 && g->a_type == ACL_FLOAT && g->b_type == ACL_FLOAT && g->round_to == ACL_FLOAT;
+}
+
+ROW_CLONES
+static void gemm_row(const aclsim_gemm_args *g)
+{
+    enum { COLS = 512 };
+    const float *a = g->a, *b = g->b;
+    float acc[COLS];
+    for (int64_t j0 = 0; j0 < g->n; j0 += COLS) {
+        int64_t nc = min64(COLS, g->n - j0);
+        float *c = g->c + j0;
+        for (int64_t p0 = 0; p0 < g->k; p0 += KC) {
+            int64_t kc = min64(KC, g->k - p0);
+            for (int64_t j = 0; j < nc; ++j) {
+                acc[j] = 0.0f;
+            }
+            for (int64_t p = p0; p < p0 + kc; ++p) {
+                float ap = a[p * g->a_cs];
+                const float *restrict bp = b + p * g->b_rs + j0;
+                for (int64_t j = 0; j < nc; ++j) {
+                    acc[j] += ap * bp[j];
+                }
+            }
+            if (g->accumulate || p0 > 0) {
+                for (int64_t j = 0; j < nc; ++j) {
+                    c[j] += acc[j];
+                }
+            } else {
+                for (int64_t j = 0; j < nc; ++j) {
+                    c[j] = acc[j];
+                }
+            }
+        }
+    }
+}
+
 void aclsim_gemm_f32(const aclsim_gemm_args *g, int threads, void *workspace)
 {
     if (g->m <= 0 || g->n <= 0) {
@@ -428,6 +474,10 @@ void aclsim_gemm_f32(const aclsim_gemm_args *g, int threads, void *workspace)
         if (!g->accumulate) {
             zero_c(g);
         }
+        return;
+    }
+    if (row_product(g)) {
+        gemm_row(g);
         return;
     }
     tile t = pick_tile();

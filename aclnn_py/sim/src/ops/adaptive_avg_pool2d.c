@@ -4,6 +4,7 @@
  * image.  Parallel over the N * C planes; each plane read once into a float32 buffer, each
  * window summed in double.  Workspace: per worker one H * W plane and one output row.
  */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +28,23 @@ typedef struct {
     float *scratch;
 } adaptive_job;
 
+/* The sum of n contiguous floats in double, four partial sums (vectorised). */
+static double run_sum(const float *x, int64_t n)
+{
+    double acc[4] = {0.0, 0.0, 0.0, 0.0};
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        for (int l = 0; l < 4; ++l) {
+            acc[l] += x[i + l];
+        }
+    }
+    double sum = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    for (; i < n; ++i) {
+        sum += x[i];
+    }
+    return sum;
+}
+
 static void pool_planes(void *ctx, int64_t begin, int64_t end, int worker)
 {
     const adaptive_job *job = ctx;
@@ -35,9 +53,14 @@ static void pool_planes(void *ctx, int64_t begin, int64_t end, int worker)
     int64_t xs[4], os[4];
     aclsim_ops_nchw_strides(job->self, xs);
     aclsim_ops_nchw_strides(job->out, os);
+    /* A FLOAT self whose planes are row-major: read where it is. */
+    bool direct = job->self->dtype == ACL_FLOAT && xs[3] == 1 && xs[2] == p->w;
     for (int64_t at = begin; at < end; ++at) {
         int64_t n = at / p->c, c = at % p->c;
-        for (int64_t y = 0; y < p->h; ++y) {
+        if (direct) {
+            plane = (float *)job->self->data + job->self->offset + n * xs[0] + c * xs[1];
+        }
+        for (int64_t y = 0; !direct && y < p->h; ++y) {
             aclsim_ops_gather_f32(job->self->data, job->self->dtype,
                                   job->self->offset + n * xs[0] + c * xs[1] + y * xs[2], xs[3], p->w,
                                   plane + y * p->w);
@@ -49,9 +72,13 @@ static void pool_planes(void *ctx, int64_t begin, int64_t end, int worker)
                 int64_t w0, w1;
                 aclsim_pool_adaptive(j, p->w, p->ow, &w0, &w1);
                 double sum = 0.0;
-                for (int64_t y = h0; y < h1; ++y) {
-                    for (int64_t x = w0; x < w1; ++x) {
-                        sum += plane[y * p->w + x];
+                if (w0 == 0 && w1 == p->w) { /* whole rows: one run, in four partial sums */
+                    sum = run_sum(plane + h0 * p->w, (h1 - h0) * p->w);
+                } else {
+                    for (int64_t y = h0; y < h1; ++y) {
+                        for (int64_t x = w0; x < w1; ++x) {
+                            sum += plane[y * p->w + x];
+                        }
                     }
                 }
                 row[j] = (float)(sum / (double)((h1 - h0) * (w1 - w0)));
@@ -68,17 +95,7 @@ static aclnnStatus adaptive_kernel(aclOpExecutor *ex, void *workspace)
     const adaptive_params *p = aclsim_executor_params(ex, sizeof *p);
     adaptive_job job = {.p = p, .self = aclsim_executor_input(ex, 0), .out = aclsim_executor_output(ex, 0),
                         .scratch = workspace};
-    aclTensor staged;
-    void *copy = NULL;
-    if (aclsim_ops_views_overlap(job.self, job.out)) {
-        if (!aclsim_ops_stage(KERNEL, job.self, &staged, &copy)) {
-            return ACLSIM_OPS_KERNEL_FAULT;
-        }
-        job.self = &staged;
-    }
-    aclsim_parallel(p->planes, (int)p->workers, pool_planes, &job);
-    free(copy);
-    return ACLNN_SUCCESS;
+    return aclsim_pool_run_planes(KERNEL, &job.self, job.out, p->planes, (int)p->workers, pool_planes, &job);
 }
 
 static aclnnStatus check_params(const aclTensor *self, const aclIntArray *outputSize, const aclTensor *out)
@@ -87,24 +104,14 @@ static aclnnStatus check_params(const aclTensor *self, const aclIntArray *output
     ACLSIM_OPS_TRY(aclsim_ops_check_not_null(API, "self", self));
     ACLSIM_OPS_TRY(aclsim_ops_check_not_null(API, "outputSize", outputSize));
     ACLSIM_OPS_TRY(aclsim_ops_check_not_null(API, "out", out));
-    if (self->ndim != 3 && self->ndim != 4) {
-        return aclsim_ops_invalid(API, "self must be 3-D or 4-D (NCL or NCHW), got %s shape %s",
-                                  aclsim_ops_format_name(self->format), aclsim_ops_shape(self).s);
-    }
-    bool same = out->ndim == self->ndim;
-    for (uint64_t d = 0; same && d + 2 < self->ndim; ++d) {
-        same = out->view_dims[d] == self->view_dims[d];
-    }
-    if (!same) {
+    ACLSIM_OPS_TRY(aclsim_pool_check_rank34(API, self));
+    if (!aclsim_pool_same_leading(out, self)) {
         return aclsim_ops_invalid(API, "out must have self's rank and leading dims, got out %s and self %s",
                                   aclsim_ops_shape(out).s, aclsim_ops_shape(self).s);
     }
     ACLSIM_OPS_TRY(aclsim_ops_check_dtype(API, "self", self, dtypes, ACLSIM_DTYPES_COUNT(dtypes)));
     ACLSIM_OPS_TRY(aclsim_ops_check_same_dtype(API, "out", out, "self", self));
-    if (out->format != self->format || aclsim_ops_is_private_format(self->format)) {
-        return aclsim_ops_invalid(API, "out format must equal self format and not be private, got %s and %s",
-                                  aclsim_ops_format_name(out->format), aclsim_ops_format_name(self->format));
-    }
+    ACLSIM_OPS_TRY(aclsim_pool_check_format(API, "out", out, self, true));
     ACLSIM_OPS_TRY(aclsim_ops_check_array_size(API, "outputSize", outputSize, 2));
     ACLSIM_OPS_TRY(aclsim_ops_check_array_min(API, "outputSize", outputSize, 0, true));
     if (outputSize->values[0] != aclsim_ops_dim(out, -2) || outputSize->values[1] != aclsim_ops_dim(out, -1)) {
@@ -130,7 +137,7 @@ aclnnStatus aclnnAdaptiveAvgPool2dGetWorkspaceSize(const aclTensor *self, const 
     ACLSIM_OPS_TRY(aclsim_ops_check_memory(API, "out", out));
     adaptive_params p = {.c = aclsim_ops_dim(self, -3), .h = aclsim_ops_dim(self, -2), .w = aclsim_ops_dim(self, -1),
                          .oh = outputSize->values[0], .ow = outputSize->values[1]};
-    p.planes = (self->ndim == 4 ? self->view_dims[0] : 1) * p.c;
+    p.planes = aclsim_pool_planes(self);
     p.workers = aclsim_workers(p.planes, p.h * p.w + p.oh * p.ow);
     uint64_t workspace = (uint64_t)(p.workers * (p.h * p.w + p.ow)) * sizeof(float);
     const aclTensor *inputs[] = {self};

@@ -4,6 +4,7 @@
  * gradOutput's (oH, oW).  A 3-D (C, H, W) input is one image.  Parallel over the N * C planes;
  * workspace: per worker one H * W float32 plane and one gradOutput row.
  */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,10 +37,23 @@ static void grad_planes(void *ctx, int64_t begin, int64_t end, int worker)
     int64_t gs[4], os[4];
     aclsim_ops_nchw_strides(job->grad, gs);
     aclsim_ops_nchw_strides(job->out, os);
+    /* A FLOAT out whose planes are row-major: each plane summed where it is. */
+    bool direct = job->out->dtype == ACL_FLOAT && os[3] == 1 && os[2] == p->w;
     for (int64_t at = begin; at < end; ++at) {
         int64_t n = at / p->c, c = at % p->c;
-        memset(plane, 0, (size_t)(p->h * p->w) * sizeof(float));
-        for (int64_t i = 0; i < p->oh; ++i) {
+        if (direct) {
+            plane = (float *)job->out->data + job->out->offset + n * os[0] + c * os[1];
+        }
+        if (p->oh == 1 && p->ow == 1) { /* one window over the plane (a global pool): one value */
+            float g = (float)aclsim_ops_load(job->grad->data, job->grad->dtype, job->grad->offset + n * gs[0] + c * gs[1]);
+            float share = g / (float)(p->h * p->w);
+            for (int64_t e = 0; e < p->h * p->w; ++e) {
+                plane[e] = share;
+            }
+        } else {
+            memset(plane, 0, (size_t)(p->h * p->w) * sizeof(float));
+        }
+        for (int64_t i = 0; i < p->oh && (p->oh > 1 || p->ow > 1); ++i) {
             int64_t h0, h1;
             aclsim_pool_adaptive(i, p->h, p->oh, &h0, &h1);
             aclsim_ops_gather_f32(job->grad->data, job->grad->dtype,
@@ -55,7 +69,7 @@ static void grad_planes(void *ctx, int64_t begin, int64_t end, int worker)
                 }
             }
         }
-        for (int64_t y = 0; y < p->h; ++y) {
+        for (int64_t y = 0; !direct && y < p->h; ++y) {
             aclsim_ops_scatter_f32(job->out->data, job->out->dtype,
                                    job->out->offset + n * os[0] + c * os[1] + y * os[2], os[3], p->w, plane + y * p->w);
         }
@@ -68,31 +82,7 @@ static aclnnStatus grad_kernel(aclOpExecutor *ex, void *workspace)
     const adaptive_params *p = aclsim_executor_params(ex, sizeof *p);
     adaptive_job job = {.p = p, .grad = aclsim_executor_input(ex, 0), .out = aclsim_executor_output(ex, 0),
                         .scratch = workspace};
-    aclTensor staged;
-    void *copy = NULL;
-    if (aclsim_ops_views_overlap(job.grad, job.out)) {
-        if (!aclsim_ops_stage(KERNEL, job.grad, &staged, &copy)) {
-            return ACLSIM_OPS_KERNEL_FAULT;
-        }
-        job.grad = &staged;
-    }
-    aclsim_parallel(p->planes, (int)p->workers, grad_planes, &job);
-    free(copy);
-    return ACLNN_SUCCESS;
-}
-
-/* Whether the dims of a and b before their last two agree (both of rank >= 2). */
-static bool same_leading(const aclTensor *a, const aclTensor *b)
-{
-    if (a->ndim != b->ndim) {
-        return false;
-    }
-    for (uint64_t d = 0; d + 2 < a->ndim; ++d) {
-        if (a->view_dims[d] != b->view_dims[d]) {
-            return false;
-        }
-    }
-    return true;
+    return aclsim_pool_run_planes(KERNEL, &job.grad, job.out, p->planes, (int)p->workers, grad_planes, &job);
 }
 
 static aclnnStatus check_params(const aclTensor *gradOutput, const aclTensor *self, const aclTensor *out)
@@ -108,21 +98,18 @@ static aclnnStatus check_params(const aclTensor *gradOutput, const aclTensor *se
     if (out->ndim != 3 && out->ndim != 4) {
         return aclsim_ops_invalid(API, "out must be 3-D or 4-D, got %s", aclsim_ops_shape(out).s);
     }
-    if (!same_leading(out, self)) {
+    if (!aclsim_pool_same_leading(out, self)) {
         return aclsim_ops_invalid(API, "out's dims before H, W must be self's, got out %s and self %s",
                                   aclsim_ops_shape(out).s, aclsim_ops_shape(self).s);
     }
-    if (!same_leading(gradOutput, self)) {
+    if (!aclsim_pool_same_leading(gradOutput, self)) {
         return aclsim_ops_invalid(API, "gradOutput's dims before H, W must be self's, got gradOutput %s and self %s",
                                   aclsim_ops_shape(gradOutput).s, aclsim_ops_shape(self).s);
     }
     ACLSIM_OPS_TRY(aclsim_ops_check_dtype(API, "gradOutput", gradOutput, dtypes, ACLSIM_DTYPES_COUNT(dtypes)));
     ACLSIM_OPS_TRY(aclsim_ops_check_dtype(API, "self", self, dtypes, ACLSIM_DTYPES_COUNT(dtypes)));
     ACLSIM_OPS_TRY(aclsim_ops_check_same_dtype(API, "gradOutput", gradOutput, "self", self));
-    if (gradOutput->format != self->format || aclsim_ops_is_private_format(self->format)) {
-        return aclsim_ops_invalid(API, "gradOutput format must equal self format and not be private, got %s and %s",
-                                  aclsim_ops_format_name(gradOutput->format), aclsim_ops_format_name(self->format));
-    }
+    ACLSIM_OPS_TRY(aclsim_pool_check_format(API, "gradOutput", gradOutput, self, true));
     /* Not checked by CANN's phase 1: out is self's gradient. */
     ACLSIM_OPS_TRY(aclsim_ops_check_same_shape(API, "out", out, "self", self));
     ACLSIM_OPS_TRY(aclsim_ops_check_same_dtype(API, "out", out, "self", self));
@@ -146,7 +133,7 @@ aclnnStatus aclnnAdaptiveAvgPool2dBackwardGetWorkspaceSize(const aclTensor *grad
     ACLSIM_OPS_TRY(aclsim_ops_check_memory(API, "out", out));
     adaptive_params p = {.c = aclsim_ops_dim(self, -3), .h = aclsim_ops_dim(self, -2), .w = aclsim_ops_dim(self, -1),
                          .oh = aclsim_ops_dim(gradOutput, -2), .ow = aclsim_ops_dim(gradOutput, -1)};
-    p.planes = (self->ndim == 4 ? self->view_dims[0] : 1) * p.c;
+    p.planes = aclsim_pool_planes(self);
     p.workers = aclsim_workers(p.planes, p.h * p.w + p.oh * p.ow);
     uint64_t workspace = (uint64_t)(p.workers * (p.h * p.w + p.ow)) * sizeof(float);
     const aclTensor *inputs[] = {gradOutput, self};

@@ -76,17 +76,7 @@ static aclnnStatus avg_kernel(aclOpExecutor *ex, void *workspace)
     const avg_params *p = aclsim_executor_params(ex, sizeof *p);
     avg_job job = {.p = p, .self = aclsim_executor_input(ex, 0), .out = aclsim_executor_output(ex, 0),
                    .scratch = workspace};
-    aclTensor staged;
-    void *copy = NULL;
-    if (aclsim_ops_views_overlap(job.self, job.out)) {
-        if (!aclsim_ops_stage(KERNEL, job.self, &staged, &copy)) {
-            return ACLSIM_OPS_KERNEL_FAULT;
-        }
-        job.self = &staged;
-    }
-    aclsim_parallel(p->planes, (int)p->workers, pool_planes, &job);
-    free(copy);
-    return ACLNN_SUCCESS;
+    return aclsim_pool_run_planes(KERNEL, &job.self, job.out, p->planes, (int)p->workers, pool_planes, &job);
 }
 
 static aclnnStatus check_params(const aclTensor *self, const aclIntArray *kernelSize, const aclIntArray *strides,
@@ -101,14 +91,8 @@ static aclnnStatus check_params(const aclTensor *self, const aclIntArray *kernel
     ACLSIM_OPS_TRY(aclsim_ops_check_not_null(API, "out", out));
     ACLSIM_OPS_TRY(aclsim_ops_check_dtype(API, "self", self, dtypes, ACLSIM_DTYPES_COUNT(dtypes)));
     ACLSIM_OPS_TRY(aclsim_ops_check_same_dtype(API, "out", out, "self", self));
-    if (self->ndim != 3 && self->ndim != 4) {
-        return aclsim_ops_invalid(API, "self must be 3-D or 4-D (NCL or NCHW), got %s shape %s",
-                                  aclsim_ops_format_name(self->format), aclsim_ops_shape(self).s);
-    }
-    if (out->format != self->format) {
-        return aclsim_ops_invalid(API, "out format must equal self format, got %s and %s",
-                                  aclsim_ops_format_name(out->format), aclsim_ops_format_name(self->format));
-    }
+    ACLSIM_OPS_TRY(aclsim_pool_check_rank34(API, self));
+    ACLSIM_OPS_TRY(aclsim_pool_check_format(API, "out", out, self, false));
     ACLSIM_OPS_TRY(aclsim_ops_check_array_min(API, "kernelSize", kernelSize, 0, true));
     ACLSIM_OPS_TRY(aclsim_ops_check_array_min(API, "strides", strides, 0, true));
     ACLSIM_OPS_TRY(aclsim_ops_check_array_min(API, "paddings", paddings, 0, false));

@@ -39,6 +39,23 @@ static void tap_range(int64_t size_s, int64_t size_b, int64_t s, int64_t off, in
     *hi = last < size_s ? last : size_s;
 }
 
+/* Tap k (row-major over the kernel's (d, h, w) taps) of p: per dim its B offset
+ * (k * dilation - pad) and the S positions [lo, hi) whose B position lies inside B. */
+typedef struct {
+    int64_t off[3], lo[3], hi[3];
+} conv_tap;
+
+static conv_tap tap_of(const aclsim_conv_params *p, int64_t k)
+{
+    conv_tap t;
+    int64_t kk[3] = {k / (p->ks[1] * p->ks[2]), k / p->ks[2] % p->ks[1], k % p->ks[2]};
+    for (int d = 0; d < 3; ++d) {
+        t.off[d] = kk[d] * p->dilation[d] - p->pad[d];
+        tap_range(p->ss[d], p->bs[d], p->stride[d], t.off[d], &t.lo[d], &t.hi[d]);
+    }
+    return t;
+}
+
 static void axpy(float *restrict y, int64_t ystep, const float *restrict x, int64_t count, float a)
 {
     if (ystep == 1) {
@@ -123,31 +140,21 @@ static void grad_input_pass(const aclsim_conv_params *p, float *sbuf, float *bbu
             for (int64_t bl = 0; bl < cb_group; ++bl) {
                 float *b_img = bbuf + (n * p->cb + g * cb_group + bl) * b_plane;
                 const float *taps = w + (a * cb_group + bl) * k_size;
-                for (int64_t kd = 0; kd < ks[0]; ++kd) {
-                    int64_t off_d = kd * p->dilation[0] - p->pad[0], d_lo, d_hi;
-                    tap_range(ss[0], bs[0], st[0], off_d, &d_lo, &d_hi);
-                    for (int64_t kh = 0; kh < ks[1]; ++kh) {
-                        int64_t off_h = kh * p->dilation[1] - p->pad[1], h_lo, h_hi;
-                        tap_range(ss[1], bs[1], st[1], off_h, &h_lo, &h_hi);
-                        for (int64_t kw = 0; kw < ks[2]; ++kw) {
-                            int64_t off_w = kw * p->dilation[2] - p->pad[2], w_lo, w_hi;
-                            tap_range(ss[2], bs[2], st[2], off_w, &w_lo, &w_hi);
-                            float tap = taps[(kd * ks[1] + kh) * ks[2] + kw];
-                            if (w_hi <= w_lo) {
-                                continue;
-                            }
-                            for (int64_t od = d_lo; od < d_hi; ++od) {
-                                int64_t pd = od * st[0] + off_d;
-                                for (int64_t oh = h_lo; oh < h_hi; ++oh) {
-                                    int64_t ph = oh * st[1] + off_h;
-                                    float *s_row = s_img + (od * ss[1] + oh) * ss[2] + w_lo;
-                                    float *b_row = b_img + (pd * bs[1] + ph) * bs[2] + w_lo * st[2] + off_w;
-                                    if (into_b) {
-                                        axpy(b_row, st[2], s_row, w_hi - w_lo, tap);
-                                    } else {
-                                        gather_axpy(s_row, b_row, st[2], w_hi - w_lo, tap);
-                                    }
-                                }
+                for (int64_t k = 0; k < k_size; ++k) {
+                    conv_tap t = tap_of(p, k);
+                    if (t.hi[2] <= t.lo[2]) {
+                        continue;
+                    }
+                    for (int64_t od = t.lo[0]; od < t.hi[0]; ++od) {
+                        int64_t pd = od * st[0] + t.off[0];
+                        for (int64_t oh = t.lo[1]; oh < t.hi[1]; ++oh) {
+                            int64_t ph = oh * st[1] + t.off[1];
+                            float *s_row = s_img + (od * ss[1] + oh) * ss[2] + t.lo[2];
+                            float *b_row = b_img + (pd * bs[1] + ph) * bs[2] + t.lo[2] * st[2] + t.off[2];
+                            if (into_b) {
+                                axpy(b_row, st[2], s_row, t.hi[2] - t.lo[2], taps[k]);
+                            } else {
+                                gather_axpy(s_row, b_row, st[2], t.hi[2] - t.lo[2], taps[k]);
                             }
                         }
                     }
@@ -161,38 +168,29 @@ static void grad_weight_pass(const aclsim_conv_params *p, const float *sbuf, con
                              int64_t a1)
 {
     const int64_t *ss = p->ss, *bs = p->bs, *ks = p->ks, *st = p->stride;
-    int64_t s_plane = ss[0] * ss[1] * ss[2], b_plane = bs[0] * bs[1] * bs[2];
+    int64_t s_plane = ss[0] * ss[1] * ss[2], b_plane = bs[0] * bs[1] * bs[2], k_size = ks[0] * ks[1] * ks[2];
     int64_t cs_group = p->cs / p->groups, cb_group = p->cb / p->groups;
     for (int64_t a = a0; a < a1; ++a) {
         int64_t g = a / cs_group;
         for (int64_t bl = 0; bl < cb_group; ++bl) {
             int64_t b = g * cb_group + bl;
-            for (int64_t kd = 0; kd < ks[0]; ++kd) {
-                int64_t off_d = kd * p->dilation[0] - p->pad[0], d_lo, d_hi;
-                tap_range(ss[0], bs[0], st[0], off_d, &d_lo, &d_hi);
-                for (int64_t kh = 0; kh < ks[1]; ++kh) {
-                    int64_t off_h = kh * p->dilation[1] - p->pad[1], h_lo, h_hi;
-                    tap_range(ss[1], bs[1], st[1], off_h, &h_lo, &h_hi);
-                    for (int64_t kw = 0; kw < ks[2]; ++kw) {
-                        int64_t off_w = kw * p->dilation[2] - p->pad[2], w_lo, w_hi;
-                        tap_range(ss[2], bs[2], st[2], off_w, &w_lo, &w_hi);
-                        double acc = 0.0;
-                        for (int64_t n = 0; n < p->n && w_hi > w_lo; ++n) {
-                            const float *s_img = sbuf + (n * p->cs + a) * s_plane;
-                            const float *b_img = bbuf + (n * p->cb + b) * b_plane;
-                            for (int64_t od = d_lo; od < d_hi; ++od) {
-                                int64_t pd = od * st[0] + off_d;
-                                for (int64_t oh = h_lo; oh < h_hi; ++oh) {
-                                    int64_t ph = oh * st[1] + off_h;
-                                    acc += dot(s_img + (od * ss[1] + oh) * ss[2] + w_lo,
-                                               b_img + (pd * bs[1] + ph) * bs[2] + w_lo * st[2] + off_w, st[2],
-                                               w_hi - w_lo);
-                                }
-                            }
+            for (int64_t k = 0; k < k_size; ++k) {
+                conv_tap t = tap_of(p, k);
+                double acc = 0.0;
+                for (int64_t n = 0; n < p->n && t.hi[2] > t.lo[2]; ++n) {
+                    const float *s_img = sbuf + (n * p->cs + a) * s_plane;
+                    const float *b_img = bbuf + (n * p->cb + b) * b_plane;
+                    for (int64_t od = t.lo[0]; od < t.hi[0]; ++od) {
+                        int64_t pd = od * st[0] + t.off[0];
+                        for (int64_t oh = t.lo[1]; oh < t.hi[1]; ++oh) {
+                            int64_t ph = oh * st[1] + t.off[1];
+                            acc += dot(s_img + (od * ss[1] + oh) * ss[2] + t.lo[2],
+                                       b_img + (pd * bs[1] + ph) * bs[2] + t.lo[2] * st[2] + t.off[2], st[2],
+                                       t.hi[2] - t.lo[2]);
                         }
-                        gw[((a * cb_group + bl) * ks[0] + kd) * ks[1] * ks[2] + kh * ks[2] + kw] = (float)acc;
                     }
                 }
+                gw[(a * cb_group + bl) * k_size + k] = (float)acc;
             }
         }
     }
@@ -230,63 +228,56 @@ static void im2col_rows(const aclsim_conv_params *p, int64_t o0, int64_t o1, flo
     const int64_t *ss = p->ss, *bs = p->bs, *ks = p->ks, *st = p->stride;
     /* o0 as (od, oh, ow), once: the runs below walk on without dividing */
     int64_t ow0 = o0 % ss[2], oh0 = o0 / ss[2] % ss[1], od0 = o0 / (ss[2] * ss[1]);
-    for (int64_t kd = 0; kd < ks[0]; ++kd) {
-        int64_t off_d = kd * p->dilation[0] - p->pad[0], d_lo, d_hi;
-        tap_range(ss[0], bs[0], st[0], off_d, &d_lo, &d_hi);
-        for (int64_t kh = 0; kh < ks[1]; ++kh) {
-            int64_t off_h = kh * p->dilation[1] - p->pad[1], h_lo, h_hi;
-            tap_range(ss[1], bs[1], st[1], off_h, &h_lo, &h_hi);
-            for (int64_t kw = 0; kw < ks[2]; ++kw) {
-                int64_t off_w = kw * p->dilation[2] - p->pad[2], w_lo, w_hi;
-                tap_range(ss[2], bs[2], st[2], off_w, &w_lo, &w_hi);
-                float *row = rows + ((kd * ks[1] + kh) * ks[2] + kw) * ldr;
-                int64_t ow = ow0, oh = oh0, od = od0;
-                for (int64_t o = o0; o < o1;) {
-                    int64_t run = ss[2] - ow < o1 - o ? ss[2] - ow : o1 - o;
-                    float *restrict cell = row + (o - o0) - ow;       /* cell[x] for x in [ow, ow + run) */
-                    /* the positions [first, last) of the run whose tap lands inside B */
-                    int64_t first = w_lo > ow ? w_lo : ow, last = w_hi < ow + run ? w_hi : ow + run;
-                    if (od < d_lo || od >= d_hi || oh < h_lo || oh >= h_hi || last <= first) {
-                        first = last = ow;
+    for (int64_t k = 0; k < ks[0] * ks[1] * ks[2]; ++k) {
+        conv_tap t = tap_of(p, k);
+        int64_t off_d = t.off[0], d_lo = t.lo[0], d_hi = t.hi[0], off_h = t.off[1], h_lo = t.lo[1],
+                h_hi = t.hi[1], off_w = t.off[2], w_lo = t.lo[2], w_hi = t.hi[2];
+        float *row = rows + k * ldr;
+        int64_t ow = ow0, oh = oh0, od = od0;
+        for (int64_t o = o0; o < o1;) {
+            int64_t run = ss[2] - ow < o1 - o ? ss[2] - ow : o1 - o;
+            float *restrict cell = row + (o - o0) - ow;       /* cell[x] for x in [ow, ow + run) */
+            /* the positions [first, last) of the run whose tap lands inside B */
+            int64_t first = w_lo > ow ? w_lo : ow, last = w_hi < ow + run ? w_hi : ow + run;
+            if (od < d_lo || od >= d_hi || oh < h_lo || oh >= h_hi || last <= first) {
+                first = last = ow;
+            }
+            /* B's row, from its element for the run's first landing position */
+            float *restrict b_row = b_img + (first < last ? ((od * st[0] + off_d) * bs[1] + oh * st[1] +
+                                                             off_h) * bs[2] + first * st[2] + off_w : 0);
+            const float *restrict src = cell + first;
+            float *restrict dst = cell + first;
+            int64_t count = last - first;
+            if (scatter && st[2] == 1) {
+                for (int64_t x = 0; x < count; ++x) {
+                    b_row[x] += src[x];
+                }
+            } else if (scatter) {
+                for (int64_t x = 0; x < count; ++x) {
+                    b_row[x * st[2]] += src[x];
+                }
+            } else {
+                for (int64_t x = ow; x < first; ++x) {
+                    cell[x] = 0.0f;
+                }
+                if (st[2] == 1) {
+                    for (int64_t x = 0; x < count; ++x) {
+                        dst[x] = b_row[x];
                     }
-                    /* B's row, from its element for the run's first landing position */
-                    float *restrict b_row = b_img + (first < last ? ((od * st[0] + off_d) * bs[1] + oh * st[1] +
-                                                                     off_h) * bs[2] + first * st[2] + off_w : 0);
-                    const float *restrict src = cell + first;
-                    float *restrict dst = cell + first;
-                    int64_t count = last - first;
-                    if (scatter && st[2] == 1) {
-                        for (int64_t x = 0; x < count; ++x) {
-                            b_row[x] += src[x];
-                        }
-                    } else if (scatter) {
-                        for (int64_t x = 0; x < count; ++x) {
-                            b_row[x * st[2]] += src[x];
-                        }
-                    } else {
-                        for (int64_t x = ow; x < first; ++x) {
-                            cell[x] = 0.0f;
-                        }
-                        if (st[2] == 1) {
-                            for (int64_t x = 0; x < count; ++x) {
-                                dst[x] = b_row[x];
-                            }
-                        } else {
-                            for (int64_t x = 0; x < count; ++x) {
-                                dst[x] = b_row[x * st[2]];
-                            }
-                        }
-                        for (int64_t x = last; x < ow + run; ++x) {
-                            cell[x] = 0.0f;
-                        }
-                    }
-                    o += run;
-                    ow = 0;
-                    if (++oh == ss[1]) {
-                        oh = 0;
-                        ++od;
+                } else {
+                    for (int64_t x = 0; x < count; ++x) {
+                        dst[x] = b_row[x * st[2]];
                     }
                 }
+                for (int64_t x = last; x < ow + run; ++x) {
+                    cell[x] = 0.0f;
+                }
+            }
+            o += run;
+            ow = 0;
+            if (++oh == ss[1]) {
+                oh = 0;
+                ++od;
             }
         }
     }

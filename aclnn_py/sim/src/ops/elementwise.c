@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "../kernels/parallel.h"
+#include "half_bits.h"
 
 /* ---------------------------------------------------------------- promotion */
 
@@ -198,10 +199,10 @@ static category category_of(aclDataType promoted)
 static float round_float(float v, aclDataType t)
 {
     if (t == ACL_FLOAT16) {
-        return aclsim_ops_half_to_float(aclsim_ops_float_to_half(v));
+        return aclsim_hb_half_to_float(aclsim_hb_float_to_half(v));
     }
     if (t == ACL_BF16) {
-        return aclsim_ops_bf16_to_float(aclsim_ops_float_to_bf16(v));
+        return aclsim_hb_bf16_to_float(aclsim_hb_float_to_bf16(v));
     }
     return v;
 }
@@ -360,8 +361,57 @@ static void compute_float(const ew_job *j, const float *a, const float *b, float
 /* FLOAT self, other (or scalar) and out: computed where they are, without copies. */
 static bool direct_float(const ew_job *j)
 {
-    return (j->p->op == ACLSIM_EW_ADD || j->p->op == ACLSIM_EW_MUL) && j->p->promoted == ACL_FLOAT && j->a->dtype == ACL_FLOAT && (j->b == NULL || j->b->dtype == ACL_FLOAT) &&
+    aclsim_ew_op op = j->p->op;
+    return (op == ACLSIM_EW_ADD || op == ACLSIM_EW_MUL || op == ACLSIM_EW_MAX || op == ACLSIM_EW_THRESHOLD_GRAD) &&
+           j->p->promoted == ACL_FLOAT && j->a->dtype == ACL_FLOAT && (j->b == NULL || j->b->dtype == ACL_FLOAT) &&
            j->out->dtype == ACL_FLOAT;
+}
+
+/* One loop of `expr` (of x = a's element, y = b's) for each stride pattern of a piece: all three
+ * contiguous, b one value along the piece (a scalar or a broadcast dim), a one value, or strided;
+ * the first three are plain loops the compiler vectorises. */
+#define EW_DIRECT_LOOPS(expr)                                                                                   \
+    do {                                                                                                        \
+        if (so == 1 && sa == 1 && sb == 1) {                                                                    \
+            for (int64_t i = 0; i < n; ++i) {                                                                   \
+                float x = a[i], y = b[i];                                                                       \
+                o[i] = (expr);                                                                                  \
+            }                                                                                                   \
+        } else if (so == 1 && sa == 1 && sb == 0) {                                                             \
+            float y = b[0];                                                                                     \
+            for (int64_t i = 0; i < n; ++i) {                                                                   \
+                float x = a[i];                                                                                 \
+                o[i] = (expr);                                                                                  \
+            }                                                                                                   \
+        } else if (so == 1 && sa == 0 && sb == 1) {                                                             \
+            float x = a[0];                                                                                     \
+            for (int64_t i = 0; i < n; ++i) {                                                                   \
+                float y = b[i];                                                                                 \
+                o[i] = (expr);                                                                                  \
+            }                                                                                                   \
+        } else {                                                                                                \
+            for (int64_t i = 0; i < n; ++i) {                                                                   \
+                float x = a[i * sa], y = b[i * sb];                                                             \
+                o[i * so] = (expr);                                                                             \
+            }                                                                                                   \
+        }                                                                                                       \
+    } while (0)
+
+/* MAX (Relu) and THRESHOLD_GRAD of FLOAT operands where they are: compute_float's expressions. */
+static void direct_select(const ew_job *j, int64_t oa, int64_t ob, int64_t oo, int64_t n)
+{
+    const aclsim_ew_params *p = j->p;
+    int last = j->ndim - 1;
+    int64_t sa = j->sa[last], sb = j->b != NULL ? j->sb[last] : 0, so = j->so[last];
+    const float *a = (const float *)j->a->data + oa;
+    const float *b = j->b != NULL ? (const float *)j->b->data + ob : &p->scalar.f;
+    float *o = (float *)j->out->data + oo;
+    if (p->op == ACLSIM_EW_MAX) {
+        EW_DIRECT_LOOPS(x > y || x != x ? x : y);
+    } else {
+        float threshold = p->alpha.f;
+        EW_DIRECT_LOOPS(y <= threshold ? 0.0f : x);
+    }
 }
 
 static void direct_piece(const ew_job *j, int64_t oa, int64_t ob, int64_t oo, int64_t n)
@@ -611,6 +661,8 @@ static void ew_range(void *ctx, int64_t begin, int64_t end, int worker)
             fill_piece(j, oo, n);
         } else if (j->p->op == ACLSIM_EW_CAST) {
             cast_piece(j, oa, oo, n, scratch);
+        } else if (direct && (j->p->op == ACLSIM_EW_MAX || j->p->op == ACLSIM_EW_THRESHOLD_GRAD)) {
+            direct_select(j, oa, ob, oo, n);
         } else if (direct) {
             direct_piece(j, oa, ob, oo, n);
         } else {

@@ -116,14 +116,8 @@ static aclnnStatus check_params(const aclTensor *self, const aclIntArray *kernel
     ACLSIM_OPS_TRY(aclsim_ops_check_same_dtype(API, "out", out, "self", self));
     ACLSIM_OPS_TRY(aclsim_ops_check_dtype(API, "indices", indices, index_dtypes, ACLSIM_DTYPES_COUNT(index_dtypes)));
 
-    if (out->format != self->format || aclsim_ops_is_private_format(self->format)) {
-        return aclsim_ops_invalid(API, "out format must equal self format and not be private, got %s and %s",
-                                  aclsim_ops_format_name(out->format), aclsim_ops_format_name(self->format));
-    }
-    if (self->ndim != 3 && self->ndim != 4) {
-        return aclsim_ops_invalid(API, "self must be 3-D or 4-D (NCL or NCHW), got %s shape %s",
-                                  aclsim_ops_format_name(self->format), aclsim_ops_shape(self).s);
-    }
+    ACLSIM_OPS_TRY(aclsim_pool_check_format(API, "out", out, self, true));
+    ACLSIM_OPS_TRY(aclsim_pool_check_rank34(API, self));
     ACLSIM_OPS_TRY(aclsim_pool_max_window(API, kernelSize, stride, padding, dilation, mp->k, mp->s, mp->p, mp->d));
 
     int lead = (int)self->ndim - 3;

@@ -2,6 +2,7 @@
  * Helpers shared by the operator files (see ops_common.h).
  */
 #include "ops_common.h"
+#include "half_bits.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -172,45 +173,26 @@ bool aclsim_ops_is_private_format(aclFormat format)
 
 /* ---------------------------------------------------------------- 16-bit floats */
 
-static uint32_t float_bits(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-}
-
-static float bits_float(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
-/* FLOAT16 <-> FLOAT: the runtime's exported conversions (libopapi links libascendcl). */
+/* The conversions on the bits, inline (half_bits.h): the same results as the runtime's
+ * aclFloatToFloat16 / aclFloat16ToFloat, without a call into libascendcl per element. */
 float aclsim_ops_half_to_float(uint16_t h)
 {
-    return aclFloat16ToFloat(h);
+    return aclsim_hb_half_to_float(h);
 }
 
 uint16_t aclsim_ops_float_to_half(float f)
 {
-    return aclFloatToFloat16(f);
+    return aclsim_hb_float_to_half(f);
 }
 
 float aclsim_ops_bf16_to_float(uint16_t b)
 {
-    return bits_float((uint32_t)b << 16);
+    return aclsim_hb_bf16_to_float(b);
 }
 
 uint16_t aclsim_ops_float_to_bf16(float f)
 {
-    uint32_t x = float_bits(f);
-    if ((x & 0x7fffffffu) > 0x7f800000u) {
-        return (uint16_t)((x >> 16) | 0x40u);
-    }
-    /* Adding 0x7fff plus the lowest kept bit rounds to nearest, ties to even. */
-    x += 0x7fffu + ((x >> 16) & 1u);
-    return (uint16_t)(x >> 16);
+    return aclsim_hb_float_to_bf16(f);
 }
 
 /* ---------------------------------------------------------------- element access */
@@ -451,14 +433,14 @@ void aclsim_ops_gather_f32(const void *data, aclDataType dtype, int64_t first, i
     case ACL_FLOAT16: {
         const uint16_t *src = data;
         for (int64_t j = 0; j < count; ++j) {
-            dst[j] = aclsim_ops_half_to_float(src[first + j * step]);
+            dst[j] = aclsim_hb_half_to_float(src[first + j * step]);
         }
         break;
     }
     case ACL_BF16: {
         const uint16_t *src = data;
         for (int64_t j = 0; j < count; ++j) {
-            dst[j] = aclsim_ops_bf16_to_float(src[first + j * step]);
+            dst[j] = aclsim_hb_bf16_to_float(src[first + j * step]);
         }
         break;
     }
@@ -493,14 +475,14 @@ static void write_f32_row(void *p, int64_t first, int64_t step, int64_t count)
     case ACL_FLOAT16: {
         uint16_t *dst = c->data;
         for (int64_t j = 0; j < count; ++j) {
-            dst[first + j * step] = aclsim_ops_float_to_half(src[j]);
+            dst[first + j * step] = aclsim_hb_float_to_half(src[j]);
         }
         break;
     }
     case ACL_BF16: {
         uint16_t *dst = c->data;
         for (int64_t j = 0; j < count; ++j) {
-            dst[first + j * step] = aclsim_ops_float_to_bf16(src[j]);
+            dst[first + j * step] = aclsim_hb_float_to_bf16(src[j]);
         }
         break;
     }
@@ -546,6 +528,10 @@ static void zero_row(void *p, int64_t first, int64_t step, int64_t count)
     copy_ctx *c = p;
     size_t size = aclsim_ops_dtype_size(c->dtype);
     unsigned char *base = c->data;
+    if (step == 1) { /* a contiguous row: one memset */
+        memset(base + first * (int64_t)size, 0, (size_t)count * size);
+        return;
+    }
     for (int64_t j = 0; j < count; ++j) {
         memset(base + (first + j * step) * (int64_t)size, 0, size);
     }
@@ -577,6 +563,11 @@ void aclsim_ops_write_c128(aclTensor *t, const double *src)
 
 void aclsim_ops_fill_zero(aclTensor *t)
 {
+    if (aclsim_ops_is_contiguous(t) && !aclsim_ops_is_empty(t)) { /* the whole view at once */
+        memset((char *)t->data + t->offset * (int64_t)aclsim_ops_dtype_size(t->dtype), 0,
+               (size_t)aclsim_ops_numel(t) * aclsim_ops_dtype_size(t->dtype));
+        return;
+    }
     copy_ctx c = {t->data, t->dtype, NULL};
     aclsim_ops_for_each_row(t, zero_row, &c);
 }

@@ -1,5 +1,6 @@
 /* Pooling windows shared by the pooling operators (pool_common.h). */
 #include <math.h>
+#include <stdlib.h>
 
 #include "pool_common.h"
 
@@ -94,5 +95,61 @@ aclnnStatus aclsim_pool_max_window(const char *api, const aclIntArray *kernelSiz
         return aclsim_ops_invalid(api, "dilation must be 1 on Atlas A2/A3, got %s", aclsim_ops_ints(dilation).s);
     }
     aclsim_pool_pair(stride, k, s);
+    return ACLNN_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- the plane-wise operators */
+
+aclnnStatus aclsim_pool_check_rank34(const char *api, const aclTensor *self)
+{
+    if (self->ndim != 3 && self->ndim != 4) {
+        return aclsim_ops_invalid(api, "self must be 3-D or 4-D (NCL or NCHW), got %s shape %s",
+                                  aclsim_ops_format_name(self->format), aclsim_ops_shape(self).s);
+    }
+    return ACLNN_SUCCESS;
+}
+
+aclnnStatus aclsim_pool_check_format(const char *api, const char *name, const aclTensor *t, const aclTensor *self,
+                                     bool not_private)
+{
+    if (t->format != self->format || (not_private && aclsim_ops_is_private_format(self->format))) {
+        return aclsim_ops_invalid(api, "%s format must equal self format%s, got %s and %s", name,
+                                  not_private ? " and not be private" : "", aclsim_ops_format_name(t->format),
+                                  aclsim_ops_format_name(self->format));
+    }
+    return ACLNN_SUCCESS;
+}
+
+bool aclsim_pool_same_leading(const aclTensor *a, const aclTensor *b)
+{
+    if (a->ndim != b->ndim) {
+        return false;
+    }
+    for (uint64_t d = 0; d + 2 < a->ndim; ++d) {
+        if (a->view_dims[d] != b->view_dims[d]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+int64_t aclsim_pool_planes(const aclTensor *t)
+{
+    return (t->ndim == 4 ? t->view_dims[0] : 1) * aclsim_ops_dim(t, -3);
+}
+
+aclnnStatus aclsim_pool_run_planes(const char *kernel, const aclTensor **input, const aclTensor *out, int64_t planes,
+                                   int workers, aclsim_range_fn fn, void *job)
+{
+    aclTensor staged;
+    void *copy = NULL;
+    if (aclsim_ops_views_overlap(*input, out)) {
+        if (!aclsim_ops_stage(kernel, *input, &staged, &copy)) {
+            return ACLSIM_OPS_KERNEL_FAULT;
+        }
+        *input = &staged;
+    }
+    aclsim_parallel(planes, workers, fn, job);
+    free(copy);
     return ACLNN_SUCCESS;
 }

@@ -3,10 +3,13 @@
  * size of a sliding window (ceil mode, padding, dilation), CANN's 1-or-2-element int lists as
  * (H, W) pairs, the real (non-padding) taps of a window, adaptive pooling's windows, and legacy
  * nearest resizing's source index.  aclnn_py/_numpy/pooling.py is the numpy backend's twin.
+ * Also the plane-wise pooling operators' shared preamble checks (AdaptiveAvgPool2d and its
+ * backward, AvgPool2d, UpsampleNearest2d) and their kernels' loop over the N * C planes.
  */
 #ifndef ACLSIM_POOL_COMMON_H
 #define ACLSIM_POOL_COMMON_H
 
+#include "../kernels/parallel.h"
 #include "ops_common.h"
 
 /* floor((in + 2p - d(k-1) - 1 + (ceil ? s-1 : 0)) / s) + 1, minus one in ceil mode when the last
@@ -71,5 +74,23 @@ static inline void aclsim_pool_adaptive(int64_t i, int64_t size, int64_t o, int6
  * size - 1), or with a scale factor scale > 0, min(floor(i / scale), size - 1) (float32 as
  * PyTorch computes it). */
 ACLSIM_OPS_API int64_t aclsim_pool_nearest_source(int64_t i, int64_t size, int64_t o, double scale);
+
+/* ---------------------------------------------------------------- the plane-wise operators */
+
+/* 161002 unless self has 3 or 4 dims: "self must be 3-D or 4-D (NCL or NCHW), got <format> shape <shape>". */
+ACLSIM_OPS_API aclnnStatus aclsim_pool_check_rank34(const char *api, const aclTensor *self);
+/* 161002 unless t's format is self's (and, with not_private, not a device-private one):
+ * "<name> format must equal self format[ and not be private], got <t's> and <self's>". */
+ACLSIM_OPS_API aclnnStatus aclsim_pool_check_format(const char *api, const char *name, const aclTensor *t,
+                                                    const aclTensor *self, bool not_private);
+/* a and b have one rank and the same dims before their last two (H, W). */
+ACLSIM_OPS_API bool aclsim_pool_same_leading(const aclTensor *a, const aclTensor *b);
+/* The planes of an (N, C, H, W) or (C, H, W) view: N * C (C). */
+ACLSIM_OPS_API int64_t aclsim_pool_planes(const aclTensor *t);
+/* A kernel's loop: *input replaced by a copy of it when it overlaps out (the planes are written
+ * one by one), then fn(job, ...) over `planes` planes on `workers` workers; the copy freed.
+ * ACLSIM_OPS_KERNEL_FAULT when the copy cannot be made. */
+ACLSIM_OPS_API aclnnStatus aclsim_pool_run_planes(const char *kernel, const aclTensor **input, const aclTensor *out,
+                                                  int64_t planes, int workers, aclsim_range_fn fn, void *job);
 
 #endif

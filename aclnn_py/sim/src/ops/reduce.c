@@ -7,7 +7,9 @@
 #include <stdlib.h>
 
 #include "../kernels/parallel.h"
+#include "half_bits.h"
 #include "elementwise.h"
+#include "row_exp.h"
 
 aclnnStatus aclsim_red_check_dim(const char *api, const char *name, int64_t dim, const char *tensor, uint64_t rank,
                                  int64_t *wrapped)
@@ -162,10 +164,10 @@ typedef struct {
 static double round_to(double v, aclDataType t)
 {
     if (t == ACL_FLOAT16) {
-        return aclsim_ops_half_to_float(aclsim_ops_float_to_half((float)v));
+        return aclsim_hb_half_to_float(aclsim_hb_float_to_half((float)v));
     }
     if (t == ACL_BF16) {
-        return aclsim_ops_bf16_to_float(aclsim_ops_float_to_bf16((float)v));
+        return aclsim_hb_bf16_to_float(aclsim_hb_float_to_bf16((float)v));
     }
     return t == ACL_FLOAT ? (double)(float)v : v;
 }
@@ -188,11 +190,117 @@ static void load_lane(const aclTensor *t, int64_t base, const aclsim_red_walk *w
     }
 }
 
+#define LANE_WAYS 8 /* partial maxima and sums kept apart: loops the compiler vectorises */
+
+/* One lane of t into dst as float in the compute dtype (FLOAT, FLOAT16 or BFLOAT16). */
+static void load_lane_f32(const aclTensor *t, int64_t base, const aclsim_red_walk *w, int64_t len,
+                          aclDataType compute, float *dst)
+{
+    int64_t step = w->n > 0 ? w->strides[w->n - 1] : 0;
+    aclsim_ops_gather_f32(t->data, t->dtype, base, step, len, dst);
+    if (t->dtype != compute) {
+        for (int64_t i = 0; i < len; ++i) {
+            dst[i] = (float)round_to(dst[i], compute);
+        }
+    }
+}
+
+static double lane_sum(const float *x, const float *y, int64_t len)
+{
+    double acc[LANE_WAYS] = {0};
+    int64_t i = 0;
+    for (; i + LANE_WAYS <= len; i += LANE_WAYS) {
+        for (int l = 0; l < LANE_WAYS; ++l) {
+            acc[l] += y != NULL ? (double)x[i + l] * y[i + l] : (double)x[i + l];
+        }
+    }
+    double sum = 0.0;
+    for (int l = 0; l < LANE_WAYS; ++l) {
+        sum += acc[l];
+    }
+    for (; i < len; ++i) {
+        sum += y != NULL ? (double)x[i] * y[i] : (double)x[i];
+    }
+    return sum;
+}
+
+/* The float compute dtypes: each lane in float rows, the sums in double, exp by aclsim_exp_row. */
+static void lane_range_f32(const lane_job *j, int64_t begin, int64_t end, int worker)
+{
+    const lane_params *p = j->p;
+    int64_t len = j->len;
+    float *x = (float *)(j->scratch + (size_t)worker * 3 * (size_t)len), *y = x + len, *o = y + len;
+    int64_t so = j->lo.n > 0 ? j->lo.strides[j->lo.n - 1] : 0;
+    for (int64_t k = begin; k < end; ++k) {
+        load_lane_f32(j->a, j->a->offset + aclsim_red_offset(&j->ka, k), &j->la, len, p->compute, x);
+        if (j->b != NULL) {
+            load_lane_f32(j->b, j->b->offset + aclsim_red_offset(&j->kb, k), &j->lb, len, p->compute, y);
+        }
+        if (p->op == ACLSIM_RED_SOFTMAX || p->op == ACLSIM_RED_LOG_SOFTMAX) {
+            float tops[LANE_WAYS];
+            for (int l = 0; l < LANE_WAYS; ++l) {
+                tops[l] = -INFINITY;
+            }
+            int64_t i = 0;
+            for (; i + LANE_WAYS <= len; i += LANE_WAYS) {
+                for (int l = 0; l < LANE_WAYS; ++l) {
+                    float v = x[i + l];
+                    tops[l] = v > tops[l] || v != v ? v : tops[l];
+                }
+            }
+            float top = -INFINITY;
+            for (int l = 0; l < LANE_WAYS; ++l) {
+                top = tops[l] > top || tops[l] != tops[l] ? tops[l] : top;
+            }
+            for (; i < len; ++i) {
+                top = x[i] > top || x[i] != x[i] ? x[i] : top;
+            }
+            for (i = 0; i < len; ++i) {
+                x[i] -= top;
+            }
+            aclsim_exp_row(y, x, len);
+            double sum = lane_sum(y, NULL, len);
+            if (p->op == ACLSIM_RED_SOFTMAX) {
+                for (i = 0; i < len; ++i) {
+                    o[i] = (float)(y[i] / sum);
+                }
+            } else {
+                double lse = (double)logf((float)sum);
+                for (i = 0; i < len; ++i) {
+                    o[i] = (float)(x[i] - lse);
+                }
+            }
+        } else if (p->op == ACLSIM_RED_SOFTMAX_GRAD) {
+            double sum = lane_sum(x, y, len);
+            for (int64_t i = 0; i < len; ++i) {
+                o[i] = (float)(y[i] * (x[i] - sum));
+            }
+        } else {
+            double sum = lane_sum(x, NULL, len);
+            aclsim_exp_row(y, y, len);
+            for (int64_t i = 0; i < len; ++i) {
+                o[i] = (float)(x[i] - y[i] * sum);
+            }
+        }
+        if (p->compute != ACL_FLOAT) {
+            for (int64_t i = 0; i < len; ++i) {
+                o[i] = (float)round_to(o[i], p->compute);
+            }
+        }
+        aclsim_ops_scatter_f32(j->out->data, j->out->dtype, j->out->offset + aclsim_red_offset(&j->ko, k), so, len,
+                               o);
+    }
+}
+
 static void lane_range(void *ctx, int64_t begin, int64_t end, int worker)
 {
     const lane_job *j = ctx;
     const lane_params *p = j->p;
     int64_t len = j->len;
+    if (p->compute != ACL_DOUBLE && j->out->dtype != ACL_DOUBLE) {
+        lane_range_f32(j, begin, end, worker);
+        return;
+    }
     double *x = j->scratch + (size_t)worker * 3 * (size_t)len, *y = x + len;
     float *tmp = (float *)(y + len);
     bool wide = p->compute == ACL_DOUBLE;
@@ -352,12 +460,49 @@ static bool float_type(aclDataType t)
     return t == ACL_FLOAT || t == ACL_FLOAT16 || t == ACL_BF16;
 }
 
+static void sum_store(const sum_job *j, int64_t k, const double acc[2], uint64_t iacc);
+
+/* FLOAT self summed in FLOAT over dims outside a contiguous kept dim (a bias gradient: (N, C)
+ * over N): whole rows added into double sums, a block of kept elements at a time. */
+static bool sum_by_rows(const sum_job *j)
+{
+    return j->p->dtype == ACL_FLOAT && j->self->dtype == ACL_FLOAT && j->kept.n == 1 && j->kept.strides[0] == 1 &&
+           j->kept.count > 1;
+}
+
+static void sum_rows_range(const sum_job *j, int64_t begin, int64_t end, int worker)
+{
+    enum { BLOCK = ACLSIM_RED_PIECE / 2 }; /* doubles in a worker's scratch */
+    double *acc = (double *)(j->scratch + (size_t)worker * ACLSIM_RED_PIECE);
+    const float *x = (const float *)j->self->data + j->self->offset;
+    for (int64_t k0 = begin; k0 < end; k0 += BLOCK) {
+        int64_t n = end - k0 < BLOCK ? end - k0 : BLOCK;
+        for (int64_t i = 0; i < n; ++i) {
+            acc[i] = 0.0;
+        }
+        for (int64_t r = 0; r < j->reduced.count; ++r) {
+            const float *row = x + aclsim_red_offset(&j->reduced, r) + k0;
+            for (int64_t i = 0; i < n; ++i) {
+                acc[i] += row[i];
+            }
+        }
+        for (int64_t i = 0; i < n; ++i) {
+            double two[2] = {acc[i], 0.0};
+            sum_store(j, k0 + i, two, 0);
+        }
+    }
+}
+
 static void sum_range(void *ctx, int64_t begin, int64_t end, int worker)
 {
     const sum_job *j = ctx;
     const sum_params *p = j->p;
     const aclTensor *self = j->self;
     aclDataType t = p->dtype;
+    if (sum_by_rows(j)) {
+        sum_rows_range(j, begin, end, worker);
+        return;
+    }
     float *buf = j->scratch + (size_t)worker * ACLSIM_RED_PIECE;
     int64_t count = j->reduced.count;
     double cell[2];
@@ -394,23 +539,34 @@ static void sum_range(void *ctx, int64_t begin, int64_t end, int worker)
                 }
             }
         }
-        /* the result in dtype (a mean divided first), then converted to out's dtype */
-        if (aclsim_ops_is_complex(t)) {
-            if (p->mean) {
-                acc[0] /= (double)count;
-                acc[1] /= (double)count;
-            }
-            aclsim_ops_store_complex(cell, t, 0, acc);
-        } else if (aclsim_ops_is_floating(t)) {
-            aclsim_ops_store(cell, t, 0, p->mean ? acc[0] / (double)count : acc[0]);
-        } else if (p->mean) {
-            double m = (double)(int64_t)iacc / (double)count, wide[1] = {m};
-            aclsim_ew_convert(wide, ACL_DOUBLE, 0, &value, 0); /* truncated toward zero, wrapped */
-        } else {
-            aclsim_ops_store_int(cell, t, 0, (int64_t)iacc);
-        }
-        aclsim_ew_convert(cell, t, 0, j->out, j->out->offset + aclsim_red_offset(&j->out_walk, k));
+        sum_store(j, k, acc, iacc);
     }
+}
+
+/* Element k of out from its sum (acc: floating and complex dtypes; iacc: integers and BOOL):
+ * the result in dtype (a mean divided first), then converted to out's dtype. */
+static void sum_store(const sum_job *j, int64_t k, const double acc_in[2], uint64_t iacc)
+{
+    const sum_params *p = j->p;
+    aclDataType t = p->dtype;
+    int64_t count = j->reduced.count;
+    double cell[2], acc[2] = {acc_in[0], acc_in[1]};
+    aclTensor value = scalar_tensor(t, cell);
+    if (aclsim_ops_is_complex(t)) {
+        if (p->mean) {
+            acc[0] /= (double)count;
+            acc[1] /= (double)count;
+        }
+        aclsim_ops_store_complex(cell, t, 0, acc);
+    } else if (aclsim_ops_is_floating(t)) {
+        aclsim_ops_store(cell, t, 0, p->mean ? acc[0] / (double)count : acc[0]);
+    } else if (p->mean) {
+        double m = (double)(int64_t)iacc / (double)count, wide[1] = {m};
+        aclsim_ew_convert(wide, ACL_DOUBLE, 0, &value, 0); /* truncated toward zero, wrapped */
+    } else {
+        aclsim_ops_store_int(cell, t, 0, (int64_t)iacc);
+    }
+    aclsim_ew_convert(cell, t, 0, j->out, j->out->offset + aclsim_red_offset(&j->out_walk, k));
 }
 
 static aclnnStatus sum_kernel(aclOpExecutor *ex, void *workspace)

@@ -74,17 +74,7 @@ static aclnnStatus nearest_kernel(aclOpExecutor *ex, void *workspace)
     }
     nearest_job job = {.p = p, .self = aclsim_executor_input(ex, 0), .out = aclsim_executor_output(ex, 0),
                        .cols = cols};
-    aclTensor staged;
-    void *copy = NULL;
-    if (aclsim_ops_views_overlap(job.self, job.out)) {
-        if (!aclsim_ops_stage(KERNEL, job.self, &staged, &copy)) {
-            return ACLSIM_OPS_KERNEL_FAULT;
-        }
-        job.self = &staged;
-    }
-    aclsim_parallel(p->n * p->c, (int)p->workers, resize_planes, &job);
-    free(copy);
-    return ACLNN_SUCCESS;
+    return aclsim_pool_run_planes(KERNEL, &job.self, job.out, p->n * p->c, (int)p->workers, resize_planes, &job);
 }
 
 static aclnnStatus check_params(const aclTensor *self, const aclIntArray *outputSize, const aclTensor *out)
@@ -113,10 +103,7 @@ static aclnnStatus check_params(const aclTensor *self, const aclIntArray *output
         return aclsim_ops_invalid(API, "self format must be NCHW or NHWC, got %s",
                                   aclsim_ops_format_name(self->format));
     }
-    if (out->format != self->format) {
-        return aclsim_ops_invalid(API, "out format must equal self format, got %s and %s",
-                                  aclsim_ops_format_name(out->format), aclsim_ops_format_name(self->format));
-    }
+    ACLSIM_OPS_TRY(aclsim_pool_check_format(API, "out", out, self, false));
     if (out->ndim != 4 || out->view_dims[0] != self->view_dims[0] || out->view_dims[1] != self->view_dims[1]) {
         return aclsim_ops_invalid(API, "out N and C must equal self's, got out %s and self %s",
                                   aclsim_ops_shape(out).s, aclsim_ops_shape(self).s);
