@@ -33,7 +33,7 @@
 /* The layout of a plan's description (plan_from_spec) and of the Planner's methods:
  * aclnn_py/_fast/__init__.py's ENTRY_VERSION must equal it, or the binding does not use an
  * entry built from other sources. The kinds below are read from this module by the binding. */
-#define ENTRY_VERSION 3
+#define ENTRY_VERSION 4
 
 #define MAX_KEY 640          /* int64 words of one key */
 #define MAX_KEY_LIST 64      /* elements of a list argument */
@@ -1560,7 +1560,7 @@ PyMODINIT_FUNC PyInit__entry(void) {
     PyObject *m = PyModule_Create(&module_def);
     if (!m) return NULL;
     struct { PyObject **slot; const char *text; } strings[] = {
-        {&s_local, "_local"}, {&s_state, "state"}, {&s_stream, "stream"}, {&s_pending, "pending"},
+        {&s_local, "local"}, {&s_state, "state"}, {&s_stream, "stream"}, {&s_pending, "pending"},
         {&s_fast_api, "fast_api"}, {&s_table, "table"}, {&s_dtype, "dtype"}, {&s_synchronize, "synchronize"},
         {&s_stream_method, "stream"}, {&s_has_pending, "has_pending"}, {&s_fast_key, "fast_key"}, {&s_capturing, "capturing"},
         {&s_queued, "queued"}, {&s_capture, "capture"}, {&s_f_code, "f_code"}, {&s_f_back, "f_back"},

@@ -149,9 +149,12 @@ class Library:
         #: None: the fast path is off for it; False: not asked yet). Read by the fast entry too.
         self.fast_api: Any = False
         self._lock = threading.RLock()
-        self._local = threading.local()
+        #: This thread's state (``.device``; ``.state``, its streams and pending work): public
+        #: for the per-call paths that read it inline (``Tensor``'s output and release).
+        self.local = threading.local()
         self._initialized = False
-        self._finalized = False
+        #: The library is torn down (``teardown``): nothing is released into it any more.
+        self.finalized = False
         # the live streams of the binding's threads (each thread's device -> stream), for teardown
         self._streams: dict[int, dict[int, Any]] = {}
         self._stream_keys = itertools.count()
@@ -243,17 +246,13 @@ class Library:
 
     # -- process state -----------------------------------------------------------------------
 
-    @property
-    def finalized(self) -> bool:
-        return self._finalized
-
     def ensure_initialized(self) -> None:
         if self._initialized:
             return
         with self._lock:
             if self._initialized:
                 return
-            if self._finalized:
+            if self.finalized:
                 raise AclnnError(ACL_ERROR_UNINITIALIZE, "aclInit",
                                  "aclFinalize was already called in this process; CANN cannot be re-initialised")
             status = self.fn("aclInit")(self.ffi.NULL)
@@ -268,14 +267,14 @@ class Library:
     def note_external_finalize(self) -> None:
         """The user called aclFinalize through the C-API mirror: nothing is left to tear down."""
         with self._lock:
-            self._finalized = True
+            self.finalized = True
             self._streams.clear()
             self._devices.clear()
 
     def _thread_stream(self) -> _ThreadStreams:
         """This thread's streams, with ``stream`` set: the runtime initialised, the thread's
         device set and its stream on that device created on first use."""
-        local = self._local
+        local = self.local
         state: _ThreadStreams | None = getattr(local, "state", None)
         if state is not None and state.stream is not None:
             return state
@@ -302,10 +301,10 @@ class Library:
     def _open_device(self, device: int) -> None:
         """``aclrtSetDevice(device)`` on this thread unless it is already the device this
         library set here last."""
-        if getattr(self._local, "device", None) == device:
+        if getattr(self.local, "device", None) == device:
             return
         self.call("aclrtSetDevice", device)
-        self._local.device = device
+        self.local.device = device
         with self._lock:
             self._devices.add(device)
 
@@ -314,7 +313,7 @@ class Library:
         releases) this thread left queued, then open ``device`` now (its error is the
         runtime's); the thread's stream on it is made or found at the next call."""
         self.ensure_initialized()
-        state: _ThreadStreams | None = getattr(self._local, "state", None)
+        state: _ThreadStreams | None = getattr(self.local, "state", None)
         if state is not None and state.pending:
             self.synchronize()
         self._open_device(device)
@@ -325,7 +324,7 @@ class Library:
         """The stream this thread's calls queue on: its own on its device (device set and
         stream created once, the stream destroyed when the thread ends), or the caller's
         while a ``stream=`` call runs (``enter_stream``)."""
-        state = getattr(self._local, "state", None)
+        state = getattr(self.local, "state", None)
         if state is not None:
             stream = state.stream
             if stream is not None:
@@ -342,7 +341,7 @@ class Library:
         return previous
 
     def leave_stream(self, previous: Any) -> None:
-        state: _ThreadStreams | None = getattr(self._local, "state", None)
+        state: _ThreadStreams | None = getattr(self.local, "state", None)
         if state is not None:
             state.stream = previous
 
@@ -355,7 +354,7 @@ class Library:
         self._lock = threading.RLock()  # another parent thread may have held it at the fork
         self._streams.clear()  # so no finalizer of an inherited thread state touches C
         self._devices.clear()
-        self._local = threading.local()
+        self.local = threading.local()
 
     def _end_of_thread(self, key: int, streams: dict[int, Any], callers: dict[int, Any],
                        pending: list[Any], handover: _Handover) -> None:
@@ -364,7 +363,7 @@ class Library:
         threads handed over), destroy its own streams and events. Never raises (it runs as
         the thread exits)."""
         with self._lock:
-            if self._finalized or self._streams.pop(key, None) is None:
+            if self.finalized or self._streams.pop(key, None) is None:
                 # teardown, aclFinalize or a fork took care of the streams: nothing can wait
                 handover.ended = True
                 handover.releases.clear()
@@ -466,12 +465,12 @@ class Library:
 
     def has_pending(self) -> bool:
         """Whether this thread has releases waiting for its streams."""
-        state = getattr(self._local, "state", None)
+        state = getattr(self.local, "state", None)
         return bool(state is not None and state.pending)
 
     def pending(self) -> tuple[int, int]:
         """This thread's releases waiting for its streams, and the device bytes they free."""
-        state = getattr(self._local, "state", None)
+        state = getattr(self.local, "state", None)
         return (0, 0) if state is None else (len(state.pending), state.nbytes)
 
     def queued_call(self, op: str) -> None:
@@ -489,7 +488,7 @@ class Library:
         those releases (every one, newest first, also when a wait or a release fails: then
         the first error is raised). A failure of queued work names the operator call that
         queued it (``queued.attributed``)."""
-        state: _ThreadStreams | None = getattr(self._local, "state", None)
+        state: _ThreadStreams | None = getattr(self.local, "state", None)
         if state is None or state.stream is None:
             state = self._thread_stream()
         if state.capture is not None:
@@ -511,7 +510,7 @@ class Library:
 
     def capture_state(self) -> Capture | None:
         """The capture in progress on this thread's stream, or None."""
-        state = getattr(self._local, "state", None)
+        state = getattr(self.local, "state", None)
         return None if state is None else state.capture
 
     def begin_capture(self) -> Any:
@@ -587,10 +586,10 @@ class Library:
     def teardown(self) -> None:
         """At exit: finish queued work, destroy streams, reset devices, aclFinalize."""
         with self._lock:
-            if self._finalized or not self._initialized:
-                self._finalized = True
+            if self.finalized or not self._initialized:
+                self.finalized = True
                 return
-            self._finalized = True
+            self.finalized = True
             # (run newest first, each whatever the others do: a stream that cannot be waited
             # for still lets the devices be reset and the runtime finalised)
             steps = Transaction()

@@ -128,7 +128,7 @@ class DeviceBuffer:
     def _return(lib: Library, give: Callable[[CData, int], None], ptr: CData, nbytes: int, owner_thread: int,
                 handover: Any) -> None:
         """``ptr`` back to the caching allocator (``give``: its ``DevicePool.give``)."""
-        if lib._finalized:
+        if lib.finalized:
             return
         # Back to the caching allocator, which keeps it for the next buffer of its size (or
         # frees it): only once the stream is past the work that may use it, as a free would be.
@@ -140,7 +140,7 @@ class DeviceBuffer:
             quietly(lambda: lib.hand_over(handover, free))
             return
         try:  # (``quietly``, inline: this runs for every output a device chain drops)
-            state = getattr(lib._local, "state", None)  # (lib.has_pending(), inline)
+            state = getattr(lib.local, "state", None)  # (lib.has_pending(), inline)
             if state is not None and state.pending:
                 # Queued work may still touch it. (Past the pending budget this synchronises; a
                 # finalizer cannot raise a failure of queued work, so it is dropped here.)
@@ -258,7 +258,7 @@ class Tensor(_Shaped):
         if made is None:
             made = _made(lib, token)
         create, dims, ndim, acl, strides, offset, fmt, storage, nbytes, cache, destroy, null, address = made
-        state = getattr(lib._local, "state", None)  # (lib.handover()'s common case, inline)
+        state = getattr(lib.local, "state", None)  # (lib.handover()'s common case, inline)
         owner = (threading.get_ident(), state.handover if state is not None and state.stream is not None
                  else lib.handover())
         buffer = DeviceBuffer.__new__(DeviceBuffer)
@@ -294,7 +294,7 @@ class Tensor(_Shaped):
     def _destroy(lib: Library, destroy: Any, handle: CData, owner_thread: int, handover: Any) -> None:
         """``aclDestroyTensor`` (``destroy``) of ``handle``: now on the owner thread, else after
         its next synchronisation; nothing once the library is torn down."""
-        if lib._finalized:
+        if lib.finalized:
             return
         if threading.get_ident() != owner_thread:
             # The owner thread may be in the middle of a call that reads the descriptor.

@@ -237,7 +237,7 @@ def test_tensor_chain_on_a_caller_stream(sim_lib, caller_stream):
 def test_pending_releases_wait_for_the_callers_stream(sim_lib, caller_stream):
     with Tensor.from_numpy(GRAD, backend="sim") as g, Tensor.from_numpy(SELF, backend="sim") as x:
         outs = [_pool(g, x, stream=caller_stream) for _ in range(5)]
-    state = sim_lib._local.state
+    state = sim_lib.local.state
     assert _address(sim_lib, caller_stream) in state.callers
     sim_lib.synchronize()
     assert not state.callers and sim_lib.pending() == (0, 0)
