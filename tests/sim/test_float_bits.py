@@ -20,7 +20,22 @@ from aclnn_py.sim import _build
 
 OPS = _build.SRC_DIR / "ops"
 
-HALF_PROGRAM = r"""
+# Both programs' float32 inputs: a block of bit patterns b0, b0 + step, ... below 2^32.
+BLOCK = r"""
+#include <stdint.h>
+#include <string.h>
+static int fill_block(float *src, int size, uint64_t b0, uint64_t step)
+{
+    int n = 0;
+    for (; n < size && b0 + (uint64_t)n * step < (1ull << 32); ++n) {
+        uint32_t b = (uint32_t)(b0 + (uint64_t)n * step);
+        memcpy(&src[n], &b, 4);
+    }
+    return n;
+}
+"""
+
+HALF_PROGRAM = BLOCK + r"""
 #include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -48,11 +63,7 @@ int main(int argc, char **argv)
     static uint16_t half[N], bf[N];
     uint64_t total = 0;
     for (uint64_t b0 = 0; b0 < (1ull << 32); b0 += (uint64_t)N * step) {
-        int n = 0;
-        for (; n < N && b0 + (uint64_t)n * step < (1ull << 32); ++n) {
-            uint32_t b = (uint32_t)(b0 + (uint64_t)n * step);
-            memcpy(&src[n], &b, 4);
-        }
+        int n = fill_block(src, N, b0, step);
         for (int i = 0; i < n; ++i) half[i] = aclsim_hb_float_to_half(src[i]); /* the vectorised loops */
         for (int i = 0; i < n; ++i) bf[i] = aclsim_hb_float_to_bf16(src[i]);
         for (int i = 0; i < n; ++i, ++total) {
@@ -65,7 +76,7 @@ int main(int argc, char **argv)
 }
 """
 
-EXP_PROGRAM = r"""
+EXP_PROGRAM = BLOCK + r"""
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,11 +98,7 @@ int main(int argc, char **argv)
     double worst = 0.0;
     uint64_t total = 0;
     for (uint64_t b0 = 0; b0 < (1ull << 32); b0 += (uint64_t)N * step) {
-        int n = 0;
-        for (; n < N && b0 + (uint64_t)n * step < (1ull << 32); ++n) {
-            uint32_t b = (uint32_t)(b0 + (uint64_t)n * step);
-            memcpy(&src[n], &b, 4);
-        }
+        int n = fill_block(src, N, b0, step);
         aclsim_exp_row(dst, src, n);
         for (int i = 0; i < n; ++i, ++total) {
             double e = ulps(dst[i], exp((double)src[i]));
