@@ -26,14 +26,15 @@ class Setting(Generic[T]):
         self.name = name
         self.parse = parse
         encode = getattr(os.environ, "encodekey", None)
-        self._key: object = encode(name) if encode is not None else name
+        #: The name as ``os.environ``'s table (``os.environ._data``) stores it.
+        self.key: object = encode(name) if encode is not None else name
         self._last: tuple[object, T] | None = None  # (raw value, parsed), replaced as one
 
     def raw(self) -> object:
         """The variable's value as ``os.environ`` stores it (None when unset)."""
         data = getattr(os.environ, "_data", None)
         if type(data) is dict:
-            return data.get(self._key)
+            return data.get(self.key)
         return os.environ.get(self.name)  # os.environ replaced by a plain mapping
 
     def get(self) -> T:

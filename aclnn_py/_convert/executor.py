@@ -51,7 +51,7 @@ from .._runtime.library import not_capturable
 from .._runtime.resources import Release, Transaction
 # (type: ignore: _runtime/tensor.py picks NumPy's byte_bounds by NumPy version under this private name,
 # shared within the package but not re-exported.)
-from .._runtime.tensor import DeviceView, Tensor, _byte_bounds, _contiguous  # type: ignore[attr-defined]
+from .._runtime.tensor import DeviceView, Tensor, _byte_bounds, _contiguous, output_form  # type: ignore[attr-defined]
 from .arrays import BoolArray, FloatArray, IntArray, Scalar
 from .params import PLAIN_KINDS, Param
 from .values import (INT64_MAX, bool_array_arg, float_array_arg, int_array_arg, not_a_tensor, plain_value,
@@ -227,8 +227,8 @@ _recording = threading.local()  # .calls: the Calls made while an op call is bei
 #: the entry's constants: ``ARG`` argument ``index`` (its bytes; as a result, the argument
 #: itself), ``NEW_OUTPUT`` output ``index`` made by the entry, ``NULL``, ``ARG_WRITTEN`` argument
 #: ``index``'s bytes, written back; modes ``SINGLE``, ``TUPLE``, ``NONE``.
-#: A device plan (device Tensor arguments) has outputs ``(token, zero)`` (``Tensor.new_output``'s
-#: argument) and a ninth item, 1.
+#: A device plan (device Tensor arguments) has outputs ``tensor.output_form(output, zero)`` (what
+#: the entry makes each new output Tensor from) and a ninth item, 1.
 PlanSpec: TypeAlias = "tuple[Any, ...]"
 
 
@@ -311,13 +311,13 @@ def _plan_spec(call: Call, args: tuple[Any, ...], result: object) -> PlanSpec | 
     else:
         return None
     if device:
-        # (each output a Tensor this call made: its view's token, and whether it starts as zeros)
+        # (each output a Tensor this call made: its form, with whether it starts as zeros)
         made: list[tuple[Any, ...] | None] = []
         for i, o in enumerate(outputs):
             if o is None:
                 made.append(None)
-            elif type(o) is Tensor and o.fast_key is not None and i in zeros:
-                made.append((o.fast_key[0], zeros[i]))
+            elif type(o) is Tensor and o.fast_key is not None and o.buffer is not None and i in zeros:
+                made.append(output_form(o, zeros[i]))
             else:
                 return None
         return (op, _fast.address(phases[0]), _fast.address(phases[1]), desc, pointers, made,

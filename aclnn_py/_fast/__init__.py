@@ -21,11 +21,11 @@ cffi crossing per C call), with the same results and errors.
 
 from __future__ import annotations
 
-import functools
 import os
 import platform
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -49,7 +49,7 @@ STAGE_API = {1: "aclrtMalloc", 2: "aclrtMemcpy", 3: "aclCreateTensor", 4: "aclCr
              11: "aclrtMemcpy"}
 AT_CREATE_TENSOR, AT_PHASE1, AT_PHASE2, AT_DESCRIPTION = 3, 7, 9, 12
 
-ENTRY_VERSION = 4  # entry.c's: an entry built from other sources is not used
+ENTRY_VERSION = 5  # entry.c's: an entry built from other sources is not used
 ABI_VERSION = 3  # fastcall.c's: a helper built from other sources is not used
 
 _CDEF = """
@@ -144,15 +144,16 @@ def entry() -> Any:
                 if module is not None:
                     import numpy as np
 
-                    from .._runtime.tensor import Tensor
+                    from .._runtime.tensor import DeviceBuffer, Tensor
 
                     from .._runtime import library, queued
 
-                    module.setup(np.ndarray, np.empty, address, failed, api_for, MISS, Tensor, Tensor.new_output,
-                                 device_done)
-                    # device_done's common case done in C: the same entries in the same lists
-                    module.set_device_hooks(library.nothing, queued.blocking, queued.PACKAGE, queued.KEPT,
-                                            library.MAX_PENDING_RELEASES, blocks_release, library.MAX_PENDING_BYTES)
+                    module.setup(np.ndarray, np.empty, address, failed, api_for, MISS, Tensor, device_done)
+                    # device_done's common case done in C: the same entries in the same lists; the
+                    # releases of the outputs it makes (outputs.c) off their common case: Python's
+                    module.set_device_hooks(library.nothing, queued.blocking, queued.PACKAGE, queued.KEPT, library,
+                                            Tensor.release_handle, DeviceBuffer.release_block, os.environ,
+                                            queued.BLOCKING.key)
             _entry_state.append(module)
     return _entry_state[0]
 
@@ -189,33 +190,18 @@ def failed(lib: Any, op: str, result: int) -> NoReturn:
     raise AclnnError(status, STAGE_API.get(stage, "aclnn_py fast path"), message)
 
 
-def device_done(lib: Any, op: str, blocks: tuple[int, ...], nbytes: int, ok: bool) -> None:
-    """After a device plan's phase 2 was launched (the entry calls it): the call's device memory
-    (``blocks``, the addresses of ``nbytes`` of NumPy inputs' copies and workspace) is freed once
-    the stream is past the call's work, and a call that succeeded is remembered for an error of
-    that work (``Call.__exit__``'s rule on the Python path)."""
-    if blocks:
-        lib.defer(blocks_release(lib, blocks), nbytes)
+def device_done(lib: Any, op: str, release: Callable[[], None] | None, nbytes: int, ok: bool) -> None:
+    """After a device plan's phase 2 was launched (the entry calls it when it does not do this
+    itself): ``release`` (the entry's release of the call's own device memory, ``nbytes`` of
+    NumPy inputs' copies and workspace, or None) runs once the stream is past the call's work,
+    and a call that succeeded is remembered for an error of that work (``Call.__exit__``'s
+    rule on the Python path)."""
+    if release is not None:
+        lib.defer(release, nbytes)
     else:
         lib.mark_queued()
     if ok:
         lib.queued_call(op)
-
-
-def blocks_release(lib: Any, blocks: tuple[int, ...]) -> Any:
-    """The release of a device call's own device memory (``blocks``: addresses), which waits
-    for the stream (``Library.defer``)."""
-    api = getattr(lib, "fast_api", None)
-    if isinstance(api, FastApi):
-        free, to_pointer = api.free_blocks if api.free_blocks is not None else api.make_free_blocks(lib)
-    else:
-        free, to_pointer = lib.fn("aclrtFree"), functools.partial(lib.ffi.cast, "void *")
-    return functools.partial(_free_all, free, to_pointer, blocks)
-
-
-def _free_all(free: Any, to_pointer: Any, blocks: tuple[int, ...]) -> None:
-    for b in reversed(blocks):
-        free(to_pointer(b))
 
 
 class FastApi:
@@ -227,15 +213,6 @@ class FastApi:
         self.call_async = helper_lib.aclnnpy_fast_call_async
         self.table = ffi.new("void *[]", [ffi.cast("void *", lib.ffi.cast("void *", lib.fn(n))) for n in API_FUNCTIONS])
         self.ops: dict[str, tuple[Any, Any] | None] = {}  # op -> (phase1, phase2) as void *, or None: not eligible
-        #: ``aclrtFree`` of the library and the cast of an address to its ``void *`` (once made).
-        self.free_blocks: tuple[Any, Any] | None = None
-
-    def make_free_blocks(self, lib: Any) -> tuple[Any, Any]:
-        """``free_blocks``, made."""
-        from .._runtime.tensor import _caster
-
-        found = self.free_blocks = (lib.fn("aclrtFree"), _caster(lib.ffi, "void *"))
-        return found
 
     def phases(self, lib: Any, op: str) -> tuple[Any, Any] | None:
         """The phase functions of ``op`` as ``void *`` when its phase-1 parameters are all

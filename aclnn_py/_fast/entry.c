@@ -33,7 +33,7 @@
 /* The layout of a plan's description (plan_from_spec) and of the Planner's methods:
  * aclnn_py/_fast/__init__.py's ENTRY_VERSION must equal it, or the binding does not use an
  * entry built from other sources. The kinds below are read from this module by the binding. */
-#define ENTRY_VERSION 4
+#define ENTRY_VERSION 5
 
 #define MAX_KEY 640          /* int64 words of one key */
 #define MAX_KEY_LIST 64      /* elements of a list argument */
@@ -58,18 +58,35 @@ enum { R_SINGLE = 0, R_TUPLE = 1, R_NONE = 2 };
 
 /* Set once by setup(). */
 static PyObject *ndarray_type, *np_empty, *to_address, *fast_failed, *api_for, *miss;
-/* Device plans: aclnn_py.Tensor (exact type), Tensor.new_output(lib, (token, zero)) making a new
- * output, device_done(lib, op, blocks, nbytes, ok) after phase 2 was launched. */
-static PyObject *tensor_type, *new_output, *device_done;
+/* Device plans: aclnn_py.Tensor (exact type), device_done(lib, op, release, nbytes, ok) after
+ * phase 2 was launched. */
+static PyObject *tensor_type, *device_done;
 /* set_device_hooks(): library._nothing (the release a device call defers), queued.blocking,
  * the package's directory (queued._PACKAGE), queued.KEPT, library.MAX_PENDING_RELEASES. */
-static PyObject *nothing, *blocking, *package, *blocks_release;
-static Py_ssize_t kept_calls, max_pending, max_bytes;
+static PyObject *nothing, *blocking, *package;
+static Py_ssize_t kept_calls;
+/* The _runtime.library module: its MAX_PENDING_RELEASES and MAX_PENDING_BYTES, read when they
+ * are checked (as Library.defer reads them). */
+static PyObject *library_module, *s_max_pending, *s_max_bytes;
+
+/* The bounds on a thread's waiting releases: 0, or -1 with an error. */
+static int pending_bounds(Py_ssize_t *most, long long *bytes) {
+    PyObject *m = PyObject_GetAttr(library_module, s_max_pending);
+    PyObject *b = m ? PyObject_GetAttr(library_module, s_max_bytes) : NULL;
+    *most = m ? PyLong_AsSsize_t(m) : -1;
+    *bytes = b ? PyLong_AsLongLong(b) : -1;
+    Py_XDECREF(m);
+    Py_XDECREF(b);
+    return PyErr_Occurred() ? -1 : 0;
+}
 static PyObject *addresses;  /* cdata -> int: stream and table addresses */
 static PyObject *s_local, *s_state, *s_stream, *s_pending, *s_fast_api, *s_table, *s_dtype, *s_synchronize,
     *s_stream_method, *s_has_pending, *s_fast_key, *s_capturing, *s_queued, *s_capture, *s_f_code, *s_f_back,
-    *s_f_lineno, *s_co_filename, *s_own, *s_nbytes;
+    *s_f_lasti, *s_co_filename, *s_own, *s_nbytes, *s_lock, *s_acquire, *s_release, *s_queued_flag, *s_done, *s_value,
+    *s_callers, *s_handover, *s_releases;
 static int plans_on = 1;
+
+#include "outputs.c"
 
 /* -- plans ----------------------------------------------------------------------------- */
 
@@ -82,6 +99,7 @@ typedef struct {
     int32_t *pointer_index;
     int noutputs;
     PyObject **output_args; /* (shape, dtype) for numpy.empty, or NULL: a NULL output (None) */
+    struct form *forms;     /* a device plan's: its outputs' forms (outputs.c), ndim -1: None */
     int nresults;
     int8_t *result_kind;    /* P_ARG: argument i as given; P_OUTPUT: new output i */
     int32_t *result_index;
@@ -93,6 +111,9 @@ typedef struct {
 static void plan_free(plan_t *p) {
     if (!p) return;
     for (int i = 0; i < p->noutputs; ++i) Py_XDECREF(p->output_args ? p->output_args[i] : NULL);
+    if (p->forms)
+        for (int i = 0; i < p->noutputs; ++i) form_clear(&p->forms[i]);
+    PyMem_Free(p->forms);
     Py_XDECREF(p->op);
     PyMem_Free(p->desc);
     PyMem_Free(p->pointer_kind);
@@ -164,7 +185,7 @@ static int desc_pointers(const int64_t *desc, int64_t len) {
 /* A plan from its Python description (ops/_aclnn.py's plan_spec):
  * (op, phase1 address, phase2 address, desc ints, pointers [(kind, index)],
  *  outputs [(shape, dtype) or None], results [(kind, index)], mode[, device]);
- * a device plan's outputs are [(token, zero)] (Tensor.new_output's argument). */
+ * a device plan's outputs are [tensor.output_form(...) or None] (outputs.c's forms). */
 static PyObject *plan_from_spec(PyObject *spec) {
     PyObject *op, *desc, *pointers, *outputs, *results;
     unsigned long long phase1, phase2;
@@ -197,9 +218,20 @@ static PyObject *plan_from_spec(PyObject *spec) {
     p->noutputs = (int)PyTuple_Size(o);
     p->output_args = PyMem_Calloc(p->noutputs ? (size_t)p->noutputs : 1, sizeof(PyObject *));
     if (!p->output_args) { Py_DECREF(o); PyErr_NoMemory(); goto fail; }
+    if (p->device && !(p->forms = PyMem_Calloc(p->noutputs ? (size_t)p->noutputs : 1, sizeof(form_t)))) {
+        Py_DECREF(o);
+        PyErr_NoMemory();
+        goto fail;
+    }
     for (int i = 0; i < p->noutputs; ++i) {
         PyObject *item = PyTuple_GetItem(o, i);
-        if (item != Py_None) {
+        if (item == Py_None) {
+            if (p->device) p->forms[i].ndim = -1;
+        } else if (p->device) {
+            if (form_from(item, &p->forms[i])) { Py_DECREF(o); goto fail; }
+            Py_INCREF(item);
+            p->output_args[i] = item;  /* (which outputs are None; the form is in forms) */
+        } else {
             Py_INCREF(item);
             p->output_args[i] = item;
         }
@@ -521,26 +553,48 @@ static PyObject *fast_api(PyObject *lib) {
     return api;
 }
 
-/* The caller's place, as queued.remember keeps it: (code, line) of the first frame outside the
- * package, or None. A new reference, NULL on error. */
+/* Whether code (a code object) is the package's own: 1, 0, -1 error. Known codes are kept by
+ * identity (hashing a code object hashes its constants), each with the code itself, so that
+ * its address is not another code's while it is in the table (bounded: codes are few). */
+static PyObject *codes_inside;
+#define MAX_CODES 4096
+static int code_inside(PyObject *code) {
+    PyObject *id = PyLong_FromVoidPtr(code);
+    if (!id) return -1;
+    PyObject *known = PyDict_GetItemWithError(codes_inside, id);
+    if (known) {
+        Py_DECREF(id);
+        return PyTuple_GetItem(known, 1) == Py_True;
+    }
+    PyObject *file = PyErr_Occurred() ? NULL : PyObject_GetAttr(code, s_co_filename);
+    if (!file) { Py_DECREF(id); return -1; }
+    Py_ssize_t inside = PyUnicode_Check(file)
+        ? PyUnicode_Tailmatch(file, package, 0, PyUnicode_GetLength(package), -1) : 0;
+    Py_DECREF(file);
+    PyObject *entry = inside < 0 ? NULL : PyTuple_Pack(2, code, inside ? Py_True : Py_False);
+    if (entry && PyDict_Size(codes_inside) >= MAX_CODES) PyDict_Clear(codes_inside);
+    int failed = !entry || PyDict_SetItem(codes_inside, id, entry);
+    Py_XDECREF(entry);
+    Py_DECREF(id);
+    return failed ? -1 : inside != 0;
+}
+
+/* The caller's place, as queued.remember keeps it: (code, f_lasti) of the first frame outside
+ * the package, or None. A new reference, NULL on error. */
 static PyObject *caller_site(void) {
     PyObject *frame = (PyObject *)PyEval_GetFrame();
     Py_XINCREF(frame);
-    Py_ssize_t plen = PyUnicode_GetLength(package);
     while (frame && frame != Py_None) {
         PyObject *code = PyObject_GetAttr(frame, s_f_code);
-        PyObject *file = code ? PyObject_GetAttr(code, s_co_filename) : NULL;
-        if (!file) { Py_XDECREF(code); Py_DECREF(frame); return NULL; }
-        Py_ssize_t inside = PyUnicode_Check(file) ? PyUnicode_Tailmatch(file, package, 0, plen, -1) : 0;
-        Py_DECREF(file);
-        if (inside < 0) { Py_DECREF(code); Py_DECREF(frame); return NULL; }
+        int inside = code ? code_inside(code) : -1;
+        if (inside < 0) { Py_XDECREF(code); Py_DECREF(frame); return NULL; }
         if (!inside) {
-            PyObject *line = PyObject_GetAttr(frame, s_f_lineno);
+            PyObject *lasti = PyObject_GetAttr(frame, s_f_lasti);
             Py_DECREF(frame);
-            if (!line) { Py_DECREF(code); return NULL; }
-            PyObject *site = PyTuple_Pack(2, code, line);
+            if (!lasti) { Py_DECREF(code); return NULL; }
+            PyObject *site = PyTuple_Pack(2, code, lasti);
             Py_DECREF(code);
-            Py_DECREF(line);
+            Py_DECREF(lasti);
             return site;
         }
         Py_DECREF(code);
@@ -553,14 +607,14 @@ static PyObject *caller_site(void) {
     Py_RETURN_NONE;
 }
 
-/* A device plan's call succeeded: what device_done does (Library.defer of the release of its
- * device memory, blocks_release(lib, blocks), or of library.nothing when it has none; then
+/* A device plan's call succeeded: what device_done does (Library.defer of `release`, the FREE
+ * release of its own device memory, or of library.nothing when it has none; then
  * queued_call), here. 0 done, 1 not done (the caller calls device_done: a capture, a caller's
  * stream, a bound reached, ACLNN_PY_BLOCKING=1, no hooks), -1 error. */
-static int device_queued_here(PyObject *lib, PyObject *state, PyObject *op, const deferred_t *later) {
+static int device_queued_here(PyObject *state, PyObject *op, PyObject *release, uint64_t nbytes) {
     if (!nothing || !state) return 1;
     int done = 1;
-    PyObject *release = NULL, *total = NULL;
+    PyObject *total = NULL;
     PyObject *capture = PyObject_GetAttr(state, s_capture);
     PyObject *pending = capture ? PyObject_GetAttr(state, s_pending) : NULL;
     PyObject *queued = pending ? PyObject_GetAttr(state, s_queued) : NULL;
@@ -571,32 +625,24 @@ static int device_queued_here(PyObject *lib, PyObject *state, PyObject *op, cons
     Py_XDECREF(stream);
     Py_XDECREF(own);
     if (!own) { done = -1; goto out; }
+    Py_ssize_t max_pending;
+    long long max_bytes;
+    if (pending_bounds(&max_pending, &max_bytes)) { done = -1; goto out; }
     if (!own_stream || capture != Py_None || !PyList_Check(pending) || !PyList_Check(queued) ||
         PyList_Size(pending) + 1 >= max_pending || PyList_Size(queued) >= kept_calls)
         goto out;
-    if (later->count) {
+    if (release) {
         /* the pending bytes and their bound (Library.defer's) */
         PyObject *held = PyObject_GetAttr(state, s_nbytes);
         long long was = held ? PyLong_AsLongLong(held) : -1;
         Py_XDECREF(held);
         if (was < 0 || PyErr_Occurred()) { done = -1; goto out; }
-        if ((unsigned long long)was + later->nbytes >= (unsigned long long)max_bytes) goto out;
-        total = PyLong_FromUnsignedLongLong((unsigned long long)was + later->nbytes);
-        PyObject *blocks = total ? PyTuple_New(later->count) : NULL;
-        if (!blocks) { done = -1; goto out; }
-        for (int i = 0; i < later->count; ++i) {
-            PyObject *address = PyLong_FromVoidPtr(later->blocks[i]);
-            if (!address) { Py_DECREF(blocks); done = -1; goto out; }
-            PyTuple_SetItem(blocks, i, address);
-        }
-        release = PyObject_CallFunctionObjArgs(blocks_release, lib, blocks, NULL);
-        Py_DECREF(blocks);
-        if (!release) { done = -1; goto out; }
+        if ((unsigned long long)was + nbytes >= (unsigned long long)max_bytes) goto out;
+        total = PyLong_FromUnsignedLongLong((unsigned long long)was + nbytes);
+        if (!total) { done = -1; goto out; }
     }
-    PyObject *b = PyObject_CallNoArgs(blocking);
-    int is_blocking = b ? PyObject_IsTrue(b) : -1;
-    Py_XDECREF(b);
-    if (is_blocking) { done = is_blocking < 0 ? -1 : 1; goto out; }
+    int blocks = is_blocking();
+    if (blocks) { done = blocks < 0 ? -1 : 1; goto out; }
     PyObject *site = caller_site();
     PyObject *item = site ? PyTuple_Pack(2, op, site) : NULL;
     Py_XDECREF(site);
@@ -609,13 +655,13 @@ static int device_queued_here(PyObject *lib, PyObject *state, PyObject *op, cons
     Py_DECREF(item);
     done = 0;
 out:
-    Py_XDECREF(release);
     Py_XDECREF(total);
     Py_XDECREF(capture);
     Py_XDECREF(pending);
     Py_XDECREF(queued);
     return done;
 }
+
 
 static PyObject *run_plan(PyObject *capsule, PyObject *lib, PyObject *api, PyObject *const *args, Py_ssize_t nargs,
                           key_t *k) {
@@ -645,19 +691,15 @@ static PyObject *run_plan(PyObject *capsule, PyObject *lib, PyObject *api, PyObj
         state = thread_state(lib);
     }
     if (address_of(stream_obj, &stream)) goto done;
+    if (p->device && !state) {
+        PyErr_SetString(PyExc_SystemError, "aclnn_py fast entry: a device call on a thread without its state");
+        goto done;
+    }
     for (int i = 0; i < p->noutputs; ++i) {
         if (!p->output_args[i]) continue;
         if (p->device) {
-            outputs[i] = PyObject_CallFunctionObjArgs(new_output, lib, p->output_args[i], NULL);
+            outputs[i] = make_output(&p->forms[i], lib, state, p->op, (const api_t *)table, &out_handles[i]);
             if (!outputs[i]) goto done;
-            PyObject *fk = PyObject_GetAttr(outputs[i], s_fast_key);
-            if (!fk) goto done;
-            out_handles[i] = PyTuple_Check(fk) && PyTuple_Size(fk) == 2 ? PyLong_AsVoidPtr(PyTuple_GetItem(fk, 1)) : NULL;
-            Py_DECREF(fk);
-            if (!out_handles[i]) {
-                if (!PyErr_Occurred()) PyErr_SetString(PyExc_SystemError, "aclnn_py fast entry: an output without a handle");
-                goto done;
-            }
             continue;
         }
         outputs[i] = PyObject_Call(np_empty, p->output_args[i], NULL);
@@ -698,33 +740,25 @@ static PyObject *run_plan(PyObject *capsule, PyObject *lib, PyObject *api, PyObj
     else
         status = aclnnpy_fast_call(table, p->phase1, p->phase2, stream, p->desc, p->desc_len, pointers);
     Py_END_ALLOW_THREADS
-    int here = 1;
-    if (p->device && later.launched && !status) {
-        here = device_queued_here(lib, state, p->op, &later);
-        if (here < 0) goto done;
-    }
-    if (p->device && later.launched && here) {
+    if (p->device && later.launched) {
         /* The call's device memory waits for the stream; a success names this call for a
          * later failure of its work (Call.__exit__'s rule). */
-        PyObject *blocks = PyTuple_New(later.count);
+        PyObject *release = later.count ? free_release(lib, (const api_t *)table, &later) : NULL;
+        int here = later.count && !release ? -1 : status ? 1 : device_queued_here(state, p->op, release, later.nbytes);
         PyObject *r = NULL;
-        if (blocks) {
-            int ok = 1;
-            for (int i = 0; i < later.count; ++i) {
-                PyObject *address = PyLong_FromVoidPtr(later.blocks[i]);
-                if (!address) { ok = 0; break; }
-                PyTuple_SetItem(blocks, i, address);
-            }
-            PyObject *nbytes = ok ? PyLong_FromUnsignedLongLong(later.nbytes) : NULL;
+        if (here > 0) {
+            PyObject *nbytes = PyLong_FromUnsignedLongLong(later.nbytes);
             if (nbytes) {
-                r = PyObject_CallFunctionObjArgs(device_done, lib, p->op, blocks, nbytes,
+                r = PyObject_CallFunctionObjArgs(device_done, lib, p->op, release ? release : Py_None, nbytes,
                                                  status ? Py_False : Py_True, NULL);
                 Py_DECREF(nbytes);
             }
-            Py_DECREF(blocks);
         }
-        if (!r && !status) goto done;
-        if (!r) PyErr_Clear(); /* the call's own failure is the one to raise */
+        Py_XDECREF(release);
+        if (here < 0 || (here > 0 && !r)) {
+            if (!status) goto done;
+            PyErr_Clear(); /* the call's own failure is the one to raise */
+        }
         Py_XDECREF(r);
     }
     for (int i = 0; i < p->noutputs; ++i)
@@ -1139,8 +1173,6 @@ typedef struct {
     int closed;         /* close(): the executor is being destroyed (under the lock) */
 } runner_t;
 
-static PyObject *s_lock, *s_acquire, *s_release, *s_queued_flag, *s_done, *s_value, *s_callers, *s_handover,
-    *s_releases;
 
 static int runner_init(PyObject *op, PyObject *args, PyObject *kwargs) {
     runner_t *self = (runner_t *)op;
@@ -1490,14 +1522,14 @@ static PyType_Spec runner_spec = {
 
 static PyObject *setup(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     (void)module;
-    if (nargs != 9) {
+    if (nargs != 8) {
         PyErr_SetString(PyExc_TypeError, "setup(ndarray, empty, to_address, fast_failed, api_for, miss, "
-                                         "tensor_type, new_output, device_done)");
+                                         "tensor_type, device_done)");
         return NULL;
     }
     PyObject **slots[] = {&ndarray_type, &np_empty, &to_address, &fast_failed, &api_for, &miss,
-                          &tensor_type, &new_output, &device_done};
-    for (int i = 0; i < 9; ++i) {
+                          &tensor_type, &device_done};
+    for (int i = 0; i < 8; ++i) {
         Py_INCREF(args[i]);
         SET_REF(*slots[i], args[i]);
     }
@@ -1506,22 +1538,24 @@ static PyObject *setup(PyObject *module, PyObject *const *args, Py_ssize_t nargs
 
 static PyObject *set_device_hooks(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     (void)module;
-    if (nargs != 7 || !PyUnicode_Check(args[2])) {
+    if (nargs != 9 || !PyUnicode_Check(args[2])) {
         PyErr_SetString(PyExc_TypeError,
-                        "set_device_hooks(nothing, blocking, package, kept, max_pending, blocks_release, max_bytes)");
+                        "set_device_hooks(nothing, blocking, package, kept, library_module, tensor_release, "
+                        "buffer_release, environ, blocking_key)");
         return NULL;
     }
-    Py_ssize_t kept = PyLong_AsSsize_t(args[3]), most = PyLong_AsSsize_t(args[4]), bytes = PyLong_AsSsize_t(args[6]);
+    Py_ssize_t kept = PyLong_AsSsize_t(args[3]);
     if (PyErr_Occurred()) return NULL;
-    PyObject **slots[] = {&nothing, &blocking, &package, &blocks_release};
-    int from[] = {0, 1, 2, 5};
-    for (int i = 0; i < 4; ++i) {
+    PyObject **slots[] = {&nothing, &blocking, &package, &library_module, &tensor_release, &buffer_release,
+                          &environ_obj, &blocking_key};
+    int from[] = {0, 1, 2, 4, 5, 6, 7, 8};
+    for (int i = 0; i < 8; ++i) {
         Py_INCREF(args[from[i]]);
         SET_REF(*slots[i], args[from[i]]);
     }
+    have_last = 0;
+    if (codes_inside) PyDict_Clear(codes_inside);  /* (another package directory) */
     kept_calls = kept;
-    max_pending = most;
-    max_bytes = bytes;
     Py_RETURN_NONE;
 }
 
@@ -1542,9 +1576,10 @@ static PyObject *abi_version(PyObject *module, PyObject *unused) {
 
 static PyMethodDef module_methods[] = {
     {"setup", (PyCFunction)(void (*)(void))setup, METH_FASTCALL,
-     "setup(ndarray, empty, to_address, fast_failed, api_for, miss, tensor_type, new_output, device_done)"},
+     "setup(ndarray, empty, to_address, fast_failed, api_for, miss, tensor_type, device_done)"},
     {"set_device_hooks", (PyCFunction)(void (*)(void))set_device_hooks, METH_FASTCALL,
-     "set_device_hooks(nothing, blocking, package, kept, max_pending, blocks_release, max_bytes): what a device "
+     "set_device_hooks(nothing, blocking, package, kept, library_module, tensor_release, buffer_release, "
+     "environ, blocking_key): what a device "
      "call queues, kept in C"},
     {"set_plans", set_plans, METH_O, "set_plans(on) -> the previous setting: plans replayed or not"},
     {"abi_version", abi_version, METH_NOARGS, "(fastcall.c's ABI_VERSION, entry.c's ENTRY_VERSION) compiled in"},
@@ -1564,14 +1599,21 @@ PyMODINIT_FUNC PyInit__entry(void) {
         {&s_fast_api, "fast_api"}, {&s_table, "table"}, {&s_dtype, "dtype"}, {&s_synchronize, "synchronize"},
         {&s_stream_method, "stream"}, {&s_has_pending, "has_pending"}, {&s_fast_key, "fast_key"}, {&s_capturing, "capturing"},
         {&s_queued, "queued"}, {&s_capture, "capture"}, {&s_f_code, "f_code"}, {&s_f_back, "f_back"},
-        {&s_f_lineno, "f_lineno"}, {&s_co_filename, "co_filename"}, {&s_own, "own"}, {&s_nbytes, "nbytes"},
+        {&s_f_lasti, "f_lasti"}, {&s_co_filename, "co_filename"}, {&s_own, "own"}, {&s_nbytes, "nbytes"},
         {&s_lock, "lock"}, {&s_acquire, "acquire"}, {&s_release, "release"}, {&s_queued_flag, "_queued"},
         {&s_done, "_done"}, {&s_value, "value"}, {&s_callers, "callers"}, {&s_handover, "handover"},
-        {&s_releases, "releases"},
+        {&s_releases, "releases"}, {&s_finalized, "finalized"}, {&s_give, "give"}, {&s_take, "take"},
+        {&s_give_all, "give_all"}, {&s_batch, "batch"}, {&s_blocks, "blocks"},
+        {&s_max_pending, "MAX_PENDING_RELEASES"}, {&s_max_bytes, "MAX_PENDING_BYTES"}, {&s_handle_address, "handle_address"},
+        {&s_trim, "trim"}, {&s_dict, "__dict__"}, {&s_owner, "owner"}, {&s_buffer, "buffer"},
+        {&s_finalizer, "_finalizer"}, {&s_address, "address"}, {&s_data, "_data"},
     };
     for (size_t i = 0; i < sizeof strings / sizeof strings[0]; ++i)
         if (!*strings[i].slot && !(*strings[i].slot = PyUnicode_InternFromString(strings[i].text))) goto fail;
     if (!addresses && !(addresses = PyDict_New())) goto fail;
+    if (!empty_tuple && !(empty_tuple = PyTuple_New(0))) goto fail;
+    if (!codes_inside && !(codes_inside = PyDict_New())) goto fail;
+    if (!release_type && !(release_type = PyType_FromSpec(&release_spec))) goto fail;
     PyObject *type = PyType_FromSpec(&planner_spec);
     if (!type || PyModule_AddObject(m, "Planner", type)) {
         Py_XDECREF(type);

@@ -93,7 +93,7 @@ class _ThreadStreams:
     for, while the event stays the binding's (and is complete by then)."""
 
     __slots__ = ("stream", "own", "streams", "pending", "nbytes", "callers", "handover", "queued", "capture",
-                 "__weakref__")
+                 "owner", "batch", "__weakref__")
 
     def __init__(self) -> None:
         self.stream: Any = None
@@ -105,12 +105,18 @@ class _ThreadStreams:
         self.handover = _Handover()
         self.queued: list[tuple[str, Any]] = []  # (operator, caller's place: queued.remember) since the last synchronisation
         self.capture: Capture | None = None  # the capture in progress on this thread's stream
+        #: What device memory made on this thread records as its owner (``DeviceBuffer.owner``).
+        self.owner: tuple[int, _Handover] = (threading.get_ident(), self.handover)
+        #: The fast entry's release in ``pending`` that dropped outputs' blocks go into
+        #: (``aclnn_py/_fast/outputs.c``), None until then.
+        self.batch: object = None
 
     def take(self) -> tuple[list[Callable[[], None]], list[Any]]:
         """The waiting releases and the events on caller streams they wait for, cleared (in
         place: the thread's finalizer holds these containers)."""
         pending = self.pending[:]
         self.pending.clear()
+        self.batch = None
         callers = list(self.callers.values())
         self.callers.clear()
         self.nbytes = 0

@@ -7,7 +7,7 @@ PyTorch's CUDA one; CANN and the simulator allow a block to be reused as any new
 
 Stream-ordered: a block reaches the pool only when ``aclrtFree`` would have been called for it,
 that is after the work queued on the owner's stream that may use it is done
-(``DeviceBuffer._release`` defers the return until the stream is synchronised, as it defers a
+(``DeviceBuffer.release_block`` defers the return until the stream is synchronised, as it defers a
 free). A block in the pool is therefore never read or written by queued work, and handing it
 out again is as safe as a fresh allocation.
 
@@ -15,14 +15,19 @@ Bounded: at most ``MAX_CACHED_BYTES`` are kept (beyond, a block is freed); a fai
 empties the pool and is tried once more, so cached blocks never make an allocation fail that
 would succeed without them. ``trim()`` frees every cached block (tests counting device bytes;
 ``aclnn_py.empty_cache()``). Thread-safe (one lock, made anew in a forked child, which also
-forgets the parent's blocks: they are the parent's device memory)."""
+forgets the parent's blocks: they are the parent's device memory).
+
+Blocks are kept as their addresses (ints). The fast entry (``aclnn_py/_fast/outputs.c``) takes
+a block itself: the last of ``blocks[nbytes]``, with ``nbytes`` lowered, under ``lock`` when it
+gets it without waiting (else it calls ``take``); it gives blocks back with ``give_all``."""
 
 from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Sequence
 import weakref
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .library import Library
@@ -39,56 +44,68 @@ class DevicePool:
 
     def __init__(self, lib: Library) -> None:
         self.lib = lib
-        self._free: dict[int, list[Any]] = {}
+        #: The cached blocks' addresses by size; ``nbytes`` is their total.
+        self.blocks: dict[int, list[int]] = {}
         self.nbytes = 0
-        self._lock = threading.Lock()
+        self.lock = threading.Lock()
 
-    def take(self, nbytes: int) -> Any:
-        """A cached block of exactly ``nbytes`` (a cffi pointer), or None."""
-        blocks = self._free.get(nbytes)
+    def take(self, nbytes: int) -> int | None:
+        """The address of a cached block of exactly ``nbytes``, or None."""
+        blocks = self.blocks.get(nbytes)
         if not blocks:
             return None
-        with self._lock:
+        with self.lock:
             if not blocks:
                 return None
             self.nbytes -= nbytes
             return blocks.pop()
 
-    def give(self, ptr: Any, nbytes: int) -> None:
-        """Keep the block ``ptr`` of ``nbytes`` (no queued work uses it any more), or free it
-        when the pool is full or the library torn down."""
+    def give(self, address: int, nbytes: int) -> None:
+        """Keep the block at ``address`` of ``nbytes`` (no queued work uses it any more), or
+        free it when the pool is full or the library torn down."""
+        self.give_all((address,), (nbytes,))
+
+    def give_all(self, addresses: Sequence[int], sizes: Sequence[int]) -> None:
+        """``give`` each block at ``addresses`` of ``sizes`` bytes (the fast entry gives back
+        the outputs dropped while work was queued this way, at the synchronisation)."""
         lib = self.lib
         if lib.finalized:
             return
-        with self._lock:
-            blocks = self._free.get(nbytes)
-            if blocks is None:
-                blocks = self._free[nbytes] = []
-            if self.nbytes + nbytes <= MAX_CACHED_BYTES and len(blocks) < MAX_BLOCKS_PER_SIZE:
-                blocks.append(ptr)
-                self.nbytes += nbytes
-                return
-        lib.fn("aclrtFree")(ptr)
+        freed = []
+        with self.lock:
+            for address, nbytes in zip(addresses, sizes):
+                blocks = self.blocks.get(nbytes)
+                if blocks is None:
+                    blocks = self.blocks[nbytes] = []
+                if self.nbytes + nbytes <= MAX_CACHED_BYTES and len(blocks) < MAX_BLOCKS_PER_SIZE:
+                    blocks.append(address)
+                    self.nbytes += nbytes
+                else:
+                    freed.append(address)
+        if freed:
+            free, cast = lib.fn("aclrtFree"), lib.ffi.cast
+            for address in freed:
+                free(cast("void *", address))
 
     def trim(self) -> None:
         """Free every cached block."""
-        with self._lock:
-            blocks: list[Any] = []
-            for ps in self._free.values():
+        with self.lock:
+            blocks: list[int] = []
+            for ps in self.blocks.values():
                 blocks += ps
                 ps.clear()  # (a take that looked its list up before the lock finds it empty)
-            self._free.clear()
+            self.blocks.clear()
             self.nbytes = 0
         if self.lib.finalized:
             return
-        free = self.lib.fn("aclrtFree")
-        for p in blocks:
-            free(p)
+        free, cast = self.lib.fn("aclrtFree"), self.lib.ffi.cast
+        for address in blocks:
+            free(cast("void *", address))
 
     def forget(self) -> None:
         """In a forked child: the blocks are the parent's; drop them without a call."""
-        self._lock = threading.Lock()
-        self._free = {}
+        self.lock = threading.Lock()
+        self.blocks = {}
         self.nbytes = 0
 
 

@@ -39,12 +39,14 @@ def _parse_blocking(text: str) -> bool:
     return value == "1"
 
 
-_blocking = Setting(BLOCKING_VAR, _parse_blocking)
+#: ``ACLNN_PY_BLOCKING``, parsed (the fast entry reads its ``key`` in ``os.environ``'s table, and
+#: calls ``blocking`` when the value there changed).
+BLOCKING = Setting(BLOCKING_VAR, _parse_blocking)
 
 
 def blocking() -> bool:
     """Whether every operator call waits for its work (``ACLNN_PY_BLOCKING=1``)."""
-    return _blocking.get()
+    return BLOCKING.get()
 
 
 def caller_site() -> str:
@@ -54,11 +56,13 @@ def caller_site() -> str:
 
 
 def _site() -> tuple[CodeType, int] | None:
+    """The first frame outside this package as ``(code, f_lasti)``: its line is looked up only
+    when an error names it (``site_text``), as the fast entry keeps it (``entry.c``)."""
     frame: FrameType | None = inspect.currentframe()
     try:
         while frame is not None and frame.f_code.co_filename.startswith(PACKAGE):
             frame = frame.f_back
-        return None if frame is None else (frame.f_code, frame.f_lineno)
+        return None if frame is None else (frame.f_code, frame.f_lasti)
     finally:
         del frame
 
@@ -69,8 +73,16 @@ def site_text(site: tuple[CodeType, int] | str | None) -> str:
         return "an unknown place"
     if isinstance(site, str):
         return site
-    code, line = site
-    return f"{code.co_filename}:{line} in {code.co_name}"
+    code, lasti = site
+    return f"{code.co_filename}:{_line(code, lasti)} in {code.co_name}"
+
+
+def _line(code: CodeType, lasti: int) -> int:
+    """The source line of the instruction at byte offset ``lasti`` of ``code`` (``f_lineno``'s)."""
+    for start, end, line in code.co_lines():
+        if start <= lasti < end and line is not None:
+            return line
+    return code.co_firstlineno
 
 
 def remember(calls: list[tuple[str, Any]], op: str) -> None:

@@ -118,21 +118,19 @@ class DeviceBuffer:
             return
         self.ptr = _allocate(lib, self.nbytes)
         # (One handle: its finalizer owns it from the moment it exists.)
-        self._finalizer = weakref.finalize(self, DeviceBuffer._release, lib, self.ptr, self.nbytes, *self.owner)
+        self._finalizer = weakref.finalize(self, DeviceBuffer.release_block, lib, _pool.pool(lib),
+                                           int(lib.ffi.cast("uintptr_t", self.ptr)), self.nbytes, *self.owner)
 
     @staticmethod
-    def _release(lib: Library, ptr: CData, nbytes: int, owner_thread: int, handover: Any) -> None:
-        DeviceBuffer._return(lib, _pool.pool(lib).give, ptr, nbytes, owner_thread, handover)
-
-    @staticmethod
-    def _return(lib: Library, give: Callable[[CData, int], None], ptr: CData, nbytes: int, owner_thread: int,
-                handover: Any) -> None:
-        """``ptr`` back to the caching allocator (``give``: its ``DevicePool.give``)."""
+    def release_block(lib: Library, pool: _pool.DevicePool, address: int, nbytes: int, owner_thread: int,
+                 handover: Any) -> None:
+        """The block at ``address`` back to the caching allocator ``pool`` (which keeps it for
+        the next buffer of its size, or frees it): only once the stream is past the work that
+        may use it, as a free would be. (The fast entry's outputs: its ``Release`` does this in
+        C, and calls this off its common case.)"""
         if lib.finalized:
             return
-        # Back to the caching allocator, which keeps it for the next buffer of its size (or
-        # frees it): only once the stream is past the work that may use it, as a free would be.
-        free = functools.partial(give, ptr, nbytes)
+        free = functools.partial(pool.give, address, nbytes)
         if threading.get_ident() != owner_thread:
             # Dropped on another thread (close(), or the last reference went there): the owner's
             # queued work may still touch it, and only the owner knows its streams. Freed after
@@ -154,6 +152,16 @@ class DeviceBuffer:
         if self._finalizer is not None:
             self._finalizer()
 
+    if not TYPE_CHECKING:  # (hidden from mypy: every other missing attribute stays an error there)
+        def __getattr__(self, name: str) -> Any:
+            # A buffer the fast entry made (outputs.c) holds its block's address (``address``):
+            # its cffi pointer is made on first use.
+            address = self.__dict__.get("address")
+            if name != "ptr" or address is None:
+                raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+            ptr = self.ptr = self.lib.ffi.cast("void *", address)
+            return ptr
+
     def upload(self, address: int, nbytes: int) -> None:
         """Synchronous copy of ``nbytes`` host bytes at ``address`` to the start of the buffer
         (the caller keeps the host memory alive for the call)."""
@@ -172,9 +180,9 @@ def _allocate(lib: Library, nbytes: int) -> CData:
     """``nbytes`` (> 0) of device memory: a cached block of that size (``pool``), else
     ``aclrtMalloc``; a failed allocation empties the cache and is tried once more."""
     cache = _pool.pool(lib)
-    ptr = cache.take(nbytes)
-    if ptr is not None:
-        return ptr
+    address = cache.take(nbytes)
+    if address is not None:
+        return lib.ffi.cast("void *", address)
     p = lib.ffi.new("void **")
     status = lib.fn("aclrtMalloc")(p, nbytes, ACL_MEM_MALLOC_HUGE_FIRST)
     if status and cache.nbytes:
@@ -240,67 +248,38 @@ class Tensor(_Shaped):
             raise AclnnError(ACLNN_ERR_PARAM_INVALID, "aclCreateTensor",
                              self.lib.recent_error() or f"could not create a tensor of shape {list(self.shape)}")
         self.handle = handle
-        self._finalizer: Callable[[], object] = weakref.finalize(self, Tensor._release, self.lib, handle,
+        address = int(ffi.cast("uintptr_t", handle))
+        self._finalizer: Callable[[], object] = weakref.finalize(self, Tensor.release_handle, self.lib, address,
                                                                  *buffer.owner)
         #: What the fast entry keys and passes this Tensor by (``fast_key``), None once closed.
         self.fast_key: tuple[tuple[Any, ...], int] | None = (
             _token(self.lib, self.dtype, self.shape, self.strides, self.offset, self.format, storage_elements),
-            int(ffi.cast("uintptr_t", handle)))
+            address)
 
-    @classmethod
-    def new_output(cls, lib: Library, out: tuple[tuple[Any, ...], bool]) -> "Tensor":
-        """A new output Tensor of the fast path: ``out`` is ``(token, zero)``, the ``_token`` of
-        a Tensor made by ``empty`` on ``lib`` before (its view checked then) and whether it starts
-        as zeros. Its memory from the caching allocator; no check runs again. Its releases are
-        ``_Once`` objects (as ``weakref.finalize``, without its registry: the per-call cost)."""
-        token, zero = out
-        made = _MADE.get(token)
-        if made is None:
-            made = _made(lib, token)
-        create, dims, ndim, acl, strides, offset, fmt, storage, nbytes, cache, destroy, null, address = made
-        state = getattr(lib.local, "state", None)  # (lib.handover()'s common case, inline)
-        owner = (threading.get_ident(), state.handover if state is not None and state.stream is not None
-                 else lib.handover())
-        buffer = DeviceBuffer.__new__(DeviceBuffer)
-        buffer.lib, buffer.nbytes, buffer.owner = lib, nbytes, owner
-        if nbytes:
-            ptr = cache.take(nbytes)
-            buffer.ptr = ptr = _allocate(lib, nbytes) if ptr is None else ptr
-            buffer._finalizer = release = _Once.__new__(_Once)  # (without _Once's __init__ frame: per-call cost)
-            release._todo = [(DeviceBuffer._return, (lib, cache.give, ptr, nbytes, *owner))]
-        else:
-            buffer.ptr = ptr = null
-            buffer._finalizer = None
-        handle = create(dims, ndim, acl, strides, offset, fmt, storage, 1, ptr)
-        if handle == null:
-            buffer.free()
-            raise AclnnError(ACLNN_ERR_PARAM_INVALID, "aclCreateTensor",
-                             lib.recent_error() or f"could not create a tensor of shape {list(token[2])}")
-        self = cls.__new__(cls)
-        self.buffer, self.lib, self.dtype, self.shape, self.strides = buffer, lib, token[1], token[2], token[3]
-        self.offset, self.format, self.handle = offset, fmt, handle
-        self._finalizer = release = _Once.__new__(_Once)
-        release._todo = [(Tensor._destroy, (lib, destroy, handle, *owner))]
-        self.fast_key = (token, int(address(handle)))
-        if zero and nbytes:
-            lib.call("aclrtMemset", ptr, nbytes, 0, nbytes)
-        return self
+    if not TYPE_CHECKING:  # (hidden from mypy: every other missing attribute stays an error there)
+        def __getattr__(self, name: str) -> Any:
+            # An output the fast entry made (outputs.c) holds its aclTensor's address
+            # (``handle_address``): its cffi pointer is made on first use.
+            address = self.__dict__.get("handle_address")
+            if name != "handle" or address is None:
+                raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+            handle = self.handle = self.lib.ffi.cast("aclTensor *", address)
+            return handle
 
     @staticmethod
-    def _release(lib: Library, handle: CData, owner_thread: int, handover: Any) -> None:
-        Tensor._destroy(lib, lib.fn("aclDestroyTensor"), handle, owner_thread, handover)
-
-    @staticmethod
-    def _destroy(lib: Library, destroy: Any, handle: CData, owner_thread: int, handover: Any) -> None:
-        """``aclDestroyTensor`` (``destroy``) of ``handle``: now on the owner thread, else after
-        its next synchronisation; nothing once the library is torn down."""
+    def release_handle(lib: Library, address: int, owner_thread: int, handover: Any) -> None:
+        """``aclDestroyTensor`` of the aclTensor at ``address``: now on the owner thread, else
+        after its next synchronisation; nothing once the library is torn down. (The fast
+        entry's outputs: its ``Release`` does this in C, and calls this off the owner thread.)"""
         if lib.finalized:
             return
+        destroy = lib.fn("aclDestroyTensor")
+        handle = lib.ffi.cast("aclTensor *", address)
         if threading.get_ident() != owner_thread:
             # The owner thread may be in the middle of a call that reads the descriptor.
             quietly(lambda: lib.hand_over(handover, lambda: destroy(handle)))
             return
-        try:  # (``quietly``, inline: this runs for every output a device chain drops)
+        try:  # (``quietly``, inline)
             destroy(handle)
         except Exception:
             pass
@@ -507,55 +486,28 @@ def device_view(api: str, name: str, value: object) -> DeviceView | None:
     return DeviceView(ptr, shape, strides, np.dtype(dtype), value)
 
 
-class _Once:
-    """A release run once: by a call (``close()``, ``free()``), or when it is collected with its
-    owner (as ``weakref.finalize``'s, without its registry). ``list.pop`` takes the release
-    atomically: two threads closing at once release it once."""
+def output_form(tensor: Tensor, zero: bool) -> tuple[Any, ...]:
+    """What the fast entry (``aclnn_py/_fast/entry.c``'s ``make_output``) makes a new output
+    Tensor like ``tensor`` from, without Python code per call: its view as ``aclCreateTensor``
+    takes it, whether it starts as zeros, the caching allocator, and the attributes of the new
+    ``DeviceBuffer`` and ``Tensor`` that are the same for every output of this form. ``tensor``
+    is an output the Python path made (``Tensor.empty``): its view was checked then.
 
-    __slots__ = ("_todo",)
-
-    def __init__(self, release: Any, *args: Any) -> None:
-        self._todo = [(release, args)]
-
-    def __call__(self) -> None:
-        try:
-            release, args = self._todo.pop()
-        except IndexError:
-            return
-        release(*args)
-
-    __del__ = __call__
-
-    @property
-    def alive(self) -> bool:
-        return bool(self._todo)
-
-
-def _caster(ffi: Any, ctype: str) -> Callable[[Any], Any]:
-    """``ffi.cast`` to ``ctype``, the type parsed once: cffi's backend cast with the ctype
-    object where the FFI exposes it (a C call, no Python frame), else ``ffi.cast``."""
-    backend = getattr(ffi, "_backend", None)
-    cast = getattr(backend, "cast", None)
-    if cast is None:  # pragma: no cover - a cffi without its backend attribute
-        return functools.partial(ffi.cast, ctype)
-    return functools.partial(cast, ffi.typeof(ctype))
-
-
-# Per token: what ``new_output`` passes to aclCreateTensor (cffi arrays made once), then the
-# library's caching allocator, aclDestroyTensor, NULL and the cast of a handle to its address.
-_MADE: dict[tuple[Any, ...], tuple[Any, ...]] = {}
-
-
-def _made(lib: Library, token: tuple[Any, ...]) -> tuple[Any, ...]:
-    _, dtype, shape, strides, offset, fmt, storage = token
-    ffi = lib.ffi
-    made = (lib.fn("aclCreateTensor"), ffi.new("int64_t[]", list(shape) or [0]), len(shape), int(to_acl(dtype)),
-            ffi.new("int64_t[]", list(strides) or [0]), offset, fmt, ffi.new("int64_t[]", [storage]),
-            storage * dtype.itemsize, _pool.pool(lib), lib.fn("aclDestroyTensor"), ffi.NULL, _caster(ffi, "uintptr_t"))
-    if len(_MADE) >= _MAX_TOKENS:
-        _MADE.clear()
-    _MADE[token] = made
-    return made
+    ``(zero, aclDataType, shape, strides, offset, format, storage elements, bytes, pool,
+    DeviceBuffer type and attributes, Tensor type and attributes, token)``; the entry adds
+    per call: ``owner``, ``_finalizer`` and ``address`` to the buffer's (``ptr`` is made from
+    ``address`` on first use), ``buffer``, ``_finalizer``, ``handle_address`` and ``fast_key``
+    to the Tensor's (``handle`` likewise)."""
+    assert tensor.fast_key is not None and tensor.buffer is not None
+    token = tensor.fast_key[0]
+    lib, storage, nbytes = tensor.lib, token[6], tensor.buffer.nbytes
+    # (the per-call attributes as None here: a copy has room for them, no resize per call)
+    buffer_attributes = {"lib": lib, "nbytes": nbytes, "owner": None, "_finalizer": None, "address": None}
+    tensor_attributes = {"lib": lib, "dtype": tensor.dtype, "shape": tensor.shape, "strides": tensor.strides,
+                         "offset": tensor.offset, "format": tensor.format, "buffer": None, "_finalizer": None,
+                         "handle_address": None, "fast_key": None}
+    return (bool(zero), int(to_acl(tensor.dtype)), tensor.shape, tensor.strides, tensor.offset, tensor.format,
+            storage, nbytes, _pool.pool(lib), DeviceBuffer, buffer_attributes, Tensor, tensor_attributes, token)
 
 
 _TOKENS: dict[tuple[Any, ...], tuple[Any, ...]] = {}

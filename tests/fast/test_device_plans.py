@@ -311,13 +311,13 @@ def test_the_caches_own_rules_without_a_device(monkeypatch):
             raise AssertionError(f"{name} called after teardown")
 
     cache = pool.DevicePool(Gone())
-    cache.give(object(), 64)
+    cache.give(0x1000, 64)
     assert cache.nbytes == 0 and cache.take(64) is None
     cache.trim()
     kept = pool.DevicePool(Gone())
-    kept._free[64] = [object()]
+    kept.blocks[64] = [0x2000]
     kept.nbytes = 64
-    lock = kept._lock
+    lock = kept.lock
     monkeypatch.setattr(pool, "_pools", {1: kept})
     pool._new_locks_in_child()
-    assert kept.nbytes == 0 and kept.take(64) is None and kept._lock is not lock
+    assert kept.nbytes == 0 and kept.take(64) is None and kept.lock is not lock

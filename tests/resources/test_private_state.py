@@ -19,9 +19,6 @@ PACKAGE = Path(aclnn_py.__file__).resolve().parent
 ALLOWED = {
     # cffi has no public test for "is this a cdata" usable in a type check
     ("_runtime/device.py", "_cffi_backend._CDataBase"),
-    # cffi's backend cast takes a parsed ctype with no Python frame (``ffi.cast`` parses the
-    # type's string each call): the per-call cast of a device output's handle
-    ("_runtime/tensor.py", "ffi._backend"),
     # cffi has no public list of what an FFI has declared; the operator-header declarer asks
     ("_ffi/operator_headers.py", "self.ffi._parser"),
     ("_ffi/operator_headers.py", "self.ffi._parser._declarations"),

@@ -1,0 +1,618 @@
+/* aclnn_py._fast._entry's device outputs (included by entry.c): the new output Tensor of a
+ * device plan made without running Python code, and the releases of device handles in C.
+ *
+ * A device-Tensor chain makes a new output Tensor per operator call and drops it a few calls
+ * later; done in Python (objects, the caching allocator, the finalizers), that was four times
+ * the cost of the call itself. Here:
+ *
+ * make_output: a block of the output's size: a dropped output's on this thread's own stream
+ *   (reuse_block), else from the caching allocator (DevicePool.take, else
+ *   aclrtMalloc, the pool emptied and the allocation tried once more on a failure; zeros when
+ *   the output starts as zeros), its aclTensor, and the DeviceBuffer and Tensor objects with
+ *   the attributes tensor.output_form lists. Their cffi pointers (ptr, handle) are made from
+ *   their addresses on first use (tensor.py's __getattr__). No check runs: the form is the
+ *   output of a call of this key whose checks passed on the Python path.
+ *
+ * Release: what weakref.finalize was for the Python path's handles, without its registry: it
+ *   runs once, when called (Tensor.close, DeviceBuffer.free) or when collected with its owner.
+ *   Its common case is C; anything else is the Python path's own release:
+ *   TENSOR  aclDestroyTensor now, on the owner thread (Tensor.release_handle otherwise);
+ *   BLOCK   the block back to the pool now, or once the stream is past the work queued on it:
+ *           into the thread's GIVE release waiting for the stream (state.batch; a new one is
+ *           appended to the waiting releases when there is none or it is full: Library.defer's
+ *           bookkeeping, synchronising at its bounds); on another thread, during a capture or
+ *           a stream= call, DeviceBuffer.release_block;
+ *   GIVE    up to GIVE_MOST blocks back to the pool (DevicePool.give_all), a waiting release;
+ *   FREE    aclrtFree of a call's own device memory (its NumPy inputs' copies, its workspace),
+ *           a waiting release.
+ *   A GIVE or FREE release dropped without being run frees nothing (a forked child drops the
+ *   parent's waiting releases: their memory is the parent's), as a dropped functools.partial.
+ *   Failures are not raised (a finalizer cannot raise), as on the Python path.
+ */
+
+#include <stdarg.h>
+
+enum { REL_TENSOR = 1, REL_BLOCK = 2, REL_GIVE = 3, REL_FREE = 4 };
+
+static PyObject *thread_state(PyObject *lib); /* (entry.c) */
+static int pending_bounds(Py_ssize_t *most, long long *bytes);
+
+#define GIVE_MOST (MAX_ARGS + 1)
+
+typedef struct {
+    PyObject_HEAD
+    int kind;
+    int count;                 /* addresses still to release: 0 once run */
+    int ran;                   /* GIVE: it has run (no block is added then) */
+    unsigned long owner;       /* the owner thread (TENSOR, BLOCK) */
+    PyObject *lib, *pool, *handover;
+    status_t (*fn)(void *);    /* aclDestroyTensor (TENSOR), aclrtFree (FREE) */
+    uint64_t nbytes;           /* the block's (BLOCK), all of them (FREE) */
+    void *addresses[GIVE_MOST];
+    uint64_t sizes[GIVE_MOST]; /* GIVE: each block's */
+} release_t;
+
+/* Set by setup_outputs(): the release type, Tensor.release_handle and DeviceBuffer.release_block (the
+ * Python path's releases), an empty tuple (tp_new's arguments). */
+static PyObject *release_type, *tensor_release, *buffer_release, *empty_tuple;
+static PyObject *s_finalized, *s_give, *s_give_all, *s_take, *s_trim, *s_dict, *s_owner, *s_buffer, *s_finalizer,
+    *s_address, *s_handle_address, *s_batch, *s_blocks;
+
+/* A new release (NULL with an error). */
+static release_t *release_new(int kind, PyObject *lib, PyObject *pool, PyObject *owner) {
+    release_t *r = PyObject_GC_New(release_t, (PyTypeObject *)release_type);
+    if (!r) return NULL;
+    r->kind = kind;
+    r->count = 0;
+    r->ran = 0;
+    r->owner = 0;
+    r->fn = NULL;
+    r->nbytes = 0;
+    r->handover = NULL;
+    Py_INCREF(lib);
+    r->lib = lib;
+    Py_XINCREF(pool);
+    r->pool = pool;
+    if (owner) {
+        /* (thread ident, handover): state.owner */
+        PyObject *ident = PyTuple_Check(owner) && PyTuple_Size(owner) == 2 ? PyTuple_GetItem(owner, 0) : NULL;
+        r->owner = ident ? PyLong_AsUnsignedLong(ident) : (unsigned long)-1;
+        if (!ident || PyErr_Occurred()) {
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_SystemError, "aclnn_py fast entry: a thread's owner is not (ident, handover)");
+            Py_DECREF(r);
+            return NULL;
+        }
+        r->handover = PyTuple_GetItem(owner, 1);
+        Py_INCREF(r->handover);
+    }
+    PyObject_GC_Track((PyObject *)r);
+    return r;
+}
+
+/* pool.give(address, nbytes); 0 or -1 (an error set). */
+static int pool_give(PyObject *pool, void *address, uint64_t nbytes) {
+    PyObject *a = PyLong_FromVoidPtr(address), *n = a ? PyLong_FromUnsignedLongLong(nbytes) : NULL;
+    PyObject *r = n ? PyObject_CallMethodObjArgs(pool, s_give, a, n, NULL) : NULL;
+    Py_XDECREF(a);
+    Py_XDECREF(n);
+    Py_XDECREF(r);
+    return r ? 0 : -1;
+}
+
+/* BLOCK's common case: 1 done, 0 not (then the Python path's release runs; an error of this
+ * attempt is cleared). A failure of the synchronisation at the bounds is not raised (the block
+ * waits with the others then), as Library.defer's in DeviceBuffer.release_block. */
+static int block_returned(release_t *self) {
+    PyObject *state = thread_state(self->lib);
+    if (!state) return 0;
+    int done = 0;
+    PyObject *pending = PyObject_GetAttr(state, s_pending);
+    PyObject *capture = pending ? PyObject_GetAttr(state, s_capture) : NULL;
+    PyObject *stream = capture ? PyObject_GetAttr(state, s_stream) : NULL;
+    PyObject *own = stream ? PyObject_GetAttr(state, s_own) : NULL;
+    if (!own || !PyList_Check(pending)) goto out;
+    if (PyList_Size(pending) == 0) {
+        /* nothing queued on the thread's stream may use it */
+        pool_give(self->pool, self->addresses[0], self->nbytes);
+        done = 1;
+        goto out;
+    }
+    if (capture != Py_None || stream != own || stream == Py_None) goto out;
+    /* Library.defer: the return waits with the others; at its bounds the stream is synchronised. */
+    PyObject *held = PyObject_GetAttr(state, s_nbytes);
+    long long was = held ? PyLong_AsLongLong(held) : -1;
+    Py_XDECREF(held);
+    if (was < 0 || PyErr_Occurred()) goto out;
+    PyObject *total = PyLong_FromUnsignedLongLong((unsigned long long)was + self->nbytes);
+    if (!total) goto out;
+    PyObject *batch = PyObject_GetAttr(state, s_batch);
+    release_t *give = batch && Py_TYPE(batch) == (PyTypeObject *)release_type ? (release_t *)batch : NULL;
+    if (!give || give->ran || give->pool != self->pool || give->count >= GIVE_MOST) {
+        Py_XDECREF(batch);
+        give = release_new(REL_GIVE, self->lib, self->pool, NULL);
+        if (!give || PyList_Append(pending, (PyObject *)give) || PyObject_SetAttr(state, s_batch, (PyObject *)give)) {
+            /* (appended and not the batch: it runs empty) */
+            Py_XDECREF((PyObject *)give);
+            Py_DECREF(total);
+            goto out;
+        }
+    }
+    give->addresses[give->count] = self->addresses[0];
+    give->sizes[give->count] = self->nbytes;
+    give->count++;
+    Py_DECREF((PyObject *)give);
+    PyObject_SetAttr(state, s_nbytes, total); /* (the bound's count; a failure is cleared) */
+    Py_DECREF(total);
+    done = 1;
+    Py_ssize_t max_pending;
+    long long max_bytes;
+    if (pending_bounds(&max_pending, &max_bytes) == 0 &&
+        (PyList_Size(pending) >= max_pending || was + (long long)self->nbytes >= max_bytes)) {
+        PyObject *r = PyObject_CallMethodObjArgs(self->lib, s_synchronize, NULL);
+        Py_XDECREF(r);
+    }
+out:
+    PyErr_Clear();
+    Py_XDECREF(pending);
+    Py_XDECREF(capture);
+    Py_XDECREF(stream);
+    Py_XDECREF(own);
+    Py_DECREF(state);
+    return done;
+}
+
+/* Run the release once (later calls do nothing); errors are not raised (cleared). */
+static void release_run(release_t *self) {
+    int count = self->count;
+    if (self->kind == REL_GIVE) {
+        if (self->ran) return;
+        self->ran = 1;
+    } else if (!count) {
+        return;
+    }
+    self->count = 0;
+    PyObject *finalized = PyObject_GetAttr(self->lib, s_finalized);
+    int gone = finalized ? PyObject_IsTrue(finalized) : -1;
+    Py_XDECREF(finalized);
+    if (gone) {  /* torn down (or unknown): nothing to call */
+        PyErr_Clear();
+        return;
+    }
+    int here = self->kind == REL_GIVE || self->kind == REL_FREE || PyThread_get_thread_ident() == self->owner;
+    if (self->kind == REL_FREE) {
+        for (int i = count - 1; i >= 0; --i) self->fn(self->addresses[i]);
+    } else if (self->kind == REL_GIVE) {
+        PyObject *addresses = PyTuple_New(count), *sizes = addresses ? PyTuple_New(count) : NULL;
+        for (int i = 0; sizes && i < count; ++i) {
+            PyObject *a = PyLong_FromVoidPtr(self->addresses[i]), *n = PyLong_FromUnsignedLongLong(self->sizes[i]);
+            if (!a || !n) {
+                Py_XDECREF(a);
+                Py_XDECREF(n);
+                Py_CLEAR(sizes);
+                break;
+            }
+            PyTuple_SetItem(addresses, i, a);
+            PyTuple_SetItem(sizes, i, n);
+        }
+        PyObject *r = sizes ? PyObject_CallMethodObjArgs(self->pool, s_give_all, addresses, sizes, NULL) : NULL;
+        Py_XDECREF(r);
+        Py_XDECREF(addresses);
+        Py_XDECREF(sizes);
+    } else if (self->kind == REL_TENSOR && here) {
+        self->fn(self->addresses[0]);
+    } else if (self->kind != REL_BLOCK || !here || !block_returned(self)) {
+        /* the Python path's release: Tensor.release_handle (another thread's descriptor: handed
+         * over), DeviceBuffer.release_block (another thread's, a capture, a caller's stream) */
+        PyErr_Clear();
+        PyObject *address = PyLong_FromVoidPtr(self->addresses[0]);
+        PyObject *ident = address ? PyLong_FromUnsignedLong(self->owner) : NULL;
+        PyObject *nbytes = ident ? PyLong_FromUnsignedLongLong(self->nbytes) : NULL;
+        PyObject *r = NULL;
+        if (nbytes && self->kind == REL_TENSOR)
+            r = PyObject_CallFunctionObjArgs(tensor_release, self->lib, address, ident, self->handover, NULL);
+        else if (nbytes)
+            r = PyObject_CallFunctionObjArgs(buffer_release, self->lib, self->pool, address, nbytes, ident,
+                                             self->handover, NULL);
+        Py_XDECREF(r);
+        Py_XDECREF(address);
+        Py_XDECREF(ident);
+        Py_XDECREF(nbytes);
+    }
+    PyErr_Clear();
+}
+
+static PyObject *release_call(PyObject *op, PyObject *args, PyObject *kwargs) {
+    if (PyTuple_Size(args) || (kwargs && PyDict_Size(kwargs))) {
+        PyErr_SetString(PyExc_TypeError, "a release takes no arguments");
+        return NULL;
+    }
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    release_run((release_t *)op);
+    PyErr_Restore(type, value, tb);
+    Py_RETURN_NONE;
+}
+
+static PyObject *release_alive(PyObject *op, void *closure) {
+    (void)closure;
+    release_t *self = (release_t *)op;
+    return PyBool_FromLong(self->kind == REL_GIVE ? !self->ran : self->count != 0);
+}
+
+static int release_traverse(PyObject *op, visitproc visit, void *arg) {
+    release_t *self = (release_t *)op;
+    Py_VISIT(self->lib);
+    Py_VISIT(self->pool);
+    Py_VISIT(self->handover);
+    Py_VISIT(Py_TYPE(op));
+    return 0;
+}
+
+static int release_clear(PyObject *op) {
+    release_t *self = (release_t *)op;
+    self->count = 0; /* (a cycle being collected: what it held is the cycle's teardown's) */
+    Py_CLEAR(self->lib);
+    Py_CLEAR(self->pool);
+    Py_CLEAR(self->handover);
+    return 0;
+}
+
+static void release_dealloc(PyObject *op) {
+    release_t *self = (release_t *)op;
+    PyTypeObject *type = Py_TYPE(op);
+    PyObject_GC_UnTrack(op);
+    if (self->count && self->lib && (self->kind == REL_TENSOR || self->kind == REL_BLOCK)) {
+        PyObject *etype, *value, *tb;
+        PyErr_Fetch(&etype, &value, &tb);
+        release_run(self);
+        PyErr_Restore(etype, value, tb);
+    }
+    release_clear(op);
+    freefunc free_ = (freefunc)PyType_GetSlot(type, Py_tp_free);
+    free_(op);
+    Py_DECREF(type);
+}
+
+static PyGetSetDef release_getset[] = {
+    {"alive", release_alive, NULL, "whether it has not run yet", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyType_Slot release_slots[] = {
+    {Py_tp_doc, "The release of device handles the fast entry made (outputs.c): runs once, when called or "
+                "collected."},
+    {Py_tp_call, release_call},
+    {Py_tp_getset, release_getset},
+    {Py_tp_traverse, release_traverse},
+    {Py_tp_clear, release_clear},
+    {Py_tp_dealloc, release_dealloc},
+    {0, NULL},
+};
+
+static PyType_Spec release_spec = {
+    "aclnn_py._fast._entry.Release", sizeof(release_t), 0, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC, release_slots,
+};
+
+/* A FREE release of a call's own device memory (later), or NULL with an error. */
+static PyObject *free_release(PyObject *lib, const api_t *api, const deferred_t *later) {
+    release_t *r = release_new(REL_FREE, lib, NULL, NULL);
+    if (!r) return NULL;
+    r->fn = api->free_;
+    for (int i = 0; i < later->count; ++i) r->addresses[i] = later->blocks[i];
+    r->nbytes = later->nbytes;
+    r->count = later->count;
+    return (PyObject *)r;
+}
+
+/* -- the outputs of a device plan -------------------------------------------------------- */
+
+typedef struct form {
+    int zero, ndim;
+    int32_t acl, format;
+    int64_t dims[MAX_DIMS], strides[MAX_DIMS], offset, storage;
+    uint64_t nbytes;
+    PyObject *nbytes_obj, *pool, *buffer_type, *buffer_attrs, *tensor_type_, *tensor_attrs, *token;
+} form_t;
+
+static void form_clear(form_t *f) {
+    Py_CLEAR(f->nbytes_obj);
+    Py_CLEAR(f->pool);
+    Py_CLEAR(f->buffer_type);
+    Py_CLEAR(f->buffer_attrs);
+    Py_CLEAR(f->tensor_type_);
+    Py_CLEAR(f->tensor_attrs);
+    Py_CLEAR(f->token);
+}
+
+static int int64s(PyObject *seq, int64_t *out, int *n) {
+    PyObject *t = PySequence_Tuple(seq);
+    if (!t) return -1;
+    Py_ssize_t len = PyTuple_Size(t);
+    if (len > MAX_DIMS) {
+        Py_DECREF(t);
+        PyErr_SetString(PyExc_ValueError, "plan: an output of more than MAX_DIMS dimensions");
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < len; ++i) out[i] = PyLong_AsLongLong(PyTuple_GetItem(t, i));
+    Py_DECREF(t);
+    *n = (int)len;
+    return PyErr_Occurred() ? -1 : 0;
+}
+
+/* A form from tensor.output_form's tuple: 0, or -1 with an error (form_clear releases what
+ * it holds either way). */
+static int form_from(PyObject *spec, form_t *f) {
+    PyObject *shape, *strides, *pool, *buffer_type, *buffer_attrs, *tensor_type_, *tensor_attrs, *token;
+    int zero, nstrides;
+    long long offset, storage;
+    unsigned long long nbytes;
+    if (!PyArg_ParseTuple(spec, "piOOLiLKOOO!OO!O", &zero, &f->acl, &shape, &strides, &offset, &f->format, &storage,
+                          &nbytes, &pool, &buffer_type, &PyDict_Type, &buffer_attrs, &tensor_type_, &PyDict_Type,
+                          &tensor_attrs, &token))
+        return -1;
+    f->zero = zero;
+    f->offset = offset;
+    f->storage = storage;
+    f->nbytes = nbytes;
+    if (!(f->nbytes_obj = PyLong_FromUnsignedLongLong(nbytes))) return -1;
+    PyObject *values[] = {pool, buffer_type, buffer_attrs, tensor_type_, tensor_attrs, token};
+    PyObject **slots[] = {&f->pool, &f->buffer_type, &f->buffer_attrs, &f->tensor_type_, &f->tensor_attrs, &f->token};
+    for (size_t i = 0; i < sizeof slots / sizeof slots[0]; ++i) {
+        Py_INCREF(values[i]);
+        *slots[i] = values[i];
+    }
+    if (!PyType_Check(f->buffer_type) || !PyType_Check(f->tensor_type_)) {
+        PyErr_SetString(PyExc_TypeError, "plan: an output form without its types");
+        return -1;
+    }
+    if (int64s(shape, f->dims, &f->ndim) || int64s(strides, f->strides, &nstrides)) return -1;
+    if (nstrides != f->ndim) {
+        PyErr_SetString(PyExc_ValueError, "plan: an output form with one stride per dimension");
+        return -1;
+    }
+    return 0;
+}
+
+/* A new instance of type with a copy of attrs (and the key/value pairs, NULL-terminated) as
+ * its attributes; NULL with an error. */
+static PyObject *instance(PyObject *type, PyObject *attrs, ...) {
+    newfunc tp_new = (newfunc)PyType_GetSlot((PyTypeObject *)type, Py_tp_new);
+    PyObject *obj = tp_new ? tp_new((PyTypeObject *)type, empty_tuple, NULL) : NULL;
+    PyObject *d = obj ? PyDict_Copy(attrs) : NULL;
+    if (!d) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_SystemError, "aclnn_py fast entry: a type without tp_new");
+        Py_XDECREF(obj);
+        return NULL;
+    }
+    va_list pairs;
+    va_start(pairs, attrs);
+    int failed = 0;
+    for (PyObject *key; !failed && (key = va_arg(pairs, PyObject *)) != NULL;) {
+        PyObject *value = va_arg(pairs, PyObject *);
+        failed = PyDict_SetItem(d, key, value);
+    }
+    va_end(pairs);
+    if (failed || PyObject_SetAttr(obj, s_dict, d)) {
+        Py_DECREF(d);
+        Py_DECREF(obj);
+        return NULL;
+    }
+    Py_DECREF(d);
+    return obj;
+}
+
+/* Raise the Python path's error of the helper's result `code` for op (fast_failed); NULL. */
+static PyObject *raise_result(PyObject *lib, PyObject *op, int64_t code) {
+    PyObject *c = PyLong_FromLongLong(code);
+    if (c) {
+        PyObject *r = PyObject_CallFunctionObjArgs(fast_failed, lib, op, c, NULL);
+        Py_XDECREF(r);
+        Py_DECREF(c);
+    }
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_SystemError, "aclnn_py fast entry: a failure raised nothing");
+    return NULL;
+}
+
+/* DevicePool.take(nbytes) (a new reference: an address or None; NULL with an error), done here
+ * under the pool's lock when it is free (pool.py's docstring), else by the method. */
+static PyObject *pool_take(PyObject *pool, PyObject *n, uint64_t nbytes) {
+    PyObject *blocks = PyObject_GetAttr(pool, s_blocks);
+    PyObject *list = blocks && PyDict_Check(blocks) ? PyDict_GetItemWithError(blocks, n) : NULL;
+    Py_XINCREF(list);
+    Py_XDECREF(blocks);
+    if (!list) {
+        if (PyErr_Occurred()) return NULL;
+        Py_RETURN_NONE;  /* (no block of that size: take's own first answer) */
+    }
+    PyObject *lock = PyList_Check(list) ? PyObject_GetAttr(pool, s_lock) : NULL;
+    PyObject *got = lock ? PyObject_CallMethodObjArgs(lock, s_acquire, Py_False, NULL) : NULL;
+    int held = got ? PyObject_IsTrue(got) : -1;
+    Py_XDECREF(got);
+    PyObject *result = NULL;
+    if (held <= 0) {
+        PyErr_Clear();
+        result = PyObject_CallMethodObjArgs(pool, s_take, n, NULL);
+    } else {
+        Py_ssize_t size = PyList_Size(list);
+        if (size <= 0) {
+            result = Py_None;
+            Py_INCREF(result);
+        } else {
+            PyObject *total = PyObject_GetAttr(pool, s_nbytes);
+            long long was = total ? PyLong_AsLongLong(total) : -1;
+            Py_XDECREF(total);
+            PyObject *less = was >= 0 && !PyErr_Occurred() ? PyLong_FromLongLong(was - (long long)nbytes) : NULL;
+            if (less && !PyObject_SetAttr(pool, s_nbytes, less)) {
+                result = PyList_GetItem(list, size - 1);
+                Py_INCREF(result);
+                if (PyList_SetSlice(list, size - 1, size, NULL)) Py_CLEAR(result);
+            }
+            Py_XDECREF(less);
+        }
+        PyObject *r = PyObject_CallMethodObjArgs(lock, s_release, NULL);
+        if (!r) Py_CLEAR(result);
+        Py_XDECREF(r);
+    }
+    Py_XDECREF(lock);
+    Py_DECREF(list);
+    return result;
+}
+
+/* A block of f->nbytes (> 0): the pool's, else aclrtMalloc (once more after emptying the
+ * pool); NULL with an error. */
+static void *take_block(const form_t *f, PyObject *lib, PyObject *op, const api_t *api) {
+    PyObject *cached = pool_take(f->pool, f->nbytes_obj, f->nbytes);
+    if (!cached) return NULL;
+    void *block = NULL;
+    if (cached != Py_None) {
+        block = PyLong_AsVoidPtr(cached);
+        Py_DECREF(cached);
+        return block ? block : (PyErr_Occurred() ? NULL : (PyErr_SetString(PyExc_SystemError, "a NULL block"), NULL));
+    }
+    Py_DECREF(cached);
+    status_t s = api->malloc_(&block, (size_t)f->nbytes, ACL_MEM_MALLOC_HUGE_FIRST);
+    if (s) {
+        PyObject *r = PyObject_CallMethodObjArgs(f->pool, s_trim, NULL);
+        if (!r) return NULL;
+        Py_DECREF(r);
+        s = api->malloc_(&block, (size_t)f->nbytes, ACL_MEM_MALLOC_HUGE_FIRST);
+    }
+    if (s) return raise_result(lib, op, RESULT(s, AT_MALLOC));
+    return block;
+}
+
+/* A block of f->nbytes from the thread's batch (outputs dropped while work was queued, their
+ * blocks waiting for the stream), for a new output the next kernel on this thread's own stream
+ * writes: the stream runs that write after every use of the block queued before it, as a
+ * caching allocator reuses a block on the stream it was freed on. Not for an output that
+ * starts as zeros (aclrtMemset is not ordered on the stream), nor on a caller's stream or
+ * during a capture. NULL when there is none (no error). */
+static void *reuse_block(PyObject *state, const form_t *f) {
+    if (f->zero) return NULL;
+    PyObject *batch = PyObject_GetAttr(state, s_batch);
+    PyObject *stream = batch ? PyObject_GetAttr(state, s_stream) : NULL;
+    PyObject *own = stream ? PyObject_GetAttr(state, s_own) : NULL;
+    PyObject *capture = own ? PyObject_GetAttr(state, s_capture) : NULL;
+    void *block = NULL;
+    if (capture == Py_None && stream == own && batch && Py_TYPE(batch) == (PyTypeObject *)release_type) {
+        release_t *g = (release_t *)batch;
+        for (int i = g->ran || g->pool != f->pool ? -1 : g->count - 1; i >= 0; --i)
+            if (g->sizes[i] == f->nbytes) {
+                block = g->addresses[i];
+                g->count--;
+                g->addresses[i] = g->addresses[g->count];
+                g->sizes[i] = g->sizes[g->count];
+                break;
+            }
+    }
+    if (block) {
+        /* no longer waiting to be freed: out of the bound's count (Library.defer's) */
+        PyObject *held = PyObject_GetAttr(state, s_nbytes);
+        long long was = held ? PyLong_AsLongLong(held) : -1;
+        Py_XDECREF(held);
+        PyObject *less = was >= (long long)f->nbytes ? PyLong_FromLongLong(was - (long long)f->nbytes) : NULL;
+        if (less) PyObject_SetAttr(state, s_nbytes, less);
+        Py_XDECREF(less);
+    }
+    PyErr_Clear();
+    Py_XDECREF(batch);
+    Py_XDECREF(stream);
+    Py_XDECREF(own);
+    Py_XDECREF(capture);
+    return block;
+}
+
+/* A new output Tensor of form f on lib (this thread's state), its aclTensor in *handle; NULL
+ * with an error (everything made released). */
+static PyObject *make_output(const form_t *f, PyObject *lib, PyObject *state, PyObject *op, const api_t *api,
+                             void **handle) {
+    PyObject *owner = PyObject_GetAttr(state, s_owner);
+    if (!owner) return NULL;
+    PyObject *result = NULL, *block_address = NULL, *handle_address = NULL, *fast_key = NULL, *buffer = NULL;
+    release_t *block_release = NULL, *tensor_release_ = NULL;
+    void *block = NULL;
+    if (f->nbytes) {
+        block = reuse_block(state, f);
+        if (!block) block = take_block(f, lib, op, api);
+        if (!block) goto out;
+        block_release = release_new(REL_BLOCK, lib, f->pool, owner);
+        if (!block_release) {
+            pool_give(f->pool, block, f->nbytes);
+            goto out;
+        }
+        block_release->addresses[0] = block;
+        block_release->nbytes = f->nbytes;
+        block_release->count = 1;  /* the block is the release's from here */
+        if (f->zero) {
+            status_t s = api->memset_(block, (size_t)f->nbytes, 0, (size_t)f->nbytes);
+            if (s) { raise_result(lib, op, RESULT(s, AT_MEMSET)); goto out; }
+        }
+    }
+    void *h = api->create_tensor(f->dims, (uint64_t)f->ndim, f->acl, f->strides, f->offset, f->format, &f->storage, 1,
+                                 block);
+    if (!h) { raise_result(lib, op, RESULT(ACLNN_ERR_PARAM_INVALID, AT_CREATE_TENSOR)); goto out; }
+    tensor_release_ = release_new(REL_TENSOR, lib, NULL, owner);
+    if (!tensor_release_) {
+        api->destroy_tensor(h);
+        goto out;
+    }
+    tensor_release_->fn = (status_t (*)(void *))api->destroy_tensor;
+    tensor_release_->addresses[0] = h;
+    tensor_release_->count = 1;
+    block_address = PyLong_FromVoidPtr(block);
+    handle_address = block_address ? PyLong_FromVoidPtr(h) : NULL;
+    fast_key = handle_address ? PyTuple_Pack(2, f->token, handle_address) : NULL;
+    if (!fast_key) goto out;
+    buffer = instance(f->buffer_type, f->buffer_attrs, s_owner, owner, s_finalizer,
+                      block_release ? (PyObject *)block_release : Py_None, s_address, block_address, NULL);
+    if (!buffer) goto out;
+    result = instance(f->tensor_type_, f->tensor_attrs, s_buffer, buffer, s_finalizer, (PyObject *)tensor_release_,
+                      s_handle_address, handle_address, s_fast_key, fast_key, NULL);
+    if (result) *handle = h;
+out:
+    /* (on a failure, the releases dropped here free what they hold) */
+    Py_XDECREF(buffer);
+    Py_XDECREF(fast_key);
+    Py_XDECREF(handle_address);
+    Py_XDECREF(block_address);
+    Py_XDECREF((PyObject *)tensor_release_);
+    Py_XDECREF((PyObject *)block_release);
+    Py_DECREF(owner);
+    return result;
+}
+
+/* -- ACLNN_PY_BLOCKING, read as queued.blocking() reads it, without a call while it is unchanged */
+
+static PyObject *environ_obj, *blocking_key, *last_raw, *s_data;
+static int have_last, last_blocking;
+
+/* queued.blocking(): 1, 0, or -1 with an error. */
+static int is_blocking(void) {
+    PyObject *data = environ_obj ? PyObject_GetAttr(environ_obj, s_data) : NULL;
+    PyObject *raw = NULL;
+    int known = 0;
+    if (data && PyDict_Check(data)) {
+        raw = PyDict_GetItemWithError(data, blocking_key);
+        if (!raw && PyErr_Occurred()) { Py_DECREF(data); return -1; }
+        known = 1;
+        if (have_last && raw == last_raw) {
+            Py_DECREF(data);
+            return last_blocking;
+        }
+        Py_XINCREF(raw);
+    }
+    Py_XDECREF(data);
+    PyErr_Clear(); /* (no _data: os.environ replaced; asked every time) */
+    PyObject *b = PyObject_CallNoArgs(blocking);
+    int value = b ? PyObject_IsTrue(b) : -1;
+    Py_XDECREF(b);
+    if (value < 0 || !known) {
+        Py_XDECREF(raw);
+        if (value >= 0) have_last = 0;
+        return value;
+    }
+    SET_REF(last_raw, raw); /* (kept alive: its identity cannot be another value's) */
+    have_last = 1;
+    last_blocking = value;
+    return value;
+}

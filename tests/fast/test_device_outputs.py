@@ -1,0 +1,194 @@
+"""The outputs the fast entry makes for device plans (``aclnn_py/_fast/outputs.c``, issue #25):
+whole Tensors (handle, buffer, views, close, numpy), released once by C releases, their blocks
+reused on the thread's own stream while work is queued (stream order makes that safe: the
+simulator runs queued work only at the synchronisation, so a reuse out of order shows as
+wrong data), never on a caller's stream; and what the entry reads per call without Python code
+(ACLNN_PY_BLOCKING, the caller's place) behaving as the Python path does.
+
+Without the entry (``ACLNN_PY_FAST=0``, the suite's run without it) the same calls take the
+Python path and these tests check that path's results and releases alike."""
+
+from __future__ import annotations
+
+import gc
+import inspect
+import sys
+
+import numpy as np
+import pytest
+
+import aclnn_py
+from aclnn_py import AclnnError, Tensor, _fast
+from aclnn_py._runtime import pool, queued
+
+from helpers import assert_close
+
+RELU = sys.modules["aclnn_py.ops.relu"]
+MUL = sys.modules["aclnn_py.ops.mul"]
+
+
+def _entry_on(lib) -> bool:
+    return _fast.enabled() and _fast.entry() is not None and _fast.api_for(lib) is not None
+
+
+def counters(lib) -> dict[str, int]:
+    pool.trim_all()
+    c = lib.ffi.new("aclsimCounters *")
+    lib.call("aclsimGetCounters", c)
+    return {f: getattr(c, f) for f, _ in lib.ffi.typeof("aclsimCounters").fields}
+
+
+def _planned(fn, *args):
+    """fn(*args) on sim twice: the second call is the planned one on the entry's path."""
+    fn(*args, backend="sim")
+    return fn(*args, backend="sim")
+
+
+def _address(t: Tensor) -> int:
+    return int(t.lib.ffi.cast("uintptr_t", t.buffer.ptr))
+
+
+@pytest.fixture
+def data(sim_lib, monkeypatch):
+    monkeypatch.delenv(queued.BLOCKING_VAR, raising=False)
+    rng = np.random.default_rng(7)
+    a, b = (rng.standard_normal((4, 33)).astype(np.float32) for _ in range(2))
+    sim_lib.synchronize()
+    return sim_lib, a, b
+
+
+def test_an_output_of_the_entry_is_a_whole_tensor(data):
+    lib, a, _ = data
+    with Tensor.from_numpy(a, backend="sim") as at:
+        out = _planned(aclnn_py.relu, at)
+        if _entry_on(lib):
+            assert RELU._aclnn.plans(), "the second call replays a plan"
+        assert type(out) is Tensor and out.shape == a.shape and out.dtype == a.dtype
+        assert int(lib.ffi.cast("uintptr_t", out.handle)) == out.fast_key[1]
+        assert out.buffer.nbytes == a.nbytes and out.buffer.lib is lib
+        np.testing.assert_array_equal(out.numpy(), np.maximum(a, 0))
+        row = out.view((33,), (1,), 33)  # a view over the same block keeps it
+        finalizer = out._finalizer
+        out.close()
+        assert not finalizer.alive and out.fast_key is None
+        np.testing.assert_array_equal(row.numpy(), np.maximum(a[1], 0))
+        row.close()
+        with pytest.raises(AttributeError, match="'Tensor' object has no attribute 'nothing'"):
+            out.nothing  # noqa: B018
+
+
+def test_outputs_of_a_chain_are_released_once(data):
+    lib, a, b = data
+    gc.collect()
+    lib.synchronize()
+    before = counters(lib)
+    at, bt = Tensor.from_numpy(a, backend="sim"), Tensor.from_numpy(b, backend="sim")
+    for i in range(700):  # beyond the bound on waiting releases: synchronisations inside
+        out = aclnn_py.mul(aclnn_py.relu(at, backend="sim"), bt, backend="sim")
+        if i % 5 == 0:
+            out.close()
+            out.close()  # (once)
+    assert_close(out.numpy(), np.maximum(a, 0) * b, np.float32)
+    del out, at, bt
+    gc.collect()
+    lib.synchronize()
+    assert counters(lib) == before
+
+
+def test_a_dropped_output_is_reused_behind_the_work_that_reads_it(data):
+    """out1's block goes to a new output while a queued call still reads out1: the stream runs
+    that read first, so the reader sees out1's values and the new output its own."""
+    lib, a, b = data
+    at, bt = Tensor.from_numpy(a, backend="sim"), Tensor.from_numpy(b, backend="sim")
+    _planned(aclnn_py.relu, at)
+    _planned(aclnn_py.mul, at, bt)
+    lib.synchronize()
+    out1 = aclnn_py.relu(at, backend="sim")           # queued
+    first = _address(out1)
+    product = aclnn_py.mul(out1, bt, backend="sim")   # queued: reads out1
+    assert lib.has_pending()
+    del out1
+    gc.collect()
+    out3 = aclnn_py.relu(bt, backend="sim")           # queued: writes its block
+    if _entry_on(lib):
+        assert _address(out3) == first, "the entry reuses the dropped output's block on its stream"
+    np.testing.assert_array_equal(product.numpy(), np.maximum(a, 0) * b)
+    np.testing.assert_array_equal(out3.numpy(), np.maximum(b, 0))
+
+
+def test_no_reuse_on_a_callers_stream(data):
+    """A call on a caller's stream is not ordered after the thread's own stream's work: an
+    output there never takes a block that work may still read."""
+    lib, a, b = data
+    at, bt = Tensor.from_numpy(a, backend="sim"), Tensor.from_numpy(b, backend="sim")
+    p = lib.ffi.new("aclrtStream *")
+    lib.call("aclrtCreateStream", p)
+    stream = int(lib.ffi.cast("uintptr_t", p[0]))
+    try:
+        _planned(aclnn_py.relu, at)
+        _planned(aclnn_py.mul, at, bt)
+        aclnn_py.relu(bt, backend="sim", stream=stream)
+        aclnn_py.relu(bt, backend="sim", stream=stream)
+        lib.synchronize()
+        out1 = aclnn_py.relu(at, backend="sim")
+        first = _address(out1)
+        product = aclnn_py.mul(out1, bt, backend="sim")
+        del out1
+        gc.collect()
+        out3 = aclnn_py.relu(bt, backend="sim", stream=stream)
+        assert _address(out3) != first
+        np.testing.assert_array_equal(product.numpy(), np.maximum(a, 0) * b)
+        lib.call("aclrtSynchronizeStream", p[0])
+        np.testing.assert_array_equal(out3.numpy(), np.maximum(b, 0))
+    finally:
+        lib.synchronize()
+        lib.call("aclrtDestroyStream", p[0])
+
+
+def test_an_output_dropped_on_another_thread_is_handed_back(data):
+    import threading
+
+    lib, a, _ = data
+    gc.collect()
+    lib.synchronize()
+    before = counters(lib)
+    at = Tensor.from_numpy(a, backend="sim")
+    outs = [aclnn_py.relu(at, backend="sim") for _ in range(3)]
+    worker = threading.Thread(target=outs.clear)  # the last references go there
+    worker.start()
+    worker.join()
+    lib.synchronize()  # the owner's synchronisation runs what was handed over
+    del at
+    gc.collect()
+    lib.synchronize()
+    assert counters(lib) == before
+
+
+def _here() -> str:
+    frame = inspect.currentframe().f_back  # type: ignore[union-attr]
+    return f"{frame.f_code.co_filename}:{frame.f_lineno + 1}"
+
+
+def test_blocking_read_per_call_and_the_callers_place_on_the_planned_path(data, monkeypatch):
+    """ACLNN_PY_BLOCKING changed between planned calls takes effect at the next call, and a
+    queued failure names the planned call's place (the entry keeps it as code and offset)."""
+    lib, _, _ = data
+    grad = Tensor.from_numpy(np.ones((1, 1, 4, 4), np.float32), backend="sim")
+    self = Tensor.from_numpy(np.zeros((1, 1, 2, 2), np.float32), backend="sim")
+    good = Tensor.from_numpy(np.zeros((1, 1, 2, 2), np.int64), backend="sim")
+    bad = Tensor.from_numpy(np.full((1, 1, 2, 2), 99, np.int64), backend="sim")
+    unpool = aclnn_py.max_unpool2d_backward
+    for _ in range(2):
+        unpool(grad, self, good, [4, 4], backend="sim")  # planned from the second call
+    lib.synchronize()
+    monkeypatch.setenv(queued.BLOCKING_VAR, "1")
+    with pytest.raises(AclnnError) as info:
+        unpool(grad, self, bad, [4, 4], backend="sim")
+    assert info.value.status == 507015
+    monkeypatch.setenv(queued.BLOCKING_VAR, "0")
+    where = _here()
+    out = unpool(grad, self, bad, [4, 4], backend="sim")  # queued: no error yet
+    with pytest.raises(AclnnError) as info:
+        out.numpy()
+    assert info.value.status == 507015
+    assert f"queued by aclnnMaxUnpool2dBackward called at {where} in " in info.value.message
