@@ -152,7 +152,7 @@ def entry() -> Any:
                     # device_done's common case done in C: the same entries in the same lists; the
                     # releases of the outputs it makes (outputs.c) off their common case: Python's
                     module.set_device_hooks(library.nothing, queued.blocking, queued.PACKAGE, queued.KEPT, library,
-                                            Tensor.release_handle, DeviceBuffer.release_block, os.environ,
+                                            Tensor.release_handle, DeviceBuffer.release_block, os,
                                             queued.BLOCKING.key)
             _entry_state.append(module)
     return _entry_state[0]

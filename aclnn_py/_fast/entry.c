@@ -1541,13 +1541,13 @@ static PyObject *set_device_hooks(PyObject *module, PyObject *const *args, Py_ss
     if (nargs != 9 || !PyUnicode_Check(args[2])) {
         PyErr_SetString(PyExc_TypeError,
                         "set_device_hooks(nothing, blocking, package, kept, library_module, tensor_release, "
-                        "buffer_release, environ, blocking_key)");
+                        "buffer_release, os, blocking_key)");
         return NULL;
     }
     Py_ssize_t kept = PyLong_AsSsize_t(args[3]);
     if (PyErr_Occurred()) return NULL;
     PyObject **slots[] = {&nothing, &blocking, &package, &library_module, &tensor_release, &buffer_release,
-                          &environ_obj, &blocking_key};
+                          &os_module, &blocking_key};
     int from[] = {0, 1, 2, 4, 5, 6, 7, 8};
     for (int i = 0; i < 8; ++i) {
         Py_INCREF(args[from[i]]);
@@ -1579,7 +1579,7 @@ static PyMethodDef module_methods[] = {
      "setup(ndarray, empty, to_address, fast_failed, api_for, miss, tensor_type, device_done)"},
     {"set_device_hooks", (PyCFunction)(void (*)(void))set_device_hooks, METH_FASTCALL,
      "set_device_hooks(nothing, blocking, package, kept, library_module, tensor_release, buffer_release, "
-     "environ, blocking_key): what a device "
+     "os, blocking_key): what a device "
      "call queues, kept in C"},
     {"set_plans", set_plans, METH_O, "set_plans(on) -> the previous setting: plans replayed or not"},
     {"abi_version", abi_version, METH_NOARGS, "(fastcall.c's ABI_VERSION, entry.c's ENTRY_VERSION) compiled in"},
@@ -1606,7 +1606,7 @@ PyMODINIT_FUNC PyInit__entry(void) {
         {&s_give_all, "give_all"}, {&s_batch, "batch"}, {&s_blocks, "blocks"},
         {&s_max_pending, "MAX_PENDING_RELEASES"}, {&s_max_bytes, "MAX_PENDING_BYTES"}, {&s_handle_address, "handle_address"},
         {&s_trim, "trim"}, {&s_dict, "__dict__"}, {&s_owner, "owner"}, {&s_buffer, "buffer"},
-        {&s_finalizer, "_finalizer"}, {&s_address, "address"}, {&s_data, "_data"},
+        {&s_finalizer, "_finalizer"}, {&s_address, "address"}, {&s_data, "_data"}, {&s_environ, "environ"},
     };
     for (size_t i = 0; i < sizeof strings / sizeof strings[0]; ++i)
         if (!*strings[i].slot && !(*strings[i].slot = PyUnicode_InternFromString(strings[i].text))) goto fail;

@@ -583,12 +583,14 @@ out:
 
 /* -- ACLNN_PY_BLOCKING, read as queued.blocking() reads it, without a call while it is unchanged */
 
-static PyObject *environ_obj, *blocking_key, *last_raw, *s_data;
+static PyObject *os_module, *blocking_key, *last_raw, *s_data, *s_environ;
 static int have_last, last_blocking;
 
 /* queued.blocking(): 1, 0, or -1 with an error. */
 static int is_blocking(void) {
-    PyObject *data = environ_obj ? PyObject_GetAttr(environ_obj, s_data) : NULL;
+    PyObject *environ = os_module ? PyObject_GetAttr(os_module, s_environ) : NULL; /* (as Setting.raw: anew) */
+    PyObject *data = environ ? PyObject_GetAttr(environ, s_data) : NULL;
+    Py_XDECREF(environ);
     PyObject *raw = NULL;
     int known = 0;
     if (data && PyDict_Check(data)) {
