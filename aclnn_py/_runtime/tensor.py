@@ -154,13 +154,7 @@ class DeviceBuffer:
 
     if not TYPE_CHECKING:  # (hidden from mypy: every other missing attribute stays an error there)
         def __getattr__(self, name: str) -> Any:
-            # A buffer the fast entry made (outputs.c) holds its block's address (``address``):
-            # its cffi pointer is made on first use.
-            address = self.__dict__.get("address")
-            if name != "ptr" or address is None:
-                raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
-            ptr = self.ptr = self.lib.ffi.cast("void *", address)
-            return ptr
+            return _pointer_on_first_use(self, name, "ptr", "address", "void *")
 
     def upload(self, address: int, nbytes: int) -> None:
         """Synchronous copy of ``nbytes`` host bytes at ``address`` to the start of the buffer
@@ -174,6 +168,18 @@ class DeviceBuffer:
         if out.nbytes:
             self.lib.call("aclrtMemcpy", self.lib.ffi.cast("void *", out.ctypes.data), out.nbytes,
                           self.ptr, out.nbytes, ACL_MEMCPY_DEVICE_TO_HOST)
+
+
+def _pointer_on_first_use(obj: Any, name: str, pointer: str, key: str, ctype: str) -> CData:
+    """``obj.<pointer>`` of an object the fast entry made (``aclnn_py/_fast/outputs.c``): it holds
+    the address (attribute ``key``) and the cffi pointer of type ``ctype`` is made on first use
+    (and kept). Any other missing attribute is the usual AttributeError (``__getattr__``)."""
+    address = obj.__dict__.get(key)
+    if name != pointer or address is None:
+        raise AttributeError(f"'{type(obj).__name__}' object has no attribute '{name}'")
+    made = obj.lib.ffi.cast(ctype, address)
+    setattr(obj, pointer, made)
+    return made
 
 
 def _allocate(lib: Library, nbytes: int) -> CData:
@@ -258,13 +264,7 @@ class Tensor(_Shaped):
 
     if not TYPE_CHECKING:  # (hidden from mypy: every other missing attribute stays an error there)
         def __getattr__(self, name: str) -> Any:
-            # An output the fast entry made (outputs.c) holds its aclTensor's address
-            # (``handle_address``): its cffi pointer is made on first use.
-            address = self.__dict__.get("handle_address")
-            if name != "handle" or address is None:
-                raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
-            handle = self.handle = self.lib.ffi.cast("aclTensor *", address)
-            return handle
+            return _pointer_on_first_use(self, name, "handle", "handle_address", "aclTensor *")
 
     @staticmethod
     def release_handle(lib: Library, address: int, owner_thread: int, handover: Any) -> None:
