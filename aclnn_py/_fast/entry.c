@@ -1605,8 +1605,8 @@ PyMODINIT_FUNC PyInit__entry(void) {
         {&s_releases, "releases"}, {&s_finalized, "finalized"}, {&s_give, "give"}, {&s_take, "take"},
         {&s_give_all, "give_all"}, {&s_batch, "batch"}, {&s_blocks, "blocks"},
         {&s_max_pending, "MAX_PENDING_RELEASES"}, {&s_max_bytes, "MAX_PENDING_BYTES"}, {&s_handle_address, "handle_address"},
-        {&s_trim, "trim"}, {&s_dict, "__dict__"}, {&s_owner, "owner"}, {&s_buffer, "buffer"},
-        {&s_finalizer, "_finalizer"}, {&s_address, "address"}, {&s_data, "_data"}, {&s_environ, "environ"},
+        {&s_trim, "trim"}, {&s_owner, "owner"}, {&s_dict, "__dict__"},
+        {&s_finalizer, "_finalizer"}, {&s_data, "_data"}, {&s_environ, "environ"},
     };
     for (size_t i = 0; i < sizeof strings / sizeof strings[0]; ++i)
         if (!*strings[i].slot && !(*strings[i].slot = PyUnicode_InternFromString(strings[i].text))) goto fail;

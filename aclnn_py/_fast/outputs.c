@@ -8,16 +8,19 @@
  * make_output: a block of the output's size: a dropped output's on this thread's own stream
  *   (reuse_block), else from the caching allocator (DevicePool.take, else
  *   aclrtMalloc, the pool emptied and the allocation tried once more on a failure; zeros when
- *   the output starts as zeros), its aclTensor, and the DeviceBuffer and Tensor objects with
- *   the attributes tensor.output_form lists. Their cffi pointers (ptr, handle) are made from
- *   their addresses on first use (tensor.py's __getattr__). No check runs: the form is the
- *   output of a call of this key whose checks passed on the Python path.
+ *   the output starts as zeros), its aclTensor, and the Tensor object with the attributes
+ *   tensor.output_form lists and one OWNED release of both. Its cffi pointer (handle) is made
+ *   from its address on first use, and its DeviceBuffer when it is first asked for: the
+ *   release hands the block over to it then (split_block; tensor.py's __getattr__). No check
+ *   runs: the form is the output of a call of this key whose checks passed on the Python path.
  *
  * Release: what weakref.finalize was for the Python path's handles, without its registry: it
  *   runs once, when called (Tensor.close, DeviceBuffer.free) or when collected with its owner.
  *   Its common case is C; anything else is the Python path's own release:
- *   TENSOR  aclDestroyTensor now, on the owner thread (Tensor.release_handle otherwise);
- *   BLOCK   the block back to the pool now, or once the stream is past the work queued on it:
+ *   OWNED   an output's aclTensor and/or its block (HAS_HANDLE, HAS_BLOCK):
+ *           the aclTensor: aclDestroyTensor now, on the owner thread (Tensor.release_handle
+ *           otherwise);
+ *           the block: back to the pool now, or once the stream is past the work queued on it:
  *           into the thread's GIVE release waiting for the stream (state.batch; a new one is
  *           appended to the waiting releases when there is none or it is full: Library.defer's
  *           bookkeeping, synchronising at its bounds); on another thread, during a capture or
@@ -32,7 +35,8 @@
 
 #include <stdarg.h>
 
-enum { REL_TENSOR = 1, REL_BLOCK = 2, REL_GIVE = 3, REL_FREE = 4 };
+enum { REL_OWNED = 1, REL_GIVE = 3, REL_FREE = 4 };
+enum { HAS_HANDLE = 1, HAS_BLOCK = 2 }; /* an OWNED release's count */
 
 static PyObject *thread_state(PyObject *lib); /* (entry.c) */
 static int pending_bounds(Py_ssize_t *most, long long *bytes);
@@ -42,21 +46,22 @@ static int pending_bounds(Py_ssize_t *most, long long *bytes);
 typedef struct {
     PyObject_HEAD
     int kind;
-    int count;                 /* addresses still to release: 0 once run */
+    int count;                 /* what is still to release (OWNED: flags; else addresses): 0 once run */
     int ran;                   /* GIVE: it has run (no block is added then) */
-    unsigned long owner;       /* the owner thread (TENSOR, BLOCK) */
+    unsigned long owner;       /* the owner thread (OWNED) */
     PyObject *lib, *pool, *handover;
-    status_t (*fn)(void *);    /* aclDestroyTensor (TENSOR), aclrtFree (FREE) */
-    uint64_t nbytes;           /* the block's (BLOCK), all of them (FREE) */
-    void *addresses[GIVE_MOST];
+    status_t (*fn)(void *);    /* aclDestroyTensor (OWNED), aclrtFree (FREE) */
+    void *handle;              /* OWNED: the aclTensor */
+    uint64_t nbytes;           /* the block's (OWNED), all of them (FREE) */
+    void *addresses[GIVE_MOST]; /* OWNED: [0] the block */
     uint64_t sizes[GIVE_MOST]; /* GIVE: each block's */
 } release_t;
 
 /* Set by setup_outputs(): the release type, Tensor.release_handle and DeviceBuffer.release_block (the
  * Python path's releases), an empty tuple (tp_new's arguments). */
 static PyObject *release_type, *tensor_release, *buffer_release, *empty_tuple;
-static PyObject *s_finalized, *s_give, *s_give_all, *s_take, *s_trim, *s_dict, *s_owner, *s_buffer, *s_finalizer,
-    *s_address, *s_handle_address, *s_batch, *s_blocks;
+static PyObject *s_finalized, *s_give, *s_give_all, *s_take, *s_trim, *s_owner, *s_finalizer, *s_handle_address,
+    *s_batch, *s_blocks, *s_dict;
 
 /* A new release (NULL with an error). */
 static release_t *release_new(int kind, PyObject *lib, PyObject *pool, PyObject *owner) {
@@ -67,6 +72,7 @@ static release_t *release_new(int kind, PyObject *lib, PyObject *pool, PyObject 
     r->ran = 0;
     r->owner = 0;
     r->fn = NULL;
+    r->handle = NULL;
     r->nbytes = 0;
     r->handover = NULL;
     Py_INCREF(lib);
@@ -161,6 +167,40 @@ out:
     return done;
 }
 
+/* An OWNED release's aclTensor: destroyed here on the owner thread, else handed over by
+ * Tensor.release_handle. */
+static void release_handle_part(release_t *self, int here) {
+    if (here) {
+        self->fn(self->handle);
+        return;
+    }
+    PyObject *address = PyLong_FromVoidPtr(self->handle);
+    PyObject *ident = address ? PyLong_FromUnsignedLong(self->owner) : NULL;
+    PyObject *r = ident ? PyObject_CallFunctionObjArgs(tensor_release, self->lib, address, ident, self->handover, NULL)
+                        : NULL;
+    Py_XDECREF(r);
+    Py_XDECREF(address);
+    Py_XDECREF(ident);
+    PyErr_Clear();
+}
+
+/* An OWNED release's block: block_returned, else DeviceBuffer.release_block (another thread's,
+ * a capture, a caller's stream). */
+static void release_block_part(release_t *self, int here) {
+    if (here && block_returned(self)) return;
+    PyObject *address = PyLong_FromVoidPtr(self->addresses[0]);
+    PyObject *ident = address ? PyLong_FromUnsignedLong(self->owner) : NULL;
+    PyObject *nbytes = ident ? PyLong_FromUnsignedLongLong(self->nbytes) : NULL;
+    PyObject *r = nbytes ? PyObject_CallFunctionObjArgs(buffer_release, self->lib, self->pool, address, nbytes, ident,
+                                                        self->handover, NULL)
+                         : NULL;
+    Py_XDECREF(r);
+    Py_XDECREF(address);
+    Py_XDECREF(ident);
+    Py_XDECREF(nbytes);
+    PyErr_Clear();
+}
+
 /* Run the release once (later calls do nothing); errors are not raised (cleared). */
 static void release_run(release_t *self) {
     int count = self->count;
@@ -178,7 +218,6 @@ static void release_run(release_t *self) {
         PyErr_Clear();
         return;
     }
-    int here = self->kind == REL_GIVE || self->kind == REL_FREE || PyThread_get_thread_ident() == self->owner;
     if (self->kind == REL_FREE) {
         for (int i = count - 1; i >= 0; --i) self->fn(self->addresses[i]);
     } else if (self->kind == REL_GIVE) {
@@ -198,25 +237,10 @@ static void release_run(release_t *self) {
         Py_XDECREF(r);
         Py_XDECREF(addresses);
         Py_XDECREF(sizes);
-    } else if (self->kind == REL_TENSOR && here) {
-        self->fn(self->addresses[0]);
-    } else if (self->kind != REL_BLOCK || !here || !block_returned(self)) {
-        /* the Python path's release: Tensor.release_handle (another thread's descriptor: handed
-         * over), DeviceBuffer.release_block (another thread's, a capture, a caller's stream) */
-        PyErr_Clear();
-        PyObject *address = PyLong_FromVoidPtr(self->addresses[0]);
-        PyObject *ident = address ? PyLong_FromUnsignedLong(self->owner) : NULL;
-        PyObject *nbytes = ident ? PyLong_FromUnsignedLongLong(self->nbytes) : NULL;
-        PyObject *r = NULL;
-        if (nbytes && self->kind == REL_TENSOR)
-            r = PyObject_CallFunctionObjArgs(tensor_release, self->lib, address, ident, self->handover, NULL);
-        else if (nbytes)
-            r = PyObject_CallFunctionObjArgs(buffer_release, self->lib, self->pool, address, nbytes, ident,
-                                             self->handover, NULL);
-        Py_XDECREF(r);
-        Py_XDECREF(address);
-        Py_XDECREF(ident);
-        Py_XDECREF(nbytes);
+    } else {
+        int here = PyThread_get_thread_ident() == self->owner;
+        if (count & HAS_HANDLE) release_handle_part(self, here);
+        if (count & HAS_BLOCK) release_block_part(self, here);
     }
     PyErr_Clear();
 }
@@ -231,6 +255,42 @@ static PyObject *release_call(PyObject *op, PyObject *args, PyObject *kwargs) {
     release_run((release_t *)op);
     PyErr_Restore(type, value, tb);
     Py_RETURN_NONE;
+}
+
+/* split_block(): the block as a new OWNED release of it alone, for the output's DeviceBuffer
+ * made on first use: (release, address, nbytes), or None when this release holds no block. */
+static PyObject *release_split_block(PyObject *op, PyObject *unused) {
+    (void)unused;
+    release_t *self = (release_t *)op;
+    if (self->kind != REL_OWNED || !(self->count & HAS_BLOCK)) Py_RETURN_NONE;
+    release_t *r = release_new(REL_OWNED, self->lib, self->pool, NULL);
+    if (!r) return NULL;
+    r->owner = self->owner;
+    Py_XINCREF(self->handover);
+    r->handover = self->handover;
+    PyObject *address = PyLong_FromVoidPtr(self->addresses[0]);
+    PyObject *nbytes = address ? PyLong_FromUnsignedLongLong(self->nbytes) : NULL;
+    PyObject *result = nbytes ? PyTuple_Pack(3, (PyObject *)r, address, nbytes) : NULL;
+    Py_XDECREF(address);
+    Py_XDECREF(nbytes);
+    if (result) {  /* handed over */
+        r->addresses[0] = self->addresses[0];
+        r->nbytes = self->nbytes;
+        r->count = HAS_BLOCK;
+        self->count &= ~HAS_BLOCK;
+    }
+    Py_DECREF((PyObject *)r);
+    return result;
+}
+
+/* owner: (thread ident, handover) of an OWNED release. */
+static PyObject *release_owner(PyObject *op, void *closure) {
+    (void)closure;
+    release_t *self = (release_t *)op;
+    PyObject *ident = PyLong_FromUnsignedLong(self->owner);
+    PyObject *owner = ident ? PyTuple_Pack(2, ident, self->handover ? self->handover : Py_None) : NULL;
+    Py_XDECREF(ident);
+    return owner;
 }
 
 static PyObject *release_alive(PyObject *op, void *closure) {
@@ -261,7 +321,7 @@ static void release_dealloc(PyObject *op) {
     release_t *self = (release_t *)op;
     PyTypeObject *type = Py_TYPE(op);
     PyObject_GC_UnTrack(op);
-    if (self->count && self->lib && (self->kind == REL_TENSOR || self->kind == REL_BLOCK)) {
+    if (self->count && self->lib && self->kind == REL_OWNED) {
         PyObject *etype, *value, *tb;
         PyErr_Fetch(&etype, &value, &tb);
         release_run(self);
@@ -275,7 +335,14 @@ static void release_dealloc(PyObject *op) {
 
 static PyGetSetDef release_getset[] = {
     {"alive", release_alive, NULL, "whether it has not run yet", NULL},
+    {"owner", release_owner, NULL, "(owner thread ident, its handover)", NULL},
     {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyMethodDef release_methods[] = {
+    {"split_block", release_split_block, METH_NOARGS,
+     "split_block() -> (release of the block alone, address, nbytes) or None: the block handed over"},
+    {NULL, NULL, 0, NULL},
 };
 
 static PyType_Slot release_slots[] = {
@@ -283,6 +350,7 @@ static PyType_Slot release_slots[] = {
                 "collected."},
     {Py_tp_call, release_call},
     {Py_tp_getset, release_getset},
+    {Py_tp_methods, release_methods},
     {Py_tp_traverse, release_traverse},
     {Py_tp_clear, release_clear},
     {Py_tp_dealloc, release_dealloc},
@@ -311,14 +379,12 @@ typedef struct form {
     int32_t acl, format;
     int64_t dims[MAX_DIMS], strides[MAX_DIMS], offset, storage;
     uint64_t nbytes;
-    PyObject *nbytes_obj, *pool, *buffer_type, *buffer_attrs, *tensor_type_, *tensor_attrs, *token;
+    PyObject *nbytes_obj, *pool, *tensor_type_, *tensor_attrs, *token;
 } form_t;
 
 static void form_clear(form_t *f) {
     Py_CLEAR(f->nbytes_obj);
     Py_CLEAR(f->pool);
-    Py_CLEAR(f->buffer_type);
-    Py_CLEAR(f->buffer_attrs);
     Py_CLEAR(f->tensor_type_);
     Py_CLEAR(f->tensor_attrs);
     Py_CLEAR(f->token);
@@ -342,27 +408,26 @@ static int int64s(PyObject *seq, int64_t *out, int *n) {
 /* A form from tensor.output_form's tuple: 0, or -1 with an error (form_clear releases what
  * it holds either way). */
 static int form_from(PyObject *spec, form_t *f) {
-    PyObject *shape, *strides, *pool, *buffer_type, *buffer_attrs, *tensor_type_, *tensor_attrs, *token;
+    PyObject *shape, *strides, *pool, *tensor_type_, *tensor_attrs, *token;
     int zero, nstrides;
     long long offset, storage;
     unsigned long long nbytes;
-    if (!PyArg_ParseTuple(spec, "piOOLiLKOOO!OO!O", &zero, &f->acl, &shape, &strides, &offset, &f->format, &storage,
-                          &nbytes, &pool, &buffer_type, &PyDict_Type, &buffer_attrs, &tensor_type_, &PyDict_Type,
-                          &tensor_attrs, &token))
+    if (!PyArg_ParseTuple(spec, "piOOLiLKOOO!O", &zero, &f->acl, &shape, &strides, &offset, &f->format, &storage,
+                          &nbytes, &pool, &tensor_type_, &PyDict_Type, &tensor_attrs, &token))
         return -1;
     f->zero = zero;
     f->offset = offset;
     f->storage = storage;
     f->nbytes = nbytes;
     if (!(f->nbytes_obj = PyLong_FromUnsignedLongLong(nbytes))) return -1;
-    PyObject *values[] = {pool, buffer_type, buffer_attrs, tensor_type_, tensor_attrs, token};
-    PyObject **slots[] = {&f->pool, &f->buffer_type, &f->buffer_attrs, &f->tensor_type_, &f->tensor_attrs, &f->token};
+    PyObject *values[] = {pool, tensor_type_, tensor_attrs, token};
+    PyObject **slots[] = {&f->pool, &f->tensor_type_, &f->tensor_attrs, &f->token};
     for (size_t i = 0; i < sizeof slots / sizeof slots[0]; ++i) {
         Py_INCREF(values[i]);
         *slots[i] = values[i];
     }
-    if (!PyType_Check(f->buffer_type) || !PyType_Check(f->tensor_type_)) {
-        PyErr_SetString(PyExc_TypeError, "plan: an output form without its types");
+    if (!PyType_Check(f->tensor_type_)) {
+        PyErr_SetString(PyExc_TypeError, "plan: an output form without its type");
         return -1;
     }
     if (int64s(shape, f->dims, &f->ndim) || int64s(strides, f->strides, &nstrides)) return -1;
@@ -528,21 +593,19 @@ static PyObject *make_output(const form_t *f, PyObject *lib, PyObject *state, Py
                              void **handle) {
     PyObject *owner = PyObject_GetAttr(state, s_owner);
     if (!owner) return NULL;
-    PyObject *result = NULL, *block_address = NULL, *handle_address = NULL, *fast_key = NULL, *buffer = NULL;
-    release_t *block_release = NULL, *tensor_release_ = NULL;
+    PyObject *result = NULL, *handle_address = NULL, *fast_key = NULL;
+    release_t *owned = release_new(REL_OWNED, lib, f->pool, owner);
+    Py_DECREF(owner);
+    if (!owned) return NULL;
+    owned->fn = (status_t (*)(void *))api->destroy_tensor;
     void *block = NULL;
     if (f->nbytes) {
         block = reuse_block(state, f);
         if (!block) block = take_block(f, lib, op, api);
         if (!block) goto out;
-        block_release = release_new(REL_BLOCK, lib, f->pool, owner);
-        if (!block_release) {
-            pool_give(f->pool, block, f->nbytes);
-            goto out;
-        }
-        block_release->addresses[0] = block;
-        block_release->nbytes = f->nbytes;
-        block_release->count = 1;  /* the block is the release's from here */
+        owned->addresses[0] = block;
+        owned->nbytes = f->nbytes;
+        owned->count = HAS_BLOCK;  /* the block is the release's from here */
         if (f->zero) {
             status_t s = api->memset_(block, (size_t)f->nbytes, 0, (size_t)f->nbytes);
             if (s) { raise_result(lib, op, RESULT(s, AT_MEMSET)); goto out; }
@@ -551,33 +614,19 @@ static PyObject *make_output(const form_t *f, PyObject *lib, PyObject *state, Py
     void *h = api->create_tensor(f->dims, (uint64_t)f->ndim, f->acl, f->strides, f->offset, f->format, &f->storage, 1,
                                  block);
     if (!h) { raise_result(lib, op, RESULT(ACLNN_ERR_PARAM_INVALID, AT_CREATE_TENSOR)); goto out; }
-    tensor_release_ = release_new(REL_TENSOR, lib, NULL, owner);
-    if (!tensor_release_) {
-        api->destroy_tensor(h);
-        goto out;
-    }
-    tensor_release_->fn = (status_t (*)(void *))api->destroy_tensor;
-    tensor_release_->addresses[0] = h;
-    tensor_release_->count = 1;
-    block_address = PyLong_FromVoidPtr(block);
-    handle_address = block_address ? PyLong_FromVoidPtr(h) : NULL;
+    owned->handle = h;
+    owned->count |= HAS_HANDLE;
+    handle_address = PyLong_FromVoidPtr(h);
     fast_key = handle_address ? PyTuple_Pack(2, f->token, handle_address) : NULL;
     if (!fast_key) goto out;
-    buffer = instance(f->buffer_type, f->buffer_attrs, s_owner, owner, s_finalizer,
-                      block_release ? (PyObject *)block_release : Py_None, s_address, block_address, NULL);
-    if (!buffer) goto out;
-    result = instance(f->tensor_type_, f->tensor_attrs, s_buffer, buffer, s_finalizer, (PyObject *)tensor_release_,
-                      s_handle_address, handle_address, s_fast_key, fast_key, NULL);
+    result = instance(f->tensor_type_, f->tensor_attrs, s_finalizer, (PyObject *)owned, s_handle_address,
+                      handle_address, s_fast_key, fast_key, NULL);
     if (result) *handle = h;
 out:
-    /* (on a failure, the releases dropped here free what they hold) */
-    Py_XDECREF(buffer);
+    /* (on a failure, the release dropped here frees what it holds) */
     Py_XDECREF(fast_key);
     Py_XDECREF(handle_address);
-    Py_XDECREF(block_address);
-    Py_XDECREF((PyObject *)tensor_release_);
-    Py_XDECREF((PyObject *)block_release);
-    Py_DECREF(owner);
+    Py_DECREF((PyObject *)owned);
     return result;
 }
 

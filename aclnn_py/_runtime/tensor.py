@@ -104,6 +104,10 @@ def check_view(api: str, shape: Sequence[int], strides: Sequence[int], offset: i
 class DeviceBuffer:
     """``aclrtMalloc``'d device memory, freed once (after queued work) by ``free()`` or GC."""
 
+    #: The block's address, held by the buffer of an output the fast entry made (its ``ptr`` is
+    #: made from it on first use).
+    address: int
+
     def __init__(self, lib: Library, nbytes: int) -> None:
         self.lib = lib
         self.nbytes = _index("aclnn_py.DeviceBuffer", "nbytes", nbytes)
@@ -264,7 +268,30 @@ class Tensor(_Shaped):
 
     if not TYPE_CHECKING:  # (hidden from mypy: every other missing attribute stays an error there)
         def __getattr__(self, name: str) -> Any:
+            if name == "buffer":
+                return self._output_buffer()
             return _pointer_on_first_use(self, name, "handle", "handle_address", "aclTensor *")
+
+    def _output_buffer(self) -> DeviceBuffer | None:
+        """The ``DeviceBuffer`` of an output the fast entry made (``aclnn_py/_fast/outputs.c``),
+        made when first asked for: the output's release hands its block over to it (views
+        share it from then on). None once the output is released (as ``close`` leaves it)."""
+        release: Any = self.__dict__.get("_finalizer")
+        split = getattr(release, "split_block", None)
+        if split is None:
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute 'buffer'")
+        if not release.alive:
+            self.buffer = None
+            return None
+        taken = split()
+        buffer = DeviceBuffer.__new__(DeviceBuffer)
+        buffer.lib, buffer.owner = self.lib, release.owner
+        if taken is None:  # a zero-size output: no memory
+            buffer.nbytes, buffer.ptr, buffer._finalizer = 0, self.lib.ffi.NULL, None
+        else:
+            buffer._finalizer, buffer.address, buffer.nbytes = taken
+        self.buffer = buffer
+        return buffer
 
     @staticmethod
     def release_handle(lib: Library, address: int, owner_thread: int, handover: Any) -> None:
@@ -487,27 +514,25 @@ def device_view(api: str, name: str, value: object) -> DeviceView | None:
 
 
 def output_form(tensor: Tensor, zero: bool) -> tuple[Any, ...]:
-    """What the fast entry (``aclnn_py/_fast/entry.c``'s ``make_output``) makes a new output
+    """What the fast entry (``aclnn_py/_fast/outputs.c``'s ``make_output``) makes a new output
     Tensor like ``tensor`` from, without Python code per call: its view as ``aclCreateTensor``
     takes it, whether it starts as zeros, the caching allocator, and the attributes of the new
-    ``DeviceBuffer`` and ``Tensor`` that are the same for every output of this form. ``tensor``
-    is an output the Python path made (``Tensor.empty``): its view was checked then.
+    ``Tensor`` that are the same for every output of this form. ``tensor`` is an output the
+    Python path made (``Tensor.empty``): its view was checked then.
 
-    ``(zero, aclDataType, shape, strides, offset, format, storage elements, bytes, pool,
-    DeviceBuffer type and attributes, Tensor type and attributes, token)``; the entry adds
-    per call: ``owner``, ``_finalizer`` and ``address`` to the buffer's (``ptr`` is made from
-    ``address`` on first use), ``buffer``, ``_finalizer``, ``handle_address`` and ``fast_key``
-    to the Tensor's (``handle`` likewise)."""
+    ``(zero, aclDataType, shape, strides, offset, format, storage elements, bytes, pool, Tensor
+    type, its attributes, token)``; the entry adds per call ``_finalizer`` (the release of the
+    aclTensor and the block), ``handle_address`` and ``fast_key``. ``handle`` is made from
+    ``handle_address`` on first use, and ``buffer`` when first asked for (``_output_buffer``)."""
     assert tensor.fast_key is not None and tensor.buffer is not None
     token = tensor.fast_key[0]
     lib, storage, nbytes = tensor.lib, token[6], tensor.buffer.nbytes
     # (the per-call attributes as None here: a copy has room for them, no resize per call)
-    buffer_attributes = {"lib": lib, "nbytes": nbytes, "owner": None, "_finalizer": None, "address": None}
     tensor_attributes = {"lib": lib, "dtype": tensor.dtype, "shape": tensor.shape, "strides": tensor.strides,
-                         "offset": tensor.offset, "format": tensor.format, "buffer": None, "_finalizer": None,
+                         "offset": tensor.offset, "format": tensor.format, "_finalizer": None,
                          "handle_address": None, "fast_key": None}
     return (bool(zero), int(to_acl(tensor.dtype)), tensor.shape, tensor.strides, tensor.offset, tensor.format,
-            storage, nbytes, _pool.pool(lib), DeviceBuffer, buffer_attributes, Tensor, tensor_attributes, token)
+            storage, nbytes, _pool.pool(lib), Tensor, tensor_attributes, token)
 
 
 _TOKENS: dict[tuple[Any, ...], tuple[Any, ...]] = {}

@@ -192,3 +192,34 @@ def test_blocking_read_per_call_and_the_callers_place_on_the_planned_path(data, 
         out.numpy()
     assert info.value.status == 507015
     assert f"queued by aclnnMaxUnpool2dBackward called at {where} in " in info.value.message
+
+
+def test_an_outputs_buffer_is_made_once_and_holds_the_block(data):
+    lib, a, _ = data
+    gc.collect()
+    lib.synchronize()
+    before = counters(lib)
+    with Tensor.from_numpy(a, backend="sim") as at:
+        out = _planned(aclnn_py.relu, at)
+        buffer = out.buffer
+        assert out.buffer is buffer and buffer.ptr is buffer.ptr
+        address = _address(out)
+        del out
+        gc.collect()
+        lib.synchronize()  # the output's descriptor is gone; the buffer still holds the block
+        again = aclnn_py.relu(at, backend="sim")
+        assert _address(again) != address
+        buffer.free()
+        buffer.free()  # (once)
+        again.close()
+        closed = aclnn_py.relu(at, backend="sim")
+        closed.close()
+        assert closed.buffer is None  # closed before its buffer was asked for
+        empty = Tensor.from_numpy(np.zeros((0, 3), np.float32), backend="sim")
+        none = _planned(aclnn_py.relu, empty)
+        assert none.shape == (0, 3) and none.buffer.nbytes == 0 and none.buffer.ptr == lib.ffi.NULL
+        np.testing.assert_array_equal(none.numpy(), np.zeros((0, 3), np.float32))
+        del none, empty
+    gc.collect()
+    lib.synchronize()
+    assert counters(lib) == before
