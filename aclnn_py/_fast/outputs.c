@@ -310,23 +310,30 @@ static int release_traverse(PyObject *op, visitproc visit, void *arg) {
 
 static int release_clear(PyObject *op) {
     release_t *self = (release_t *)op;
-    self->count = 0; /* (a cycle being collected: what it held is the cycle's teardown's) */
+    self->count = 0; /* (a cycle being collected: release_finalize ran first) */
     Py_CLEAR(self->lib);
     Py_CLEAR(self->pool);
     Py_CLEAR(self->handover);
     return 0;
 }
 
-static void release_dealloc(PyObject *op) {
+/* An OWNED release collected unrun runs (a GIVE or FREE release does not: module docstring).
+ * The garbage collector calls this before it clears a cycle the release is in (an output
+ * Tensor in a reference cycle); a plain deallocation calls it itself. */
+static void release_finalize(PyObject *op) {
     release_t *self = (release_t *)op;
-    PyTypeObject *type = Py_TYPE(op);
-    PyObject_GC_UnTrack(op);
     if (self->count && self->lib && self->kind == REL_OWNED) {
         PyObject *etype, *value, *tb;
         PyErr_Fetch(&etype, &value, &tb);
         release_run(self);
         PyErr_Restore(etype, value, tb);
     }
+}
+
+static void release_dealloc(PyObject *op) {
+    PyTypeObject *type = Py_TYPE(op);
+    PyObject_GC_UnTrack(op);
+    release_finalize(op);
     release_clear(op);
     freefunc free_ = (freefunc)PyType_GetSlot(type, Py_tp_free);
     free_(op);
@@ -353,6 +360,7 @@ static PyType_Slot release_slots[] = {
     {Py_tp_methods, release_methods},
     {Py_tp_traverse, release_traverse},
     {Py_tp_clear, release_clear},
+    {Py_tp_finalize, release_finalize},
     {Py_tp_dealloc, release_dealloc},
     {0, NULL},
 };

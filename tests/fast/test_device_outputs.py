@@ -223,3 +223,20 @@ def test_an_outputs_buffer_is_made_once_and_holds_the_block(data):
     gc.collect()
     lib.synchronize()
     assert counters(lib) == before
+
+
+def test_an_output_in_a_reference_cycle_is_released_by_the_collector(data):
+    lib, a, _ = data
+    gc.collect()
+    lib.synchronize()
+    before = counters(lib)
+    with Tensor.from_numpy(a, backend="sim") as at:
+        for _ in range(3):
+            out = _planned(aclnn_py.relu, at)
+            out.cycle = [out]  # only the collector can free it
+            del out
+        gc.collect()
+        lib.synchronize()
+    gc.collect()
+    lib.synchronize()
+    assert counters(lib) == before
