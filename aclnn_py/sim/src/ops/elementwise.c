@@ -276,6 +276,8 @@ typedef struct {
     int64_t sa[ACLSIM_MAX_DIMS], sb[ACLSIM_MAX_DIMS], so[ACLSIM_MAX_DIMS]; /* strides, 0 where broadcast */
     int64_t chunks;                              /* pieces per row of the last dim */
     char *scratch;                               /* per worker: three rows of CHUNK 16-byte values */
+    bool check;                                  /* test each piece written for Inf / NaN */
+    bool nonfinite[ACLSIM_MAX_WORKERS];          /* per worker: a piece held one */
 } ew_job;
 
 /* t's strides aligned to out's dims at the right, 0 where t's dim is broadcast. */
@@ -638,7 +640,7 @@ static void fill_piece(const ew_job *j, int64_t oo, int64_t n)
 
 static void ew_range(void *ctx, int64_t begin, int64_t end, int worker)
 {
-    const ew_job *j = ctx;
+    ew_job *j = ctx;
     int last = j->ndim - 1;
     int64_t row_len = j->dims[last];
     char *scratch = j->scratch + (size_t)worker * 3 * CHUNK * 16;
@@ -667,6 +669,10 @@ static void ew_range(void *ctx, int64_t begin, int64_t end, int worker)
             direct_piece(j, oa, ob, oo, n);
         } else {
             buffered_piece(j, oa, ob, oo, n, scratch);
+        }
+        if (j->check && !j->nonfinite[worker] && /* the piece just written, while it is in cache */
+            aclsim_nonfinite_run(j->out->data, j->out->dtype, oo, j->so[last], n)) {
+            j->nonfinite[worker] = true;
         }
     }
 }
@@ -700,14 +706,20 @@ static aclnnStatus ew_kernel(aclOpExecutor *ex, void *workspace)
     const ew_executor_params *ep = aclsim_executor_params(ex, sizeof *ep);
     bool scalar = ep->p.scalar_other;
     ACLSIM_OPS_TRY(aclsim_ops_kernel_check_memory(ep->kernel, ex, ep->p.op == ACLSIM_EW_FILL ? 0u : scalar ? 1u : 3u, 1));
-    return aclsim_ew_run(ep->kernel, &ep->p, aclsim_executor_input(ex, 0),
-                         scalar ? NULL : aclsim_executor_input(ex, 1), aclsim_executor_output(ex, 0), workspace);
+    bool finite = true;
+    ACLSIM_OPS_TRY(aclsim_ew_run(ep->kernel, &ep->p, aclsim_executor_input(ex, 0),
+                                 scalar ? NULL : aclsim_executor_input(ex, 1), aclsim_executor_output(ex, 0), workspace,
+                                 &finite));
+    if (finite) {
+        aclsim_kernel_outputs_finite(0);
+    }
+    return ACLNN_SUCCESS;
 }
 
 aclnnStatus aclsim_ew_run(const char *kernel, const aclsim_ew_params *p, const aclTensor *a, const aclTensor *b,
-                          aclTensor *out, void *workspace)
+                          aclTensor *out, void *workspace, bool *finite)
 {
-    ew_job j = {.p = p, .a = a, .b = b, .out = out, .scratch = workspace};
+    ew_job j = {.p = p, .a = a, .b = b, .out = out, .scratch = workspace, .check = finite != NULL};
     aclTensor staged[2];
     void *copies[2] = {NULL, NULL};
     const aclTensor **inputs[2] = {&j.a, &j.b};
@@ -726,6 +738,9 @@ aclnnStatus aclsim_ew_run(const char *kernel, const aclsim_ew_params *p, const a
     int64_t items = aclsim_ops_numel(j.out) / row_len * j.chunks;
     int workers = aclsim_workers(items, row_len < CHUNK ? row_len : CHUNK);
     aclsim_parallel(items, workers, ew_range, &j);
+    for (int w = 0; finite != NULL && w < ACLSIM_MAX_WORKERS; ++w) {
+        *finite = *finite && !j.nonfinite[w];
+    }
     free(copies[0]);
     free(copies[1]);
     return ACLNN_SUCCESS;
