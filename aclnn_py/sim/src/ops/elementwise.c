@@ -361,12 +361,33 @@ static void compute_float(const ew_job *j, const float *a, const float *b, float
 }
 
 /* FLOAT self, other (or scalar) and out: computed where they are, without copies. */
+static bool direct_types(const aclsim_ew_params *p, const aclTensor *a, const aclTensor *b, const aclTensor *out)
+{
+    aclsim_ew_op op = p->op;
+    return (op == ACLSIM_EW_ADD || op == ACLSIM_EW_MUL || op == ACLSIM_EW_MAX || op == ACLSIM_EW_THRESHOLD_GRAD) &&
+           p->promoted == ACL_FLOAT && a->dtype == ACL_FLOAT && (b == NULL || b->dtype == ACL_FLOAT) &&
+           out->dtype == ACL_FLOAT;
+}
+
 static bool direct_float(const ew_job *j)
 {
-    aclsim_ew_op op = j->p->op;
-    return (op == ACLSIM_EW_ADD || op == ACLSIM_EW_MUL || op == ACLSIM_EW_MAX || op == ACLSIM_EW_THRESHOLD_GRAD) &&
-           j->p->promoted == ACL_FLOAT && j->a->dtype == ACL_FLOAT && (j->b == NULL || j->b->dtype == ACL_FLOAT) &&
-           j->out->dtype == ACL_FLOAT;
+    return direct_types(j->p, j->a, j->b, j->out);
+}
+
+static bool float_type(aclDataType t);
+
+uint64_t aclsim_ew_workspace_size(const aclsim_ew_params *p, const aclTensor *a, const aclTensor *b,
+                                  const aclTensor *out)
+{
+    bool rows;
+    if (p->op == ACLSIM_EW_FILL) {
+        rows = false;
+    } else if (p->op == ACLSIM_EW_CAST) {
+        rows = float_type(a->dtype) && float_type(out->dtype); /* cast_piece's float row */
+    } else {
+        rows = !direct_types(p, a, b, out) && category_of(p->promoted) == CAT_FLOAT; /* buffered_piece's */
+    }
+    return rows ? ACLSIM_EW_WORKSPACE : 0;
 }
 
 /* One loop of `expr` (of x = a's element, y = b's) for each stride pattern of a piece: all three
@@ -643,7 +664,7 @@ static void ew_range(void *ctx, int64_t begin, int64_t end, int worker)
     ew_job *j = ctx;
     int last = j->ndim - 1;
     int64_t row_len = j->dims[last];
-    char *scratch = j->scratch + (size_t)worker * 3 * CHUNK * 16;
+    char *scratch = j->scratch != NULL ? j->scratch + (size_t)worker * 3 * CHUNK * 16 : NULL;
     bool direct = direct_float(j);
     for (int64_t item = begin; item < end; ++item) {
         int64_t row = item / j->chunks, piece = item % j->chunks;
@@ -770,7 +791,7 @@ aclnnStatus aclsim_ew_finish_into(const char *api, const char *kernel, const acl
     }
     ew_executor_params ep = {.p = *p, .kernel = kernel};
     ep.p.scalar_other = b == NULL;
-    uint64_t workspace = ACLSIM_EW_WORKSPACE;
+    uint64_t workspace = aclsim_ew_workspace_size(p, a, b, out);
     const aclTensor *inputs[] = {a, b};
     const aclTensor *outputs[] = {out};
     aclnnStatus status = aclsim_ops_finish(kernel, ew_kernel, workspace, &ep, sizeof ep, inputs, b != NULL ? 2 : 1,
