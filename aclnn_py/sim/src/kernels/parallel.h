@@ -37,9 +37,9 @@ ACLSIM_INTERNAL int aclsim_cores(void);
  * thread against 0.11-0.12 split (the wake-up costs more than 64 Ki elements); (256,1024)
  * 0.35-0.36 -> 0.21-0.27; (512,1024) 0.87-0.93 -> 0.41-0.59; (1000,2048) 2.9-3.8 -> 1.9-2.0;
  * (8,256,56,56) 11.8-16.2 -> 7.4-8.6.  Muls with the floors here against ACLSIM_WORKERS=1:
- * (256,1024) 0.51-0.57 -> 0.48-0.49; (8,64,56,56) 2.72-2.74 -> 1.57-1.67.  Two threads move
- * memory faster than one here (a C copy of 8 MB in pieces: 0.70 ms on one), so the memory-bound
- * passes gain as well as the computing ones. */
+ * (256,1024) 0.51-0.57 -> 0.48-0.49; (8,64,56,56) 2.72-2.74 -> 1.57-1.67.  (These split the
+ * copies, fills and scans of the call as well as the kernel: a memory-bound pass alone was not
+ * measured on a quiet machine, another program held a core throughout.) */
 #define ACLSIM_PARALLEL_MIN_WORK ((int64_t)1 << 18)
 ACLSIM_INTERNAL int aclsim_workers(int64_t items, int64_t cost);
 
