@@ -96,16 +96,16 @@ bool aclsim_machine_busy(void)
     return atomic_load_explicit(&load_busy, memory_order_relaxed) != 0;
 }
 
-/* Workers for `items` of `work` in all against `floor`: forced, or 1 below the floor or on a
- * busy machine, else min(cores, items). */
-static int workers_for(int64_t items, int64_t work, int64_t floor)
+/* Workers for `items` of `work` in all against `floor` and `busy_floor`: forced, or 1 below the
+ * floor or, below busy_floor, on a busy machine, else min(cores, items). */
+static int workers_for(int64_t items, int64_t work, int64_t floor, int64_t busy_floor)
 {
     if (items <= 1) {
         return 1;
     }
     int want = aclsim_forced_workers();
     if (want == 0) {
-        if (work < floor || aclsim_machine_busy()) {
+        if (work < floor || (work < busy_floor && aclsim_machine_busy())) {
             return 1;
         }
         want = aclsim_cores();
@@ -118,12 +118,13 @@ int aclsim_workers(int64_t items, int64_t cost)
     if (items <= 1 || cost <= 0) {
         return 1;
     }
-    return workers_for(items, items > INT64_MAX / cost ? INT64_MAX : items * cost, ACLSIM_PARALLEL_MIN_WORK);
+    return workers_for(items, items > INT64_MAX / cost ? INT64_MAX : items * cost, ACLSIM_PARALLEL_MIN_WORK,
+                       ACLSIM_PARALLEL_BUSY_WORK);
 }
 
 int aclsim_byte_workers(int64_t items, int64_t bytes)
 {
-    return workers_for(items, bytes, ACLSIM_PARALLEL_MIN_BYTES);
+    return workers_for(items, bytes, ACLSIM_PARALLEL_MIN_BYTES, ACLSIM_PARALLEL_BUSY_BYTES);
 }
 
 typedef struct {

@@ -26,8 +26,9 @@ enum { ACLSIM_MAX_WORKERS = 4 };
 ACLSIM_INTERNAL int aclsim_cores(void);
 
 /* How many workers `items` independent items of about `cost` element operations each are worth:
- * 1 below ACLSIM_PARALLEL_MIN_WORK operations in all or on a busy machine (aclsim_machine_busy),
- * else min(aclsim_cores(), items); ACLSIM_WORKERS overrides all of that (aclsim_forced_workers).
+ * 1 below ACLSIM_PARALLEL_MIN_WORK operations in all or, below ACLSIM_PARALLEL_BUSY_WORK, on a
+ * busy machine (aclsim_machine_busy), else min(aclsim_cores(), items); ACLSIM_WORKERS overrides
+ * all of that (aclsim_forced_workers).
  * The floor, 2^18 (a 1 MiB FLOAT tensor through an elementwise kernel), is where a split starts
  * to pay on this 2-core machine now that the helpers sleep between loops instead of being started
  * per loop (started per loop, a 1 ms kernel's median went to 6-8 ms with 2^18 as the floor, and
@@ -44,13 +45,24 @@ ACLSIM_INTERNAL int aclsim_cores(void);
 ACLSIM_INTERNAL int aclsim_workers(int64_t items, int64_t cost);
 
 /* The same for `items` pieces of a memory-bound pass over `bytes` bytes in all (a copy, a fill,
- * a scan): 1 below ACLSIM_PARALLEL_MIN_BYTES, 1 MiB, the elementwise floor's bytes (the
+ * a scan): 1 below ACLSIM_PARALLEL_MIN_BYTES, 1 MiB, or below ACLSIM_PARALLEL_BUSY_BYTES on a busy
+ * machine; 1 MiB is the elementwise floor's bytes (the
  * measurements above split the copies, the 0xFF fills and the overflow scans with the kernel).
  * It was 8 MiB, from a measurement that found two threads copying 25.7 MB little faster than
  * one (1.2 -> 1.05 ms) and splits from 4 MiB a little slower (avg_pool2d (8,256,28,28) 0.75 ->
  * 0.79 ms), taken when the helpers could land on the caller's core (see parallel.c, Cores). */
 #define ACLSIM_PARALLEL_MIN_BYTES ((int64_t)1 << 20)
 ACLSIM_INTERNAL int aclsim_byte_workers(int64_t items, int64_t bytes);
+
+/* Work from which a split is made on a busy machine too: the old floors, 2^22 element operations
+ * and 8 MiB, which the simulator split from before the load was looked at.  Below them a busy
+ * machine gets no split.  Gating these as well cost more than it saved here: at load averages of
+ * 3.4-5.5 on the 2 cores (scripts/bench.py's own processes and another program's test run),
+ * interleaved runs of the build without the gate (splitting) and with it (not splitting):
+ * reflection_pad2d forward p1 (8,64,112,112) sim/numpy 1.45 and 1.87 against 2.47 and 2.83,
+ * avg_pool2d fwd inception k3 s1 p1 (8,192,35,35) 3.74 and 3.99 against 6.39 and 5.73. */
+#define ACLSIM_PARALLEL_BUSY_WORK ((int64_t)1 << 22)
+#define ACLSIM_PARALLEL_BUSY_BYTES ((int64_t)8 << 20)
 
 /* Whether the machine is busy: its 1-minute load average is at least the online cores + 1 (the
  * numpy backend's rule, aclnn_py/_numpy/workers.py machine_busy): other programs hold the cores,
