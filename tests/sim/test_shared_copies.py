@@ -1,5 +1,6 @@
-"""Copies and fills of 8 MiB or more, which the simulator's runtime shares out to its kernel
-threads in 256 KiB pieces (runtime/memory.c, kernels/parallel.c): every byte moved once, none
+"""Copies and fills of 1 MiB or more, which the simulator's runtime shares out to its kernel
+threads in 256 KiB pieces (runtime/memory.c, kernels/parallel.c; not on a busy machine, and
+tests/sim/test_forced_split.py forces the split): every byte moved once, none
 outside the range, for sizes and offsets that are not multiples of anything; the queued (Async)
 forms still wait for a synchronisation, run in stream order and refuse memory freed meanwhile;
 the helper threads survive fork() (the child starts its own) and do not hold up exit.
@@ -7,6 +8,7 @@ The oracle is NumPy slicing of the same bytes."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -24,7 +26,7 @@ from aclnn_py._constants import ACL_ERROR_INVALID_PARAM
 from test_sim_safety import run_python
 
 MIB = 1 << 20
-SHARED = 8 * MIB  # runtime/memory.c SHARED_BYTES
+SHARED = 1 * MIB  # kernels/parallel.h ACLSIM_PARALLEL_MIN_BYTES
 PIECE = 256 << 10
 
 
@@ -50,6 +52,10 @@ def _data(n, seed):
 
 
 # Below, at and above the threshold; a piece more one byte; several pieces and a tail.
+# The subprocesses below are about the helper threads: the split forced (kernels/parallel.h), as
+# a busy machine (load average >= cores + 1) would otherwise start none.
+SPLIT = {"ACLSIM_WORKERS": "2"}
+
 SIZES = [SHARED - 1, SHARED, SHARED + 1, SHARED + PIECE + 1, 2 * SHARED + 12345]
 
 
@@ -243,7 +249,7 @@ def test_helper_threads_across_fork_and_exit():
         assert os.waitstatus_to_exitcode(status) == 0, status
         assert unpool() and copies()
         print("ok")
-    """, timeout=300)
+    """, env=SPLIT, timeout=300)
     assert out.strip().endswith("ok")
 
 
@@ -293,7 +299,7 @@ def test_helpers_held_to_other_cores_and_the_caller_given_its_affinity_back():
         else:
             assert not singles, after
     print("ok", len(allowed))
-    """, timeout=300)
+    """, env=SPLIT, timeout=300)
     assert out.split()[0] == "ok"
 
 
@@ -312,7 +318,7 @@ def test_one_allowed_core_changes_no_affinity():
         assert cores == before.get(tid, str(core)), (tid, before, after)
     assert len(after) > len(before), (before, after)       # the copy did start helpers
     print("ok")
-    """, timeout=300)
+    """, env=SPLIT, timeout=300)
     assert out.strip() == "ok"
 
 
@@ -347,7 +353,8 @@ def test_helper_threads_joined_when_the_library_is_unloaded():
         print(before, started, threads(), mapped)
     """)
     path = str(Path(sim_package.ensure_built()) / "lib64" / "libaclsim.so")
-    proc = subprocess.run([sys.executable, "-c", body, path], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run([sys.executable, "-c", body, path], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, **SPLIT})
     assert proc.returncode == 0, proc.stderr[-3000:]
     before, started, after, mapped = proc.stdout.split()
     assert int(started) > int(before)  # a helper was running

@@ -175,6 +175,20 @@ ACLSIM_INTERNAL int aclsim_is_live_scalar(const aclScalar *s);
  * kernel gave aclsim_set_error. */
 typedef aclnnStatus (*aclsim_kernel_fn)(aclOpExecutor *executor, void *workspace);
 
+/* For a kernel that has read back every element of its output `index` (the executor's slot)
+ * after writing it and found no Inf or NaN (aclsim_nonfinite_run on each piece, while the piece
+ * is still in cache): the overflow hook run after the kernel (nnopbase/float_results.c) then
+ * does not read that output again; it would find nothing to record or saturate.  Only for the
+ * kernel running on the calling thread (the note is the thread's, cleared before each kernel);
+ * a kernel that found an Inf or NaN says nothing and the hook reads the output as usual. */
+ACLSIM_INTERNAL void aclsim_kernel_outputs_finite(int index);
+
+/* 1 if one of the n elements of dtype at element offsets first, first + stride, ... of data is
+ * Inf or NaN (0 for a dtype that is not FLOAT, FLOAT16, BFLOAT16 or DOUBLE): the overflow
+ * hook's test, for kernels that check their pieces themselves. */
+ACLSIM_INTERNAL int aclsim_nonfinite_run(const void *data, aclDataType dtype, int64_t first, int64_t stride,
+                                         int64_t n);
+
 /* NULL + error message on OOM.  op_name is copied (e.g. "aclnnXxxBackward"). */
 ACLSIM_INTERNAL aclOpExecutor *aclsim_executor_new(const char *op_name, aclsim_kernel_fn run,
                                                    uint64_t workspace_size);

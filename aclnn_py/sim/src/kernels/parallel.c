@@ -37,7 +37,16 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
+
+/* The online cores, unclamped (the load average counts runnable threads over all of them). */
+static long online_cores(void)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    return cores < 1 ? 1 : cores;
+}
 
 int aclsim_cores(void)
 {
@@ -45,13 +54,77 @@ int aclsim_cores(void)
     return cores < 1 ? 1 : cores > ACLSIM_MAX_WORKERS ? ACLSIM_MAX_WORKERS : (int)cores;
 }
 
-int aclsim_workers(int64_t items, int64_t cost)
+/* ACLSIM_WORKERS read once: 0 when unset or not a whole number in [1, ACLSIM_MAX_WORKERS]. */
+static int forced;
+static pthread_once_t forced_once = PTHREAD_ONCE_INIT;
+
+static void read_forced(void)
 {
-    if (items <= 1 || cost <= 0 || items > INT64_MAX / cost || items * cost < ACLSIM_PARALLEL_MIN_WORK) {
+    const char *env = getenv(ACLSIM_WORKERS_ENV);
+    if (env != NULL && env[0] >= '1' && env[0] <= '0' + ACLSIM_MAX_WORKERS && env[1] == '\0') {
+        forced = env[0] - '0';
+    }
+}
+
+int aclsim_forced_workers(void)
+{
+    pthread_once(&forced_once, read_forced);
+    return forced;
+}
+
+/* The load average, read at most once per LOAD_PERIOD_NS (a loop asks per call, and
+ * getloadavg opens and parses /proc/loadavg: ~10 us). */
+#define LOAD_PERIOD_NS 1000000000LL
+static atomic_llong load_read_at = -LOAD_PERIOD_NS - 1; /* CLOCK_MONOTONIC ns of the last read */
+static atomic_int load_busy;
+
+bool aclsim_machine_busy(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0) {
+        return false;
+    }
+    long long now = (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+    long long last = atomic_load_explicit(&load_read_at, memory_order_relaxed);
+    if (now - last >= LOAD_PERIOD_NS &&
+        atomic_compare_exchange_strong_explicit(&load_read_at, &last, now, memory_order_relaxed,
+                                                memory_order_relaxed)) {
+        double load[1];
+        int busy = getloadavg(load, 1) == 1 && load[0] >= (double)online_cores() + 1.0;
+        atomic_store_explicit(&load_busy, busy, memory_order_relaxed);
+    }
+    return atomic_load_explicit(&load_busy, memory_order_relaxed) != 0;
+}
+
+/* Workers for `items` of `work` in all against `floor` and `busy_floor`: forced, or 1 below the
+ * floor or, below busy_floor, on a busy machine, else min(cores, items). */
+static int workers_for(int64_t items, int64_t work, int64_t floor, int64_t busy_floor)
+{
+    if (items <= 1) {
         return 1;
     }
-    int cores = aclsim_cores();
-    return items < cores ? (int)items : cores;
+    int want = aclsim_forced_workers();
+    if (want == 0) {
+        if (work < floor || (work < busy_floor && aclsim_machine_busy())) {
+            return 1;
+        }
+        want = aclsim_cores();
+    }
+    return items < want ? (int)items : want;
+}
+
+int aclsim_workers(int64_t items, int64_t cost)
+{
+    if (items <= 1 || cost <= 0) {
+        return 1;
+    }
+    return workers_for(items, items > INT64_MAX / cost ? INT64_MAX : items * cost, ACLSIM_PARALLEL_MIN_WORK,
+                       ACLSIM_PARALLEL_BUSY_WORK);
+}
+
+int aclsim_byte_workers(int64_t items, int64_t bytes)
+{
+    return workers_for(items, bytes, ACLSIM_PARALLEL_MIN_BYTES, ACLSIM_PARALLEL_BUSY_BYTES);
 }
 
 typedef struct {

@@ -570,13 +570,28 @@ static int aliased_input(const struct run *r, int i)
     return 0;
 }
 
-/* The overflow hook: once per output of a kernel that ran (see float_results.c).  The inputs
- * are read only when an output holds an Inf or NaN, to tell an overflow from one passed on. */
+/* Bit k: the running kernel checked its output k itself (aclsim_kernel_outputs_finite); this
+ * thread's, cleared before each kernel. */
+static _Thread_local uint64_t finite_outputs;
+
+void aclsim_kernel_outputs_finite(int index)
+{
+    if (index >= 0 && index < 64) {
+        finite_outputs |= (uint64_t)1 << index;
+    }
+}
+
+/* The overflow hook: once per output of a kernel that ran (see float_results.c), but an output
+ * the kernel found finite itself.  The inputs are read only when an output holds an Inf or
+ * NaN, to tell an overflow from one passed on. */
 static void float_results(const struct run *r, aclrtFloatOverflowMode mode, int nonfinite_input)
 {
     const aclOpExecutor *ex = r->ex;
     int overflow = 0;
     for (int k = 0; k < r->n_out; k++) {
+        if (k < 64 && ((finite_outputs >> k) & 1u)) {
+            continue;
+        }
         overflow |= nn_nonfinite(slot(&ex->outputs, k), r->addrs[r->n_in + k], mode == ACL_RT_OVERFLOW_MODE_SATURATION);
     }
     for (int i = 0; overflow && !nonfinite_input && i < r->n_in; i++) {
@@ -617,6 +632,7 @@ static aclError run_kernel(void *ctx)
     for (int i = 0; mode != ACL_RT_OVERFLOW_MODE_UNDEF && i < r->n_in && !nonfinite_input; i++) {
         nonfinite_input = input_read(ex, i) && aliased_input(r, i) && nn_nonfinite(slot(&ex->inputs, i), r->addrs[i], 0);
     }
+    finite_outputs = 0;
     aclnnStatus st = ex->kernel(ex, r->workspace);
     if (st != ACLNN_SUCCESS) {
         return ACL_ERROR_RT_AICORE_EXCEPTION;

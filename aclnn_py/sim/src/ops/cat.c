@@ -34,6 +34,7 @@ static aclnnStatus cat_kernel(aclOpExecutor *ex, void *workspace)
     aclsim_ew_params to_out = {.op = ACLSIM_EW_CAST, .promoted = out->dtype};
     aclsim_ew_params to_promoted = {.op = ACLSIM_EW_CAST, .promoted = cp->promoted};
     int64_t at = 0;
+    bool finite = true; /* every part written was tested: they cover out whole */
     for (uint64_t i = 0; i < cp->count; ++i) {
         const aclTensor *t = aclsim_executor_input(ex, (int)i);
         if (dropped(t)) {
@@ -48,7 +49,7 @@ static aclnnStatus cat_kernel(aclOpExecutor *ex, void *workspace)
             continue;
         }
         if (t->dtype == cp->promoted || cp->promoted == out->dtype) {
-            ACLSIM_OPS_TRY(aclsim_ew_run(KERNEL, &to_out, t, NULL, &part, workspace));
+            ACLSIM_OPS_TRY(aclsim_ew_run(KERNEL, &to_out, t, NULL, &part, workspace, &finite));
             continue;
         }
         /* through the promoted dtype (an INT32 2049 with FLOAT16 tensors is 2048 in any out) */
@@ -66,12 +67,15 @@ static aclnnStatus cat_kernel(aclOpExecutor *ex, void *workspace)
                              aclsim_ops_dtype_name(cp->promoted));
             return ACLSIM_OPS_KERNEL_FAULT;
         }
-        aclnnStatus status = aclsim_ew_run(KERNEL, &to_promoted, t, NULL, &mid, workspace);
+        aclnnStatus status = aclsim_ew_run(KERNEL, &to_promoted, t, NULL, &mid, workspace, NULL);
         if (status == ACLNN_SUCCESS) {
-            status = aclsim_ew_run(KERNEL, &to_out, &mid, NULL, &part, workspace);
+            status = aclsim_ew_run(KERNEL, &to_out, &mid, NULL, &part, workspace, &finite);
         }
         free(mid.data);
         ACLSIM_OPS_TRY(status);
+    }
+    if (finite) {
+        aclsim_kernel_outputs_finite(0);
     }
     return ACLNN_SUCCESS;
 }

@@ -276,6 +276,8 @@ typedef struct {
     int64_t sa[ACLSIM_MAX_DIMS], sb[ACLSIM_MAX_DIMS], so[ACLSIM_MAX_DIMS]; /* strides, 0 where broadcast */
     int64_t chunks;                              /* pieces per row of the last dim */
     char *scratch;                               /* per worker: three rows of CHUNK 16-byte values */
+    bool check;                                  /* test each piece written for Inf / NaN */
+    bool nonfinite[ACLSIM_MAX_WORKERS];          /* per worker: a piece held one */
 } ew_job;
 
 /* t's strides aligned to out's dims at the right, 0 where t's dim is broadcast. */
@@ -359,12 +361,33 @@ static void compute_float(const ew_job *j, const float *a, const float *b, float
 }
 
 /* FLOAT self, other (or scalar) and out: computed where they are, without copies. */
+static bool direct_types(const aclsim_ew_params *p, const aclTensor *a, const aclTensor *b, const aclTensor *out)
+{
+    aclsim_ew_op op = p->op;
+    return (op == ACLSIM_EW_ADD || op == ACLSIM_EW_MUL || op == ACLSIM_EW_MAX || op == ACLSIM_EW_THRESHOLD_GRAD) &&
+           p->promoted == ACL_FLOAT && a->dtype == ACL_FLOAT && (b == NULL || b->dtype == ACL_FLOAT) &&
+           out->dtype == ACL_FLOAT;
+}
+
 static bool direct_float(const ew_job *j)
 {
-    aclsim_ew_op op = j->p->op;
-    return (op == ACLSIM_EW_ADD || op == ACLSIM_EW_MUL || op == ACLSIM_EW_MAX || op == ACLSIM_EW_THRESHOLD_GRAD) &&
-           j->p->promoted == ACL_FLOAT && j->a->dtype == ACL_FLOAT && (j->b == NULL || j->b->dtype == ACL_FLOAT) &&
-           j->out->dtype == ACL_FLOAT;
+    return direct_types(j->p, j->a, j->b, j->out);
+}
+
+static bool float_type(aclDataType t);
+
+uint64_t aclsim_ew_workspace_size(const aclsim_ew_params *p, const aclTensor *a, const aclTensor *b,
+                                  const aclTensor *out)
+{
+    bool rows;
+    if (p->op == ACLSIM_EW_FILL) {
+        rows = false;
+    } else if (p->op == ACLSIM_EW_CAST) {
+        rows = float_type(a->dtype) && float_type(out->dtype); /* cast_piece's float row */
+    } else {
+        rows = !direct_types(p, a, b, out) && category_of(p->promoted) == CAT_FLOAT; /* buffered_piece's */
+    }
+    return rows ? ACLSIM_EW_WORKSPACE : 0;
 }
 
 /* One loop of `expr` (of x = a's element, y = b's) for each stride pattern of a piece: all three
@@ -638,10 +661,10 @@ static void fill_piece(const ew_job *j, int64_t oo, int64_t n)
 
 static void ew_range(void *ctx, int64_t begin, int64_t end, int worker)
 {
-    const ew_job *j = ctx;
+    ew_job *j = ctx;
     int last = j->ndim - 1;
     int64_t row_len = j->dims[last];
-    char *scratch = j->scratch + (size_t)worker * 3 * CHUNK * 16;
+    char *scratch = j->scratch != NULL ? j->scratch + (size_t)worker * 3 * CHUNK * 16 : NULL;
     bool direct = direct_float(j);
     for (int64_t item = begin; item < end; ++item) {
         int64_t row = item / j->chunks, piece = item % j->chunks;
@@ -667,6 +690,10 @@ static void ew_range(void *ctx, int64_t begin, int64_t end, int worker)
             direct_piece(j, oa, ob, oo, n);
         } else {
             buffered_piece(j, oa, ob, oo, n, scratch);
+        }
+        if (j->check && !j->nonfinite[worker] && /* the piece just written, while it is in cache */
+            aclsim_nonfinite_run(j->out->data, j->out->dtype, oo, j->so[last], n)) {
+            j->nonfinite[worker] = true;
         }
     }
 }
@@ -700,14 +727,20 @@ static aclnnStatus ew_kernel(aclOpExecutor *ex, void *workspace)
     const ew_executor_params *ep = aclsim_executor_params(ex, sizeof *ep);
     bool scalar = ep->p.scalar_other;
     ACLSIM_OPS_TRY(aclsim_ops_kernel_check_memory(ep->kernel, ex, ep->p.op == ACLSIM_EW_FILL ? 0u : scalar ? 1u : 3u, 1));
-    return aclsim_ew_run(ep->kernel, &ep->p, aclsim_executor_input(ex, 0),
-                         scalar ? NULL : aclsim_executor_input(ex, 1), aclsim_executor_output(ex, 0), workspace);
+    bool finite = true;
+    ACLSIM_OPS_TRY(aclsim_ew_run(ep->kernel, &ep->p, aclsim_executor_input(ex, 0),
+                                 scalar ? NULL : aclsim_executor_input(ex, 1), aclsim_executor_output(ex, 0), workspace,
+                                 &finite));
+    if (finite) {
+        aclsim_kernel_outputs_finite(0);
+    }
+    return ACLNN_SUCCESS;
 }
 
 aclnnStatus aclsim_ew_run(const char *kernel, const aclsim_ew_params *p, const aclTensor *a, const aclTensor *b,
-                          aclTensor *out, void *workspace)
+                          aclTensor *out, void *workspace, bool *finite)
 {
-    ew_job j = {.p = p, .a = a, .b = b, .out = out, .scratch = workspace};
+    ew_job j = {.p = p, .a = a, .b = b, .out = out, .scratch = workspace, .check = finite != NULL};
     aclTensor staged[2];
     void *copies[2] = {NULL, NULL};
     const aclTensor **inputs[2] = {&j.a, &j.b};
@@ -726,6 +759,9 @@ aclnnStatus aclsim_ew_run(const char *kernel, const aclsim_ew_params *p, const a
     int64_t items = aclsim_ops_numel(j.out) / row_len * j.chunks;
     int workers = aclsim_workers(items, row_len < CHUNK ? row_len : CHUNK);
     aclsim_parallel(items, workers, ew_range, &j);
+    for (int w = 0; finite != NULL && w < ACLSIM_MAX_WORKERS; ++w) {
+        *finite = *finite && !j.nonfinite[w];
+    }
     free(copies[0]);
     free(copies[1]);
     return ACLNN_SUCCESS;
@@ -755,7 +791,7 @@ aclnnStatus aclsim_ew_finish_into(const char *api, const char *kernel, const acl
     }
     ew_executor_params ep = {.p = *p, .kernel = kernel};
     ep.p.scalar_other = b == NULL;
-    uint64_t workspace = ACLSIM_EW_WORKSPACE;
+    uint64_t workspace = aclsim_ew_workspace_size(p, a, b, out);
     const aclTensor *inputs[] = {a, b};
     const aclTensor *outputs[] = {out};
     aclnnStatus status = aclsim_ops_finish(kernel, ew_kernel, workspace, &ep, sizeof ep, inputs, b != NULL ? 2 : 1,

@@ -97,11 +97,24 @@ ACLSIM_OPS_API aclnnStatus aclsim_ew_finish(const char *api, const char *kernel,
                                             aclOpExecutor **executor);
 
 /* The computation of `p` at once (the kernel's body): a and b (NULL: p's scalar) broadcast into
- * out, an input out overlaps staged first.  `workspace` holds ACLSIM_EW_WORKSPACE bytes. */
+ * out, an input out overlaps staged first.  `workspace` holds aclsim_ew_workspace_size bytes.  With
+ * `finite` not NULL each piece of out is tested for Inf / NaN right after it is written (in
+ * cache: the overflow hook's separate pass over out is then not needed, see
+ * aclsim_kernel_outputs_finite) and *finite set to false when one holds one (else left as is).
+ * Split over the kernel threads (aclsim_workers) by pieces of the output: every element's
+ * result depends on its own inputs only, so the bits are the same for any number of workers. */
 ACLSIM_OPS_API aclnnStatus aclsim_ew_run(const char *kernel, const aclsim_ew_params *p, const aclTensor *a,
-                                         const aclTensor *b, aclTensor *out, void *workspace);
+                                         const aclTensor *b, aclTensor *out, void *workspace, bool *finite);
 #define ACLSIM_EW_CHUNK 2048 /* elements of the last dim handled as one piece */
 #define ACLSIM_EW_WORKSPACE ((uint64_t)ACLSIM_MAX_WORKERS * 3 * ACLSIM_EW_CHUNK * 16)
+
+/* The workspace aclsim_ew_run needs for `p` over these tensors: ACLSIM_EW_WORKSPACE where it
+ * gathers rows into buffers (a FLOAT, FLOAT16 or BFLOAT16 computation other than the FLOAT one
+ * done in place; a Cast between two of those types), else 0 (a NULL workspace will do).  A
+ * 384 KiB workspace cost every call its allocation and 0xFF fill (~15 us) where no buffer is
+ * used: Relu, Add, Mul ... of FLOAT, Fill, Cast to or from integers. */
+ACLSIM_OPS_API uint64_t aclsim_ew_workspace_size(const aclsim_ew_params *p, const aclTensor *a, const aclTensor *b,
+                                                 const aclTensor *out);
 
 /* aclsim_ew_finish with out named `name_out` in the memory checks (an in-place selfRef). */
 ACLSIM_OPS_API aclnnStatus aclsim_ew_finish_into(const char *api, const char *kernel, const aclsim_ew_params *p,

@@ -507,6 +507,29 @@ static void sum_range(void *ctx, int64_t begin, int64_t end, int worker)
     int64_t count = j->reduced.count;
     double cell[2];
     aclTensor value = scalar_tensor(t, cell);
+    if (t == ACL_FLOAT && self->dtype == ACL_FLOAT && j->reduced.n == 1 && j->reduced.strides[0] == 1) {
+        /* FLOAT over one contiguous run (a global pool's H*W): the pieces summed where they are
+         * (the gather would copy the same floats: the same bits), a FLOAT out stored directly
+         * (sum_store's conversions through a double and back give the same float).  A (8,2048,7,7)
+         * mean over [2,3] spent about a third of its kernel in the gathers and conversions. */
+        const float *x = (const float *)self->data;
+        bool float_out = j->out->dtype == ACL_FLOAT;
+        for (int64_t k = begin; k < end; ++k) {
+            const float *run = x + self->offset + aclsim_red_offset(&j->kept, k);
+            double acc[2] = {0.0, 0.0};
+            for (int64_t first = 0; first < count; first += ACLSIM_RED_PIECE) {
+                int64_t m = count - first < ACLSIM_RED_PIECE ? count - first : ACLSIM_RED_PIECE;
+                acc[0] += aclsim_red_piece_sum(run + first, m, 0.0f);
+            }
+            if (float_out) {
+                float v = (float)(p->mean ? acc[0] / (double)count : acc[0]);
+                ((float *)j->out->data)[j->out->offset + aclsim_red_offset(&j->out_walk, k)] = v;
+            } else {
+                sum_store(j, k, acc, 0);
+            }
+        }
+        return;
+    }
     for (int64_t k = begin; k < end; ++k) {
         int64_t base = self->offset + aclsim_red_offset(&j->kept, k);
         double acc[2] = {0.0, 0.0};

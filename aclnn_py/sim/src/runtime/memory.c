@@ -80,13 +80,8 @@ static size_t registered_count;
  * 15 rounds, alternating). */
 #define PIECE ((size_t)256 << 10)
 
-/* From this many bytes on, a copy or fill is shared out to the kernel threads (kernels/parallel.h)
- * by pieces.  Two threads do not move memory much faster than one (25.7 MB: 1.2 -> 1.05 ms, in a
- * C program), and below 8 MiB waking the helper cost more than it saved (Python, alternating in
- * one process, medians of 30-40: avg_pool2d k2 s2 (8,256,28,28), whose 6.4 MB fill and download
- * were shared from 4 MiB, 0.75 -> 0.79 ms; max_unpool2d (8,64,56,56)->112 2.52 ms with 8 MiB,
- * 2.61 with 16, 2.63 with 4). */
-#define SHARED_BYTES ((size_t)8 << 20)
+/* A large copy or fill is shared out to the kernel threads by pieces as aclsim_byte_workers
+ * says (kernels/parallel.h: from ACLSIM_PARALLEL_MIN_BYTES on, not on a busy machine). */
 
 typedef struct {
     char *dst;
@@ -114,7 +109,7 @@ static void move_bytes(char *dst, const char *src, int value, size_t n)
 {
     piece_job j = {dst, src, n, value};
     int64_t pieces = (int64_t)((n + PIECE - 1) / PIECE);
-    aclsim_parallel(pieces, n >= SHARED_BYTES ? aclsim_cores() : 1, move_pieces, &j);
+    aclsim_parallel(pieces, aclsim_byte_workers(pieces, (int64_t)n), move_pieces, &j);
 }
 
 /* memmove(dst, src, n), in pieces when the ranges do not overlap. */
