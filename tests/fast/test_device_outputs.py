@@ -32,6 +32,10 @@ def _entry_on(lib) -> bool:
 
 
 def counters(lib) -> dict[str, int]:
+    """The simulator's counts of live handles and device bytes, once everything dropped is
+    collected and the stream is past its work (the caching allocator's blocks freed)."""
+    gc.collect()
+    lib.synchronize()
     pool.trim_all()
     c = lib.ffi.new("aclsimCounters *")
     lib.call("aclsimGetCounters", c)
@@ -79,8 +83,6 @@ def test_an_output_of_the_entry_is_a_whole_tensor(data):
 
 def test_outputs_of_a_chain_are_released_once(data):
     lib, a, b = data
-    gc.collect()
-    lib.synchronize()
     before = counters(lib)
     at, bt = Tensor.from_numpy(a, backend="sim"), Tensor.from_numpy(b, backend="sim")
     for i in range(700):  # beyond the bound on waiting releases: synchronisations inside
@@ -90,8 +92,6 @@ def test_outputs_of_a_chain_are_released_once(data):
             out.close()  # (once)
     assert_close(out.numpy(), np.maximum(a, 0) * b, np.float32)
     del out, at, bt
-    gc.collect()
-    lib.synchronize()
     assert counters(lib) == before
 
 
@@ -149,8 +149,6 @@ def test_an_output_dropped_on_another_thread_is_handed_back(data):
     import threading
 
     lib, a, _ = data
-    gc.collect()
-    lib.synchronize()
     before = counters(lib)
     at = Tensor.from_numpy(a, backend="sim")
     outs = [aclnn_py.relu(at, backend="sim") for _ in range(3)]
@@ -159,8 +157,6 @@ def test_an_output_dropped_on_another_thread_is_handed_back(data):
     worker.join()
     lib.synchronize()  # the owner's synchronisation runs what was handed over
     del at
-    gc.collect()
-    lib.synchronize()
     assert counters(lib) == before
 
 
@@ -196,8 +192,6 @@ def test_blocking_read_per_call_and_the_callers_place_on_the_planned_path(data, 
 
 def test_an_outputs_buffer_is_made_once_and_holds_the_block(data):
     lib, a, _ = data
-    gc.collect()
-    lib.synchronize()
     before = counters(lib)
     with Tensor.from_numpy(a, backend="sim") as at:
         out = _planned(aclnn_py.relu, at)
@@ -220,15 +214,11 @@ def test_an_outputs_buffer_is_made_once_and_holds_the_block(data):
         assert none.shape == (0, 3) and none.buffer.nbytes == 0 and none.buffer.ptr == lib.ffi.NULL
         np.testing.assert_array_equal(none.numpy(), np.zeros((0, 3), np.float32))
         del none, empty
-    gc.collect()
-    lib.synchronize()
     assert counters(lib) == before
 
 
 def test_an_output_in_a_reference_cycle_is_released_by_the_collector(data):
     lib, a, _ = data
-    gc.collect()
-    lib.synchronize()
     before = counters(lib)
     with Tensor.from_numpy(a, backend="sim") as at:
         for _ in range(3):
@@ -237,6 +227,4 @@ def test_an_output_in_a_reference_cycle_is_released_by_the_collector(data):
             del out
         gc.collect()
         lib.synchronize()
-    gc.collect()
-    lib.synchronize()
     assert counters(lib) == before
