@@ -615,20 +615,16 @@ static int device_queued_here(PyObject *state, PyObject *op, PyObject *release, 
     if (!nothing || !state) return 1;
     int done = 1;
     PyObject *total = NULL;
-    PyObject *capture = PyObject_GetAttr(state, s_capture);
-    PyObject *pending = capture ? PyObject_GetAttr(state, s_pending) : NULL;
+    PyObject *pending = PyObject_GetAttr(state, s_pending);
     PyObject *queued = pending ? PyObject_GetAttr(state, s_queued) : NULL;
     if (!queued) { done = -1; goto out; }
-    PyObject *stream = PyObject_GetAttr(state, s_stream);
-    PyObject *own = stream ? PyObject_GetAttr(state, s_own) : NULL;
-    int own_stream = own && stream == own; /* (a caller's stream: Library.defer records an event on it) */
-    Py_XDECREF(stream);
-    Py_XDECREF(own);
-    if (!own) { done = -1; goto out; }
+    /* (a caller's stream: Library.defer records an event on it; a capture: the graph keeps it) */
+    int own_stream = on_own_stream(state);
+    if (own_stream < 0) { done = -1; goto out; }
     Py_ssize_t max_pending;
     long long max_bytes;
     if (pending_bounds(&max_pending, &max_bytes)) { done = -1; goto out; }
-    if (!own_stream || capture != Py_None || !PyList_Check(pending) || !PyList_Check(queued) ||
+    if (!own_stream || !PyList_Check(pending) || !PyList_Check(queued) ||
         PyList_Size(pending) + 1 >= max_pending || PyList_Size(queued) >= kept_calls)
         goto out;
     if (release) {
@@ -656,7 +652,6 @@ static int device_queued_here(PyObject *state, PyObject *op, PyObject *release, 
     done = 0;
 out:
     Py_XDECREF(total);
-    Py_XDECREF(capture);
     Py_XDECREF(pending);
     Py_XDECREF(queued);
     return done;

@@ -105,6 +105,19 @@ static int pool_give(PyObject *pool, void *address, uint64_t nbytes) {
     return r ? 0 : -1;
 }
 
+/* Whether the thread's calls queue on its own stream with no capture in progress (what the
+ * entry's fast bookkeeping and a block's reuse need): 1, 0, or -1 with an error. */
+static int on_own_stream(PyObject *state) {
+    PyObject *capture = PyObject_GetAttr(state, s_capture);
+    PyObject *stream = capture ? PyObject_GetAttr(state, s_stream) : NULL;
+    PyObject *own = stream ? PyObject_GetAttr(state, s_own) : NULL;
+    int result = own ? capture == Py_None && stream == own && stream != Py_None : -1;
+    Py_XDECREF(capture);
+    Py_XDECREF(stream);
+    Py_XDECREF(own);
+    return result;
+}
+
 /* BLOCK's common case: 1 done, 0 not (then the Python path's release runs; an error of this
  * attempt is cleared). A failure of the synchronisation at the bounds is not raised (the block
  * waits with the others then), as Library.defer's in DeviceBuffer.release_block. */
@@ -113,17 +126,14 @@ static int block_returned(release_t *self) {
     if (!state) return 0;
     int done = 0;
     PyObject *pending = PyObject_GetAttr(state, s_pending);
-    PyObject *capture = pending ? PyObject_GetAttr(state, s_capture) : NULL;
-    PyObject *stream = capture ? PyObject_GetAttr(state, s_stream) : NULL;
-    PyObject *own = stream ? PyObject_GetAttr(state, s_own) : NULL;
-    if (!own || !PyList_Check(pending)) goto out;
+    if (!pending || !PyList_Check(pending)) goto out;
     if (PyList_Size(pending) == 0) {
         /* nothing queued on the thread's stream may use it */
         pool_give(self->pool, self->addresses[0], self->nbytes);
         done = 1;
         goto out;
     }
-    if (capture != Py_None || stream != own || stream == Py_None) goto out;
+    if (on_own_stream(state) <= 0) goto out;
     /* Library.defer: the return waits with the others; at its bounds the stream is synchronised. */
     PyObject *held = PyObject_GetAttr(state, s_nbytes);
     long long was = held ? PyLong_AsLongLong(held) : -1;
@@ -160,9 +170,6 @@ static int block_returned(release_t *self) {
 out:
     PyErr_Clear();
     Py_XDECREF(pending);
-    Py_XDECREF(capture);
-    Py_XDECREF(stream);
-    Py_XDECREF(own);
     Py_DECREF(state);
     return done;
 }
@@ -562,12 +569,9 @@ static void *take_block(const form_t *f, PyObject *lib, PyObject *op, const api_
  * during a capture. NULL when there is none (no error). */
 static void *reuse_block(PyObject *state, const form_t *f) {
     if (f->zero) return NULL;
-    PyObject *batch = PyObject_GetAttr(state, s_batch);
-    PyObject *stream = batch ? PyObject_GetAttr(state, s_stream) : NULL;
-    PyObject *own = stream ? PyObject_GetAttr(state, s_own) : NULL;
-    PyObject *capture = own ? PyObject_GetAttr(state, s_capture) : NULL;
+    PyObject *batch = on_own_stream(state) > 0 ? PyObject_GetAttr(state, s_batch) : NULL;
     void *block = NULL;
-    if (capture == Py_None && stream == own && batch && Py_TYPE(batch) == (PyTypeObject *)release_type) {
+    if (batch && Py_TYPE(batch) == (PyTypeObject *)release_type) {
         release_t *g = (release_t *)batch;
         for (int i = g->ran || g->pool != f->pool ? -1 : g->count - 1; i >= 0; --i)
             if (g->sizes[i] == f->nbytes) {
@@ -589,9 +593,6 @@ static void *reuse_block(PyObject *state, const form_t *f) {
     }
     PyErr_Clear();
     Py_XDECREF(batch);
-    Py_XDECREF(stream);
-    Py_XDECREF(own);
-    Py_XDECREF(capture);
     return block;
 }
 
