@@ -512,9 +512,14 @@ aclError rt_device_malloc(void **devPtr, size_t size, const char *api)
         aclsim_set_error("%s: out of memory allocating %zu bytes", api, size);
         return rt_error(ACL_ERROR_RT_MEMORY_ALLOCATION);
     }
-    size_t at = 0;
-    while (at < block_count && blocks[at].base < (uintptr_t)p) {
-        at++;
+    size_t at = 0, end = block_count; /* the first block above p (blocks are sorted by base) */
+    while (at < end) {
+        size_t mid = at + (end - at) / 2;
+        if (blocks[mid].base < (uintptr_t)p) {
+            at = mid + 1;
+        } else {
+            end = mid;
+        }
     }
     memmove(&blocks[at + 1], &blocks[at], (block_count - at) * sizeof *blocks);
     blocks[at].base = (uintptr_t)p;
