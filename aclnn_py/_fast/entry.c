@@ -33,7 +33,7 @@
 /* The layout of a plan's description (plan_from_spec) and of the Planner's methods:
  * aclnn_py/_fast/__init__.py's ENTRY_VERSION must equal it, or the binding does not use an
  * entry built from other sources. The kinds below are read from this module by the binding. */
-#define ENTRY_VERSION 5
+#define ENTRY_VERSION 6
 
 #define MAX_KEY 640          /* int64 words of one key */
 #define MAX_KEY_LIST 64      /* elements of a list argument */
@@ -69,14 +69,18 @@ static Py_ssize_t kept_calls;
  * are checked (as Library.defer reads them). */
 static PyObject *library_module, *s_max_pending, *s_max_bytes;
 
-/* The bounds on a thread's waiting releases: 0, or -1 with an error. */
+/* The bounds on a thread's waiting releases: 0, or -1 with an error. Read from the module's
+ * namespace (a module's attribute lookup goes through its type first). */
 static int pending_bounds(Py_ssize_t *most, long long *bytes) {
-    PyObject *m = PyObject_GetAttr(library_module, s_max_pending);
-    PyObject *b = m ? PyObject_GetAttr(library_module, s_max_bytes) : NULL;
-    *most = m ? PyLong_AsSsize_t(m) : -1;
-    *bytes = b ? PyLong_AsLongLong(b) : -1;
-    Py_XDECREF(m);
-    Py_XDECREF(b);
+    PyObject *names = PyModule_GetDict(library_module); /* (borrowed) */
+    PyObject *m = names ? PyDict_GetItemWithError(names, s_max_pending) : NULL;
+    PyObject *b = m ? PyDict_GetItemWithError(names, s_max_bytes) : NULL;
+    if (!b) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_AttributeError, "the library module's MAX_PENDING_RELEASES / MAX_PENDING_BYTES");
+        return -1;
+    }
+    *most = PyLong_AsSsize_t(m);
+    *bytes = PyLong_AsLongLong(b);
     return PyErr_Occurred() ? -1 : 0;
 }
 static PyObject *addresses;  /* cdata -> int: stream and table addresses */
@@ -85,6 +89,108 @@ static PyObject *s_local, *s_state, *s_stream, *s_pending, *s_fast_api, *s_table
     *s_f_lasti, *s_co_filename, *s_own, *s_nbytes, *s_lock, *s_acquire, *s_release, *s_queued_flag, *s_done, *s_value,
     *s_callers, *s_handover, *s_releases;
 static int plans_on = 1;
+
+/* -- a thread's state (library._ThreadStreams), read and written by its slots' offsets ------
+ *
+ * The per-call bookkeeping reads a dozen attributes of the thread's state; through
+ * PyObject_GetAttr each is a type lookup and a descriptor call. Its class keeps them in
+ * __slots__, which CPython lays out as object pointers at fixed offsets in the instance: those
+ * offsets are found once (set_state_type: a value unique to each slot is set, then looked for
+ * in the instance's memory, each found exactly once), and read directly on an instance of
+ * exactly that class. Anything else (another type, a slot not found, a slot unset) takes
+ * PyObject_GetAttr / PyObject_SetAttr, with the same results. */
+#define MAX_STATE_SLOTS 16
+static PyObject *state_type;                           /* the class, or NULL: attributes */
+static PyObject *state_names[MAX_STATE_SLOTS];         /* interned slot names */
+static Py_ssize_t state_offsets[MAX_STATE_SLOTS];
+static int state_slots;
+
+static Py_ssize_t state_offset(PyObject *state, PyObject *name) {
+    if ((PyObject *)Py_TYPE(state) != state_type) return 0;
+    for (int i = 0; i < state_slots; ++i)
+        if (state_names[i] == name) return state_offsets[i];
+    return 0;
+}
+
+/* state.<name> (a new reference), or NULL with an error. */
+static PyObject *state_get(PyObject *state, PyObject *name) {
+    Py_ssize_t at = state_offset(state, name);
+    PyObject *value = at ? *(PyObject **)((char *)state + at) : NULL;
+    if (!value) return PyObject_GetAttr(state, name);
+    Py_INCREF(value);
+    return value;
+}
+
+/* state.<name> = value: 0, or -1 with an error. */
+static int state_set(PyObject *state, PyObject *name, PyObject *value) {
+    Py_ssize_t at = state_offset(state, name);
+    if (!at) return PyObject_SetAttr(state, name, value);
+    Py_INCREF(value);
+    SET_REF(*(PyObject **)((char *)state + at), value);
+    return 0;
+}
+
+/* set_state_type(cls): find the offsets of cls's __slots__ (see above); None. A class whose
+ * slots cannot all be found is read through its attributes. */
+static PyObject *set_state_type(PyObject *module, PyObject *cls) {
+    (void)module;
+    Py_CLEAR(state_type);
+    for (int i = 0; i < state_slots; ++i) Py_CLEAR(state_names[i]);
+    state_slots = 0;
+    if (!PyType_Check(cls)) {
+        PyErr_SetString(PyExc_TypeError, "set_state_type(cls): a class");
+        return NULL;
+    }
+    PyObject *slots = PyObject_GetAttrString(cls, "__slots__");
+    PyObject *names = slots ? PySequence_Tuple(slots) : NULL;
+    Py_XDECREF(slots);
+    PyObject *size_obj = names ? PyObject_GetAttrString(cls, "__basicsize__") : NULL;
+    Py_ssize_t size = size_obj ? PyLong_AsSsize_t(size_obj) : -1;
+    Py_XDECREF(size_obj);
+    PyObject *obj = size > 0 ? PyObject_CallMethod(cls, "__new__", "O", cls) : NULL;
+    PyObject *marks = obj ? PyList_New(0) : NULL;
+    int n = 0, ok = marks != NULL;
+    for (Py_ssize_t i = 0; ok && i < PyTuple_Size(names); ++i) {
+        PyObject *name = PyTuple_GetItem(names, i);
+        if (!PyUnicode_Check(name) || PyUnicode_CompareWithASCIIString(name, "__weakref__") == 0 ||
+            PyUnicode_CompareWithASCIIString(name, "__dict__") == 0)
+            continue;
+        PyObject *mark = PyList_New(0);  /* (a new object: its address is in no other slot) */
+        ok = mark && n < MAX_STATE_SLOTS && !PyList_Append(marks, mark) && !PyObject_SetAttr(obj, name, mark);
+        if (ok) {
+            Py_ssize_t found = 0;
+            int times = 0;
+            for (Py_ssize_t at = (Py_ssize_t)sizeof(PyObject); at + (Py_ssize_t)sizeof(PyObject *) <= size;
+                 at += (Py_ssize_t)sizeof(PyObject *))
+                if (*(PyObject **)((char *)obj + at) == mark) {
+                    found = at;
+                    ++times;
+                }
+            ok = times == 1;
+            if (ok) {
+                Py_INCREF(name);
+                PyUnicode_InternInPlace(&name);
+                state_names[n] = name;
+                state_offsets[n] = found;
+                ++n;
+            }
+        }
+        Py_XDECREF(mark);
+    }
+    Py_XDECREF(marks);
+    Py_XDECREF(obj);
+    Py_XDECREF(names);
+    state_slots = n;
+    if (!ok || PyErr_Occurred()) {
+        for (int i = 0; i < state_slots; ++i) Py_CLEAR(state_names[i]);
+        state_slots = 0;
+        PyErr_Clear(); /* (read through its attributes) */
+        Py_RETURN_FALSE;
+    }
+    Py_INCREF(cls);
+    state_type = cls;
+    Py_RETURN_TRUE;
+}
 
 #include "outputs.c"
 
@@ -579,15 +685,90 @@ static int code_inside(PyObject *code) {
     return failed ? -1 : inside != 0;
 }
 
+/* Where the search for the caller's frame may start. Materialising a frame object (what
+ * PyEval_GetFrame and f_back do to a running function's frame) costs more than the rest of a
+ * call's bookkeeping, and the frames between the entry and the caller are the package's own,
+ * made anew each call: so the search starts at sys._getframe(depth), which makes an object of
+ * the frame it returns only, for the frames of the package it can skip for certain. The frame
+ * that called the entry (PyEval_GetGlobals: its module's namespace, read without making the
+ * frame) is the package's when its module is; a module whose code is only ever called by the
+ * package's own (ops/_dispatch.py: by the op functions) says how many frames up are certainly
+ * the package's (frames_inside). Known namespaces are kept by identity with the namespace
+ * itself (bounded, as codes_inside). */
+static PyObject *get_frame, *namespaces_inside, *depths[8];
+#define MAX_NAMESPACES 256
+#define MAX_DECLARED 8
+static PyObject *declared[MAX_DECLARED]; /* frames_inside's namespaces, */
+static int declared_depth[MAX_DECLARED]; /* and their depths */
+
+/* The depth at which the search starts for a call made from code of namespace globals (0: the
+ * calling frame itself), or -1 with an error. */
+static int site_depth(PyObject *globals) {
+    if (!globals || !get_frame || !namespaces_inside) return 0;
+    for (int i = 0; i < MAX_DECLARED && declared[i]; ++i)
+        if (declared[i] == globals) return declared_depth[i];
+    PyObject *id = PyLong_FromVoidPtr(globals);
+    if (!id) return -1;
+    PyObject *known = PyDict_GetItemWithError(namespaces_inside, id);
+    if (known) {
+        Py_DECREF(id);
+        return (int)PyLong_AsLong(PyTuple_GetItem(known, 1));
+    }
+    if (PyErr_Occurred()) { Py_DECREF(id); return -1; }
+    PyObject *file = PyDict_GetItemString(globals, "__file__"); /* (borrowed; no error raised) */
+    Py_ssize_t inside = file && PyUnicode_Check(file)
+        ? PyUnicode_Tailmatch(file, package, 0, PyUnicode_GetLength(package), -1) : 0;
+    PyObject *entry = inside < 0 ? NULL : Py_BuildValue("(Oi)", globals, inside ? 1 : 0);
+    if (entry && PyDict_Size(namespaces_inside) >= MAX_NAMESPACES) PyDict_Clear(namespaces_inside);
+    int failed = !entry || PyDict_SetItem(namespaces_inside, id, entry);
+    Py_XDECREF(entry);
+    Py_DECREF(id);
+    return failed ? -1 : inside != 0;
+}
+
+/* frames_inside(globals, depth): calls from the code of module namespace globals have at least
+ * depth frames of the package's own on top of the stack, the calling one included. */
+static PyObject *frames_inside(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    (void)module;
+    long depth = nargs == 2 && PyDict_Check(args[0]) ? PyLong_AsLong(args[1]) : -1;
+    if (depth < 1 || depth > (long)(sizeof depths / sizeof depths[0])) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "frames_inside(globals, depth): a module's namespace and 1 <= depth <= 8");
+        return NULL;
+    }
+    int i = 0;
+    while (i < MAX_DECLARED && declared[i] && declared[i] != args[0]) ++i;
+    if (i == MAX_DECLARED) {
+        PyErr_SetString(PyExc_ValueError, "frames_inside: at most 8 modules");
+        return NULL;
+    }
+    Py_INCREF(args[0]);
+    SET_REF(declared[i], args[0]);
+    declared_depth[i] = (int)depth;
+    Py_RETURN_NONE;
+}
+
 /* The caller's place, as queued.remember keeps it: (code, f_lasti) of the first frame outside
  * the package, or None. A new reference, NULL on error. */
 static PyObject *caller_site(void) {
-    PyObject *frame = (PyObject *)PyEval_GetFrame();
-    Py_XINCREF(frame);
+    int depth = site_depth(PyEval_GetGlobals());
+    if (depth < 0) return NULL;
+    PyObject *frame;
+    if (depth == 0) {
+        frame = (PyObject *)PyEval_GetFrame();
+        Py_XINCREF(frame);
+    } else {
+        frame = PyObject_CallFunctionObjArgs(get_frame, depths[depth - 1], NULL);
+        if (!frame) {
+            if (!PyErr_ExceptionMatches(PyExc_ValueError)) return NULL;
+            PyErr_Clear(); /* (a stack of fewer frames: none of them is outside the package) */
+            Py_RETURN_NONE;
+        }
+    }
     while (frame && frame != Py_None) {
-        PyObject *code = PyObject_GetAttr(frame, s_f_code);
-        int inside = code ? code_inside(code) : -1;
-        if (inside < 0) { Py_XDECREF(code); Py_DECREF(frame); return NULL; }
+        PyObject *code = (PyObject *)PyFrame_GetCode((PyFrameObject *)frame);
+        int inside = code_inside(code);
+        if (inside < 0) { Py_DECREF(code); Py_DECREF(frame); return NULL; }
         if (!inside) {
             PyObject *lasti = PyObject_GetAttr(frame, s_f_lasti);
             Py_DECREF(frame);
@@ -615,8 +796,8 @@ static int device_queued_here(PyObject *state, PyObject *op, PyObject *release, 
     if (!nothing || !state) return 1;
     int done = 1;
     PyObject *total = NULL;
-    PyObject *pending = PyObject_GetAttr(state, s_pending);
-    PyObject *queued = pending ? PyObject_GetAttr(state, s_queued) : NULL;
+    PyObject *pending = state_get(state, s_pending);
+    PyObject *queued = pending ? state_get(state, s_queued) : NULL;
     if (!queued) { done = -1; goto out; }
     /* (a caller's stream: Library.defer records an event on it; a capture: the graph keeps it) */
     int own_stream = on_own_stream(state);
@@ -629,7 +810,7 @@ static int device_queued_here(PyObject *state, PyObject *op, PyObject *release, 
         goto out;
     if (release) {
         /* the pending bytes and their bound (Library.defer's) */
-        PyObject *held = PyObject_GetAttr(state, s_nbytes);
+        PyObject *held = state_get(state, s_nbytes);
         long long was = held ? PyLong_AsLongLong(held) : -1;
         Py_XDECREF(held);
         if (was < 0 || PyErr_Occurred()) { done = -1; goto out; }
@@ -643,7 +824,7 @@ static int device_queued_here(PyObject *state, PyObject *op, PyObject *release, 
     PyObject *item = site ? PyTuple_Pack(2, op, site) : NULL;
     Py_XDECREF(site);
     if (!item || PyList_Append(pending, release ? release : nothing) ||
-        (total && PyObject_SetAttr(state, s_nbytes, total)) || PyList_Append(queued, item)) {
+        (total && state_set(state, s_nbytes, total)) || PyList_Append(queued, item)) {
         Py_XDECREF(item);
         done = -1;
         goto out;
@@ -674,7 +855,7 @@ static PyObject *run_plan(PyObject *capsule, PyObject *lib, PyObject *api, PyObj
     table_obj = PyObject_GetAttr(api, s_table);
     if (!table_obj || address_of(table_obj, &table)) goto done;
     state = thread_state(lib);
-    stream_obj = state ? PyObject_GetAttr(state, s_stream) : NULL;
+    stream_obj = state ? state_get(state, s_stream) : NULL;
     if (!stream_obj) PyErr_Clear();
     if (!stream_obj || stream_obj == Py_None) {
         /* No stream on this thread yet (first call, after set_device or fork): the Library
@@ -772,7 +953,7 @@ static PyObject *run_plan(PyObject *capsule, PyObject *lib, PyObject *api, PyObj
         goto done;
     }
     /* What earlier device-Tensor calls left waiting on the stream (Call's rule). */
-    PyObject *pending = state && !p->device ? PyObject_GetAttr(state, s_pending) : NULL;
+    PyObject *pending = state && !p->device ? state_get(state, s_pending) : NULL;
     int waiting;
     if (p->device) {
         waiting = 0;
@@ -1286,8 +1467,8 @@ static PyObject *runner_locked(runner_t *self, PyObject *prepared, PyObject *con
         goto out;
     }
     state = thread_state(self->lib);
-    stream_obj = state ? PyObject_GetAttr(state, s_stream) : NULL;
-    own = stream_obj ? PyObject_GetAttr(state, s_own) : NULL;
+    stream_obj = state ? state_get(state, s_stream) : NULL;
+    own = stream_obj ? state_get(state, s_own) : NULL;
     done = own ? PyObject_GetAttr(prepared, s_done) : NULL;
     event_obj = done && PyList_Check(done) && PyList_Size(done) == 1 ? PyList_GetItem(done, 0) : NULL;
     Py_XINCREF(event_obj);
@@ -1348,7 +1529,7 @@ static PyObject *runner_locked(runner_t *self, PyObject *prepared, PyObject *con
         if (busy < 0) goto out;
     }
     if (!busy) {
-        PyObject *handover = PyObject_GetAttr(state, s_handover);
+        PyObject *handover = state_get(state, s_handover);
         busy = handover ? attr_true(handover, s_releases) : -1;
         Py_XDECREF(handover);
         if (busy < 0) goto out;
@@ -1550,6 +1731,7 @@ static PyObject *set_device_hooks(PyObject *module, PyObject *const *args, Py_ss
     }
     have_last = 0;
     if (codes_inside) PyDict_Clear(codes_inside);  /* (another package directory) */
+    if (namespaces_inside) PyDict_Clear(namespaces_inside);
     kept_calls = kept;
     Py_RETURN_NONE;
 }
@@ -1576,6 +1758,10 @@ static PyMethodDef module_methods[] = {
      "set_device_hooks(nothing, blocking, package, kept, library_module, tensor_release, buffer_release, "
      "os, blocking_key): what a device "
      "call queues, kept in C"},
+    {"frames_inside", (PyCFunction)(void (*)(void))frames_inside, METH_FASTCALL,
+     "frames_inside(globals, depth): calls from this module's code have depth frames of the package's on top"},
+    {"set_state_type", set_state_type, METH_O,
+     "set_state_type(cls) -> whether the offsets of the thread state class's slots were found"},
     {"set_plans", set_plans, METH_O, "set_plans(on) -> the previous setting: plans replayed or not"},
     {"abi_version", abi_version, METH_NOARGS, "(fastcall.c's ABI_VERSION, entry.c's ENTRY_VERSION) compiled in"},
     {NULL, NULL, 0, NULL},
@@ -1608,6 +1794,15 @@ PyMODINIT_FUNC PyInit__entry(void) {
     if (!addresses && !(addresses = PyDict_New())) goto fail;
     if (!empty_tuple && !(empty_tuple = PyTuple_New(0))) goto fail;
     if (!codes_inside && !(codes_inside = PyDict_New())) goto fail;
+    if (!namespaces_inside && !(namespaces_inside = PyDict_New())) goto fail;
+    for (int i = 0; i < (int)(sizeof depths / sizeof depths[0]); ++i)
+        if (!depths[i] && !(depths[i] = PyLong_FromLong(i + 1))) goto fail;
+    if (!get_frame) {
+        PyObject *sys = PyImport_ImportModule("sys");
+        get_frame = sys ? PyObject_GetAttrString(sys, "_getframe") : NULL;
+        Py_XDECREF(sys);
+        PyErr_Clear(); /* (without it, the search starts at the calling frame) */
+    }
     if (!release_type && !(release_type = PyType_FromSpec(&release_spec))) goto fail;
     PyObject *type = PyType_FromSpec(&planner_spec);
     if (!type || PyModule_AddObject(m, "Planner", type)) {

@@ -108,9 +108,9 @@ static int pool_give(PyObject *pool, void *address, uint64_t nbytes) {
 /* Whether the thread's calls queue on its own stream with no capture in progress (what the
  * entry's fast bookkeeping and a block's reuse need): 1, 0, or -1 with an error. */
 static int on_own_stream(PyObject *state) {
-    PyObject *capture = PyObject_GetAttr(state, s_capture);
-    PyObject *stream = capture ? PyObject_GetAttr(state, s_stream) : NULL;
-    PyObject *own = stream ? PyObject_GetAttr(state, s_own) : NULL;
+    PyObject *capture = state_get(state, s_capture);
+    PyObject *stream = capture ? state_get(state, s_stream) : NULL;
+    PyObject *own = stream ? state_get(state, s_own) : NULL;
     int result = own ? capture == Py_None && stream == own && stream != Py_None : -1;
     Py_XDECREF(capture);
     Py_XDECREF(stream);
@@ -125,7 +125,7 @@ static int block_returned(release_t *self) {
     PyObject *state = thread_state(self->lib);
     if (!state) return 0;
     int done = 0;
-    PyObject *pending = PyObject_GetAttr(state, s_pending);
+    PyObject *pending = state_get(state, s_pending);
     if (!pending || !PyList_Check(pending)) goto out;
     if (PyList_Size(pending) == 0) {
         /* nothing queued on the thread's stream may use it */
@@ -135,18 +135,18 @@ static int block_returned(release_t *self) {
     }
     if (on_own_stream(state) <= 0) goto out;
     /* Library.defer: the return waits with the others; at its bounds the stream is synchronised. */
-    PyObject *held = PyObject_GetAttr(state, s_nbytes);
+    PyObject *held = state_get(state, s_nbytes);
     long long was = held ? PyLong_AsLongLong(held) : -1;
     Py_XDECREF(held);
     if (was < 0 || PyErr_Occurred()) goto out;
     PyObject *total = PyLong_FromUnsignedLongLong((unsigned long long)was + self->nbytes);
     if (!total) goto out;
-    PyObject *batch = PyObject_GetAttr(state, s_batch);
+    PyObject *batch = state_get(state, s_batch);
     release_t *give = batch && Py_TYPE(batch) == (PyTypeObject *)release_type ? (release_t *)batch : NULL;
     if (!give || give->ran || give->pool != self->pool || give->count >= GIVE_MOST) {
         Py_XDECREF(batch);
         give = release_new(REL_GIVE, self->lib, self->pool, NULL);
-        if (!give || PyList_Append(pending, (PyObject *)give) || PyObject_SetAttr(state, s_batch, (PyObject *)give)) {
+        if (!give || PyList_Append(pending, (PyObject *)give) || state_set(state, s_batch, (PyObject *)give)) {
             /* (appended and not the batch: it runs empty) */
             Py_XDECREF((PyObject *)give);
             Py_DECREF(total);
@@ -157,7 +157,7 @@ static int block_returned(release_t *self) {
     give->sizes[give->count] = self->nbytes;
     give->count++;
     Py_DECREF((PyObject *)give);
-    PyObject_SetAttr(state, s_nbytes, total); /* (the bound's count; a failure is cleared) */
+    state_set(state, s_nbytes, total); /* (the bound's count; a failure is cleared) */
     Py_DECREF(total);
     done = 1;
     Py_ssize_t max_pending;
@@ -569,7 +569,7 @@ static void *take_block(const form_t *f, PyObject *lib, PyObject *op, const api_
  * during a capture. NULL when there is none (no error). */
 static void *reuse_block(PyObject *state, const form_t *f) {
     if (f->zero) return NULL;
-    PyObject *batch = on_own_stream(state) > 0 ? PyObject_GetAttr(state, s_batch) : NULL;
+    PyObject *batch = on_own_stream(state) > 0 ? state_get(state, s_batch) : NULL;
     void *block = NULL;
     if (batch && Py_TYPE(batch) == (PyTypeObject *)release_type) {
         release_t *g = (release_t *)batch;
@@ -584,11 +584,11 @@ static void *reuse_block(PyObject *state, const form_t *f) {
     }
     if (block) {
         /* no longer waiting to be freed: out of the bound's count (Library.defer's) */
-        PyObject *held = PyObject_GetAttr(state, s_nbytes);
+        PyObject *held = state_get(state, s_nbytes);
         long long was = held ? PyLong_AsLongLong(held) : -1;
         Py_XDECREF(held);
         PyObject *less = was >= (long long)f->nbytes ? PyLong_FromLongLong(was - (long long)f->nbytes) : NULL;
-        if (less) PyObject_SetAttr(state, s_nbytes, less);
+        if (less) state_set(state, s_nbytes, less);
         Py_XDECREF(less);
     }
     PyErr_Clear();
@@ -600,7 +600,7 @@ static void *reuse_block(PyObject *state, const form_t *f) {
  * with an error (everything made released). */
 static PyObject *make_output(const form_t *f, PyObject *lib, PyObject *state, PyObject *op, const api_t *api,
                              void **handle) {
-    PyObject *owner = PyObject_GetAttr(state, s_owner);
+    PyObject *owner = state_get(state, s_owner);
     if (!owner) return NULL;
     PyObject *result = NULL, *handle_address = NULL, *fast_key = NULL;
     release_t *owned = release_new(REL_OWNED, lib, f->pool, owner);
@@ -646,7 +646,10 @@ static int have_last, last_blocking;
 
 /* queued.blocking(): 1, 0, or -1 with an error. */
 static int is_blocking(void) {
-    PyObject *environ = os_module ? PyObject_GetAttr(os_module, s_environ) : NULL; /* (as Setting.raw: anew) */
+    /* (as Setting.raw: anew; from the module's namespace, as pending_bounds) */
+    PyObject *names = os_module && PyModule_Check(os_module) ? PyModule_GetDict(os_module) : NULL;
+    PyObject *environ = names ? PyDict_GetItemWithError(names, s_environ) : NULL;
+    Py_XINCREF(environ);
     PyObject *data = environ ? PyObject_GetAttr(environ, s_data) : NULL;
     Py_XDECREF(environ);
     PyObject *raw = NULL;

@@ -17,7 +17,9 @@ from .._ffi.discovery import BackendUnavailable, Toolkit, find_cann, toolkit_at
 from .library import Library
 
 _lock = threading.Lock()
-_loaded: dict[str, Library] = {}
+#: The loaded libraries by backend name (at most one): op calls look theirs up here first
+#: (``ops/_dispatch.py``).
+LOADED: dict[str, Library] = {}
 
 
 def _toolkit(name: str) -> Toolkit:
@@ -38,14 +40,14 @@ def _toolkit(name: str) -> Toolkit:
 
 def library(name: str) -> Library:
     """The loaded libraries of backend ``name`` (``"npu"`` or ``"sim"``), loaded once."""
-    lib = _loaded.get(name)
+    lib = LOADED.get(name)
     if lib is not None:
         return lib
     with _lock:
-        lib = _loaded.get(name)
+        lib = LOADED.get(name)
         if lib is not None:
             return lib
-        other = next(iter(_loaded), None)
+        other = next(iter(LOADED), None)
         if other is not None:
             raise BackendUnavailable(
                 f"backend {name!r} cannot be loaded: this process already loaded backend {other!r}, "
@@ -57,7 +59,7 @@ def library(name: str) -> Library:
             lib = Library(name, toolkit, ffi(), extra)
         except OSError as exc:
             raise BackendUnavailable(f"backend {name!r}: loading {toolkit.home} failed: {exc}") from exc
-        _loaded[name] = lib
+        LOADED[name] = lib
         return lib
 
 
@@ -74,7 +76,7 @@ os.register_at_fork(after_in_child=_new_lock_in_child)
 
 def loaded_backends() -> tuple[str, ...]:
     """The backends whose libraries this process has loaded (at most one)."""
-    return tuple(_loaded)
+    return tuple(LOADED)
 
 
 @functools.lru_cache(maxsize=1)

@@ -9,6 +9,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
+from .. import _fast
 from .._errors import ACL_ERROR_RT_MEMORY_ALLOCATION, ACLNN_ERR_PARAM_INVALID, AclnnError
 from .._numpy import progress as _progress
 from .._numpy.plans import NumpyOp
@@ -31,6 +32,10 @@ def dispatch(backend: str | None, numpy_impl: Callable[..., Any], aclnn_impl: Ca
     ``npu`` / ``sim``, queued on ``stream`` (a caller's stream: see ``on_stream``) if given.
     """
     try:
+        if stream is None and type(backend) is str:
+            lib = loader.LOADED.get(backend)  # the common device call: a backend named, and loaded
+            if lib is not None:
+                return aclnn_impl(lib, *args)
         name = _backend.resolve(backend)
         if stream is not None:
             address = stream_address(stream)  # checked on every backend: code runs on all of them
@@ -63,6 +68,14 @@ def dispatch(backend: str | None, numpy_impl: Callable[..., Any], aclnn_impl: Ca
             if named is not error:
                 raise named.with_traceback(error.__traceback__) from None
         raise
+
+
+# This module's functions are called by the op functions only (and by each other, and call.py):
+# a device call made from here has two frames of the package's on top of the stack, this
+# module's and the op function's, which the search for the caller's place (queued.remember's,
+# in the fast entry) skips without making their frame objects.
+if _fast.entry() is not None:
+    _fast.entry().frames_inside(globals(), 2)
 
 
 #: True while ``call``/``prepare`` run an operator function on the numpy backend with outputs

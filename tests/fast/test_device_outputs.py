@@ -190,6 +190,65 @@ def test_blocking_read_per_call_and_the_callers_place_on_the_planned_path(data, 
     assert f"queued by aclnnMaxUnpool2dBackward called at {where} in " in info.value.message
 
 
+def test_the_callers_place_through_call_and_a_wrapper_on_the_planned_path(data):
+    """The place a planned call is remembered at is the first frame outside the package: the
+    user's line calling ``aclnn_py.call``, and a user's wrapper around an op function (not the
+    wrapper's caller): the entry starts its search above the package's own frames only."""
+    lib, _, _ = data
+    grad = Tensor.from_numpy(np.ones((1, 1, 4, 4), np.float32), backend="sim")
+    self = Tensor.from_numpy(np.zeros((1, 1, 2, 2), np.float32), backend="sim")
+    good = Tensor.from_numpy(np.zeros((1, 1, 2, 2), np.int64), backend="sim")
+    bad = Tensor.from_numpy(np.full((1, 1, 2, 2), 99, np.int64), backend="sim")
+    out = Tensor.empty((1, 1, 2, 2), np.float32, backend="sim")
+    for _ in range(2):
+        aclnn_py.call("aclnnMaxUnpool2dBackward", grad, self, good, [4, 4], out, backend="sim")
+    lib.synchronize()
+    where = _here()
+    aclnn_py.call("aclnnMaxUnpool2dBackward", grad, self, bad, [4, 4], out, backend="sim")
+    with pytest.raises(AclnnError) as info:
+        lib.synchronize()
+    assert f"queued by aclnnMaxUnpool2dBackward called at {where} in " in info.value.message
+
+    def wrapper(indices: Tensor) -> tuple[Tensor, str]:
+        inside = _here()
+        return aclnn_py.max_unpool2d_backward(grad, self, indices, [4, 4], backend="sim"), inside
+
+    for _ in range(2):
+        wrapper(good)
+    lib.synchronize()
+    _, inside = wrapper(bad)
+    with pytest.raises(AclnnError) as info:
+        lib.synchronize()
+    assert f"queued by aclnnMaxUnpool2dBackward called at {inside} in wrapper" in info.value.message
+
+
+def test_the_thread_state_read_by_its_slots_or_by_its_attributes(data):
+    """The entry reads the thread's state by the offsets of its class's slots, found once; a
+    class whose slots it cannot find is read through its attributes, with the same results
+    and releases."""
+    lib, a, b = data
+    from aclnn_py._runtime import library
+
+    class Plain:  # no slots: nothing to find
+        pass
+
+    entry = _fast.entry() if _entry_on(lib) else None  # (without it: the Python path's run alone)
+    if entry is not None:
+        assert entry.set_state_type(library._ThreadStreams) is True
+        assert entry.set_state_type(Plain) is False
+    try:
+        before = counters(lib)
+        at, bt = Tensor.from_numpy(a, backend="sim"), Tensor.from_numpy(b, backend="sim")
+        for _ in range(300):  # (past the bound on waiting releases)
+            out = aclnn_py.mul(aclnn_py.relu(at, backend="sim"), bt, backend="sim")
+        assert_close(out.numpy(), np.maximum(a, 0) * b, np.float32)
+        del out, at, bt
+        assert counters(lib) == before
+    finally:
+        if entry is not None:
+            assert entry.set_state_type(library._ThreadStreams) is True
+
+
 def test_an_outputs_buffer_is_made_once_and_holds_the_block(data):
     lib, a, _ = data
     before = counters(lib)

@@ -84,7 +84,7 @@ def test_npu_backend_without_cann_raises_and_does_not_fall_back(monkeypatch):
     import aclnn_py
     from aclnn_py._runtime import loader
 
-    monkeypatch.setattr(loader, "_loaded", {})
+    monkeypatch.setattr(loader, "LOADED", {})
     with pytest.raises(BackendUnavailable, match="no CANN toolkit found"):
         aclnn_py.reflection_pad2d_backward(np.zeros((1, 4, 4), np.float32), np.zeros((1, 2, 2), np.float32),
                                            [1, 1, 1, 1], backend="npu")
@@ -95,7 +95,7 @@ def test_npu_backend_with_unloadable_libraries(tmp_path, monkeypatch):
 
     home = make_home(tmp_path / "fake", "libascendcl.so", "libnnopbase.so", "libopapi.so")
     monkeypatch.setenv("ASCEND_HOME_PATH", str(home))
-    monkeypatch.setattr(loader, "_loaded", {})
+    monkeypatch.setattr(loader, "LOADED", {})
     with pytest.raises(BackendUnavailable, match="loading .*fake.* failed"):
         loader.library("npu")
 
