@@ -33,7 +33,7 @@
 /* The layout of a plan's description (plan_from_spec) and of the Planner's methods:
  * aclnn_py/_fast/__init__.py's ENTRY_VERSION must equal it, or the binding does not use an
  * entry built from other sources. The kinds below are read from this module by the binding. */
-#define ENTRY_VERSION 6
+#define ENTRY_VERSION 7
 
 #define MAX_KEY 640          /* int64 words of one key */
 #define MAX_KEY_LIST 64      /* elements of a list argument */
@@ -90,7 +90,7 @@ static PyObject *s_local, *s_state, *s_stream, *s_pending, *s_fast_api, *s_table
     *s_callers, *s_handover, *s_releases;
 static int plans_on = 1;
 
-/* -- a thread's state (library._ThreadStreams), read and written by its slots' offsets ------
+/* -- a thread's state (library.ThreadStreams), read and written by its slots' offsets ------
  *
  * The per-call bookkeeping reads a dozen attributes of the thread's state; through
  * PyObject_GetAttr each is a type lookup and a descriptor call. Its class keeps them in
@@ -788,11 +788,14 @@ static PyObject *caller_site(void) {
     Py_RETURN_NONE;
 }
 
-/* A device plan's call succeeded: what device_done does (Library.defer of `release`, the FREE
- * release of its own device memory, or of library.nothing when it has none; then
- * queued_call), here. 0 done, 1 not done (the caller calls device_done: a capture, a caller's
- * stream, a bound reached, ACLNN_PY_BLOCKING=1, no hooks), -1 error. */
-static int device_queued_here(PyObject *state, PyObject *op, PyObject *release, uint64_t nbytes) {
+/* A device plan's call succeeded: what device_done does (Library.defer of its own device
+ * memory, later's blocks; then queued_call), here: the blocks go into the thread's batch
+ * (state.batch, outputs.c: one waiting release for the blocks of up to GIVE_MOST calls, so a
+ * call adds no object to the waiting releases), and the call's bound on queued calls and
+ * bytes is Library.defer's. 0 done, 1 not done (the caller calls device_done: a capture, a
+ * caller's stream, a bound reached, ACLNN_PY_BLOCKING=1, no hooks), -1 error (nothing added to
+ * the batch then). */
+static int device_queued_here(PyObject *state, PyObject *lib, PyObject *op, const api_t *api, const deferred_t *later) {
     if (!nothing || !state) return 1;
     int done = 1;
     PyObject *total = NULL;
@@ -805,17 +808,17 @@ static int device_queued_here(PyObject *state, PyObject *op, PyObject *release, 
     Py_ssize_t max_pending;
     long long max_bytes;
     if (pending_bounds(&max_pending, &max_bytes)) { done = -1; goto out; }
-    if (!own_stream || !PyList_Check(pending) || !PyList_Check(queued) ||
-        PyList_Size(pending) + 1 >= max_pending || PyList_Size(queued) >= kept_calls)
+    if (!own_stream || !PyList_Check(pending) || !PyList_Check(queued) || PyList_Size(pending) + 1 >= max_pending ||
+        PyList_Size(queued) + 1 >= max_pending || PyList_Size(queued) >= kept_calls)
         goto out;
-    if (release) {
+    if (later->count) {
         /* the pending bytes and their bound (Library.defer's) */
         PyObject *held = state_get(state, s_nbytes);
         long long was = held ? PyLong_AsLongLong(held) : -1;
         Py_XDECREF(held);
         if (was < 0 || PyErr_Occurred()) { done = -1; goto out; }
-        if ((unsigned long long)was + nbytes >= (unsigned long long)max_bytes) goto out;
-        total = PyLong_FromUnsignedLongLong((unsigned long long)was + nbytes);
+        if ((unsigned long long)was + later->nbytes >= (unsigned long long)max_bytes) goto out;
+        total = PyLong_FromUnsignedLongLong((unsigned long long)was + later->nbytes);
         if (!total) { done = -1; goto out; }
     }
     int blocks = is_blocking();
@@ -823,13 +826,23 @@ static int device_queued_here(PyObject *state, PyObject *op, PyObject *release, 
     PyObject *site = caller_site();
     PyObject *item = site ? PyTuple_Pack(2, op, site) : NULL;
     Py_XDECREF(site);
-    if (!item || PyList_Append(pending, release ? release : nothing) ||
-        (total && state_set(state, s_nbytes, total)) || PyList_Append(queued, item)) {
+    release_t *batch = NULL;
+    if (item && later->count) batch = waiting_batch(state, lib, api, pending, later->count);
+    else if (item && !PyList_Size(pending) && PyList_Append(pending, nothing)) Py_CLEAR(item);
+    /* (the work waits for the stream either way: with no memory of its own and nothing waiting
+     * yet, library.nothing marks it, as Library.mark_queued does) */
+    if (!item || (later->count && !batch) || PyList_Append(queued, item)) {
         Py_XDECREF(item);
+        Py_XDECREF((PyObject *)batch);
         done = -1;
         goto out;
     }
     Py_DECREF(item);
+    if (batch) {
+        for (int i = 0; i < later->count; ++i) batch->frees[batch->nfree++] = later->blocks[i];
+        Py_DECREF((PyObject *)batch);
+        if (state_set(state, s_nbytes, total)) PyErr_Clear(); /* (the bound's count) */
+    }
     done = 0;
 out:
     Py_XDECREF(total);
@@ -919,21 +932,25 @@ static PyObject *run_plan(PyObject *capsule, PyObject *lib, PyObject *api, PyObj
     if (p->device && later.launched) {
         /* The call's device memory waits for the stream; a success names this call for a
          * later failure of its work (Call.__exit__'s rule). */
-        PyObject *release = later.count ? free_release(lib, (const api_t *)table, &later) : NULL;
-        int here = later.count && !release ? -1 : status ? 1 : device_queued_here(state, p->op, release, later.nbytes);
+        int here = status ? 1 : device_queued_here(state, lib, p->op, (const api_t *)table, &later);
+        if (here < 0) {
+            PyErr_Clear(); /* (device_done's bookkeeping instead: it raises what fails there too) */
+            here = 1;
+        }
         PyObject *r = NULL;
         if (here > 0) {
-            PyObject *nbytes = PyLong_FromUnsignedLongLong(later.nbytes);
+            PyObject *release = later.count ? free_release(lib, (const api_t *)table, &later) : NULL;
+            PyObject *nbytes = later.count && !release ? NULL : PyLong_FromUnsignedLongLong(later.nbytes);
             if (nbytes) {
                 r = PyObject_CallFunctionObjArgs(device_done, lib, p->op, release ? release : Py_None, nbytes,
                                                  status ? Py_False : Py_True, NULL);
                 Py_DECREF(nbytes);
             }
-        }
-        Py_XDECREF(release);
-        if (here < 0 || (here > 0 && !r)) {
-            if (!status) goto done;
-            PyErr_Clear(); /* the call's own failure is the one to raise */
+            Py_XDECREF(release);
+            if (!r) {
+                if (!status) goto done;
+                PyErr_Clear(); /* the call's own failure is the one to raise */
+            }
         }
         Py_XDECREF(r);
     }

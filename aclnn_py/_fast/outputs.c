@@ -55,6 +55,8 @@ typedef struct {
     uint64_t nbytes;           /* the block's (OWNED), all of them (FREE) */
     void *addresses[GIVE_MOST]; /* OWNED: [0] the block */
     uint64_t sizes[GIVE_MOST]; /* GIVE: each block's */
+    int nfree;                 /* GIVE: calls' own blocks to aclrtFree (fn) first, */
+    void *frees[GIVE_MOST];    /* (device_queued_here, entry.c) */
 } release_t;
 
 /* Set by setup_outputs(): the release type, Tensor.release_handle and DeviceBuffer.release_block (the
@@ -74,6 +76,7 @@ static release_t *release_new(int kind, PyObject *lib, PyObject *pool, PyObject 
     r->fn = NULL;
     r->handle = NULL;
     r->nbytes = 0;
+    r->nfree = 0;
     r->handover = NULL;
     Py_INCREF(lib);
     r->lib = lib;
@@ -143,6 +146,10 @@ static int block_returned(release_t *self) {
     if (!total) goto out;
     PyObject *batch = state_get(state, s_batch);
     release_t *give = batch && Py_TYPE(batch) == (PyTypeObject *)release_type ? (release_t *)batch : NULL;
+    if (give && !give->pool && !give->ran && give->lib == self->lib) {  /* (a batch of calls' blocks so far) */
+        Py_INCREF(self->pool);
+        give->pool = self->pool;
+    }
     if (!give || give->ran || give->pool != self->pool || give->count >= GIVE_MOST) {
         Py_XDECREF(batch);
         give = release_new(REL_GIVE, self->lib, self->pool, NULL);
@@ -228,6 +235,9 @@ static void release_run(release_t *self) {
     if (self->kind == REL_FREE) {
         for (int i = count - 1; i >= 0; --i) self->fn(self->addresses[i]);
     } else if (self->kind == REL_GIVE) {
+        for (int i = self->nfree - 1; i >= 0; --i) self->fn(self->frees[i]);
+        self->nfree = 0;
+        if (!count) return;
         PyObject *addresses = PyTuple_New(count), *sizes = addresses ? PyTuple_New(count) : NULL;
         for (int i = 0; sizes && i < count; ++i) {
             PyObject *a = PyLong_FromVoidPtr(self->addresses[i]), *n = PyLong_FromUnsignedLongLong(self->sizes[i]);
@@ -385,6 +395,29 @@ static PyObject *free_release(PyObject *lib, const api_t *api, const deferred_t 
     r->nbytes = later->nbytes;
     r->count = later->count;
     return (PyObject *)r;
+}
+
+/* The thread's batch (state.batch) with room for n more of a call's own blocks, made and
+ * appended to the waiting releases when there is none with room (a new reference; NULL with an
+ * error). */
+static release_t *waiting_batch(PyObject *state, PyObject *lib, const api_t *api, PyObject *pending, int n) {
+    PyObject *batch = state_get(state, s_batch);
+    if (!batch) return NULL;
+    release_t *b = Py_TYPE(batch) == (PyTypeObject *)release_type ? (release_t *)batch : NULL;
+    if (b && b->kind == REL_GIVE && !b->ran && b->lib == lib && b->nfree + n <= GIVE_MOST &&
+        (!b->fn || b->fn == api->free_)) {
+        b->fn = api->free_;
+        return b;
+    }
+    Py_DECREF(batch);
+    b = release_new(REL_GIVE, lib, NULL, NULL);
+    if (!b) return NULL;
+    b->fn = api->free_;
+    if (PyList_Append(pending, (PyObject *)b) || state_set(state, s_batch, (PyObject *)b)) {
+        Py_DECREF((PyObject *)b); /* (appended and not the batch: it runs empty) */
+        return NULL;
+    }
+    return b;
 }
 
 /* -- the outputs of a device plan -------------------------------------------------------- */

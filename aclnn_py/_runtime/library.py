@@ -36,10 +36,11 @@ from .._ffi.operator_headers import declarer_for
 
 # Work queued on a thread's stream that nobody waits for (device-Tensor calls never followed by
 # a synchronisation) holds its executor, workspace and input copies until the stream is
-# synchronised. Each such op call defers one release (its temporaries), and so does each device
+# synchronised. Each such op call defers one release (its temporaries; the fast entry puts the
+# blocks of many calls into one: aclnn_py/_fast/outputs.c's batch), and so does each device
 # buffer dropped while work is queued. The binding synchronises by itself once a thread has
-# MAX_PENDING_RELEASES of them waiting (each stands for at most one queued executor and a few
-# device blocks; 256 bounds that bookkeeping and waits once per 256 calls: on sim a tiny
+# MAX_PENDING_RELEASES of them waiting, or as many operator calls queued (each stands for at
+# most one queued executor and a few device blocks; 256 bounds that bookkeeping and waits once per 256 calls: on sim a tiny
 # device-Tensor call took 33-34 us with this bound and 35-38 us unbounded, so the wait costs
 # nothing measurable), or MAX_PENDING_BYTES of device memory waiting to be freed (256 MiB: about
 # 1% of the 24 GB of an Atlas 300I Pro, a small device, so outstanding temporaries never crowd
@@ -78,7 +79,7 @@ class Capture:
         self.keep: list[object] = []
 
 
-class _ThreadStreams:
+class ThreadStreams:
     """One thread's streams and the releases that must wait for its queued work. It lives in
     the thread's ``threading.local``: when the thread ends, CPython drops it (on that thread)
     and its finalizer synchronises the streams, runs the releases and destroys its own streams.
@@ -277,16 +278,16 @@ class Library:
             self._streams.clear()
             self._devices.clear()
 
-    def _thread_stream(self) -> _ThreadStreams:
+    def _thread_stream(self) -> ThreadStreams:
         """This thread's streams, with ``stream`` set: the runtime initialised, the thread's
         device set and its stream on that device created on first use."""
         local = self.local
-        state: _ThreadStreams | None = getattr(local, "state", None)
+        state: ThreadStreams | None = getattr(local, "state", None)
         if state is not None and state.stream is not None:
             return state
         self.ensure_initialized()
         if state is None:
-            state = _ThreadStreams()
+            state = ThreadStreams()
             with self._lock:
                 key = next(self._stream_keys)
                 self._streams[key] = state.streams
@@ -319,7 +320,7 @@ class Library:
         releases) this thread left queued, then open ``device`` now (its error is the
         runtime's); the thread's stream on it is made or found at the next call."""
         self.ensure_initialized()
-        state: _ThreadStreams | None = getattr(self.local, "state", None)
+        state: ThreadStreams | None = getattr(self.local, "state", None)
         if state is not None and state.pending:
             self.synchronize()
         self._open_device(device)
@@ -347,7 +348,7 @@ class Library:
         return previous
 
     def leave_stream(self, previous: Any) -> None:
-        state: _ThreadStreams | None = getattr(self.local, "state", None)
+        state: ThreadStreams | None = getattr(self.local, "state", None)
         if state is not None:
             state.stream = previous
 
@@ -364,7 +365,7 @@ class Library:
 
     def _end_of_thread(self, key: int, streams: dict[int, Any], callers: dict[int, Any],
                        pending: list[Any], handover: _Handover) -> None:
-        """A thread's ``_ThreadStreams`` is gone (the thread ended): wait for its streams (its
+        """A thread's ``ThreadStreams`` is gone (the thread ended): wait for its streams (its
         own and the callers' its releases wait for), run what waited on them (and what other
         threads handed over), destroy its own streams and events. Never raises (it runs as
         the thread exits)."""
@@ -442,10 +443,11 @@ class Library:
                 # Not a stream (the runtime refuses to record on it): the work of a call refused
                 # for it never ran, and the release waits for the thread's other streams only.
                 pass
-        if len(state.pending) >= MAX_PENDING_RELEASES or state.nbytes >= MAX_PENDING_BYTES:
+        if (len(state.pending) >= MAX_PENDING_RELEASES or len(state.queued) + 1 >= MAX_PENDING_RELEASES
+                or state.nbytes >= MAX_PENDING_BYTES):
             self.synchronize()
 
-    def _mark(self, state: _ThreadStreams, stream: Any) -> None:
+    def _mark(self, state: ThreadStreams, stream: Any) -> None:
         """Record (again) this thread's event on the caller's ``stream``, behind the work
         queued on it so far: what the releases waiting for it wait for. Raises the runtime's
         error when the stream is not one."""
@@ -494,7 +496,7 @@ class Library:
         those releases (every one, newest first, also when a wait or a release fails: then
         the first error is raised). A failure of queued work names the operator call that
         queued it (``queued.attributed``)."""
-        state: _ThreadStreams | None = getattr(self.local, "state", None)
+        state: ThreadStreams | None = getattr(self.local, "state", None)
         if state is None or state.stream is None:
             state = self._thread_stream()
         if state.capture is not None:
@@ -555,7 +557,7 @@ class Library:
             raise error
         return p[0], capture
 
-    def _synchronize(self, state: _ThreadStreams) -> None:
+    def _synchronize(self, state: ThreadStreams) -> None:
         current = state.stream
         if not state.pending and not state.callers:  # the common case (each NumPy result): nothing waits
             sync = self.fn("aclrtSynchronizeStream")
@@ -583,7 +585,7 @@ class Library:
         if state.handover.releases:
             self._run_handed(state)
 
-    def _run_handed(self, state: _ThreadStreams) -> None:
+    def _run_handed(self, state: ThreadStreams) -> None:
         """Run what other threads handed this one (its streams synchronised just now)."""
         failed = run_all(self._take_handed(state.handover))
         if failed is not None:

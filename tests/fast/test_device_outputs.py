@@ -234,7 +234,7 @@ def test_the_thread_state_read_by_its_slots_or_by_its_attributes(data):
 
     entry = _fast.entry() if _entry_on(lib) else None  # (without it: the Python path's run alone)
     if entry is not None:
-        assert entry.set_state_type(library._ThreadStreams) is True
+        assert entry.set_state_type(library.ThreadStreams) is True
         assert entry.set_state_type(Plain) is False
     try:
         before = counters(lib)
@@ -246,7 +246,7 @@ def test_the_thread_state_read_by_its_slots_or_by_its_attributes(data):
         assert counters(lib) == before
     finally:
         if entry is not None:
-            assert entry.set_state_type(library._ThreadStreams) is True
+            assert entry.set_state_type(library.ThreadStreams) is True
 
 
 def test_an_outputs_buffer_is_made_once_and_holds_the_block(data):
