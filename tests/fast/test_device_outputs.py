@@ -222,6 +222,32 @@ def test_the_callers_place_through_call_and_a_wrapper_on_the_planned_path(data):
     assert f"queued by aclnnMaxUnpool2dBackward called at {inside} in wrapper" in info.value.message
 
 
+def test_calls_own_blocks_wait_in_batches_and_the_queue_stays_bounded(data):
+    """A planned device call's own device memory (ReflectionPad2dBackward's workspace) waits in
+    the thread's batch with other calls' (one waiting release for many calls), and the binding
+    still synchronises by itself before MAX_PENDING_RELEASES operator calls are queued."""
+    lib, _, _ = data
+    from aclnn_py._runtime import library
+
+    grad = np.arange(64, dtype=np.float32).reshape(1, 1, 8, 8)
+    self = np.zeros((1, 1, 6, 6), np.float32)
+    expected = aclnn_py.reflection_pad2d_backward(grad, self, [1, 1, 1, 1], backend="numpy")
+    before = counters(lib)
+    gt, xt = Tensor.from_numpy(grad, backend="sim"), Tensor.from_numpy(self, backend="sim")
+    state = lib.local.state
+    most_waiting = most_queued = 0
+    for _ in range(3 * library.MAX_PENDING_RELEASES):
+        out = aclnn_py.reflection_pad2d_backward(gt, xt, [1, 1, 1, 1], backend="sim")
+        most_waiting = max(most_waiting, len(state.pending))
+        most_queued = max(most_queued, len(state.queued))
+    assert most_queued < library.MAX_PENDING_RELEASES
+    if _entry_on(lib):
+        assert most_waiting <= 2 + library.MAX_PENDING_RELEASES // 16  # (batches, and dropped outputs')
+    assert_close(out.numpy(), expected, np.float32)
+    del out, gt, xt
+    assert counters(lib) == before
+
+
 def test_the_thread_state_read_by_its_slots_or_by_its_attributes(data):
     """The entry reads the thread's state by the offsets of its class's slots, found once; a
     class whose slots it cannot find is read through its attributes, with the same results
