@@ -114,6 +114,18 @@ def _sums(a: np.ndarray, dim: int) -> np.ndarray:
         return last_sums(a, keepdims=True)
     return np.asarray(np.add.reduce(a, axis=dim, keepdims=True))
 
+
+def lane_max(a: np.ndarray, dim: int) -> np.ndarray:
+    """The max of ``a`` along ``dim``, kept as a dim of 1, ignoring NaN (``np.fmax``): the
+    softmax family's shift, where a lane holding a NaN gives NaN everywhere whichever max is
+    taken (its sum of exps is NaN), so the results are NumPy ``max``'s; but fmax's reduction
+    loop skips max's NaN bookkeeping.  (A lane with +inf and NaN now subtracts inf from inf
+    where max's NaN gave no warning: the shift's invalid warning is off, an infinite max gives
+    NaN quietly either way.)  Measured (float32, one thread, median ms, load 1.4-2.1):
+    rows (12288, 128) 1.69 -> 1.09, (1024, 128) 0.135 -> 0.082, (256, 1000) 0.041 -> 0.033."""
+    return np.asarray(np.fmax.reduce(a, axis=dim, keepdims=True))
+
+
 # Each computes into a new array, in place on it pass after pass, over parts of the rows shared
 # out to the worker threads (``lanes.over``: every part holds whole lanes along ``dim``).
 
@@ -127,7 +139,8 @@ def log_softmax(x: np.ndarray, dim: int) -> np.ndarray:
 
     def part(index: lanes.Index) -> None:
         o = out[index]
-        np.subtract(x[index], np.max(x[index], axis=dim, keepdims=True), out=o)
+        with np.errstate(invalid="ignore"):  # (an infinite max: NaN, as PyTorch; ``lane_max``)
+            np.subtract(x[index], lane_max(x[index], dim), out=o)
         e = np.exp(o)
         with np.errstate(divide="ignore"):
             lse = np.log(_sums(e, dim))
@@ -146,7 +159,8 @@ def softmax(x: np.ndarray, dim: int) -> np.ndarray:
 
     def part(index: lanes.Index) -> None:
         o = out[index]
-        np.subtract(x[index], np.max(x[index], axis=dim, keepdims=True), out=o)
+        with np.errstate(invalid="ignore"):  # (an infinite max: NaN, as PyTorch; ``lane_max``)
+            np.subtract(x[index], lane_max(x[index], dim), out=o)
         np.exp(o, out=o)
         np.divide(o, _sums(o, dim), out=o)
 
