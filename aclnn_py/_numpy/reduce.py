@@ -21,7 +21,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .._dtypes import compute_dtype
-from . import blas, lanes
+from . import blas, lanes, workers
 
 FLOAT32 = np.dtype(np.float32)
 
@@ -141,7 +141,11 @@ def log_softmax(x: np.ndarray, dim: int) -> np.ndarray:
         o = out[index]
         with np.errstate(invalid="ignore"):  # (an infinite max: NaN, as PyTorch; ``lane_max``)
             np.subtract(x[index], lane_max(x[index], dim), out=o)
-        e = np.exp(o)
+        # exp(o) only to be summed: into a scratch array the thread keeps (no fresh pages a
+        # call; A/B at load 1.7, median ms old/new: (256,1000) 0.80/0.62 split, 0.81/0.75 one
+        # thread; (128,10) 0.104/0.066 one thread; (8,12,128,128) 3.52/3.20 split, 5.38/5.29)
+        e = workers.scratch("lanes.exp", o.shape) if o.dtype == FLOAT32 else np.empty_like(o)
+        np.exp(o, out=e)
         with np.errstate(divide="ignore"):
             lse = np.log(_sums(e, dim))
         np.subtract(o, lse, out=o)
