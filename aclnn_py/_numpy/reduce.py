@@ -14,6 +14,7 @@ checks' (``ops/_reduce.py``); the functions here take dims already normalised.
 
 from __future__ import annotations
 
+import functools
 import math
 
 from collections.abc import Sequence
@@ -46,13 +47,32 @@ def last_sums(a: np.ndarray, keepdims: bool = False) -> np.ndarray:
     length = a.shape[-1] if a.ndim else 0
     if (0 < length <= SHORT_ROW and a.dtype in _BLAS_DTYPES and a.strides[-1] == a.itemsize
             and a.size >= 2 * length):
-        with blas.single_threaded():  # (called from the worker threads: one BLAS thread each)
-            sums: np.ndarray = np.matmul(a, np.ones(length, a.dtype))
+        sums: np.ndarray
+        if a.size < ONE_THREAD_PRODUCT:  # (OpenBLAS's own rule: no thread to hold back)
+            sums = np.matmul(a, _ones(length, a.dtype))
+        else:
+            with blas.single_threaded():  # (called from the worker threads: one BLAS thread each)
+                sums = np.matmul(a, _ones(length, a.dtype))
         return sums[..., None] if keepdims else sums
     return np.asarray(np.add.reduce(a, axis=-1, keepdims=True) if keepdims else np.add.reduce(a, axis=-1))
 
 
 _BLAS_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+#: Products of fewer elements OpenBLAS runs on the calling thread whatever its thread count
+#: (its gemv: m * n below 2304 * GEMM_MULTITHREAD_THRESHOLD, 4 by default): ``last_sums``
+#: skips ``blas.single_threaded`` for them, whose setting and restoring the count costs ~6 us
+#: a call here, more than such a product (a (128, 10) product ~2.7 us; last_sums of it 13.5 ->
+#: ~4 us, of (64, 128) 13.8 -> ~5 us, with the ones vector kept too).
+ONE_THREAD_PRODUCT = 2304 * 4
+
+
+@functools.lru_cache(maxsize=64)
+def _ones(length: int, dtype: np.dtype) -> np.ndarray:
+    """A read-only ones vector, kept from call to call (the ``last_sums`` product's)."""
+    ones = np.ones(length, dtype)
+    ones.flags.writeable = False
+    return ones
 
 
 # -- BatchNorm: statistics per channel (dim 1) ------------------------------------------------
