@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from .._dtypes import bfloat16, compute_dtype
+from . import half as half_float
 from . import workers
 from .workers import over_parts
 
@@ -159,19 +160,29 @@ def convert(a: np.ndarray, to: np.dtype) -> np.ndarray:
 def convert_into(out: np.ndarray, a: np.ndarray) -> None:
     """``convert(a, out.dtype)`` written into ``out`` (``a`` broadcasts to its shape and does
     not overlap it); a large one converted in parts on the worker threads (``over_parts``:
-    NumPy's FLOAT to FLOAT16 conversion, ~5 ns an element here, is not memory-bound)."""
+    NumPy's FLOAT to FLOAT16 conversion, ~5 ns an element here, is not memory-bound), FLOAT to
+    FLOAT16 as ``half.float_to_half`` (NumPy's bits, ~2x faster)."""
     source, to = a.dtype, out.dtype
+    half = source == np.float32 and to == np.float16
     direct = source == to or (is_floating(source) and is_floating(to) and source.itemsize <= 4) or (
         source.kind in "iub" and to.kind in "iub")
 
     def part(r: np.ndarray, x: np.ndarray) -> None:
         with np.errstate(all="ignore"):
-            if direct:  # (NumPy's own cast: through double changes nothing for these)
+            if half and _contiguous_pair(r, x):  # (NumPy's cast's bits, in SIMD passes)
+                half_float.float_to_half(r, x)
+            elif direct:  # (NumPy's own cast: through double changes nothing for these)
                 np.copyto(r, x, casting="unsafe")
             else:
                 np.copyto(r, _converted(x, to), casting="unsafe")
 
     over_parts(part, out, a)
+
+
+def _contiguous_pair(r: np.ndarray, x: np.ndarray) -> bool:
+    """Whether ``half.float_to_half`` takes ``x`` into ``r``: both C-contiguous, of one shape
+    (not broadcast)."""
+    return r.shape == x.shape and r.flags.c_contiguous and x.flags.c_contiguous
 
 
 def _converted(a: np.ndarray, to: np.dtype) -> np.ndarray:
@@ -243,15 +254,19 @@ def threshold_backward(threshold: np.float32) -> Kernel:
     """ThresholdBackward's kernel: ``a`` (gradOutput) where ``b`` (self, compared as a FLOAT)
     is not <= ``threshold`` (so a NaN self passes the gradient, as PyTorch), else 0."""
     def kernel(a: np.ndarray, b: np.ndarray, alpha: np.ndarray | None, out: np.ndarray) -> None:
-        with np.errstate(invalid="ignore"):
-            keep = np.logical_not(b.astype(np.float32, copy=False) <= threshold)
         # Branch-free: the bits of a and-ed with all ones (kept) or all zeros (+0); ~10x faster
         # than np.where / copyto(where=) on random masks.
         bits = np.dtype(f"u{a.dtype.itemsize}")
         target = out.view(bits)
         # The mask in the output, or of self's own shape where self broadcasts (a bias).
-        mask = target if keep.shape == out.shape else np.empty(keep.shape, bits)
-        np.multiply(keep, np.iinfo(bits).max, dtype=bits, out=mask)
+        mask = target if b.shape == out.shape else np.empty(b.shape, bits)
+        # "b <= threshold" as 1/0 written straight into the mask's integers, less 1: all zeros
+        # (dropped) or all ones (kept, NaN included).  A 128 Ki-element piece, median us: 162
+        # with not(<=) as a bool array then multiplied by the all-ones value (a bool to
+        # integer cast), 131 so.
+        with np.errstate(invalid="ignore"):
+            np.less_equal(b.astype(np.float32, copy=False), threshold, out=mask, casting="unsafe")
+        np.subtract(mask, mask.dtype.type(1), out=mask)
         np.bitwise_and(a.view(bits), mask, out=target)
     return kernel
 

@@ -146,13 +146,15 @@ def _prepare(grad_out: object, input: object, weight: object, running_mean: obje
             """Every figure of the channels ``index[1]`` (independent of the others')."""
             ch = index[1]
             gp, xp = g3[index], x3[index]
-            d = xp if mean is None else np.subtract(xp, mean[ch, None])
+            out = None if dx is None else dx[index]
+            # x - mean in gradInput's own memory where it is made (it is overwritten after its
+            # last use): no fresh array of x's size a call
+            d = xp if mean is None else np.subtract(xp, mean[ch, None], out=out)
             sum_g[ch] = _red.channel_sums(gp)
             if want_gd:
                 sum_gd[ch] = _red.channel_sums(gp, d)
-            if dx is None:
+            if out is None:
                 return
-            out = dx[index]
             if training:
                 np.multiply(d, -(invstd[ch] * invstd[ch] * sum_gd[ch] / n)[:, None], out=out)
                 np.add(out, gp, out=out)
