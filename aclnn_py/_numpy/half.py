@@ -16,7 +16,7 @@ the result in ~13 such passes over blocks of ``BLOCK`` elements:
   has ~5 in 100 000 below 2**-14).
 
 Every one of the 2**32 FLOAT bit patterns gives the bits NumPy's cast gives (checked once,
-exhaustively; ``tests/numpy/test_half.py`` checks the special values, every FLOAT16 boundary
+exhaustively; ``tests/ops/test_half.py`` checks the special values, every FLOAT16 boundary
 and midpoint and their neighbours, and a random sweep).
 
 Measured (one thread, (8,64,56,56) N(0, 1) FLOAT, interleaved rounds, median ms, load 1.2):
