@@ -87,7 +87,7 @@ static PyObject *addresses;  /* cdata -> int: stream and table addresses */
 static PyObject *s_local, *s_state, *s_stream, *s_pending, *s_fast_api, *s_table, *s_dtype, *s_synchronize,
     *s_stream_method, *s_has_pending, *s_fast_key, *s_capturing, *s_queued, *s_capture, *s_f_code, *s_f_back,
     *s_f_lasti, *s_co_filename, *s_own, *s_nbytes, *s_lock, *s_acquire, *s_release, *s_queued_flag, *s_done, *s_value,
-    *s_callers, *s_handover, *s_releases;
+    *s_callers, *s_handover, *s_releases, *s_owner, *s_batch;
 static int plans_on = 1;
 
 /* -- a thread's state (library.ThreadStreams), read and written by its slots' offsets ------
@@ -95,36 +95,34 @@ static int plans_on = 1;
  * The per-call bookkeeping reads a dozen attributes of the thread's state; through
  * PyObject_GetAttr each is a type lookup and a descriptor call. Its class keeps them in
  * __slots__, which CPython lays out as object pointers at fixed offsets in the instance: those
- * offsets are found once (set_state_type: a value unique to each slot is set, then looked for
- * in the instance's memory, each found exactly once), and read directly on an instance of
- * exactly that class. Anything else (another type, a slot not found, a slot unset) takes
+ * offsets are found once (set_state_type: a value unique to each attribute is set, then looked
+ * for in the instance's memory, each found exactly once), and read directly on an instance of
+ * exactly that class. Anything else (another type, an attribute not found so, one unset) takes
  * PyObject_GetAttr / PyObject_SetAttr, with the same results. */
-#define MAX_STATE_SLOTS 16
 static PyObject *state_type;                           /* the class, or NULL: attributes */
-static PyObject *state_names[MAX_STATE_SLOTS];         /* interned slot names */
-static Py_ssize_t state_offsets[MAX_STATE_SLOTS];
-static int state_slots;
+/* The attributes the entry reads, by index: */
+enum { ST_STREAM, ST_OWN, ST_PENDING, ST_NBYTES, ST_QUEUED, ST_CAPTURE, ST_OWNER, ST_BATCH, ST_HANDOVER, ST_FIELDS };
+static PyObject **const state_fields[ST_FIELDS] = {&s_stream, &s_own, &s_pending, &s_nbytes, &s_queued, &s_capture,
+                                                   &s_owner, &s_batch, &s_handover};
+static Py_ssize_t state_at[ST_FIELDS];                 /* their offsets in state_type's instances, or 0 */
 
-static Py_ssize_t state_offset(PyObject *state, PyObject *name) {
-    if ((PyObject *)Py_TYPE(state) != state_type) return 0;
-    for (int i = 0; i < state_slots; ++i)
-        if (state_names[i] == name) return state_offsets[i];
-    return 0;
+static Py_ssize_t state_offset(PyObject *state, int field) {
+    return (PyObject *)Py_TYPE(state) == state_type ? state_at[field] : 0;
 }
 
-/* state.<name> (a new reference), or NULL with an error. */
-static PyObject *state_get(PyObject *state, PyObject *name) {
-    Py_ssize_t at = state_offset(state, name);
+/* state.<field> (a new reference), or NULL with an error. */
+static PyObject *state_get(PyObject *state, int field) {
+    Py_ssize_t at = state_offset(state, field);
     PyObject *value = at ? *(PyObject **)((char *)state + at) : NULL;
-    if (!value) return PyObject_GetAttr(state, name);
+    if (!value) return PyObject_GetAttr(state, *state_fields[field]);
     Py_INCREF(value);
     return value;
 }
 
-/* state.<name> = value: 0, or -1 with an error. */
-static int state_set(PyObject *state, PyObject *name, PyObject *value) {
-    Py_ssize_t at = state_offset(state, name);
-    if (!at) return PyObject_SetAttr(state, name, value);
+/* state.<field> = value: 0, or -1 with an error. */
+static int state_set(PyObject *state, int field, PyObject *value) {
+    Py_ssize_t at = state_offset(state, field);
+    if (!at) return PyObject_SetAttr(state, *state_fields[field], value);
     Py_INCREF(value);
     SET_REF(*(PyObject **)((char *)state + at), value);
     return 0;
@@ -135,8 +133,7 @@ static int state_set(PyObject *state, PyObject *name, PyObject *value) {
 static PyObject *set_state_type(PyObject *module, PyObject *cls) {
     (void)module;
     Py_CLEAR(state_type);
-    for (int i = 0; i < state_slots; ++i) Py_CLEAR(state_names[i]);
-    state_slots = 0;
+    for (int f = 0; f < ST_FIELDS; ++f) state_at[f] = 0;
     if (!PyType_Check(cls)) {
         PyErr_SetString(PyExc_TypeError, "set_state_type(cls): a class");
         return NULL;
@@ -149,41 +146,25 @@ static PyObject *set_state_type(PyObject *module, PyObject *cls) {
     Py_XDECREF(size_obj);
     PyObject *obj = size > 0 ? PyObject_CallMethod(cls, "__new__", "O", cls) : NULL;
     PyObject *marks = obj ? PyList_New(0) : NULL;
-    int n = 0, ok = marks != NULL;
-    for (Py_ssize_t i = 0; ok && i < PyTuple_Size(names); ++i) {
-        PyObject *name = PyTuple_GetItem(names, i);
-        if (!PyUnicode_Check(name) || PyUnicode_CompareWithASCIIString(name, "__weakref__") == 0 ||
-            PyUnicode_CompareWithASCIIString(name, "__dict__") == 0)
-            continue;
+    int found_all = marks != NULL;
+    for (int f = 0; found_all && f < ST_FIELDS; ++f) {
         PyObject *mark = PyList_New(0);  /* (a new object: its address is in no other slot) */
-        ok = mark && n < MAX_STATE_SLOTS && !PyList_Append(marks, mark) && !PyObject_SetAttr(obj, name, mark);
-        if (ok) {
-            Py_ssize_t found = 0;
-            int times = 0;
-            for (Py_ssize_t at = (Py_ssize_t)sizeof(PyObject); at + (Py_ssize_t)sizeof(PyObject *) <= size;
-                 at += (Py_ssize_t)sizeof(PyObject *))
-                if (*(PyObject **)((char *)obj + at) == mark) {
-                    found = at;
-                    ++times;
-                }
-            ok = times == 1;
-            if (ok) {
-                Py_INCREF(name);
-                PyUnicode_InternInPlace(&name);
-                state_names[n] = name;
-                state_offsets[n] = found;
-                ++n;
+        found_all = mark && !PyList_Append(marks, mark) && !PyObject_SetAttr(obj, *state_fields[f], mark);
+        int times = 0;
+        for (Py_ssize_t at = (Py_ssize_t)sizeof(PyObject); found_all && at + (Py_ssize_t)sizeof(PyObject *) <= size;
+             at += (Py_ssize_t)sizeof(PyObject *))
+            if (*(PyObject **)((char *)obj + at) == mark) {
+                state_at[f] = at;
+                ++times;
             }
-        }
+        found_all = found_all && times == 1;
         Py_XDECREF(mark);
     }
     Py_XDECREF(marks);
     Py_XDECREF(obj);
     Py_XDECREF(names);
-    state_slots = n;
-    if (!ok || PyErr_Occurred()) {
-        for (int i = 0; i < state_slots; ++i) Py_CLEAR(state_names[i]);
-        state_slots = 0;
+    if (!found_all || PyErr_Occurred()) {
+        for (int f = 0; f < ST_FIELDS; ++f) state_at[f] = 0;
         PyErr_Clear(); /* (read through its attributes) */
         Py_RETURN_FALSE;
     }
@@ -799,8 +780,8 @@ static int device_queued_here(PyObject *state, PyObject *lib, PyObject *op, cons
     if (!nothing || !state) return 1;
     int done = 1;
     PyObject *total = NULL;
-    PyObject *pending = state_get(state, s_pending);
-    PyObject *queued = pending ? state_get(state, s_queued) : NULL;
+    PyObject *pending = state_get(state, ST_PENDING);
+    PyObject *queued = pending ? state_get(state, ST_QUEUED) : NULL;
     if (!queued) { done = -1; goto out; }
     /* (a caller's stream: Library.defer records an event on it; a capture: the graph keeps it) */
     int own_stream = on_own_stream(state);
@@ -813,7 +794,7 @@ static int device_queued_here(PyObject *state, PyObject *lib, PyObject *op, cons
         goto out;
     if (later->count) {
         /* the pending bytes and their bound (Library.defer's) */
-        PyObject *held = state_get(state, s_nbytes);
+        PyObject *held = state_get(state, ST_NBYTES);
         long long was = held ? PyLong_AsLongLong(held) : -1;
         Py_XDECREF(held);
         if (was < 0 || PyErr_Occurred()) { done = -1; goto out; }
@@ -841,7 +822,7 @@ static int device_queued_here(PyObject *state, PyObject *lib, PyObject *op, cons
     if (batch) {
         for (int i = 0; i < later->count; ++i) batch->frees[batch->nfree++] = later->blocks[i];
         Py_DECREF((PyObject *)batch);
-        if (state_set(state, s_nbytes, total)) PyErr_Clear(); /* (the bound's count) */
+        if (state_set(state, ST_NBYTES, total)) PyErr_Clear(); /* (the bound's count) */
     }
     done = 0;
 out:
@@ -868,7 +849,7 @@ static PyObject *run_plan(PyObject *capsule, PyObject *lib, PyObject *api, PyObj
     table_obj = PyObject_GetAttr(api, s_table);
     if (!table_obj || address_of(table_obj, &table)) goto done;
     state = thread_state(lib);
-    stream_obj = state ? state_get(state, s_stream) : NULL;
+    stream_obj = state ? state_get(state, ST_STREAM) : NULL;
     if (!stream_obj) PyErr_Clear();
     if (!stream_obj || stream_obj == Py_None) {
         /* No stream on this thread yet (first call, after set_device or fork): the Library
@@ -970,7 +951,7 @@ static PyObject *run_plan(PyObject *capsule, PyObject *lib, PyObject *api, PyObj
         goto done;
     }
     /* What earlier device-Tensor calls left waiting on the stream (Call's rule). */
-    PyObject *pending = state && !p->device ? state_get(state, s_pending) : NULL;
+    PyObject *pending = state && !p->device ? state_get(state, ST_PENDING) : NULL;
     int waiting;
     if (p->device) {
         waiting = 0;
@@ -1484,8 +1465,8 @@ static PyObject *runner_locked(runner_t *self, PyObject *prepared, PyObject *con
         goto out;
     }
     state = thread_state(self->lib);
-    stream_obj = state ? state_get(state, s_stream) : NULL;
-    own = stream_obj ? state_get(state, s_own) : NULL;
+    stream_obj = state ? state_get(state, ST_STREAM) : NULL;
+    own = stream_obj ? state_get(state, ST_OWN) : NULL;
     done = own ? PyObject_GetAttr(prepared, s_done) : NULL;
     event_obj = done && PyList_Check(done) && PyList_Size(done) == 1 ? PyList_GetItem(done, 0) : NULL;
     Py_XINCREF(event_obj);
@@ -1546,7 +1527,7 @@ static PyObject *runner_locked(runner_t *self, PyObject *prepared, PyObject *con
         if (busy < 0) goto out;
     }
     if (!busy) {
-        PyObject *handover = state_get(state, s_handover);
+        PyObject *handover = state_get(state, ST_HANDOVER);
         busy = handover ? attr_true(handover, s_releases) : -1;
         Py_XDECREF(handover);
         if (busy < 0) goto out;

@@ -62,8 +62,8 @@ typedef struct {
 /* Set by setup_outputs(): the release type, Tensor.release_handle and DeviceBuffer.release_block (the
  * Python path's releases), an empty tuple (tp_new's arguments). */
 static PyObject *release_type, *tensor_release, *buffer_release, *empty_tuple;
-static PyObject *s_finalized, *s_give, *s_give_all, *s_take, *s_trim, *s_owner, *s_finalizer, *s_handle_address,
-    *s_batch, *s_blocks, *s_dict;
+static PyObject *s_finalized, *s_give, *s_give_all, *s_take, *s_trim, *s_finalizer, *s_handle_address, *s_blocks,
+    *s_dict;
 
 /* A new release (NULL with an error). */
 static release_t *release_new(int kind, PyObject *lib, PyObject *pool, PyObject *owner) {
@@ -111,9 +111,9 @@ static int pool_give(PyObject *pool, void *address, uint64_t nbytes) {
 /* Whether the thread's calls queue on its own stream with no capture in progress (what the
  * entry's fast bookkeeping and a block's reuse need): 1, 0, or -1 with an error. */
 static int on_own_stream(PyObject *state) {
-    PyObject *capture = state_get(state, s_capture);
-    PyObject *stream = capture ? state_get(state, s_stream) : NULL;
-    PyObject *own = stream ? state_get(state, s_own) : NULL;
+    PyObject *capture = state_get(state, ST_CAPTURE);
+    PyObject *stream = capture ? state_get(state, ST_STREAM) : NULL;
+    PyObject *own = stream ? state_get(state, ST_OWN) : NULL;
     int result = own ? capture == Py_None && stream == own && stream != Py_None : -1;
     Py_XDECREF(capture);
     Py_XDECREF(stream);
@@ -128,7 +128,7 @@ static int block_returned(release_t *self) {
     PyObject *state = thread_state(self->lib);
     if (!state) return 0;
     int done = 0;
-    PyObject *pending = state_get(state, s_pending);
+    PyObject *pending = state_get(state, ST_PENDING);
     if (!pending || !PyList_Check(pending)) goto out;
     if (PyList_Size(pending) == 0) {
         /* nothing queued on the thread's stream may use it */
@@ -138,13 +138,13 @@ static int block_returned(release_t *self) {
     }
     if (on_own_stream(state) <= 0) goto out;
     /* Library.defer: the return waits with the others; at its bounds the stream is synchronised. */
-    PyObject *held = state_get(state, s_nbytes);
+    PyObject *held = state_get(state, ST_NBYTES);
     long long was = held ? PyLong_AsLongLong(held) : -1;
     Py_XDECREF(held);
     if (was < 0 || PyErr_Occurred()) goto out;
     PyObject *total = PyLong_FromUnsignedLongLong((unsigned long long)was + self->nbytes);
     if (!total) goto out;
-    PyObject *batch = state_get(state, s_batch);
+    PyObject *batch = state_get(state, ST_BATCH);
     release_t *give = batch && Py_TYPE(batch) == (PyTypeObject *)release_type ? (release_t *)batch : NULL;
     if (give && !give->pool && !give->ran && give->lib == self->lib) {  /* (a batch of calls' blocks so far) */
         Py_INCREF(self->pool);
@@ -153,7 +153,7 @@ static int block_returned(release_t *self) {
     if (!give || give->ran || give->pool != self->pool || give->count >= GIVE_MOST) {
         Py_XDECREF(batch);
         give = release_new(REL_GIVE, self->lib, self->pool, NULL);
-        if (!give || PyList_Append(pending, (PyObject *)give) || state_set(state, s_batch, (PyObject *)give)) {
+        if (!give || PyList_Append(pending, (PyObject *)give) || state_set(state, ST_BATCH, (PyObject *)give)) {
             /* (appended and not the batch: it runs empty) */
             Py_XDECREF((PyObject *)give);
             Py_DECREF(total);
@@ -164,7 +164,7 @@ static int block_returned(release_t *self) {
     give->sizes[give->count] = self->nbytes;
     give->count++;
     Py_DECREF((PyObject *)give);
-    state_set(state, s_nbytes, total); /* (the bound's count; a failure is cleared) */
+    state_set(state, ST_NBYTES, total); /* (the bound's count; a failure is cleared) */
     Py_DECREF(total);
     done = 1;
     Py_ssize_t max_pending;
@@ -401,7 +401,7 @@ static PyObject *free_release(PyObject *lib, const api_t *api, const deferred_t 
  * appended to the waiting releases when there is none with room (a new reference; NULL with an
  * error). */
 static release_t *waiting_batch(PyObject *state, PyObject *lib, const api_t *api, PyObject *pending, int n) {
-    PyObject *batch = state_get(state, s_batch);
+    PyObject *batch = state_get(state, ST_BATCH);
     if (!batch) return NULL;
     release_t *b = Py_TYPE(batch) == (PyTypeObject *)release_type ? (release_t *)batch : NULL;
     if (b && b->kind == REL_GIVE && !b->ran && b->lib == lib && b->nfree + n <= GIVE_MOST &&
@@ -413,7 +413,7 @@ static release_t *waiting_batch(PyObject *state, PyObject *lib, const api_t *api
     b = release_new(REL_GIVE, lib, NULL, NULL);
     if (!b) return NULL;
     b->fn = api->free_;
-    if (PyList_Append(pending, (PyObject *)b) || state_set(state, s_batch, (PyObject *)b)) {
+    if (PyList_Append(pending, (PyObject *)b) || state_set(state, ST_BATCH, (PyObject *)b)) {
         Py_DECREF((PyObject *)b); /* (appended and not the batch: it runs empty) */
         return NULL;
     }
@@ -602,7 +602,7 @@ static void *take_block(const form_t *f, PyObject *lib, PyObject *op, const api_
  * during a capture. NULL when there is none (no error). */
 static void *reuse_block(PyObject *state, const form_t *f) {
     if (f->zero) return NULL;
-    PyObject *batch = on_own_stream(state) > 0 ? state_get(state, s_batch) : NULL;
+    PyObject *batch = on_own_stream(state) > 0 ? state_get(state, ST_BATCH) : NULL;
     void *block = NULL;
     if (batch && Py_TYPE(batch) == (PyTypeObject *)release_type) {
         release_t *g = (release_t *)batch;
@@ -617,11 +617,11 @@ static void *reuse_block(PyObject *state, const form_t *f) {
     }
     if (block) {
         /* no longer waiting to be freed: out of the bound's count (Library.defer's) */
-        PyObject *held = state_get(state, s_nbytes);
+        PyObject *held = state_get(state, ST_NBYTES);
         long long was = held ? PyLong_AsLongLong(held) : -1;
         Py_XDECREF(held);
         PyObject *less = was >= (long long)f->nbytes ? PyLong_FromLongLong(was - (long long)f->nbytes) : NULL;
-        if (less) state_set(state, s_nbytes, less);
+        if (less) state_set(state, ST_NBYTES, less);
         Py_XDECREF(less);
     }
     PyErr_Clear();
@@ -633,7 +633,7 @@ static void *reuse_block(PyObject *state, const form_t *f) {
  * with an error (everything made released). */
 static PyObject *make_output(const form_t *f, PyObject *lib, PyObject *state, PyObject *op, const api_t *api,
                              void **handle) {
-    PyObject *owner = state_get(state, s_owner);
+    PyObject *owner = state_get(state, ST_OWNER);
     if (!owner) return NULL;
     PyObject *result = NULL, *handle_address = NULL, *fast_key = NULL;
     release_t *owned = release_new(REL_OWNED, lib, f->pool, owner);
