@@ -33,7 +33,7 @@
 /* The layout of a plan's description (plan_from_spec) and of the Planner's methods:
  * aclnn_py/_fast/__init__.py's ENTRY_VERSION must equal it, or the binding does not use an
  * entry built from other sources. The kinds below are read from this module by the binding. */
-#define ENTRY_VERSION 7
+#define ENTRY_VERSION 8
 
 #define MAX_KEY 640          /* int64 words of one key */
 #define MAX_KEY_LIST 64      /* elements of a list argument */
@@ -1734,6 +1734,123 @@ static PyObject *set_device_hooks(PyObject *module, PyObject *const *args, Py_ss
     Py_RETURN_NONE;
 }
 
+/* -- dispatch: the op functions' call, its common device case here ------------------------
+ *
+ * ops/_dispatch.py's dispatch(backend, numpy_impl, aclnn_impl, *args, stream=None, made=None):
+ * with no stream and a backend (given, else get_backend()'s) whose Library is loaded
+ * (loader.LOADED, read per call: tests replace it), aclnn_impl(lib, *args) is called from here,
+ * with no Python frame of its own; an error it raises goes through failed(error, made) (the
+ * note naming made outputs). Any other call is dispatch_python's. */
+static PyObject *py_dispatch, *loader_module, *dispatch_failed, *get_backend, *s_loaded, *s_stream_kw, *s_made_kw;
+
+static PyObject *set_dispatch(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    (void)module;
+    if (nargs != 4 || !PyModule_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "set_dispatch(dispatch_python, loader_module, failed, get_backend)");
+        return NULL;
+    }
+    PyObject **slots[] = {&py_dispatch, &loader_module, &dispatch_failed, &get_backend};
+    for (int i = 0; i < 4; ++i) {
+        Py_INCREF(args[i]);
+        SET_REF(*slots[i], args[i]);
+    }
+    Py_RETURN_NONE;
+}
+
+/* dispatch_python(*args, **keywords) as called (a new reference, or NULL with an error). */
+static PyObject *dispatch_in_python(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+    PyObject *positional = PyTuple_New(nargs);
+    if (!positional) return NULL;
+    for (Py_ssize_t i = 0; i < nargs; ++i) {
+        Py_INCREF(args[i]);
+        PyTuple_SetItem(positional, i, args[i]);
+    }
+    PyObject *keywords = NULL;
+    Py_ssize_t nkw = kwnames ? PyTuple_Size(kwnames) : 0;
+    if (nkw) {
+        keywords = PyDict_New();
+        for (Py_ssize_t i = 0; keywords && i < nkw; ++i)
+            if (PyDict_SetItem(keywords, PyTuple_GetItem(kwnames, i), args[nargs + i])) Py_CLEAR(keywords);
+        if (!keywords) {
+            Py_DECREF(positional);
+            return NULL;
+        }
+    }
+    PyObject *result = PyObject_Call(py_dispatch, positional, keywords);
+    Py_DECREF(positional);
+    Py_XDECREF(keywords);
+    return result;
+}
+
+static PyObject *dispatch_entry(PyObject *module, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames) {
+    (void)module;
+    Py_ssize_t nargs = nargsf & ~((Py_ssize_t)1 << (8 * sizeof(size_t) - 1)); /* (PY_VECTORCALL_ARGUMENTS_OFFSET) */
+    if (!py_dispatch) {
+        PyErr_SetString(PyExc_SystemError, "aclnn_py fast entry: dispatch before set_dispatch");
+        return NULL;
+    }
+    PyObject *stream = NULL, *made = NULL;
+    int other = nargs < 3;
+    for (Py_ssize_t i = 0; kwnames && i < PyTuple_Size(kwnames); ++i) {
+        PyObject *name = PyTuple_GetItem(kwnames, i);
+        if (PyUnicode_Compare(name, s_stream_kw) == 0) stream = args[nargs + i];
+        else if (PyUnicode_Compare(name, s_made_kw) == 0) made = args[nargs + i];
+        else other = 1;
+    }
+    if (other || (stream && stream != Py_None) || PyErr_Occurred()) {
+        PyErr_Clear();
+        return dispatch_in_python(args, nargs, kwnames);
+    }
+    PyObject *backend = args[0];
+    Py_INCREF(backend);
+    if (backend == Py_None) {
+        Py_DECREF(backend);
+        backend = PyObject_CallNoArgs(get_backend);
+        if (!backend) return NULL;
+    }
+    PyObject *lib = NULL;
+    if (PyUnicode_CheckExact(backend)) {
+        PyObject *names = PyModule_GetDict(loader_module); /* (borrowed) */
+        PyObject *loaded = names ? PyDict_GetItemWithError(names, s_loaded) : NULL;
+        lib = loaded && PyDict_CheckExact(loaded) ? PyDict_GetItemWithError(loaded, backend) : NULL;
+    }
+    Py_DECREF(backend);
+    if (!lib) {
+        if (PyErr_Occurred()) return NULL;
+        return dispatch_in_python(args, nargs, kwnames);
+    }
+    PyObject *call = PyTuple_New(nargs - 2);
+    if (!call) return NULL;
+    Py_INCREF(lib);
+    PyTuple_SetItem(call, 0, lib);
+    for (Py_ssize_t i = 3; i < nargs; ++i) {
+        Py_INCREF(args[i]);
+        PyTuple_SetItem(call, i - 2, args[i]);
+    }
+    PyObject *result = PyObject_Call(args[2], call, NULL);
+    Py_DECREF(call);
+    if (result || !made || made == Py_None) return result;
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    if (tb && value) PyException_SetTraceback(value, tb);
+    PyObject *named = value ? PyObject_CallFunctionObjArgs(dispatch_failed, value, made, NULL) : NULL;
+    if (!named || named == value) {
+        Py_XDECREF(named);
+        PyErr_Clear();
+        PyErr_Restore(type, value, tb);
+        return NULL;
+    }
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(tb);
+    PyObject *named_tb = PyException_GetTraceback(named);
+    PyObject *named_type = (PyObject *)Py_TYPE(named);
+    Py_INCREF(named_type);
+    PyErr_Restore(named_type, named, named_tb);
+    return NULL;
+}
+
 static PyObject *set_plans(PyObject *module, PyObject *flag) {
     (void)module;
     int on = PyObject_IsTrue(flag);
@@ -1760,6 +1877,10 @@ static PyMethodDef module_methods[] = {
      "frames_inside(globals, depth): calls from this module's code have depth frames of the package's on top"},
     {"set_state_type", set_state_type, METH_O,
      "set_state_type(cls) -> whether the offsets of the thread state class's slots were found"},
+    {"set_dispatch", (PyCFunction)(void (*)(void))set_dispatch, METH_FASTCALL,
+     "set_dispatch(dispatch_python, loader_module, failed, get_backend): dispatch's hooks"},
+    {"dispatch", (PyCFunction)(void (*)(void))dispatch_entry, METH_FASTCALL | METH_KEYWORDS,
+     "dispatch(backend, numpy_impl, aclnn_impl, *args, stream=None, made=None): an op call (ops/_dispatch.py)"},
     {"set_plans", set_plans, METH_O, "set_plans(on) -> the previous setting: plans replayed or not"},
     {"abi_version", abi_version, METH_NOARGS, "(fastcall.c's ABI_VERSION, entry.c's ENTRY_VERSION) compiled in"},
     {NULL, NULL, 0, NULL},
@@ -1785,7 +1906,8 @@ PyMODINIT_FUNC PyInit__entry(void) {
         {&s_give_all, "give_all"}, {&s_batch, "batch"}, {&s_blocks, "blocks"},
         {&s_max_pending, "MAX_PENDING_RELEASES"}, {&s_max_bytes, "MAX_PENDING_BYTES"}, {&s_handle_address, "handle_address"},
         {&s_trim, "trim"}, {&s_owner, "owner"}, {&s_dict, "__dict__"},
-        {&s_finalizer, "_finalizer"}, {&s_data, "_data"}, {&s_environ, "environ"},
+        {&s_finalizer, "_finalizer"}, {&s_data, "_data"}, {&s_environ, "environ"}, {&s_loaded, "LOADED"},
+        {&s_stream_kw, "stream"}, {&s_made_kw, "made"},
     };
     for (size_t i = 0; i < sizeof strings / sizeof strings[0]; ++i)
         if (!*strings[i].slot && !(*strings[i].slot = PyUnicode_InternFromString(strings[i].text))) goto fail;

@@ -17,9 +17,10 @@ from .._runtime import backend as _backend, loader
 from .._runtime.device import stream_address
 
 
-def dispatch(backend: str | None, numpy_impl: Callable[..., Any], aclnn_impl: Callable[..., Any], *args: Any,
+def dispatch_python(backend: str | None, numpy_impl: Callable[..., Any], aclnn_impl: Callable[..., Any], *args: Any,
              stream: object = None, made: Mapping[str, str] | None = None) -> Any:
-    """Run one op call on the backend it resolves to.
+    """Run one op call on the backend it resolves to (``dispatch``: the fast entry's, which takes
+    the common device call itself and this function for every other).
 
     ``made``: the outputs the operator function makes itself, by C name, each with what it is
     made from (``{"gradInput": "self's shape and dtype"}``). The library's checks name such an
@@ -63,19 +64,37 @@ def dispatch(backend: str | None, numpy_impl: Callable[..., Any], aclnn_impl: Ca
                                  f"out of memory for the numpy backend's buffers ({error})") from error
         return aclnn_impl(loader.library(name), *args)
     except AclnnError as error:
-        if made and error.status == ACLNN_ERR_PARAM_INVALID and not outputs_given.get():
-            named = _naming_made_outputs(error, made)
-            if named is not error:
-                raise named.with_traceback(error.__traceback__) from None
+        named = failed(error, made)
+        if named is not error:
+            raise named from None
         raise
+
+
+def failed(error: BaseException, made: Mapping[str, str] | None) -> BaseException:
+    """The error an op call raises for ``error``: with a note naming each output of ``made``
+    the library's message names (``dispatch``'s docstring), its traceback kept, or ``error``."""
+    if (made and isinstance(error, AclnnError) and error.status == ACLNN_ERR_PARAM_INVALID
+            and not outputs_given.get()):
+        named = _naming_made_outputs(error, made)
+        if named is not error:
+            named = named.with_traceback(error.__traceback__)
+            named.__suppress_context__ = True
+            return named
+    return error
 
 
 # This module's functions are called by the op functions only (and by each other, and call.py):
 # a device call made from here has two frames of the package's on top of the stack, this
 # module's and the op function's, which the search for the caller's place (queued.remember's,
 # in the fast entry) skips without making their frame objects.
+#: ``dispatch_python``, or the fast entry's (aclnn_py/_fast/entry.c), which runs the call itself
+#: when no stream is given and the backend is named and loaded (``loader.LOADED``), naming made
+#: outputs in its errors by ``failed``, and calls ``dispatch_python`` otherwise.
+dispatch: Callable[..., Any] = dispatch_python
 if _fast.entry() is not None:
     _fast.entry().frames_inside(globals(), 2)
+    _fast.entry().set_dispatch(dispatch_python, loader, failed, _backend.get_backend)
+    dispatch = _fast.entry().dispatch
 
 
 #: True while ``call``/``prepare`` run an operator function on the numpy backend with outputs
