@@ -15,7 +15,10 @@ Bounded: at most ``MAX_CACHED_BYTES`` are kept (beyond, a block is freed); a fai
 empties the pool and is tried once more, so cached blocks never make an allocation fail that
 would succeed without them. ``trim()`` frees every cached block (tests counting device bytes;
 ``aclnn_py.empty_cache()``). Thread-safe (one lock, made anew in a forked child, which also
-forgets the parent's blocks: they are the parent's device memory).
+forgets the parent's blocks: they are the parent's device memory). The lock is reentrant, and
+nothing is allocated under it that a garbage collection could start on: a collection runs the
+finalizers of the ``DeviceBuffer``s in the cycles it frees, which give their blocks back here
+on the same thread (a ``Lock`` deadlocked there).
 
 Blocks are kept as their addresses (ints). The fast entry (``aclnn_py/_fast/outputs.c``) takes
 a block itself: the last of ``blocks[nbytes]``, with ``nbytes`` lowered, under ``lock`` when it
@@ -47,7 +50,7 @@ class DevicePool:
         #: The cached blocks' addresses by size; ``nbytes`` is their total.
         self.blocks: dict[int, list[int]] = {}
         self.nbytes = 0
-        self.lock = threading.Lock()
+        self.lock = threading.RLock()
 
     def take(self, nbytes: int) -> int | None:
         """The address of a cached block of exactly ``nbytes``, or None."""
@@ -71,12 +74,16 @@ class DevicePool:
         lib = self.lib
         if lib.finalized:
             return
-        freed = []
+        # (the lists made before the lock: module docstring)
+        pairs = list(zip(addresses, sizes))
+        fresh = {nbytes: [] for nbytes in sizes if nbytes not in self.blocks}
+        freed: list[int] = []
         with self.lock:
-            for address, nbytes in zip(addresses, sizes):
+            for i in range(len(pairs)):
+                address, nbytes = pairs[i]
                 blocks = self.blocks.get(nbytes)
-                if blocks is None:
-                    blocks = self.blocks[nbytes] = []
+                if blocks is None:  # (a list made before the lock, else one from trim's race)
+                    blocks = self.blocks.setdefault(nbytes, fresh.get(nbytes) or [])
                 if self.nbytes + nbytes <= MAX_CACHED_BYTES and len(blocks) < MAX_BLOCKS_PER_SIZE:
                     blocks.append(address)
                     self.nbytes += nbytes
@@ -89,11 +96,12 @@ class DevicePool:
 
     def trim(self) -> None:
         """Free every cached block."""
+        blocks: list[int] = []
         with self.lock:
-            blocks: list[int] = []
-            for ps in self.blocks.values():
-                blocks += ps
-                ps.clear()  # (a take that looked its list up before the lock finds it empty)
+            lists = list(self.blocks.values())  # (a collection on this allocation comes before it)
+            for i in range(len(lists)):
+                blocks += lists[i]
+                lists[i].clear()  # (a take that looked its list up before the lock finds it empty)
             self.blocks.clear()
             self.nbytes = 0
         if self.lib.finalized:
@@ -104,7 +112,7 @@ class DevicePool:
 
     def forget(self) -> None:
         """In a forked child: the blocks are the parent's; drop them without a call."""
-        self.lock = threading.Lock()
+        self.lock = threading.RLock()
         self.blocks = {}
         self.nbytes = 0
 
