@@ -76,7 +76,7 @@ class DevicePool:
             return
         # (the lists made before the lock: module docstring)
         pairs = list(zip(addresses, sizes))
-        fresh = {nbytes: [] for nbytes in sizes if nbytes not in self.blocks}
+        fresh: dict[int, list[int]] = {nbytes: [] for nbytes in sizes if nbytes not in self.blocks}
         freed: list[int] = []
         with self.lock:
             for i in range(len(pairs)):
