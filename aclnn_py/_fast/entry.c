@@ -640,6 +640,12 @@ static PyObject *fast_api(PyObject *lib) {
     return api;
 }
 
+/* Whether file (a source path, or anything else: 0) is under the package's directory: 1, 0,
+ * -1 error. */
+static Py_ssize_t in_package(PyObject *file) {
+    return PyUnicode_Check(file) ? PyUnicode_Tailmatch(file, package, 0, PyUnicode_GetLength(package), -1) : 0;
+}
+
 /* Whether code (a code object) is the package's own: 1, 0, -1 error. Known codes are kept by
  * identity (hashing a code object hashes its constants), each with the code itself, so that
  * its address is not another code's while it is in the table (bounded: codes are few). */
@@ -655,8 +661,7 @@ static int code_inside(PyObject *code) {
     }
     PyObject *file = PyErr_Occurred() ? NULL : PyObject_GetAttr(code, s_co_filename);
     if (!file) { Py_DECREF(id); return -1; }
-    Py_ssize_t inside = PyUnicode_Check(file)
-        ? PyUnicode_Tailmatch(file, package, 0, PyUnicode_GetLength(package), -1) : 0;
+    Py_ssize_t inside = in_package(file);
     Py_DECREF(file);
     PyObject *entry = inside < 0 ? NULL : PyTuple_Pack(2, code, inside ? Py_True : Py_False);
     if (entry && PyDict_Size(codes_inside) >= MAX_CODES) PyDict_Clear(codes_inside);
@@ -697,8 +702,7 @@ static int site_depth(PyObject *globals) {
     }
     if (PyErr_Occurred()) { Py_DECREF(id); return -1; }
     PyObject *file = PyDict_GetItemString(globals, "__file__"); /* (borrowed; no error raised) */
-    Py_ssize_t inside = file && PyUnicode_Check(file)
-        ? PyUnicode_Tailmatch(file, package, 0, PyUnicode_GetLength(package), -1) : 0;
+    Py_ssize_t inside = file ? in_package(file) : 0;
     PyObject *entry = inside < 0 ? NULL : Py_BuildValue("(Oi)", globals, inside ? 1 : 0);
     if (entry && PyDict_Size(namespaces_inside) >= MAX_NAMESPACES) PyDict_Clear(namespaces_inside);
     int failed = !entry || PyDict_SetItem(namespaces_inside, id, entry);
@@ -1782,9 +1786,8 @@ static PyObject *dispatch_in_python(PyObject *const *args, Py_ssize_t nargs, PyO
     return result;
 }
 
-static PyObject *dispatch_entry(PyObject *module, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames) {
+static PyObject *dispatch_entry(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
     (void)module;
-    Py_ssize_t nargs = nargsf & ~((Py_ssize_t)1 << (8 * sizeof(size_t) - 1)); /* (PY_VECTORCALL_ARGUMENTS_OFFSET) */
     if (!py_dispatch) {
         PyErr_SetString(PyExc_SystemError, "aclnn_py fast entry: dispatch before set_dispatch");
         return NULL;
