@@ -49,7 +49,7 @@ STAGE_API = {1: "aclrtMalloc", 2: "aclrtMemcpy", 3: "aclCreateTensor", 4: "aclCr
              11: "aclrtMemcpy"}
 AT_CREATE_TENSOR, AT_PHASE1, AT_PHASE2, AT_DESCRIPTION = 3, 7, 9, 12
 
-ENTRY_VERSION = 8  # entry.c's: an entry built from other sources is not used
+ENTRY_VERSION = 9  # entry.c's: an entry built from other sources is not used
 ABI_VERSION = 3  # fastcall.c's: a helper built from other sources is not used
 
 _CDEF = """
@@ -155,6 +155,7 @@ def entry() -> Any:
                                             Tensor.release_handle, DeviceBuffer.release_block, os,
                                             queued.BLOCKING.key)
                     module.set_state_type(library.ThreadStreams)
+                    module.set_tensor_type(Tensor)
             _entry_state.append(module)
     return _entry_state[0]
 

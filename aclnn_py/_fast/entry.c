@@ -26,6 +26,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <structmember.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "fastcall.c"
@@ -33,7 +34,7 @@
 /* The layout of a plan's description (plan_from_spec) and of the Planner's methods:
  * aclnn_py/_fast/__init__.py's ENTRY_VERSION must equal it, or the binding does not use an
  * entry built from other sources. The kinds below are read from this module by the binding. */
-#define ENTRY_VERSION 8
+#define ENTRY_VERSION 9
 
 #define MAX_KEY 640          /* int64 words of one key */
 #define MAX_KEY_LIST 64      /* elements of a list argument */
@@ -97,8 +98,8 @@ static int plans_on = 1;
  * __slots__, which CPython lays out as object pointers at fixed offsets in the instance: those
  * offsets are found once (set_state_type: a value unique to each attribute is set, then looked
  * for in the instance's memory, each found exactly once), and read directly on an instance of
- * exactly that class. Anything else (another type, an attribute not found so, one unset) takes
- * PyObject_GetAttr / PyObject_SetAttr, with the same results. */
+ * exactly that class (find_slots, below). Anything else (another type, an attribute not found
+ * so, one unset) takes PyObject_GetAttr / PyObject_SetAttr, with the same results. */
 static PyObject *state_type;                           /* the class, or NULL: attributes */
 /* The attributes the entry reads, by index: */
 enum { ST_STREAM, ST_OWN, ST_PENDING, ST_NBYTES, ST_QUEUED, ST_CAPTURE, ST_OWNER, ST_BATCH, ST_HANDOVER, ST_FIELDS };
@@ -128,33 +129,28 @@ static int state_set(PyObject *state, int field, PyObject *value) {
     return 0;
 }
 
-/* set_state_type(cls): find the offsets of cls's __slots__ (see above); None. A class whose
- * slots cannot all be found is read through its attributes. */
-static PyObject *set_state_type(PyObject *module, PyObject *cls) {
-    (void)module;
-    Py_CLEAR(state_type);
-    for (int f = 0; f < ST_FIELDS; ++f) state_at[f] = 0;
-    if (!PyType_Check(cls)) {
-        PyErr_SetString(PyExc_TypeError, "set_state_type(cls): a class");
-        return NULL;
-    }
-    PyObject *slots = PyObject_GetAttrString(cls, "__slots__");
-    PyObject *names = slots ? PySequence_Tuple(slots) : NULL;
-    Py_XDECREF(slots);
-    PyObject *size_obj = names ? PyObject_GetAttrString(cls, "__basicsize__") : NULL;
+/* Where instances of cls keep the attributes names[0..n): a class's __slots__ are object
+ * pointers at fixed offsets in its instances, found here once (an instance made by
+ * cls.__new__ gets a new object for each attribute, which is then looked for in the instance's
+ * memory, and must be found exactly once). 1 with offsets[] set; 0 when not all of them are
+ * found so (offsets zeroed, no error: the attributes are then read and set as attributes). */
+static int find_slots(PyObject *cls, PyObject **const *names, int n, Py_ssize_t *offsets) {
+    for (int f = 0; f < n; ++f) offsets[f] = 0;
+    if (!PyType_Check(cls)) return 0;
+    PyObject *size_obj = PyObject_GetAttrString(cls, "__basicsize__");
     Py_ssize_t size = size_obj ? PyLong_AsSsize_t(size_obj) : -1;
     Py_XDECREF(size_obj);
     PyObject *obj = size > 0 ? PyObject_CallMethod(cls, "__new__", "O", cls) : NULL;
     PyObject *marks = obj ? PyList_New(0) : NULL;
     int found_all = marks != NULL;
-    for (int f = 0; found_all && f < ST_FIELDS; ++f) {
+    for (int f = 0; found_all && f < n; ++f) {
         PyObject *mark = PyList_New(0);  /* (a new object: its address is in no other slot) */
-        found_all = mark && !PyList_Append(marks, mark) && !PyObject_SetAttr(obj, *state_fields[f], mark);
+        found_all = mark && !PyList_Append(marks, mark) && !PyObject_SetAttr(obj, *names[f], mark);
         int times = 0;
         for (Py_ssize_t at = (Py_ssize_t)sizeof(PyObject); found_all && at + (Py_ssize_t)sizeof(PyObject *) <= size;
              at += (Py_ssize_t)sizeof(PyObject *))
             if (*(PyObject **)((char *)obj + at) == mark) {
-                state_at[f] = at;
+                offsets[f] = at;
                 ++times;
             }
         found_all = found_all && times == 1;
@@ -162,12 +158,24 @@ static PyObject *set_state_type(PyObject *module, PyObject *cls) {
     }
     Py_XDECREF(marks);
     Py_XDECREF(obj);
-    Py_XDECREF(names);
     if (!found_all || PyErr_Occurred()) {
-        for (int f = 0; f < ST_FIELDS; ++f) state_at[f] = 0;
-        PyErr_Clear(); /* (read through its attributes) */
-        Py_RETURN_FALSE;
+        for (int f = 0; f < n; ++f) offsets[f] = 0;
+        PyErr_Clear();
+        return 0;
     }
+    return 1;
+}
+
+/* set_state_type(cls): the class of the threads' states (library.ThreadStreams), its slots
+ * found (find_slots); whether they were (else its attributes are read). */
+static PyObject *set_state_type(PyObject *module, PyObject *cls) {
+    (void)module;
+    Py_CLEAR(state_type);
+    if (!PyType_Check(cls)) {
+        PyErr_SetString(PyExc_TypeError, "set_state_type(cls): a class");
+        return NULL;
+    }
+    if (!find_slots(cls, state_fields, ST_FIELDS, state_at)) Py_RETURN_FALSE;
     Py_INCREF(cls);
     state_type = cls;
     Py_RETURN_TRUE;
@@ -614,13 +622,48 @@ static int address_of(PyObject *cdata, void **out) {
     return *out == NULL && PyErr_Occurred() ? -1 : 0;
 }
 
-/* This thread's ThreadStreams of lib (new reference), or NULL without an error when it has none. */
+/* This thread's ThreadStreams of lib: lib.local.state, found through the threading.local in
+ * two attribute lookups (its per-thread dictionary, then the attribute), which cost more than
+ * the rest of a call's reads of the state. A thread's state of a library is made once
+ * (Library._thread_stream) and stays until the thread ends, or until a fork (the child's
+ * Library makes a new threading.local: after_fork_in_child). So the last one found is kept in
+ * the thread's own dictionary (PyThreadState_GetDict: CPython clears it when the thread ends,
+ * as it drops the thread's threading.local values), as (lib, state, fork count): valid for the
+ * same library (held, so its address is no other's) in a process that has not forked since. */
+static PyObject *s_state_cache;     /* the thread dictionary's key */
+static volatile long forks_seen;    /* forks this process came from (at_fork_child) */
+static int at_fork_registered;      /* (without it, nothing is kept) */
+
+static void at_fork_child(void) { ++forks_seen; }
+
+/* The new reference, or NULL without an error when the thread has no state of lib yet. */
 static PyObject *thread_state(PyObject *lib) {
+    PyObject *cache = NULL, *tdict = at_fork_registered ? PyThreadState_GetDict() : NULL; /* (borrowed) */
+    if (tdict) {
+        cache = PyDict_GetItemWithError(tdict, s_state_cache); /* (borrowed) */
+        if (cache && PyTuple_Check(cache) && PyTuple_Size(cache) == 3 && PyTuple_GetItem(cache, 0) == lib &&
+            PyLong_AsLong(PyTuple_GetItem(cache, 2)) == forks_seen) {
+            PyObject *state = PyTuple_GetItem(cache, 1);
+            Py_INCREF(state);
+            return state;
+        }
+        PyErr_Clear();
+    }
     PyObject *local = PyObject_GetAttr(lib, s_local);
     if (!local) { PyErr_Clear(); return NULL; }
     PyObject *state = PyObject_GetAttr(local, s_state);
     Py_DECREF(local);
-    if (!state) PyErr_Clear();
+    if (!state) {
+        PyErr_Clear();
+        return NULL;
+    }
+    if (tdict && state != Py_None) {
+        PyObject *forks = PyLong_FromLong(forks_seen);
+        PyObject *entry = forks ? PyTuple_Pack(3, lib, state, forks) : NULL;
+        if (!entry || PyDict_SetItem(tdict, s_state_cache, entry)) PyErr_Clear(); /* (found anew next time) */
+        Py_XDECREF(entry);
+        Py_XDECREF(forks);
+    }
     return state;
 }
 
@@ -651,13 +694,19 @@ static Py_ssize_t in_package(PyObject *file) {
  * its address is not another code's while it is in the table (bounded: codes are few). */
 static PyObject *codes_inside;
 #define MAX_CODES 4096
+static PyObject *last_code;  /* the code asked about last (held: a loop of calls asks again), and its answer */
+static int last_code_inside;
 static int code_inside(PyObject *code) {
+    if (code == last_code) return last_code_inside;
     PyObject *id = PyLong_FromVoidPtr(code);
     if (!id) return -1;
     PyObject *known = PyDict_GetItemWithError(codes_inside, id);
     if (known) {
         Py_DECREF(id);
-        return PyTuple_GetItem(known, 1) == Py_True;
+        Py_INCREF(code);
+        SET_REF(last_code, code);
+        last_code_inside = PyTuple_GetItem(known, 1) == Py_True;
+        return last_code_inside;
     }
     PyObject *file = PyErr_Occurred() ? NULL : PyObject_GetAttr(code, s_co_filename);
     if (!file) { Py_DECREF(id); return -1; }
@@ -680,7 +729,8 @@ static int code_inside(PyObject *code) {
  * frame) is the package's when its module is; a module whose code is only ever called by the
  * package's own (ops/_dispatch.py: by the op functions) says how many frames up are certainly
  * the package's (frames_inside). Known namespaces are kept by identity with the namespace
- * itself (bounded, as codes_inside). */
+ * itself (bounded, as codes_inside), and the last one asked about beside them (a loop of calls
+ * asks about the same one). */
 static PyObject *get_frame, *namespaces_inside, *depths[8];
 #define MAX_NAMESPACES 256
 #define MAX_DECLARED 8
@@ -689,16 +739,24 @@ static int declared_depth[MAX_DECLARED]; /* and their depths */
 
 /* The depth at which the search starts for a call made from code of namespace globals (0: the
  * calling frame itself), or -1 with an error. */
+static PyObject *last_globals;  /* the namespace asked about last (held), and its depth */
+static int last_depth;
 static int site_depth(PyObject *globals) {
     if (!globals || !get_frame || !namespaces_inside) return 0;
     for (int i = 0; i < MAX_DECLARED && declared[i]; ++i)
         if (declared[i] == globals) return declared_depth[i];
+    if (globals == last_globals) return last_depth;
     PyObject *id = PyLong_FromVoidPtr(globals);
     if (!id) return -1;
     PyObject *known = PyDict_GetItemWithError(namespaces_inside, id);
     if (known) {
         Py_DECREF(id);
-        return (int)PyLong_AsLong(PyTuple_GetItem(known, 1));
+        int depth = (int)PyLong_AsLong(PyTuple_GetItem(known, 1));
+        if (depth < 0) return -1;
+        Py_INCREF(globals);
+        SET_REF(last_globals, globals);
+        last_depth = depth;
+        return depth;
     }
     if (PyErr_Occurred()) { Py_DECREF(id); return -1; }
     PyObject *file = PyDict_GetItemString(globals, "__file__"); /* (borrowed; no error raised) */
@@ -780,7 +838,8 @@ static PyObject *caller_site(void) {
  * bytes is Library.defer's. 0 done, 1 not done (the caller calls device_done: a capture, a
  * caller's stream, a bound reached, ACLNN_PY_BLOCKING=1, no hooks), -1 error (nothing added to
  * the batch then). */
-static int device_queued_here(PyObject *state, PyObject *lib, PyObject *op, const api_t *api, const deferred_t *later) {
+static int device_queued_here(PyObject *state, PyObject *lib, PyObject *op, const api_t *api, const deferred_t *later,
+                              uint64_t workspace_size) {
     if (!nothing || !state) return 1;
     int done = 1;
     PyObject *total = NULL;
@@ -824,7 +883,11 @@ static int device_queued_here(PyObject *state, PyObject *lib, PyObject *op, cons
     }
     Py_DECREF(item);
     if (batch) {
-        for (int i = 0; i < later->count; ++i) batch->frees[batch->nfree++] = later->blocks[i];
+        for (int i = 0; i < later->count; ++i) {
+            /* (the workspace, when there is one, is the last: a later call may take it) */
+            batch->free_sizes[batch->nfree] = i == later->count - 1 ? workspace_size : 0;
+            batch->frees[batch->nfree++] = later->blocks[i];
+        }
         Py_DECREF((PyObject *)batch);
         if (state_set(state, ST_NBYTES, total)) PyErr_Clear(); /* (the bound's count) */
     }
@@ -907,17 +970,26 @@ static PyObject *run_plan(PyObject *capsule, PyObject *lib, PyObject *api, PyObj
         }
     }
     deferred_t later;
-    later.launched = 0;
+    later.launched = later.count = 0;
+    later.nbytes = 0;
+    reuse_t reuse = {0, NULL, NULL, -1, 0};
+    release_t *source = p->device ? workspace_source(state, lib, (const api_t *)table, &reuse) : NULL;
     Py_BEGIN_ALLOW_THREADS
     if (p->device)
-        status = aclnnpy_fast_call_async(table, p->phase1, p->phase2, stream, p->desc, p->desc_len, pointers, &later);
+        status = fast_call((const api_t *)table, p->phase1, p->phase2, stream, p->desc, p->desc_len, pointers, &later,
+                           &reuse);
     else
         status = aclnnpy_fast_call(table, p->phase1, p->phase2, stream, p->desc, p->desc_len, pointers);
     Py_END_ALLOW_THREADS
+    if (source) {
+        workspace_taken(state, source, &reuse);
+        Py_DECREF((PyObject *)source);
+    }
     if (p->device && later.launched) {
         /* The call's device memory waits for the stream; a success names this call for a
          * later failure of its work (Call.__exit__'s rule). */
-        int here = status ? 1 : device_queued_here(state, lib, p->op, (const api_t *)table, &later);
+        int here = status ? 1
+                          : device_queued_here(state, lib, p->op, (const api_t *)table, &later, reuse.workspace_size);
         if (here < 0) {
             PyErr_Clear(); /* (device_done's bookkeeping instead: it raises what fails there too) */
             here = 1;
@@ -1880,6 +1952,8 @@ static PyMethodDef module_methods[] = {
      "frames_inside(globals, depth): calls from this module's code have depth frames of the package's on top"},
     {"set_state_type", set_state_type, METH_O,
      "set_state_type(cls) -> whether the offsets of the thread state class's slots were found"},
+    {"set_tensor_type", set_tensor_type, METH_O,
+     "set_tensor_type(cls): the class of new output Tensors, whose slots the entry writes; whether they were found"},
     {"set_dispatch", (PyCFunction)(void (*)(void))set_dispatch, METH_FASTCALL,
      "set_dispatch(dispatch_python, loader_module, failed, get_backend): dispatch's hooks"},
     {"dispatch", (PyCFunction)(void (*)(void))dispatch_entry, METH_FASTCALL | METH_KEYWORDS,
@@ -1908,13 +1982,15 @@ PyMODINIT_FUNC PyInit__entry(void) {
         {&s_releases, "releases"}, {&s_finalized, "finalized"}, {&s_give, "give"}, {&s_take, "take"},
         {&s_give_all, "give_all"}, {&s_batch, "batch"}, {&s_blocks, "blocks"},
         {&s_max_pending, "MAX_PENDING_RELEASES"}, {&s_max_bytes, "MAX_PENDING_BYTES"}, {&s_handle_address, "handle_address"},
-        {&s_trim, "trim"}, {&s_owner, "owner"}, {&s_dict, "__dict__"},
+        {&s_trim, "trim"}, {&s_owner, "owner"}, {&s_lib, "lib"},
+        {&s_shape, "shape"}, {&s_strides, "strides"}, {&s_offset, "offset"}, {&s_format, "format"},
         {&s_finalizer, "_finalizer"}, {&s_data, "_data"}, {&s_environ, "environ"}, {&s_loaded, "LOADED"},
-        {&s_stream_kw, "stream"}, {&s_made_kw, "made"},
+        {&s_stream_kw, "stream"}, {&s_made_kw, "made"}, {&s_state_cache, "aclnn_py._fast._entry.thread_state"},
     };
     for (size_t i = 0; i < sizeof strings / sizeof strings[0]; ++i)
         if (!*strings[i].slot && !(*strings[i].slot = PyUnicode_InternFromString(strings[i].text))) goto fail;
     if (!addresses && !(addresses = PyDict_New())) goto fail;
+    if (!at_fork_registered && pthread_atfork(NULL, NULL, at_fork_child) == 0) at_fork_registered = 1;
     if (!empty_tuple && !(empty_tuple = PyTuple_New(0))) goto fail;
     if (!codes_inside && !(codes_inside = PyDict_New())) goto fail;
     if (!namespaces_inside && !(namespaces_inside = PyDict_New())) goto fail;

@@ -122,8 +122,25 @@ typedef struct {
     void *blocks[MAX_ARGS + 1];
 } deferred_t;
 
+/* Device memory an asynchronous call may take for its workspace instead of aclrtMalloc: blocks
+ * of calls queued earlier on the same stream, waiting to be freed once it is past them (the
+ * stream runs this call's work after theirs, as a caching allocator reuses a block on the
+ * stream it was freed on). entry.c's, from the thread's batch; the block taken is in
+ * later->blocks as the call's own from then on. */
+typedef struct {
+    int count;
+    void *const *blocks;
+    const uint64_t *sizes;
+    int taken;               /* out: the index taken, or -1 */
+    uint64_t workspace_size; /* out: the workspace's size (0: none; it is the last of later->blocks) */
+} reuse_t;
+
 static int64_t fast_call(const api_t *api, void *phase1, void *phase2, void *stream, const int64_t *desc,
-                         int64_t desc_len, void *const *pointers, deferred_t *later) {
+                         int64_t desc_len, void *const *pointers, deferred_t *later, reuse_t *reuse) {
+    if (reuse) {
+        reuse->taken = -1;
+        reuse->workspace_size = 0;
+    }
     held_t held[MAX_ARGS];
     uint64_t slots[MAX_ARGS + 2] = {0};
     int count = 0, index = 0, p = 0;
@@ -201,7 +218,14 @@ static int64_t fast_call(const api_t *api, void *phase1, void *phase2, void *str
                                     a[22], a[23], a[24], a[25], a[26], a[27], a[28], a[29], a[30], a[31]);
     if (s) FAIL(s, AT_PHASE1);
     void *workspace = NULL;
-    if (workspace_size) {
+    for (int i = 0; workspace_size && later && reuse && i < reuse->count; ++i)
+        if (reuse->sizes[i] == workspace_size) {
+            workspace = reuse->blocks[i];
+            reuse->taken = i;
+            break;
+        }
+    if (reuse) reuse->workspace_size = workspace_size;
+    if (workspace_size && !workspace) {
         s = api->malloc_(&workspace, workspace_size, ACL_MEM_MALLOC_HUGE_FIRST);
         if (s) {
             /* Phase 2 never ran, so it never took the executor. */
@@ -249,7 +273,7 @@ static int64_t fast_call(const api_t *api, void *phase1, void *phase2, void *str
 
 EXPORT int64_t aclnnpy_fast_call(const void *api_p, void *phase1, void *phase2, void *stream,
                                  const int64_t *desc, int64_t desc_len, void *const *pointers) {
-    return fast_call((const api_t *)api_p, phase1, phase2, stream, desc, desc_len, pointers, NULL);
+    return fast_call((const api_t *)api_p, phase1, phase2, stream, desc, desc_len, pointers, NULL, NULL);
 }
 
 /* The call without waiting (device Tensor results): no synchronisation, no host output; the
@@ -263,5 +287,5 @@ EXPORT int64_t aclnnpy_fast_call_async(const void *api_p, void *phase1, void *ph
     d->launched = 0;
     d->count = 0;
     d->nbytes = 0;
-    return fast_call((const api_t *)api_p, phase1, phase2, stream, desc, desc_len, pointers, d);
+    return fast_call((const api_t *)api_p, phase1, phase2, stream, desc, desc_len, pointers, d, NULL);
 }

@@ -33,8 +33,6 @@
  *   Failures are not raised (a finalizer cannot raise), as on the Python path.
  */
 
-#include <stdarg.h>
-
 enum { REL_OWNED = 1, REL_GIVE = 3, REL_FREE = 4 };
 enum { HAS_HANDLE = 1, HAS_BLOCK = 2 }; /* an OWNED release's count */
 
@@ -57,13 +55,13 @@ typedef struct {
     uint64_t sizes[GIVE_MOST]; /* GIVE: each block's */
     int nfree;                 /* GIVE: calls' own blocks to aclrtFree (fn) first, */
     void *frees[GIVE_MOST];    /* (device_queued_here, entry.c) */
+    uint64_t free_sizes[GIVE_MOST]; /* their sizes where known (a workspace's), else 0 */
 } release_t;
 
 /* Set by setup_outputs(): the release type, Tensor.release_handle and DeviceBuffer.release_block (the
  * Python path's releases), an empty tuple (tp_new's arguments). */
 static PyObject *release_type, *tensor_release, *buffer_release, *empty_tuple;
-static PyObject *s_finalized, *s_give, *s_give_all, *s_take, *s_trim, *s_finalizer, *s_handle_address, *s_blocks,
-    *s_dict;
+static PyObject *s_finalized, *s_give, *s_give_all, *s_take, *s_trim, *s_finalizer, *s_handle_address, *s_blocks;
 
 /* A new release (NULL with an error). */
 static release_t *release_new(int kind, PyObject *lib, PyObject *pool, PyObject *owner) {
@@ -422,20 +420,48 @@ static release_t *waiting_batch(PyObject *state, PyObject *lib, const api_t *api
 
 /* -- the outputs of a device plan -------------------------------------------------------- */
 
+/* A new output Tensor's attributes: the form's (the same for every output of the form), then
+ * the call's own. Tensor keeps them in __slots__: set_tensor_type finds their offsets, and an
+ * output of exactly that class gets them written there (no attribute lookup, no dictionary);
+ * another class gets them as attributes. */
+enum { TA_LIB, TA_DTYPE, TA_SHAPE, TA_STRIDES, TA_OFFSET, TA_FORMAT, TA_FORM_FIELDS,
+       TA_FINALIZER = TA_FORM_FIELDS, TA_HANDLE_ADDRESS, TA_FAST_KEY, TA_FIELDS };
+static PyObject *s_lib, *s_shape, *s_strides, *s_offset, *s_format;
+static PyObject **const tensor_fields[TA_FIELDS] = {&s_lib, &s_dtype, &s_shape, &s_strides, &s_offset, &s_format,
+                                                    &s_finalizer, &s_handle_address, &s_fast_key};
+static PyObject *tensor_slots_type;     /* the class whose offsets are known, or NULL */
+static Py_ssize_t tensor_at[TA_FIELDS];
+
+/* set_tensor_type(cls): the class of new output Tensors (tensor.Tensor), its slots found
+ * (find_slots); whether they were. */
+static PyObject *set_tensor_type(PyObject *module, PyObject *cls) {
+    (void)module;
+    Py_CLEAR(tensor_slots_type);
+    if (!PyType_Check(cls)) {
+        PyErr_SetString(PyExc_TypeError, "set_tensor_type(cls): a class");
+        return NULL;
+    }
+    if (!find_slots(cls, tensor_fields, TA_FIELDS, tensor_at)) Py_RETURN_FALSE;
+    Py_INCREF(cls);
+    tensor_slots_type = cls;
+    Py_RETURN_TRUE;
+}
+
 typedef struct form {
     int zero, ndim;
     int32_t acl, format;
     int64_t dims[MAX_DIMS], strides[MAX_DIMS], offset, storage;
     uint64_t nbytes;
-    PyObject *nbytes_obj, *pool, *tensor_type_, *tensor_attrs, *token;
+    PyObject *nbytes_obj, *pool, *tensor_type_, *token;
+    PyObject *attrs[TA_FORM_FIELDS];  /* the Tensor's attributes of the form */
 } form_t;
 
 static void form_clear(form_t *f) {
     Py_CLEAR(f->nbytes_obj);
     Py_CLEAR(f->pool);
     Py_CLEAR(f->tensor_type_);
-    Py_CLEAR(f->tensor_attrs);
     Py_CLEAR(f->token);
+    for (int i = 0; i < TA_FORM_FIELDS; ++i) Py_CLEAR(f->attrs[i]);
 }
 
 static int int64s(PyObject *seq, int64_t *out, int *n) {
@@ -468,11 +494,21 @@ static int form_from(PyObject *spec, form_t *f) {
     f->storage = storage;
     f->nbytes = nbytes;
     if (!(f->nbytes_obj = PyLong_FromUnsignedLongLong(nbytes))) return -1;
-    PyObject *values[] = {pool, tensor_type_, tensor_attrs, token};
-    PyObject **slots[] = {&f->pool, &f->tensor_type_, &f->tensor_attrs, &f->token};
+    PyObject *values[] = {pool, tensor_type_, token};
+    PyObject **slots[] = {&f->pool, &f->tensor_type_, &f->token};
     for (size_t i = 0; i < sizeof slots / sizeof slots[0]; ++i) {
         Py_INCREF(values[i]);
         *slots[i] = values[i];
+    }
+    for (int i = 0; i < TA_FORM_FIELDS; ++i) {
+        PyObject *value = PyDict_GetItemWithError(tensor_attrs, *tensor_fields[i]); /* (borrowed) */
+        if (!value) {
+            if (!PyErr_Occurred())
+                PyErr_Format(PyExc_ValueError, "plan: an output form without the Tensor's %R", *tensor_fields[i]);
+            return -1;
+        }
+        Py_INCREF(value);
+        f->attrs[i] = value;
     }
     if (!PyType_Check(f->tensor_type_)) {
         PyErr_SetString(PyExc_TypeError, "plan: an output form without its type");
@@ -486,31 +522,30 @@ static int form_from(PyObject *spec, form_t *f) {
     return 0;
 }
 
-/* A new instance of type with a copy of attrs (and the key/value pairs, NULL-terminated) as
- * its attributes; NULL with an error. */
-static PyObject *instance(PyObject *type, PyObject *attrs, ...) {
-    newfunc tp_new = (newfunc)PyType_GetSlot((PyTypeObject *)type, Py_tp_new);
-    PyObject *obj = tp_new ? tp_new((PyTypeObject *)type, empty_tuple, NULL) : NULL;
-    PyObject *d = obj ? PyDict_Copy(attrs) : NULL;
-    if (!d) {
+/* A new output Tensor of form f with the call's own attributes (finalizer, handle_address,
+ * fast_key); NULL with an error. */
+static PyObject *new_tensor(const form_t *f, PyObject *finalizer, PyObject *handle_address, PyObject *fast_key) {
+    PyObject *values[TA_FIELDS];
+    for (int i = 0; i < TA_FORM_FIELDS; ++i) values[i] = f->attrs[i];
+    values[TA_FINALIZER] = finalizer;
+    values[TA_HANDLE_ADDRESS] = handle_address;
+    values[TA_FAST_KEY] = fast_key;
+    newfunc tp_new = (newfunc)PyType_GetSlot((PyTypeObject *)f->tensor_type_, Py_tp_new);
+    PyObject *obj = tp_new ? tp_new((PyTypeObject *)f->tensor_type_, empty_tuple, NULL) : NULL;
+    if (!obj) {
         if (!PyErr_Occurred()) PyErr_SetString(PyExc_SystemError, "aclnn_py fast entry: a type without tp_new");
-        Py_XDECREF(obj);
         return NULL;
     }
-    va_list pairs;
-    va_start(pairs, attrs);
-    int failed = 0;
-    for (PyObject *key; !failed && (key = va_arg(pairs, PyObject *)) != NULL;) {
-        PyObject *value = va_arg(pairs, PyObject *);
-        failed = PyDict_SetItem(d, key, value);
+    int direct = f->tensor_type_ == tensor_slots_type;
+    for (int i = 0; i < TA_FIELDS; ++i) {
+        if (direct) {
+            Py_INCREF(values[i]);
+            SET_REF(*(PyObject **)((char *)obj + tensor_at[i]), values[i]);
+        } else if (PyObject_SetAttr(obj, *tensor_fields[i], values[i])) {
+            Py_DECREF(obj);
+            return NULL;
+        }
     }
-    va_end(pairs);
-    if (failed || PyObject_SetAttr(obj, s_dict, d)) {
-        Py_DECREF(d);
-        Py_DECREF(obj);
-        return NULL;
-    }
-    Py_DECREF(d);
     return obj;
 }
 
@@ -629,6 +664,42 @@ static void *reuse_block(PyObject *state, const form_t *f) {
     return block;
 }
 
+/* The thread's batch when a call on lib may take its workspace from the blocks of earlier
+ * calls waiting in it (on the thread's own stream, no capture: reuse_block's rule), with
+ * *reuse pointing at them; else NULL (no error). A new reference. */
+static release_t *workspace_source(PyObject *state, PyObject *lib, const api_t *api, reuse_t *reuse) {
+    reuse->count = 0;
+    PyObject *batch = state && on_own_stream(state) > 0 ? state_get(state, ST_BATCH) : NULL;
+    PyErr_Clear();
+    release_t *b = batch && Py_TYPE(batch) == (PyTypeObject *)release_type ? (release_t *)batch : NULL;
+    if (!b || b->kind != REL_GIVE || b->ran || b->lib != lib || !b->nfree || b->fn != api->free_) {
+        Py_XDECREF(batch);
+        return NULL;
+    }
+    reuse->count = b->nfree;
+    reuse->blocks = b->frees;
+    reuse->sizes = b->free_sizes;
+    return b;
+}
+
+/* The call took block reuse->taken of batch b (workspace_source) for its workspace: it is no
+ * longer b's to free, nor in the bound's count (the call's own blocks count anew). */
+static void workspace_taken(PyObject *state, release_t *b, const reuse_t *reuse) {
+    int i = reuse->taken;
+    if (i < 0 || i >= b->nfree) return;
+    uint64_t size = b->free_sizes[i];
+    b->nfree--;
+    b->frees[i] = b->frees[b->nfree];
+    b->free_sizes[i] = b->free_sizes[b->nfree];
+    PyObject *held = state_get(state, ST_NBYTES);
+    long long was = held ? PyLong_AsLongLong(held) : -1;
+    Py_XDECREF(held);
+    PyObject *less = was >= (long long)size ? PyLong_FromLongLong(was - (long long)size) : NULL;
+    if (less) state_set(state, ST_NBYTES, less);
+    Py_XDECREF(less);
+    PyErr_Clear();
+}
+
 /* A new output Tensor of form f on lib (this thread's state), its aclTensor in *handle; NULL
  * with an error (everything made released). */
 static PyObject *make_output(const form_t *f, PyObject *lib, PyObject *state, PyObject *op, const api_t *api,
@@ -661,8 +732,7 @@ static PyObject *make_output(const form_t *f, PyObject *lib, PyObject *state, Py
     handle_address = PyLong_FromVoidPtr(h);
     fast_key = handle_address ? PyTuple_Pack(2, f->token, handle_address) : NULL;
     if (!fast_key) goto out;
-    result = instance(f->tensor_type_, f->tensor_attrs, s_finalizer, (PyObject *)owned, s_handle_address,
-                      handle_address, s_fast_key, fast_key, NULL);
+    result = new_tensor(f, (PyObject *)owned, handle_address, fast_key);
     if (result) *handle = h;
 out:
     /* (on a failure, the release dropped here frees what it holds) */
@@ -675,6 +745,7 @@ out:
 /* -- ACLNN_PY_BLOCKING, read as queued.blocking() reads it, without a call while it is unchanged */
 
 static PyObject *os_module, *blocking_key, *last_raw, *s_data, *s_environ;
+static PyObject *last_environ, *last_data;  /* os.environ as last read, and its _data */
 static int have_last, last_blocking;
 
 /* queued.blocking(): 1, 0, or -1 with an error. */
@@ -682,9 +753,21 @@ static int is_blocking(void) {
     /* (as Setting.raw: anew; from the module's namespace, as pending_bounds) */
     PyObject *names = os_module && PyModule_Check(os_module) ? PyModule_GetDict(os_module) : NULL;
     PyObject *environ = names ? PyDict_GetItemWithError(names, s_environ) : NULL;
-    Py_XINCREF(environ);
-    PyObject *data = environ ? PyObject_GetAttr(environ, s_data) : NULL;
-    Py_XDECREF(environ);
+    PyObject *data;
+    if (environ && environ == last_environ) {  /* (os.environ's mapping, made once with it) */
+        data = last_data;
+        Py_INCREF(data);
+    } else {
+        Py_XINCREF(environ);
+        data = environ ? PyObject_GetAttr(environ, s_data) : NULL;
+        if (data && PyDict_Check(data)) {
+            SET_REF(last_environ, environ);  /* (the reference taken above) */
+            Py_INCREF(data);
+            SET_REF(last_data, data);
+        } else {
+            Py_XDECREF(environ);
+        }
+    }
     PyObject *raw = NULL;
     int known = 0;
     if (data && PyDict_Check(data)) {

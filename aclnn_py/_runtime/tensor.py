@@ -178,8 +178,8 @@ def _pointer_on_first_use(obj: Any, name: str, pointer: str, key: str, ctype: st
     """``obj.<pointer>`` of an object the fast entry made (``aclnn_py/_fast/outputs.c``): it holds
     the address (attribute ``key``) and the cffi pointer of type ``ctype`` is made on first use
     (and kept). Any other missing attribute is the usual AttributeError (``__getattr__``)."""
-    address = obj.__dict__.get(key)
-    if name != pointer or address is None:
+    address = getattr(obj, key, None) if name == pointer else None  # (key unset: __getattr__ says so)
+    if address is None:
         raise AttributeError(f"'{type(obj).__name__}' object has no attribute '{name}'")
     made = obj.lib.ffi.cast(ctype, address)
     setattr(obj, pointer, made)
@@ -229,6 +229,13 @@ class Tensor(_Shaped):
     ``np.asarray(tensor)`` downloads it (after the work queued on this thread's stream).
     """
 
+    # Slots: the fast entry makes an output Tensor per operator call and writes these directly
+    # (``aclnn_py/_fast/outputs.c``, ``set_tensor_type``); ``handle`` and ``buffer`` of such an
+    # output are made on first use (``__getattr__``). A user's own attributes go to a
+    # dictionary, made when the first one is set.
+    __slots__ = ("buffer", "lib", "dtype", "shape", "strides", "offset", "format", "handle", "handle_address",
+                 "_finalizer", "fast_key", "__weakref__", "__dict__")
+
     def __init__(self, buffer: DeviceBuffer, shape: Sequence[int], dtype: DTypeLike, strides: Sequence[int] | None = None,
                  offset: int = 0, format: int | None = None) -> None:
         if not isinstance(buffer, DeviceBuffer):
@@ -276,7 +283,7 @@ class Tensor(_Shaped):
         """The ``DeviceBuffer`` of an output the fast entry made (``aclnn_py/_fast/outputs.c``),
         made when first asked for: the output's release hands its block over to it (views
         share it from then on). None once the output is released (as ``close`` leaves it)."""
-        release: Any = self.__dict__.get("_finalizer")
+        release: Any = getattr(self, "_finalizer", None)
         split = getattr(release, "split_block", None)
         if split is None:
             raise AttributeError(f"'{type(self).__name__}' object has no attribute 'buffer'")
@@ -527,10 +534,8 @@ def output_form(tensor: Tensor, zero: bool) -> tuple[Any, ...]:
     assert tensor.fast_key is not None and tensor.buffer is not None
     token = tensor.fast_key[0]
     lib, storage, nbytes = tensor.lib, token[6], tensor.buffer.nbytes
-    # (the per-call attributes as None here: a copy has room for them, no resize per call)
     tensor_attributes = {"lib": lib, "dtype": tensor.dtype, "shape": tensor.shape, "strides": tensor.strides,
-                         "offset": tensor.offset, "format": tensor.format, "_finalizer": None,
-                         "handle_address": None, "fast_key": None}
+                         "offset": tensor.offset, "format": tensor.format}
     return (bool(zero), int(to_acl(tensor.dtype)), tensor.shape, tensor.strides, tensor.offset, tensor.format,
             storage, nbytes, _pool.pool(lib), Tensor, tensor_attributes, token)
 

@@ -248,6 +248,35 @@ def test_calls_own_blocks_wait_in_batches_and_the_queue_stays_bounded(data):
     assert counters(lib) == before
 
 
+def test_a_calls_workspace_is_one_waiting_behind_the_work_on_its_stream(data):
+    """A planned device call takes its workspace (ReflectionPad2dBackward has one) from the
+    workspaces of calls queued before it on the thread's own stream, waiting to be freed,
+    instead of aclrtMalloc per call: along a chain whose outputs are kept, the live device
+    blocks grow by the outputs alone. The results stay right: the simulator runs queued work
+    only at the synchronisation, so a workspace reused out of stream order shows as wrong data."""
+    lib, _, _ = data
+    from aclnn_py._runtime import library
+
+    grad = np.arange(64, dtype=np.float32).reshape(1, 1, 8, 8)
+    self = np.zeros((1, 1, 6, 6), np.float32)
+    expected = aclnn_py.reflection_pad2d_backward(grad, self, [1, 1, 1, 1], backend="numpy")
+    before = counters(lib)
+    gt, xt = Tensor.from_numpy(grad, backend="sim"), Tensor.from_numpy(self, backend="sim")
+    calls = min(40, library.MAX_PENDING_RELEASES // 2)  # (no synchronisation at the bound meanwhile)
+    outs, live = [], []
+    for _ in range(calls):
+        outs.append(aclnn_py.reflection_pad2d_backward(gt, xt, [1, 1, 1, 1], backend="sim"))
+        c = lib.ffi.new("aclsimCounters *")
+        lib.call("aclsimGetCounters", c)
+        live.append(c.device_blocks)
+    if _entry_on(lib):
+        assert live[-1] - live[4] == calls - 5  # one new block a call: its output
+    for out in outs:
+        assert_close(out.numpy(), expected, np.float32)
+    del outs, out, gt, xt
+    assert counters(lib) == before
+
+
 def test_the_thread_state_read_by_its_slots_or_by_its_attributes(data):
     """The entry reads the thread's state by the offsets of its class's slots, found once; a
     class whose slots it cannot find is read through its attributes, with the same results
@@ -273,6 +302,33 @@ def test_the_thread_state_read_by_its_slots_or_by_its_attributes(data):
     finally:
         if entry is not None:
             assert entry.set_state_type(library.ThreadStreams) is True
+
+
+def test_an_output_made_by_its_slots_or_by_its_attributes(data):
+    """The entry writes a new output Tensor's attributes at the offsets of Tensor's slots,
+    found once; when they are not known (another class asked last) it sets them as
+    attributes, with the same Tensor."""
+    lib, a, _ = data
+    entry = _fast.entry() if _entry_on(lib) else None
+
+    class Plain:  # no slots: nothing to find
+        pass
+
+    if entry is not None:
+        assert entry.set_tensor_type(Tensor) is True
+        assert entry.set_tensor_type(Plain) is False
+    try:
+        before = counters(lib)
+        with Tensor.from_numpy(a, backend="sim") as at:
+            out = _planned(aclnn_py.relu, at)
+            assert (out.lib, out.dtype, out.shape, out.strides, out.offset) == (lib, at.dtype, at.shape, at.strides, 0)
+            assert out.format == at.format and int(lib.ffi.cast("uintptr_t", out.handle)) == out.fast_key[1]
+            np.testing.assert_array_equal(out.numpy(), np.maximum(a, 0))
+            del out
+        assert counters(lib) == before
+    finally:
+        if entry is not None:
+            assert entry.set_tensor_type(Tensor) is True
 
 
 def test_an_outputs_buffer_is_made_once_and_holds_the_block(data):
