@@ -37,23 +37,46 @@ def widened(a: np.ndarray) -> np.ndarray:
 #: NumPy's own loop adds such a row in 8 running sums (its pairwise summation starts above 128
 #: elements), BLAS in its vector lanes, so the accuracy is alike, but NumPy pays ~30 ns of loop
 #: set-up per row.  Measured (float32, one thread, fastest of 300): (16384, 49) 0.50 -> 0.16 ms,
-#: (12288, 128) 0.57 -> 0.32 ms, (4096, 196) 0.29 -> 0.14 ms; (256, 1000) 0.08 -> 0.03 ms but
-#: with twice the error, so longer rows stay NumPy's pairwise sums.
+#: (12288, 128) 0.57 -> 0.32 ms, (4096, 196) 0.29 -> 0.14 ms.  A longer row is cut into
+#: blocks of ``block_length`` (at most this, a divisor of its length) summed so, and the blocks'
+#: sums then added by NumPy's pairwise sum: the error stays that of NumPy's pairwise sum (which
+#: adds blocks of 128 in 8 running sums), against twice it for whole 1000-long rows by BLAS.
+#: Measured (float32, one thread, thread time, median of 50 ms, NumPy's sum / in blocks; max
+#: error against float64, x 1e-6): rows (256, 1000) 0.071 / 0.046 (8.9 / 8.8); all of (256,
+#: 1000) 0.065 / 0.024 (70 / 9.3); (8, 64, 56, 56) over (0, 2, 3) 0.47 / 0.34 (51 / 48).
 SHORT_ROW = 128
+
+
+def block_length(length: int) -> int:
+    """The length of the blocks ``last_sums`` cuts a row of ``length`` into: the row itself up
+    to ``SHORT_ROW``, else its largest divisor from ``SHORT_ROW / 2`` to ``SHORT_ROW``, else 0
+    (no blocks: NumPy's sum)."""
+    return _block_length(length, SHORT_ROW)
+
+
+@functools.lru_cache(maxsize=256)
+def _block_length(length: int, short: int) -> int:
+    if length <= short:
+        return length
+    return next((b for b in range(short, short // 2 - 1, -1) if b and length % b == 0), 0)
 
 
 def last_sums(a: np.ndarray, keepdims: bool = False) -> np.ndarray:
     """The sums along the last axis of a FLOAT/DOUBLE array (``SHORT_ROW``); its dtype."""
     length = a.shape[-1] if a.ndim else 0
-    if (0 < length <= SHORT_ROW and a.dtype in _BLAS_DTYPES and a.strides[-1] == a.itemsize
-            and a.size >= 2 * length):
-        sums: np.ndarray
+    block = block_length(length) if length else 0
+    if block and a.dtype in _BLAS_DTYPES and a.strides[-1] == a.itemsize and a.size >= 2 * block:
+        # (one matrix where ``a`` is C-contiguous; else a stack of them, each row still a view)
+        rows = a.reshape(-1, block) if a.flags.c_contiguous else a.reshape(*a.shape[:-1], length // block, block)
+        ones = _ones(block, a.dtype)
         if a.size < ONE_THREAD_PRODUCT:  # (OpenBLAS's own rule: no thread to hold back)
-            sums = np.matmul(a, _ones(length, a.dtype))
+            blocks = np.matmul(rows, ones)
         else:
             with blas.single_threaded():  # (called from the worker threads: one BLAS thread each)
-                sums = np.matmul(a, _ones(length, a.dtype))
-        return sums[..., None] if keepdims else sums
+                blocks = np.matmul(rows, ones)
+        blocks = blocks.reshape(*a.shape[:-1], length // block)
+        sums = np.add.reduce(blocks, axis=-1) if length > block else blocks.reshape(a.shape[:-1])
+        return np.asarray(sums[..., None] if keepdims else sums)
     return np.asarray(np.add.reduce(a, axis=-1, keepdims=True) if keepdims else np.add.reduce(a, axis=-1))
 
 
@@ -230,20 +253,29 @@ def softmax_backward(grad: np.ndarray, output: np.ndarray, dim: int) -> np.ndarr
 def reduce_sum(x: np.ndarray, dims: Sequence[int], keepdim: bool, wide: np.dtype) -> np.ndarray:
     """The sum of ``x`` (already in the dtype summed in) over ``dims`` (normalised, no
     duplicates, not empty) in the accumulator dtype ``wide``: the kept dims' parts shared out to
-    the worker threads (``lanes.over``; short trailing rows by ``last_sums``)."""
+    the worker threads (``lanes.over``).  Where the trailing dims are reduced and ``x`` is a
+    C-contiguous FLOAT/DOUBLE array, they are summed as rows by ``last_sums`` (BLAS, in blocks)
+    and the other reduced dims then by NumPy's sum of those rows' sums."""
     axes = tuple(dims)
     kept = np.empty(tuple(1 if i in axes else n for i, n in enumerate(x.shape)), wide)
 
-    rows = math.prod(x.shape[d] for d in axes)
-    trailing = axes == tuple(range(x.ndim - len(axes), x.ndim)) and x.dtype == wide and rows <= SHORT_ROW
+    lead = x.ndim  # (the dims before the trailing run of reduced ones)
+    while lead and lead - 1 in axes:
+        lead -= 1
+    rows = math.prod(x.shape[lead:])
+    by_rows = lead < x.ndim and x.dtype == wide and x.flags.c_contiguous and x.size > 0
+    others = tuple(d for d in axes if d < lead)
 
     def part(index: lanes.Index) -> None:
-        piece = x[index]
-        if trailing and piece.flags.c_contiguous:  # (short rows of the trailing dims: ``last_sums``)
-            sums = last_sums(piece.reshape(*piece.shape[:x.ndim - len(axes)], rows))
-            kept[index] = sums.reshape(kept[index].shape)
+        piece, target = x[index], kept[index]
+        if by_rows:  # (a part cuts a dim before the run: its rows stay views)
+            sums = last_sums(piece.reshape(*piece.shape[:lead], rows))
+            if others:
+                np.sum(sums, axis=others, keepdims=True, out=target.reshape(target.shape[:lead]))
+            else:
+                target[...] = sums.reshape(target.shape)
             return
-        np.sum(piece, axis=axes, dtype=wide, keepdims=True, out=kept[index])
+        np.sum(piece, axis=axes, dtype=wide, keepdims=True, out=target)
 
     lanes.over(x.shape, axes, part)
     return kept if keepdim else kept.reshape([n for i, n in enumerate(x.shape) if i not in axes])

@@ -158,7 +158,7 @@ def test_batch_norm_and_its_backward_split_equal_whole(monkeypatch, shape, train
     _same(*_both(monkeypatch, backward))
 
 
-@pytest.mark.parametrize("shape", [(6, 33), (3, 4, 128), (2, 5, 129), (1, 7), (4, 0)])
+@pytest.mark.parametrize("shape", [(6, 33), (3, 4, 128), (2, 5, 129), (1, 7), (4, 0), (3, 1000), (2, 3, 3136), (1009,)])
 def test_last_sums_match_a_float64_sum(monkeypatch, shape):
     monkeypatch.setattr(_red, "SHORT_ROW", 128)
     a = np.random.default_rng(8).standard_normal(shape).astype(np.float32)
@@ -168,6 +168,17 @@ def test_last_sums_match_a_float64_sum(monkeypatch, shape):
     assert _red.last_sums(a, keepdims=True).shape == (*shape[:-1], 1)
     assert_close(_red.last_sums(a[..., ::2]), a[..., ::2].astype(np.float64).sum(axis=-1), np.float32,
                  scale=np.sqrt(shape[-1] + 1))
+    if a.ndim > 1:  # (rows of a part of the leading dim: a stack of blocks, no copy)
+        part = a[1:]
+        assert_close(_red.last_sums(part), part.astype(np.float64).sum(axis=-1), np.float32,
+                     scale=np.sqrt(shape[-1] + 1))
+
+
+@pytest.mark.parametrize(("length", "block"), [(100, 100), (128, 128), (1000, 125), (3136, 112), (256000, 128),
+                                               (1009, 0), (129, 0)])
+def test_long_rows_are_cut_into_blocks_dividing_them(monkeypatch, length, block):
+    monkeypatch.setattr(_red, "SHORT_ROW", 128)
+    assert _red.block_length(length) == block
 
 
 @pytest.mark.parametrize("op", ["softmax", "log_softmax", "softmax_backward", "log_softmax_backward"])
