@@ -23,6 +23,7 @@ import numpy as np
 
 from .._dtypes import compute_dtype
 from . import blas, lanes, workers
+from .ufunc_buffer import run_buffer, ufunc_buffer
 
 FLOAT32 = np.dtype(np.float32)
 
@@ -138,12 +139,14 @@ def affine(x3: np.ndarray, scale: np.ndarray, shift: np.ndarray | None, out: np.
     """``x3 * scale + shift`` per channel of an (N, C, L) FLOAT array (into ``out`` if given),
     its parts over C shared out to the worker threads (``lanes.over``)."""
     result = np.empty(x3.shape, FLOAT32) if out is None else out
+    buffer = lane_buffer(x3.shape, 1)
 
     def part(index: lanes.Index) -> None:
         r, ch = result[index], index[1]
-        np.multiply(x3[index], scale[ch, None], out=r)
-        if shift is not None:
-            np.add(r, shift[ch, None], out=r)
+        with ufunc_buffer(buffer):
+            np.multiply(x3[index], scale[ch, None], out=r)
+            if shift is not None:
+                np.add(r, shift[ch, None], out=r)
 
     lanes.over(x3.shape, (0, 2), part, passes=2)
     return result
@@ -170,7 +173,15 @@ def lane_max(a: np.ndarray, dim: int) -> np.ndarray:
 
 
 # Each computes into a new array, in place on it pass after pass, over parts of the rows shared
-# out to the worker threads (``lanes.over``: every part holds whole lanes along ``dim``).
+# out to the worker threads (``lanes.over``: every part holds whole lanes along ``dim``); its
+# broadcasts of a lane's max or sum with the ufunc buffer of ``lane_buffer``.
+
+def lane_buffer(shape: tuple[int, ...], dim: int) -> int | None:
+    """``ufunc_buffer.run_buffer`` of a broadcast along ``dim`` of an array of ``shape``: its
+    runs are the dims after ``dim`` (the last dim where ``dim`` is the last)."""
+    run = math.prod(shape[dim + 1:]) if dim < len(shape) - 1 else shape[-1]
+    return run_buffer(run, math.prod(shape))
+
 
 def log_softmax(x: np.ndarray, dim: int) -> np.ndarray:
     """``log_softmax`` of a FLOAT/DOUBLE array along ``dim`` (normalised): ``x - max - log(sum
@@ -180,18 +191,22 @@ def log_softmax(x: np.ndarray, dim: int) -> np.ndarray:
         out[...] = 0  # (one element: log 1)
         return out
 
+    buffer = lane_buffer(x.shape, dim)
+
     def part(index: lanes.Index) -> None:
         o = out[index]
-        with np.errstate(invalid="ignore"):  # (an infinite max: NaN, as PyTorch; ``lane_max``)
-            np.subtract(x[index], lane_max(x[index], dim), out=o)
-        # exp(o) only to be summed: into a scratch array the thread keeps (no fresh pages a
-        # call; A/B at load 1.7, median ms old/new: (256,1000) 0.80/0.62 split, 0.81/0.75 one
-        # thread; (128,10) 0.104/0.066 one thread; (8,12,128,128) 3.52/3.20 split, 5.38/5.29)
-        e = workers.scratch("lanes.exp", o.shape) if o.dtype == FLOAT32 else np.empty_like(o)
-        np.exp(o, out=e)
-        with np.errstate(divide="ignore"):
-            lse = np.log(_sums(e, dim))
-        np.subtract(o, lse, out=o)
+        shift = lane_max(x[index], dim)
+        with ufunc_buffer(buffer):
+            with np.errstate(invalid="ignore"):  # (an infinite max: NaN, as PyTorch; ``lane_max``)
+                np.subtract(x[index], shift, out=o)
+            # exp(o) only to be summed: into a scratch array the thread keeps (no fresh pages a
+            # call; A/B at load 1.7, median ms old/new: (256,1000) 0.80/0.62 split, 0.81/0.75 one
+            # thread; (128,10) 0.104/0.066 one thread; (8,12,128,128) 3.52/3.20 split, 5.38/5.29)
+            e = workers.scratch("lanes.exp", o.shape) if o.dtype == FLOAT32 else np.empty_like(o)
+            np.exp(o, out=e)
+            with np.errstate(divide="ignore"):
+                lse = np.log(_sums(e, dim))
+            np.subtract(o, lse, out=o)
 
     lanes.over(x.shape, (dim,), part, passes=5)
     return out
@@ -204,12 +219,16 @@ def softmax(x: np.ndarray, dim: int) -> np.ndarray:
         out[...] = 1
         return out
 
+    buffer = lane_buffer(x.shape, dim)
+
     def part(index: lanes.Index) -> None:
         o = out[index]
-        with np.errstate(invalid="ignore"):  # (an infinite max: NaN, as PyTorch; ``lane_max``)
-            np.subtract(x[index], lane_max(x[index], dim), out=o)
-        np.exp(o, out=o)
-        np.divide(o, _sums(o, dim), out=o)
+        shift = lane_max(x[index], dim)
+        with ufunc_buffer(buffer):
+            with np.errstate(invalid="ignore"):  # (an infinite max: NaN, as PyTorch; ``lane_max``)
+                np.subtract(x[index], shift, out=o)
+            np.exp(o, out=o)
+            np.divide(o, _sums(o, dim), out=o)
 
     lanes.over(x.shape, (dim,), part, passes=4)
     return out
@@ -221,10 +240,13 @@ def log_softmax_backward(grad: np.ndarray, output: np.ndarray, dim: int) -> np.n
         return np.asarray(grad - np.exp(output) * grad)
     out = np.empty(grad.shape, grad.dtype)
 
+    buffer = lane_buffer(grad.shape, dim)
+
     def part(index: lanes.Index) -> None:
         o, g = out[index], grad[index]
         np.exp(output[index], out=o)
-        np.multiply(o, _sums(g, dim), out=o)
+        with ufunc_buffer(buffer):
+            np.multiply(o, _sums(g, dim), out=o)
         np.subtract(g, o, out=o)
 
     lanes.over(grad.shape, (dim,), part, passes=4)
@@ -237,11 +259,14 @@ def softmax_backward(grad: np.ndarray, output: np.ndarray, dim: int) -> np.ndarr
         return np.asarray(output * (grad - grad * output))
     out = np.empty(grad.shape, grad.dtype)
 
+    buffer = lane_buffer(grad.shape, dim)
+
     def part(index: lanes.Index) -> None:
         o, g, y = out[index], grad[index], output[index]
         np.multiply(g, y, out=o)
         total = _sums(o, dim)
-        np.subtract(g, total, out=o)
+        with ufunc_buffer(buffer):
+            np.subtract(g, total, out=o)
         np.multiply(o, y, out=o)
 
     lanes.over(grad.shape, (dim,), part, passes=4)
