@@ -120,7 +120,8 @@ def channel_mean(x3: np.ndarray) -> np.ndarray:
 def centered(x3: np.ndarray, mean: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(x3 - mean, the biased variance of each channel)`` of an (N, C, L) FLOAT array: the
     variance from the centred values (two passes, no cancellation), FLOAT of shape (C,)."""
-    d = np.subtract(x3, mean[:, None])
+    with ufunc_buffer(lane_buffer(x3.shape, 1)):
+        d = np.subtract(x3, mean[:, None])
     count = x3.shape[0] * x3.shape[2]
     squares = np.einsum("ncl,ncl->c", d, d) if d.size else np.zeros(x3.shape[1], FLOAT32)
     return d, np.asarray(squares / np.float32(count), FLOAT32)

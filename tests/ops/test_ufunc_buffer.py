@@ -92,13 +92,13 @@ def test_run_buffer_is_one_run_for_large_calls_over_runs_of_hundreds_to_thousand
         assert np.getbufsize() == before
 
 
-@pytest.mark.parametrize("op", ["add", "softmax", "affine"])
+@pytest.mark.parametrize("op", ["add", "softmax", "affine", "batch_norm_backward", "centered"])
 def test_broadcasts_run_with_one_run_of_buffer_and_give_the_callers_back(monkeypatch, op):
     """A bias add (over_parts) and the softmax family / BatchNorm's affine (reduce) set the
     buffer to one run for their broadcast, on every thread, and the caller keeps its own."""
     reduce = importlib.import_module("aclnn_py._numpy.reduce")
     seen = []
-    original = np.multiply if op == "affine" else (np.add if op == "add" else np.subtract)
+    original = {"add": np.add, "softmax": np.subtract, "centered": np.subtract}.get(op, np.multiply)
     name = original.__name__
 
     class Spy:
@@ -119,12 +119,22 @@ def test_broadcasts_run_with_one_run_of_buffer_and_give_the_callers_back(monkeyp
             monkeypatch.setattr(reduce, "np", spy)
             x = rng.standard_normal((64, 1000)).astype(np.float32)
             aclnn_py.softmax(x, 1, backend="numpy")
+        elif op == "batch_norm_backward":
+            bn = importlib.import_module("aclnn_py.ops.batch_norm_backward")
+            monkeypatch.setattr(bn, "np", spy)
+            g, x = rng.standard_normal((2, 16, 32, 32)).astype(np.float32), rng.standard_normal((2, 16, 32, 32)).astype(np.float32)
+            mean, invstd = np.zeros(16, np.float32), np.ones(16, np.float32)
+            aclnn_py.batch_norm_backward(g, x, None, None, None, mean, invstd, True, 1e-5, [True, True, True],
+                                         backend="numpy")
         else:
             monkeypatch.setattr(reduce, "np", spy)
             x3 = rng.standard_normal((2, 16, 1024)).astype(np.float32)
             scale = rng.standard_normal(16).astype(np.float32)
-            np.testing.assert_array_equal(reduce.affine(x3, scale, None), x3 * scale[:, None])
+            if op == "affine":
+                np.testing.assert_array_equal(reduce.affine(x3, scale, None), x3 * scale[:, None])
+            else:
+                np.testing.assert_array_equal(reduce.centered(x3, scale)[0], x3 - scale[:, None])
         assert np.getbufsize() == 4096
     finally:
         np.setbufsize(8192)
-    assert seen and set(seen) == {1008 if op != "affine" else 1024}
+    assert seen and set(seen) == {1008 if op in ("add", "softmax") else 1024}
