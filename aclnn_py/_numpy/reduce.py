@@ -213,25 +213,42 @@ def log_softmax(x: np.ndarray, dim: int) -> np.ndarray:
     return out
 
 
+#: The magnitude up to which ``softmax`` takes ``exp(x)`` unshifted: exp of it neither overflows
+#: nor leaves the normal range (e^64 ~ 6e27, e^-64 ~ 2e-28), nor does a lane's sum of them.
+UNSHIFTED_RANGE = 64.0
+
+
 def softmax(x: np.ndarray, dim: int) -> np.ndarray:
-    """``softmax`` of a FLOAT/DOUBLE array along ``dim``: ``exp(x - max) / sum``; a new array."""
+    """``softmax`` of a FLOAT/DOUBLE array along ``dim``: ``exp(x - max) / sum``; a new array.
+
+    Where every value lies within ``UNSHIFTED_RANGE`` (one min and one max over the whole
+    array), ``exp(x) / sum``: the same quotient (the max cancels) with no lane max and no
+    broadcast subtraction, each exp of an exact argument (``x - max`` is rounded first).
+    Thread time, one thread, median of 30 interleaved calls, ms with the max / unshifted (max
+    relative error against float64 PyTorch, x 1e-7): (8,12,128,128) dim -1 (lanes of 128,
+    where a lane's max and a broadcast cost ~0.1 us a lane in NumPy's loop set-up) 5.94 / 3.31
+    (5.4 / 3.0); (256,1000) dim 1 0.49 / 0.39 (4.8 / 2.8); (128,10) dim 1 0.033 / 0.021."""
     out = np.empty(x.shape, x.dtype)
     if x.ndim == 0:
         out[...] = 1
         return out
-
+    # (a NaN fails both comparisons: shifted, as are infinities)
+    unshifted = x.size > 0 and bool(np.min(x) >= -UNSHIFTED_RANGE) and bool(np.max(x) <= UNSHIFTED_RANGE)
     buffer = lane_buffer(x.shape, dim)
 
     def part(index: lanes.Index) -> None:
         o = out[index]
-        shift = lane_max(x[index], dim)
-        with ufunc_buffer(buffer):
-            with np.errstate(invalid="ignore"):  # (an infinite max: NaN, as PyTorch; ``lane_max``)
+        if unshifted:
+            np.exp(x[index], out=o)
+        else:
+            shift = lane_max(x[index], dim)
+            with ufunc_buffer(buffer), np.errstate(invalid="ignore"):  # (an infinite max: NaN, as PyTorch)
                 np.subtract(x[index], shift, out=o)
             np.exp(o, out=o)
+        with ufunc_buffer(buffer):
             np.divide(o, _sums(o, dim), out=o)
 
-    lanes.over(x.shape, (dim,), part, passes=4)
+    lanes.over(x.shape, (dim,), part, passes=3 if unshifted else 4)
     return out
 
 

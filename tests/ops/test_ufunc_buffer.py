@@ -98,7 +98,7 @@ def test_broadcasts_run_with_one_run_of_buffer_and_give_the_callers_back(monkeyp
     buffer to one run for their broadcast, on every thread, and the caller keeps its own."""
     reduce = importlib.import_module("aclnn_py._numpy.reduce")
     seen = []
-    original = {"add": np.add, "softmax": np.subtract, "centered": np.subtract}.get(op, np.multiply)
+    original = {"add": np.add, "softmax": np.divide, "centered": np.subtract}.get(op, np.multiply)
     name = original.__name__
 
     class Spy:
