@@ -328,6 +328,15 @@ def avg_divisors(hw: tuple[int, int], out_hw: tuple[int, int], k: tuple[int, int
     return scale
 
 
+@functools.lru_cache(maxsize=64)
+def repeat_factor(o: int, size: int, scale: float = 0.0) -> int:
+    """``k`` where legacy nearest resizing of ``size`` to ``o`` copies each cell to ``k``
+    consecutive outputs (``nearest_source`` is ``i // k``), else 0 (kept from call to call: the
+    check is most of a tiny call's cost)."""
+    k = o // size
+    return k if o == k * size and np.array_equal(nearest_source(o, size, scale), np.arange(o) // k) else 0
+
+
 def nearest_grad(grad: np.ndarray, height: int, width: int, scales: tuple[float, float]) -> np.ndarray:
     """The gradient of legacy nearest resizing for the float32 ``(planes, oh, ow)`` gradient:
     each input cell the sum of the outputs it was copied to.  The index maps are non-decreasing,
@@ -335,9 +344,8 @@ def nearest_grad(grad: np.ndarray, height: int, width: int, scales: tuple[float,
     output reads stay 0)."""
     planes, oh, ow = grad.shape
     for axis, size, o, scale in ((2, width, ow, scales[1]), (1, height, oh, scales[0])):
-        source = nearest_source(o, size, scale)
-        k = o // size
-        if o == k * size and np.array_equal(source, np.arange(o) // k):  # k outputs per cell: k strided adds
+        k = repeat_factor(o, size, scale)
+        if k:  # k outputs per cell: k strided adds
             at: list[slice] = [slice(None)] * 3
             at[axis] = slice(0, None, k)
             summed = grad[tuple(at)].copy()
@@ -346,6 +354,7 @@ def nearest_grad(grad: np.ndarray, height: int, width: int, scales: tuple[float,
                 summed += grad[tuple(at)]
             grad = summed
             continue
+        source = nearest_source(o, size, scale)
         starts = np.searchsorted(source, np.arange(size), side="left")
         used = starts < np.searchsorted(source, np.arange(size), side="right")
         shape = list(grad.shape)
