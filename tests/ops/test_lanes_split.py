@@ -7,6 +7,7 @@ the tolerances)."""
 
 from __future__ import annotations
 
+import math
 import threading
 
 import numpy as np
@@ -210,3 +211,14 @@ def test_global_adaptive_average_split_is_close_to_float64(monkeypatch, blas_row
     expected = x.astype(np.float64).mean(axis=(2, 3), keepdims=True)
     assert_close(whole, expected, np.float32)
     assert_close(split, expected, np.float32)
+
+
+@pytest.mark.parametrize(("shape", "dims"), [((256, 40), [0]), ((130, 3, 7), [0]), ((16, 8, 5, 3), [0, 1]),
+                                             ((128, 1, 6), [0])])
+def test_leading_dims_of_many_rows_summed_by_blas_match_a_float64_sum(monkeypatch, shape, dims):
+    """reduce_sum over a leading run of >= MANY_ROWS rows (``first_sums``), whole and split."""
+    x = np.random.default_rng(11).standard_normal(shape).astype(np.float32)
+    expected = x.astype(np.float64).sum(axis=tuple(dims))
+    whole, split = _both(monkeypatch, lambda: aclnn_py.reduce_sum(x, dims, False, np.float32, backend="numpy"))
+    for got in (whole, split):
+        assert_close(got, expected, np.float32, scale=np.sqrt(math.prod(shape[d] for d in dims)))
