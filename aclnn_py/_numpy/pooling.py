@@ -144,7 +144,8 @@ def _small_max_pool(x: np.ndarray, out_hw: tuple[int, int], k: tuple[int, int], 
 
 @functools.lru_cache(maxsize=64)
 def _small_geometry(height: int, width: int, out_hw: tuple[int, int], k: tuple[int, int], s: tuple[int, int],
-                    p: tuple[int, int], d: tuple[int, int]) -> tuple[int, int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+                    p: tuple[int, int], d: tuple[int, int]
+                    ) -> tuple[int, int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """``_small_max_pool``'s fixed arrays (read-only): the padded plane's extent, each window's
     tap positions in it ``(outputs, taps)``, the unpadded plane's index of each window's tap
     (flat), each window's first tap there, and each window's first real element's index."""

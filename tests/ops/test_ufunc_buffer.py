@@ -122,7 +122,7 @@ def test_broadcasts_run_with_one_run_of_buffer_and_give_the_callers_back(monkeyp
         elif op == "batch_norm_backward":
             bn = importlib.import_module("aclnn_py.ops.batch_norm_backward")
             monkeypatch.setattr(bn, "np", spy)
-            g, x = rng.standard_normal((2, 16, 32, 32)).astype(np.float32), rng.standard_normal((2, 16, 32, 32)).astype(np.float32)
+            g, x = (rng.standard_normal((2, 16, 32, 32)).astype(np.float32) for _ in range(2))
             mean, invstd = np.zeros(16, np.float32), np.ones(16, np.float32)
             aclnn_py.batch_norm_backward(g, x, None, None, None, mean, invstd, True, 1e-5, [True, True, True],
                                          backend="numpy")
