@@ -29,6 +29,10 @@ from .workers import in_parallel
 #: maximum and the winning tap of a block stay in the cache).
 _BLOCK_ELEMENTS = 1 << 16
 _NO_TAP = 255
+#: Window elements (planes x outputs x taps) up to which ``max_pool_planes`` gathers every window
+#: at once and takes its first maximum by ``argmax``: ~10 NumPy calls in all instead of ~5 a tap,
+#: ~1-3 us each whatever the size.
+SMALL_WINDOWS = 1 << 12
 
 
 def pooled_size(size: int, k: int, s: int, p: int, ceil_mode: bool, d: int = 1, toward_zero: bool = False) -> int:
@@ -62,6 +66,8 @@ def max_pool_planes(x: np.ndarray, out_hw: tuple[int, int], k: tuple[int, int], 
     last NaN of the window), as in PyTorch.  Returns ``(values, int64 indices)``."""
     planes, height, width = x.shape
     oh, ow = out_hw
+    if 0 < planes * oh * ow * k[0] * k[1] <= SMALL_WINDOWS and not (x.dtype.kind == "f" and np.isnan(x).any()):
+        return _small_max_pool(x, out_hw, k, s, p, d)  # (argmax: a NaN would not win last)
     values = np.empty((planes, oh, ow), x.dtype)
     indices = np.empty((planes, oh, ow), np.int64)
     if planes == 0 or oh == 0 or ow == 0:
@@ -117,6 +123,45 @@ def max_pool_planes(x: np.ndarray, out_hw: tuple[int, int], k: tuple[int, int], 
 
     in_parallel(planes, work, min_per_thread=max(1, block))
     return values, indices
+
+
+def _small_max_pool(x: np.ndarray, out_hw: tuple[int, int], k: tuple[int, int], s: tuple[int, int],
+                    p: tuple[int, int], d: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+    """``max_pool_planes`` of a small problem without NaN (``SMALL_WINDOWS``): every window
+    gathered from the -inf-padded planes, its first maximum by ``argmax``."""
+    planes, height, width = x.shape
+    ph_total, pw_total, positions, index_of, starts, first = _small_geometry(height, width, out_hw, k, s, p, d)
+    padded = np.full((planes, ph_total, pw_total), -np.inf, x.dtype)
+    padded[:, p[0]:p[0] + height, p[1]:p[1] + width] = x
+    windows = padded.reshape(planes, -1)[:, positions]  # (planes, outputs, taps)
+    values = np.max(windows, axis=-1)
+    indices = index_of[np.argmax(windows, axis=-1) + starts]
+    lost = values == -np.inf  # (every real element -inf, or none: its first real element)
+    if lost.any():
+        indices[lost] = np.broadcast_to(first, lost.shape)[lost]
+    return values.reshape(planes, *out_hw), indices.reshape(planes, *out_hw)
+
+
+@functools.lru_cache(maxsize=64)
+def _small_geometry(height: int, width: int, out_hw: tuple[int, int], k: tuple[int, int], s: tuple[int, int],
+                    p: tuple[int, int], d: tuple[int, int]
+                    ) -> tuple[int, int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``_small_max_pool``'s fixed arrays (read-only): the padded plane's extent, each window's
+    tap positions in it ``(outputs, taps)``, the unpadded plane's index of each window's tap
+    (flat), each window's first tap there, and each window's first real element's index."""
+    (oh, ow), taps = out_hw, k[0] * k[1]
+    ph_total = max(height + 2 * p[0], (oh - 1) * s[0] + d[0] * (k[0] - 1) + 1)
+    pw_total = max(width + 2 * p[1], (ow - 1) * s[1] + d[1] * (k[1] - 1) + 1)
+    rows = np.arange(oh)[:, None, None, None] * s[0] + np.arange(k[0])[None, None, :, None] * d[0]
+    cols = np.arange(ow)[None, :, None, None] * s[1] + np.arange(k[1])[None, None, None, :] * d[1]
+    positions = (rows * pw_total + cols).reshape(oh * ow, taps).astype(np.int64)
+    index_of = ((rows - p[0]) * width + (cols - p[1])).reshape(-1).astype(np.int64)
+    starts = np.arange(oh * ow, dtype=np.int64) * taps
+    first = (np.maximum(np.arange(oh) * s[0] - p[0], 0)[:, None] * width
+             + np.maximum(np.arange(ow) * s[1] - p[1], 0)[None, :]).reshape(-1).astype(np.int64)
+    for a in (positions, index_of, starts, first):
+        a.flags.writeable = False
+    return ph_total, pw_total, positions, index_of, starts, first
 
 
 @functools.lru_cache(maxsize=64)
@@ -284,6 +329,15 @@ def avg_divisors(hw: tuple[int, int], out_hw: tuple[int, int], k: tuple[int, int
     return scale
 
 
+@functools.lru_cache(maxsize=64)
+def repeat_factor(o: int, size: int, scale: float = 0.0) -> int:
+    """``k`` where legacy nearest resizing of ``size`` to ``o`` copies each cell to ``k``
+    consecutive outputs (``nearest_source`` is ``i // k``), else 0 (kept from call to call: the
+    check is most of a tiny call's cost)."""
+    k = o // size
+    return k if o == k * size and np.array_equal(nearest_source(o, size, scale), np.arange(o) // k) else 0
+
+
 def nearest_grad(grad: np.ndarray, height: int, width: int, scales: tuple[float, float]) -> np.ndarray:
     """The gradient of legacy nearest resizing for the float32 ``(planes, oh, ow)`` gradient:
     each input cell the sum of the outputs it was copied to.  The index maps are non-decreasing,
@@ -291,9 +345,8 @@ def nearest_grad(grad: np.ndarray, height: int, width: int, scales: tuple[float,
     output reads stay 0)."""
     planes, oh, ow = grad.shape
     for axis, size, o, scale in ((2, width, ow, scales[1]), (1, height, oh, scales[0])):
-        source = nearest_source(o, size, scale)
-        k = o // size
-        if o == k * size and np.array_equal(source, np.arange(o) // k):  # k outputs per cell: k strided adds
+        k = repeat_factor(o, size, scale)
+        if k:  # k outputs per cell: k strided adds
             at: list[slice] = [slice(None)] * 3
             at[axis] = slice(0, None, k)
             summed = grad[tuple(at)].copy()
@@ -302,6 +355,7 @@ def nearest_grad(grad: np.ndarray, height: int, width: int, scales: tuple[float,
                 summed += grad[tuple(at)]
             grad = summed
             continue
+        source = nearest_source(o, size, scale)
         starts = np.searchsorted(source, np.arange(size), side="left")
         used = starts < np.searchsorted(source, np.arange(size), side="right")
         shape = list(grad.shape)

@@ -23,6 +23,7 @@ import numpy as np
 
 from .._dtypes import compute_dtype
 from . import blas, lanes, workers
+from .ufunc_buffer import run_buffer, ufunc_buffer
 
 FLOAT32 = np.dtype(np.float32)
 
@@ -37,27 +38,68 @@ def widened(a: np.ndarray) -> np.ndarray:
 #: NumPy's own loop adds such a row in 8 running sums (its pairwise summation starts above 128
 #: elements), BLAS in its vector lanes, so the accuracy is alike, but NumPy pays ~30 ns of loop
 #: set-up per row.  Measured (float32, one thread, fastest of 300): (16384, 49) 0.50 -> 0.16 ms,
-#: (12288, 128) 0.57 -> 0.32 ms, (4096, 196) 0.29 -> 0.14 ms; (256, 1000) 0.08 -> 0.03 ms but
-#: with twice the error, so longer rows stay NumPy's pairwise sums.
+#: (12288, 128) 0.57 -> 0.32 ms, (4096, 196) 0.29 -> 0.14 ms.  A longer row is cut into
+#: blocks of ``block_length`` (at most this, a divisor of its length) summed so, and the blocks'
+#: sums then added by NumPy's pairwise sum: the error stays that of NumPy's pairwise sum (which
+#: adds blocks of 128 in 8 running sums), against twice it for whole 1000-long rows by BLAS.
+#: Measured (float32, one thread, thread time, median of 50 ms, NumPy's sum / in blocks; max
+#: error against float64, x 1e-6): rows (256, 1000) 0.071 / 0.046 (8.9 / 8.8); all of (256,
+#: 1000) 0.065 / 0.024 (70 / 9.3); (8, 64, 56, 56) over (0, 2, 3) 0.47 / 0.34 (51 / 48).
 SHORT_ROW = 128
+
+
+def block_length(length: int) -> int:
+    """The length of the blocks ``last_sums`` cuts a row of ``length`` into: the row itself up
+    to ``SHORT_ROW``, else its largest divisor from ``SHORT_ROW / 2`` to ``SHORT_ROW``, else 0
+    (no blocks: NumPy's sum)."""
+    return _block_length(length, SHORT_ROW)
+
+
+@functools.lru_cache(maxsize=256)
+def _block_length(length: int, short: int) -> int:
+    if length <= short:
+        return length
+    return next((b for b in range(short, short // 2 - 1, -1) if b and length % b == 0), 0)
 
 
 def last_sums(a: np.ndarray, keepdims: bool = False) -> np.ndarray:
     """The sums along the last axis of a FLOAT/DOUBLE array (``SHORT_ROW``); its dtype."""
     length = a.shape[-1] if a.ndim else 0
-    if (0 < length <= SHORT_ROW and a.dtype in _BLAS_DTYPES and a.strides[-1] == a.itemsize
-            and a.size >= 2 * length):
-        sums: np.ndarray
+    block = block_length(length) if length else 0
+    if block and a.dtype in _BLAS_DTYPES and a.strides[-1] == a.itemsize and a.size >= 2 * block:
+        # (one matrix where ``a`` is C-contiguous; else a stack of them, each row still a view)
+        rows = a.reshape(-1, block) if a.flags.c_contiguous else a.reshape(*a.shape[:-1], length // block, block)
+        ones = _ones(block, a.dtype)
         if a.size < ONE_THREAD_PRODUCT:  # (OpenBLAS's own rule: no thread to hold back)
-            sums = np.matmul(a, _ones(length, a.dtype))
+            blocks = np.matmul(rows, ones)
         else:
             with blas.single_threaded():  # (called from the worker threads: one BLAS thread each)
-                sums = np.matmul(a, _ones(length, a.dtype))
-        return sums[..., None] if keepdims else sums
+                blocks = np.matmul(rows, ones)
+        blocks = blocks.reshape(*a.shape[:-1], length // block)
+        sums = np.add.reduce(blocks, axis=-1) if length > block else blocks.reshape(a.shape[:-1])
+        return np.asarray(sums[..., None] if keepdims else sums)
     return np.asarray(np.add.reduce(a, axis=-1, keepdims=True) if keepdims else np.add.reduce(a, axis=-1))
 
 
 _BLAS_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+#: Rows from which ``reduce_sum`` sums leading dims by ``first_sums``.  Thread time of
+#: reduce_sum over dim 0, median of 200 interleaved calls, NumPy's sum / first_sums ms (max error
+#: against float64 x 1e-6): (4096, 64) 0.185 / 0.065 (297 / 62); (1024, 256) 0.081 / 0.053
+#: (94 / 26); (256, 1000) 0.065 / 0.056 (21 / 12); (128, 4096) 0.157 / 0.155; (64, 1000) 0.021 /
+#: 0.021; with few rows NumPy's is faster: (8, 64*56*56) 0.46 / 0.52.
+MANY_ROWS = 128
+
+
+def first_sums(a: np.ndarray) -> np.ndarray:
+    """The sums over the first axis of a 2-D FLOAT/DOUBLE array with contiguous rows: a BLAS
+    product of a ones vector with it, in vector lanes (``MANY_ROWS``)."""
+    ones = _ones(a.shape[0], a.dtype)
+    if a.size < ONE_THREAD_PRODUCT:  # (OpenBLAS's own rule: no thread to hold back)
+        return np.asarray(np.matmul(ones, a))
+    with blas.single_threaded():  # (called from the worker threads: one BLAS thread each)
+        return np.asarray(np.matmul(ones, a))
 
 #: Products of fewer elements OpenBLAS runs on the calling thread whatever its thread count
 #: (its gemv: m * n below 2304 * GEMM_MULTITHREAD_THRESHOLD, 4 by default): ``last_sums``
@@ -96,7 +138,8 @@ def channel_mean(x3: np.ndarray) -> np.ndarray:
 def centered(x3: np.ndarray, mean: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(x3 - mean, the biased variance of each channel)`` of an (N, C, L) FLOAT array: the
     variance from the centred values (two passes, no cancellation), FLOAT of shape (C,)."""
-    d = np.subtract(x3, mean[:, None])
+    with ufunc_buffer(lane_buffer(x3.shape, 1)):
+        d = np.subtract(x3, mean[:, None])
     count = x3.shape[0] * x3.shape[2]
     squares = np.einsum("ncl,ncl->c", d, d) if d.size else np.zeros(x3.shape[1], FLOAT32)
     return d, np.asarray(squares / np.float32(count), FLOAT32)
@@ -115,12 +158,14 @@ def affine(x3: np.ndarray, scale: np.ndarray, shift: np.ndarray | None, out: np.
     """``x3 * scale + shift`` per channel of an (N, C, L) FLOAT array (into ``out`` if given),
     its parts over C shared out to the worker threads (``lanes.over``)."""
     result = np.empty(x3.shape, FLOAT32) if out is None else out
+    buffer = lane_buffer(x3.shape, 1)
 
     def part(index: lanes.Index) -> None:
         r, ch = result[index], index[1]
-        np.multiply(x3[index], scale[ch, None], out=r)
-        if shift is not None:
-            np.add(r, shift[ch, None], out=r)
+        with ufunc_buffer(buffer):
+            np.multiply(x3[index], scale[ch, None], out=r)
+            if shift is not None:
+                np.add(r, shift[ch, None], out=r)
 
     lanes.over(x3.shape, (0, 2), part, passes=2)
     return result
@@ -147,7 +192,15 @@ def lane_max(a: np.ndarray, dim: int) -> np.ndarray:
 
 
 # Each computes into a new array, in place on it pass after pass, over parts of the rows shared
-# out to the worker threads (``lanes.over``: every part holds whole lanes along ``dim``).
+# out to the worker threads (``lanes.over``: every part holds whole lanes along ``dim``); its
+# broadcasts of a lane's max or sum with the ufunc buffer of ``lane_buffer``.
+
+def lane_buffer(shape: tuple[int, ...], dim: int) -> int | None:
+    """``ufunc_buffer.run_buffer`` of a broadcast along ``dim`` of an array of ``shape``: its
+    runs are the dims after ``dim`` (the last dim where ``dim`` is the last)."""
+    run = math.prod(shape[dim + 1:]) if dim < len(shape) - 1 else shape[-1]
+    return run_buffer(run, math.prod(shape))
+
 
 def log_softmax(x: np.ndarray, dim: int) -> np.ndarray:
     """``log_softmax`` of a FLOAT/DOUBLE array along ``dim`` (normalised): ``x - max - log(sum
@@ -157,38 +210,63 @@ def log_softmax(x: np.ndarray, dim: int) -> np.ndarray:
         out[...] = 0  # (one element: log 1)
         return out
 
+    buffer = lane_buffer(x.shape, dim)
+
     def part(index: lanes.Index) -> None:
         o = out[index]
-        with np.errstate(invalid="ignore"):  # (an infinite max: NaN, as PyTorch; ``lane_max``)
-            np.subtract(x[index], lane_max(x[index], dim), out=o)
-        # exp(o) only to be summed: into a scratch array the thread keeps (no fresh pages a
-        # call; A/B at load 1.7, median ms old/new: (256,1000) 0.80/0.62 split, 0.81/0.75 one
-        # thread; (128,10) 0.104/0.066 one thread; (8,12,128,128) 3.52/3.20 split, 5.38/5.29)
-        e = workers.scratch("lanes.exp", o.shape) if o.dtype == FLOAT32 else np.empty_like(o)
-        np.exp(o, out=e)
-        with np.errstate(divide="ignore"):
-            lse = np.log(_sums(e, dim))
-        np.subtract(o, lse, out=o)
+        shift = lane_max(x[index], dim)
+        with ufunc_buffer(buffer):
+            with np.errstate(invalid="ignore"):  # (an infinite max: NaN, as PyTorch; ``lane_max``)
+                np.subtract(x[index], shift, out=o)
+            # exp(o) only to be summed: into a scratch array the thread keeps (no fresh pages a
+            # call; A/B at load 1.7, median ms old/new: (256,1000) 0.80/0.62 split, 0.81/0.75 one
+            # thread; (128,10) 0.104/0.066 one thread; (8,12,128,128) 3.52/3.20 split, 5.38/5.29)
+            e = workers.scratch("lanes.exp", o.shape) if o.dtype == FLOAT32 else np.empty_like(o)
+            np.exp(o, out=e)
+            with np.errstate(divide="ignore"):
+                lse = np.log(_sums(e, dim))
+            np.subtract(o, lse, out=o)
 
     lanes.over(x.shape, (dim,), part, passes=5)
     return out
 
 
+#: The magnitude up to which ``softmax`` takes ``exp(x)`` unshifted: exp of it neither overflows
+#: nor leaves the normal range (e^64 ~ 6e27, e^-64 ~ 2e-28), nor does a lane's sum of them.
+UNSHIFTED_RANGE = 64.0
+
+
 def softmax(x: np.ndarray, dim: int) -> np.ndarray:
-    """``softmax`` of a FLOAT/DOUBLE array along ``dim``: ``exp(x - max) / sum``; a new array."""
+    """``softmax`` of a FLOAT/DOUBLE array along ``dim``: ``exp(x - max) / sum``; a new array.
+
+    Where every value lies within ``UNSHIFTED_RANGE`` (one min and one max over the whole
+    array), ``exp(x) / sum``: the same quotient (the max cancels) with no lane max and no
+    broadcast subtraction, each exp of an exact argument (``x - max`` is rounded first).
+    Thread time, one thread, median of 30 interleaved calls, ms with the max / unshifted (max
+    relative error against float64 PyTorch, x 1e-7): (8,12,128,128) dim -1 (lanes of 128,
+    where a lane's max and a broadcast cost ~0.1 us a lane in NumPy's loop set-up) 5.94 / 3.31
+    (5.4 / 3.0); (256,1000) dim 1 0.49 / 0.39 (4.8 / 2.8); (128,10) dim 1 0.033 / 0.021."""
     out = np.empty(x.shape, x.dtype)
     if x.ndim == 0:
         out[...] = 1
         return out
+    # (a NaN fails both comparisons: shifted, as are infinities)
+    unshifted = x.size > 0 and bool(np.min(x) >= -UNSHIFTED_RANGE) and bool(np.max(x) <= UNSHIFTED_RANGE)
+    buffer = lane_buffer(x.shape, dim)
 
     def part(index: lanes.Index) -> None:
         o = out[index]
-        with np.errstate(invalid="ignore"):  # (an infinite max: NaN, as PyTorch; ``lane_max``)
-            np.subtract(x[index], lane_max(x[index], dim), out=o)
-        np.exp(o, out=o)
-        np.divide(o, _sums(o, dim), out=o)
+        if unshifted:
+            np.exp(x[index], out=o)
+        else:
+            shift = lane_max(x[index], dim)
+            with ufunc_buffer(buffer), np.errstate(invalid="ignore"):  # (an infinite max: NaN, as PyTorch)
+                np.subtract(x[index], shift, out=o)
+            np.exp(o, out=o)
+        with ufunc_buffer(buffer):
+            np.divide(o, _sums(o, dim), out=o)
 
-    lanes.over(x.shape, (dim,), part, passes=4)
+    lanes.over(x.shape, (dim,), part, passes=3 if unshifted else 4)
     return out
 
 
@@ -198,10 +276,13 @@ def log_softmax_backward(grad: np.ndarray, output: np.ndarray, dim: int) -> np.n
         return np.asarray(grad - np.exp(output) * grad)
     out = np.empty(grad.shape, grad.dtype)
 
+    buffer = lane_buffer(grad.shape, dim)
+
     def part(index: lanes.Index) -> None:
         o, g = out[index], grad[index]
         np.exp(output[index], out=o)
-        np.multiply(o, _sums(g, dim), out=o)
+        with ufunc_buffer(buffer):
+            np.multiply(o, _sums(g, dim), out=o)
         np.subtract(g, o, out=o)
 
     lanes.over(grad.shape, (dim,), part, passes=4)
@@ -214,11 +295,14 @@ def softmax_backward(grad: np.ndarray, output: np.ndarray, dim: int) -> np.ndarr
         return np.asarray(output * (grad - grad * output))
     out = np.empty(grad.shape, grad.dtype)
 
+    buffer = lane_buffer(grad.shape, dim)
+
     def part(index: lanes.Index) -> None:
         o, g, y = out[index], grad[index], output[index]
         np.multiply(g, y, out=o)
         total = _sums(o, dim)
-        np.subtract(g, total, out=o)
+        with ufunc_buffer(buffer):
+            np.subtract(g, total, out=o)
         np.multiply(o, y, out=o)
 
     lanes.over(grad.shape, (dim,), part, passes=4)
@@ -230,20 +314,37 @@ def softmax_backward(grad: np.ndarray, output: np.ndarray, dim: int) -> np.ndarr
 def reduce_sum(x: np.ndarray, dims: Sequence[int], keepdim: bool, wide: np.dtype) -> np.ndarray:
     """The sum of ``x`` (already in the dtype summed in) over ``dims`` (normalised, no
     duplicates, not empty) in the accumulator dtype ``wide``: the kept dims' parts shared out to
-    the worker threads (``lanes.over``; short trailing rows by ``last_sums``)."""
+    the worker threads (``lanes.over``).  Where the trailing dims are reduced and ``x`` is a
+    C-contiguous FLOAT/DOUBLE array, they are summed as rows by ``last_sums`` (BLAS, in blocks)
+    and the other reduced dims then by NumPy's sum of those rows' sums; where only leading dims
+    are, by ``first_sums``."""
     axes = tuple(dims)
     kept = np.empty(tuple(1 if i in axes else n for i, n in enumerate(x.shape)), wide)
 
-    rows = math.prod(x.shape[d] for d in axes)
-    trailing = axes == tuple(range(x.ndim - len(axes), x.ndim)) and x.dtype == wide and rows <= SHORT_ROW
+    lead = x.ndim  # (the dims before the trailing run of reduced ones)
+    while lead and lead - 1 in axes:
+        lead -= 1
+    rows = math.prod(x.shape[lead:])
+    by_rows = lead < x.ndim and x.dtype == wide and x.flags.c_contiguous and x.size > 0
+    others = tuple(d for d in axes if d < lead)
+    front = len(axes)  # (the leading run of reduced dims, where the others are kept)
+    leading = math.prod(x.shape[:front])
+    by_columns = (not by_rows and axes == tuple(range(front)) and leading >= MANY_ROWS and x.dtype == wide
+                  and x.dtype in _BLAS_DTYPES and x.flags.c_contiguous and x.size > 0)
 
     def part(index: lanes.Index) -> None:
-        piece = x[index]
-        if trailing and piece.flags.c_contiguous:  # (short rows of the trailing dims: ``last_sums``)
-            sums = last_sums(piece.reshape(*piece.shape[:x.ndim - len(axes)], rows))
-            kept[index] = sums.reshape(kept[index].shape)
+        piece, target = x[index], kept[index]
+        if by_columns:  # (a part cuts the first kept dim of size > 1: its columns stay views)
+            target[...] = first_sums(piece.reshape(leading, -1)).reshape(target.shape)
             return
-        np.sum(piece, axis=axes, dtype=wide, keepdims=True, out=kept[index])
+        if by_rows:  # (a part cuts a dim before the run: its rows stay views)
+            sums = last_sums(piece.reshape(*piece.shape[:lead], rows))
+            if others:
+                np.sum(sums, axis=others, keepdims=True, out=target.reshape(target.shape[:lead]))
+            else:
+                target[...] = sums.reshape(target.shape)
+            return
+        np.sum(piece, axis=axes, dtype=wide, keepdims=True, out=target)
 
     lanes.over(x.shape, axes, part)
     return kept if keepdim else kept.reshape([n for i, n in enumerate(x.shape) if i not in axes])

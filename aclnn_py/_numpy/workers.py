@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from .placement import forget_workers, pinned, register_worker
+from .ufunc_buffer import inner_run, run_buffer, ufunc_buffer
 
 
 # One per core this process may use (a container's cpuset, taskset), at most 4.
@@ -201,7 +202,8 @@ def over_parts(work: Callable[..., None], out: np.ndarray, *inputs: np.ndarray,
     cut (0-d, or a bias of trailing dims) goes whole to every part.  ``keep``: the trailing axes never cut (a plane the work maps whole); each
     input then broadcasts to ``out``'s other axes and keeps its own trailing ones (a padded
     plane's source plane).  A part drops the leading axes its index fixes (negative axes name
-    the same ones in every part).
+    the same ones in every part).  Where an input broadcasts, every part runs with the ufunc
+    buffer ``ufunc_buffer.run_buffer`` gives for the runs it broadcasts over.
 
     For elementwise work (a ufunc expression writing ``out_part``): each element is computed
     alone, so the parts give the same bits as one call."""
@@ -212,8 +214,12 @@ def over_parts(work: Callable[..., None], out: np.ndarray, *inputs: np.ndarray,
         threads = 1
     enough = threads if threads > 1 else (-(-size // piece_elements) if piece_elements else 1)
     cut = out.ndim - keep  # the axes that may be cut
+    buffer = None
+    if not keep and any(x.shape != out.shape for x in inputs):
+        buffer = run_buffer(inner_run(out.shape, *(x.shape for x in inputs)), size)
     if enough <= 1 or cut <= 0:
-        work(out, *inputs)
+        with ufunc_buffer(buffer):
+            work(out, *inputs)
         return
     # The axes to cut: the leading ones, up to the first that gives enough parts.
     shape, axis, lead = out.shape, 0, 1
@@ -231,8 +237,9 @@ def over_parts(work: Callable[..., None], out: np.ndarray, *inputs: np.ndarray,
              for x, w in zip(inputs, whole)]
 
     def run(start: int, stop: int) -> None:
-        for ix in index[start:stop]:
-            work(out[ix], *(x if w else x[ix] for x, w in zip(views, whole)))
+        with ufunc_buffer(buffer):
+            for ix in index[start:stop]:
+                work(out[ix], *(x if w else x[ix] for x, w in zip(views, whole)))
 
     in_pieces(len(index), run, threads=threads, pieces=threads if threads > 1 else len(index))
 

@@ -54,6 +54,7 @@ from .._convert.typed import Output, TypedCall
 from .._convert.values import bool_arg, bool_array_arg, host_array, plain_value, tensor_arg
 from .._errors import param_invalid, param_nullptr
 from .._numpy import lanes as _lanes, reduce as _red
+from .._numpy.ufunc_buffer import ufunc_buffer
 from .._numpy.plans import NumpyOp, Prepared, plan
 from .._runtime.memory import check_allocation
 from .._runtime.tensor import Tensor
@@ -142,8 +143,14 @@ def _prepare(grad_out: object, input: object, weight: object, running_mean: obje
         sum_g, sum_gd = np.empty(c, FLOAT32), np.empty(c, FLOAT32)
         dx = np.empty(g3.shape, FLOAT32) if mask[0] else None
 
+        buffer = _red.lane_buffer(g3.shape, 1)  # (its broadcasts of a channel's figures)
+
         def part(index: _lanes.Index) -> None:
             """Every figure of the channels ``index[1]`` (independent of the others')."""
+            with ufunc_buffer(buffer):
+                _channels(index)
+
+        def _channels(index: _lanes.Index) -> None:
             ch = index[1]
             gp, xp = g3[index], x3[index]
             out = None if dx is None else dx[index]

@@ -7,9 +7,10 @@ C header ``aclnnop/aclnn_softmax.h`` (ops-nn ``activation/softmax_v2``)::
     aclnnStatus aclnnSoftmax(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
                              aclrtStream stream);
 
-Computes ``torch.softmax(self, dim)``, the max subtracted for stability, in self's dtype
-(FLOAT16/BFLOAT16 in FLOAT, rounded once), then converted to out's dtype, which may differ
-(``call``; the function makes self's). A 0-d self gives 1.
+Computes ``torch.softmax(self, dim)``, the max subtracted for stability (the numpy backend
+skips it where every value is within +-64, where no exp can overflow: ``_numpy.reduce.softmax``),
+in self's dtype (FLOAT16/BFLOAT16 in FLOAT, rounded once), then converted to out's dtype, which
+may differ (``call``; the function makes self's). A 0-d self gives 1.
 
 Constraints, in the order CANN checks them (each violation is 161002 unless noted):
 

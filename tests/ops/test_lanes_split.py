@@ -7,6 +7,7 @@ the tolerances)."""
 
 from __future__ import annotations
 
+import math
 import threading
 
 import numpy as np
@@ -158,7 +159,7 @@ def test_batch_norm_and_its_backward_split_equal_whole(monkeypatch, shape, train
     _same(*_both(monkeypatch, backward))
 
 
-@pytest.mark.parametrize("shape", [(6, 33), (3, 4, 128), (2, 5, 129), (1, 7), (4, 0)])
+@pytest.mark.parametrize("shape", [(6, 33), (3, 4, 128), (2, 5, 129), (1, 7), (4, 0), (3, 1000), (2, 3, 3136), (1009,)])
 def test_last_sums_match_a_float64_sum(monkeypatch, shape):
     monkeypatch.setattr(_red, "SHORT_ROW", 128)
     a = np.random.default_rng(8).standard_normal(shape).astype(np.float32)
@@ -168,6 +169,17 @@ def test_last_sums_match_a_float64_sum(monkeypatch, shape):
     assert _red.last_sums(a, keepdims=True).shape == (*shape[:-1], 1)
     assert_close(_red.last_sums(a[..., ::2]), a[..., ::2].astype(np.float64).sum(axis=-1), np.float32,
                  scale=np.sqrt(shape[-1] + 1))
+    if a.ndim > 1:  # (rows of a part of the leading dim: a stack of blocks, no copy)
+        part = a[1:]
+        assert_close(_red.last_sums(part), part.astype(np.float64).sum(axis=-1), np.float32,
+                     scale=np.sqrt(shape[-1] + 1))
+
+
+@pytest.mark.parametrize(("length", "block"), [(100, 100), (128, 128), (1000, 125), (3136, 112), (256000, 128),
+                                               (1009, 0), (129, 0)])
+def test_long_rows_are_cut_into_blocks_dividing_them(monkeypatch, length, block):
+    monkeypatch.setattr(_red, "SHORT_ROW", 128)
+    assert _red.block_length(length) == block
 
 
 @pytest.mark.parametrize("op", ["softmax", "log_softmax", "softmax_backward", "log_softmax_backward"])
@@ -199,3 +211,14 @@ def test_global_adaptive_average_split_is_close_to_float64(monkeypatch, blas_row
     expected = x.astype(np.float64).mean(axis=(2, 3), keepdims=True)
     assert_close(whole, expected, np.float32)
     assert_close(split, expected, np.float32)
+
+
+@pytest.mark.parametrize(("shape", "dims"), [((256, 40), [0]), ((130, 3, 7), [0]), ((16, 8, 5, 3), [0, 1]),
+                                             ((128, 1, 6), [0])])
+def test_leading_dims_of_many_rows_summed_by_blas_match_a_float64_sum(monkeypatch, shape, dims):
+    """reduce_sum over a leading run of >= MANY_ROWS rows (``first_sums``), whole and split."""
+    x = np.random.default_rng(11).standard_normal(shape).astype(np.float32)
+    expected = x.astype(np.float64).sum(axis=tuple(dims))
+    whole, split = _both(monkeypatch, lambda: aclnn_py.reduce_sum(x, dims, False, np.float32, backend="numpy"))
+    for got in (whole, split):
+        assert_close(got, expected, np.float32, scale=np.sqrt(math.prod(shape[d] for d in dims)))

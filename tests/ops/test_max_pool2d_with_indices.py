@@ -1,5 +1,7 @@
 """max_pool2d_with_indices (aclnnMaxPool2dWithIndices): values and flat indices against PyTorch CPU
-and the slow reference, every documented dtype, non-contiguous views, empty batches."""
+and the slow reference, every documented dtype, non-contiguous views, empty batches; on the
+numpy backend each case both by the small problems' gather (``pooling.SMALL_WINDOWS``) and by
+the per-tap kernel."""
 
 from __future__ import annotations
 
@@ -8,8 +10,16 @@ import pytest
 
 import aclnn_py
 from aclnn_py import bfloat16
+from aclnn_py._numpy import pooling
 from helpers import assert_close, random_array
 from reference.max_pool2d_with_indices import max_pool2d_with_indices as reference
+
+@pytest.fixture(autouse=True, params=["small", "per-tap"])
+def _path(request, monkeypatch):
+    """The numpy backend's small-problem gather, or its per-tap kernel for every size."""
+    if request.param == "per-tap":
+        monkeypatch.setattr(pooling, "SMALL_WINDOWS", 0)
+
 
 DTYPES = [np.dtype(np.float32), np.dtype(np.float16), np.dtype(bfloat16)]
 GEOMETRIES = [  # (shape, kernel, stride, padding, ceil)

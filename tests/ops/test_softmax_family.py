@@ -78,3 +78,17 @@ def test_compute_dtypes_with_another_out(sim_lib):
     out16 = np.zeros((3, 4), np.float16)
     aclnn_py.call("aclnnLogSoftmax", x, 1, out16, backend=backend)
     np.testing.assert_array_equal(out16, aclnn_py.log_softmax(x.astype(np.float16), 1, backend="numpy"))
+
+
+@pytest.mark.parametrize("scale", [3.0, 100.0], ids=["unshifted", "shifted"])
+@pytest.mark.parametrize("special", [None, -np.inf, np.inf, np.nan], ids=str)
+def test_softmax_with_and_without_the_max_shift_matches_torch(torch, scale, special):
+    """Values within ``reduce.UNSHIFTED_RANGE`` take exp(x) unshifted, others (large, infinite,
+    NaN) exp(x - max): both are PyTorch's softmax (a lane of -inf masks gives 0s there)."""
+    x = np.random.default_rng(4).standard_normal((5, 300)).astype(np.float32) * np.float32(scale)
+    if special is not None:
+        x[1, ::7] = special
+    with np.errstate(invalid="ignore"):
+        theirs = torch.softmax(torch.from_numpy(x.astype(np.float64)), 1).numpy()
+    ours = aclnn_py.softmax(x, 1, backend="numpy")
+    assert_close(ours, theirs, np.float32)
