@@ -105,6 +105,12 @@ ACLSIM_INTERNAL int aclsim_device_range_ok(const void *ptr, uint64_t bytes);
  * use (runtime/memory.c).  Nothing for an address outside device memory. */
 ACLSIM_INTERNAL void aclsim_device_prepare(const void *ptr);
 
+/* aclsim_device_prepare for memory a kernel writes before anything reads it: the `bytes` bytes
+ * at ptr, each written.  When they cover ptr's block from its start only the padding after them
+ * is filled (their fill would be overwritten: aclrtMemcpy's rule for an upload), else the whole
+ * block as aclsim_device_prepare. */
+ACLSIM_INTERNAL void aclsim_device_prepare_write(void *ptr, uint64_t bytes);
+
 /* A unit of queued stream work.  run() executes at stream synchronisation, in FIFO order,
  * on the synchronising thread; a non-zero return is the aclError the synchronisation
  * reports (the task sets the message).  release() (may be NULL) frees ctx; it is called
@@ -223,6 +229,13 @@ ACLSIM_INTERNAL void *aclsim_executor_params(aclOpExecutor *ex, size_t size);
  * does not, on the simulator, for its registration's shape_only arguments).  A non-NULL
  * address is checked as every other.  Not called: every input is read. */
 ACLSIM_INTERNAL void aclsim_executor_set_inputs_read(aclOpExecutor *ex, unsigned inputs_read);
+
+/* The outputs the kernel writes every element of before reading any (bit k: output k), as
+ * Relu's or Add's out.  Such an output whose view is contiguous from its block's start gets
+ * only its padding filled with 0xFF before the kernel runs (aclsim_device_prepare_write), not
+ * its whole block: on a large elementwise call that fill was a fifth of the call's passes over
+ * memory.  Not called: every output's block is filled whole first. */
+ACLSIM_INTERNAL void aclsim_executor_set_outputs_written(aclOpExecutor *ex, unsigned outputs_written);
 
 ACLSIM_INTERNAL uint64_t aclsim_executor_workspace_size(const aclOpExecutor *ex);
 

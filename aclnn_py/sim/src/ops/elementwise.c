@@ -799,6 +799,7 @@ aclnnStatus aclsim_ew_finish_into(const char *api, const char *kernel, const acl
     if (status == ACLNN_SUCCESS) {
         /* (FILL reads no input: its a is out itself, for the shape) */
         aclsim_executor_set_inputs_read(*executor, p->op == ACLSIM_EW_FILL ? 0u : b != NULL ? 3u : 1u);
+        aclsim_executor_set_outputs_written(*executor, 1u);
     }
     return status;
 }
