@@ -35,6 +35,16 @@
 #define ACLSIM_PRINTF(f, a)
 #endif
 
+/* A hot loop's function compiled twice on x86-64 Linux with GCC, for AVX2 and for the baseline
+ * (the build targets no CPU model: CI may run on another), the one the CPU runs chosen when the
+ * library is loaded.  AVX2 holds twice the elements per instruction; it brings no FMA, so the
+ * arithmetic (and its bits) is the baseline's.  Elsewhere it is the baseline alone. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#define ACLSIM_AVX2_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define ACLSIM_AVX2_CLONES
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif

@@ -659,7 +659,7 @@ static void fill_piece(const ew_job *j, int64_t oo, int64_t n)
     }
 }
 
-static void ew_range(void *ctx, int64_t begin, int64_t end, int worker)
+ACLSIM_AVX2_CLONES static void ew_range(void *ctx, int64_t begin, int64_t end, int worker)
 {
     ew_job *j = ctx;
     int last = j->ndim - 1;
