@@ -491,7 +491,7 @@ static bool sum_by_rows(const sum_job *j)
            j->kept.count > 1;
 }
 
-static void sum_rows_range(const sum_job *j, int64_t begin, int64_t end, int worker)
+ACLSIM_AVX2_CLONES static void sum_rows_range(const sum_job *j, int64_t begin, int64_t end, int worker)
 {
     enum { BLOCK = ACLSIM_RED_PIECE / 2 }; /* doubles in a worker's scratch */
     double *acc = (double *)(j->scratch + (size_t)worker * ACLSIM_RED_PIECE);
@@ -506,6 +506,14 @@ static void sum_rows_range(const sum_job *j, int64_t begin, int64_t end, int wor
             for (int64_t i = 0; i < n; ++i) {
                 acc[i] += row[i];
             }
+        }
+        if (j->out->dtype == ACL_FLOAT) { /* sum_store's float, without its conversions per element */
+            float *out = (float *)j->out->data + j->out->offset;
+            double count = (double)j->reduced.count;
+            for (int64_t i = 0; i < n; ++i) {
+                out[aclsim_red_offset(&j->out_walk, k0 + i)] = (float)(j->p->mean ? acc[i] / count : acc[i]);
+            }
+            continue;
         }
         for (int64_t i = 0; i < n; ++i) {
             double two[2] = {acc[i], 0.0};
