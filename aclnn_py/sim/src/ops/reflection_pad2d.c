@@ -3,9 +3,7 @@
  * bottom]: out[..., y, x] = self[..., r(y - top, H), r(x - left, W)] (pad2d_common.h's r; a
  * negative pad crops).  A copy of elements of one dtype, exact for every dtype: one (H, W)
  * plane at a time in parallel over the N * C planes, each out row from one self row through
- * the table of source columns (workspace), the interior run of a unit-stride row by memcpy,
- * each plane then tested for Inf / NaN while it is in cache (for the overflow hook, which then
- * need not read out again).
+ * the table of source columns (workspace), the interior run of a unit-stride row by memcpy.
  * The checks are in CANN's order, with the numpy backend's messages
  * (aclnn_py/ops/reflection_pad2d.py).
  */
@@ -32,13 +30,12 @@ typedef struct {
     size_t size;                  /* element bytes */
     int64_t s[4], d[4];           /* self's and out's (N, C, H, W) strides, elements */
     const int64_t *cols;          /* source column of each out column */
-    aclDataType dtype;
-    bool nonfinite[ACLSIM_MAX_WORKERS]; /* per worker: a plane written held an Inf or NaN */
 } pad_job;
 
 static void pad_planes(void *ctx, int64_t begin, int64_t end, int worker)
 {
-    pad_job *job = ctx;
+    (void)worker;
+    const pad_job *job = ctx;
     const pad_params *p = job->p;
     size_t size = job->size;
     /* The out columns whose sources are the self columns in order: one memcpy per row. */
@@ -62,12 +59,6 @@ static void pad_planes(void *ctx, int64_t begin, int64_t end, int worker)
                        size);
             }
         }
-        /* The plane just written, while it is in cache (a row read back right after its copy
-         * waited on the copy's stores: a fifth of the call's CPU). */
-        for (int64_t y = 0; y < p->oh && !job->nonfinite[worker]; ++y) {
-            job->nonfinite[worker] = aclsim_nonfinite_run(dst + y * job->d[2] * (int64_t)size, job->dtype, 0, job->d[3],
-                                                          p->ow) != 0;
-        }
     }
 }
 
@@ -81,20 +72,13 @@ static aclnnStatus pad_kernel(aclOpExecutor *ex, void *workspace)
     for (int64_t x = 0; x < p->ow; ++x) {
         cols[x] = aclsim_pad2d_reflect(x - p->left, p->w);
     }
-    pad_job job = {.p = p, .size = aclsim_ops_dtype_size(self->dtype), .cols = cols, .dtype = out->dtype};
+    pad_job job = {.p = p, .size = aclsim_ops_dtype_size(self->dtype), .cols = cols};
     job.src = (const char *)self->data + (int64_t)job.size * self->offset;
     job.dst = (char *)out->data + (int64_t)job.size * out->offset;
     aclsim_ops_nchw_strides(self, job.s);
     aclsim_ops_nchw_strides(out, job.d);
     int64_t planes = aclsim_ops_numel(out) / (p->oh * p->ow);
     aclsim_parallel(planes, (int)p->workers, pad_planes, &job);
-    bool finite = true;
-    for (int w = 0; w < ACLSIM_MAX_WORKERS; ++w) {
-        finite = finite && !job.nonfinite[w];
-    }
-    if (finite) {
-        aclsim_kernel_outputs_finite(0);
-    }
     return ACLNN_SUCCESS;
 }
 
