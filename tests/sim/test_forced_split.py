@@ -4,9 +4,9 @@ whatever its size and the machine's load, and each run below (a fresh interprete
 variable is read at its first loop) must produce byte for byte what one worker produces: the
 elementwise kernels on contiguous, broadcast and strided (transposed) inputs, Cast, Cat, the
 in-place operators, large copies and fills, and the overflow test the elementwise kernel does
-on its pieces (as Im2col, ReflectionPad2d and the softmax family do on their rows) and the hook
-on whole outputs (an overflow in the last piece still counts, a NaN passed on does not).  NumPy is the oracle of the values, to make sure the runs computed
-something."""
+on its pieces (as Im2col and the softmax family do on their rows) and the hook on whole
+outputs (an overflow in the last piece still counts, a NaN passed on does not).  NumPy is the
+oracle of the values, to make sure the runs computed something."""
 
 from __future__ import annotations
 
