@@ -4,9 +4,9 @@ whatever its size and the machine's load, and each run below (a fresh interprete
 variable is read at its first loop) must produce byte for byte what one worker produces: the
 elementwise kernels on contiguous, broadcast and strided (transposed) inputs, Cast, Cat, the
 in-place operators, large copies and fills, and the overflow test the elementwise kernel does
-on its pieces and the hook on whole outputs (an overflow in the last piece still counts, a NaN
-passed on does not).  NumPy is the oracle of the values, to make sure the runs computed
-something."""
+on its pieces (as Im2col and the softmax family do on their rows) and the hook on whole
+outputs (an overflow in the last piece still counts, a NaN passed on does not).  NumPy is the
+oracle of the values, to make sure the runs computed something."""
 
 from __future__ import annotations
 
@@ -83,6 +83,11 @@ lhs = np.ones((2000, 2), np.float32)
 lhs[-1] = 3e38
 nan_in = np.ones((3000, 2051), np.float32)
 nan_in[-1, -1] = np.nan
+lanes = np.ones((4, 64, 40, 41), np.float32)
+lanes_inf, lanes_nan, lanes_big = lanes.copy(), lanes.copy(), lanes.copy()
+lanes_inf[-1, -1, -1, -1] = np.inf
+lanes_nan[-1, -1, -1, -1] = np.nan
+lanes_big[-1, -1, -1] = 3e38
 flags = {
     "finite": overflowed(lambda: aclnn_py.muls(big, 1.0)),
     "overflow in the last piece": overflowed(lambda: aclnn_py.muls(big, 10.0)),
@@ -90,6 +95,12 @@ flags = {
     "cat of an Inf passed on": overflowed(lambda: aclnn_py.cat([big.astype(np.float16), big[:1]], 0)),
     # not an elementwise kernel: the hook's own scan of the output, split by rows
     "mm overflow in the last row": overflowed(lambda: aclnn_py.mm(lhs, np.ones((2, 1000), np.float32))),
+    # kernels that test their rows / lanes as they write them
+    "im2col of an Inf passed on": overflowed(lambda: aclnn_py.im2col(lanes_inf, 3, 1, 1, 1)),
+    "reflection pad of a NaN passed on": overflowed(lambda: aclnn_py.reflection_pad2d(lanes_nan, 1)),
+    "log_softmax_backward finite": overflowed(lambda: aclnn_py.log_softmax_backward(lanes, -lanes, -1)),
+    "log_softmax_backward overflow in the last lane": overflowed(
+        lambda: aclnn_py.log_softmax_backward(lanes_big, np.zeros_like(lanes_big), -1)),
 }
 threads = len(os.listdir("/proc/self/task"))
 print(json.dumps({"digests": {k: hashlib.sha256(np.ascontiguousarray(v).tobytes()).hexdigest()
@@ -124,7 +135,9 @@ def test_a_forced_split_gives_the_bits_of_one_worker(tmp_path, one_worker, worke
 def test_the_runs_computed_the_right_values(one_worker):
     one, path = one_worker
     assert one["flags"] == {"finite": 0, "overflow in the last piece": 1, "NaN passed on": 0,
-                            "cat of an Inf passed on": 0, "mm overflow in the last row": 1}
+                            "cat of an Inf passed on": 0, "mm overflow in the last row": 1,
+                            "im2col of an Inf passed on": 0, "reflection pad of a NaN passed on": 0,
+                            "log_softmax_backward finite": 0, "log_softmax_backward overflow in the last lane": 1}
     rng = np.random.default_rng(7)
     x = rng.standard_normal((4, 64, 33, 35)).astype(np.float32)
     bias = rng.standard_normal((64, 1, 1)).astype(np.float32)

@@ -11,6 +11,7 @@ import pytest
 
 import aclnn_py
 from aclnn_py import Tensor, capi
+from aclnn_py._runtime.pool import trim_all
 
 N = 1000  # bytes of the blocks: not a multiple of 32, so each has padding after its size
 
@@ -141,3 +142,34 @@ def test_large_copies_and_memsets(sim):
     data[5:n - 5] = 9
     np.testing.assert_array_equal(_read(sim, ptr, n), data)
     sim.aclrtFree(ptr)
+
+
+def test_an_output_a_kernel_writes_whole(sim_lib):
+    """A kernel that writes every element of its output (the elementwise ones) gets only the
+    padding of a new block filled when the output's view covers the block from its start
+    (executor.c, prepare_output); any other view of a new block (strided, shifted, shorter)
+    gets the whole block filled first, so the elements the kernel does not reach read as
+    0xFF."""
+    x = np.arange(-100, 150, dtype=np.float32)  # 250 floats: N bytes
+    filled = np.full(250, 0xFFFFFFFF, np.uint32)
+    with Tensor.from_numpy(x, backend="sim") as xt:
+        for reuse in range(2):  # a fresh block, then one from the free-block cache, dirtied
+            trim_all()
+            with Tensor.empty((250,), np.float32, backend="sim") as out:
+                aclnn_py.call("aclnnRelu", xt, out, backend="sim")
+                np.testing.assert_array_equal(out.numpy(), np.maximum(x, 0))
+                aclnn_py.call("aclnnMuls", xt, -1.0, out, backend="sim")
+                np.testing.assert_array_equal(out.numpy(), -x)
+        half = xt.view((125,), (1,), 0)
+        for strides, offset, written in (((2,), 0, slice(0, 250, 2)), ((1,), 125, slice(125, 250)),
+                                         ((1,), 0, slice(0, 125))):
+            trim_all()  # a block from aclrtMalloc, not one the binding's pool kept
+            with Tensor.empty((250,), np.float32, backend="sim") as out:
+                aclnn_py.call("aclnnRelu", half, out.view((125,), strides, offset), backend="sim")
+                want = filled.copy()
+                want[written] = np.maximum(x[:125], 0).view(np.uint32)
+                np.testing.assert_array_equal(out.numpy().view(np.uint32), want)
+        trim_all()
+        with Tensor.empty((250,), np.float32, backend="sim") as out:  # as many elements, one address
+            aclnn_py.call("aclnnRelu", xt, out.view((250,), (0,), 0), backend="sim")
+            np.testing.assert_array_equal(out.numpy().view(np.uint32)[1:], filled[1:])

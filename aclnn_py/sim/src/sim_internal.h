@@ -35,6 +35,16 @@
 #define ACLSIM_PRINTF(f, a)
 #endif
 
+/* A hot loop's function compiled twice on x86-64 Linux with GCC, for AVX2 and for the baseline
+ * (the build targets no CPU model: CI may run on another), the one the CPU runs chosen when the
+ * library is loaded.  AVX2 holds twice the elements per instruction; it brings no FMA, so the
+ * arithmetic (and its bits) is the baseline's.  Elsewhere it is the baseline alone. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#define ACLSIM_AVX2_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define ACLSIM_AVX2_CLONES
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -104,6 +114,12 @@ ACLSIM_INTERNAL int aclsim_device_range_ok(const void *ptr, uint64_t bytes);
  * kernel, aclDumpOpTensors): the 0xFF fill of its block, which aclrtMalloc leaves to the first
  * use (runtime/memory.c).  Nothing for an address outside device memory. */
 ACLSIM_INTERNAL void aclsim_device_prepare(const void *ptr);
+
+/* aclsim_device_prepare for memory a kernel writes before anything reads it: the `bytes` bytes
+ * at ptr, each written.  When they cover ptr's block from its start only the padding after them
+ * is filled (their fill would be overwritten: aclrtMemcpy's rule for an upload), else the whole
+ * block as aclsim_device_prepare. */
+ACLSIM_INTERNAL void aclsim_device_prepare_write(void *ptr, uint64_t bytes);
 
 /* A unit of queued stream work.  run() executes at stream synchronisation, in FIFO order,
  * on the synchronising thread; a non-zero return is the aclError the synchronisation
@@ -223,6 +239,13 @@ ACLSIM_INTERNAL void *aclsim_executor_params(aclOpExecutor *ex, size_t size);
  * does not, on the simulator, for its registration's shape_only arguments).  A non-NULL
  * address is checked as every other.  Not called: every input is read. */
 ACLSIM_INTERNAL void aclsim_executor_set_inputs_read(aclOpExecutor *ex, unsigned inputs_read);
+
+/* The outputs the kernel writes every element of before reading any (bit k: output k), as
+ * Relu's or Add's out.  Such an output whose view is contiguous from its block's start gets
+ * only its padding filled with 0xFF before the kernel runs (aclsim_device_prepare_write), not
+ * its whole block: on a large elementwise call that fill was a fifth of the call's passes over
+ * memory.  Not called: every output's block is filled whole first. */
+ACLSIM_INTERNAL void aclsim_executor_set_outputs_written(aclOpExecutor *ex, unsigned outputs_written);
 
 ACLSIM_INTERNAL uint64_t aclsim_executor_workspace_size(const aclOpExecutor *ex);
 

@@ -41,6 +41,7 @@ struct aclOpExecutor {
     int repeatable;
     int shape_only_set; /* inputs_read below was given (else every input counts as read) */
     unsigned inputs_read; /* bit i: the kernel reads input i's data (aclsim_executor_set_inputs_read) */
+    unsigned outputs_written; /* bit k: the kernel writes output k whole (aclsim_executor_set_outputs_written) */
     int launched;
     int destroyed; /* aclDestroyAclOpExecutor came while runs were queued */
     int pending;   /* queued runs */
@@ -239,6 +240,11 @@ void aclsim_executor_set_inputs_read(aclOpExecutor *ex, unsigned inputs_read)
 {
     ex->shape_only_set = 1;
     ex->inputs_read = inputs_read;
+}
+
+void aclsim_executor_set_outputs_written(aclOpExecutor *ex, unsigned outputs_written)
+{
+    ex->outputs_written = outputs_written;
 }
 
 uint64_t aclsim_executor_workspace_size(const aclOpExecutor *ex)
@@ -559,6 +565,29 @@ static int input_read(const aclOpExecutor *ex, int i)
     return !ex->shape_only_set || i >= 32 || ((ex->inputs_read >> i) & 1u);
 }
 
+/* Before the kernel runs: the 0xFF fill of the block of output k (at addr), or only of the
+ * padding after it where the kernel writes the output whole and its view is contiguous (a dim
+ * of 1 walked by no stride): the bytes of its elements, from the first. */
+static void prepare_output(const aclOpExecutor *ex, int k, void *addr)
+{
+    const aclTensor *t = slot(&ex->outputs, k);
+    int64_t numel = 1, expect = 1;
+    int whole = t != NULL && k < 32 && ((ex->outputs_written >> k) & 1u);
+    for (uint64_t i = t != NULL ? t->ndim : 0; whole && i-- > 0;) {
+        if (t->view_dims[i] != 1 && t->strides[i] != expect) {
+            whole = 0;
+        }
+        expect *= t->view_dims[i];
+        numel = expect;
+    }
+    if (!whole || numel == 0) {
+        aclsim_device_prepare(addr);
+        return;
+    }
+    uint64_t elem = aclDataTypeSize(t->dtype);
+    aclsim_device_prepare_write((char *)addr + t->offset * (int64_t)elem, (uint64_t)numel * elem);
+}
+
 /* 1 if input i shares bytes with an output (the kernel may overwrite it). */
 static int aliased_input(const struct run *r, int i)
 {
@@ -621,9 +650,13 @@ static aclError run_kernel(void *ctx)
     if (ex->kernel == NULL) {
         return ACL_SUCCESS;
     }
-    /* The 0xFF fill of the blocks the kernel may read or write in part, if still to be done. */
-    for (int i = 0; i < r->n_in + r->n_out; i++) {
+    /* The 0xFF fill of the blocks the kernel may read or write in part, if still to be done
+     * (an output's after the inputs': a block both are in is filled whole for the input). */
+    for (int i = 0; i < r->n_in; i++) {
         aclsim_device_prepare(r->addrs[i]);
+    }
+    for (int k = 0; k < r->n_out; k++) {
+        prepare_output(ex, k, r->addrs[r->n_in + k]);
     }
     aclsim_device_prepare(r->workspace);
     aclrtFloatOverflowMode mode = aclsim_overflow_mode();

@@ -78,21 +78,15 @@ static int element(char *p, aclDataType dtype, int saturate)
     }
 }
 
-/* The scan below compiled twice on x86-64 Linux with GCC, for AVX2 and for the baseline, the
- * one the CPU runs chosen when the library is loaded: AVX2 tests twice the elements per
+/* The scan below compiled for AVX2 too (ACLSIM_AVX2_CLONES): AVX2 tests twice the elements per
  * instruction, and a kernel's fused test of its pieces (aclsim_kernel_outputs_finite) cost 0.28
  * ms per 8 MB of FLOAT with the baseline's SSE2, 0.08 ms with AVX2 (C, pieces of 2048 in L1). */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
-#define SCAN_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define SCAN_CLONES
-#endif
 
 /* 1 if any of the n contiguous elements at p is Inf or NaN: a test of the exponent bits alone,
  * branch-free so that the compiler vectorises it (the hook reads every output of every kernel).
  * (bits & exponent mask) + the exponent's lowest bit carries into the bit above the exponent
  * exactly when the exponent is all ones; those carries are or-ed together. */
-SCAN_CLONES static int row_nonfinite(const char *p, aclDataType dtype, int64_t n)
+ACLSIM_AVX2_CLONES static int row_nonfinite(const char *p, aclDataType dtype, int64_t n)
 {
     if (dtype == ACL_FLOAT) {
         uint32_t acc = 0;

@@ -330,6 +330,19 @@ typedef struct {
     int64_t n0, n1;             /* the images [n0, n1) */
 } gemm_part;
 
+/* One tap that links each S position to the same B position (a 1x1 kernel, stride 1, no
+ * padding): the lowered chunk of B would be B's own rows, so the gather products read B where
+ * it is.  (The scatter of a gradInput keeps its pass: 0 + x is not x for x = -0.) */
+static bool pointwise(const aclsim_conv_params *p)
+{
+    for (int d = 0; d < 3; ++d) {
+        if (p->ks[d] != 1 || p->stride[d] != 1 || p->pad[d] != 0 || p->ss[d] != p->bs[d]) {
+            return false;
+        }
+    }
+    return true;
+}
+
 /* The gemm path on one part's images; gw receives that part's sum. */
 static void gemm_images(const gemm_part *part)
 {
@@ -341,6 +354,7 @@ static void gemm_images(const gemm_part *part)
     int64_t taps = p->ks[0] * p->ks[1] * p->ks[2], cs_group = p->cs / p->groups, cb_group = p->cb / p->groups;
     int64_t rows = cb_group * taps, s_plane = p->ss[0] * p->ss[1] * p->ss[2];
     int64_t b_plane = p->bs[0] * p->bs[1] * p->bs[2], chunk = p->chunk;
+    bool direct_rows = pointwise(p);
     if (gw != NULL) {
         memset(gw, 0, (size_t)(p->cs * rows) * sizeof(float));
     }
@@ -354,19 +368,29 @@ static void gemm_images(const gemm_part *part)
             for (int64_t o0 = 0; o0 < s_plane; o0 += chunk) {
                 int64_t o1 = o0 + chunk < s_plane ? o0 + chunk : s_plane, width = o1 - o0;
                 if (gw != NULL || (gi != NULL && p->transposed)) {
-                    lower_chunk(p, threads, o0, o1, b + b_first, cols, false);
+                    /* The chunk's rows (one per B channel and tap): lowered into cols, or B's own
+                     * (a width of 1 keeps cols: its unit column step picks the products' one-row
+                     * path, whose sums may go in another order) */
+                    const float *lowered = cols;
+                    int64_t step = width;
+                    if (direct_rows && width > 1) {
+                        lowered = b + b_first + o0;
+                        step = b_plane;
+                    } else {
+                        lower_chunk(p, threads, o0, o1, b + b_first, cols, false);
+                    }
                     if (gw != NULL) {
                         aclsim_gemm_args prod = {
                             .m = cs_group, .n = rows, .k = width, .a = s + s_first + o0, .a_rs = s_plane, .a_cs = 1,
-                            .b = cols, .b_rs = 1, .b_cs = width, .c = gw + g * cs_group * rows, .ldc = rows,
+                            .b = lowered, .b_rs = 1, .b_cs = step, .c = gw + g * cs_group * rows, .ldc = rows,
                             .accumulate = true,
                         };
                         aclsim_gemm_f32(&prod, threads, pack);
                     }
                     if (gi != NULL && p->transposed) {
                         aclsim_gemm_args prod = {
-                            .m = cs_group, .n = width, .k = rows, .a = w_group, .a_rs = rows, .a_cs = 1, .b = cols,
-                            .b_rs = width, .b_cs = 1, .c = gi + s_first + o0, .ldc = s_plane, .accumulate = false,
+                            .m = cs_group, .n = width, .k = rows, .a = w_group, .a_rs = rows, .a_cs = 1, .b = lowered,
+                            .b_rs = step, .b_cs = 1, .c = gi + s_first + o0, .ldc = s_plane, .accumulate = false,
                         };
                         aclsim_gemm_f32(&prod, threads, pack);
                     }
@@ -712,7 +736,7 @@ static void depthwise_channels(void *ctx, int64_t begin, int64_t end, int worker
 enum { LANES = 16 };
 
 /* No inf or NaN among x[0..count): x * 0 is 0 for finite x, NaN otherwise. */
-static bool all_finite(const float *x, int64_t count)
+ACLSIM_AVX2_CLONES static bool all_finite(const float *x, int64_t count)
 {
     float lanes[LANES] = {0.0f};
     int64_t i = 0;

@@ -659,7 +659,7 @@ static void fill_piece(const ew_job *j, int64_t oo, int64_t n)
     }
 }
 
-static void ew_range(void *ctx, int64_t begin, int64_t end, int worker)
+ACLSIM_AVX2_CLONES static void ew_range(void *ctx, int64_t begin, int64_t end, int worker)
 {
     ew_job *j = ctx;
     int last = j->ndim - 1;
@@ -799,6 +799,7 @@ aclnnStatus aclsim_ew_finish_into(const char *api, const char *kernel, const acl
     if (status == ACLNN_SUCCESS) {
         /* (FILL reads no input: its a is out itself, for the shape) */
         aclsim_executor_set_inputs_read(*executor, p->op == ACLSIM_EW_FILL ? 0u : b != NULL ? 3u : 1u);
+        aclsim_executor_set_outputs_written(*executor, 1u);
     }
     return status;
 }

@@ -159,7 +159,17 @@ typedef struct {
     aclsim_red_walk la, lb, lo; /* one lane (dim) */
     double *scratch;            /* two lanes of doubles per worker */
     int64_t len;
+    bool nonfinite[ACLSIM_MAX_WORKERS]; /* per worker: a lane written held an Inf or NaN */
 } lane_job;
+
+/* After lane k of out was written (at base, step so): its test for Inf / NaN while it is in
+ * cache, for the overflow hook (lane_kernel tells it out was read back when none held one). */
+static void lane_written(lane_job *j, int64_t base, int64_t so, int worker)
+{
+    if (!j->nonfinite[worker] && aclsim_nonfinite_run(j->out->data, j->out->dtype, base, so, j->len)) {
+        j->nonfinite[worker] = true;
+    }
+}
 
 static double round_to(double v, aclDataType t)
 {
@@ -225,7 +235,7 @@ static double lane_sum(const float *x, const float *y, int64_t len)
 }
 
 /* The float compute dtypes: each lane in float rows, the sums in double, exp by aclsim_exp_row. */
-static void lane_range_f32(const lane_job *j, int64_t begin, int64_t end, int worker)
+ACLSIM_AVX2_CLONES static void lane_range_f32(lane_job *j, int64_t begin, int64_t end, int worker)
 {
     const lane_params *p = j->p;
     int64_t len = j->len;
@@ -287,14 +297,15 @@ static void lane_range_f32(const lane_job *j, int64_t begin, int64_t end, int wo
                 o[i] = (float)round_to(o[i], p->compute);
             }
         }
-        aclsim_ops_scatter_f32(j->out->data, j->out->dtype, j->out->offset + aclsim_red_offset(&j->ko, k), so, len,
-                               o);
+        int64_t base = j->out->offset + aclsim_red_offset(&j->ko, k);
+        aclsim_ops_scatter_f32(j->out->data, j->out->dtype, base, so, len, o);
+        lane_written(j, base, so, worker);
     }
 }
 
 static void lane_range(void *ctx, int64_t begin, int64_t end, int worker)
 {
-    const lane_job *j = ctx;
+    lane_job *j = ctx;
     const lane_params *p = j->p;
     int64_t len = j->len;
     if (p->compute != ACL_DOUBLE && j->out->dtype != ACL_DOUBLE) {
@@ -347,11 +358,13 @@ static void lane_range(void *ctx, int64_t begin, int64_t end, int worker)
                 tmp[i] = (float)round_to(y[i], p->compute);
             }
             aclsim_ops_scatter_f32(j->out->data, j->out->dtype, base, so, len, tmp);
+            lane_written(j, base, so, worker);
             continue;
         }
         for (int64_t i = 0; i < len; ++i) {
             aclsim_ops_store(j->out->data, j->out->dtype, base + i * so, round_to(y[i], p->compute));
         }
+        lane_written(j, base, so, worker);
     }
 }
 
@@ -370,6 +383,13 @@ static aclnnStatus lane_kernel(aclOpExecutor *ex, void *workspace)
     }
     j.len = j.la.count;
     aclsim_parallel(j.ka.count, aclsim_workers(j.ka.count, 8 * j.len), lane_range, &j);
+    bool finite = true;
+    for (int w = 0; w < ACLSIM_MAX_WORKERS; ++w) {
+        finite = finite && !j.nonfinite[w];
+    }
+    if (finite) {
+        aclsim_kernel_outputs_finite(0);
+    }
     return ACLNN_SUCCESS;
 }
 
@@ -396,6 +416,7 @@ aclnnStatus aclsim_red_lanes_finish(const char *api, const char *kernel, aclsim_
                                            outputs, 1, workspace_size, executor);
     if (status == ACLNN_SUCCESS) {
         aclsim_executor_set_inputs_read(*executor, b != NULL ? 3u : 1u);
+        aclsim_executor_set_outputs_written(*executor, 1u); /* every lane */
     }
     return status;
 }
@@ -470,7 +491,7 @@ static bool sum_by_rows(const sum_job *j)
            j->kept.count > 1;
 }
 
-static void sum_rows_range(const sum_job *j, int64_t begin, int64_t end, int worker)
+ACLSIM_AVX2_CLONES static void sum_rows_range(const sum_job *j, int64_t begin, int64_t end, int worker)
 {
     enum { BLOCK = ACLSIM_RED_PIECE / 2 }; /* doubles in a worker's scratch */
     double *acc = (double *)(j->scratch + (size_t)worker * ACLSIM_RED_PIECE);
@@ -485,6 +506,14 @@ static void sum_rows_range(const sum_job *j, int64_t begin, int64_t end, int wor
             for (int64_t i = 0; i < n; ++i) {
                 acc[i] += row[i];
             }
+        }
+        if (j->out->dtype == ACL_FLOAT) { /* sum_store's float, without its conversions per element */
+            float *out = (float *)j->out->data + j->out->offset;
+            double count = (double)j->reduced.count;
+            for (int64_t i = 0; i < n; ++i) {
+                out[aclsim_red_offset(&j->out_walk, k0 + i)] = (float)(j->p->mean ? acc[i] / count : acc[i]);
+            }
+            continue;
         }
         for (int64_t i = 0; i < n; ++i) {
             double two[2] = {acc[i], 0.0};

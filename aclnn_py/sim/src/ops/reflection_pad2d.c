@@ -173,8 +173,12 @@ aclnnStatus aclnnReflectionPad2dGetWorkspaceSize(const aclTensor *self, const ac
     p.workers = aclsim_workers(aclsim_ops_numel(out) / (p.oh * p.ow), p.oh * p.ow);
     const aclTensor *inputs[] = {self};
     const aclTensor *outputs[] = {out};
-    return aclsim_ops_finish(KERNEL, pad_kernel, aclsim_ops_region((uint64_t)p.ow, sizeof(int64_t)), &p, sizeof p,
-                             inputs, 1, outputs, 1, workspaceSize, executor);
+    aclnnStatus status = aclsim_ops_finish(KERNEL, pad_kernel, aclsim_ops_region((uint64_t)p.ow, sizeof(int64_t)), &p,
+                                           sizeof p, inputs, 1, outputs, 1, workspaceSize, executor);
+    if (status == ACLNN_SUCCESS) {
+        aclsim_executor_set_outputs_written(*executor, 1u); /* every element of every plane */
+    }
+    return status;
 }
 
 aclnnStatus aclnnReflectionPad2d(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,

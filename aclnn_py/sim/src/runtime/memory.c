@@ -457,6 +457,13 @@ void aclsim_device_prepare(const void *ptr)
     pthread_mutex_unlock(&rt_lock);
 }
 
+void aclsim_device_prepare_write(void *ptr, uint64_t bytes)
+{
+    pthread_mutex_lock(&rt_lock);
+    prepare_write_locked(ptr, bytes > SIZE_MAX ? SIZE_MAX : (size_t)bytes);
+    pthread_mutex_unlock(&rt_lock);
+}
+
 static int is_device_locked(const void *p)
 {
     return p != NULL && find_block_locked((uintptr_t)p) >= 0;
