@@ -639,6 +639,10 @@ class Call:
         an ``aclnn_py.Scalar``'s value, copied; ``owned=False`` for an element of a list, which
         the list destroys."""
         held = value.value if isinstance(value, Scalar) else python_scalar(self.api, name, value)
+        if self._fast is not None and owned and held.nbytes <= 8:
+            # The helper makes it from its value (a plan can then replay the call).
+            word = int.from_bytes(held.tobytes().ljust(8, b"\0"), "little", signed=True)
+            return self._record([_fast.SCALAR, _ACL_DTYPE[held.dtype], word], None, ("scalar", name, value))
         handle = self.c.aclCreateScalar(self.ffi.cast("void *", held.ctypes.data), _ACL_DTYPE[held.dtype])
         return self._made(handle, "aclCreateScalar", self.c.aclDestroyScalar if owned else None)
 

@@ -265,6 +265,9 @@ static int desc_pointers(const int64_t *desc, int64_t len) {
         } else if (kind == INT_ARRAY || kind == BOOL_ARRAY) {
             if (at >= len || desc[at] < 0 || desc[at] > MAX_ARRAY) return -1;
             at += 1 + desc[at];
+        } else if (kind == SCALAR) {
+            if (at + 2 > len) return -1;
+            at += 2;
         } else if (kind == POINTER) {
             ++pointers;
         } else if (kind == VALUE) {

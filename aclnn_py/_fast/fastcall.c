@@ -1,6 +1,6 @@
 /* The binding's fast path: one aclnn call's whole host sequence in one crossing.
  *
- * Device buffers + H2D copies, aclCreateTensor/IntArray/BoolArray, phase 1
+ * Device buffers + H2D copies, aclCreateTensor/IntArray/BoolArray/Scalar, phase 1
  * ({op}GetWorkspaceSize), the workspace, phase 2 on the stream, aclrtSynchronizeStream, the
  * D2H copies into the caller's host arrays, and every release, exactly once, in reverse order
  * (on success after the synchronisation; on an error at once: the same order as
@@ -18,6 +18,8 @@
  *   6 VALUE     an integer argument (sign-extended to 64 bits)
  *   7 HOST_INOUT dtype format ndim shape[ndim] strides[ndim] storage nbytes  (+1 host pointer):
  *               copied in like HOST_IN and back like HOST_OUT (aclnn_py.call's ndarray outputs)
+ *   8 SCALAR    dtype word: an aclScalar made of the value's bytes (at most 8, little-endian in
+ *               word; aclCreateScalar copies them), destroyed with the call
  * then phase 1's own &workspaceSize and &executor.
  *
  * Phase 1 is called through a prototype of 64-bit integer slots. The binding takes this path
@@ -34,7 +36,7 @@
 
 /* The layout of api_t and of the description: aclnn_py/_fast/__init__.py's ABI_VERSION must
  * equal it, or the binding does not use a helper built from other sources. */
-#define ABI_VERSION 3
+#define ABI_VERSION 4
 
 EXPORT int32_t aclnnpy_fast_abi_version(void) { return ABI_VERSION; }
 
@@ -55,15 +57,17 @@ typedef struct {
     status_t (*destroy_bool_array)(const void *);
     status_t (*destroy_executor)(void *);
     status_t (*synchronize)(void *);
+    void *(*create_scalar)(void *, int32_t);
+    status_t (*destroy_scalar)(const void *);
 } api_t;
 
-enum { HOST_IN = 1, HOST_OUT = 2, POINTER = 3, INT_ARRAY = 4, BOOL_ARRAY = 5, VALUE = 6, HOST_INOUT = 7 };
+enum { HOST_IN = 1, HOST_OUT = 2, POINTER = 3, INT_ARRAY = 4, BOOL_ARRAY = 5, VALUE = 6, HOST_INOUT = 7, SCALAR = 8 };
 
 /* Where a failure happened: bits 32-39 of the result. */
 enum {
     AT_MALLOC = 1, AT_H2D = 2, AT_CREATE_TENSOR = 3, AT_CREATE_INT_ARRAY = 4, AT_CREATE_BOOL_ARRAY = 5,
     AT_MEMSET = 6, AT_PHASE1 = 7, AT_WORKSPACE = 8, AT_PHASE2 = 9, AT_SYNCHRONIZE = 10, AT_D2H = 11,
-    AT_DESCRIPTION = 12,
+    AT_DESCRIPTION = 12, AT_CREATE_SCALAR = 13,
 };
 
 #define MAX_ARGS 30   /* phase-1 arguments besides &workspaceSize and &executor */
@@ -98,6 +102,7 @@ static void release(const api_t *api, held_t *held, int count, void *workspace) 
         if (h->handle) {
             if (h->kind == INT_ARRAY) api->destroy_int_array(h->handle);
             else if (h->kind == BOOL_ARRAY) api->destroy_bool_array(h->handle);
+            else if (h->kind == SCALAR) api->destroy_scalar(h->handle);
             else api->destroy_tensor(h->handle);
         }
         if (h->device) api->free_(h->device);
@@ -197,6 +202,17 @@ static int64_t fast_call(const api_t *api, void *phase1, void *phase2, void *str
             }
             at += n;
             if (!h->handle) FAIL(ACLNN_ERR_PARAM_INVALID, kind == INT_ARRAY ? AT_CREATE_INT_ARRAY : AT_CREATE_BOOL_ARRAY);
+            ++count;
+            slots[index] = (uint64_t)(uintptr_t)h->handle;
+        } else if (kind == SCALAR) {
+            /* [SCALAR, aclDataType, the value's bytes (at most 8) in one little-endian word]:
+             * aclCreateScalar copies them */
+            if (at + 2 > desc_len) FAIL(ACLNN_ERR_INNER, AT_DESCRIPTION);
+            int32_t dtype = (int32_t)desc[at];
+            int64_t word = desc[at + 1];
+            at += 2;
+            h->handle = api->create_scalar(&word, dtype);
+            if (!h->handle) FAIL(ACLNN_ERR_PARAM_INVALID, AT_CREATE_SCALAR);
             ++count;
             slots[index] = (uint64_t)(uintptr_t)h->handle;
         } else if (kind == POINTER) {
