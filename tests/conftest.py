@@ -27,7 +27,16 @@ def _backends_under_test() -> list[str]:
     return ["numpy", "sim"] if sim_available() else ["numpy"]
 
 
-@pytest.fixture(params=_backends_under_test())
+def _backend_params() -> list[str]:
+    """The ``backend`` fixture's backends: every one under test, or those of them named in
+    ``ACLNN_PY_TEST_BACKENDS`` (comma-separated), for the suite's re-runs on other paths of
+    one backend (tests/fast/test_entry.py: the numpy backend takes none of those paths)."""
+    only = os.environ.get("ACLNN_PY_TEST_BACKENDS")
+    found = _backends_under_test()
+    return [b for b in found if b in only.split(",")] if only else found
+
+
+@pytest.fixture(params=_backend_params())
 def backend(request) -> str:
     """Every backend the test body runs on (one test body, every backend)."""
     return request.param
