@@ -45,14 +45,14 @@ from ._runtime.resources import Transaction, quietly
 from ._runtime.library import not_capturable
 from ._runtime.tensor import DeviceBuffer, Tensor
 from ._convert import executor as _aclnn
-from ._convert.executor import _ACL_DTYPE, Call, _contiguous_description
+from ._convert.executor import _ACL_DTYPE, Call, _contiguous_description, float_item, scalar_item
 from ._runtime.device import stream_address
 from ._convert.values import bool_array_arg, int_array_arg
 from .ops._dispatch import on_stream, outputs_given
 from ._convert.marshal import (Marshal, TensorSlot, describe, download, fixed_value, flat_slots, layout_of,
                                results_of)
 from ._convert.params import READ_AND_WRITTEN, Param, Signature, read_signature
-from ._convert.values import call_tensor, output_tensor, plain_value, sequence_arg
+from ._convert.values import call_tensor, output_tensor, plain_value, python_scalar, sequence_arg
 
 if TYPE_CHECKING:
 
@@ -270,7 +270,8 @@ def _call(lib: Library, sig: Signature, values: list[object]) -> Any:
 def _plan_spec(lib: Library, sig: Signature, values: list[object]) -> _aclnn.PlanSpec | None:
     """The plan of a ``call`` that succeeded on the Python path with ``values``, or None when
     its arguments are not all of the kinds the helper describes: ndarray tensors (C-contiguous,
-    writable outputs), int/bool lists, integer and bool values, None for a tensor."""
+    writable outputs), int/bool lists, integer and bool values, float and double values, Python
+    numbers for scalars, None for a tensor."""
     fast, entry = _fast.api_for(lib), _fast.entry()
     phases = None if fast is None or len(values) > _fast.MAX_ARGS else fast.phases(lib, sig.op)
     if phases is None or entry is None:
@@ -310,6 +311,13 @@ def _plan_spec(lib: Library, sig: Signature, values: list[object]) -> _aclnn.Pla
             if not -(2**63) <= value < 2**63:
                 return None
             desc += [_fast.VALUE, value]
+        elif p.kind == "float" and type(v) in (int, float) and phases[2][i] is not None:
+            desc += float_item(lib.ffi, phases[2][i], plain_value(sig.api, p, v))  # type: ignore[arg-type]
+        elif p.kind == "scalar" and type(v) in (int, float, bool):
+            scalar = scalar_item(python_scalar(sig.api, p.name, v))
+            if scalar is None:
+                return None
+            desc += scalar
         else:
             return None
     mode = entry.NONE if not results else entry.SINGLE if len(results) == 1 else entry.TUPLE

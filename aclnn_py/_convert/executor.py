@@ -178,6 +178,21 @@ _DESCRIPTIONS: dict[tuple[int, tuple[int, ...], np.dtype, int], tuple[list[int],
 _MAX_DESCRIPTIONS = 4096
 
 
+def scalar_item(held: np.ndarray) -> list[int] | None:
+    """fastcall.c's SCALAR item of an aclScalar's value (its 0-d array, ``python_scalar``'s):
+    its dtype and bytes in one little-endian word; None when it holds more than 8 bytes."""
+    if held.nbytes > 8:
+        return None
+    return [_fast.SCALAR, _ACL_DTYPE[held.dtype], int.from_bytes(held.tobytes().ljust(8, b"\0"), "little", signed=True)]
+
+
+def float_item(ffi: FFI, real: str, value: float) -> list[int]:
+    """fastcall.c's FLOAT_VALUE item of a ``real`` ("float" or "double") parameter: the bits of
+    ``value`` as cffi converts it for the ABI-mode call (a float's in the low 32)."""
+    held = ffi.new(f"{real} *", value)
+    return [_fast.FLOAT_VALUE, int(ffi.cast("uint32_t *" if real == "float" else "int64_t *", held)[0])]
+
+
 def _contiguous_description(kind: int, shape: tuple[int, ...], dtype: np.dtype,
                             zero: int = 0) -> tuple[list[int], int]:
     """(description, nbytes) of a C-contiguous tensor (``kind`` HOST_IN) or output (HOST_OUT)."""
@@ -384,7 +399,7 @@ class Call:
         # device copy's address or None, nbytes of that copy).
         self._written: list[tuple[Any, Any, int]] = []
         # (op, phases, description, pointer slots) of the crossing
-        self._fast_last: tuple[str, tuple[Any, Any], list[int], list[_Slot | FFI.CData]] | None = None
+        self._fast_last: tuple[str, tuple[Any, Any, tuple[str | None, ...]], list[int], list[_Slot | FFI.CData]] | None = None
         # the arguments described without upload (``_SHAPE_ONLY_BACKENDS``)
         self._shape_only = _shape_only(api) if lib.backend in _SHAPE_ONLY_BACKENDS else frozenset()
         #: The capture in progress on this thread's stream (``aclnn_py.capture``), or None.
@@ -639,10 +654,9 @@ class Call:
         an ``aclnn_py.Scalar``'s value, copied; ``owned=False`` for an element of a list, which
         the list destroys."""
         held = value.value if isinstance(value, Scalar) else python_scalar(self.api, name, value)
-        if self._fast is not None and owned and held.nbytes <= 8:
-            # The helper makes it from its value (a plan can then replay the call).
-            word = int.from_bytes(held.tobytes().ljust(8, b"\0"), "little", signed=True)
-            return self._record([_fast.SCALAR, _ACL_DTYPE[held.dtype], word], None, ("scalar", name, value))
+        item = scalar_item(held) if self._fast is not None and owned else None
+        if item is not None:  # the helper makes it from its value (a plan can then replay the call)
+            return self._record(item, None, ("scalar", name, value))
         handle = self.c.aclCreateScalar(self.ffi.cast("void *", held.ctypes.data), _ACL_DTYPE[held.dtype])
         return self._made(handle, "aclCreateScalar", self.c.aclDestroyScalar if owned else None)
 
@@ -862,9 +876,16 @@ class Call:
         plannable = True
         null = self.ffi.NULL
         lo, hi = _INT64
-        for a in args:
+        floats = phases[2]
+        for a, real in zip(args, floats):
             t = type(a)
-            if t is _Slot:
+            if real is not None:
+                if t is not float and t is not int:
+                    return False
+                desc += float_item(self.ffi, real, a)
+            elif t is _Slot:
+                if self.device_io and a.desc[0] in (_fast.HOST_OUT, _fast.HOST_INOUT):
+                    return False  # (an asynchronous call copies nothing back: the ABI-mode path waits)
                 desc += a.desc
                 if a.pointer is not None:
                     pointers.append(a.pointer)

@@ -42,15 +42,15 @@ API_FUNCTIONS = ("aclrtMalloc", "aclrtFree", "aclrtMemcpy", "aclrtMemset", "aclC
                  "aclDestroyAclOpExecutor", "aclrtSynchronizeStream", "aclCreateScalar", "aclDestroyScalar")
 
 # Item kinds and failure stages of fastcall.c.
-HOST_IN, HOST_OUT, POINTER, INT_ARRAY, BOOL_ARRAY, VALUE, HOST_INOUT, SCALAR = 1, 2, 3, 4, 5, 6, 7, 8
-MAX_ARGS, MAX_DIMS, MAX_ARRAY = 30, 8, 64
+HOST_IN, HOST_OUT, POINTER, INT_ARRAY, BOOL_ARRAY, VALUE, HOST_INOUT, SCALAR, FLOAT_VALUE = 1, 2, 3, 4, 5, 6, 7, 8, 9
+MAX_ARGS, MAX_DIMS, MAX_ARRAY, MAX_FLOATS = 30, 8, 64, 8
 STAGE_API = {1: "aclrtMalloc", 2: "aclrtMemcpy", 3: "aclCreateTensor", 4: "aclCreateIntArray",
              5: "aclCreateBoolArray", 6: "aclrtMemset", 8: "aclrtMalloc", 10: "aclrtSynchronizeStream",
              11: "aclrtMemcpy", 13: "aclCreateScalar"}
 AT_CREATE_TENSOR, AT_PHASE1, AT_PHASE2, AT_DESCRIPTION = 3, 7, 9, 12
 
 ENTRY_VERSION = 9  # entry.c's: an entry built from other sources is not used
-ABI_VERSION = 4  # fastcall.c's: a helper built from other sources is not used
+ABI_VERSION = 5  # fastcall.c's: a helper built from other sources is not used
 
 _CDEF = """
 int32_t aclnnpy_fast_abi_version(void);
@@ -214,11 +214,14 @@ class FastApi:
         self.call = helper_lib.aclnnpy_fast_call
         self.call_async = helper_lib.aclnnpy_fast_call_async
         self.table = ffi.new("void *[]", [ffi.cast("void *", lib.ffi.cast("void *", lib.fn(n))) for n in API_FUNCTIONS])
-        self.ops: dict[str, tuple[Any, Any] | None] = {}  # op -> (phase1, phase2) as void *, or None: not eligible
+        # op -> (phase1, phase2) as void *, and per phase-1 parameter "float", "double" or None
+        # (any other), or None: not eligible
+        self.ops: dict[str, tuple[Any, Any, tuple[str | None, ...]] | None] = {}
 
-    def phases(self, lib: Any, op: str) -> tuple[Any, Any] | None:
-        """The phase functions of ``op`` as ``void *`` when its phase-1 parameters are all
-        pointers or integers (the helper's calling convention), else None."""
+    def phases(self, lib: Any, op: str) -> tuple[Any, Any, tuple[str | None, ...]] | None:
+        """The phase functions of ``op`` as ``void *`` and which of its phase-1 parameters are
+        ``float`` or ``double``, when they are all pointers, integers or at most ``MAX_FLOATS``
+        floats and doubles (the helper's calling convention), else None."""
         try:
             return self.ops[op]
         except KeyError:
@@ -227,10 +230,13 @@ class FastApi:
         phase2 = lib.fn(op)
         fn_type = lib.ffi.typeof(phase1)
         params = fn_type.args
+        floats = tuple(t.cname if t.kind == "primitive" and t.cname in ("float", "double") else None for t in params)
         ok = (len(params) <= MAX_ARGS + 2 and not fn_type.ellipsis and _integral(fn_type.result)
-              and all(t.kind == "pointer" or (t.kind in ("primitive", "enum") and _integral(t)) for t in params))
+              and sum(f is not None for f in floats) <= MAX_FLOATS
+              and all(t.kind == "pointer" or (t.kind in ("primitive", "enum") and (_integral(t) or f is not None))
+                      for t, f in zip(params, floats)))
         entry = (self.ffi.cast("void *", lib.ffi.cast("void *", phase1)),
-                 self.ffi.cast("void *", lib.ffi.cast("void *", phase2))) if ok else None
+                 self.ffi.cast("void *", lib.ffi.cast("void *", phase2)), floats) if ok else None
         self.ops[op] = entry
         return entry
 

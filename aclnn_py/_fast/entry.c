@@ -252,7 +252,7 @@ static int pairs(PyObject *seq, const char *what, int max_kind, int *count, int8
  * one it would accept whole: every plan is checked once, when it is made. */
 static int desc_pointers(const int64_t *desc, int64_t len) {
     int64_t at = 0;
-    int pointers = 0, items = 0;
+    int pointers = 0, items = 0, floats = 0;
     while (at < len) {
         int64_t kind = desc[at++];
         if (++items > MAX_ARGS) return -1;
@@ -271,6 +271,10 @@ static int desc_pointers(const int64_t *desc, int64_t len) {
         } else if (kind == POINTER) {
             ++pointers;
         } else if (kind == VALUE) {
+            ++at;
+        } else if (kind == FLOAT_VALUE) {
+            --items; /* (a floating-point register, not an argument slot) */
+            if (++floats > MAX_FLOATS) return -1;
             ++at;
         } else {
             return -1;

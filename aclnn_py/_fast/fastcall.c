@@ -20,23 +20,29 @@
  *               copied in like HOST_IN and back like HOST_OUT (aclnn_py.call's ndarray outputs)
  *   8 SCALAR    dtype word: an aclScalar made of the value's bytes (at most 8, little-endian in
  *               word; aclCreateScalar copies them), destroyed with the call
+ *   9 FLOAT_VALUE word: a double argument (its bits), or a float one (its bits in the low 32)
  * then phase 1's own &workspaceSize and &executor.
  *
- * Phase 1 is called through a prototype of 64-bit integer slots. The binding takes this path
- * only for operators whose phase-1 parameters are all pointers or integers (it reads the
- * prototype): on the Linux ABIs CANN ships for (x86-64 System V, AArch64 AAPCS64) each such
- * argument travels in one general register or one 8-byte stack slot exactly as a uint64_t
- * holding its (sign- or zero-extended) value does, and the caller removes the arguments.
+ * Phase 1 is called through a prototype of 64-bit integer slots, then MAX_FLOATS doubles. The
+ * binding takes this path only for operators whose phase-1 parameters are pointers, integers
+ * and at most MAX_FLOATS floats or doubles (it reads the prototype): on the Linux ABIs CANN
+ * ships for (x86-64 System V, AArch64 AAPCS64) each integer or pointer argument travels in one
+ * general register or one 8-byte stack slot exactly as a uint64_t holding its (sign- or
+ * zero-extended) value does, and the caller removes the arguments; the floating-point ones
+ * travel in the floating-point registers, the first eight of them there whatever their places
+ * among the others, in order (a float in the low 32 bits of its register, which a double of
+ * those bits fills), and take no integer register or stack slot.
  */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define EXPORT __attribute__((visibility("default")))
 
 /* The layout of api_t and of the description: aclnn_py/_fast/__init__.py's ABI_VERSION must
  * equal it, or the binding does not use a helper built from other sources. */
-#define ABI_VERSION 4
+#define ABI_VERSION 5
 
 EXPORT int32_t aclnnpy_fast_abi_version(void) { return ABI_VERSION; }
 
@@ -61,7 +67,8 @@ typedef struct {
     status_t (*destroy_scalar)(const void *);
 } api_t;
 
-enum { HOST_IN = 1, HOST_OUT = 2, POINTER = 3, INT_ARRAY = 4, BOOL_ARRAY = 5, VALUE = 6, HOST_INOUT = 7, SCALAR = 8 };
+enum { HOST_IN = 1, HOST_OUT = 2, POINTER = 3, INT_ARRAY = 4, BOOL_ARRAY = 5, VALUE = 6, HOST_INOUT = 7, SCALAR = 8,
+       FLOAT_VALUE = 9 };
 
 /* Where a failure happened: bits 32-39 of the result. */
 enum {
@@ -71,6 +78,7 @@ enum {
 };
 
 #define MAX_ARGS 30   /* phase-1 arguments besides &workspaceSize and &executor */
+#define MAX_FLOATS 8  /* of them float or double (each in a floating-point register) */
 #define MAX_DIMS 8
 #define MAX_ARRAY 64
 #define ACL_MEM_MALLOC_HUGE_FIRST 0
@@ -82,7 +90,8 @@ enum {
 typedef status_t (*phase1_t)(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t,
                              uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t,
                              uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t,
-                             uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t);
+                             uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t,
+                             double, double, double, double, double, double, double, double);
 typedef status_t (*phase2_t)(void *, uint64_t, void *, void *);
 
 typedef struct {
@@ -148,7 +157,8 @@ static int64_t fast_call(const api_t *api, void *phase1, void *phase2, void *str
     }
     held_t held[MAX_ARGS];
     uint64_t slots[MAX_ARGS + 2] = {0};
-    int count = 0, index = 0, p = 0;
+    double floats[MAX_FLOATS] = {0};
+    int count = 0, index = 0, p = 0, nfloats = 0;
     int64_t at = 0;
     while (at < desc_len) {
         if (index >= MAX_ARGS) FAIL(ACLNN_ERR_INNER, AT_DESCRIPTION);
@@ -219,6 +229,11 @@ static int64_t fast_call(const api_t *api, void *phase1, void *phase2, void *str
             slots[index] = (uint64_t)(uintptr_t)pointers[p++];
         } else if (kind == VALUE) {
             slots[index] = (uint64_t)desc[at++];
+        } else if (kind == FLOAT_VALUE) {
+            /* its own register, not an integer slot */
+            if (at >= desc_len || nfloats >= MAX_FLOATS) FAIL(ACLNN_ERR_INNER, AT_DESCRIPTION);
+            memcpy(&floats[nfloats++], &desc[at++], sizeof(double));
+            continue;
         } else {
             FAIL(ACLNN_ERR_INNER, AT_DESCRIPTION);
         }
@@ -231,7 +246,9 @@ static int64_t fast_call(const api_t *api, void *phase1, void *phase2, void *str
     uint64_t *a = slots;
     status_t s = ((phase1_t)phase1)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11],
                                     a[12], a[13], a[14], a[15], a[16], a[17], a[18], a[19], a[20], a[21],
-                                    a[22], a[23], a[24], a[25], a[26], a[27], a[28], a[29], a[30], a[31]);
+                                    a[22], a[23], a[24], a[25], a[26], a[27], a[28], a[29], a[30], a[31],
+                                    floats[0], floats[1], floats[2], floats[3], floats[4], floats[5], floats[6],
+                                    floats[7]);
     if (s) FAIL(s, AT_PHASE1);
     void *workspace = NULL;
     for (int i = 0; workspace_size && later && reuse && i < reuse->count; ++i)
