@@ -14,13 +14,14 @@ CPU does the same); integers wrap modulo 2^bits, as the device's integer units d
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from .._dtypes import bfloat16, compute_dtype
 from . import half as half_float
-from . import workers
+from . import ufunc_buffer, workers
 from .workers import over_parts
 
 # -- promotion (op::PromoteType) ---------------------------------------------------------------
@@ -315,6 +316,42 @@ def compute(kernel: Kernel, a: np.ndarray, b: np.ndarray, promoted: np.dtype, ou
         v.ndim and v.size < result.size for v in (x, y))
     over_parts(part, result, x, y, piece_elements=None if one_pass else workers.PIECE_ELEMENTS)
     return result
+
+
+# A result of fewer elements than this is one part on the calling thread whatever the kernel and
+# the broadcast (``over_parts``: no worker, no pieces, the caller's ufunc buffer).
+_ONE_PART = min(ufunc_buffer.BROADCAST_ELEMENTS, workers.PIECE_ELEMENTS, 2 * workers.MIN_PARALLEL_ELEMENTS)
+
+
+def compiled(kernel: Kernel, a: np.ndarray, b: np.ndarray, promoted: np.dtype, out: np.dtype,
+             alpha: np.ndarray | None = None) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """``compute(kernel, x, y, promoted, out, alpha)`` as a function of ``x`` and ``y`` of
+    ``a``'s and ``b``'s shapes and dtypes (a plan's kernel), with what ``compute`` derives from
+    shapes and dtypes alone worked out once: for a small result (``_ONE_PART``) a call is the
+    result's allocation and the kernel's ufuncs; a larger one is ``compute`` itself."""
+    shape = np.broadcast_shapes(a.shape, b.shape)
+    if math.prod(shape) >= _ONE_PART:
+        return lambda x, y: compute(kernel, x, y, promoted, out, alpha)
+    wide = compute_dtype(promoted)
+    if alpha is not None and alpha.dtype != wide and promoted != np.bool_:
+        alpha = alpha.astype(wide)
+    keep_a, keep_b = a.dtype == wide, b.dtype == wide  # (operand would return them as they are)
+    narrow, direct = promoted != wide, out == wide
+
+    def run(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        p = x if keep_a else operand(x, promoted)
+        q = y if keep_b else operand(y, promoted)
+        r = np.empty(shape, out)
+        with np.errstate(all="ignore"):
+            if direct:
+                kernel(p, q, alpha, r)
+            else:
+                t = np.empty(shape, wide)
+                kernel(p, q, alpha, t)
+                np.copyto(r, t.astype(promoted) if narrow else t, casting="unsafe")
+        return r
+
+    return run
 
 
 #: The kernels that make one pass over their output (the others' passes go over it in pieces

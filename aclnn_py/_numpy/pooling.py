@@ -131,14 +131,22 @@ def _small_max_pool(x: np.ndarray, out_hw: tuple[int, int], k: tuple[int, int], 
     gathered from the -inf-padded planes, its first maximum by ``argmax``."""
     planes, height, width = x.shape
     ph_total, pw_total, positions, index_of, starts, first = _small_geometry(height, width, out_hw, k, s, p, d)
-    padded = np.full((planes, ph_total, pw_total), -np.inf, x.dtype)
-    padded[:, p[0]:p[0] + height, p[1]:p[1] + width] = x
-    windows = padded.reshape(planes, -1)[:, positions]  # (planes, outputs, taps)
-    values = np.max(windows, axis=-1)
-    indices = index_of[np.argmax(windows, axis=-1) + starts]
-    lost = values == -np.inf  # (every real element -inf, or none: its first real element)
-    if lost.any():
-        indices[lost] = np.broadcast_to(first, lost.shape)[lost]
+    # No window reaches padding (none, and no ceil-mode window past the edge): the windows come
+    # straight from the planes, and a window's first tap is its first real element.
+    unpadded = ph_total == height and pw_total == width
+    if unpadded:
+        padded = x
+    else:
+        padded = np.full((planes, ph_total, pw_total), -np.inf, x.dtype)
+        padded[:, p[0]:p[0] + height, p[1]:p[1] + width] = x
+    # (take, the ufunc's reduce and the method: NumPy's wrappers cost more than these sizes)
+    windows = padded.reshape(planes, -1).take(positions, axis=1)  # (planes, outputs, taps)
+    values = np.maximum.reduce(windows, axis=-1)
+    indices = index_of.take(windows.argmax(axis=-1) + starts)
+    if not unpadded:
+        lost = values == -np.inf  # (every real element -inf, or none: its first real element)
+        if lost.any():
+            indices[lost] = np.broadcast_to(first, lost.shape)[lost]
     return values.reshape(planes, *out_hw), indices.reshape(planes, *out_hw)
 
 

@@ -1,8 +1,8 @@
 """Small problems as one matrix product: the numpy backend's path for tiny spatial sizes.
 
-The col2im, reflection-pad and average-pool gradients are linear maps from each
-(image, channel) plane of gradOutput to the same plane of gradInput, fixed by the shapes and
-parameters. Their vectorised kernels make one NumPy call per kernel offset or border piece,
+Average pooling and the col2im, reflection-pad and average-pool gradients are linear maps
+from each (image, channel) plane of their input to the same plane of their output, fixed by
+the shapes and parameters. Their vectorised kernels make one NumPy call per kernel offset or border piece,
 ~1 us each whatever the size: on a 4x4 image that overhead is the whole cost (a reflection pad
 of a (1, 1, 4, 4) image took 23 us in its kernel vs 6 us for PyTorch). On such sizes the
 op's own kernel is instead run once on the identity basis to obtain its matrix, cached per

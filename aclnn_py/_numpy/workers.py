@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from .placement import forget_workers, pinned, register_worker
-from .ufunc_buffer import inner_run, run_buffer, ufunc_buffer
+from .ufunc_buffer import BROADCAST_ELEMENTS, inner_run, run_buffer, ufunc_buffer
 
 
 # One per core this process may use (a container's cpuset, taskset), at most 4.
@@ -189,6 +189,14 @@ def machine_busy() -> bool:
 # of them stay in a core's L2 cache (2 MiB here) from one pass to the next.  On one thread,
 # thread CPU time, (8,64,56,56): Add with alpha 1.31 -> 1.23 ms, Add of FLOAT16 20.6 -> 17.5 ms.
 PIECE_ELEMENTS = 1 << 17
+
+
+def on_caller(size: int) -> bool:
+    """Whether ``over_parts`` runs ``work`` once, on the calling thread, for an ``out`` of
+    ``size`` elements with the default ``min_elements`` and no ``piece_elements`` (and, for an
+    input that broadcasts, the caller's ufunc buffer: ``run_buffer``): a small call may then
+    make that call itself, without ``over_parts``'s machinery."""
+    return size < min(2 * MIN_PARALLEL_ELEMENTS, BROADCAST_ELEMENTS)
 
 
 def over_parts(work: Callable[..., None], out: np.ndarray, *inputs: np.ndarray,

@@ -56,7 +56,7 @@ def gather(kernel: str, target: np.ndarray, classes: int, ignore_index: int) -> 
     docstring (507015 for the first target outside [0, C) that is not ignoreIndex)."""
     t = target.reshape(-1).astype(np.int64, copy=False)
     # The common case in one pass: every target inside [0, C) and ignoreIndex outside it.
-    if not 0 <= ignore_index < classes and (t.size == 0 or int(t.view(np.uint64).max()) < classes):
+    if not 0 <= ignore_index < classes and (t.size == 0 or int(np.maximum.reduce(t.view(np.uint64))) < classes):
         return t, None
     kept = t != ignore_index
     # Viewed as unsigned, a negative target is huge: one comparison catches both ends.

@@ -35,6 +35,7 @@ from numpy.typing import ArrayLike
 from .._convert.executor import dtype_of, planned, shape_of
 from .._convert.typed import Output, TypedCall
 from .._convert.values import host_array, int_array_arg, repeated, tensor_arg
+from .._numpy import small as _small
 from .._numpy.plans import NumpyOp, Prepared, plan
 from .._numpy.pooling import adaptive_avg
 from .._runtime.memory import check_allocation
@@ -68,7 +69,8 @@ def _check_output_size(output_size: tuple[int, ...]) -> None:
 
 
 def _prepare(self: object, output_size: object) -> Prepared:
-    """The numpy path: check in CANN's order, then the separable averaging (``_numpy/pooling.py``)."""
+    """The numpy path: check in CANN's order, then the separable averaging (``_numpy/pooling.py``);
+    one matrix product on small planes (``_numpy/small.py``)."""
     self = tensor_arg(API, "self", self)
     size = int_array_arg(API, "outputSize", output_size)
     check_not_null(API, self=self, outputSize=size)
@@ -79,6 +81,15 @@ def _prepare(self: object, output_size: object) -> Prepared:
     shape, dtype = (*self.shape[:-2], *size), self.dtype
     nbytes = math.prod(map(int, shape)) * dtype.itemsize
     height, width = self.shape[-2:]
+    if self.size and _small.use_small(self.size // (height * width), height * width, size[0] * size[1]):
+        product = _small.product(adaptive_avg, (size[0], size[1]), (height, width), tuple(size), shape[:-2], dtype,
+                                 dtype)
+
+        def run_small(self: object, *_: object) -> np.ndarray:
+            check_allocation(nbytes)
+            return product(host_array(API, "self", self))
+
+        return plan(run_small, nbytes + self.nbytes), (self,)
 
     def run(self: object, *_: object) -> np.ndarray:
         check_allocation(nbytes)

@@ -80,13 +80,14 @@ def _prepare(self: object, other: object, alpha: object) -> Prepared:
     shape = check_broadcast(API, "self", self.shape, "other", other.shape)
     nbytes = math.prod(map(int, shape)) * promoted.itemsize
     factor = None if _ew.is_equal_to_one(alpha) else _ew.add_alpha(alpha, promoted)
+    kernel = _ew.compiled(_ew.ADD, self, other, promoted, promoted, factor)
 
     def run(self: object, other: object, *_: object) -> np.ndarray:
         check_allocation(nbytes)
         a, b = host_array(API, "self", self), host_array(API, "other", other)
         if a.size == 0 or b.size == 0:
             return np.empty(shape, promoted)
-        return _ew.compute(_ew.ADD, a, b, promoted, promoted, factor)
+        return kernel(a, b)
 
     return plan(run, nbytes + self.nbytes + other.nbytes), (self, other, alpha)
 

@@ -74,13 +74,14 @@ def _prepare(self: object, other: object, alpha: object) -> Prepared:
     nbytes = self.size * out.itemsize
     scalar = _ew.scalar_as(other, computed)
     factor = None if _ew.is_equal_to_one(alpha) else _ew.add_alpha(alpha, computed)
+    kernel = _ew.compiled(_ew.ADD, self, scalar, computed, out, factor)
 
     def run(self: object, *_: object) -> np.ndarray:
         check_allocation(nbytes)
         a = host_array(API, "self", self)
         if a.size == 0:
             return np.empty(a.shape, out)
-        return _ew.compute(_ew.ADD, a, scalar, computed, out, factor)
+        return kernel(a, scalar)
 
     return plan(run, nbytes + self.nbytes), (self, other, alpha)
 

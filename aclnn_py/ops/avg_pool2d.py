@@ -49,6 +49,7 @@ from .._convert.executor import dtype_of, planned, shape_of
 from .._convert.typed import Output, TypedCall
 from .._convert.values import INT64_MAX, bool_arg, c_int, host_array, int_array_arg, repeated, tensor_arg
 from .._errors import param_invalid
+from .._numpy import small as _small
 from .._numpy.plans import NumpyOp, Prepared, plan
 from .._numpy.pooling import avg_divisors, avg_pool_sums, pooled_size
 from .._runtime.memory import check_allocation
@@ -146,24 +147,47 @@ def _validate(self: object, kernel_size: object, strides: object, paddings: obje
 
 def _prepare(*args: object) -> Prepared:
     """The numpy path: check in CANN's order, then the window sums (``_numpy/pooling.py``) over
-    the divisor map (shared with the backward)."""
+    the divisor map (shared with the backward); one matrix product on small planes."""
     self, params, out_shape = _validate(*args)
     dtype = self.dtype
     nbytes = math.prod(map(int, out_shape)) * dtype.itemsize
     H, W = self.shape[-2:]
     OH, OW = out_shape[-2:]
-    scale = avg_divisors((H, W), (OH, OW), (params.kH, params.kW), (params.sH, params.sW), (params.pH, params.pW),
-                         params.count_include_pad, params.divisor_override)
+    if self.size and OH * OW and _small.use_small(self.size // (H * W), H * W, OH * OW):
+        product = _small.product(_pooled, ((OH, OW), params), (H, W), (OH, OW), out_shape[:-2], dtype, dtype)
+
+        def run_small(self: object, *_: object) -> np.ndarray:
+            check_allocation(nbytes)
+            return product(host_array(API, "self", self))
+
+        return plan(run_small, nbytes + self.nbytes), (self,)
+
+    scale = _divisors((H, W), (OH, OW), params)
 
     def run(self: object, *_: object) -> np.ndarray:
         check_allocation(nbytes)
         x = host_array(API, "self", self)
         planes = x.reshape(-1, H, W).astype(np.float32, copy=False)
-        sums = avg_pool_sums(planes, (OH, OW), (params.kH, params.kW), (params.sH, params.sW), (params.pH, params.pW))
-        np.divide(sums, scale, out=sums)
-        return sums.astype(dtype, copy=False).reshape(out_shape)
+        return _pooled(planes, (OH, OW), params, scale).astype(dtype, copy=False).reshape(out_shape)
 
     return plan(run, nbytes + self.nbytes), (self,)
+
+
+def _divisors(hw: tuple[int, int], out_hw: tuple[int, int], params: _Params) -> np.float32 | np.ndarray:
+    return avg_divisors(hw, out_hw, (params.kH, params.kW), (params.sH, params.sW), (params.pH, params.pW),
+                        params.count_include_pad, params.divisor_override)
+
+
+def _pooled(planes: np.ndarray, out_hw: tuple[int, int], params: _Params,
+            scale: np.float32 | np.ndarray | None = None) -> np.ndarray:
+    """The float32 planes ``(batch, H, W)`` average-pooled to ``(batch, *out_hw)`` float32:
+    the window sums over the divisor map ``scale`` (made here if None: the kernel ``_small``
+    takes the matrix of)."""
+    if scale is None:
+        scale = _divisors(planes.shape[-2:], out_hw, params)
+    sums = avg_pool_sums(planes, out_hw, (params.kH, params.kW), (params.sH, params.sW), (params.pH, params.pW))
+    np.divide(sums, scale, out=sums)
+    return sums
 
 
 _numpy = NumpyOp(_prepare)

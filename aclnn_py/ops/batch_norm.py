@@ -163,7 +163,7 @@ def _prepare(input: object, weight: object, bias: object, running_mean: object, 
     return plan(run, nbytes), (input, weight, bias, running_mean, running_var)
 
 
-_numpy = NumpyOp(_prepare)
+_numpy = NumpyOp(_prepare, floats=True)  # (its plan holds momentum and eps by value)
 
 
 def _outputs(input: object, weight: object, bias: object, running_mean: object, running_var: object,

@@ -179,7 +179,7 @@ def _prepare(grad_out: object, input: object, weight: object, running_mean: obje
     return plan(run, nbytes), (g, x, *optional.values())
 
 
-_numpy = NumpyOp(_prepare)
+_numpy = NumpyOp(_prepare, floats=True)  # (its plan holds eps by value)
 
 
 def _outputs(grad_out: object, input: object, weight: object, running_mean: object, running_var: object,

@@ -46,6 +46,7 @@ from .._runtime.tensor import Tensor
 from .._convert.executor import dtype_of, planned, shape_of
 from .._convert.typed import Output, TypedCall
 from .._convert.values import INT64_MAX, host_array, int_array_arg, repeated, tensor_arg
+from .._numpy import gather as _gather
 from .._numpy.plans import NumpyOp, Prepared, plan
 from ._checks import FLOAT32, check, check_dtype, check_length, check_min, check_not_null, shape_str
 from ._dispatch import dispatch, documented
@@ -107,6 +108,15 @@ def _prepare(self: object, kernel_size: object, dilation: object, padding: objec
     out_shape = _check(self, k, d, p, s)
     grid = _grid(tuple(self.shape), k, d, p, s)
     nbytes = math.prod(map(int, out_shape)) * self.dtype.itemsize
+    if self.size and _gather.use_gather(math.prod(out_shape)):
+        plane = tuple(self.shape[-2:])
+        taken = _gather.gather(_unfold, (k, d, p, s, grid), plane, out_shape, self.size // math.prod(plane))
+
+        def run_small(self: object, *_: object) -> np.ndarray:
+            check_allocation(nbytes)
+            return taken(host_array(API, "self", self))
+
+        return plan(run_small, nbytes + self.nbytes), (self,)
 
     def run(self: object, *_: object) -> np.ndarray:
         check_allocation(nbytes)

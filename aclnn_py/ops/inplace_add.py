@@ -38,7 +38,7 @@ from .._convert.values import host_array, tensor_arg
 from .._dtypes import compute_dtype
 from .._numpy import elementwise as _ew
 from .._numpy.plans import NumpyOp, Prepared, plan
-from .._numpy.workers import over_parts, scratch
+from .._numpy.workers import on_caller, over_parts, scratch
 from .._runtime.tensor import Tensor
 from ._checks import check_dtype, check_not_null
 from ._dispatch import dispatch, documented
@@ -84,6 +84,8 @@ def _prepare(self_ref: object, other: object, alpha: object) -> Prepared:
     # FLOAT32 of one contiguous shape (an SGD step): in cache-sized pieces.
     pieces = (direct and promoted == np.float32 and factor is not None and self_ref.shape == other.shape
               and self_ref.flags.c_contiguous and other.flags.c_contiguous and self_ref.size > _PIECE)
+    small = on_caller(self_ref.size)
+    kernel = _ew.compiled(_ew.ADD, self_ref, other, promoted, self_ref.dtype, factor)  # (when not direct)
 
     def add_into(r: np.ndarray, b: np.ndarray) -> None:
         """selfRef's part ``r`` += its part of ``b`` (times ``factor``): on each worker's part."""
@@ -97,13 +99,13 @@ def _prepare(self_ref: object, other: object, alpha: object) -> Prepared:
         a, b = written_array(API, "selfRef", self_ref), host_array(API, "other", other)
         if a.size == 0 or b.size == 0:
             return a
-        if direct and not np.may_share_memory(a, b):
+        if direct and not small and not np.may_share_memory(a, b):
             over_parts(add_into, a, b)
-        elif direct:
+        elif direct:  # (a small call, or b overlapping a: NumPy's ufuncs buffer an overlap)
             with np.errstate(over="ignore", invalid="ignore"):
                 np.add(a, b if factor is None else np.multiply(b, factor), out=a)
         else:
-            a[...] = _ew.compute(_ew.ADD, a, b, promoted, a.dtype, factor)
+            a[...] = kernel(a, b)
         return a
 
     return plan(run, 2 * self_ref.nbytes + other.nbytes), (self_ref, other, alpha)

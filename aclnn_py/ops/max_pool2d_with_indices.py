@@ -102,7 +102,16 @@ def _prepare(self: object, kernel_size: object, stride: object, padding: object,
     return plan(run, nbytes + self.nbytes), (self,)
 
 
-_numpy = NumpyOp(_prepare)
+def _numpy_as(index_dtype: int) -> NumpyOp:
+    """The numpy path giving indices of ``INDEX_DTYPES[index_dtype]``."""
+    def prepare(self: object, kernel_size: object, stride: object, padding: object, dilation: object,
+                ceil_mode: object) -> Prepared:
+        return _prepare(self, kernel_size, stride, padding, dilation, ceil_mode, index_dtype)
+    return NumpyOp(prepare)
+
+
+#: The numpy path, by indices dtype (as ``_aclnn``).
+_numpy = (_numpy_as(0), _numpy_as(1))
 
 
 def _shape_checks(self: object, kernel: tuple[int, ...] | None, stride: tuple[int, ...] | None,
@@ -169,15 +178,30 @@ def max_pool2d_with_indices(self: ArrayLike | Tensor, kernel_size: int | Sequenc
     index = _index_dtype(indices_dtype)
     args = (self, repeated(kernel_size, 1), repeated(stride, 1), repeated(padding, 1), repeated(dilation, 1), ceil_mode)
     result: tuple[np.ndarray | Tensor, np.ndarray | Tensor] = dispatch(
-        backend, lambda *a: _numpy(*a, index), _aclnn[index], *args, stream=stream, made=_MADE)
+        backend, _numpy[index], _aclnn[index], *args, stream=stream, made=_MADE)
     return result
 
 
 def _index_dtype(value: DTypeLike) -> int:
+    """The position in ``INDEX_DTYPES`` of ``value`` (a dtype or what names one)."""
+    key = (type(value), value) if type(value) in _NAMING_TYPES else None
+    found = _INDEX_OF.get(key) if key is not None else None
+    if found is not None:
+        return found
     try:
-        return INDEX_DTYPES.index(np.dtype(value))
+        index = INDEX_DTYPES.index(np.dtype(value))
     except (TypeError, ValueError):
         raise TypeError(f"{API}: indices_dtype must be int32 or int64, got {value!r}") from None
+    if key is not None and len(_INDEX_OF) < _NAMES_KEPT:
+        _INDEX_OF[key] = index
+    return index
+
+
+# The indices dtypes named so far (by the name's exact type and value: np.dtype("int32") ==
+# "int32", but an int32 is not any object equal to it), so that a call does not make a dtype.
+_NAMING_TYPES = (type, str, type(INDEX_DTYPES[0]), type(INDEX_DTYPES[1]))
+_NAMES_KEPT = 64
+_INDEX_OF: dict[object, int] = {}
 
 
 # -- registration: what the tools know of this operator (ops/_registry.py) -------------------------

@@ -71,13 +71,14 @@ def _prepare(self: object, other: object) -> Prepared:
     self, other, promoted = _validate(self, other)
     shape = check_broadcast(API, "self", self.shape, "other", other.shape)
     nbytes = math.prod(map(int, shape)) * promoted.itemsize
+    kernel = _ew.compiled(_ew.MUL, self, other, promoted, promoted)
 
     def run(self: object, other: object) -> np.ndarray:
         check_allocation(nbytes)
         a, b = host_array(API, "self", self), host_array(API, "other", other)
         if a.size == 0 or b.size == 0:
             return np.empty(shape, promoted)
-        return _ew.compute(_ew.MUL, a, b, promoted, promoted)
+        return kernel(a, b)
 
     return plan(run, nbytes + self.nbytes + other.nbytes), (self, other)
 

@@ -69,13 +69,14 @@ def _prepare(self: object, other: object) -> Prepared:
     self, other, computed, out = _validate(self, other)
     nbytes = self.size * out.itemsize
     scalar = _ew.scalar_as(other, computed)
+    kernel = _ew.compiled(_ew.MUL, self, scalar, computed, out)
 
     def run(self: object, *_: object) -> np.ndarray:
         check_allocation(nbytes)
         a = host_array(API, "self", self)
         if a.size == 0:
             return np.empty(a.shape, out)
-        return _ew.compute(_ew.MUL, a, scalar, computed, out)
+        return kernel(a, scalar)
 
     return plan(run, nbytes + self.nbytes), (self, other)
 

@@ -99,10 +99,13 @@ def _prepare(self: object, target: object, weight: object, reduction: object, ig
     _shape_checks(self, target, weight, reduction, ignore_index)
     dtype, shape, classes = self.dtype, _out_shape(self.shape, reduction), self.shape[-1]
     nbytes = self.nbytes + target.nbytes + weight.nbytes
-    index = np.arange(self.size // classes if classes else 0)
+    results = math.prod(map(int, shape)) * dtype.itemsize + dtype.itemsize
+    # Each row's first element in the flat self: the picked elements are these plus the rows'
+    # classes (one take, not a 2-D fancy index).
+    starts = np.arange(0, self.size, classes) if classes else np.zeros(0, np.intp)
 
     def run(self: object, target: object, weight: object, *_: object) -> tuple[np.ndarray, np.ndarray]:
-        check_allocation(math.prod(map(int, shape)) * dtype.itemsize + dtype.itemsize)
+        check_allocation(results)
         x, t, w = (host_array(API, "self", self), host_array(API, "target", target),
                    host_array(API, "weight", weight))
         if x.size == 0:
@@ -110,7 +113,7 @@ def _prepare(self: object, target: object, weight: object, reduction: object, ig
                 np.asarray(np.nan if reduction == _nll.MEAN else 0, dtype)
             return empty, np.zeros((), dtype)
         rows, kept = _nll.gather(KERNEL, t, classes, ignore_index)
-        picked = x.reshape(-1, classes)[index, rows]
+        picked = x.reshape(-1).take(starts + rows)
         weights = w[rows]
         if weights.dtype != np.float32:
             weights, picked = weights.astype(np.float32), picked.astype(np.float32)
@@ -121,7 +124,8 @@ def _prepare(self: object, target: object, weight: object, reduction: object, ig
             losses[kept == 0] = 0.0  # an ignored row is 0, whatever self holds there
         if reduction == _nll.NONE:
             return losses.reshape(shape).astype(dtype, copy=False), np.zeros((), dtype)
-        summed, total = float(losses.sum(dtype=np.float64)), float(weights.sum(dtype=np.float64))
+        # (ndarray.sum is this reduce, behind a Python wrapper)
+        summed, total = float(np.add.reduce(losses, dtype=np.float64)), float(np.add.reduce(weights, dtype=np.float64))
         if reduction == _nll.MEAN:
             summed = summed / total if total else float(np.float64(summed) * np.inf if summed else np.nan)
         return np.asarray(summed, dtype), np.asarray(total, dtype)

@@ -43,6 +43,7 @@ from .._runtime.tensor import Tensor
 from .._convert.executor import dtype_of, planned, shape_of
 from .._convert.typed import Output, TypedCall
 from .._convert.values import host_array, int_array_arg, repeated, tensor_arg
+from .._numpy import gather as _gather
 from .._numpy.plans import NumpyOp, Prepared, plan
 from .._numpy.workers import over_parts
 from ._checks import FLOAT32, check, check_dtype, check_length, check_not_null, shape_str
@@ -97,6 +98,15 @@ def _prepare(self: object, padding: object) -> Prepared:
     out_shape = _check(self, padding)
     dtype = self.dtype
     nbytes = math.prod(map(int, out_shape)) * dtype.itemsize
+    if self.size and _gather.use_gather(math.prod(out_shape)):
+        planes = self.size // (self.shape[-2] * self.shape[-1])
+        taken = _gather.gather(_padded, (padding,), tuple(self.shape[-2:]), out_shape, planes)
+
+        def run_small(self: object, *_: object) -> np.ndarray:
+            check_allocation(nbytes)
+            return taken(host_array(API, "self", self))
+
+        return plan(run_small, nbytes + self.nbytes), (self,)
 
     def run(self: object, *_: object) -> np.ndarray:
         check_allocation(nbytes)
@@ -114,6 +124,13 @@ def _pad(x: np.ndarray, out_shape: tuple[int, ...], padding: tuple[int, ...]) ->
     if out.size:
         over_parts(lambda o, planes: _pad_planes(o, planes, padding), out, x, keep=2)
     return out
+
+
+def _padded(x: np.ndarray, padding: tuple[int, ...]) -> np.ndarray:
+    """The planes ``(batch, H, W)`` of ``x`` padded (the kernel ``_gather`` maps)."""
+    left, right, top, bottom = padding
+    batch, height, width = x.shape
+    return _pad(x, (batch, height + top + bottom, width + left + right), padding)
 
 
 def _pad_planes(out: np.ndarray, x: np.ndarray, padding: tuple[int, ...]) -> None:

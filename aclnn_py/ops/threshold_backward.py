@@ -61,7 +61,7 @@ def _prepare(grad_output: object, self: object, threshold: object) -> Prepared:
     shape = _shape_checks(grad_output, self, threshold)
     dtype = self.dtype
     real = np.real(value) if _ew.is_complex(value.dtype) else value.astype(np.float64)
-    kernel = _ew.threshold_backward(np.float32(real))
+    kernel = _ew.compiled(_ew.threshold_backward(np.float32(real)), grad_output, self, dtype, dtype)
     nbytes = math.prod(map(int, shape)) * dtype.itemsize
 
     def run(grad_output: object, self: object, *_: object) -> np.ndarray:
@@ -69,7 +69,7 @@ def _prepare(grad_output: object, self: object, threshold: object) -> Prepared:
         g, s = host_array(API, "gradOutput", grad_output), host_array(API, "self", self)
         if g.size == 0 or s.size == 0:
             return np.empty(shape, dtype)
-        return _ew.compute(kernel, g, s, dtype, dtype)
+        return kernel(g, s)
 
     return plan(run, nbytes + grad_output.nbytes + self.nbytes), (grad_output, self, threshold)
 

@@ -37,6 +37,7 @@ from numpy.typing import ArrayLike
 from .._convert.executor import dtype_of, planned, shape_of
 from .._convert.typed import Output, TypedCall
 from .._convert.values import host_array, int_array_arg, repeated, tensor_arg
+from .._numpy import gather as _gather
 from .._numpy.plans import NumpyOp, Prepared, plan
 from .._numpy.workers import over_parts
 from .._numpy.pooling import nearest_source
@@ -82,6 +83,14 @@ def _prepare(self: object, output_size: object) -> Prepared:
     nbytes = math.prod(map(int, out_shape)) * dtype.itemsize
     H, W = self.shape[-2:]
     rows, cols = nearest_source(size[0], H), nearest_source(size[1], W)
+    if self.size and _gather.use_gather(math.prod(out_shape)):
+        taken = _gather.gather(_upsampled, (tuple(size),), (H, W), out_shape, self.size // (H * W))
+
+        def run_small(self: object, *_: object) -> np.ndarray:
+            check_allocation(nbytes)
+            return taken(host_array(API, "self", self))
+
+        return plan(run_small, nbytes + self.nbytes), (self,)
 
     def run(self: object, *_: object) -> np.ndarray:
         check_allocation(nbytes)
@@ -98,6 +107,13 @@ def _prepare(self: object, output_size: object) -> Prepared:
 
 
 _numpy = NumpyOp(_prepare)
+
+
+def _upsampled(x: np.ndarray, size: tuple[int, ...]) -> np.ndarray:
+    """The planes ``(batch, H, W)`` of ``x`` upsampled to ``size`` (the kernel ``_gather``
+    maps: the rows, then the columns, by the index maps)."""
+    height, width = x.shape[-2:]
+    return np.take(x.take(nearest_source(size[0], height), axis=-2), nearest_source(size[1], width), axis=-1)
 
 
 def _outputs(self: object, output_size: tuple[int, ...] | None) -> list[Output]:

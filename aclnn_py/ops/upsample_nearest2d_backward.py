@@ -107,7 +107,7 @@ def _prepare(grad_out: object, output_size: object, input_size: object, scales_h
     return plan(run, nbytes + grad_out.nbytes), (grad_out,)
 
 
-_numpy = NumpyOp(_prepare)
+_numpy = NumpyOp(_prepare, floats=True)  # (its plan holds scalesH and scalesW by value)
 
 
 def _outputs(grad_out: object, output_size: object, input_size: tuple[int, ...] | None, *_: object) -> list[Output]:

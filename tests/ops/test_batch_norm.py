@@ -120,3 +120,18 @@ def test_device_tensors_on_sim(sim_lib):
     assert got[0] is device_stats[0]
     for e, g in zip(expected_stats, device_stats):
         assert_close(g.numpy(), e, np.dtype(np.float32))
+
+
+def test_repeated_calls_update_their_own_statistics_with_their_own_momentum(backend, torch):
+    """A plan kept across calls (momentum and eps keyed by value) normalises each call's input
+    and updates each call's own running statistics; another momentum is another plan."""
+    rng = np.random.default_rng(9)
+    for momentum in (0.1, 0.1, 0.5):
+        x = random_array(rng, (4, 3, 5, 5), np.float32)
+        rm, rv = random_array(rng, (3,), np.float32), np.abs(random_array(rng, (3,), np.float32)) + 0.5
+        trm, trv = torch.from_numpy(rm.copy()), torch.from_numpy(rv.copy())
+        expected = torch.nn.functional.batch_norm(torch.from_numpy(x), trm, trv, None, None, True, momentum, 1e-5)
+        out = aclnn_py.batch_norm(x, None, None, rm, rv, True, momentum, 1e-5, backend=backend)[2]  # (rm, rv first)
+        assert_close(out, expected.numpy(), np.float32)
+        assert_close(rm, trm.numpy(), np.float32)
+        assert_close(rv, trv.numpy(), np.float32)

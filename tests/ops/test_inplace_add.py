@@ -174,3 +174,16 @@ def test_a_large_float32_step_matches_torch(backend, torch):
     expected = torch.from_numpy(w.copy()).add_(torch.from_numpy(g), alpha=-0.01).numpy()
     aclnn_py.inplace_add(w, g, -0.01, backend=backend)
     assert_close(w, expected, np.float32)
+
+
+@pytest.mark.parametrize("alpha", [1, 0.5], ids=["alpha1", "alpha0.5"])
+@pytest.mark.parametrize("shape, other_shape", [((256, 256), (256, 256)), ((256, 256), (256,)), ((4, 64), (4, 64))],
+                         ids=["large", "large-broadcast", "small"])
+def test_large_and_small_calls_alike(backend, torch, shape, other_shape, alpha):
+    """A call large enough for the worker machinery (``workers.on_caller``) and a small one,
+    whole or broadcast, against PyTorch."""
+    rng = np.random.default_rng(7)
+    a, b = random_array(rng, shape, np.float32), random_array(rng, other_shape, np.float32)
+    expected = _torch_add_(torch, a, b, alpha)
+    assert aclnn_py.inplace_add(a, b, alpha, backend=backend) is a
+    assert_close(a, expected, np.float32)

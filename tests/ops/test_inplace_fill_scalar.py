@@ -61,3 +61,12 @@ def test_call_by_cann_names_and_device_tensor(backend):
         with aclnn_py.Tensor.from_numpy(np.zeros((3, 4), np.float32), backend="sim") as t:
             aclnn_py.inplace_fill_scalar(t.view((4, 3), (1, 4), 0), 2.0, backend="sim")
             np.testing.assert_array_equal(t.numpy(), 2)
+
+
+@pytest.mark.parametrize("shape", [(256, 256), (2048,)], ids=["large", "small"])
+def test_large_and_small_fills_alike(backend, torch, shape):
+    """A fill large enough for the worker machinery (``workers.on_caller``) and a small one."""
+    a = random_array(np.random.default_rng(8), shape, np.float32)
+    expected = torch.from_numpy(a.copy()).fill_(-2.5).numpy()
+    assert aclnn_py.inplace_fill_scalar(a, -2.5, backend=backend) is a
+    np.testing.assert_array_equal(a, expected)  # (one value copied: exact)

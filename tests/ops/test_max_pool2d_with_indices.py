@@ -102,3 +102,17 @@ def test_call_with_cann_names(backend):
 def test_bad_indices_dtype_is_a_type_error():
     with pytest.raises(TypeError, match="indices_dtype"):
         aclnn_py.max_pool2d_with_indices(np.zeros((1, 1, 2, 2), np.float32), 2, 2, 0, indices_dtype=np.int16)
+
+
+@pytest.mark.parametrize("name, expected", [("int32", np.int32), ("int64", np.int64), (np.dtype("int64"), np.int64),
+                                            (np.int32, np.int32), ("i8", np.int64)])
+def test_indices_dtype_by_any_name_again_and_again(name, expected):
+    """The names seen are kept (no dtype made per call): the same answer on every call, and a
+    bad name is refused on every call."""
+    x = np.zeros((1, 1, 2, 2), np.float32)
+    for _ in range(3):
+        assert aclnn_py.max_pool2d_with_indices(x, 2, 2, 0, indices_dtype=name, backend="numpy")[1].dtype == expected
+        with pytest.raises(TypeError, match="indices_dtype"):
+            aclnn_py.max_pool2d_with_indices(x, 2, 2, 0, indices_dtype="int16", backend="numpy")
+        with pytest.raises(TypeError, match="indices_dtype"):
+            aclnn_py.max_pool2d_with_indices(x, 2, 2, 0, indices_dtype=[1], backend="numpy")

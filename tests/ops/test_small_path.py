@@ -1,5 +1,5 @@
-"""The numpy backend's two paths for Im2colBackward, ReflectionPad2dBackward and
-AvgPool2dBackward: the per-offset kernels and, on small planes, one product with the kernel's
+"""The numpy backend's two paths for Im2colBackward, ReflectionPad2dBackward, AvgPool2dBackward,
+AvgPool2d and AdaptiveAvgPool2d: the per-offset kernels and, on small planes, one product with the kernel's
 own matrix (aclnn_py/_numpy/small.py). Each case runs with each path forced and is checked
 against the loop references."""
 
@@ -124,3 +124,36 @@ def test_non_finite_values_on_any_plane(path, planes, dtype, bad):
     got = aclnn_py.reflection_pad2d_backward(grad, self, [1, 1, 1, 1], backend="numpy")
     assert_close(got, reflection_reference(grad, self, [1, 1, 1, 1]), dtype)
     assert np.isfinite(got[:-1]).all() and np.count_nonzero(~np.isfinite(got[-1])) == (2 if bad == "inf-inf" else 1)
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
+@pytest.mark.parametrize("case", AVG_CASES)
+def test_avg_pool_forward(path, case, dtype):
+    """AvgPool2d's forward on the same geometries (its kernel: window sums over the divisors)."""
+    torch = pytest.importorskip("torch")
+    shape, kernel, stride, padding, ceil, include_pad, divisor = case
+    x = random_array(np.random.default_rng(6), shape, dtype)
+    got = aclnn_py.avg_pool2d(x, kernel, stride, padding, ceil, include_pad, divisor, backend="numpy")
+    expected = torch.nn.functional.avg_pool2d(torch.from_numpy(x.astype(np.float32)), kernel, stride, padding, ceil,
+                                              include_pad, divisor).numpy()
+    assert got.dtype == dtype
+    assert_close(got, expected.astype(dtype), dtype)
+
+
+def test_avg_pool_forward_keeps_non_finite_values_in_their_windows(path):
+    x = np.zeros((1, 1, 4, 4), np.float32)
+    x[0, 0, 0, 0] = np.inf
+    got = aclnn_py.avg_pool2d(x, [2, 2], [2, 2], [0, 0], backend="numpy")
+    assert got[0, 0, 0, 0] == np.inf and np.count_nonzero(got) == 1 and not np.isnan(got).any()
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
+@pytest.mark.parametrize("shape, size", [((1, 1, 4, 4), [2, 2]), ((2, 3, 7, 5), [3, 4]), ((3, 6, 6), [4, 1])])
+def test_adaptive_avg_pool_forward(path, shape, size, dtype):
+    """AdaptiveAvgPool2d's forward (its kernel: the separable window means), against PyTorch."""
+    torch = pytest.importorskip("torch")
+    x = random_array(np.random.default_rng(10), shape, dtype)
+    got = aclnn_py.adaptive_avg_pool2d(x, size, backend="numpy")
+    expected = torch.nn.functional.adaptive_avg_pool2d(torch.from_numpy(x.astype(np.float32)), size).numpy()
+    assert got.dtype == dtype
+    assert_close(got, expected.astype(dtype), dtype)

@@ -58,3 +58,23 @@ def test_call_with_cann_names(backend, torch):
     out = np.zeros((1, 2, 3, 4), np.float32)
     aclnn_py.call("aclnnUpsampleNearest2dBackward", grad, [6, 8], [1, 2, 3, 4], 0.0, 0.0, out, backend=backend)
     assert_close(out, _torch(torch, grad, (6, 8), (1, 2, 3, 4), (0.0, 0.0)), np.float32)
+
+
+def test_numpy_plan_is_kept_across_calls_with_float_scales(monkeypatch):
+    """scalesH/scalesW are floats: the plan is keyed by their values (NumpyOp's floats), so a
+    repeated call does not check again; other values get a plan of their own."""
+    import importlib
+
+    from aclnn_py._numpy import plans
+
+    module = importlib.import_module("aclnn_py.ops.upsample_nearest2d_backward")
+    prepared = []
+    original = module._numpy.prepare
+    monkeypatch.setattr(module._numpy, "prepare", lambda *a: prepared.append(a) or original(*a))
+    plans.forget_plans()
+    grad = np.ones((1, 1, 4, 4), np.float32)
+    for _ in range(3):
+        aclnn_py.upsample_nearest2d_backward(grad, [4, 4], [1, 1, 2, 2], 0.0, 0.0, backend="numpy")
+    aclnn_py.upsample_nearest2d_backward(grad, [4, 4], [1, 1, 2, 2], 2.0, 2.0, backend="numpy")
+    assert len(prepared) == 2
+    plans.forget_plans()
