@@ -166,19 +166,25 @@ static int find_slots(PyObject *cls, PyObject **const *names, int n, Py_ssize_t 
     return 1;
 }
 
-/* set_state_type(cls): the class of the threads' states (library.ThreadStreams), its slots
- * found (find_slots); whether they were (else its attributes are read). */
-static PyObject *set_state_type(PyObject *module, PyObject *cls) {
-    (void)module;
-    Py_CLEAR(state_type);
+/* *type = cls when its slots names[0..n) are found (find_slots: offsets), else NULL; whether
+ * they were (Python's bool), or NULL with a TypeError when cls is not a class. */
+static PyObject *set_slotted_type(PyObject **type, PyObject *cls, PyObject **const *names, int n, Py_ssize_t *offsets) {
+    Py_CLEAR(*type);
     if (!PyType_Check(cls)) {
-        PyErr_SetString(PyExc_TypeError, "set_state_type(cls): a class");
+        PyErr_SetString(PyExc_TypeError, "a class expected");
         return NULL;
     }
-    if (!find_slots(cls, state_fields, ST_FIELDS, state_at)) Py_RETURN_FALSE;
+    if (!find_slots(cls, names, n, offsets)) Py_RETURN_FALSE;
     Py_INCREF(cls);
-    state_type = cls;
+    *type = cls;
     Py_RETURN_TRUE;
+}
+
+/* set_state_type(cls): the class of the threads' states (library.ThreadStreams), its slots
+ * found; whether they were (else its attributes are read). */
+static PyObject *set_state_type(PyObject *module, PyObject *cls) {
+    (void)module;
+    return set_slotted_type(&state_type, cls, state_fields, ST_FIELDS, state_at);
 }
 
 #include "outputs.c"

@@ -432,19 +432,11 @@ static PyObject **const tensor_fields[TA_FIELDS] = {&s_lib, &s_dtype, &s_shape, 
 static PyObject *tensor_slots_type;     /* the class whose offsets are known, or NULL */
 static Py_ssize_t tensor_at[TA_FIELDS];
 
-/* set_tensor_type(cls): the class of new output Tensors (tensor.Tensor), its slots found
- * (find_slots); whether they were. */
+/* set_tensor_type(cls): the class of new output Tensors (tensor.Tensor), its slots found;
+ * whether they were (else its attributes are set). */
 static PyObject *set_tensor_type(PyObject *module, PyObject *cls) {
     (void)module;
-    Py_CLEAR(tensor_slots_type);
-    if (!PyType_Check(cls)) {
-        PyErr_SetString(PyExc_TypeError, "set_tensor_type(cls): a class");
-        return NULL;
-    }
-    if (!find_slots(cls, tensor_fields, TA_FIELDS, tensor_at)) Py_RETURN_FALSE;
-    Py_INCREF(cls);
-    tensor_slots_type = cls;
-    Py_RETURN_TRUE;
+    return set_slotted_type(&tensor_slots_type, cls, tensor_fields, TA_FIELDS, tensor_at);
 }
 
 typedef struct form {

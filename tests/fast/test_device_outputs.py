@@ -222,6 +222,16 @@ def test_the_callers_place_through_call_and_a_wrapper_on_the_planned_path(data):
     assert f"queued by aclnnMaxUnpool2dBackward called at {inside} in wrapper" in info.value.message
 
 
+def _pad_chain(lib):
+    """ReflectionPad2dBackward's (1,1,8,8) gradient and (1,1,6,6) self as device Tensors (a call
+    with a workspace): the numpy backend's result, the simulator's counters before them, the two."""
+    grad = np.arange(64, dtype=np.float32).reshape(1, 1, 8, 8)
+    self = np.zeros((1, 1, 6, 6), np.float32)
+    expected = aclnn_py.reflection_pad2d_backward(grad, self, [1, 1, 1, 1], backend="numpy")
+    before = counters(lib)
+    return expected, before, Tensor.from_numpy(grad, backend="sim"), Tensor.from_numpy(self, backend="sim")
+
+
 def test_calls_own_blocks_wait_in_batches_and_the_queue_stays_bounded(data):
     """A planned device call's own device memory (ReflectionPad2dBackward's workspace) waits in
     the thread's batch with other calls' (one waiting release for many calls), and the binding
@@ -229,11 +239,7 @@ def test_calls_own_blocks_wait_in_batches_and_the_queue_stays_bounded(data):
     lib, _, _ = data
     from aclnn_py._runtime import library
 
-    grad = np.arange(64, dtype=np.float32).reshape(1, 1, 8, 8)
-    self = np.zeros((1, 1, 6, 6), np.float32)
-    expected = aclnn_py.reflection_pad2d_backward(grad, self, [1, 1, 1, 1], backend="numpy")
-    before = counters(lib)
-    gt, xt = Tensor.from_numpy(grad, backend="sim"), Tensor.from_numpy(self, backend="sim")
+    expected, before, gt, xt = _pad_chain(lib)
     state = lib.local.state
     most_waiting = most_queued = 0
     for _ in range(3 * library.MAX_PENDING_RELEASES):
@@ -257,11 +263,7 @@ def test_a_calls_workspace_is_one_waiting_behind_the_work_on_its_stream(data):
     lib, _, _ = data
     from aclnn_py._runtime import library
 
-    grad = np.arange(64, dtype=np.float32).reshape(1, 1, 8, 8)
-    self = np.zeros((1, 1, 6, 6), np.float32)
-    expected = aclnn_py.reflection_pad2d_backward(grad, self, [1, 1, 1, 1], backend="numpy")
-    before = counters(lib)
-    gt, xt = Tensor.from_numpy(grad, backend="sim"), Tensor.from_numpy(self, backend="sim")
+    expected, before, gt, xt = _pad_chain(lib)
     calls = min(40, library.MAX_PENDING_RELEASES // 2)  # (no synchronisation at the bound meanwhile)
     outs, live = [], []
     for _ in range(calls):
