@@ -395,6 +395,12 @@ static PyObject *free_release(PyObject *lib, const api_t *api, const deferred_t 
     return (PyObject *)r;
 }
 
+/* Whether b (or NULL) is a batch still waiting for the stream that holds calls' own blocks of
+ * lib freed with api's aclrtFree (or none yet). */
+static int open_batch(const release_t *b, PyObject *lib, const api_t *api) {
+    return b && b->kind == REL_GIVE && !b->ran && b->lib == lib && (!b->fn || b->fn == api->free_);
+}
+
 /* The thread's batch (state.batch) with room for n more of a call's own blocks, made and
  * appended to the waiting releases when there is none with room (a new reference; NULL with an
  * error). */
@@ -402,8 +408,7 @@ static release_t *waiting_batch(PyObject *state, PyObject *lib, const api_t *api
     PyObject *batch = state_get(state, ST_BATCH);
     if (!batch) return NULL;
     release_t *b = Py_TYPE(batch) == (PyTypeObject *)release_type ? (release_t *)batch : NULL;
-    if (b && b->kind == REL_GIVE && !b->ran && b->lib == lib && b->nfree + n <= GIVE_MOST &&
-        (!b->fn || b->fn == api->free_)) {
+    if (open_batch(b, lib, api) && b->nfree + n <= GIVE_MOST) {
         b->fn = api->free_;
         return b;
     }
@@ -664,7 +669,7 @@ static release_t *workspace_source(PyObject *state, PyObject *lib, const api_t *
     PyObject *batch = state && on_own_stream(state) > 0 ? state_get(state, ST_BATCH) : NULL;
     PyErr_Clear();
     release_t *b = batch && Py_TYPE(batch) == (PyTypeObject *)release_type ? (release_t *)batch : NULL;
-    if (!b || b->kind != REL_GIVE || b->ran || b->lib != lib || !b->nfree || b->fn != api->free_) {
+    if (!open_batch(b, lib, api) || !b->nfree) {  /* (blocks in it: its fn is api's free) */
         Py_XDECREF(batch);
         return NULL;
     }
