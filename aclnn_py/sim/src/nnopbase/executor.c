@@ -45,7 +45,21 @@ struct aclOpExecutor {
     int launched;
     int destroyed; /* aclDestroyAclOpExecutor came while runs were queued */
     int pending;   /* queued runs */
+    int params_set;          /* aclsim_executor_params was called: params holds params_size bytes */
+    size_t params_capacity;  /* the bytes params can hold (kept by a spare) */
+    struct aclOpExecutor *next_spare;
 };
+
+/* Spare executors. A chain of operator calls queued on a stream frees its executors all at
+ * once, when the stream is synchronised (hundreds of them); made and freed with malloc each
+ * time, malloc's sorting of its bins then cost more than the calls' own checks. So
+ * executor_free keeps up to SPARE_MOST freed executors, with their slot arrays and parameter
+ * block, and aclsim_executor_new takes one back, emptied: as malloc would, it may hand out a
+ * freed executor's address again (the registry tells a live executor from a stale pointer by
+ * address either way). They are freed when the library is unloaded. Under nn_lock. */
+#define SPARE_MOST 256
+static struct aclOpExecutor *spares;
+static int spare_count;
 
 /* ---- tensors ------------------------------------------------------------------------- */
 
@@ -86,9 +100,65 @@ int aclsim_tensor_memory_ok(const aclTensor *t)
 
 /* ---- executor construction (used by the operators' phase 1) ---------------------------- */
 
+/* A spare executor emptied (everything zero but its arrays and their capacities), or NULL. */
+static aclOpExecutor *take_spare(void)
+{
+    pthread_mutex_lock(&nn_lock);
+    aclOpExecutor *ex = spares;
+    if (ex != NULL) {
+        spares = ex->next_spare;
+        spare_count--;
+    }
+    pthread_mutex_unlock(&nn_lock);
+    if (ex == NULL) {
+        return NULL;
+    }
+    struct slots in = ex->inputs, out = ex->outputs;
+    void *params = ex->params;
+    size_t params_capacity = ex->params_capacity;
+    memset(ex, 0, sizeof *ex);
+    ex->inputs = (struct slots){.items = in.items, .present = in.present, .capacity = in.capacity,
+                                .args = in.args, .args_capacity = in.args_capacity};
+    ex->outputs = (struct slots){.items = out.items, .present = out.present, .capacity = out.capacity,
+                                 .args = out.args, .args_capacity = out.args_capacity};
+    ex->params = params;
+    ex->params_capacity = params_capacity;
+    return ex;
+}
+
+/* The host memory of an executor. */
+static void free_memory(aclOpExecutor *ex)
+{
+    free(ex->inputs.items);
+    free(ex->inputs.present);
+    free(ex->inputs.args);
+    free(ex->outputs.items);
+    free(ex->outputs.present);
+    free(ex->outputs.args);
+    free(ex->params);
+    free(ex);
+}
+
+__attribute__((destructor)) static void free_spares(void)
+{
+    pthread_mutex_lock(&nn_lock);
+    aclOpExecutor *list = spares;
+    spares = NULL;
+    spare_count = 0;
+    pthread_mutex_unlock(&nn_lock);
+    while (list != NULL) {
+        aclOpExecutor *next = list->next_spare;
+        free_memory(list);
+        list = next;
+    }
+}
+
 aclOpExecutor *aclsim_executor_new(const char *op_name, aclsim_kernel_fn run, uint64_t workspace_size)
 {
-    aclOpExecutor *ex = calloc(1, sizeof *ex);
+    aclOpExecutor *ex = take_spare();
+    if (ex == NULL) {
+        ex = calloc(1, sizeof *ex);
+    }
     if (ex == NULL) {
         aclsim_set_error("%s: out of host memory creating the executor", op_name != NULL ? op_name : "aclnn");
         return NULL;
@@ -102,7 +172,7 @@ aclOpExecutor *aclsim_executor_new(const char *op_name, aclsim_kernel_fn run, ui
     int rc = nn_add_locked(ex, NN_EXECUTOR);
     pthread_mutex_unlock(&nn_lock);
     if (rc != 0) {
-        free(ex);
+        free_memory(ex);
         aclsim_set_error("%s: out of host memory creating the executor", op_name != NULL ? op_name : "aclnn");
         return NULL;
     }
@@ -219,20 +289,28 @@ void *aclsim_executor_params(aclOpExecutor *ex, size_t size)
     if (ex == NULL) {
         return NULL;
     }
-    if (ex->params != NULL && size <= ex->params_size) {
+    if (ex->params_set && size <= ex->params_size) {
         return ex->params;
     }
-    if (ex->params != NULL) {
+    if (ex->params_set) {
         aclsim_set_error("%s: parameter block requested with %zu bytes after %zu", ex->op_name, size,
                          ex->params_size);
         return NULL;
     }
-    ex->params = calloc(1, size > 0 ? size : 1);
-    if (ex->params == NULL) {
-        aclsim_set_error("%s: out of host memory", ex->op_name);
-        return NULL;
+    if (ex->params != NULL && size <= ex->params_capacity) {
+        memset(ex->params, 0, size); /* (a spare's block) */
+    } else {
+        free(ex->params);
+        ex->params = calloc(1, size > 0 ? size : 1);
+        if (ex->params == NULL) {
+            ex->params_capacity = 0;
+            aclsim_set_error("%s: out of host memory", ex->op_name);
+            return NULL;
+        }
+        ex->params_capacity = size;
     }
     ex->params_size = size;
+    ex->params_set = 1;
     return ex->params;
 }
 
@@ -252,18 +330,21 @@ uint64_t aclsim_executor_workspace_size(const aclOpExecutor *ex)
     return ex != NULL ? ex->workspace_size : 0;
 }
 
-/* Free an executor that is no longer registered. */
+/* Free an executor that is no longer registered: kept as a spare while there is room. */
 static void executor_free(aclOpExecutor *ex)
 {
-    free(ex->inputs.items);
-    free(ex->inputs.present);
-    free(ex->inputs.args);
-    free(ex->outputs.items);
-    free(ex->outputs.present);
-    free(ex->outputs.args);
-    free(ex->params);
-    free(ex);
     aclsim_counter_add(ACLSIM_CNT_EXECUTORS, -1);
+    pthread_mutex_lock(&nn_lock);
+    int kept = spare_count < SPARE_MOST;
+    if (kept) {
+        ex->next_spare = spares;
+        spares = ex;
+        spare_count++;
+    }
+    pthread_mutex_unlock(&nn_lock);
+    if (!kept) {
+        free_memory(ex);
+    }
 }
 
 void aclsim_executor_discard(aclOpExecutor *ex)
@@ -529,7 +610,7 @@ struct run {
     void *workspace;
     char api[64];
     int n_in, n_out;
-    void **addrs; /* n_in input addresses, then n_out output addresses */
+    void *addrs[]; /* n_in input addresses, then n_out output addresses */
 };
 
 static int check_memory(const aclOpExecutor *ex, void *workspace, const char *api, int at_run)
@@ -689,7 +770,6 @@ static void release_run(void *ctx)
     if (free_now) {
         executor_free(ex);
     }
-    free(r->addrs);
     free(r);
 }
 
@@ -740,13 +820,9 @@ aclnnStatus aclsim_launch(const char *api, void *workspace, uint64_t workspace_s
 
     struct run *r = NULL;
     if (st == ACLNN_SUCCESS) {
-        r = calloc(1, sizeof *r);
         int n = ex->inputs.count + ex->outputs.count;
-        void **addrs = calloc(n > 0 ? (size_t)n : 1, sizeof *addrs);
-        if (r == NULL || addrs == NULL) {
-            free(r);
-            free(addrs);
-            r = NULL;
+        r = calloc(1, sizeof *r + (size_t)n * sizeof r->addrs[0]);
+        if (r == NULL) {
             aclsim_set_error("%s: out of host memory", api);
             st = ACLNN_ERR_INNER;
         } else {
@@ -755,12 +831,11 @@ aclnnStatus aclsim_launch(const char *api, void *workspace, uint64_t workspace_s
             strncpy(r->api, api, sizeof r->api - 1);
             r->n_in = ex->inputs.count;
             r->n_out = ex->outputs.count;
-            r->addrs = addrs;
             for (int i = 0; i < r->n_in; i++) {
-                addrs[i] = ex->inputs.items[i].data;
+                r->addrs[i] = ex->inputs.items[i].data;
             }
             for (int i = 0; i < r->n_out; i++) {
-                addrs[r->n_in + i] = ex->outputs.items[i].data;
+                r->addrs[r->n_in + i] = ex->outputs.items[i].data;
             }
         }
     }
