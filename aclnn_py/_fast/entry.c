@@ -475,7 +475,7 @@ static int make_key(key_t *k, PyObject *lib, PyObject *name, PyObject *const *ar
         } else if ((PyObject *)t == tensor_type) {
             /* Its fast_key: (the interned tuple of its view, its aclTensor* as an int), None
              * once closed (then no key: the Python path reports it). */
-            PyObject *fk = PyObject_GetAttr(a, s_fast_key);
+            PyObject *fk = tensor_get(a, TA_FAST_KEY);
             if (!fk) {
                 PyErr_Clear();
                 return 0;
@@ -619,8 +619,20 @@ static int table_add(table_t *t, const key_t *k, uint64_t hash, PyObject *name, 
 
 /* -- running a plan -------------------------------------------------------------------- */
 
-/* The address a cffi pointer (a stream, the function table) holds. */
+/* The address a cffi pointer (a stream, the function table) holds. The last few asked for
+ * are kept by identity (held, so no other object can have their address; a cffi pointer's
+ * address never changes): a call asks for its table and its stream. */
+#define SEEN_ADDRESSES 4
+static PyObject *seen_cdata[SEEN_ADDRESSES];
+static void *seen_address[SEEN_ADDRESSES];
+static int seen_next;
+
 static int address_of(PyObject *cdata, void **out) {
+    for (int i = 0; i < SEEN_ADDRESSES; ++i)
+        if (seen_cdata[i] == cdata) {
+            *out = seen_address[i];
+            return 0;
+        }
     PyObject *found = PyDict_GetItemWithError(addresses, cdata);
     if (!found) {
         if (PyErr_Occurred()) return -1;
@@ -632,7 +644,12 @@ static int address_of(PyObject *cdata, void **out) {
         if (failed) return -1;
     }
     *out = PyLong_AsVoidPtr(found);
-    return *out == NULL && PyErr_Occurred() ? -1 : 0;
+    if (*out == NULL && PyErr_Occurred()) return -1;
+    Py_INCREF(cdata);
+    SET_REF(seen_cdata[seen_next], cdata);
+    seen_address[seen_next] = *out;
+    seen_next = (seen_next + 1) % SEEN_ADDRESSES;
+    return 0;
 }
 
 /* This thread's ThreadStreams of lib: lib.local.state, found through the threading.local in

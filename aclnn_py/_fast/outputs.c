@@ -51,11 +51,16 @@ typedef struct {
     status_t (*fn)(void *);    /* aclDestroyTensor (OWNED), aclrtFree (FREE) */
     void *handle;              /* OWNED: the aclTensor */
     uint64_t nbytes;           /* the block's (OWNED), all of them (FREE) */
-    void *addresses[GIVE_MOST]; /* OWNED: [0] the block */
-    uint64_t sizes[GIVE_MOST]; /* GIVE: each block's */
+    /* The lists of a GIVE or FREE release, GIVE_MOST each, in one allocation (lists); an OWNED
+     * release, the common one (one per output), has only its block (own_block), so that it
+     * stays small enough for Python's small-object allocator: */
+    void **addresses;          /* OWNED: [0] the block */
+    uint64_t *sizes;           /* GIVE: each block's */
     int nfree;                 /* GIVE: calls' own blocks to aclrtFree (fn) first, */
-    void *frees[GIVE_MOST];    /* (device_queued_here, entry.c) */
-    uint64_t free_sizes[GIVE_MOST]; /* their sizes where known (a workspace's), else 0 */
+    void **frees;              /* (device_queued_here, entry.c) */
+    uint64_t *free_sizes;      /* their sizes where known (a workspace's), else 0 */
+    void *lists;               /* (NULL for OWNED) */
+    void *own_block[1];
 } release_t;
 
 /* Set by setup_outputs(): the release type, Tensor.release_handle and DeviceBuffer.release_block (the
@@ -76,6 +81,25 @@ static release_t *release_new(int kind, PyObject *lib, PyObject *pool, PyObject 
     r->nbytes = 0;
     r->nfree = 0;
     r->handover = NULL;
+    r->lists = NULL;
+    r->own_block[0] = NULL;
+    r->addresses = r->own_block;
+    r->sizes = r->free_sizes = NULL;
+    r->frees = NULL;
+    r->lib = r->pool = NULL;
+    if (kind != REL_OWNED) {
+        char *lists = PyMem_Calloc(GIVE_MOST, 2 * sizeof(void *) + 2 * sizeof(uint64_t));
+        if (!lists) {
+            Py_DECREF(r);
+            PyErr_NoMemory();
+            return NULL;
+        }
+        r->lists = lists;
+        r->addresses = (void **)lists;
+        r->frees = (void **)(lists + GIVE_MOST * sizeof(void *));
+        r->sizes = (uint64_t *)(lists + 2 * GIVE_MOST * sizeof(void *));
+        r->free_sizes = (uint64_t *)(lists + 2 * GIVE_MOST * sizeof(void *) + GIVE_MOST * sizeof(uint64_t));
+    }
     Py_INCREF(lib);
     r->lib = lib;
     Py_XINCREF(pool);
@@ -350,6 +374,7 @@ static void release_dealloc(PyObject *op) {
     PyObject_GC_UnTrack(op);
     release_finalize(op);
     release_clear(op);
+    PyMem_Free(((release_t *)op)->lists);
     freefunc free_ = (freefunc)PyType_GetSlot(type, Py_tp_free);
     free_(op);
     Py_DECREF(type);
@@ -442,6 +467,16 @@ static Py_ssize_t tensor_at[TA_FIELDS];
 static PyObject *set_tensor_type(PyObject *module, PyObject *cls) {
     (void)module;
     return set_slotted_type(&tensor_slots_type, cls, tensor_fields, TA_FIELDS, tensor_at);
+}
+
+/* tensor.<field> (a new reference; NULL with an error): read at its slot's offset on an
+ * instance of exactly the slotted class, else (or unset there) as an attribute. */
+static PyObject *tensor_get(PyObject *obj, int field) {
+    PyObject *value = (PyObject *)Py_TYPE(obj) == tensor_slots_type ? *(PyObject **)((char *)obj + tensor_at[field])
+                                                                    : NULL;
+    if (!value) return PyObject_GetAttr(obj, *tensor_fields[field]);
+    Py_INCREF(value);
+    return value;
 }
 
 typedef struct form {
