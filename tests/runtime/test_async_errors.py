@@ -29,6 +29,7 @@ def _here() -> str:
 @pytest.fixture
 def tensors(sim_lib, monkeypatch):
     monkeypatch.delenv(queued.BLOCKING_VAR, raising=False)
+    sim_lib.synchronize()  # (nothing an earlier test queued on this thread is counted here)
     made = [Tensor.from_numpy(a, backend="sim") for a in (GRAD, SELF, BAD_INDICES)]
     yield made
     for t in made:
