@@ -95,6 +95,11 @@ def nll_grad(last_weight):
     target[-1] = 999
     return aclnn_py.nll_loss_backward(np.full(300, 4.0, np.float16), np.zeros((300, 1000), np.float16), target,
                                       weight, 0, -100, np.ones((), np.float16))
+def norm(last_weight):
+    weight = np.ones(64, np.float32)
+    weight[-1] = last_weight
+    return aclnn_py.batch_norm(lanes * 10.0 + lanes.cumsum(-1), weight, np.zeros(64, np.float32),
+                               np.zeros(64, np.float32), np.full(64, 1e-6, np.float32), False, 0.1, 1e-5)
 flags = {
     "finite": overflowed(lambda: aclnn_py.muls(big, 1.0)),
     "overflow in the last piece": overflowed(lambda: aclnn_py.muls(big, 10.0)),
@@ -111,6 +116,9 @@ flags = {
     # a kernel that tests the values it scattered (the rest of its output is zeros)
     "nll_loss_backward finite": overflowed(lambda: nll_grad(1.0)),
     "nll_loss_backward overflow in the last row": overflowed(lambda: nll_grad(60000.0)),
+    # a kernel that tests the values it normalised (FLOAT output)
+    "batch_norm finite": overflowed(lambda: norm(1.0)),
+    "batch_norm overflow in the last channel": overflowed(lambda: norm(1e38)),
 }
 threads = len(os.listdir("/proc/self/task"))
 print(json.dumps({"digests": {k: hashlib.sha256(np.ascontiguousarray(v).tobytes()).hexdigest()
@@ -148,7 +156,8 @@ def test_the_runs_computed_the_right_values(one_worker):
                             "cat of an Inf passed on": 0, "mm overflow in the last row": 1,
                             "im2col of an Inf passed on": 0, "reflection pad of a NaN passed on": 0,
                             "log_softmax_backward finite": 0, "log_softmax_backward overflow in the last lane": 1,
-                            "nll_loss_backward finite": 0, "nll_loss_backward overflow in the last row": 1}
+                            "nll_loss_backward finite": 0, "nll_loss_backward overflow in the last row": 1,
+                            "batch_norm finite": 0, "batch_norm overflow in the last channel": 1}
     rng = np.random.default_rng(7)
     x = rng.standard_normal((4, 64, 33, 35)).astype(np.float32)
     bias = rng.standard_normal((64, 1, 1)).astype(np.float32)

@@ -29,6 +29,7 @@ typedef struct {
     aclTensor *mean, *var, *output, *save_mean, *save_var;
     aclsim_red_walk in_walk, out_walk; /* each channel's elements of input and output */
     float *scratch;                    /* ACLSIM_RED_PIECE floats per worker */
+    bool nonfinite[ACLSIM_MAX_WORKERS]; /* per worker: a FLOAT output value written was Inf or NaN */
 } bn_job;
 
 static void store_channel(aclTensor *t, int64_t c, float v)
@@ -40,7 +41,7 @@ static void store_channel(aclTensor *t, int64_t c, float v)
 
 static void bn_channels(void *ctx, int64_t begin, int64_t end, int worker)
 {
-    const bn_job *j = ctx;
+    bn_job *j = ctx;
     const bn_params *p = j->p;
     float *buf = j->scratch + (size_t)worker * ACLSIM_RED_PIECE;
     int64_t n = j->in_walk.count;
@@ -84,6 +85,9 @@ static void bn_channels(void *ctx, int64_t begin, int64_t end, int worker)
             for (int64_t i = 0; i < k; ++i) {
                 buf[i] = (buf[i] - mean) * scale + shift;
             }
+            if (!j->nonfinite[worker] && aclsim_nonfinite_run(buf, ACL_FLOAT, 0, 1, k)) {
+                j->nonfinite[worker] = true;
+            }
             aclsim_red_scatter(j->output, out_base, &j->out_walk, first, k, buf);
         }
     }
@@ -103,6 +107,19 @@ static aclnnStatus bn_kernel(aclOpExecutor *ex, void *workspace)
     aclsim_red_split(j.output, ~2u, &kept, &j.out_walk);
     int64_t channels = j.input->view_dims[1];
     aclsim_parallel(channels, aclsim_workers(channels, 3 * j.in_walk.count), bn_channels, &j);
+    /* The overflow hook's test of a FLOAT output: the values written are its elements (no other
+     * output shares its bytes), so the hook need not read it again when none was Inf or NaN. */
+    bool finite = j.output->dtype == ACL_FLOAT;
+    for (int w = 0; finite && w < ACLSIM_MAX_WORKERS; ++w) {
+        finite = !j.nonfinite[w];
+    }
+    aclTensor *others[] = {j.mean, j.var, j.save_mean, j.save_var};
+    for (int k = 0; finite && k < 4; ++k) {
+        finite = others[k] == NULL || !aclsim_ops_views_overlap(others[k], j.output);
+    }
+    if (finite) {
+        aclsim_kernel_outputs_finite(2);
+    }
     return ACLNN_SUCCESS;
 }
 
@@ -200,6 +217,7 @@ aclnnStatus aclnnBatchNormGetWorkspaceSize(const aclTensor *input, const aclTens
                                            workspaceSize, executor);
     if (status == ACLNN_SUCCESS) {
         aclsim_executor_set_inputs_read(*executor, INPUTS_READ);
+        aclsim_executor_set_outputs_written(*executor, 1u << 2); /* output: every element, never read */
     }
     return status;
 }
