@@ -235,6 +235,31 @@ static double lane_sum(const float *x, const float *y, int64_t len)
     return sum;
 }
 
+/* LANE_WAYS floats and as many 32-bit masks (GCC's and Clang's vector types: the compiler does
+ * not vectorise the scalar select below, a NaN-propagating maximum). */
+typedef float f32xw __attribute__((vector_size(4 * LANE_WAYS)));
+typedef int32_t i32xw __attribute__((vector_size(4 * LANE_WAYS)));
+
+/* tops[l] = the maximum of x[l], x[l + LANE_WAYS], ... over the whole groups of LANE_WAYS, each
+ * step taking v when v > tops[l] or v is NaN (a NaN propagates: the last one met stays), from
+ * -inf; the elements consumed.  Bitwise selects: the scalar rule's bits, lane by lane. */
+ACLSIM_AVX2_CLONES static int64_t lane_tops(const float *x, int64_t len, float tops[LANE_WAYS])
+{
+    f32xw t;
+    for (int l = 0; l < LANE_WAYS; ++l) {
+        t[l] = -INFINITY;
+    }
+    int64_t i = 0;
+    for (; i + LANE_WAYS <= len; i += LANE_WAYS) {
+        f32xw v;
+        memcpy(&v, x + i, sizeof v);
+        i32xw take = (v > t) | (v != v);
+        t = (f32xw)(((i32xw)v & take) | ((i32xw)t & ~take));
+    }
+    memcpy(tops, &t, sizeof t);
+    return i;
+}
+
 /* The float compute dtypes: each lane in float rows, the sums in double, exp by aclsim_exp_row. */
 ACLSIM_AVX2_CLONES static void lane_range_f32(lane_job *j, int64_t begin, int64_t end, int worker)
 {
@@ -249,16 +274,7 @@ ACLSIM_AVX2_CLONES static void lane_range_f32(lane_job *j, int64_t begin, int64_
         }
         if (p->op == ACLSIM_RED_SOFTMAX || p->op == ACLSIM_RED_LOG_SOFTMAX) {
             float tops[LANE_WAYS];
-            for (int l = 0; l < LANE_WAYS; ++l) {
-                tops[l] = -INFINITY;
-            }
-            int64_t i = 0;
-            for (; i + LANE_WAYS <= len; i += LANE_WAYS) {
-                for (int l = 0; l < LANE_WAYS; ++l) {
-                    float v = x[i + l];
-                    tops[l] = v > tops[l] || v != v ? v : tops[l];
-                }
-            }
+            int64_t i = lane_tops(x, len, tops);
             float top = -INFINITY;
             for (int l = 0; l < LANE_WAYS; ++l) {
                 top = tops[l] > top || tops[l] != tops[l] ? tops[l] : top;
