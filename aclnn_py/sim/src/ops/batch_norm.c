@@ -30,7 +30,50 @@ typedef struct {
     aclsim_red_walk in_walk, out_walk; /* each channel's elements of input and output */
     float *scratch;                    /* ACLSIM_RED_PIECE floats per worker */
     bool nonfinite[ACLSIM_MAX_WORKERS]; /* per worker: a FLOAT output value written was Inf or NaN */
+    bool direct; /* FLOAT input and output walked alike in unit-stride runs, not overlapping (or the
+                  * same view): normalised from run to run without the float pieces */
 } bn_job;
+
+/* A channel's elements normalised straight from input to output (bn_job.direct), the same
+ * arithmetic as through the pieces, each run tested for Inf / NaN while in cache. */
+static void normalize_runs(bn_job *j, int64_t in_base, int64_t out_base, float mean, float scale, float shift,
+                           int worker)
+{
+    const float *in = (const float *)j->input->data;
+    float *out = (float *)j->output->data;
+    int64_t run = j->in_walk.dims[j->in_walk.n - 1];
+    for (int64_t first = 0; first < j->in_walk.count; first += run) {
+        const float *src = in + in_base + aclsim_red_offset(&j->in_walk, first);
+        float *dst = out + out_base + aclsim_red_offset(&j->out_walk, first);
+        for (int64_t i = 0; i < run; ++i) {
+            dst[i] = (src[i] - mean) * scale + shift;
+        }
+        if (!j->nonfinite[worker] && aclsim_nonfinite_run(dst, ACL_FLOAT, 0, 1, run)) {
+            j->nonfinite[worker] = true;
+        }
+    }
+}
+
+/* bn_job.direct's condition. */
+static bool direct_runs(const bn_job *j)
+{
+    const aclsim_red_walk *a = &j->in_walk, *b = &j->out_walk;
+    if (j->input->dtype != ACL_FLOAT || j->output->dtype != ACL_FLOAT || a->n < 1 || a->n != b->n ||
+        a->strides[a->n - 1] != 1 || b->strides[b->n - 1] != 1) {
+        return false;
+    }
+    for (int d = 0; d < a->n; ++d) {
+        if (a->dims[d] != b->dims[d]) {
+            return false;
+        }
+    }
+    bool same = j->input->data == j->output->data && j->input->offset == j->output->offset &&
+                j->input->strides[1] == j->output->strides[1];
+    for (int d = 0; same && d < a->n; ++d) {
+        same = a->strides[d] == b->strides[d];
+    }
+    return same || !aclsim_ops_views_overlap(j->input, j->output);
+}
 
 static void store_channel(aclTensor *t, int64_t c, float v)
 {
@@ -79,6 +122,10 @@ static void bn_channels(void *ctx, int64_t begin, int64_t end, int worker)
         }
         float scale = 1.0f / sqrtf(var + p->eps) * aclsim_red_channel(j->weight, c, 1.0f);
         float shift = aclsim_red_channel(j->bias, c, 0.0f);
+        if (j->direct) {
+            normalize_runs(j, in_base, out_base, mean, scale, shift, worker);
+            continue;
+        }
         for (int64_t first = 0; first < n; first += ACLSIM_RED_PIECE) {
             int64_t k = n - first < ACLSIM_RED_PIECE ? n - first : ACLSIM_RED_PIECE;
             aclsim_red_gather(j->input, in_base, &j->in_walk, first, k, buf);
@@ -106,6 +153,7 @@ static aclnnStatus bn_kernel(aclOpExecutor *ex, void *workspace)
     aclsim_red_split(j.input, ~2u, &kept, &j.in_walk);
     aclsim_red_split(j.output, ~2u, &kept, &j.out_walk);
     int64_t channels = j.input->view_dims[1];
+    j.direct = direct_runs(&j);
     aclsim_parallel(channels, aclsim_workers(channels, 3 * j.in_walk.count), bn_channels, &j);
     /* The overflow hook's test of a FLOAT output: the values written are its elements (no other
      * output shares its bytes), so the hook need not read it again when none was Inf or NaN. */
