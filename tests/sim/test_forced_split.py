@@ -88,6 +88,18 @@ lanes_inf, lanes_nan, lanes_big = lanes.copy(), lanes.copy(), lanes.copy()
 lanes_inf[-1, -1, -1, -1] = np.inf
 lanes_nan[-1, -1, -1, -1] = np.nan
 lanes_big[-1, -1, -1] = 3e38
+def nll_grad(last_weight):
+    weight = np.ones(1000, np.float16)
+    weight[999] = last_weight
+    target = np.arange(300) % 999
+    target[-1] = 999
+    return aclnn_py.nll_loss_backward(np.full(300, 4.0, np.float16), np.zeros((300, 1000), np.float16), target,
+                                      weight, 0, -100, np.ones((), np.float16))
+def norm(last_weight):
+    weight = np.ones(64, np.float32)
+    weight[-1] = last_weight
+    return aclnn_py.batch_norm(lanes * 10.0 + lanes.cumsum(-1), weight, np.zeros(64, np.float32),
+                               np.zeros(64, np.float32), np.full(64, 1e-6, np.float32), False, 0.1, 1e-5)
 flags = {
     "finite": overflowed(lambda: aclnn_py.muls(big, 1.0)),
     "overflow in the last piece": overflowed(lambda: aclnn_py.muls(big, 10.0)),
@@ -101,6 +113,12 @@ flags = {
     "log_softmax_backward finite": overflowed(lambda: aclnn_py.log_softmax_backward(lanes, -lanes, -1)),
     "log_softmax_backward overflow in the last lane": overflowed(
         lambda: aclnn_py.log_softmax_backward(lanes_big, np.zeros_like(lanes_big), -1)),
+    # a kernel that tests the values it scattered (the rest of its output is zeros)
+    "nll_loss_backward finite": overflowed(lambda: nll_grad(1.0)),
+    "nll_loss_backward overflow in the last row": overflowed(lambda: nll_grad(60000.0)),
+    # a kernel that tests the values it normalised (FLOAT output)
+    "batch_norm finite": overflowed(lambda: norm(1.0)),
+    "batch_norm overflow in the last channel": overflowed(lambda: norm(1e38)),
 }
 threads = len(os.listdir("/proc/self/task"))
 print(json.dumps({"digests": {k: hashlib.sha256(np.ascontiguousarray(v).tobytes()).hexdigest()
@@ -137,7 +155,9 @@ def test_the_runs_computed_the_right_values(one_worker):
     assert one["flags"] == {"finite": 0, "overflow in the last piece": 1, "NaN passed on": 0,
                             "cat of an Inf passed on": 0, "mm overflow in the last row": 1,
                             "im2col of an Inf passed on": 0, "reflection pad of a NaN passed on": 0,
-                            "log_softmax_backward finite": 0, "log_softmax_backward overflow in the last lane": 1}
+                            "log_softmax_backward finite": 0, "log_softmax_backward overflow in the last lane": 1,
+                            "nll_loss_backward finite": 0, "nll_loss_backward overflow in the last row": 1,
+                            "batch_norm finite": 0, "batch_norm overflow in the last channel": 1}
     rng = np.random.default_rng(7)
     x = rng.standard_normal((4, 64, 33, 35)).astype(np.float32)
     bias = rng.standard_normal((64, 1, 1)).astype(np.float32)

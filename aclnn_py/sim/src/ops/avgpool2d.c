@@ -5,7 +5,7 @@
  * the backward).  The pooled size truncates its division (CANN's rule,
  * aclsim_pool_out_size_trunc).  A 3-D (C, H, W) input is one image.  cubeMathType is validated
  * and has no effect.  Parallel over the N * C planes; workspace: per worker one H * W float
- * plane and one output row.
+ * plane (unused for a FLOAT self with row-major planes, read where it is) and one output row.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -34,35 +34,86 @@ typedef struct {
     float *scratch;
 } avg_job;
 
-static void pool_planes(void *ctx, int64_t begin, int64_t end, int worker)
+/* The output columns [*lo, *hi) of a row whose windows lie whole inside it (no padding, no
+ * clipping: taps j * s - p + t for t < k, divisor factor k). */
+static void inner_columns(int64_t w, int64_t ow, int64_t k, int64_t s, int64_t p, int64_t *lo, int64_t *hi)
+{
+    int64_t first = (p + s - 1) / s, reach = w + p - k; /* j * s >= p; j * s - p + k <= w */
+    int64_t end = reach < 0 ? 0 : reach / s + 1;
+    *lo = first < ow ? first : ow;
+    *hi = end < *lo ? *lo : end > ow ? ow : end;
+}
+
+/* Output cell j of a row from its window over rows [h0, h1) (fh their divisor factor): the
+ * window's elements added one by one, row by row, into a float from 0, over the divisor. */
+static float window_mean(const avg_params *p, const float *plane, int64_t j, int64_t h0, int64_t h1, int64_t fh)
+{
+    int64_t w0, w1, fw;
+    aclsim_pool_avg_window(j, p->w, p->k[1], p->s[1], p->p[1], p->count_include_pad, &w0, &w1, &fw);
+    float sum = 0.0f;
+    for (int64_t y = h0; y < h1; ++y) {
+        for (int64_t x = w0; x < w1; ++x) {
+            sum += plane[y * p->w + x];
+        }
+    }
+    float divisor = p->divisor_override != 0 ? (float)p->divisor_override : (float)(fh * fw);
+    return sum / divisor;
+}
+
+/* The planes [begin, end).  A FLOAT self with row-major planes is read where it is, others
+ * through a float plane.  The columns whose windows lie inside the row are summed side by side
+ * (each cell's additions in window_mean's order: the same bits), the others by window_mean. */
+ACLSIM_AVX2_CLONES static void pool_planes(void *ctx, int64_t begin, int64_t end, int worker)
 {
     const avg_job *job = ctx;
     const avg_params *p = job->p;
-    float *plane = job->scratch + worker * (p->h * p->w + p->ow), *row = plane + p->h * p->w;
+    float *buffer = job->scratch + worker * (p->h * p->w + p->ow), *row = buffer + p->h * p->w;
     int64_t xs[4], os[4];
     aclsim_ops_nchw_strides(job->self, xs);
     aclsim_ops_nchw_strides(job->out, os);
+    bool direct = job->self->dtype == ACL_FLOAT && xs[3] == 1 && xs[2] == p->w;
+    int64_t kw = p->k[1], sw = p->s[1], lo, hi;
+    inner_columns(p->w, p->ow, kw, sw, p->p[1], &lo, &hi);
     for (int64_t at = begin; at < end; ++at) {
         int64_t n = at / p->c, c = at % p->c;
-        for (int64_t y = 0; y < p->h; ++y) {
+        const float *plane = buffer;
+        if (direct) {
+            plane = (const float *)job->self->data + job->self->offset + n * xs[0] + c * xs[1];
+        }
+        for (int64_t y = 0; !direct && y < p->h; ++y) {
             aclsim_ops_gather_f32(job->self->data, job->self->dtype,
                                   job->self->offset + n * xs[0] + c * xs[1] + y * xs[2], xs[3], p->w,
-                                  plane + y * p->w);
+                                  buffer + y * p->w);
         }
         for (int64_t i = 0; i < p->oh; ++i) {
             int64_t h0, h1, fh;
             aclsim_pool_avg_window(i, p->h, p->k[0], p->s[0], p->p[0], p->count_include_pad, &h0, &h1, &fh);
-            for (int64_t j = 0; j < p->ow; ++j) {
-                int64_t w0, w1, fw;
-                aclsim_pool_avg_window(j, p->w, p->k[1], p->s[1], p->p[1], p->count_include_pad, &w0, &w1, &fw);
-                float sum = 0.0f;
-                for (int64_t y = h0; y < h1; ++y) {
-                    for (int64_t x = w0; x < w1; ++x) {
-                        sum += plane[y * p->w + x];
+            for (int64_t j = lo; j < hi; ++j) {
+                row[j] = 0.0f;
+            }
+            for (int64_t y = h0; y < h1; ++y) {
+                const float *src = plane + y * p->w - p->p[1];
+                for (int64_t t = 0; t < kw; ++t) {
+                    if (sw == 1) {
+                        for (int64_t j = lo; j < hi; ++j) {
+                            row[j] += src[j + t];
+                        }
+                    } else {
+                        for (int64_t j = lo; j < hi; ++j) {
+                            row[j] += src[j * sw + t];
+                        }
                     }
                 }
-                float divisor = p->divisor_override != 0 ? (float)p->divisor_override : (float)(fh * fw);
-                row[j] = sum / divisor;
+            }
+            float divisor = p->divisor_override != 0 ? (float)p->divisor_override : (float)(fh * kw);
+            for (int64_t j = lo; j < hi; ++j) {
+                row[j] = row[j] / divisor;
+            }
+            for (int64_t j = 0; j < lo; ++j) {
+                row[j] = window_mean(p, plane, j, h0, h1, fh);
+            }
+            for (int64_t j = hi; j < p->ow; ++j) {
+                row[j] = window_mean(p, plane, j, h0, h1, fh);
             }
             aclsim_ops_scatter_f32(job->out->data, job->out->dtype,
                                    job->out->offset + n * os[0] + c * os[1] + i * os[2], os[3], p->ow, row);

@@ -29,7 +29,51 @@ typedef struct {
     aclTensor *mean, *var, *output, *save_mean, *save_var;
     aclsim_red_walk in_walk, out_walk; /* each channel's elements of input and output */
     float *scratch;                    /* ACLSIM_RED_PIECE floats per worker */
+    bool nonfinite[ACLSIM_MAX_WORKERS]; /* per worker: a FLOAT output value written was Inf or NaN */
+    bool direct; /* FLOAT input and output walked alike in unit-stride runs, not overlapping (or the
+                  * same view): normalised from run to run without the float pieces */
 } bn_job;
+
+/* A channel's elements normalised straight from input to output (bn_job.direct), the same
+ * arithmetic as through the pieces, each run tested for Inf / NaN while in cache. */
+static void normalize_runs(bn_job *j, int64_t in_base, int64_t out_base, float mean, float scale, float shift,
+                           int worker)
+{
+    const float *in = (const float *)j->input->data;
+    float *out = (float *)j->output->data;
+    int64_t run = j->in_walk.dims[j->in_walk.n - 1];
+    for (int64_t first = 0; first < j->in_walk.count; first += run) {
+        const float *src = in + in_base + aclsim_red_offset(&j->in_walk, first);
+        float *dst = out + out_base + aclsim_red_offset(&j->out_walk, first);
+        for (int64_t i = 0; i < run; ++i) {
+            dst[i] = (src[i] - mean) * scale + shift;
+        }
+        if (!j->nonfinite[worker] && aclsim_nonfinite_run(dst, ACL_FLOAT, 0, 1, run)) {
+            j->nonfinite[worker] = true;
+        }
+    }
+}
+
+/* bn_job.direct's condition. */
+static bool direct_runs(const bn_job *j)
+{
+    const aclsim_red_walk *a = &j->in_walk, *b = &j->out_walk;
+    if (j->input->dtype != ACL_FLOAT || j->output->dtype != ACL_FLOAT || a->n < 1 || a->n != b->n ||
+        a->strides[a->n - 1] != 1 || b->strides[b->n - 1] != 1) {
+        return false;
+    }
+    for (int d = 0; d < a->n; ++d) {
+        if (a->dims[d] != b->dims[d]) {
+            return false;
+        }
+    }
+    bool same = j->input->data == j->output->data && j->input->offset == j->output->offset &&
+                j->input->strides[1] == j->output->strides[1];
+    for (int d = 0; same && d < a->n; ++d) {
+        same = a->strides[d] == b->strides[d];
+    }
+    return same || !aclsim_ops_views_overlap(j->input, j->output);
+}
 
 static void store_channel(aclTensor *t, int64_t c, float v)
 {
@@ -40,7 +84,7 @@ static void store_channel(aclTensor *t, int64_t c, float v)
 
 static void bn_channels(void *ctx, int64_t begin, int64_t end, int worker)
 {
-    const bn_job *j = ctx;
+    bn_job *j = ctx;
     const bn_params *p = j->p;
     float *buf = j->scratch + (size_t)worker * ACLSIM_RED_PIECE;
     int64_t n = j->in_walk.count;
@@ -78,11 +122,18 @@ static void bn_channels(void *ctx, int64_t begin, int64_t end, int worker)
         }
         float scale = 1.0f / sqrtf(var + p->eps) * aclsim_red_channel(j->weight, c, 1.0f);
         float shift = aclsim_red_channel(j->bias, c, 0.0f);
+        if (j->direct) {
+            normalize_runs(j, in_base, out_base, mean, scale, shift, worker);
+            continue;
+        }
         for (int64_t first = 0; first < n; first += ACLSIM_RED_PIECE) {
             int64_t k = n - first < ACLSIM_RED_PIECE ? n - first : ACLSIM_RED_PIECE;
             aclsim_red_gather(j->input, in_base, &j->in_walk, first, k, buf);
             for (int64_t i = 0; i < k; ++i) {
                 buf[i] = (buf[i] - mean) * scale + shift;
+            }
+            if (!j->nonfinite[worker] && aclsim_nonfinite_run(buf, ACL_FLOAT, 0, 1, k)) {
+                j->nonfinite[worker] = true;
             }
             aclsim_red_scatter(j->output, out_base, &j->out_walk, first, k, buf);
         }
@@ -102,7 +153,21 @@ static aclnnStatus bn_kernel(aclOpExecutor *ex, void *workspace)
     aclsim_red_split(j.input, ~2u, &kept, &j.in_walk);
     aclsim_red_split(j.output, ~2u, &kept, &j.out_walk);
     int64_t channels = j.input->view_dims[1];
+    j.direct = direct_runs(&j);
     aclsim_parallel(channels, aclsim_workers(channels, 3 * j.in_walk.count), bn_channels, &j);
+    /* The overflow hook's test of a FLOAT output: the values written are its elements (no other
+     * output shares its bytes), so the hook need not read it again when none was Inf or NaN. */
+    bool finite = j.output->dtype == ACL_FLOAT;
+    for (int w = 0; finite && w < ACLSIM_MAX_WORKERS; ++w) {
+        finite = !j.nonfinite[w];
+    }
+    aclTensor *others[] = {j.mean, j.var, j.save_mean, j.save_var};
+    for (int k = 0; finite && k < 4; ++k) {
+        finite = others[k] == NULL || !aclsim_ops_views_overlap(others[k], j.output);
+    }
+    if (finite) {
+        aclsim_kernel_outputs_finite(2);
+    }
     return ACLNN_SUCCESS;
 }
 
@@ -200,6 +265,7 @@ aclnnStatus aclnnBatchNormGetWorkspaceSize(const aclTensor *input, const aclTens
                                            workspaceSize, executor);
     if (status == ACLNN_SUCCESS) {
         aclsim_executor_set_inputs_read(*executor, INPUTS_READ);
+        aclsim_executor_set_outputs_written(*executor, 1u << 2); /* output: every element, never read */
     }
     return status;
 }

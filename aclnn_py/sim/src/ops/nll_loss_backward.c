@@ -57,6 +57,16 @@ static aclnnStatus nll_grad_kernel(aclOpExecutor *ex, void *workspace)
                              (double)values[i]);
         }
     }
+    /* The overflow hook's test of out: its zeros are finite, the values are read back (as
+     * stored, after every write), so the hook need not read the whole of out again. */
+    bool finite = true;
+    for (int64_t i = 0; finite && i < p->n; ++i) {
+        finite = rows[i] < 0 ||
+                 !aclsim_nonfinite_run(out->data, out->dtype, out->offset + i * row_step + rows[i] * col_step, 0, 1);
+    }
+    if (finite) {
+        aclsim_kernel_outputs_finite(0);
+    }
     return ACLNN_SUCCESS;
 }
 

@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "../kernels/parallel.h"
 #include "half_bits.h"
@@ -234,6 +235,31 @@ static double lane_sum(const float *x, const float *y, int64_t len)
     return sum;
 }
 
+/* LANE_WAYS floats and as many 32-bit masks (GCC's and Clang's vector types: the compiler does
+ * not vectorise the scalar select below, a NaN-propagating maximum). */
+typedef float f32xw __attribute__((vector_size(4 * LANE_WAYS)));
+typedef int32_t i32xw __attribute__((vector_size(4 * LANE_WAYS)));
+
+/* tops[l] = the maximum of x[l], x[l + LANE_WAYS], ... over the whole groups of LANE_WAYS, each
+ * step taking v when v > tops[l] or v is NaN (a NaN propagates: the last one met stays), from
+ * -inf; the elements consumed.  Bitwise selects: the scalar rule's bits, lane by lane. */
+ACLSIM_AVX2_CLONES static int64_t lane_tops(const float *x, int64_t len, float tops[LANE_WAYS])
+{
+    f32xw t;
+    for (int l = 0; l < LANE_WAYS; ++l) {
+        t[l] = -INFINITY;
+    }
+    int64_t i = 0;
+    for (; i + LANE_WAYS <= len; i += LANE_WAYS) {
+        f32xw v;
+        memcpy(&v, x + i, sizeof v);
+        i32xw take = (v > t) | (v != v);
+        t = (f32xw)(((i32xw)v & take) | ((i32xw)t & ~take));
+    }
+    memcpy(tops, &t, sizeof t);
+    return i;
+}
+
 /* The float compute dtypes: each lane in float rows, the sums in double, exp by aclsim_exp_row. */
 ACLSIM_AVX2_CLONES static void lane_range_f32(lane_job *j, int64_t begin, int64_t end, int worker)
 {
@@ -248,16 +274,7 @@ ACLSIM_AVX2_CLONES static void lane_range_f32(lane_job *j, int64_t begin, int64_
         }
         if (p->op == ACLSIM_RED_SOFTMAX || p->op == ACLSIM_RED_LOG_SOFTMAX) {
             float tops[LANE_WAYS];
-            for (int l = 0; l < LANE_WAYS; ++l) {
-                tops[l] = -INFINITY;
-            }
-            int64_t i = 0;
-            for (; i + LANE_WAYS <= len; i += LANE_WAYS) {
-                for (int l = 0; l < LANE_WAYS; ++l) {
-                    float v = x[i + l];
-                    tops[l] = v > tops[l] || v != v ? v : tops[l];
-                }
-            }
+            int64_t i = lane_tops(x, len, tops);
             float top = -INFINITY;
             for (int l = 0; l < LANE_WAYS; ++l) {
                 top = tops[l] > top || tops[l] != tops[l] ? tops[l] : top;
@@ -491,6 +508,22 @@ static bool sum_by_rows(const sum_job *j)
            j->kept.count > 1;
 }
 
+/* sum_rows_range's sums of the STRIP kept elements from k0 on over rows `step` apart (one
+ * reduced dim): held in registers over all the rows instead of added into memory row by row;
+ * each element's additions are the same, in the same order (the same bits). */
+enum { STRIP = 32 };
+ACLSIM_AVX2_CLONES static void sum_strip(const float *x, int64_t rows, int64_t step, double *sums)
+{
+    double acc[STRIP] = {0.0};
+    for (int64_t r = 0; r < rows; ++r) {
+        const float *row = x + r * step;
+        for (int i = 0; i < STRIP; ++i) {
+            acc[i] += row[i];
+        }
+    }
+    memcpy(sums, acc, sizeof acc);
+}
+
 ACLSIM_AVX2_CLONES static void sum_rows_range(const sum_job *j, int64_t begin, int64_t end, int worker)
 {
     enum { BLOCK = ACLSIM_RED_PIECE / 2 }; /* doubles in a worker's scratch */
@@ -498,12 +531,16 @@ ACLSIM_AVX2_CLONES static void sum_rows_range(const sum_job *j, int64_t begin, i
     const float *x = (const float *)j->self->data + j->self->offset;
     for (int64_t k0 = begin; k0 < end; k0 += BLOCK) {
         int64_t n = end - k0 < BLOCK ? end - k0 : BLOCK;
-        for (int64_t i = 0; i < n; ++i) {
+        int64_t strips = j->reduced.n == 1 ? n / STRIP * STRIP : 0; /* the first elements by strips */
+        for (int64_t i = 0; i < strips; i += STRIP) {
+            sum_strip(x + k0 + i, j->reduced.count, j->reduced.strides[0], acc + i);
+        }
+        for (int64_t i = strips; i < n; ++i) {
             acc[i] = 0.0;
         }
-        for (int64_t r = 0; r < j->reduced.count; ++r) {
+        for (int64_t r = 0; strips < n && r < j->reduced.count; ++r) {
             const float *row = x + aclsim_red_offset(&j->reduced, r) + k0;
-            for (int64_t i = 0; i < n; ++i) {
+            for (int64_t i = strips; i < n; ++i) {
                 acc[i] += row[i];
             }
         }
