@@ -290,22 +290,33 @@ def log_softmax_backward(grad: np.ndarray, output: np.ndarray, dim: int) -> np.n
 
 
 def softmax_backward(grad: np.ndarray, output: np.ndarray, dim: int) -> np.ndarray:
-    """``output * (grad - sum(grad * output, dim))``; a new array."""
+    """``output * (grad - sum(grad * output, dim))``; a new array.
+
+    Along the last dim the sums are each lane's dot product (``np.einsum``: one pass that
+    reads both arrays and writes nothing, in vector lanes as ``last_sums``' BLAS rows), not a
+    product written out and summed.  Thread time, one thread, median of 21 interleaved rounds,
+    ms before / after (max error relative to the largest |result| against float64, x 1e-8):
+    (256,1000) dim 1 0.356 / 0.251 (6.5 / 6.3); (8,12,128,128) dim -1 2.92 / 2.20 (6.1 / 6.8);
+    (128,10) dim 1 0.0139 / 0.0120."""
     if grad.ndim == 0:
         return np.asarray(output * (grad - grad * output))
     out = np.empty(grad.shape, grad.dtype)
+    last = dim == grad.ndim - 1
 
     buffer = lane_buffer(grad.shape, dim)
 
     def part(index: lanes.Index) -> None:
         o, g, y = out[index], grad[index], output[index]
-        np.multiply(g, y, out=o)
-        total = _sums(o, dim)
+        if last:
+            total = np.einsum("...i,...i->...", g, y)[..., None]
+        else:
+            np.multiply(g, y, out=o)
+            total = _sums(o, dim)
         with ufunc_buffer(buffer):
             np.subtract(g, total, out=o)
         np.multiply(o, y, out=o)
 
-    lanes.over(grad.shape, (dim,), part, passes=4)
+    lanes.over(grad.shape, (dim,), part, passes=3 if last else 4)
     return out
 
 
