@@ -187,8 +187,26 @@ def lane_max(a: np.ndarray, dim: int) -> np.ndarray:
     loop skips max's NaN bookkeeping.  (A lane with +inf and NaN now subtracts inf from inf
     where max's NaN gave no warning: the shift's invalid warning is off, an infinite max gives
     NaN quietly either way.)  Measured (float32, one thread, median ms, load 1.4-2.1):
-    rows (12288, 128) 1.69 -> 1.09, (1024, 128) 0.135 -> 0.082, (256, 1000) 0.041 -> 0.033."""
+    rows (12288, 128) 1.69 -> 1.09, (1024, 128) 0.135 -> 0.082, (256, 1000) 0.041 -> 0.033.
+
+    Along the last dim of a C-contiguous array the lanes are the flat array's segments of its
+    length, reduced by ``np.fmax.reduceat`` (the same maxima: a max is exact in any order, and
+    fmax skips NaN alike), which skips the reduction's set-up per lane: thread time, median of
+    11 interleaved rounds, fmax.reduce / reduceat us: (12288, 128) 1244 / 807, (256, 1000)
+    42 / 22, (128, 10) 10.5 / 6.2."""
+    if dim == a.ndim - 1 and a.size and a.flags.c_contiguous:
+        starts = _lane_starts(a.size, a.shape[-1])
+        return np.asarray(np.fmax.reduceat(a.reshape(-1), starts).reshape(*a.shape[:-1], 1))
     return np.asarray(np.fmax.reduce(a, axis=dim, keepdims=True))
+
+
+@functools.lru_cache(maxsize=64)
+def _lane_starts(size: int, length: int) -> np.ndarray:
+    """The flat index of each lane's first element, lanes of ``length`` in ``size`` elements
+    (``lane_max``'s segments): read-only, kept from call to call."""
+    starts = np.arange(0, size, length, dtype=np.intp)
+    starts.flags.writeable = False
+    return starts
 
 
 # Each computes into a new array, in place on it pass after pass, over parts of the rows shared
