@@ -146,7 +146,7 @@ def _prepare(tensors: object, dim: object) -> Prepared:
     return plan(run, 2 * nbytes), (arrays, dim)
 
 
-_numpy = NumpyOp(_prepare)
+_numpy = NumpyOp(_prepare, tensor_lists=True)
 
 
 def _outputs(tensors: object, dim: object) -> list[Output]:
