@@ -104,3 +104,27 @@ def test_a_repeated_list_geometry_reuses_its_plan_and_a_new_one_is_checked(monke
                                   np.concatenate([a, b], 1).astype(np.float64))
     assert len(validated) == 5  # (the tuple found the list's plan: one geometry)
     _plans.forget_plans()
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_the_one_copy_of_a_quick_call_has_the_per_part_paths_bits(monkeypatch, dtype):
+    """A quick call whose tensors are all of the promoted dtype is one np.concatenate; the same
+    call through the per-part conversions (QUICK_BYTES 0) gives the same bytes."""
+    import sys
+    from aclnn_py._numpy import plans as _plans
+
+    module = sys.modules["aclnn_py.ops.cat"]
+    rng = np.random.default_rng(3)
+    base = random_array(rng, (3, 8), dtype)
+    parts = [base[:, :2], base[:, ::-2].copy(), base.T.copy().T[:, 5:]]
+    for dropped in (False, True):
+        given = parts + [np.zeros((0,), dtype)] if dropped else parts
+        _plans.forget_plans()
+        quick = aclnn_py.cat(given, 1, backend="numpy")
+        monkeypatch.setattr(module, "QUICK_BYTES", 0)
+        _plans.forget_plans()
+        per_part = aclnn_py.cat(given, 1, backend="numpy")
+        monkeypatch.undo()
+        assert quick.dtype == per_part.dtype == dtype
+        assert quick.tobytes() == per_part.tobytes() == np.concatenate(parts, 1).tobytes()
+    _plans.forget_plans()
