@@ -1846,7 +1846,8 @@ static PyObject *set_device_hooks(PyObject *module, PyObject *const *args, Py_ss
  * with no stream and a backend (given, else get_backend()'s) whose Library is loaded
  * (loader.LOADED, read per call: tests replace it), aclnn_impl(lib, *args) is called from here,
  * with no Python frame of its own; an error it raises goes through failed(error, made) (the
- * note naming made outputs). Any other call is dispatch_python's. */
+ * note naming made outputs). Any other call is dispatch_python's, given the backend's name
+ * where get_backend() was asked for it. */
 static PyObject *py_dispatch, *loader_module, *dispatch_failed, *get_backend, *s_loaded, *s_stream_kw, *s_made_kw;
 
 static PyObject *set_dispatch(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
@@ -1863,13 +1864,15 @@ static PyObject *set_dispatch(PyObject *module, PyObject *const *args, Py_ssize_
     Py_RETURN_NONE;
 }
 
-/* dispatch_python(*args, **keywords) as called (a new reference, or NULL with an error). */
-static PyObject *dispatch_in_python(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+/* dispatch_python(*args, **keywords) as called, its first argument (the backend) replaced by
+ * ``backend`` where not NULL (a new reference, or NULL with an error). */
+static PyObject *dispatch_in_python(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, PyObject *backend) {
     PyObject *positional = PyTuple_New(nargs);
     if (!positional) return NULL;
     for (Py_ssize_t i = 0; i < nargs; ++i) {
-        Py_INCREF(args[i]);
-        PyTuple_SetItem(positional, i, args[i]);
+        PyObject *item = i == 0 && backend ? backend : args[i];
+        Py_INCREF(item);
+        PyTuple_SetItem(positional, i, item);
     }
     PyObject *keywords = NULL;
     Py_ssize_t nkw = kwnames ? PyTuple_Size(kwnames) : 0;
@@ -1904,7 +1907,7 @@ static PyObject *dispatch_entry(PyObject *module, PyObject *const *args, Py_ssiz
     }
     if (other || (stream && stream != Py_None) || PyErr_Occurred()) {
         PyErr_Clear();
-        return dispatch_in_python(args, nargs, kwnames);
+        return dispatch_in_python(args, nargs, kwnames, NULL);
     }
     PyObject *backend = args[0];
     Py_INCREF(backend);
@@ -1919,11 +1922,14 @@ static PyObject *dispatch_entry(PyObject *module, PyObject *const *args, Py_ssiz
         PyObject *loaded = names ? PyDict_GetItemWithError(names, s_loaded) : NULL;
         lib = loaded && PyDict_CheckExact(loaded) ? PyDict_GetItemWithError(loaded, backend) : NULL;
     }
-    Py_DECREF(backend);
     if (!lib) {
-        if (PyErr_Occurred()) return NULL;
-        return dispatch_in_python(args, nargs, kwnames);
+        PyObject *result = NULL;
+        /* (backend None: get_backend()'s name goes on, so that a call resolves it once) */
+        if (!PyErr_Occurred()) result = dispatch_in_python(args, nargs, kwnames, backend);
+        Py_DECREF(backend);
+        return result;
     }
+    Py_DECREF(backend);
     PyObject *call = PyTuple_New(nargs - 2);
     if (!call) return NULL;
     Py_INCREF(lib);

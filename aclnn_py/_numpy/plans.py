@@ -29,6 +29,9 @@ _CACHED_PLANS = 256
 
 _DOUBLE = struct.Struct("<d")
 
+# The tag of a tensor list's entry in a key (never equal to an int's, a bool's or a float's).
+_TENSORS = object()
+
 
 class Plan(NamedTuple):
     """A ``NumpyOp``'s answer for one call signature, whose checks all passed: ``run(*args)``
@@ -48,12 +51,13 @@ def plan(run: Callable[..., Any], nbytes: int) -> Plan:
     return Plan(run, nbytes < QUICK_BYTES)
 
 
-def signature(args: tuple[Any, ...], floats: bool = False) -> tuple[object, ...] | None:
+def signature(args: tuple[Any, ...], floats: bool = False, tensor_lists: bool = False) -> tuple[object, ...] | None:
     """The key of one call's arguments in the plan cache, or None (no caching) when an
     argument is of a kind it does not cover.
 
     An ndarray stands for its shape, dtype and strides (no check reads tensor data); a list or
-    tuple of ints for its values, one of bools for their type and values; an int or None for
+    tuple of ndarrays, with ``tensor_lists`` (an aclTensorList: ``NumpyOp``'s ``tensor_lists``),
+    for each one's; a list or tuple of ints for its values, one of bools for their type and values; an int or None for
     itself; a bool for its type and value; with ``floats``, a float for its type and bits (an
     aclScalar such as InplaceAdd's alpha or InplaceFillScalar's value, which its plan holds
     converted: ``NumpyOp``'s ``floats``).
@@ -67,6 +71,14 @@ def signature(args: tuple[Any, ...], floats: bool = False) -> tuple[object, ...]
             key.append((value.shape, value.dtype, value.strides))
         elif kind is list or kind is tuple:
             items = tuple(value)
+            if tensor_lists and items and type(items[0]) is np.ndarray:  # an aclTensorList (Cat's tensors)
+                arrays: list[object] = [_TENSORS]
+                for v in items:
+                    if type(v) is not np.ndarray:
+                        return None  # (a None or another kind: prepared, its checks raise)
+                    arrays.append((v.shape, v.dtype, v.strides))
+                key.append(tuple(arrays))
+                continue
             if items and type(items[0]) is bool:  # an aclBoolArray (outputMask)
                 for v in items:
                     if type(v) is not bool:
@@ -104,11 +116,15 @@ class NumpyOp:
 
     ``floats``: a float argument keys by its bits too (else a call with one is prepared every
     time); for an operator whose plan depends on its floats' values alone (its ``run`` reads
-    its tensors from its own arguments, never from ``prepare``'s)."""
+    its tensors from its own arguments, never from ``prepare``'s).
+    ``tensor_lists``: a list or tuple of ndarrays keys by their shapes, dtypes and strides (an
+    aclTensorList), for an operator taking one; elsewhere such a list is not cached (an
+    aclIntArray of 0-d arrays would key by their shapes, not their values)."""
 
-    def __init__(self, prepare: Callable[..., Prepared], *, floats: bool = False) -> None:
+    def __init__(self, prepare: Callable[..., Prepared], *, floats: bool = False, tensor_lists: bool = False) -> None:
         self.prepare = prepare
         self.floats = floats
+        self.tensor_lists = tensor_lists
         self.__module__ = prepare.__module__
         self._plans: dict[tuple[object, ...], Plan] = {}
         self._lock = threading.Lock()
@@ -117,7 +133,7 @@ class NumpyOp:
     def plan(self, args: tuple[object, ...]) -> Prepared:
         """The plan of a call with ``args``, and the arguments to run it with (``args`` when the
         plan was cached, else what ``prepare`` coerced)."""
-        key = signature(args, self.floats)
+        key = signature(args, self.floats, self.tensor_lists)
         if key is not None:
             found = self._plans.get(key)
             if found is not None:

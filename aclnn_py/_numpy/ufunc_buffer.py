@@ -3,9 +3,6 @@ thread): one setting for all of them."""
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
-
 import numpy as np
 
 # The elements of NumPy's ufunc buffer while a kernel runs (NumPy's default: 8192). Ufuncs
@@ -57,16 +54,22 @@ def inner_run(shape: tuple[int, ...], *operands: tuple[int, ...]) -> int:
     return run
 
 
-@contextlib.contextmanager
-def ufunc_buffer(elements: int | None = UFUNC_BUFFER) -> Iterator[None]:
+class ufunc_buffer:
     """The calling thread's ufunc buffer at ``elements`` (default ``UFUNC_BUFFER``; None: left
-    as it is) inside the block (NumPy keeps the setting per thread: a worker thread's own is set
-    by its own work)."""
-    if elements is None:
-        yield
-        return
-    previous = np.setbufsize(elements)
-    try:
-        yield
-    finally:
-        np.setbufsize(previous)
+    as it is) inside the ``with`` block (NumPy keeps the setting per thread: a worker thread's
+    own is set by its own work).  A class, not a generator's context manager: with None (every
+    small call) entering and leaving cost ~0.3 us, not ~1.8 us."""
+
+    __slots__ = ("_elements", "_previous")
+
+    def __init__(self, elements: int | None = UFUNC_BUFFER) -> None:
+        self._elements = elements
+        self._previous = 0
+
+    def __enter__(self) -> None:
+        if self._elements is not None:
+            self._previous = np.setbufsize(self._elements)
+
+    def __exit__(self, *_: object) -> None:
+        if self._elements is not None:
+            np.setbufsize(self._previous)

@@ -129,10 +129,17 @@ def _prepare(tensors: object, dim: object) -> Prepared:
         return plan(lambda *_: empty.copy(), 0), (arrays, dim)
     axis = dim % len(shape)
     nbytes = math.prod(map(int, shape)) * promoted.itemsize
+    # Tensors all of the promoted dtype, none dropped: one NumPy copy (the parts' bytes as they
+    # are), with no per-part set-up; faster at every size measured than the parts' conversions
+    # on the worker threads (a copy is bound by memory, not by one thread).
+    whole = all(a.dtype == promoted and not _dropped(a.shape) for a in arrays)
 
     def run(tensors: object, *_: object) -> np.ndarray:
         check_allocation(nbytes)
         out = np.empty(shape, promoted)
+        if whole:
+            np.concatenate(tensors, axis=axis, out=out)  # type: ignore[call-overload]
+            return out
         at = 0
         for a in tensors:  # type: ignore[attr-defined]
             if _dropped(a.shape):
@@ -146,7 +153,7 @@ def _prepare(tensors: object, dim: object) -> Prepared:
     return plan(run, 2 * nbytes), (arrays, dim)
 
 
-_numpy = NumpyOp(_prepare)
+_numpy = NumpyOp(_prepare, tensor_lists=True)
 
 
 def _outputs(tensors: object, dim: object) -> list[Output]:

@@ -8,7 +8,8 @@ C header ``aclnnop/aclnn_softmax.h`` (ops-nn ``activation/softmax_v2``)::
                              aclrtStream stream);
 
 Computes ``torch.softmax(self, dim)``, the max subtracted for stability (the numpy backend
-skips it where every value is within +-64, where no exp can overflow: ``_numpy.reduce.softmax``),
+skips it where no value is above 64, where no exp can overflow, and a lane's sum of exps is not
+tiny: ``_numpy.reduce.softmax``),
 in self's dtype (FLOAT16/BFLOAT16 in FLOAT, rounded once), then converted to out's dtype, which
 may differ (``call``; the function makes self's). A 0-d self gives 1.
 

@@ -70,3 +70,36 @@ def test_an_error_of_the_fast_call_names_the_made_output_and_keeps_its_traceback
     frames = [f.name for f in traceback.extract_tb(info.value.__traceback__)]
     assert frames[0] == "test_an_error_of_the_fast_call_names_the_made_output_and_keeps_its_traceback"
     assert len(frames) > 2  # (the library's raise, below the op function)
+
+
+def test_a_call_without_a_backend_resolves_the_current_one_once(monkeypatch):
+    """The entry hands dispatch_python the current backend's name (get_backend once per call),
+    read again on every call: a change of ACLNN_PY_BACKEND takes effect on the next one."""
+    entry = _fast.entry()
+    if entry is None:
+        pytest.skip("the fast entry is not built")
+    seen, asked = [], []
+    python, current = _dispatch.dispatch_python, _dispatch._backend.get_backend
+
+    def spy(*args, **kwargs):
+        seen.append(args[0])
+        return python(*args, **kwargs)
+
+    def counted():
+        asked.append(1)
+        return current()
+
+    monkeypatch.setattr(_dispatch._backend, "get_backend", counted)  # (dispatch_python's resolve)
+    entry.set_dispatch(spy, _dispatch.loader, _dispatch.failed, counted)
+    try:
+        monkeypatch.setenv("ACLNN_PY_BACKEND", "numpy")
+        expected = aclnn_py.reflection_pad2d_backward(GRAD, SELF, 1, backend="numpy")
+        seen.clear()
+        asked.clear()
+        np.testing.assert_array_equal(aclnn_py.reflection_pad2d_backward(GRAD, SELF, 1), expected)
+        assert seen == ["numpy"] and len(asked) == 1
+        monkeypatch.setenv("ACLNN_PY_BACKEND", "tpu")
+        with pytest.raises(ValueError, match="unknown backend 'tpu'"):
+            aclnn_py.reflection_pad2d_backward(GRAD, SELF, 1)
+    finally:
+        entry.set_dispatch(python, _dispatch.loader, _dispatch.failed, current)

@@ -76,3 +76,44 @@ def test_call_and_device_tensors(backend):
             assert isinstance(result, aclnn_py.Tensor)
             np.testing.assert_array_equal(result.numpy(), [[1, 1], [1, 1], [0, 0]])
             result.close()
+
+
+def test_a_repeated_list_geometry_reuses_its_plan_and_a_new_one_is_checked(monkeypatch):
+    """The numpy plan of one list geometry (dtypes, shapes, strides, dim) is found again: the
+    checks run once; any other geometry runs every check again."""
+    import sys
+    from aclnn_py._numpy import plans as _plans
+
+    module = sys.modules["aclnn_py.ops.cat"]
+    _plans.forget_plans()
+    validated = []
+    real = module._validate
+    monkeypatch.setattr(module, "_validate", lambda *a: validated.append(1) or real(*a))
+    a, b = np.ones((2, 3), np.float32), np.zeros((2, 2), np.float32)
+    for k in range(3):
+        np.testing.assert_array_equal(aclnn_py.cat([a + k, b], 1, backend="numpy"), np.concatenate([a + k, b], 1))
+    assert len(validated) == 1
+    np.testing.assert_array_equal(aclnn_py.cat((a, b), 1, backend="numpy"), np.concatenate([a, b], 1))
+    with pytest.raises(aclnn_py.AclnnError, match="must match"):
+        aclnn_py.cat([a, b], 0, backend="numpy")
+    c = np.arange(4, dtype=np.float32).reshape(2, 2)
+    np.testing.assert_array_equal(aclnn_py.cat([a, c.T], 1, backend="numpy"), np.concatenate([a, c.T], 1))
+    with pytest.raises(aclnn_py.AclnnError):
+        aclnn_py.cat([a, None], 1, backend="numpy")
+    np.testing.assert_array_equal(aclnn_py.cat([a, b.astype(np.float64)], 1, backend="numpy"),
+                                  np.concatenate([a, b], 1).astype(np.float64))
+    assert len(validated) == 5  # (the tuple found the list's plan: one geometry)
+    _plans.forget_plans()
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_the_one_copy_and_the_per_part_conversions_give_the_same_bytes(dtype):
+    """Tensors all of the promoted dtype are one np.concatenate; with a dropped [0] tensor
+    among them the parts are converted one by one: the same bytes, np.concatenate's."""
+    rng = np.random.default_rng(3)
+    base = random_array(rng, (3, 8), dtype)
+    parts = [base[:, :2], base[:, ::-2].copy(), base.T.copy().T[:, 5:]]
+    one_copy = aclnn_py.cat(parts, 1, backend="numpy")
+    per_part = aclnn_py.cat(parts + [np.zeros((0,), dtype)], 1, backend="numpy")
+    assert one_copy.dtype == per_part.dtype == dtype
+    assert one_copy.tobytes() == per_part.tobytes() == np.concatenate(parts, 1).tobytes()

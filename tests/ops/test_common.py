@@ -93,6 +93,15 @@ def test_signature_keys_exact_types():
     mask = _plans.signature((a, [True, False, True]))
     assert mask is not None and mask == _plans.signature((a, (True, False, True)))
     assert mask != _plans.signature((a, [1, 0, 1])) and mask != _plans.signature((a, [True, True, True]))
+    # a list of ndarrays (an aclTensorList) keys by each one's geometry, only where asked for
+    b = np.zeros((2, 5), np.float16)
+    assert _plans.signature(([a, b], 1)) is None
+    listed = _plans.signature(([a, b], 1), tensor_lists=True)
+    assert listed is not None and listed == _plans.signature(((a.copy(), b + 1), 1), tensor_lists=True)
+    for other in ([a, b.astype(np.float32)], [a, b.T], [a], [b, a], [a, b, b], [a, None], [a, b.tolist()],
+                  [a, b.view(np.matrix)]):
+        assert _plans.signature((other, 1), tensor_lists=True) != listed, other
+    assert _plans.signature(([a, None], 1), tensor_lists=True) is None
     for uncached in ([True, 1], [True, np.bool_(False)], [False, 0.0]):
         assert _plans.signature((a, uncached)) is None, uncached
     # shape, dtype and strides each count

@@ -283,3 +283,22 @@ def test_over_parts_keeps_the_trailing_axes_whole(monkeypatch):
     calls = []
     over_parts(lambda o, s: calls.append(o.shape), np.zeros((4, 5)), source[0, 0], min_elements=1, keep=2)
     assert calls == [(4, 5)]  # nothing to cut
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, BF16], ids=str)
+@pytest.mark.parametrize("other_shape", [(1000,), (64, 1), (64, 1000)], ids=str)
+def test_a_plan_on_the_calling_thread_gives_computes_bits(dtype, other_shape):
+    """``elementwise.compiled``'s plan for a result ``over_parts`` computes in one part on the
+    calling thread (a one-pass kernel or a broadcast input below ``_ONE_THREAD``): the bits of
+    ``compute``, whose ``over_parts`` sets the broadcast's ufunc buffer."""
+    from aclnn_py._numpy import elementwise as ew
+    rng = np.random.default_rng(3)
+    dtype = np.dtype(dtype)
+    a = _values(rng, (64, 1000), dtype)
+    b = _values(rng, other_shape, dtype)
+    assert ew._ONE_PART <= a.size < ew._ONE_THREAD
+    alpha = np.asarray(-0.75, np.float32)
+    for kernel, x, y, factor in ((ew.ADD, a, b, None), (ew.ADD, a, b, alpha), (ew.MUL, b, a, None),
+                                 (ew.threshold_backward(np.float32(0.25)), b, a, None)):
+        planned = ew.compiled(kernel, x, y, dtype, dtype, factor)(x, y)
+        _same_bits(planned, ew.compute(kernel, x, y, dtype, dtype, factor))

@@ -83,7 +83,7 @@ def test_compute_dtypes_with_another_out(sim_lib):
 @pytest.mark.parametrize("scale", [3.0, 100.0], ids=["unshifted", "shifted"])
 @pytest.mark.parametrize("special", [None, -np.inf, np.inf, np.nan], ids=str)
 def test_softmax_with_and_without_the_max_shift_matches_torch(torch, scale, special):
-    """Values within ``reduce.UNSHIFTED_RANGE`` take exp(x) unshifted, others (large, infinite,
+    """Values up to ``reduce.UNSHIFTED_RANGE`` take exp(x) unshifted, others (large, infinite,
     NaN) exp(x - max): both are PyTorch's softmax (a lane of -inf masks gives 0s there)."""
     x = np.random.default_rng(4).standard_normal((5, 300)).astype(np.float32) * np.float32(scale)
     if special is not None:
@@ -91,4 +91,41 @@ def test_softmax_with_and_without_the_max_shift_matches_torch(torch, scale, spec
     with np.errstate(invalid="ignore"):
         theirs = torch.softmax(torch.from_numpy(x.astype(np.float64)), 1).numpy()
     ours = aclnn_py.softmax(x, 1, backend="numpy")
+    assert_close(ours, theirs, np.float32)
+
+
+@pytest.mark.parametrize("special", [-np.inf, np.inf, np.nan], ids=str)
+def test_log_softmax_with_special_values_matches_torch(torch, special):
+    """A lane holding an infinity or NaN (the max shift: ``reduce.lane_max``) as PyTorch's."""
+    x = np.random.default_rng(5).standard_normal((5, 300)).astype(np.float32)
+    x[1, ::7] = special
+    with np.errstate(invalid="ignore"):
+        theirs = torch.log_softmax(torch.from_numpy(x.astype(np.float64)), 1).numpy()
+    assert_close(aclnn_py.log_softmax(x, 1, backend="numpy"), theirs, np.float32)
+
+
+@pytest.mark.parametrize("shape", [(5, 7), (3, 1), (1, 9), (2, 3, 4), (9,)], ids=str)
+def test_lane_max_along_the_last_dim_is_fmax_reduce(shape):
+    """The last dim's lanes as segments of the flat array (``reduce.lane_max``): the same maxima
+    as NumPy's fmax reduction (a max is exact), NaN skipped, infinities kept."""
+    from aclnn_py._numpy.reduce import lane_max
+    x = np.random.default_rng(6).standard_normal(shape).astype(np.float32)
+    flat = x.reshape(-1)
+    flat[::5], flat[1::7], flat[2::11] = np.nan, np.inf, -np.inf
+    for a in (x, x.swapaxes(0, -1)):  # (a transposed view: NumPy's own reduction)
+        np.testing.assert_array_equal(lane_max(a, a.ndim - 1), np.fmax.reduce(a, axis=-1, keepdims=True))
+
+
+def test_softmax_lanes_of_very_negative_values_are_shifted_as_torch(torch):
+    """Below ``reduce.UNSHIFTED_RANGE`` a lane whose exps sum to almost nothing (every value very
+    negative; every value -inf) is computed again with its max subtracted: PyTorch's values
+    (NaN for the lane of -inf), the other lanes' too."""
+    x = np.random.default_rng(7).standard_normal((6, 50)).astype(np.float32)
+    x[1] -= 200.0
+    x[2] = -np.inf
+    x[3, :25] -= 1000.0
+    with np.errstate(invalid="ignore"):
+        theirs = torch.softmax(torch.from_numpy(x.astype(np.float64)), 1).numpy()
+    ours = aclnn_py.softmax(x, 1, backend="numpy")
+    assert np.isnan(ours[2]).all() and not np.isnan(np.delete(ours, 2, 0)).any()
     assert_close(ours, theirs, np.float32)
