@@ -153,3 +153,60 @@ def test_flat_engine_asks_for_one_thread_for_depthwise_blocks_only():
     dense = conv.flat.FlatEngine(*geometry(1), space="y")
     assert (depthwise.blas_in_workers, dense.blas_in_workers) == (True, False)
     assert conv.winograd.WinogradEngine.blas_in_workers and conv.depthwise.DepthwiseEngine.blas_in_workers
+
+
+# -- the thread rule of a product on the calling thread (matmul.product, workers.threads_for) --
+
+def test_threads_for_is_one_on_a_busy_machine_and_one_per_worker_on_a_quiet_one(monkeypatch):
+    from aclnn_py._numpy import workers
+    monkeypatch.setattr(workers, "_WORKERS", 2)
+    monkeypatch.setattr(workers, "machine_busy", lambda: False)
+    assert [workers.threads_for(w, 10) for w in (0, 19, 20, 39, 1000)] == [1, 1, 2, 2, 2]
+    monkeypatch.setattr(workers, "machine_busy", lambda: True)
+    assert workers.threads_for(1000, 10) == 1
+
+
+@pytest.mark.parametrize("shapes", [((64, 300), (300, 90)),            # along y's columns
+                                    ((3, 40, 50), (3, 50, 30)),         # along the batch
+                                    ((1, 40, 50), (2, 50, 30)),         # broadcast batch: columns
+                                    ((90, 300), (300,)),                # matrix times vector: rows
+                                    ((300,), (2, 300, 70)),             # vector times a stack
+                                    ((5, 300), (300, 1)),               # one column: rows
+                                    ((300,), (300, 1))], ids=str)       # one column of a vector: whole
+def test_a_product_split_over_the_workers_matches_one_call(monkeypatch, shapes):
+    # On a quiet machine a product big enough is cut into parts (one per thread, the caller and
+    # the workers), each on one BLAS thread: the result is the product's, computed in parts.
+    from aclnn_py._numpy import matmul, workers
+    monkeypatch.setattr(workers, "_WORKERS", 2)
+    monkeypatch.setattr(workers, "machine_busy", lambda: False)
+    monkeypatch.setattr(matmul, "PART_WORK", 64)
+    rng = np.random.default_rng(5)
+    x, y = (random_array(rng, s, np.float32) for s in shapes)
+    calls, seen = [], []
+    original = workers.in_pieces
+
+    def spy(count, work, *, threads, pieces):
+        calls.append((count, threads, pieces))
+        return original(count, lambda a, b: (seen.append(_blas.threads()), work(a, b)), threads=threads, pieces=pieces)
+
+    monkeypatch.setattr(workers, "in_pieces", spy)
+    got = matmul.product(x, y, matmul.FLOAT32, matmul.FLOAT32)
+    want = np.matmul(x.astype(np.float64), y.astype(np.float64))
+    assert got.shape == want.shape and got.dtype == np.float32
+    if shapes == ((300,), (300, 1)):
+        assert calls == []              # (one output element: nothing to cut)
+    else:
+        assert len(calls) == 1 and calls[0][1] == 2
+    assert set(seen) <= {1, None}       # every part on one BLAS thread
+    assert_close(got, want, np.float32)
+
+
+def test_a_busy_machine_keeps_a_product_on_the_calling_thread(monkeypatch):
+    from aclnn_py._numpy import matmul, workers
+    monkeypatch.setattr(workers, "_WORKERS", 2)
+    monkeypatch.setattr(workers, "machine_busy", lambda: True)
+    monkeypatch.setattr(matmul, "PART_WORK", 64)
+    monkeypatch.setattr(workers, "in_pieces", lambda *a, **k: pytest.fail("split on a busy machine"))
+    rng = np.random.default_rng(6)
+    x, y = random_array(rng, (64, 300), np.float32), random_array(rng, (300, 90), np.float32)
+    assert_close(matmul.product(x, y, matmul.FLOAT32, matmul.FLOAT32), x.astype(np.float64) @ y, np.float32)
