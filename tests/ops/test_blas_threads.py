@@ -210,3 +210,42 @@ def test_a_busy_machine_keeps_a_product_on_the_calling_thread(monkeypatch):
     rng = np.random.default_rng(6)
     x, y = random_array(rng, (64, 300), np.float32), random_array(rng, (300, 90), np.float32)
     assert_close(matmul.product(x, y, matmul.FLOAT32, matmul.FLOAT32), x.astype(np.float64) @ y, np.float32)
+
+
+def test_on_caller_is_one_thread_on_a_busy_machine_and_blas_own_on_a_quiet_one(two_threads, monkeypatch):
+    from aclnn_py._numpy import workers
+    monkeypatch.setattr(workers, "machine_busy", lambda: True)
+    with _blas.on_caller():
+        assert _blas.threads() == 1
+    assert _blas.threads() == 2
+    monkeypatch.setattr(workers, "machine_busy", lambda: False)
+    with _blas.on_caller():
+        assert _blas.threads() == 2
+
+
+@pytest.mark.parametrize("busy", [False, True])
+def test_conv_products_of_the_calling_thread_follow_the_machine_rule(two_threads, monkeypatch, busy):
+    # A 1x1 convolution's forward product (conv._Pointwise) and the flat engine's dense products
+    # run on the calling thread: on BLAS's threads when the machine is quiet, one when busy.
+    from aclnn_py._numpy import workers
+    monkeypatch.setattr(workers, "machine_busy", lambda: busy)
+    seen = []
+    original = np.matmul
+
+    class Spy:
+        def __getattr__(self, name):
+            return getattr(np, name)
+
+        @staticmethod
+        def matmul(*args, **kwargs):
+            seen.append(_blas.threads())
+            return original(*args, **kwargs)
+
+    monkeypatch.setattr(conv, "np", Spy())
+    rng = np.random.default_rng(8)
+    x = random_array(rng, (2, 16, 6, 6), np.float32)
+    w = random_array(rng, (8, 16, 1, 1), np.float32)
+    got = aclnn_py.convolution(x, w, None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1, 0, backend="numpy")
+    assert seen and set(seen) == {1 if busy else 2}
+    assert _blas.threads() == 2
+    assert_close(got, np.einsum("nchw,oc->nohw", x.astype(np.float64), w[:, :, 0, 0]), np.float32)
