@@ -21,7 +21,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from . import lanes, matmul
+from . import blas, lanes, matmul
 from .reduce import last_sums
 from .workers import in_parallel
 
@@ -291,9 +291,10 @@ def adaptive_avg_grad(grad: np.ndarray, height: int, width: int) -> np.ndarray:
         out = np.empty((planes, oh, kh, ow, kw), np.float32)
         out[...] = (grad / np.float32(kh * kw))[:, :, None, :, None]
         return out.reshape(planes, height, width)
-    rows = grad.reshape(planes * oh, ow) @ adaptive_matrix(width, ow)  # (planes * oh, W)
-    cols = rows.reshape(planes, oh, width).transpose(0, 2, 1).reshape(planes * width, oh)
-    out = (cols @ adaptive_matrix(height, oh)).reshape(planes, width, height)
+    with blas.on_caller():  # (BLAS's own threads on a quiet machine only)
+        rows = grad.reshape(planes * oh, ow) @ adaptive_matrix(width, ow)  # (planes * oh, W)
+        cols = rows.reshape(planes, oh, width).transpose(0, 2, 1).reshape(planes * width, oh)
+        out = (cols @ adaptive_matrix(height, oh)).reshape(planes, width, height)
     return np.ascontiguousarray(out.transpose(0, 2, 1))
 
 
