@@ -172,7 +172,8 @@ def test_threads_for_is_one_on_a_busy_machine_and_one_per_worker_on_a_quiet_one(
                                     ((90, 300), (300,)),                # matrix times vector: rows
                                     ((300,), (2, 300, 70)),             # vector times a stack
                                     ((5, 300), (300, 1)),               # one column: rows
-                                    ((300,), (300, 1))], ids=str)       # one column of a vector: whole
+                                    ((300,), (300, 70)),                # vector times matrix: halves of K
+                                    ((300,), (2, 300, 1))], ids=str)    # one column of a stack: whole
 def test_a_product_split_over_the_workers_matches_one_call(monkeypatch, shapes):
     # On a quiet machine a product big enough is cut into parts (one per thread, the caller and
     # the workers), each on one BLAS thread: the result is the product's, computed in parts.
@@ -180,6 +181,7 @@ def test_a_product_split_over_the_workers_matches_one_call(monkeypatch, shapes):
     monkeypatch.setattr(workers, "_WORKERS", 2)
     monkeypatch.setattr(workers, "machine_busy", lambda: False)
     monkeypatch.setattr(matmul, "PART_WORK", 64)
+    monkeypatch.setattr(matmul, "VECTOR_PART_WORK", 16)
     rng = np.random.default_rng(5)
     x, y = (random_array(rng, s, np.float32) for s in shapes)
     calls, seen = [], []
@@ -193,12 +195,28 @@ def test_a_product_split_over_the_workers_matches_one_call(monkeypatch, shapes):
     got = matmul.product(x, y, matmul.FLOAT32, matmul.FLOAT32)
     want = np.matmul(x.astype(np.float64), y.astype(np.float64))
     assert got.shape == want.shape and got.dtype == np.float32
-    if shapes == ((300,), (300, 1)):
-        assert calls == []              # (one output element: nothing to cut)
+    if shapes == ((300,), (2, 300, 1)):
+        assert calls == []              # (one element per matrix: nothing to cut)
     else:
         assert len(calls) == 1 and calls[0][1] == 2
     assert set(seen) <= {1, None}       # every part on one BLAS thread
     assert_close(got, want, np.float32)
+
+
+def test_a_vector_times_a_matrix_has_the_same_bits_busy_or_quiet(monkeypatch):
+    # Two halves along K added in one order, whichever threads compute them.
+    from aclnn_py._numpy import matmul, workers
+    monkeypatch.setattr(workers, "_WORKERS", 2)
+    monkeypatch.setattr(matmul, "PART_WORK", 64)
+    monkeypatch.setattr(matmul, "VECTOR_PART_WORK", 16)
+    rng = np.random.default_rng(7)
+    x, y = random_array(rng, (301,), np.float32), random_array(rng, (301, 40), np.float32)
+    results = []
+    for busy in (False, True):
+        monkeypatch.setattr(workers, "machine_busy", lambda: busy)
+        results.append(matmul.product(x, y, matmul.FLOAT32, matmul.FLOAT32))
+    assert np.array_equal(results[0], results[1])
+    assert_close(results[0], x.astype(np.float64) @ y, np.float32)
 
 
 def test_a_busy_machine_keeps_a_product_on_the_calling_thread(monkeypatch):
@@ -206,6 +224,7 @@ def test_a_busy_machine_keeps_a_product_on_the_calling_thread(monkeypatch):
     monkeypatch.setattr(workers, "_WORKERS", 2)
     monkeypatch.setattr(workers, "machine_busy", lambda: True)
     monkeypatch.setattr(matmul, "PART_WORK", 64)
+    monkeypatch.setattr(matmul, "VECTOR_PART_WORK", 16)
     monkeypatch.setattr(workers, "in_pieces", lambda *a, **k: pytest.fail("split on a busy machine"))
     rng = np.random.default_rng(6)
     x, y = random_array(rng, (64, 300), np.float32), random_array(rng, (300, 90), np.float32)
