@@ -69,6 +69,7 @@ def _force(monkeypatch, pieces=False):
     monkeypatch.setattr(conv, "forced", "depthwise")
     if pieces:
         monkeypatch.setattr(depthwise, "COLS_BYTES", 1)      # one row per block, on every worker
+        monkeypatch.setattr(depthwise, "RESULT_COLS_BYTES", 1)      # (the result alone, too)
 
 
 @pytest.mark.parametrize("mask", MASKS, ids=str)
@@ -147,13 +148,17 @@ def test_inf_and_nan_take_the_tap_engine(bad, monkeypatch):
 
 @pytest.mark.parametrize("pieces", [None, "planes", "rows"])
 @pytest.mark.parametrize("size, padding, dilation", [((20, 17), (1, 1), (1, 1)), ((13, 16), (1, 2), (1, 2)), ((12, 10), (0, 1), (1, 1))])
-def test_larger_layers_match_torch(monkeypatch, torch, pieces, size, padding, dilation):
-    """Blocks of several channels and images, against PyTorch."""
+@pytest.mark.parametrize("mask", [(True, True, True), (True, False, False)], ids=["all", "input"])
+def test_larger_layers_match_torch(monkeypatch, torch, pieces, size, padding, dilation, mask):
+    """Blocks of several channels and images, against PyTorch: both gradients (COLS_BYTES's
+    blocks) and gradInput alone (RESULT_COLS_BYTES's)."""
     _force(monkeypatch)
     if pieces == "planes":
         monkeypatch.setattr(depthwise, "COLS_BYTES", 3 * 9 * size[0] * size[1] * 4)   # 3 planes per block
+        monkeypatch.setattr(depthwise, "RESULT_COLS_BYTES", 3 * 9 * size[0] * size[1] * 4)
     if pieces == "rows":
         monkeypatch.setattr(depthwise, "COLS_BYTES", 3 * 9 * size[1] * 4)   # 3 rows per block, fewer in the last
+        monkeypatch.setattr(depthwise, "RESULT_COLS_BYTES", 3 * 9 * size[1] * 4)
     channels = 5
     rng = np.random.default_rng(2)
     x = random_array(rng, (3, channels, *size), np.float32)
@@ -163,12 +168,15 @@ def test_larger_layers_match_torch(monkeypatch, torch, pieces, size, padding, di
     geometry = lowered_args((x.shape, grad_output.shape), (3, 3), (1, 1), dilation, padding, channels, False)
     assert conv.lowered(*geometry).choose(True).name == "depthwise"      # (forced: it applies)
     result = aclnn_py.convolution_backward(grad_output, x, w, [channels], [1, 1], list(padding), list(dilation),
-                                           False, [0, 0], channels, [True, True, True], backend="numpy")
+                                           False, [0, 0], channels, list(mask), backend="numpy")
     expected = torch.ops.aten.convolution_backward(
         torch.from_numpy(grad_output), torch.from_numpy(x), torch.from_numpy(w), [channels], [1, 1], list(padding),
-        list(dilation), False, [0, 0], channels, [True, True, True])
-    for got, want in zip(result, expected):
-        assert_close(got, want.numpy(), np.float32)
+        list(dilation), False, [0, 0], channels, list(mask))
+    for wanted, got, want in zip(mask, result, expected):
+        if wanted:
+            assert_close(got, want.numpy(), np.float32)
+        else:
+            assert got is None
 
 
 def test_taps_read_inside_the_padded_planes():
