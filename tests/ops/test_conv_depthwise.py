@@ -69,7 +69,6 @@ def _force(monkeypatch, pieces=False):
     monkeypatch.setattr(conv, "forced", "depthwise")
     if pieces:
         monkeypatch.setattr(depthwise, "COLS_BYTES", 1)      # one row per block, on every worker
-        monkeypatch.setattr(depthwise, "RESULT_COLS_BYTES", 1)      # (the result alone, too)
 
 
 @pytest.mark.parametrize("mask", MASKS, ids=str)
@@ -150,15 +149,13 @@ def test_inf_and_nan_take_the_tap_engine(bad, monkeypatch):
 @pytest.mark.parametrize("size, padding, dilation", [((20, 17), (1, 1), (1, 1)), ((13, 16), (1, 2), (1, 2)), ((12, 10), (0, 1), (1, 1))])
 @pytest.mark.parametrize("mask", [(True, True, True), (True, False, False)], ids=["all", "input"])
 def test_larger_layers_match_torch(monkeypatch, torch, pieces, size, padding, dilation, mask):
-    """Blocks of several channels and images, against PyTorch: both gradients (COLS_BYTES's
-    blocks) and gradInput alone (RESULT_COLS_BYTES's)."""
+    """Blocks of several channels and images, against PyTorch: both gradients and
+    gradInput alone."""
     _force(monkeypatch)
     if pieces == "planes":
         monkeypatch.setattr(depthwise, "COLS_BYTES", 3 * 9 * size[0] * size[1] * 4)   # 3 planes per block
-        monkeypatch.setattr(depthwise, "RESULT_COLS_BYTES", 3 * 9 * size[0] * size[1] * 4)
     if pieces == "rows":
         monkeypatch.setattr(depthwise, "COLS_BYTES", 3 * 9 * size[1] * 4)   # 3 rows per block, fewer in the last
-        monkeypatch.setattr(depthwise, "RESULT_COLS_BYTES", 3 * 9 * size[1] * 4)
     channels = 5
     rng = np.random.default_rng(2)
     x = random_array(rng, (3, channels, *size), np.float32)

@@ -35,9 +35,9 @@ Block: TypeAlias = tuple[slice, slice, int]
 
 # DepthwiseEngine's im2col is built for blocks of planes (or of rows of one plane) of about
 # this many bytes.  Each block costs ~10 NumPy calls and a strided view (~10 us) besides its
-# passes, which favours blocks beyond a 1 MiB L2 while they stay in the last-level cache: the
-# benchmark's depthwise 3x3 (8,128,56,56), both gradients, one thread, ms, minimums of 10
-# interleaved rounds: 10.7 at 256 KiB, 8.3 at 512 KiB, 7.3 at 1 MiB, 6.8 at 2 MiB, 6.5 at 4 MiB.
+# passes, which favoured blocks beyond a 1 MiB L2 on a quiet machine: the benchmark's
+# depthwise 3x3 (8,128,56,56), both gradients, one thread, ms, minimums of 10 interleaved rounds:
+# 10.7 at 256 KiB, 8.3 at 512 KiB, 7.3 at 1 MiB, 6.8 at 2 MiB, 6.5 at 4 MiB.
 # The same blocks with a multiply-add and a dot product per tap on masked copies of the source
 # (no im2col): 8.7 at best; gradInput alone 4.0 against 6.0 ms, gradWeight alone 4.0 against 3.5.
 # gradWeight's dot products are an einsum, not the batched matrix @ vector np.matmul: NumPy
@@ -45,13 +45,12 @@ Block: TypeAlias = tuple[slice, slice, int]
 # beside them, at full speed beside an einsum or a vector @ matrix np.matmul), so that they did
 # not get faster on two threads (gradWeight alone 4.0 -> 3.9 ms, einsum 5.9 -> 3.3).  Both
 # gradients, minimums of 25 rounds: einsum 7.6 ms on one thread, 4.4 on two; np.matmul 5.7, 4.9.
-COLS_BYTES = 4 << 20
-# Without gradWeight (a forward product, gradInput alone) a block's cost is its im2col copy and
-# its matrix-vector products, which read the im2col back: blocks that stay in a core's L2 win.
-# The benchmark's depthwise 3x3 (8,128,56,56) forward product, one thread, thread CPU ms,
-# medians of 15 interleaved rounds at load 6: 12.2 at 256 KiB, 10.1 at 512 KiB, 9.7 at 1 MiB,
-# 10.4 at 1.5 MiB, 11.6 at 2 MiB, 15.3 at 4 MiB.
-RESULT_COLS_BYTES = 1 << 20
+# Measured again at load 6 (the machine shared with other programs, whose data evict ours
+# from the last-level cache), blocks that stay in a core's L2 win, the im2col being read back
+# by the products; thread CPU ms on one thread, medians of 15-21 interleaved rounds: forward
+# product alone 12.2 at 256 KiB, 10.1 at 512 KiB, 9.7 at 1 MiB, 10.4 at 1.5 MiB, 11.6 at 2 MiB,
+# 15.3 at 4 MiB; both gradients 24.4 at 512 KiB, 24.0 at 1 MiB, 26.0 at 2 MiB, 29.1 at 4 MiB.
+COLS_BYTES = 1 << 20
 # The flat engine's depthwise blocks are about this size per buffer (channel_blocks): a
 # block's few buffers stay in a 1 MiB L2 or the last-level cache.
 TAPWISE_BYTES = 1 << 20
@@ -165,7 +164,7 @@ class DepthwiseEngine(Geometry):
         if want_input:
             out = np.empty((batch, channels) + (self.y_size if self.transposed else self.x_size), FLOAT32)
         out_planes = None if out is None else out.reshape(batch, channels, self._out_plane)
-        blocks = self._blocks(COLS_BYTES if want_weight else RESULT_COLS_BYTES)
+        blocks = self._blocks()
         partials: list[np.ndarray] = []
 
         def work(first: int, last: int) -> None:
@@ -204,17 +203,17 @@ class DepthwiseEngine(Geometry):
             grad_weight = grad_weight.reshape(w.shape)
         return out, grad_weight
 
-    def _blocks(self, cols_bytes: int) -> list[tuple[int, int, int, int, int, int]]:
+    def _blocks(self) -> list[tuple[int, int, int, int, int, int]]:
         """``(n0, n1, c0, c1, p0, p1)``: images, channels and out positions of the blocks, about
-        ``cols_bytes`` of im2col each: several planes, or whole rows of one plane."""
+        COLS_BYTES of im2col each: several planes, or whole rows of one plane."""
         taps, plane = math.prod(self.kernel), self._out_plane
         row_bytes = taps * self._width * FLOAT32.itemsize
         rows = plane // self._width
-        if rows * row_bytes > cols_bytes:
-            step = max(1, cols_bytes // row_bytes) * self._width
+        if rows * row_bytes > COLS_BYTES:
+            step = max(1, COLS_BYTES // row_bytes) * self._width
             return [(n, n + 1, c, c + 1, p0, min(plane, p0 + step))
                     for n in range(self.batch) for c in range(self.groups) for p0 in range(0, plane, step)]
-        per_block = cols_bytes // (rows * row_bytes)
+        per_block = COLS_BYTES // (rows * row_bytes)
         step_c = -(-self.groups // -(-self.groups // per_block))       # equal parts of the channels
         step_n = max(1, per_block // self.groups) if step_c == self.groups else 1
         return [(n0, min(self.batch, n0 + step_n), c0, min(self.groups, c0 + step_c), 0, plane)
