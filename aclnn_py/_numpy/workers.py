@@ -92,19 +92,23 @@ def scratch(name: str, shape: tuple[int, ...]) -> np.ndarray:
     return fresh.reshape(shape)
 
 
-def in_parallel(count: int, work: Callable[[int, int], None], *, min_per_thread: int = 1) -> None:
+def in_parallel(count: int, work: Callable[[int, int], None], *, min_per_thread: int = 1,
+                serial: bool = False) -> None:
     """Run ``work(start, stop)`` over ``[0, count)`` split into one contiguous part per worker
     thread (parts of at least ``min_per_thread``), the first part on the calling thread.
+    ``serial``: the same parts one after the other on the calling thread (for a machine too
+    busy to split, ``threads_for``: a result gathered per part stays the same bits).
 
     For NumPy kernels that release the GIL and are bound by memory latency (gathers): BLAS
     kernels have threads of their own.  The workers' parts run under the caller's NumPy
     floating-point error state (``np.errstate`` is per thread)."""
     parts = max(1, min(_WORKERS, count // max(1, min_per_thread)))
-    if parts == 1:
-        work(0, count)
+    bounds = [count * i // parts for i in range(parts + 1)]
+    if parts == 1 or serial:
+        for first, last in zip(bounds, bounds[1:]):
+            work(first, last)
         return
     pool = _executor()
-    bounds = [count * i // parts for i in range(parts + 1)]
     errors = np.geterr()
     # The first part runs on the calling thread, which is awake already: one hand-off fewer
     # (a woken worker can wait for a core that another program holds).

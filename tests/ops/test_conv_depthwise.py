@@ -200,3 +200,24 @@ def test_taps_read_inside_the_padded_planes():
         last = engine._lead + engine._first_shift + max(0, reach) + engine._out_plane
         assert 0 <= first and last <= engine._padded, (geometry, first, last, engine._padded)
         checked += 1
+
+
+def test_busy_machine_gives_the_same_bits(monkeypatch):
+    """On one thread while the machine is busy, over the same parts: the same results, gradWeight's
+    partial sums included."""
+    from aclnn_py._numpy import workers
+
+    _force(monkeypatch, pieces=True)
+    monkeypatch.setattr(depthwise, "MIN_PARALLEL_ELEMENTS", 1)     # split this small case when quiet
+    serial = []
+    split = depthwise.in_parallel
+    monkeypatch.setattr(depthwise, "in_parallel", lambda *a, **k: (serial.append(k["serial"]), split(*a, **k)))
+    grad_output, x, w = _arrays(np.random.default_rng(3), *CASES["2d 3x3 same"])
+    runs = []
+    for busy in (False, True):
+        monkeypatch.setattr(workers, "machine_busy", lambda busy=busy: busy)
+        runs.append(aclnn_py.convolution_backward(grad_output, x, w, [4], [1, 1], [1, 1], [1, 1], False, [0, 0], 4,
+                                                  [True, True, True], backend="numpy"))
+    assert serial == [workers._WORKERS == 1, True]
+    for quiet, busy in zip(*runs):
+        np.testing.assert_array_equal(quiet, busy)

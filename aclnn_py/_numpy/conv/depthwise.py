@@ -25,7 +25,7 @@ from typing import TypeAlias, Unpack
 
 import numpy as np
 
-from ..workers import in_parallel, scratch
+from ..workers import MIN_PARALLEL_ELEMENTS, in_parallel, scratch, threads_for
 from ._geometry import FLOAT32, Geometry, GeometryArgs, Gradients
 
 #: ``(corr, cross)`` of ``tapwise_products``, None where not asked for.
@@ -165,7 +165,7 @@ class DepthwiseEngine(Geometry):
             out = np.empty((batch, channels) + (self.y_size if self.transposed else self.x_size), FLOAT32)
         out_planes = None if out is None else out.reshape(batch, channels, self._out_plane)
         blocks = self._blocks()
-        partials: list[np.ndarray] = []
+        partials: dict[int, np.ndarray] = {}     # by first block: summed in the parts' order
 
         def work(first: int, last: int) -> None:
             n_max, c_max, length = (max(b[i + 1] - b[i] for b in blocks[first:last]) for i in (0, 2, 4))
@@ -192,13 +192,17 @@ class DepthwiseEngine(Geometry):
                     np.einsum("nctl,ncl->nct", block, other[n0:n1, c0:c1, p0:p1], out=part)
                     dw[c0:c1] += part.sum(axis=0)
             if dw is not None:
-                partials.append(dw)
+                partials[first] = dw
 
-        in_parallel(len(blocks), work)
+        # One part per worker thread whatever the load (each part its own partial gradWeight,
+        # summed in the parts' order): on one thread while the machine is busy.
+        serial = threads_for(batch * channels * self._out_plane * taps, MIN_PARALLEL_ELEMENTS) == 1
+        in_parallel(len(blocks), work, serial=serial)
         grad_weight = None
         if want_weight:
-            grad_weight = partials[0]
-            for partial in partials[1:]:
+            order = sorted(partials)
+            grad_weight = partials[order[0]]
+            for partial in (partials[first] for first in order[1:]):
                 grad_weight += partial
             grad_weight = grad_weight.reshape(w.shape)
         return out, grad_weight
