@@ -1,5 +1,6 @@
-"""How many threads the BLAS library under NumPy may use, for kernels that call it from the
-worker threads (``_common.in_parallel``).
+"""How many threads the BLAS library under NumPy may use: one for kernels that call it from the
+worker threads (``workers.in_parallel``; ``single_threaded``), and for BLAS calls of the calling
+thread its own count on a quiet machine, one on a busy one (``on_caller``).
 
 OpenBLAS runs each large matrix product on all its threads.  Two of our worker threads calling it
 at once then fight over the same cores: the winograd engine's blocks, each a few transforms and
@@ -32,6 +33,8 @@ import threading
 from collections.abc import Iterator
 
 import numpy as np
+
+from . import workers
 
 # (setter, getter) names of the builds NumPy links: its wheels' scipy-openblas with 64-bit
 # integers, with 32-bit ones, and a system OpenBLAS (64-bit interface, then plain).
@@ -132,3 +135,17 @@ def single_threaded() -> Iterator[None]:
 def threads() -> int | None:
     """The BLAS library's thread count now, or None where it is not known."""
     return None if _control is None else int(_control.get())
+
+
+@contextlib.contextmanager
+def on_caller() -> Iterator[None]:
+    """For BLAS calls of the calling thread that are the whole of a kernel's work (the conv
+    engines without worker threads): BLAS's own thread count while the machine is quiet, one
+    thread while it is busy (``workers.machine_busy``, the rule of the backend's own splits,
+    ``workers.threads_for``).  On a busy machine OpenBLAS's second thread waits for a core
+    another program holds, and the whole product with it (``matmul``'s docstring)."""
+    if workers.machine_busy():
+        with single_threaded():
+            yield
+    else:
+        yield

@@ -5,43 +5,61 @@
 (``ops/_matmul.py``): each input rounded to the compute dtype (float32, float16 or
 bfloat16), the products summed in float32 (BLAS sgemm), the result rounded once to ``out``.
 
-BLAS threads: OpenBLAS runs on one thread here (``blas.single_threaded``). Measured on the
-2-core development machine under load (other agents' processes busy), medians of 7 calls,
-OpenBLAS threaded / one thread: 32x512 @ 512x1000 0.42 / 0.63 ms; 256x512 @ 512x1000 62 (min
-59) / 18 ms (min 2.4); 64x4096 @ 4096x4096 195 / 99 ms: OpenBLAS's second thread, when
-descheduled, stalls the whole product. Splitting a large product's rows over the backend's
-(pinned) workers, each on one BLAS thread, was tried and measured worse still there (median 53,
-min 33 ms for 256x512 @ 512x1000, against 24 / 2.6 on one thread, alternating in one process).
+Threads: a product of at least ``2 * PART_WORK`` multiply-adds is cut into one part per
+thread, the calling thread and the backend's workers (``workers.in_pieces``), each part on one
+BLAS thread (``blas.single_threaded``), along the batch, ``y``'s columns or ``x``'s rows
+(``_in_parts``; a vector times a matrix in two halves along K, ``_vector_in_halves``); how many
+threads is ``workers.threads_for``, the rule of every split of the
+backend: one per worker on a quiet machine, one on a busy one (``workers.machine_busy``).
+OpenBLAS's own threads are never used here: its second thread, when another program holds the
+other core, stalls the whole product for a scheduler tick, whereas a worker of ours that has
+not started when the caller is done has its part taken by the caller (``in_pieces``).
 
-Measured again per size (2026-11-28, load average 7.5-8.5 on the 2 cores: both variants
-interleaved in one process, 40 then 80 rounds, fastest/median ms, one thread vs threaded)::
+Measured 2026-11-29 on the 2-core machine (4 agents' processes), ms fastest/median, all three
+interleaved in one process, 15 rounds: one BLAS thread (the code before) / OpenBLAS on 2
+threads / the parts here::
 
-    product                     run 1 (40 rounds)              run 2 (80 rounds)
-    32x512 @ 512x1000           0.355/0.401 vs 0.196/0.249     0.351/0.385 vs 0.192/0.262
-    256x512 @ (1000x512)^T      2.25/14.5 vs 1.16/13.5         2.16/12.1 vs 1.59/12.9
-    64x4096 @ 4096x4096         41.7/60.4 vs 130.6/172.0       (not rerun)
-    64x512 @ (1000x512)^T       0.722/0.818 vs 38.8/48.0       0.734/1.06 vs 0.533/0.701
-    4x128x768 @ 768x768         9.40/23.6 vs 2.91/176.0        (not rerun)
-    4096 @ 4096x1000 (vector)   0.557/0.807 vs 0.359/11.6      0.574/0.856 vs 0.370/15.8
-    48x(128x64 @ (128x64)^T)    1.15/1.40 vs 1.49/1.71         1.26/1.85 vs 1.55/1.98
-    48x(128x128 @ 128x64)       1.01/1.20 vs 0.731/0.944       1.07/1.75 vs 0.724/22.9
+    load 2.3                    one thread        OpenBLAS 2 threads   parts
+    32x512 @ 512x1000           0.514/0.553       0.257/0.293          0.382/0.521
+    256x512 @ (1000x512)^T      3.01/3.08         1.59/1.67            1.77/1.86
+    64x4096 @ 4096x4096         26.6/34.5         15.9/17.3            16.2/26.2
+    4x128x768 @ 768x768         4.91/6.81         3.32/3.94            3.05/3.65
+    48x(128x64 @ 64x128)        1.17/1.26         1.44/1.55            0.84/1.17
 
-The threads' fastest rounds win almost everywhere (a quiet machine's case), but only the
-smallest plain product (16 M multiply-adds) wins in the medians of both runs too: the others'
-medians swing by 10-100x when the second thread waits for a core. Threading products up to
-that size (M * K * N <= 2^24) was then tried in ``scripts/bench.py`` under load
-average 11: "mm classifier head 32x512 @ 512x1000" 298x PyTorch and "addmm linear 32x512 ->
-1000" 139x (against 1.4x and 1.6x one-threaded in the run before, load average 5): a stall of
-the second thread costs 100x what it saves. So every product stays on one thread.
+    load 4.0-5.1 (parts forced)
+    32x512 @ 512x1000           0.354/0.407       32.0/36.0            0.329/0.406
+    256x512 @ (1000x512)^T      2.10/6.24         32.0/36.0            1.36/2.19
+    64x4096 @ 4096x4096         43.0/58.0         63.4/128.0           33.8/52.0
+    4x128x768 @ 768x768         13.4/24.6         3.59/19.9            7.98/16.0
+    48x(128x64 @ 64x128)        1.24/1.90         1.34/1.72            1.26/5.92
+
+and at load 2.5 OpenBLAS's 2 threads took 24-34 ms for 32x512 @ 512x1000 (one thread 0.6) in
+every round.  The operators, the code before / now, medians of 15 interleaved rounds at load
+2.3: mm VGG fc 64x4096 @ 4096x4096 35.8 -> 18.1 ms, addmm VGG fc 40.1 -> 20.6, matmul BERT
+projection 4x128x768 @ 768x768 7.13 -> 4.06, batch_mat_mul BERT scores 1.85 -> 1.22 and
+context 1.68 -> 0.99, mm 256x512 @ (1000x512)^T 3.18 -> 1.95, addmm 256x512 -> 1000 3.43 ->
+2.26; the small ones gain less (41 rounds: mm 32x512 @ 512x1000 0.60 -> 0.50, matmul 64x512
+@ (1000x512)^T 1.30 -> 0.90; the matrix-vector product 4096 @ 4096x1000, bound by memory,
+0.80 -> 0.81).  At load 3.9 (busy: one thread) all of them as before (ratios 0.86-1.02).
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from . import blas
+from . import blas, workers
 
 FLOAT32 = np.dtype(np.float32)
+
+#: Multiply-adds of one thread's part of a product (``workers.threads_for``): below twice this a
+#: product runs on the calling thread alone.  ~40 us of BLAS on one core here, against ~20-50
+#: us to hand a part to a worker and wait for it.
+PART_WORK = 1 << 21
+#: The same for a vector times a matrix (``_vector_in_halves``), bound by reading the matrix
+#: (4 bytes a multiply-add, ~0.7 ms for 4096 x 1000): a quarter of it.
+VECTOR_PART_WORK = PART_WORK // 4
 
 
 def _blas_ready(x: np.ndarray) -> bool:
@@ -67,5 +85,62 @@ def product(a: np.ndarray, b: np.ndarray, compute: np.dtype, out: np.dtype) -> n
     """``a @ b`` (module docstring) as float32 when ``out`` is float32, else rounded to ``out``."""
     x, y = operand(a, compute), operand(b, compute)
     with blas.single_threaded():
-        result: np.ndarray = np.matmul(x, y)
+        result = _in_parts(x, y)
     return result if out == FLOAT32 else result.astype(out)
+
+
+def _in_parts(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """``np.matmul(x, y)`` of float32 operands, cut into parts the calling thread and the
+    workers take (``workers.in_pieces``; their number ``workers.threads_for``): along the
+    batch when both are stacks of as many matrices, else along ``y``'s columns (each part
+    reads its own columns of ``y``, the larger operand of a linear layer), else along ``x``'s
+    rows (a matrix times a vector)."""
+    m = x.shape[-2] if x.ndim > 1 else 1
+    n = y.shape[-1] if y.ndim > 1 else 1
+    batch = np.broadcast_shapes(x.shape[:-2], y.shape[:-2])
+    work = math.prod(batch) * m * x.shape[-1] * n
+    if x.ndim == 1 and y.ndim == 2 and work >= 2 * VECTOR_PART_WORK:
+        return _vector_in_halves(x, y, workers.threads_for(work, VECTOR_PART_WORK))
+    threads = workers.threads_for(work, PART_WORK)
+    if threads == 1:
+        return np.asarray(np.matmul(x, y))
+    result = np.empty(batch + x.shape[-2:-1] + y.shape[-1:] if y.ndim > 1 else batch + x.shape[-2:-1], FLOAT32)
+
+    def parts(start: int, stop: int) -> None:
+        if along == "batch":
+            np.matmul(x[start:stop], y[start:stop], out=result[start:stop])
+        elif along == "columns":
+            np.matmul(x, y[..., start:stop], out=result[..., start:stop])
+        else:
+            np.matmul(x[..., start:stop, :], y, out=result[..., start:stop, :] if y.ndim > 1 else result[..., start:stop])
+
+    if x.ndim == y.ndim >= 3 and x.shape[0] == y.shape[0] >= threads:
+        along, count = "batch", x.shape[0]
+    elif y.ndim > 1 and n >= threads:
+        along, count = "columns", n
+    elif x.ndim > 1 and m >= threads:
+        along, count = "rows", m
+    else:
+        return np.asarray(np.matmul(x, y))
+    workers.in_pieces(count, parts, threads=threads, pieces=threads)
+    return result
+
+
+def _vector_in_halves(x: np.ndarray, y: np.ndarray, threads: int) -> np.ndarray:
+    """``x @ y`` of a vector and a matrix, as the sum of its two halves along K (each half of
+    ``y`` read as one contiguous stream by its own thread), always in two halves added in the
+    same order, so the figures do not depend on the threads.  4096 @ 4096x1000, medians of 31
+    interleaved rounds at load 6.4-6.9, the split forced: one gemv 0.742 ms, split along the
+    columns 0.756 (memory-bound: it gains nothing), in halves along K 0.567; the operator
+    (matmul vector) 1.050 split along the columns against 0.676 in halves; busy (one thread,
+    both halves on the caller) 0.789 for one gemv against 0.819."""
+    half = x.shape[0] // 2
+    partial = np.empty((2, y.shape[1]), FLOAT32)
+
+    def halves(start: int, stop: int) -> None:
+        for i in range(start, stop):
+            lo, hi = (0, half) if i == 0 else (half, x.shape[0])
+            np.matmul(x[lo:hi], y[lo:hi], out=partial[i])
+
+    workers.in_pieces(2, halves, threads=min(threads, 2), pieces=2)
+    return np.asarray(np.add(partial[0], partial[1]))

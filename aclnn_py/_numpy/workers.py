@@ -1,5 +1,6 @@
 """The numpy backend's worker threads and per-thread scratch arrays, for the memory-bound
-kernels (gathers and scatters that release the GIL; BLAS products have threads of their own).
+kernels (gathers and scatters that release the GIL) and the parts of a matrix product
+(``matmul``), and the one rule of how many threads a call may use (``threads_for``).
 """
 
 from __future__ import annotations
@@ -91,19 +92,23 @@ def scratch(name: str, shape: tuple[int, ...]) -> np.ndarray:
     return fresh.reshape(shape)
 
 
-def in_parallel(count: int, work: Callable[[int, int], None], *, min_per_thread: int = 1) -> None:
+def in_parallel(count: int, work: Callable[[int, int], None], *, min_per_thread: int = 1,
+                serial: bool = False) -> None:
     """Run ``work(start, stop)`` over ``[0, count)`` split into one contiguous part per worker
     thread (parts of at least ``min_per_thread``), the first part on the calling thread.
+    ``serial``: the same parts one after the other on the calling thread (for a machine too
+    busy to split, ``threads_for``: a result gathered per part stays the same bits).
 
     For NumPy kernels that release the GIL and are bound by memory latency (gathers): BLAS
     kernels have threads of their own.  The workers' parts run under the caller's NumPy
     floating-point error state (``np.errstate`` is per thread)."""
     parts = max(1, min(_WORKERS, count // max(1, min_per_thread)))
-    if parts == 1:
-        work(0, count)
+    bounds = [count * i // parts for i in range(parts + 1)]
+    if parts == 1 or serial:
+        for first, last in zip(bounds, bounds[1:]):
+            work(first, last)
         return
     pool = _executor()
-    bounds = [count * i // parts for i in range(parts + 1)]
     errors = np.geterr()
     # The first part runs on the calling thread, which is awake already: one hand-off fewer
     # (a woken worker can wait for a core that another program holds).
@@ -184,6 +189,15 @@ def machine_busy() -> bool:
     return bool(_load[1])
 
 
+def threads_for(work: int, per_thread: int) -> int:
+    """The threads a call of ``work`` units may run on: one per ``per_thread`` units, at
+    least two's worth to split at all, at most one per worker (``worker_count``), and one
+    while the machine is busy (``machine_busy``).  The one rule of the backend's own splits
+    (``over_parts``, ``matmul.product``)."""
+    threads = min(_WORKERS, work // max(1, per_thread)) if work >= 2 * per_thread else 1
+    return 1 if threads > 1 and machine_busy() else threads
+
+
 # The elements of one piece of ``over_parts`` on one thread, for a kernel of several passes (a
 # multiply then an add in the output, a computation in FLOAT rounded to FLOAT16): a few arrays
 # of them stay in a core's L2 cache (2 MiB here) from one pass to the next.  On one thread,
@@ -217,9 +231,7 @@ def over_parts(work: Callable[..., None], out: np.ndarray, *inputs: np.ndarray,
     alone, so the parts give the same bits as one call."""
     per_part = MIN_PARALLEL_ELEMENTS if min_elements is None else min_elements
     size = out.size
-    threads = min(_WORKERS, size // max(1, per_part)) if size >= 2 * per_part else 1
-    if threads > 1 and machine_busy():
-        threads = 1
+    threads = threads_for(size, per_part)
     enough = threads if threads > 1 else (-(-size // piece_elements) if piece_elements else 1)
     cut = out.ndim - keep  # the axes that may be cut
     buffer = None

@@ -45,3 +45,32 @@ def test_call_with_cann_names(backend):
     out = np.zeros((1, 2, 2, 3), np.float32)
     aclnn_py.call("aclnnAdaptiveAvgPool2d", x, [2, 3], out, backend=backend)
     assert_close(out, reference(x, (2, 3)), np.float32)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_many_planes_one_product_matches_torch(backend, torch, dtype, monkeypatch):
+    # Too many planes for the small path: the kernel averages by one product with
+    # pooling.plane_matrix (windows that neither tile the plane nor make one mean).
+    from aclnn_py._numpy import pooling
+    used = []
+    original = pooling.plane_matrix
+    monkeypatch.setattr(pooling, "plane_matrix", lambda *a: (used.append(a), original(*a))[1])
+    x = random_array(np.random.default_rng(4), (2, 200, 13, 13), dtype)
+    result = aclnn_py.adaptive_avg_pool2d(x, [6, 5], backend=backend)
+    expected = torch.nn.functional.adaptive_avg_pool2d(torch.from_numpy(x.astype(np.float32)), (6, 5))
+    assert result.dtype == dtype and result.shape == (2, 200, 6, 5)
+    assert_close(result, expected.numpy().astype(dtype), dtype)
+    if backend == "numpy":
+        assert used == [(13, 13, 6, 5)]
+
+
+def test_inf_and_nan_stay_in_their_windows(backend, torch):
+    # The product would spread inf * 0 = NaN over the whole plane: such data takes the gathers.
+    x = random_array(np.random.default_rng(5), (2, 200, 13, 13), np.float32)
+    x[0, 3, 2, 2], x[1, 7, 12, 0], x[1, 8, 5, 6] = np.inf, np.nan, -np.inf
+    result = aclnn_py.adaptive_avg_pool2d(x, [6, 6], backend=backend)
+    expected = torch.nn.functional.adaptive_avg_pool2d(torch.from_numpy(x), 6).numpy()
+    assert np.array_equal(np.isnan(result), np.isnan(expected))
+    assert np.array_equal(np.isinf(result), np.isinf(expected)) and np.isinf(result).any()
+    finite = np.isfinite(expected)
+    assert_close(result[finite], expected[finite], np.float32)

@@ -18,7 +18,8 @@ def _stats(rng, c, dtype):
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
-@pytest.mark.parametrize("shape", [(4, 3, 5, 6), (6, 5), (2, 4, 3, 2, 2), (2, 3, 2, 2, 1, 2)], ids=str)
+@pytest.mark.parametrize("shape", [(4, 3, 5, 6), (6, 5), (2, 4, 3, 2, 2), (2, 3, 2, 2, 1, 2),
+                                   (2, 3, 17, 16)], ids=str)  # (channels longer than reduce.SHORT_CHANNEL)
 def test_training_matches_torch(backend, torch, dtype, shape):
     rng = np.random.default_rng(1)
     x = random_array(rng, shape, dtype)
@@ -38,9 +39,10 @@ def test_training_matches_torch(backend, torch, dtype, shape):
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
-def test_eval_matches_torch_and_leaves_the_statistics(backend, torch, dtype):
+@pytest.mark.parametrize("shape", [(3, 4, 5), (2, 4, 17, 16)], ids=str)  # (short and long channels: reduce.affine)
+def test_eval_matches_torch_and_leaves_the_statistics(backend, torch, dtype, shape):
     rng = np.random.default_rng(2)
-    x = random_array(rng, (3, 4, 5), dtype)
+    x = random_array(rng, shape, dtype)
     w, b, rm, rv = _stats(rng, 4, dtype)
     rm0 = rm.copy()
     _, _, out, save_mean, save_var = aclnn_py.batch_norm(x, w, b, rm, rv, False, 0.1, 1e-5, backend=backend)

@@ -153,3 +153,118 @@ def test_flat_engine_asks_for_one_thread_for_depthwise_blocks_only():
     dense = conv.flat.FlatEngine(*geometry(1), space="y")
     assert (depthwise.blas_in_workers, dense.blas_in_workers) == (True, False)
     assert conv.winograd.WinogradEngine.blas_in_workers and conv.depthwise.DepthwiseEngine.blas_in_workers
+
+
+# -- the thread rule of a product on the calling thread (matmul.product, workers.threads_for) --
+
+def test_threads_for_is_one_on_a_busy_machine_and_one_per_worker_on_a_quiet_one(monkeypatch):
+    from aclnn_py._numpy import workers
+    monkeypatch.setattr(workers, "_WORKERS", 2)
+    monkeypatch.setattr(workers, "machine_busy", lambda: False)
+    assert [workers.threads_for(w, 10) for w in (0, 19, 20, 39, 1000)] == [1, 1, 2, 2, 2]
+    monkeypatch.setattr(workers, "machine_busy", lambda: True)
+    assert workers.threads_for(1000, 10) == 1
+
+
+@pytest.mark.parametrize("shapes", [((64, 300), (300, 90)),            # along y's columns
+                                    ((3, 40, 50), (3, 50, 30)),         # along the batch
+                                    ((1, 40, 50), (2, 50, 30)),         # broadcast batch: columns
+                                    ((90, 300), (300,)),                # matrix times vector: rows
+                                    ((300,), (2, 300, 70)),             # vector times a stack
+                                    ((5, 300), (300, 1)),               # one column: rows
+                                    ((300,), (300, 70)),                # vector times matrix: halves of K
+                                    ((300,), (2, 300, 1))], ids=str)    # one column of a stack: whole
+def test_a_product_split_over_the_workers_matches_one_call(monkeypatch, shapes):
+    # On a quiet machine a product big enough is cut into parts (one per thread, the caller and
+    # the workers), each on one BLAS thread: the result is the product's, computed in parts.
+    from aclnn_py._numpy import matmul, workers
+    monkeypatch.setattr(workers, "_WORKERS", 2)
+    monkeypatch.setattr(workers, "machine_busy", lambda: False)
+    monkeypatch.setattr(matmul, "PART_WORK", 64)
+    monkeypatch.setattr(matmul, "VECTOR_PART_WORK", 16)
+    rng = np.random.default_rng(5)
+    x, y = (random_array(rng, s, np.float32) for s in shapes)
+    calls, seen = [], []
+    original = workers.in_pieces
+
+    def spy(count, work, *, threads, pieces):
+        calls.append((count, threads, pieces))
+        return original(count, lambda a, b: (seen.append(_blas.threads()), work(a, b)), threads=threads, pieces=pieces)
+
+    monkeypatch.setattr(workers, "in_pieces", spy)
+    got = matmul.product(x, y, matmul.FLOAT32, matmul.FLOAT32)
+    want = np.matmul(x.astype(np.float64), y.astype(np.float64))
+    assert got.shape == want.shape and got.dtype == np.float32
+    if shapes == ((300,), (2, 300, 1)):
+        assert calls == []              # (one element per matrix: nothing to cut)
+    else:
+        assert len(calls) == 1 and calls[0][1] == 2
+    assert set(seen) <= {1, None}       # every part on one BLAS thread
+    assert_close(got, want, np.float32)
+
+
+def test_a_vector_times_a_matrix_has_the_same_bits_busy_or_quiet(monkeypatch):
+    # Two halves along K added in one order, whichever threads compute them.
+    from aclnn_py._numpy import matmul, workers
+    monkeypatch.setattr(workers, "_WORKERS", 2)
+    monkeypatch.setattr(matmul, "PART_WORK", 64)
+    monkeypatch.setattr(matmul, "VECTOR_PART_WORK", 16)
+    rng = np.random.default_rng(7)
+    x, y = random_array(rng, (301,), np.float32), random_array(rng, (301, 40), np.float32)
+    results = []
+    for busy in (False, True):
+        monkeypatch.setattr(workers, "machine_busy", lambda: busy)
+        results.append(matmul.product(x, y, matmul.FLOAT32, matmul.FLOAT32))
+    assert np.array_equal(results[0], results[1])
+    assert_close(results[0], x.astype(np.float64) @ y, np.float32)
+
+
+def test_a_busy_machine_keeps_a_product_on_the_calling_thread(monkeypatch):
+    from aclnn_py._numpy import matmul, workers
+    monkeypatch.setattr(workers, "_WORKERS", 2)
+    monkeypatch.setattr(workers, "machine_busy", lambda: True)
+    monkeypatch.setattr(matmul, "PART_WORK", 64)
+    monkeypatch.setattr(matmul, "VECTOR_PART_WORK", 16)
+    monkeypatch.setattr(workers, "in_pieces", lambda *a, **k: pytest.fail("split on a busy machine"))
+    rng = np.random.default_rng(6)
+    x, y = random_array(rng, (64, 300), np.float32), random_array(rng, (300, 90), np.float32)
+    assert_close(matmul.product(x, y, matmul.FLOAT32, matmul.FLOAT32), x.astype(np.float64) @ y, np.float32)
+
+
+def test_on_caller_is_one_thread_on_a_busy_machine_and_blas_own_on_a_quiet_one(two_threads, monkeypatch):
+    from aclnn_py._numpy import workers
+    monkeypatch.setattr(workers, "machine_busy", lambda: True)
+    with _blas.on_caller():
+        assert _blas.threads() == 1
+    assert _blas.threads() == 2
+    monkeypatch.setattr(workers, "machine_busy", lambda: False)
+    with _blas.on_caller():
+        assert _blas.threads() == 2
+
+
+@pytest.mark.parametrize("busy", [False, True])
+def test_conv_products_of_the_calling_thread_follow_the_machine_rule(two_threads, monkeypatch, busy):
+    # A 1x1 convolution's forward product (conv._Pointwise) and the flat engine's dense products
+    # run on the calling thread: on BLAS's threads when the machine is quiet, one when busy.
+    from aclnn_py._numpy import workers
+    monkeypatch.setattr(workers, "machine_busy", lambda: busy)
+    seen = []
+    original = np.matmul
+
+    class Spy:
+        def __getattr__(self, name):
+            return getattr(np, name)
+
+        @staticmethod
+        def matmul(*args, **kwargs):
+            seen.append(_blas.threads())
+            return original(*args, **kwargs)
+
+    monkeypatch.setattr(conv, "np", Spy())
+    rng = np.random.default_rng(8)
+    x = random_array(rng, (2, 16, 6, 6), np.float32)
+    w = random_array(rng, (8, 16, 1, 1), np.float32)
+    got = aclnn_py.convolution(x, w, None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1, 0, backend="numpy")
+    assert seen and set(seen) == {1 if busy else 2}
+    assert _blas.threads() == 2
+    assert_close(got, np.einsum("nchw,oc->nohw", x.astype(np.float64), w[:, :, 0, 0]), np.float32)

@@ -30,6 +30,16 @@ def test_in_parallel_covers_every_index_once_and_reraises():
         in_parallel(10, fail, min_per_thread=1)
 
 
+def test_in_parallel_serial_runs_the_same_parts_in_order_on_the_calling_thread():
+    import threading
+
+    calls = []
+    in_parallel(10, lambda a, b: calls.append((a, b, threading.get_ident())), serial=True)
+    parts = max(1, min(_workers._WORKERS, 10))
+    bounds = [10 * i // parts for i in range(parts + 1)]
+    assert calls == [(a, b, threading.get_ident()) for a, b in zip(bounds, bounds[1:])]
+
+
 def test_in_parallel_runs_the_first_part_on_the_calling_thread():
     import threading
 

@@ -147,8 +147,10 @@ def test_inf_and_nan_take_the_tap_engine(bad, monkeypatch):
 
 @pytest.mark.parametrize("pieces", [None, "planes", "rows"])
 @pytest.mark.parametrize("size, padding, dilation", [((20, 17), (1, 1), (1, 1)), ((13, 16), (1, 2), (1, 2)), ((12, 10), (0, 1), (1, 1))])
-def test_larger_layers_match_torch(monkeypatch, torch, pieces, size, padding, dilation):
-    """Blocks of several channels and images, against PyTorch."""
+@pytest.mark.parametrize("mask", [(True, True, True), (True, False, False)], ids=["all", "input"])
+def test_larger_layers_match_torch(monkeypatch, torch, pieces, size, padding, dilation, mask):
+    """Blocks of several channels and images, against PyTorch: both gradients and
+    gradInput alone."""
     _force(monkeypatch)
     if pieces == "planes":
         monkeypatch.setattr(depthwise, "COLS_BYTES", 3 * 9 * size[0] * size[1] * 4)   # 3 planes per block
@@ -163,12 +165,15 @@ def test_larger_layers_match_torch(monkeypatch, torch, pieces, size, padding, di
     geometry = lowered_args((x.shape, grad_output.shape), (3, 3), (1, 1), dilation, padding, channels, False)
     assert conv.lowered(*geometry).choose(True).name == "depthwise"      # (forced: it applies)
     result = aclnn_py.convolution_backward(grad_output, x, w, [channels], [1, 1], list(padding), list(dilation),
-                                           False, [0, 0], channels, [True, True, True], backend="numpy")
+                                           False, [0, 0], channels, list(mask), backend="numpy")
     expected = torch.ops.aten.convolution_backward(
         torch.from_numpy(grad_output), torch.from_numpy(x), torch.from_numpy(w), [channels], [1, 1], list(padding),
-        list(dilation), False, [0, 0], channels, [True, True, True])
-    for got, want in zip(result, expected):
-        assert_close(got, want.numpy(), np.float32)
+        list(dilation), False, [0, 0], channels, list(mask))
+    for wanted, got, want in zip(mask, result, expected):
+        if wanted:
+            assert_close(got, want.numpy(), np.float32)
+        else:
+            assert got is None
 
 
 def test_taps_read_inside_the_padded_planes():
@@ -195,3 +200,24 @@ def test_taps_read_inside_the_padded_planes():
         last = engine._lead + engine._first_shift + max(0, reach) + engine._out_plane
         assert 0 <= first and last <= engine._padded, (geometry, first, last, engine._padded)
         checked += 1
+
+
+def test_busy_machine_gives_the_same_bits(monkeypatch):
+    """On one thread while the machine is busy, over the same parts: the same results, gradWeight's
+    partial sums included."""
+    from aclnn_py._numpy import workers
+
+    _force(monkeypatch, pieces=True)
+    monkeypatch.setattr(depthwise, "MIN_PARALLEL_ELEMENTS", 1)     # split this small case when quiet
+    serial = []
+    split = depthwise.in_parallel
+    monkeypatch.setattr(depthwise, "in_parallel", lambda *a, **k: (serial.append(k["serial"]), split(*a, **k)))
+    grad_output, x, w = _arrays(np.random.default_rng(3), *CASES["2d 3x3 same"])
+    runs = []
+    for busy in (False, True):
+        monkeypatch.setattr(workers, "machine_busy", lambda busy=busy: busy)
+        runs.append(aclnn_py.convolution_backward(grad_output, x, w, [4], [1, 1], [1, 1], [1, 1], False, [0, 0], 4,
+                                                  [True, True, True], backend="numpy"))
+    assert serial == [workers._WORKERS == 1, True]
+    for quiet, busy in zip(*runs):
+        np.testing.assert_array_equal(quiet, busy)

@@ -57,7 +57,7 @@ from .patch import PatchEngine
 from .polyphase import PolyphaseEngine
 from .tap import TapEngine
 from .winograd import WinogradEngine
-from ..blas import single_threaded
+from ..blas import on_caller, single_threaded
 from ..workers import MIN_PARALLEL_ELEMENTS, in_parallel
 
 __all__ = ["LoweredConv", "ENGINES", "lowered", "forward"]
@@ -168,10 +168,8 @@ class LoweredConv(Geometry):
 
 def _run(engine: Engine, x: np.ndarray, dy: np.ndarray, w: np.ndarray, want_input: bool, want_weight: bool) -> Gradients:
     """``engine.gradients``, with BLAS single-threaded where the engine calls it from its worker
-    threads."""
-    if not engine.blas_in_workers:
-        return engine.gradients(x, dy, w, want_input, want_weight)
-    with single_threaded():
+    threads, else on BLAS's own threads unless the machine is busy (``blas.on_caller``)."""
+    with single_threaded() if engine.blas_in_workers else on_caller():
         return engine.gradients(x, dy, w, want_input, want_weight)
 
 
@@ -277,9 +275,10 @@ class _Pointwise:
         x = data.reshape(batch, g, data.shape[1] // g, -1)
         wg = w.reshape(g, self.out_channels // g, w.shape[1])
         y = np.empty((batch, g, self.out_channels // g, x.shape[3]), FLOAT32)
-        for n in range(batch):          # (np.matmul of the stack does not call BLAS: 5x slower)
-            for group in range(g):
-                np.matmul(wg[group], x[n, group], out=y[n, group])
+        with on_caller():
+            for n in range(batch):          # (np.matmul of the stack does not call BLAS: 5x slower)
+                for group in range(g):
+                    np.matmul(wg[group], x[n, group], out=y[n, group])
         return y.reshape((batch, self.out_channels) + self.out_size)
 
 

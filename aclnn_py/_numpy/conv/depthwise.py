@@ -25,7 +25,7 @@ from typing import TypeAlias, Unpack
 
 import numpy as np
 
-from ..workers import in_parallel, scratch
+from ..workers import MIN_PARALLEL_ELEMENTS, in_parallel, scratch, threads_for
 from ._geometry import FLOAT32, Geometry, GeometryArgs, Gradients
 
 #: ``(corr, cross)`` of ``tapwise_products``, None where not asked for.
@@ -35,9 +35,9 @@ Block: TypeAlias = tuple[slice, slice, int]
 
 # DepthwiseEngine's im2col is built for blocks of planes (or of rows of one plane) of about
 # this many bytes.  Each block costs ~10 NumPy calls and a strided view (~10 us) besides its
-# passes, which favours blocks beyond a 1 MiB L2 while they stay in the last-level cache: the
-# benchmark's depthwise 3x3 (8,128,56,56), both gradients, one thread, ms, minimums of 10
-# interleaved rounds: 10.7 at 256 KiB, 8.3 at 512 KiB, 7.3 at 1 MiB, 6.8 at 2 MiB, 6.5 at 4 MiB.
+# passes, which favoured blocks beyond a 1 MiB L2 on a quiet machine: the benchmark's
+# depthwise 3x3 (8,128,56,56), both gradients, one thread, ms, minimums of 10 interleaved rounds:
+# 10.7 at 256 KiB, 8.3 at 512 KiB, 7.3 at 1 MiB, 6.8 at 2 MiB, 6.5 at 4 MiB.
 # The same blocks with a multiply-add and a dot product per tap on masked copies of the source
 # (no im2col): 8.7 at best; gradInput alone 4.0 against 6.0 ms, gradWeight alone 4.0 against 3.5.
 # gradWeight's dot products are an einsum, not the batched matrix @ vector np.matmul: NumPy
@@ -45,7 +45,12 @@ Block: TypeAlias = tuple[slice, slice, int]
 # beside them, at full speed beside an einsum or a vector @ matrix np.matmul), so that they did
 # not get faster on two threads (gradWeight alone 4.0 -> 3.9 ms, einsum 5.9 -> 3.3).  Both
 # gradients, minimums of 25 rounds: einsum 7.6 ms on one thread, 4.4 on two; np.matmul 5.7, 4.9.
-COLS_BYTES = 4 << 20
+# Measured again at load 6 (the machine shared with other programs, whose data evict ours
+# from the last-level cache), blocks that stay in a core's L2 win, the im2col being read back
+# by the products; thread CPU ms on one thread, medians of 15-21 interleaved rounds: forward
+# product alone 12.2 at 256 KiB, 10.1 at 512 KiB, 9.7 at 1 MiB, 10.4 at 1.5 MiB, 11.6 at 2 MiB,
+# 15.3 at 4 MiB; both gradients 24.4 at 512 KiB, 24.0 at 1 MiB, 26.0 at 2 MiB, 29.1 at 4 MiB.
+COLS_BYTES = 1 << 20
 # The flat engine's depthwise blocks are about this size per buffer (channel_blocks): a
 # block's few buffers stay in a 1 MiB L2 or the last-level cache.
 TAPWISE_BYTES = 1 << 20
@@ -160,7 +165,7 @@ class DepthwiseEngine(Geometry):
             out = np.empty((batch, channels) + (self.y_size if self.transposed else self.x_size), FLOAT32)
         out_planes = None if out is None else out.reshape(batch, channels, self._out_plane)
         blocks = self._blocks()
-        partials: list[np.ndarray] = []
+        partials: dict[int, np.ndarray] = {}     # by first block: summed in the parts' order
 
         def work(first: int, last: int) -> None:
             n_max, c_max, length = (max(b[i + 1] - b[i] for b in blocks[first:last]) for i in (0, 2, 4))
@@ -187,13 +192,17 @@ class DepthwiseEngine(Geometry):
                     np.einsum("nctl,ncl->nct", block, other[n0:n1, c0:c1, p0:p1], out=part)
                     dw[c0:c1] += part.sum(axis=0)
             if dw is not None:
-                partials.append(dw)
+                partials[first] = dw
 
-        in_parallel(len(blocks), work)
+        # One part per worker thread whatever the load (each part its own partial gradWeight,
+        # summed in the parts' order): on one thread while the machine is busy.
+        serial = threads_for(batch * channels * self._out_plane * taps, MIN_PARALLEL_ELEMENTS) == 1
+        in_parallel(len(blocks), work, serial=serial)
         grad_weight = None
         if want_weight:
-            grad_weight = partials[0]
-            for partial in partials[1:]:
+            order = sorted(partials)
+            grad_weight = partials[order[0]]
+            for partial in (partials[first] for first in order[1:]):
                 grad_weight += partial
             grad_weight = grad_weight.reshape(w.shape)
         return out, grad_weight

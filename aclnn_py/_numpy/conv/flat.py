@@ -26,7 +26,7 @@ at a time, so that the array is read (dY, X) or written (dX) in place rather tha
 out of a flat layout (_row_products).
 
 The products are im2col in ~4 MiB chunks and ``np.matmul`` calls that OpenBLAS runs on every
-core (_im2col_products; a kernel row's neighbouring taps copied by one call, _tap_runs; each
+core while the machine is quiet, on one while it is busy (``blas.on_caller``; _im2col_products; a kernel row's neighbouring taps copied by one call, _tap_runs; each
 image's trailing rows of the first dimension left out where a chunk would end in them,
 _chunk_ranges), except for depthwise convolutions (one channel in and one out per
 group), where BLAS gains nothing: one multiply-add or dot product per tap on blocks of channels
