@@ -72,6 +72,10 @@ static PyObject *library_module, *s_max_pending, *s_max_bytes;
 
 /* The bounds on a thread's waiting releases: 0, or -1 with an error. Read from the module's
  * namespace (a module's attribute lookup goes through its type first). */
+static Py_ssize_t last_most;  /* the bounds as last read (last_read: they were) */
+static long long last_bytes;
+static int last_read;
+
 static int pending_bounds(Py_ssize_t *most, long long *bytes) {
     PyObject *names = PyModule_GetDict(library_module); /* (borrowed) */
     PyObject *m = names ? PyDict_GetItemWithError(names, s_max_pending) : NULL;
@@ -82,7 +86,21 @@ static int pending_bounds(Py_ssize_t *most, long long *bytes) {
     }
     *most = PyLong_AsSsize_t(m);
     *bytes = PyLong_AsLongLong(b);
-    return PyErr_Occurred() ? -1 : 0;
+    if (PyErr_Occurred()) return -1;
+    last_most = *most;
+    last_bytes = *bytes;
+    last_read = 1;
+    return 0;
+}
+
+/* The bounds as every device call reads them anew (pending_bounds), for a dropped output's
+ * block: a change of them shows from the next call on (a bound is a soft limit: reaching it
+ * synchronises). */
+static int pending_bounds_as_read(Py_ssize_t *most, long long *bytes) {
+    if (!last_read) return pending_bounds(most, bytes);
+    *most = last_most;
+    *bytes = last_bytes;
+    return 0;
 }
 static PyObject *addresses;  /* cdata -> int: stream and table addresses */
 static PyObject *s_local, *s_state, *s_stream, *s_pending, *s_fast_api, *s_table, *s_dtype, *s_synchronize,
@@ -868,17 +886,16 @@ static PyObject *caller_site(void) {
  * bytes is Library.defer's. 0 done, 1 not done (the caller calls device_done: a capture, a
  * caller's stream, a bound reached, ACLNN_PY_BLOCKING=1, no hooks), -1 error (nothing added to
  * the batch then). */
-static int device_queued_here(PyObject *state, PyObject *lib, PyObject *op, const api_t *api, const deferred_t *later,
-                              uint64_t workspace_size) {
+static int device_queued_here(PyObject *state, int own_stream, PyObject *lib, PyObject *op, const api_t *api,
+                              const deferred_t *later, uint64_t workspace_size) {
     if (!nothing || !state) return 1;
     int done = 1;
     PyObject *total = NULL;
     PyObject *pending = state_get(state, ST_PENDING);
     PyObject *queued = pending ? state_get(state, ST_QUEUED) : NULL;
     if (!queued) { done = -1; goto out; }
-    /* (a caller's stream: Library.defer records an event on it; a capture: the graph keeps it) */
-    int own_stream = on_own_stream(state);
-    if (own_stream < 0) { done = -1; goto out; }
+    /* (own_stream 0: a caller's stream, where Library.defer records an event; or a capture,
+     * which the graph keeps) */
     Py_ssize_t max_pending;
     long long max_bytes;
     if (pending_bounds(&max_pending, &max_bytes)) { done = -1; goto out; }
@@ -962,10 +979,17 @@ static PyObject *run_plan(PyObject *capsule, PyObject *lib, PyObject *api, PyObj
         PyErr_SetString(PyExc_SystemError, "aclnn_py fast entry: a device call on a thread without its state");
         goto done;
     }
+    /* Whether the call queues on the thread's own stream, no capture in progress (what the
+     * reuse of blocks and the bookkeeping in C need): read once for the call. */
+    int own = p->device ? on_own_stream(state) : 0;
+    if (own < 0) {
+        PyErr_Clear(); /* (then the Python path's bookkeeping: device_done) */
+        own = 0;
+    }
     for (int i = 0; i < p->noutputs; ++i) {
         if (!p->output_args[i]) continue;
         if (p->device) {
-            outputs[i] = make_output(&p->forms[i], lib, state, p->op, (const api_t *)table, &out_handles[i]);
+            outputs[i] = make_output(&p->forms[i], lib, state, own, p->op, (const api_t *)table, &out_handles[i]);
             if (!outputs[i]) goto done;
             continue;
         }
@@ -1003,7 +1027,7 @@ static PyObject *run_plan(PyObject *capsule, PyObject *lib, PyObject *api, PyObj
     later.launched = later.count = 0;
     later.nbytes = 0;
     reuse_t reuse = {0, NULL, NULL, -1, 0};
-    release_t *source = p->device ? workspace_source(state, lib, (const api_t *)table, &reuse) : NULL;
+    release_t *source = p->device ? workspace_source(state, own, lib, (const api_t *)table, &reuse) : NULL;
     Py_BEGIN_ALLOW_THREADS
     if (p->device)
         status = fast_call((const api_t *)table, p->phase1, p->phase2, stream, p->desc, p->desc_len, pointers, &later,
@@ -1019,7 +1043,7 @@ static PyObject *run_plan(PyObject *capsule, PyObject *lib, PyObject *api, PyObj
         /* The call's device memory waits for the stream; a success names this call for a
          * later failure of its work (Call.__exit__'s rule). */
         int here = status ? 1
-                          : device_queued_here(state, lib, p->op, (const api_t *)table, &later, reuse.workspace_size);
+                          : device_queued_here(state, own, lib, p->op, (const api_t *)table, &later, reuse.workspace_size);
         if (here < 0) {
             PyErr_Clear(); /* (device_done's bookkeeping instead: it raises what fails there too) */
             here = 1;

@@ -37,7 +37,7 @@ enum { REL_OWNED = 1, REL_GIVE = 3, REL_FREE = 4 };
 enum { HAS_HANDLE = 1, HAS_BLOCK = 2 }; /* an OWNED release's count */
 
 static PyObject *thread_state(PyObject *lib); /* (entry.c) */
-static int pending_bounds(Py_ssize_t *most, long long *bytes);
+static int pending_bounds_as_read(Py_ssize_t *most, long long *bytes);
 
 #define GIVE_MOST (MAX_ARGS + 1)
 
@@ -191,7 +191,7 @@ static int block_returned(release_t *self) {
     done = 1;
     Py_ssize_t max_pending;
     long long max_bytes;
-    if (pending_bounds(&max_pending, &max_bytes) == 0 &&
+    if (pending_bounds_as_read(&max_pending, &max_bytes) == 0 &&
         (PyList_Size(pending) >= max_pending || was + (long long)self->nbytes >= max_bytes)) {
         PyObject *r = PyObject_CallMethodObjArgs(self->lib, s_synchronize, NULL);
         Py_XDECREF(r);
@@ -667,9 +667,9 @@ static void *take_block(const form_t *f, PyObject *lib, PyObject *op, const api_
  * caching allocator reuses a block on the stream it was freed on. Not for an output that
  * starts as zeros (aclrtMemset is not ordered on the stream), nor on a caller's stream or
  * during a capture. NULL when there is none (no error). */
-static void *reuse_block(PyObject *state, const form_t *f) {
+static void *reuse_block(PyObject *state, int own, const form_t *f) {
     if (f->zero) return NULL;
-    PyObject *batch = on_own_stream(state) > 0 ? state_get(state, ST_BATCH) : NULL;
+    PyObject *batch = own > 0 ? state_get(state, ST_BATCH) : NULL;
     void *block = NULL;
     if (batch && Py_TYPE(batch) == (PyTypeObject *)release_type) {
         release_t *g = (release_t *)batch;
@@ -699,9 +699,9 @@ static void *reuse_block(PyObject *state, const form_t *f) {
 /* The thread's batch when a call on lib may take its workspace from the blocks of earlier
  * calls waiting in it (on the thread's own stream, no capture: reuse_block's rule), with
  * *reuse pointing at them; else NULL (no error). A new reference. */
-static release_t *workspace_source(PyObject *state, PyObject *lib, const api_t *api, reuse_t *reuse) {
+static release_t *workspace_source(PyObject *state, int own, PyObject *lib, const api_t *api, reuse_t *reuse) {
     reuse->count = 0;
-    PyObject *batch = state && on_own_stream(state) > 0 ? state_get(state, ST_BATCH) : NULL;
+    PyObject *batch = state && own > 0 ? state_get(state, ST_BATCH) : NULL;
     PyErr_Clear();
     release_t *b = batch && Py_TYPE(batch) == (PyTypeObject *)release_type ? (release_t *)batch : NULL;
     if (!open_batch(b, lib, api) || !b->nfree) {  /* (blocks in it: its fn is api's free) */
@@ -734,7 +734,7 @@ static void workspace_taken(PyObject *state, release_t *b, const reuse_t *reuse)
 
 /* A new output Tensor of form f on lib (this thread's state), its aclTensor in *handle; NULL
  * with an error (everything made released). */
-static PyObject *make_output(const form_t *f, PyObject *lib, PyObject *state, PyObject *op, const api_t *api,
+static PyObject *make_output(const form_t *f, PyObject *lib, PyObject *state, int own, PyObject *op, const api_t *api,
                              void **handle) {
     PyObject *owner = state_get(state, ST_OWNER);
     if (!owner) return NULL;
@@ -745,7 +745,7 @@ static PyObject *make_output(const form_t *f, PyObject *lib, PyObject *state, Py
     owned->fn = (status_t (*)(void *))api->destroy_tensor;
     void *block = NULL;
     if (f->nbytes) {
-        block = reuse_block(state, f);
+        block = reuse_block(state, own, f);
         if (!block) block = take_block(f, lib, op, api);
         if (!block) goto out;
         owned->addresses[0] = block;
