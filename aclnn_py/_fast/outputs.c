@@ -8,7 +8,9 @@
  * make_output: a block of the output's size: a dropped output's on this thread's own stream
  *   (reuse_block), else from the caching allocator (DevicePool.take, else
  *   aclrtMalloc, the pool emptied and the allocation tried once more on a failure; zeros when
- *   the output starts as zeros), its aclTensor, and the Tensor object with the attributes
+ *   the output starts as zeros), its aclTensor (the dropped output's, which waited with its
+ *   block, when it is of the same form: a C caller keeps an aclTensor for its buffer alike),
+ *   and the Tensor object with the attributes
  *   tensor.output_form lists and one OWNED release of both. Its cffi pointer (handle) is made
  *   from its address on first use, and its DeviceBuffer when it is first asked for: the
  *   release hands the block over to it then (split_block; tensor.py's __getattr__). No check
@@ -26,6 +28,7 @@
  *           bookkeeping, synchronising at its bounds); on another thread, during a capture or
  *           a stream= call, DeviceBuffer.release_block;
  *   GIVE    up to GIVE_MOST blocks back to the pool (DevicePool.give_all), a waiting release;
+ *           the aclTensors kept with them (block_returned) destroyed first;
  *   FREE    aclrtFree of a call's own device memory (its NumPy inputs' copies, its workspace),
  *           a waiting release.
  *   A GIVE or FREE release dropped without being run frees nothing (a forked child drops the
@@ -59,8 +62,12 @@ typedef struct {
     int nfree;                 /* GIVE: calls' own blocks to aclrtFree (fn) first, */
     void **frees;              /* (device_queued_here, entry.c) */
     uint64_t *free_sizes;      /* their sizes where known (a workspace's), else 0 */
+    void **handles;            /* GIVE: each block's output aclTensor kept with it, or NULL */
+    PyObject **keys;           /*   and that output's fast_key (held), or NULL */
     void *lists;               /* (NULL for OWNED) */
     void *own_block[1];
+    PyObject *key;             /* OWNED: the output's fast_key (held; its aclTensor goes with the block) */
+    status_t (*destroy)(void *); /* GIVE: aclDestroyTensor of the kept aclTensors */
 } release_t;
 
 /* Set by setup_outputs(): the release type, Tensor.release_handle and DeviceBuffer.release_block (the
@@ -85,10 +92,13 @@ static release_t *release_new(int kind, PyObject *lib, PyObject *pool, PyObject 
     r->own_block[0] = NULL;
     r->addresses = r->own_block;
     r->sizes = r->free_sizes = NULL;
-    r->frees = NULL;
+    r->frees = r->handles = NULL;
+    r->keys = NULL;
+    r->key = NULL;
+    r->destroy = NULL;
     r->lib = r->pool = NULL;
     if (kind != REL_OWNED) {
-        char *lists = PyMem_Calloc(GIVE_MOST, 2 * sizeof(void *) + 2 * sizeof(uint64_t));
+        char *lists = PyMem_Calloc(GIVE_MOST, 3 * sizeof(void *) + 2 * sizeof(uint64_t) + sizeof(PyObject *));
         if (!lists) {
             Py_DECREF(r);
             PyErr_NoMemory();
@@ -99,6 +109,8 @@ static release_t *release_new(int kind, PyObject *lib, PyObject *pool, PyObject 
         r->frees = (void **)(lists + GIVE_MOST * sizeof(void *));
         r->sizes = (uint64_t *)(lists + 2 * GIVE_MOST * sizeof(void *));
         r->free_sizes = (uint64_t *)(lists + 2 * GIVE_MOST * sizeof(void *) + GIVE_MOST * sizeof(uint64_t));
+        r->handles = (void **)(lists + 2 * GIVE_MOST * sizeof(void *) + 2 * GIVE_MOST * sizeof(uint64_t));
+        r->keys = (PyObject **)(lists + 3 * GIVE_MOST * sizeof(void *) + 2 * GIVE_MOST * sizeof(uint64_t));
     }
     Py_INCREF(lib);
     r->lib = lib;
@@ -145,8 +157,11 @@ static int on_own_stream(PyObject *state) {
 
 /* BLOCK's common case: 1 done, 0 not (then the Python path's release runs; an error of this
  * attempt is cleared). A failure of the synchronisation at the bounds is not raised (the block
- * waits with the others then), as Library.defer's in DeviceBuffer.release_block. */
-static int block_returned(release_t *self) {
+ * waits with the others then), as Library.defer's in DeviceBuffer.release_block.
+ * With kept non-NULL, the output's aclTensor and fast_key go into the batch with the block
+ * when it waits there (*kept set to 1): a new output of the same form that takes the block
+ * back takes them too (reuse_block), as a caller keeps an aclTensor for its buffer. */
+static int block_returned(release_t *self, int *kept) {
     PyObject *state = thread_state(self->lib);
     if (!state) return 0;
     int done = 0;
@@ -184,6 +199,15 @@ static int block_returned(release_t *self) {
     }
     give->addresses[give->count] = self->addresses[0];
     give->sizes[give->count] = self->nbytes;
+    give->handles[give->count] = NULL;
+    give->keys[give->count] = NULL;
+    if (kept && self->key) {
+        give->handles[give->count] = self->handle;
+        Py_INCREF(self->key);
+        give->keys[give->count] = self->key;
+        give->destroy = self->fn;
+        *kept = 1;
+    }
     give->count++;
     Py_DECREF((PyObject *)give);
     state_set(state, ST_NBYTES, total); /* (the bound's count; a failure is cleared) */
@@ -222,8 +246,7 @@ static void release_handle_part(release_t *self, int here) {
 
 /* An OWNED release's block: block_returned, else DeviceBuffer.release_block (another thread's,
  * a capture, a caller's stream). */
-static void release_block_part(release_t *self, int here) {
-    if (here && block_returned(self)) return;
+static void release_block_part(release_t *self) {
     PyObject *address = PyLong_FromVoidPtr(self->addresses[0]);
     PyObject *ident = address ? PyLong_FromUnsignedLong(self->owner) : NULL;
     PyObject *nbytes = ident ? PyLong_FromUnsignedLongLong(self->nbytes) : NULL;
@@ -251,6 +274,7 @@ static void release_run(release_t *self) {
     int gone = finalized ? PyObject_IsTrue(finalized) : -1;
     Py_XDECREF(finalized);
     if (gone) {  /* torn down (or unknown): nothing to call */
+        for (int i = 0; self->keys && i < count; ++i) Py_CLEAR(self->keys[i]);
         PyErr_Clear();
         return;
     }
@@ -259,6 +283,12 @@ static void release_run(release_t *self) {
     } else if (self->kind == REL_GIVE) {
         for (int i = self->nfree - 1; i >= 0; --i) self->fn(self->frees[i]);
         self->nfree = 0;
+        for (int i = 0; i < count; ++i)
+            if (self->handles[i]) {
+                self->destroy(self->handles[i]);
+                self->handles[i] = NULL;
+                Py_CLEAR(self->keys[i]);
+            }
         if (!count) return;
         PyObject *addresses = PyTuple_New(count), *sizes = addresses ? PyTuple_New(count) : NULL;
         for (int i = 0; sizes && i < count; ++i) {
@@ -278,8 +308,9 @@ static void release_run(release_t *self) {
         Py_XDECREF(sizes);
     } else {
         int here = PyThread_get_thread_ident() == self->owner;
-        if (count & HAS_HANDLE) release_handle_part(self, here);
-        if (count & HAS_BLOCK) release_block_part(self, here);
+        int kept = 0, returned = here && (count & HAS_BLOCK) && block_returned(self, count & HAS_HANDLE ? &kept : NULL);
+        if ((count & HAS_HANDLE) && !kept) release_handle_part(self, here);
+        if ((count & HAS_BLOCK) && !returned) release_block_part(self);
     }
     PyErr_Clear();
 }
@@ -343,12 +374,16 @@ static int release_traverse(PyObject *op, visitproc visit, void *arg) {
     Py_VISIT(self->lib);
     Py_VISIT(self->pool);
     Py_VISIT(self->handover);
+    Py_VISIT(self->key);
+    for (int i = 0; self->keys && i < self->count; ++i) Py_VISIT(self->keys[i]);
     Py_VISIT(Py_TYPE(op));
     return 0;
 }
 
 static int release_clear(PyObject *op) {
     release_t *self = (release_t *)op;
+    for (int i = 0; self->keys && i < self->count; ++i) Py_CLEAR(self->keys[i]); /* (an unrun batch's) */
+    Py_CLEAR(self->key);
     self->count = 0; /* (a cycle being collected: release_finalize ran first) */
     Py_CLEAR(self->lib);
     Py_CLEAR(self->pool);
@@ -667,7 +702,9 @@ static void *take_block(const form_t *f, PyObject *lib, PyObject *op, const api_
  * caching allocator reuses a block on the stream it was freed on. Not for an output that
  * starts as zeros (aclrtMemset is not ordered on the stream), nor on a caller's stream or
  * during a capture. NULL when there is none (no error). */
-static void *reuse_block(PyObject *state, int own, const form_t *f) {
+static void *reuse_block(PyObject *state, int own, const form_t *f, void **handle, PyObject **key) {
+    *handle = NULL;
+    *key = NULL;
     if (f->zero) return NULL;
     PyObject *batch = own > 0 ? state_get(state, ST_BATCH) : NULL;
     void *block = NULL;
@@ -676,9 +713,22 @@ static void *reuse_block(PyObject *state, int own, const form_t *f) {
         for (int i = g->ran || g->pool != f->pool ? -1 : g->count - 1; i >= 0; --i)
             if (g->sizes[i] == f->nbytes) {
                 block = g->addresses[i];
+                void *h = g->handles[i];
+                PyObject *k = g->keys[i];
                 g->count--;
                 g->addresses[i] = g->addresses[g->count];
                 g->sizes[i] = g->sizes[g->count];
+                g->handles[i] = g->handles[g->count];
+                g->keys[i] = g->keys[g->count];
+                g->handles[g->count] = NULL;
+                g->keys[g->count] = NULL;
+                if (h && PyTuple_Check(k) && PyTuple_Size(k) == 2 && PyTuple_GetItem(k, 0) == f->token) {
+                    *handle = h; /* (the same form: the aclTensor of this block as it would be made) */
+                    *key = k;
+                } else {
+                    if (h) g->destroy(h);
+                    Py_XDECREF(k);
+                }
                 break;
             }
     }
@@ -743,27 +793,38 @@ static PyObject *make_output(const form_t *f, PyObject *lib, PyObject *state, in
     Py_DECREF(owner);
     if (!owned) return NULL;
     owned->fn = (status_t (*)(void *))api->destroy_tensor;
-    void *block = NULL;
+    void *block = NULL, *h = NULL;
     if (f->nbytes) {
-        block = reuse_block(state, own, f);
+        block = reuse_block(state, own, f, &h, &fast_key); /* (and its aclTensor, when kept) */
+        if (h) {
+            owned->handle = h;
+            owned->count = HAS_HANDLE; /* the aclTensor is the release's from here */
+        }
         if (!block) block = take_block(f, lib, op, api);
         if (!block) goto out;
         owned->addresses[0] = block;
         owned->nbytes = f->nbytes;
-        owned->count = HAS_BLOCK;  /* the block is the release's from here */
+        owned->count |= HAS_BLOCK;  /* the block is the release's from here */
         if (f->zero) {
             status_t s = api->memset_(block, (size_t)f->nbytes, 0, (size_t)f->nbytes);
             if (s) { raise_result(lib, op, RESULT(s, AT_MEMSET)); goto out; }
         }
     }
-    void *h = api->create_tensor(f->dims, (uint64_t)f->ndim, f->acl, f->strides, f->offset, f->format, &f->storage, 1,
-                                 block);
-    if (!h) { raise_result(lib, op, RESULT(ACLNN_ERR_PARAM_INVALID, AT_CREATE_TENSOR)); goto out; }
-    owned->handle = h;
-    owned->count |= HAS_HANDLE;
-    handle_address = PyLong_FromVoidPtr(h);
-    fast_key = handle_address ? PyTuple_Pack(2, f->token, handle_address) : NULL;
-    if (!fast_key) goto out;
+    if (h) {
+        handle_address = PyTuple_GetItem(fast_key, 1);
+        Py_INCREF(handle_address);
+    } else {
+        h = api->create_tensor(f->dims, (uint64_t)f->ndim, f->acl, f->strides, f->offset, f->format, &f->storage, 1,
+                               block);
+        if (!h) { raise_result(lib, op, RESULT(ACLNN_ERR_PARAM_INVALID, AT_CREATE_TENSOR)); goto out; }
+        owned->handle = h;
+        owned->count |= HAS_HANDLE;
+        handle_address = PyLong_FromVoidPtr(h);
+        fast_key = handle_address ? PyTuple_Pack(2, f->token, handle_address) : NULL;
+        if (!fast_key) goto out;
+    }
+    Py_INCREF(fast_key);
+    owned->key = fast_key; /* (its aclTensor may go with its block: block_returned) */
     result = new_tensor(f, (PyObject *)owned, handle_address, fast_key);
     if (result) *handle = h;
 out:

@@ -48,6 +48,13 @@ def _planned(fn, *args):
     return fn(*args, backend="sim")
 
 
+def _live_tensors(lib) -> int:
+    """The simulator's count of live aclTensors now (nothing collected or synchronised)."""
+    c = lib.ffi.new("aclsimCounters *")
+    lib.call("aclsimGetCounters", c)
+    return int(c.tensors)
+
+
 def _address(t: Tensor) -> int:
     return int(t.lib.ffi.cast("uintptr_t", t.buffer.ptr))
 
@@ -114,6 +121,39 @@ def test_a_dropped_output_is_reused_behind_the_work_that_reads_it(data):
         assert _address(out3) == first, "the entry reuses the dropped output's block on its stream"
     np.testing.assert_array_equal(product.numpy(), np.maximum(a, 0) * b)
     np.testing.assert_array_equal(out3.numpy(), np.maximum(b, 0))
+
+
+def test_a_dropped_outputs_acltensor_waits_with_its_block_for_an_output_of_its_form(data):
+    """A dropped output's aclTensor waits with its block: a new output of the same form that
+    takes the block takes the aclTensor too (as a C caller keeps one for its buffer); an output
+    of another form of the same size gets its own (the kept one destroyed). The results are
+    right and, once the stream is past its work, no aclTensor is left over."""
+    lib, a, b = data
+    c = np.ascontiguousarray(b.T)  # (33, 4): the bytes of (4, 33), another form
+    before = counters(lib)
+    at, bt, ct = (Tensor.from_numpy(x, backend="sim") for x in (a, b, c))
+    _planned(aclnn_py.relu, at)
+    _planned(aclnn_py.relu, ct)
+    _planned(aclnn_py.mul, at, bt)
+    lib.synchronize()
+    product = aclnn_py.mul(at, bt, backend="sim")  # queued: a dropped block waits behind it
+    out1 = aclnn_py.relu(at, backend="sim")
+    handle1 = out1.fast_key[1]
+    del out1
+    live = _live_tensors(lib)
+    out2 = aclnn_py.relu(bt, backend="sim")  # the same form
+    if _entry_on(lib):
+        assert _live_tensors(lib) == live, "no aclTensor made: the kept one is taken"
+        assert out2.fast_key[1] == handle1 and int(lib.ffi.cast("uintptr_t", out2.handle)) == handle1
+    out4 = aclnn_py.relu(at, backend="sim")
+    del out4
+    out3 = aclnn_py.relu(ct, backend="sim")  # another form of the same size: its own aclTensor
+    assert out3.shape == (33, 4)
+    np.testing.assert_array_equal(product.numpy(), a * b)
+    np.testing.assert_array_equal(out2.numpy(), np.maximum(b, 0))
+    np.testing.assert_array_equal(out3.numpy(), np.maximum(c, 0))
+    del product, out2, out3, at, bt, ct
+    assert counters(lib) == before
 
 
 def test_no_reuse_on_a_callers_stream(data):
