@@ -163,7 +163,7 @@ def test_matmul_call_reshapes_into_out_on_sim(sim_lib):
     a, b = _rand(rng, (4, 3), np.float32), _rand(rng, (3, 6), np.float32)
     out = np.zeros((6, 4), np.float32)
     aclnn_py.call("aclnnMatmul", a, b, out, 0, backend="sim")
-    np.testing.assert_allclose(out, (a @ b).reshape(6, 4), rtol=1e-6)
+    assert_close(out, (a.astype(np.float64) @ b.astype(np.float64)).astype(np.float32).reshape(6, 4), np.float32)
     with pytest.raises(aclnn_py.AclnnError) as info:
         aclnn_py.call("aclnnMatmul", a, b, np.zeros((5, 5), np.float32), 0, backend="sim")
     assert info.value.status == 561103 and "24 elements" in info.value.message
