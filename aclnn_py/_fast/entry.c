@@ -70,12 +70,12 @@ static Py_ssize_t kept_calls;
  * are checked (as Library.defer reads them). */
 static PyObject *library_module, *s_max_pending, *s_max_bytes;
 
-/* The bounds on a thread's waiting releases: 0, or -1 with an error. Read from the module's
- * namespace (a module's attribute lookup goes through its type first). */
 static Py_ssize_t last_most;  /* the bounds as last read (last_read: they were) */
 static long long last_bytes;
 static int last_read;
 
+/* The bounds on a thread's waiting releases: 0, or -1 with an error. Read from the module's
+ * namespace (a module's attribute lookup goes through its type first). */
 static int pending_bounds(Py_ssize_t *most, long long *bytes) {
     PyObject *names = PyModule_GetDict(library_module); /* (borrowed) */
     PyObject *m = names ? PyDict_GetItemWithError(names, s_max_pending) : NULL;

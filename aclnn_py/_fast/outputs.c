@@ -244,8 +244,8 @@ static void release_handle_part(release_t *self, int here) {
     PyErr_Clear();
 }
 
-/* An OWNED release's block: block_returned, else DeviceBuffer.release_block (another thread's,
- * a capture, a caller's stream). */
+/* An OWNED release's block where block_returned did not take it: DeviceBuffer.release_block
+ * (another thread's, a capture, a caller's stream). */
 static void release_block_part(release_t *self) {
     PyObject *address = PyLong_FromVoidPtr(self->addresses[0]);
     PyObject *ident = address ? PyLong_FromUnsignedLong(self->owner) : NULL;
