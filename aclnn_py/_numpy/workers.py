@@ -124,7 +124,8 @@ def in_parallel(count: int, work: Callable[[int, int], None], *, min_per_thread:
             f.result()  # re-raises a worker's exception
 
 
-def in_pieces(count: int, work: Callable[[int, int], None], *, threads: int, pieces: int) -> None:
+def in_pieces(count: int, work: Callable[[int, int], None], *, threads: int, pieces: int,
+              guided: bool = False) -> None:
     """Run ``work(start, stop)`` over ``[0, count)`` cut into ``pieces`` contiguous pieces,
     which the calling thread and ``threads - 1`` workers take in turn, each the next one left,
     until none is left; the threads held to cores of their own meanwhile (``placement.pinned``).
@@ -133,28 +134,55 @@ def in_pieces(count: int, work: Callable[[int, int], None], *, threads: int, pie
     started: the caller takes the pieces itself, and a worker not started when the caller is
     done is cancelled, not waited for (one that starts late finds no piece left).  For work of which any split gives
     the same result (elementwise ufuncs); the workers' pieces run under the caller's NumPy
-    error state."""
+    error state.
+
+    ``guided``: a thread takes a share of the pieces left at a time (a quarter of them over two
+    threads: large takes first, single pieces at the end), and a worker leaves the last piece
+    to the caller.  A worker starts ~50 us after it is asked, and a caller that has to wait for
+    it is woken ~50 us after it ends (this 2-vCPU VM); with one part per thread the caller
+    did both (the worker's part ended last).  Taken so, the parts end together, the caller's
+    last: it finds the workers done.  Each take is one more call from Python, whose GIL the
+    other thread may be waiting for (~50 us when it is): few takes, so few pieces
+    (``over_parts``'s ``SHARES``)."""
     pieces = max(1, min(count, pieces))
+    if guided:
+        given = [0]  # (the next piece; taken under ``lock``)
+        lock = threading.Lock()
+
+        def claim(caller: bool) -> tuple[int, int] | None:
+            with lock:
+                start = given[0]
+                rest = pieces - start
+                if rest <= 0 or (not caller and rest <= 1):  # (the last piece: the caller's)
+                    return None
+                given[0] = start + max(1, rest // (2 * threads))
+                return start, given[0]
+    else:
+        turn = itertools.count()  # (next() of a count is atomic in CPython)
+
+        def claim(caller: bool) -> tuple[int, int] | None:
+            i = next(turn)
+            return (i, i + 1) if i < pieces else None
     bounds = [count * i // pieces for i in range(pieces + 1)]
-    turn = itertools.count()  # (next() of a count is atomic in CPython)
     stop = [False]
 
-    def take(_start: int = 0, _stop: int = 0) -> None:
+    def take(caller: bool) -> None:
         while not stop[0]:
-            i = next(turn)
-            if i >= pieces:
+            got = claim(caller)
+            if got is None:
                 return
-            work(bounds[i], bounds[i + 1])
+            work(bounds[got[0]], bounds[got[1]])
 
     if threads <= 1 or pieces == 1:
-        take()
+        take(True)
         return
     pool = _executor()
     errors = np.geterr()
+    # The workers asked first: they wake while the caller holds the cores and starts its part.
+    futures = [pool.submit(_under, errors, take, False) for _ in range(threads - 1)]
     with pinned():
-        futures = [pool.submit(_under, errors, take, 0, 0) for _ in range(threads - 1)]
         try:
-            take()
+            take(True)
         except BaseException:
             stop[0] = True
             for f in futures:
@@ -203,6 +231,9 @@ def threads_for(work: int, per_thread: int) -> int:
 # of them stay in a core's L2 cache (2 MiB here) from one pass to the next.  On one thread,
 # thread CPU time, (8,64,56,56): Add with alpha 1.31 -> 1.23 ms, Add of FLOAT16 20.6 -> 17.5 ms.
 PIECE_ELEMENTS = 1 << 17
+# The units per thread ``over_parts`` cuts a split call into, which the threads claim (guided:
+# a share of what is left each time, single units at the end: ``in_pieces``).
+SHARES = 8
 
 
 def on_caller(size: int) -> bool:
@@ -232,8 +263,23 @@ def over_parts(work: Callable[..., None], out: np.ndarray, *inputs: np.ndarray,
     per_part = MIN_PARALLEL_ELEMENTS if min_elements is None else min_elements
     size = out.size
     threads = threads_for(size, per_part)
-    enough = threads if threads > 1 else (-(-size // piece_elements) if piece_elements else 1)
     cut = out.ndim - keep  # the axes that may be cut
+    if threads > 1 and not keep and _flat(out, inputs):
+        # One contiguous run of elements in each (no broadcast): cut flat into SHARES units per
+        # thread, which the threads claim (``in_pieces``'s guided claims).  (No cache-sized
+        # pieces here: each claim's ufunc calls are GIL hand-offs between the threads.)
+        unit = -(-size // (threads * SHARES))
+        flat_out = out.reshape(-1)
+        flat_in = [x.reshape(-1) if x.ndim else x for x in inputs]
+
+        def run_flat(start: int, stop: int) -> None:
+            a, b = start * unit, min(size, stop * unit)
+            work(flat_out[a:b], *(x[a:b] if x.ndim else x for x in flat_in))
+
+        units = -(-size // unit)
+        in_pieces(units, run_flat, threads=threads, pieces=units, guided=True)
+        return
+    enough = threads if threads > 1 else (-(-size // piece_elements) if piece_elements else 1)
     buffer = None
     if not keep and any(x.shape != out.shape for x in inputs):
         buffer = run_buffer(inner_run(out.shape, *(x.shape for x in inputs)), size)
@@ -264,7 +310,14 @@ def over_parts(work: Callable[..., None], out: np.ndarray, *inputs: np.ndarray,
     in_pieces(len(index), run, threads=threads, pieces=threads if threads > 1 else len(index))
 
 
-def _under(errors: Mapping[str, Any], work: Callable[[int, int], None], start: int, stop: int) -> None:
-    """``work(start, stop)`` under the floating-point error state ``errors`` (np.geterr's)."""
+def _flat(out: np.ndarray, inputs: tuple[np.ndarray, ...]) -> bool:
+    """Whether ``out`` and every input of its shape are C-contiguous, the others 0-d: the
+    elements of a part are then one flat run in each (``over_parts``)."""
+    return out.flags.c_contiguous and all(
+        x.ndim == 0 or (x.shape == out.shape and x.flags.c_contiguous) for x in inputs)
+
+
+def _under(errors: Mapping[str, Any], work: Callable[..., None], *args: Any) -> None:
+    """``work(*args)`` under the floating-point error state ``errors`` (np.geterr's)."""
     with np.errstate(**errors):
-        work(start, stop)
+        work(*args)

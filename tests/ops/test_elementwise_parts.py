@@ -302,3 +302,60 @@ def test_a_plan_on_the_calling_thread_gives_computes_bits(dtype, other_shape):
                                  (ew.threshold_backward(np.float32(0.25)), b, a, None)):
         planned = ew.compiled(kernel, x, y, dtype, dtype, factor)(x, y)
         _same_bits(planned, ew.compute(kernel, x, y, dtype, dtype, factor))
+
+
+def test_guided_pieces_cover_every_index_once_the_caller_taking_the_last(monkeypatch):
+    """``in_pieces(guided=True)``: takes of a share of what is left, each index once; a worker
+    never takes the last piece (the caller ends the call), and takes some while the caller is
+    slow."""
+    monkeypatch.setattr(_workers, "_WORKERS", max(2, _workers._WORKERS))
+    caller, taken, lock = threading.get_ident(), [], threading.Lock()
+    helped = threading.Event()
+
+    def work(a, b):
+        with lock:
+            taken.append((a, b, threading.get_ident() == caller))
+        if threading.get_ident() == caller:
+            helped.wait(10)
+        else:
+            helped.set()
+
+    in_pieces(64, work, threads=2, pieces=16, guided=True)
+    assert sorted(i for a, b, _ in taken for i in range(a, b)) == list(range(64))
+    assert helped.is_set() and any(not mine for *_, mine in taken)
+    last = max(taken)
+    assert last[1] == 64 and last[2]  # (the last piece: the caller's)
+    assert max(b - a for a, b, _ in taken) <= 64 // 4  # (a quarter of what is left at most, over two threads)
+
+
+def test_guided_pieces_reraise_a_workers_exception(monkeypatch):
+    monkeypatch.setattr(_workers, "_WORKERS", max(2, _workers._WORKERS))
+    caller = threading.get_ident()
+    started = threading.Event()
+
+    def fail_on_worker(a, b):
+        if threading.get_ident() != caller:
+            started.set()
+            raise KeyError("worker")
+        started.wait(10)
+
+    with pytest.raises(KeyError, match="worker"):
+        in_pieces(40, fail_on_worker, threads=2, pieces=40, guided=True)
+
+
+def test_over_parts_cuts_contiguous_operands_flat(monkeypatch):
+    """Same-shape C-contiguous operands (and 0-d ones) are cut into flat runs, one view each,
+    whatever the leading axes; every element once."""
+    monkeypatch.setattr(_workers, "_WORKERS", max(2, _workers._WORKERS))
+    monkeypatch.setattr(_workers, "machine_busy", lambda: False)
+    out = np.zeros((3, 1, 50), np.int64)
+    a = np.arange(150, dtype=np.int64).reshape(out.shape)
+    shapes = []
+
+    def work(o, x, z):
+        shapes.append((o.shape, x.shape, z.ndim))
+        o += x + z + 1
+
+    over_parts(work, out, a, np.int64(5), min_elements=1)
+    assert np.array_equal(out, a + 6)
+    assert len(shapes) > 1 and all(len(o) == 1 and o == x and z == 0 for o, x, z in shapes)
