@@ -125,7 +125,7 @@ def in_parallel(count: int, work: Callable[[int, int], None], *, min_per_thread:
 
 
 def in_pieces(count: int, work: Callable[[int, int], None], *, threads: int, pieces: int,
-              guided: bool = False) -> None:
+              guided: bool = False, back: Callable[[int, int], None] | None = None) -> None:
     """Run ``work(start, stop)`` over ``[0, count)`` cut into ``pieces`` contiguous pieces,
     which the calling thread and ``threads - 1`` workers take in turn, each the next one left,
     until none is left; the threads held to cores of their own meanwhile (``placement.pinned``).
@@ -143,20 +143,27 @@ def in_pieces(count: int, work: Callable[[int, int], None], *, threads: int, pie
     did both (the worker's part ended last).  Taken so, the parts end together, the caller's
     last: it finds the workers done.  Each take is one more call from Python, whose GIL the
     other thread may be waiting for (~50 us when it is): few takes, so few pieces
-    (``over_parts``'s ``SHARES``)."""
+    (``over_parts``'s ``SHARES``).
+
+    ``back`` (with ``guided``): the workers' own work, for work done two ways that give the
+    same bits (FLOAT to FLOAT16: ``half.convert``); the workers then take their pieces from
+    the end backward, the caller from the start forward, until they meet."""
     pieces = max(1, min(count, pieces))
     if guided:
-        given = [0]  # (the next piece; taken under ``lock``)
+        ends = [0, pieces]  # (the pieces left: taken under ``lock``)
         lock = threading.Lock()
 
         def claim(caller: bool) -> tuple[int, int] | None:
             with lock:
-                start = given[0]
-                rest = pieces - start
+                rest = ends[1] - ends[0]
                 if rest <= 0 or (not caller and rest <= 1):  # (the last piece: the caller's)
                     return None
-                given[0] = start + max(1, rest // (2 * threads))
-                return start, given[0]
+                n = max(1, rest // (2 * threads))
+                if caller or back is None:
+                    ends[0] += n
+                    return ends[0] - n, ends[0]
+                ends[1] -= n
+                return ends[1], ends[1] + n
     else:
         turn = itertools.count()  # (next() of a count is atomic in CPython)
 
@@ -167,11 +174,12 @@ def in_pieces(count: int, work: Callable[[int, int], None], *, threads: int, pie
     stop = [False]
 
     def take(caller: bool) -> None:
+        run = work if caller or back is None else back
         while not stop[0]:
             got = claim(caller)
             if got is None:
                 return
-            work(bounds[got[0]], bounds[got[1]])
+            run(bounds[got[0]], bounds[got[1]])
 
     if threads <= 1 or pieces == 1:
         take(True)

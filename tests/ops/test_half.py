@@ -87,3 +87,43 @@ def test_cast_uses_it_and_views_fall_back(backend: str) -> None:
     inplace = np.empty((4, 70000), np.float16)
     aclnn_py.inplace_copy(inplace, x[0], backend=backend)
     np.testing.assert_array_equal(inplace.view(np.uint16), np.broadcast_to(_numpy_bits(x[0]), x.shape))
+
+
+def test_convert_split_two_ways_gives_numpys_bits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``half.convert`` on two threads: the caller's blocks by ``float_to_half`` from the start,
+    a worker's by NumPy's cast from the end (each way taking some while the caller is slow);
+    together every element once, NumPy's bits (specials in both parts)."""
+    import threading
+
+    from aclnn_py._numpy import workers
+    monkeypatch.setattr(workers, "_WORKERS", max(2, workers._WORKERS))
+    monkeypatch.setattr(workers, "machine_busy", lambda: False)
+    monkeypatch.setattr(workers, "MIN_PARALLEL_ELEMENTS", 1)
+    monkeypatch.setattr(half, "BLOCK", 64)
+    caller, ways, helped = threading.get_ident(), [], threading.Event()
+    ours, numpys = half.float_to_half, half.numpy_cast
+
+    def slow_ours(out: np.ndarray, x: np.ndarray) -> None:
+        if not ways:
+            helped.wait(10)  # (the caller's first take is slow: a worker takes blocks meanwhile)
+        ways.append(("ours", threading.get_ident() == caller, x.size))
+        ours(out, x)
+
+    def seen_numpys(out: np.ndarray, x: np.ndarray) -> None:
+        ways.append(("numpy", threading.get_ident() == caller, x.size))
+        helped.set()
+        numpys(out, x)
+
+    monkeypatch.setattr(half, "float_to_half", slow_ours)
+    monkeypatch.setattr(half, "numpy_cast", seen_numpys)
+    rng = np.random.default_rng(11)
+    x = (rng.standard_normal((7, 333)) * 3e4).astype(np.float32)
+    edges = np.array([np.nan, np.inf, -np.inf, 1e5, -1e-8, 6e-5, -0.0, 3e-6, 7e4, 2.0**-25, 65520.0,
+                      -65519.0, 1 + 2.0**-11, 1 + 3 * 2.0**-11, 1.5 * 2.0**-24, 0.5 * 2.0**-24, 1e-45,
+                      -1e-40], np.float32)
+    x.reshape(-1)[::97][:edges.size] = edges  # (spread over the blocks: both ways get some)
+    out = np.empty(x.shape, np.float16)
+    half.convert(out, x)
+    np.testing.assert_array_equal(out.view(np.uint16), _numpy_bits(x))
+    assert {(way, mine) for way, mine, _ in ways} == {("ours", True), ("numpy", False)}
+    assert sum(n for *_, n in ways) == x.size
