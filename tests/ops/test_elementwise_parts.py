@@ -24,8 +24,10 @@ def split(monkeypatch):
     least) two threads, returning both results."""
     def run(call):
         monkeypatch.setattr(_workers, "MIN_PARALLEL_ELEMENTS", 1 << 40)
+        monkeypatch.setattr(_workers, "FLAT_PART_ELEMENTS", 1 << 40)
         whole = call()
         monkeypatch.setattr(_workers, "MIN_PARALLEL_ELEMENTS", 1)
+        monkeypatch.setattr(_workers, "FLAT_PART_ELEMENTS", 1)
         monkeypatch.setattr(_workers, "_WORKERS", max(2, _workers._WORKERS))
         monkeypatch.setattr(_workers, "machine_busy", lambda: False)
         parts = call()
