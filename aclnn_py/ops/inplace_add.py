@@ -84,14 +84,14 @@ def _prepare(self_ref: object, other: object, alpha: object) -> Prepared:
     # FLOAT32 of one contiguous shape (an SGD step): in cache-sized pieces.
     pieces = (direct and promoted == np.float32 and factor is not None and self_ref.shape == other.shape
               and self_ref.flags.c_contiguous and other.flags.c_contiguous and self_ref.size > _PIECE)
-    small, whole = on_caller(self_ref.size), self_ref.size
+    small = on_caller(self_ref.size)
     kernel = _ew.compiled(_ew.ADD, self_ref, other, promoted, self_ref.dtype, factor)  # (when not direct)
 
     def add_into(r: np.ndarray, b: np.ndarray) -> None:
         """selfRef's part ``r`` += its part of ``b`` (times ``factor``): on each worker's part."""
         with np.errstate(over="ignore", invalid="ignore"):
-            if pieces and factor is not None:  # (a part of a split call: few, larger pieces)
-                _axpy(r.reshape(-1), b.reshape(-1), factor, _PIECE if r.size == whole else _PART_PIECE)
+            if pieces and factor is not None:
+                _axpy(r.reshape(-1), b.reshape(-1), factor)
             else:
                 np.add(r, b if factor is None else np.multiply(b, factor), out=r)
 
@@ -112,22 +112,16 @@ def _prepare(self_ref: object, other: object, alpha: object) -> Prepared:
 
 
 _PIECE = 1 << 15  # elements per piece: the scaled other of a piece stays in the L1/L2 cache
-# Elements per piece of a part of a split call (``over_parts``' claims, of ~1/16 of the call and
-# less): each ufunc call is a GIL hand-off between the threads, which costs ~30-50 us when one
-# waits.  SGD step (256,256,3,3), split / on one thread, 60 interleaved rounds, median ms: 0.80 /
-# 0.50 with 32 Ki pieces in the parts; (1000,2048) 1.51 / 1.54.
-_PART_PIECE = 1 << 18
 
 
-def _axpy(a: np.ndarray, b: np.ndarray, factor: np.ndarray, piece: int = _PIECE) -> None:
-    """``a += factor * b`` over flat FLOAT32 arrays that do not overlap, in pieces of ``piece``
-    elements scaled into a kept scratch row (the calling thread's own: each worker's part has
-    its own row): no fresh temporary of a's size (its pages faulted in on every call), and each
-    piece added while it is in the cache."""
-    piece = max(1, min(piece, a.size))
-    row = scratch("inplace_add", (piece,))
-    for first in range(0, a.size, piece):
-        last = min(first + piece, a.size)
+def _axpy(a: np.ndarray, b: np.ndarray, factor: np.ndarray) -> None:
+    """``a += factor * b`` over flat FLOAT32 arrays that do not overlap, in pieces scaled into
+    a kept scratch row (the calling thread's own: each worker's part has its own row): no fresh
+    temporary of a's size (its pages faulted in on every call), and each piece added while it
+    is in the cache."""
+    row = scratch("inplace_add", (_PIECE,))
+    for first in range(0, a.size, _PIECE):
+        last = min(first + _PIECE, a.size)
         scaled = np.multiply(b[first:last], factor, out=row[:last - first])
         np.add(a[first:last], scaled, out=a[first:last])
 
