@@ -429,25 +429,16 @@ def reduce_sum(x: np.ndarray, dims: Sequence[int], keepdim: bool, wide: np.dtype
     and the other reduced dims then by NumPy's sum of those rows' sums; where only leading dims
     are, by ``first_sums``."""
     axes = tuple(dims)
-    kept = np.empty(tuple(1 if i in axes else n for i, n in enumerate(x.shape)), wide)
-
-    lead = x.ndim  # (the dims before the trailing run of reduced ones)
-    while lead and lead - 1 in axes:
-        lead -= 1
-    rows = math.prod(x.shape[lead:])
-    by_rows = lead < x.ndim and x.dtype == wide and x.flags.c_contiguous and x.size > 0
-    others = tuple(d for d in axes if d < lead)
-    front = len(axes)  # (the leading run of reduced dims, where the others are kept)
-    leading = math.prod(x.shape[:front])
-    by_columns = (not by_rows and axes == tuple(range(front)) and leading >= MANY_ROWS and x.dtype == wide
-                  and x.dtype in _BLAS_DTYPES and x.flags.c_contiguous and x.size > 0)
+    contiguous = x.flags.c_contiguous and x.size > 0
+    kept_shape, lead, rows, others, leading, how = _sum_layout(x.shape, axes, x.dtype, wide, contiguous)
+    kept = np.empty(kept_shape, wide)
 
     def part(index: lanes.Index) -> None:
         piece, target = x[index], kept[index]
-        if by_columns:  # (a part cuts the first kept dim of size > 1: its columns stay views)
+        if how == _BY_COLUMNS:  # (a part cuts the first kept dim of size > 1: its columns stay views)
             target[...] = first_sums(piece.reshape(leading, -1)).reshape(target.shape)
             return
-        if by_rows:  # (a part cuts a dim before the run: its rows stay views)
+        if how == _BY_ROWS:  # (a part cuts a dim before the run: its rows stay views)
             sums = last_sums(piece.reshape(*piece.shape[:lead], rows))
             if others:
                 np.sum(sums, axis=others, keepdims=True, out=target.reshape(target.shape[:lead]))
@@ -458,6 +449,36 @@ def reduce_sum(x: np.ndarray, dims: Sequence[int], keepdim: bool, wide: np.dtype
 
     lanes.over(x.shape, axes, part)
     return kept if keepdim else kept.reshape([n for i, n in enumerate(x.shape) if i not in axes])
+
+
+_BY_NUMPY, _BY_ROWS, _BY_COLUMNS = 0, 1, 2
+
+
+@functools.lru_cache(maxsize=256)
+def _sum_layout(shape: tuple[int, ...], axes: tuple[int, ...], dtype: np.dtype, wide: np.dtype,
+                contiguous: bool) -> tuple[tuple[int, ...], int, int, tuple[int, ...], int, int]:
+    """How ``reduce_sum`` sums an array of ``shape``, kept from call to call (its Python was
+    most of a small call: thread time of ``reduce_sum`` over every dim of (4, 4) 7.9 -> 5.8 us,
+    of (256, 1000) 35.4 -> 32.9 us): (the kept shape, the dims
+    before the trailing run of reduced ones, the elements of that run, the reduced dims before
+    it, the elements of the leading run of reduced dims, which of NumPy's sum / ``last_sums``
+    rows / ``first_sums`` columns)."""
+    kept_shape = tuple(1 if i in axes else n for i, n in enumerate(shape))
+    lead = len(shape)  # (the dims before the trailing run of reduced ones)
+    while lead and lead - 1 in axes:
+        lead -= 1
+    rows = math.prod(shape[lead:])
+    others = tuple(d for d in axes if d < lead)
+    front = len(axes)  # (the leading run of reduced dims, where the others are kept)
+    leading = math.prod(shape[:front])
+    if lead < len(shape) and dtype == wide and contiguous:
+        how = _BY_ROWS
+    elif (axes == tuple(range(front)) and leading >= MANY_ROWS and dtype == wide and dtype in _BLAS_DTYPES
+          and contiguous):
+        how = _BY_COLUMNS
+    else:
+        how = _BY_NUMPY
+    return kept_shape, lead, rows, others, leading, how
 
 
 def in_dtype(a: np.ndarray, compute: np.dtype) -> np.ndarray:
