@@ -159,8 +159,8 @@ def channel_sums(g3: np.ndarray, d3: np.ndarray | None = None) -> np.ndarray:
 #: one NumPy inner loop of C*L elements per image, where the per-channel broadcast runs one
 #: loop of L per (image, channel).  ResNet's layer4 (8,512,7,7), one thread, medians of 31
 #: calls: ``affine`` 0.287 -> 0.175 ms; at L = 3136 (8,64,56,56) the channel split wins (1.30
-#: against 1.72 ms).  (BatchNormBackward's kernel along rows, tried too, gained nothing: 0.825
-#: -> 0.835 ms at (8,512,7,7), 41 interleaved rounds, load 3.3.)
+#: against 1.72 ms).  BatchNormBackward's elementwise passes run along rows too below it
+#: (``ops/batch_norm_backward._along_rows``: 0.84 -> 0.65 ms thread time at (8,512,7,7)).
 SHORT_CHANNEL = 256
 
 
