@@ -101,12 +101,19 @@ def first_sums(a: np.ndarray) -> np.ndarray:
     with blas.single_threaded():  # (called from the worker threads: one BLAS thread each)
         return np.asarray(np.matmul(ones, a))
 
-#: Products of fewer elements OpenBLAS runs on the calling thread whatever its thread count
-#: (its gemv: m * n below 2304 * GEMM_MULTITHREAD_THRESHOLD, 4 by default): ``last_sums``
-#: skips ``blas.single_threaded`` for them, whose setting and restoring the count costs ~6 us
-#: a call here, more than such a product (a (128, 10) product ~2.7 us; last_sums of it 13.5 ->
-#: ~4 us, of (64, 128) 13.8 -> ~5 us, with the ones vector kept too).
-ONE_THREAD_PRODUCT = 2304 * 4
+#: Products of fewer elements OpenBLAS runs on the calling thread whatever its thread count:
+#: ``last_sums`` and ``first_sums`` skip ``blas.single_threaded`` for them, whose setting and
+#: restoring the count costs ~6 us a call here, more than a small product (a (128, 10) product
+#: ~2.7 us; last_sums of it 13.5 -> ~4 us, of (64, 128) 13.8 -> ~5 us, with the ones vector
+#: kept too).  OpenBLAS's source threads a gemv from 2304 * GEMM_MULTITHREAD_THRESHOLD (4 by
+#: default) elements, but NumPy's OpenBLAS (SkylakeX kernels, 2 threads) ran these products
+#: on the caller alone, process CPU time / wall time 1.00 (median of 15 batches of 20):
+#: (2048,125), (2048,128), (256,1000), (64,4096), (2400,125), (3000,125); at (1024,1000)
+#: 0.63.  With 1 << 18 (was 2304 * 4) the (256,1000) cases skip it: thread time, medians of 41
+#: interleaved rounds, load 2.5, ms: reduce_sum over all 0.132 -> 0.104, over dim 0 0.095 ->
+#: 0.068, mean over all 0.160 -> 0.126, softmax_backward 0.427 -> 0.378, log_softmax_backward
+#: 0.422 -> 0.382.
+ONE_THREAD_PRODUCT = 1 << 18
 
 
 @functools.lru_cache(maxsize=64)
