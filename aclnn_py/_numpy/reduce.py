@@ -438,6 +438,11 @@ def reduce_sum(x: np.ndarray, dims: Sequence[int], keepdim: bool, wide: np.dtype
     axes = tuple(dims)
     contiguous = x.flags.c_contiguous and x.size > 0
     kept_shape, lead, rows, others, leading, how = _sum_layout(x.shape, axes, x.dtype, wide, contiguous)
+    # Every dim: one row, never split; the part's own call without the part (thread time, median
+    # of 41 interleaved rounds: (256, 1000) 25.9 -> 21.1 us, (4, 4) 6.0 -> 3.1 us).
+    if how == _BY_ROWS and lead == 0:
+        total = last_sums(x.reshape(rows))
+        return np.asarray(total.reshape(kept_shape) if keepdim else total.reshape(()))
     kept = np.empty(kept_shape, wide)
 
     def part(index: lanes.Index) -> None:
