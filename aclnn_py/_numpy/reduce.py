@@ -287,7 +287,8 @@ def log_softmax(x: np.ndarray, dim: int) -> np.ndarray:
     if x.ndim == 0:
         out[...] = 0  # (one element: log 1)
         return out
-    unshifted = x.size > 0 and bool(np.max(x) <= UNSHIFTED_RANGE)  # (a NaN or +inf: shifted)
+    # (a NaN or +inf: shifted; the ufunc's reduce, not np.max's wrapper: ~1.5 us less)
+    unshifted = x.size > 0 and bool(np.maximum.reduce(x, axis=None) <= UNSHIFTED_RANGE)
     buffer = lane_buffer(x.shape, dim)
     smallest = x.dtype.type(SMALLEST_UNSHIFTED_SUM)
 
@@ -313,14 +314,17 @@ def log_softmax(x: np.ndarray, dim: int) -> np.ndarray:
         e = workers.scratch("lanes.exp", o.shape) if o.dtype == FLOAT32 else np.empty_like(o)
         np.exp(v, out=e)
         total = _sums(e, dim)
-        # (a lane of -inf: log 0, and -inf - -inf; recomputed shifted below)
+        kept = total >= smallest
+        if kept.all():  # (no log 0: nothing to warn of, no errstate's ~2 us)
+            with ufunc_buffer(buffer):
+                np.subtract(v, np.log(total), out=o)
+            return
+        # (a lane of -inf: log 0, and -inf - -inf; such lanes are recomputed shifted)
         with ufunc_buffer(buffer), np.errstate(invalid="ignore", divide="ignore"):
             np.subtract(v, np.log(total), out=o)
-        kept = total >= smallest
-        if not kept.all():  # (a lane of very negative values: shifted)
-            again = np.empty_like(o)
-            shifted(v, again)
-            np.copyto(o, again, where=~kept)
+        again = np.empty_like(o)  # (a lane of very negative values: shifted)
+        shifted(v, again)
+        np.copyto(o, again, where=~kept)
 
     lanes.over(x.shape, (dim,), part, passes=4 if unshifted else 5)
     return out
@@ -346,7 +350,8 @@ def softmax(x: np.ndarray, dim: int) -> np.ndarray:
     if x.ndim == 0:
         out[...] = 1
         return out
-    unshifted = x.size > 0 and bool(np.max(x) <= UNSHIFTED_RANGE)  # (a NaN or +inf: shifted)
+    # (a NaN or +inf: shifted; the ufunc's reduce, not np.max's wrapper: ~1.5 us less)
+    unshifted = x.size > 0 and bool(np.maximum.reduce(x, axis=None) <= UNSHIFTED_RANGE)
     buffer = lane_buffer(x.shape, dim)
     smallest = x.dtype.type(SMALLEST_UNSHIFTED_SUM)
 
