@@ -17,7 +17,8 @@ two spaces:
   per output phase of dX.  The positions with ``x + lo = a*s + r`` receive only the taps with
   ``t*d % s == r``, a stride-1 correlation of dY with the reversed shifts (no scatter-add):
   ``dX_r = W_r^T @ cols``; the same cols give ``dW_r = X_r @ cols^T`` with ``X_r`` the phase of
-  X at the positions of dX_r.
+  X at the positions of dX_r.  Where every phase reads the same taps (a kernel a multiple of the
+  stride: k4 s2), the phases' products are one, their ``W_r^T`` stacked: one im2col pass.
 
 Where the positions of a product are those of an array in its own layout - gradWeight alone
 in X space (the positions of dY) and a stride-1 convolution in Y space (its one output phase is
