@@ -268,16 +268,17 @@ def plane_matrix(height: int, width: int, oh: int, ow: int) -> np.ndarray:
 
 def _adaptive_means(x: np.ndarray, axis: int, size: int, o: int) -> np.ndarray:
     """The means of adaptive pooling's windows along ``axis``: one gather of each window's t-th
-    element per offset t (masked where the window is shorter), no matrix products (small ones
-    lose to their call overhead and to BLAS threads on a busy machine)."""
+    element per offset t (added only where the window has one: a mask multiplied in would turn
+    an inf of the window's last element into NaN), no matrix products (small ones lose to their
+    call overhead and to BLAS threads on a busy machine)."""
     start, end = adaptive_bounds(size, o)
     length = end - start
     shape = [1, 1, 1]
     shape[axis] = o
     sums = x.take(start, axis=axis)
     for t in range(1, int(length.max())):
-        valid = (t < length).astype(np.float32).reshape(shape)
-        sums += x.take(np.minimum(start + t, end - 1), axis=axis) * valid
+        taken = x.take(np.minimum(start + t, end - 1), axis=axis)
+        np.add(sums, taken, out=sums, where=(t < length).reshape(shape))
     sums /= length.astype(np.float32).reshape(shape)
     return sums
 
@@ -291,11 +292,31 @@ def adaptive_avg_grad(grad: np.ndarray, height: int, width: int) -> np.ndarray:
         out = np.empty((planes, oh, kh, ow, kw), np.float32)
         out[...] = (grad / np.float32(kh * kw))[:, :, None, :, None]
         return out.reshape(planes, height, width)
+    with np.errstate(invalid="ignore", over="ignore"):
+        finite = np.isfinite(np.add.reduce(grad, axis=None))
+    if not finite:  # (the products would spread inf * 0 = NaN over the planes: slice sums)
+        return _adaptive_grad_slices(grad, height, width)
     with blas.on_caller():  # (BLAS's own threads on a quiet machine only)
         rows = grad.reshape(planes * oh, ow) @ adaptive_matrix(width, ow)  # (planes * oh, W)
         cols = rows.reshape(planes, oh, width).transpose(0, 2, 1).reshape(planes * width, oh)
         out = (cols @ adaptive_matrix(height, oh)).reshape(planes, width, height)
     return np.ascontiguousarray(out.transpose(0, 2, 1))
+
+
+def _adaptive_grad_slices(grad: np.ndarray, height: int, width: int) -> np.ndarray:
+    """``adaptive_avg_grad`` by adding each window's share into its slice, along W then along H:
+    an inf or NaN of the gradient reaches its window's elements only (as in PyTorch and the
+    simulator), where a product with the averaging matrices gives NaN outside it too."""
+    planes, oh, ow = grad.shape
+    (hs, he), (ws, we) = adaptive_bounds(height, oh), adaptive_bounds(width, ow)
+    rows = np.zeros((planes, oh, width), np.float32)
+    with np.errstate(invalid="ignore", over="ignore"):
+        for j in range(ow):
+            rows[:, :, ws[j]:we[j]] += (grad[:, :, j] / np.float32(we[j] - ws[j]))[:, :, None]
+        out = np.zeros((planes, height, width), np.float32)
+        for i in range(oh):
+            out[:, hs[i]:he[i], :] += (rows[:, i, :] / np.float32(he[i] - hs[i]))[:, None, :]
+    return out
 
 
 def avg_pool_sums(x: np.ndarray, out_hw: tuple[int, int], k: tuple[int, int], s: tuple[int, int],
