@@ -117,11 +117,30 @@ def _prepare(self: object, indices: object, output_size: object) -> Prepared:
     def _scatter(out: np.ndarray, x: np.ndarray, index: np.ndarray) -> None:
         """Each value at its index in whole planes (a plane is never cut: an index repeated
         within it keeps its last value, as one assignment does)."""
-        # Fancy assignment, not np.put (10x slower on ResNet-sized planes).
-        out.reshape(-1)[(index + starts[:len(index)]).ravel()] = x.ravel()
+        # Fancy assignment, not np.put (10x slower on ResNet-sized planes) nor put_along_axis
+        # (1.1-1.3x).  Large planes one by one, by their own indices: no offset array; small
+        # ones in blocks whose offset indices stay in the cache.  One thread, thread CPU,
+        # medians of 30, against one assignment by offset indices over all planes:
+        # (8,64,56,56) 8.1 -> 5.0 ms, (8,256,14,14) 1.55 -> 1.40 (one by one: 1.77).
+        if plane >= _PLANE_BY_PLANE:
+            for a in range(len(index)):
+                out[a][index[a]] = x[a]
+            return
+        block = max(1, _BLOCK_INDICES // plane)
+        at = np.empty((min(block, len(index)), plane), np.int64)
+        flat = out.reshape(-1)
+        for a in range(0, len(index), block):
+            n = min(block, len(index) - a)
+            np.add(index[a:a + n], starts[a:a + n], out=at[:n])
+            flat[at[:n].ravel()] = x[a:a + n].ravel()
 
     return plan(run, nbytes + self.nbytes + indices.nbytes), (self, indices)
 
+
+#: Planes of at least this many inputs are scattered one by one (``_prepare``'s ``_scatter``),
+#: smaller ones in blocks of ``_BLOCK_INDICES`` offset indices (256 KiB).
+_PLANE_BY_PLANE = 1 << 10
+_BLOCK_INDICES = 1 << 15
 
 _numpy = NumpyOp(_prepare)
 
