@@ -141,9 +141,11 @@ def _padded(x: np.ndarray, padding: tuple[int, ...]) -> np.ndarray:
 
 
 def _pad_planes(out: np.ndarray, x: np.ndarray, padding: tuple[int, ...]) -> None:
-    """``x``'s planes padded into ``out``'s: the interior, then the top and bottom strips
-    mirrored from self's rows, then the left and right strips mirrored from out's own columns
-    (corners included)."""
+    """``x``'s planes padded into ``out``'s: the interior rows (self's, then the left and
+    right strips mirrored from self's columns), then the top and bottom strips mirrored from
+    out's own whole rows (corners included: contiguous rows, where mirrored columns of out take
+    a strided pass over every row of it; p3 (8,3,224,224), one thread: 0.26 -> 0.15 + 0.03 ms
+    for the strips)."""
     left, right, top, bottom = padding
     height, width = x.shape[-2:]
     if min(padding) < 0:
@@ -152,17 +154,17 @@ def _pad_planes(out: np.ndarray, x: np.ndarray, padding: tuple[int, ...]) -> Non
         cols = [_reflect(c - left, width) for c in range(out.shape[-1])]
         np.take(np.take(x, rows, axis=-2), cols, axis=-1, out=out)
         return
-    core = out[..., :, left:left + width]
-    core[..., top:top + height, :] = x
-    if top:
-        core[..., :top, :] = x[..., top:0:-1, :]
-    if bottom:
-        core[..., top + height:, :] = x[..., _backwards(height - 2, bottom), :]
+    rows = out[..., top:top + height, :]
+    rows[..., left:left + width] = x
     if left:
-        out[..., :left] = out[..., 2 * left:left:-1]
+        rows[..., :left] = x[..., left:0:-1]
     if right:
-        end = left + width
-        out[..., end:] = out[..., _backwards(end - 2, right)]
+        rows[..., left + width:] = x[..., _backwards(width - 2, right)]
+    if top:
+        out[..., :top, :] = out[..., 2 * top:top:-1, :]
+    if bottom:
+        end = top + height
+        out[..., end:, :] = out[..., _backwards(end - 2, bottom), :]
 
 
 def _backwards(start: int, count: int) -> slice:
