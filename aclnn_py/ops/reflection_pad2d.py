@@ -154,12 +154,12 @@ def _pad_planes(out: np.ndarray, x: np.ndarray, padding: tuple[int, ...]) -> Non
         cols = [_reflect(c - left, width) for c in range(out.shape[-1])]
         np.take(np.take(x, rows, axis=-2), cols, axis=-1, out=out)
         return
-    rows = out[..., top:top + height, :]
-    rows[..., left:left + width] = x
+    middle = out[..., top:top + height, :]
+    middle[..., left:left + width] = x
     if left:
-        rows[..., :left] = x[..., left:0:-1]
+        middle[..., :left] = x[..., left:0:-1]
     if right:
-        rows[..., left + width:] = x[..., _backwards(width - 2, right)]
+        middle[..., left + width:] = x[..., _backwards(width - 2, right)]
     if top:
         out[..., :top, :] = out[..., 2 * top:top:-1, :]
     if bottom:
