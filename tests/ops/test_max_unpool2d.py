@@ -46,6 +46,11 @@ def test_plane_by_plane_and_blocks(backend, torch, shape):
     output_size = [2 * shape[-2], 2 * shape[-1]]
     result = aclnn_py.max_unpool2d(x, indices, output_size, backend=backend)
     np.testing.assert_array_equal(result, _torch_unpool(torch, x, indices, output_size))
+    indices[-1, -1, -1, 0] = -1  # (in the last block: the whole check names it)
+    with pytest.raises(AclnnError) as info:
+        aclnn_py.max_unpool2d(x, indices, output_size, backend=backend)
+    where = ", ".join(str(n - 1) for n in shape[:-1])
+    assert f"indices[{where}, 0] = -1 is outside [0, {4 * shape[-2] * shape[-1]})" in str(info.value)
 
 
 def test_output_size_larger_than_the_pooling(backend):
