@@ -126,7 +126,8 @@ def _prepare(self: object, indices: object, output_size: object) -> Prepared:
         # their range check on (not a pass of its own over them all).  One thread, thread CPU,
         # medians of 30, against the range check and one assignment by offset indices over all
         # planes: (8,64,56,56) 8.1 + 0.7 -> 5.0 + 0.7 ms, (8,256,14,14) 1.55 + 0.17 -> 1.40 + 0.17
-        # (one by one: 1.77); the checks in the blocks then: see the commit of this comment.
+        # (one by one: 1.77); then the checks moved into the blocks, whole call: 5.94 -> 5.50 ms,
+        # 1.54 -> 1.52.
         block = max(1, _BLOCK_INDICES // plane)
         by_plane = plane >= _PLANE_BY_PLANE
         at = None if by_plane else np.empty((min(block, len(index)), plane), np.int64)
