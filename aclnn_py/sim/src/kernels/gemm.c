@@ -286,6 +286,25 @@ static void pack_a(const aclsim_gemm_args *g, int64_t i0, int64_t mc, int64_t p0
     }
 }
 
+/* A whole micro-panel of B's contiguous rows: kc rows of nr_tile floats, `step` apart.  With the
+ * width a constant the copies are a few vector moves each, not a memcpy call per row (as the
+ * loop over a variable width compiles to). */
+#define PACK_B_ROWS(NR)                                                                                                \
+    for (int64_t p = 0; p < kc; ++p) {                                                                                 \
+        const float *restrict row = src + p * step;                                                                    \
+        GEMM_UNROLL for (int j = 0; j < (NR); ++j) { dst[p * (NR) + j] = row[j]; }                                    \
+    }
+
+ROW_CLONES
+static void pack_b_rows(const float *restrict src, int64_t step, int64_t kc, int nr_tile, float *restrict dst)
+{
+    if (nr_tile == WIDE_NR) {
+        PACK_B_ROWS(WIDE_NR)
+    } else {
+        PACK_B_ROWS(NARROW_NR)
+    }
+}
+
 /* B[p0 .. p0+kc, j0 .. j0+nc] into micro-panels of NR columns, p after p (0 past column nc). */
 static void pack_b(const aclsim_gemm_args *g, int64_t p0, int64_t kc, int64_t j0, int64_t nc, int nr_tile,
                    float *restrict dst)
@@ -306,7 +325,10 @@ static void pack_b(const aclsim_gemm_args *g, int64_t p0, int64_t kc, int64_t j0
     for (int64_t s = 0; s < nc; s += nr_tile) {
         int64_t cols = min64(nr_tile, nc - s);
         const float *src = (const float *)g->b + p0 * g->b_rs + (j0 + s) * g->b_cs;
-        if (g->b_cs == 1) {
+        if (g->b_cs == 1 && cols == nr_tile) {
+            pack_b_rows(src, g->b_rs, kc, nr_tile, dst);
+            dst += kc * nr_tile;
+        } else if (g->b_cs == 1) {
             for (int64_t p = 0; p < kc; ++p) {
                 const float *row = src + p * g->b_rs;
                 for (int64_t j = 0; j < cols; ++j) {
@@ -380,9 +402,14 @@ static void zero_c(const aclsim_gemm_args *g)
     }
 }
 
-/* Below this many multiply-adds (~0.1 ms on one core) a product runs on one thread (see
- * ACLSIM_PARALLEL_MIN_WORK: a helper thread can cost far more than its start on a busy machine). */
-#define GEMM_MIN_PARALLEL ((double)(1 << 24))
+/* Below this many multiply-adds (~0.2 ms on one core) a product runs on one thread (see
+ * ACLSIM_PARALLEL_MIN_WORK: a helper thread can cost far more than its start on a busy machine).
+ * It was 2^24, which left the classifier head 32x512 @ 512x1000 (16.4 M) on one thread.  Measured
+ * (a C program timing aclnnMm, phase 2 + synchronisation, medians of 200 calls, the floors
+ * alternating, load 2.7): 32x512x1000 625-653 us on one thread against 408-441 on two;
+ * 32x256x1000 (8.2 M) 386-409 against 320-321; 32x128x1000 (4.1 M) 141-142 against 162-169;
+ * 16x512x512 (4.2 M) 176 against 167-173. */
+#define GEMM_MIN_PARALLEL ((double)(1 << 23))
 
 /* The number of threads to use: at most `threads` and ACLSIM_MAX_WORKERS, at most one per NR
  * columns, 1 for a small product. */
