@@ -685,8 +685,9 @@ static aclnnStatus sum_kernel(aclOpExecutor *ex, void *workspace)
          * Measured (a C program timing aclnnReduceSum over dim 0 of (R, 1000), ACLSIM_WORKERS=1
          * and 2 alternating, medians of 60-400 calls): two workers were slower from 1 MB to 16 MB,
          * R = 256 63-81 us against 40-58 us, 2048 592-651 against 422-444, 4096 1522-2037 against
-         * 1181-1574, and even at 32 MB (R = 8192, 3987-4414 against 3957-4994 us).  So the rows
-         * are split from 32 MiB only (the byte rule then, ACLSIM_WORKERS as everywhere). */
+         * 1181-1574 (phase 2 + synchronisation, us, two workers first); at 32 MB (R = 8192)
+         * about even, 3982-4414 against 3957-4994 us, at load 2-5.  So the rows are split from
+         * 32 MiB only (the byte rule then, ACLSIM_WORKERS as everywhere). */
         int64_t bytes = j.kept.count * j.reduced.count * (int64_t)sizeof(float);
         workers = aclsim_byte_workers(j.kept.count, bytes >= SUM_ROWS_SPLIT_BYTES ? bytes : 0);
     }
