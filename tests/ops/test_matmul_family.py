@@ -118,6 +118,18 @@ def test_addmm_alpha_or_beta_near_zero(backend):
     np.testing.assert_array_equal(r, 8 + 0.5 * np.broadcast_to(s, (2, 3)))
 
 
+def test_addmm_float_scalars_of_one_signature_each_their_own_plan(backend):
+    # The numpy plans key beta and alpha by their values when they are floats: calls of the same
+    # shapes with other values, in turn and again, each get their own beta and alpha's result.
+    s, a, b = np.arange(3, dtype=np.float32), np.ones((2, 4), np.float32), np.ones((4, 3), np.float32)
+    for _ in range(2):
+        for beta, alpha in ((1.0, 1.0), (0.5, 2.0), (0.0, 1e-8), (-0.0, 3.0), (2.0, 1e-8), (1.0, 1.0)):
+            expected = (0 if abs(beta) <= 1.2e-7 else beta) * np.broadcast_to(s, (2, 3)) + \
+                (0 if abs(alpha) <= 1.2e-7 else 4 * alpha)
+            np.testing.assert_array_equal(aclnn_py.addmm(s, a, b, beta, alpha, backend=backend),
+                                          expected.astype(np.float32))
+
+
 def test_addmm_empty_and_k_zero(backend):
     s = np.arange(3, dtype=np.float16)
     np.testing.assert_array_equal(aclnn_py.addmm(s, np.zeros((2, 0), np.float16), np.zeros((0, 3), np.float16), 2, 1,
