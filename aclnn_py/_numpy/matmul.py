@@ -85,16 +85,32 @@ def product(a: np.ndarray, b: np.ndarray, compute: np.dtype, out: np.dtype) -> n
     """``a @ b`` (module docstring) as float32 when ``out`` is float32, else rounded to ``out``."""
     x, y = operand(a, compute), operand(b, compute)
     with blas.single_threaded():
-        result = _in_parts(x, y)
+        result = _in_parts(*_folded(x, y))
     return result if out == FLOAT32 else result.astype(out)
 
 
-def _in_parts(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """``np.matmul(x, y)`` of float32 operands, cut into parts the calling thread and the
+def _folded(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, tuple[int, ...] | None]:
+    """A C-contiguous stack of matrices times one matrix (or vector), ``x`` (..., M, K) @ ``y``:
+    ``x``'s rows all in one matrix (a view), one product of all of them, whose result is a view
+    of the stack's (the shape, third); else the operands as they are (None).  NumPy runs a
+    product per matrix of the stack, packing ``y`` for each: 4x128x768 @ 768x768 on one BLAS
+    thread 7.58 ms as a stack, 6.78 as one 512x768 @ 768x768 (thread time, medians of 41
+    interleaved rounds; each element's sum the same, in the same order, on SkylakeX kernels)."""
+    if x.ndim < 3 or y.ndim > 2 or not x.flags.c_contiguous:
+        return x, y, None
+    shape = x.shape[:-1] + y.shape[1:]
+    return x.reshape(math.prod(x.shape[:-1]), x.shape[-1]), y, shape
+
+
+def _in_parts(x: np.ndarray, y: np.ndarray, shape: tuple[int, ...] | None = None) -> np.ndarray:
+    """``np.matmul(x, y)`` of float32 operands (given ``shape``, reshaped to it: ``_folded``),
+    cut into parts the calling thread and the
     workers take (``workers.in_pieces``; their number ``workers.threads_for``): along the
     batch when both are stacks of as many matrices, else along ``y``'s columns (each part
     reads its own columns of ``y``, the larger operand of a linear layer), else along ``x``'s
     rows (a matrix times a vector)."""
+    if shape is not None:
+        return _in_parts(x, y).reshape(shape)
     m = x.shape[-2] if x.ndim > 1 else 1
     n = y.shape[-1] if y.ndim > 1 else 1
     batch = np.broadcast_shapes(x.shape[:-2], y.shape[:-2])

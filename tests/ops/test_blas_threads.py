@@ -173,7 +173,9 @@ def test_threads_for_is_one_on_a_busy_machine_and_one_per_worker_on_a_quiet_one(
                                     ((300,), (2, 300, 70)),             # vector times a stack
                                     ((5, 300), (300, 1)),               # one column: rows
                                     ((300,), (300, 70)),                # vector times matrix: halves of K
-                                    ((300,), (2, 300, 1))], ids=str)    # one column of a stack: whole
+                                    ((300,), (2, 300, 1)),              # one column of a stack: whole
+                                    ((2, 40, 50), (50, 30)),            # a stack times a matrix: one
+                                    ((2, 45, 300), (300,))], ids=str)   # matrix (_folded), columns / rows
 def test_a_product_split_over_the_workers_matches_one_call(monkeypatch, shapes):
     # On a quiet machine a product big enough is cut into parts (one per thread, the caller and
     # the workers), each on one BLAS thread: the result is the product's, computed in parts.
@@ -201,6 +203,26 @@ def test_a_product_split_over_the_workers_matches_one_call(monkeypatch, shapes):
         assert len(calls) == 1 and calls[0][1] == 2
     assert set(seen) <= {1, None}       # every part on one BLAS thread
     assert_close(got, want, np.float32)
+
+
+@pytest.mark.parametrize("shapes", [((2, 3, 5), (5, 4)), ((2, 1, 3, 5), (5,)), ((2, 0, 5), (5, 4)),
+                                    ((0, 3, 5), (5, 4)), ((2, 3, 0), (0, 4)), ((2, 3, 0), (0,))], ids=str)
+def test_a_contiguous_stack_times_a_matrix_is_one_product_of_its_rows(shapes):
+    # _folded: a C-contiguous stack's rows are one matrix (a view of it), the product's result
+    # a view of the stack's shape; a stack that is not C-contiguous is left as it is.
+    from aclnn_py._numpy import matmul
+    rng = np.random.default_rng(8)
+    x, y = (random_array(rng, s, np.float32) for s in shapes)
+    rows, same_y, shape = matmul._folded(x, y)
+    assert rows.ndim == 2 and same_y is y
+    assert x.size == 0 or np.shares_memory(rows, x)
+    assert shape == np.matmul(x, y).shape
+    got = matmul.product(x, y, matmul.FLOAT32, matmul.FLOAT32)
+    assert got.shape == shape and got.dtype == np.float32
+    assert_close(got, np.matmul(x.astype(np.float64), y.astype(np.float64)), np.float32)
+    strided = np.repeat(x, 2, axis=-1)[..., ::2]                  # the same values, not C-contiguous
+    assert matmul._folded(strided, y)[2] is None or x.size == 0   # (NumPy: an empty array is contiguous)
+    assert_close(matmul.product(strided, y, matmul.FLOAT32, matmul.FLOAT32), got, np.float32)
 
 
 def test_a_vector_times_a_matrix_has_the_same_bits_busy_or_quiet(monkeypatch):
