@@ -115,6 +115,8 @@ def _in_parts(x: np.ndarray, y: np.ndarray, shape: tuple[int, ...] | None = None
     n = y.shape[-1] if y.ndim > 1 else 1
     batch = np.broadcast_shapes(x.shape[:-2], y.shape[:-2])
     work = math.prod(batch) * m * x.shape[-1] * n
+    if WEIGHT_FIRST and _weight_first_pays(x, y):
+        return _weight_first(x, y, workers.threads_for(work, PART_WORK))
     if x.ndim == 1 and y.ndim == 2 and work >= 2 * VECTOR_PART_WORK:
         return _vector_in_halves(x, y, workers.threads_for(work, VECTOR_PART_WORK))
     threads = workers.threads_for(work, PART_WORK)
@@ -139,6 +141,49 @@ def _in_parts(x: np.ndarray, y: np.ndarray, shape: tuple[int, ...] | None = None
     else:
         return np.asarray(np.matmul(x, y))
     workers.in_pieces(count, parts, threads=threads, pieces=threads)
+    return result
+
+
+#: Whether a transposed weight goes first (``_weight_first``): on OpenBLAS's SkylakeX kernels
+#: only (measured there and on Haswell's, the kernels of CI's other x86 machines, where the
+#: form gains nothing: medians of 15 rounds, one BLAS thread, ``x @ w.T`` against it, K 512, N
+#: 1000: M 16 0.87x, 32 0.99x, 64 1.09x, 128 1.07x; 64x4096 @ (4096x4096)^T 1.00x).
+WEIGHT_FIRST = blas.corename() == "skylakex"
+
+
+def _weight_first_pays(x: np.ndarray, y: np.ndarray) -> bool:
+    """``x`` (M, K) @ ``y`` (K, N) where ``y`` is a row-major weight read through its transpose
+    (column-major) and M is at most K / 8 (``_weight_first``)."""
+    if x.ndim != 2 or y.ndim != 2:
+        return False
+    (m, k), n = x.shape, y.shape[1]
+    return n > 1 and k > 1 and 8 * m <= k and y.strides == (y.itemsize, k * y.itemsize)
+
+
+def _weight_first(x: np.ndarray, y: np.ndarray, threads: int) -> np.ndarray:
+    """``x @ y`` of ``_weight_first_pays``' operands as ``(y.T @ x.T).T``: the (N, M) transposed
+    result, copied into the row-major (M, N) one.  OpenBLAS packs the first operand of its
+    column-major call with copy routines that, on its SkylakeX kernels, read a transposed
+    matrix slowly: ``x @ w.T`` gives it the weight ``w`` transposed, ``w @ x.T`` as it is
+    (only the small ``x`` transposed); the sums are the same, in the same order (the same bits,
+    measured).  One BLAS thread, medians of 15 interleaved rounds, ms, ``x @ w.T`` against
+    this form with its copy, K 512 and N 1000: M 16 0.436 / 0.245, 32 0.567 / 0.379, 64 0.725
+    / 0.635, 128 1.396 / 1.392, 256 2.040 / 2.284 (the copy's cost grows with M, the packing's
+    does not: hence M <= K / 8); 64x4096 @ (4096x4096)^T 29.6 / 25.2, 256x4096 67.3 / 67.6.
+    Parts along N, each its rows of the transposed result and their copy (``_in_parts``)."""
+    m, n = x.shape[0], y.shape[1]
+    w, xt = y.T, x.T
+    result = np.empty((m, n), FLOAT32)
+    staging = np.empty((n, m), FLOAT32)
+
+    def parts(start: int, stop: int) -> None:
+        np.matmul(w[start:stop], xt, out=staging[start:stop])
+        result[:, start:stop] = staging[start:stop].T
+
+    if threads > 1 and n >= threads:
+        workers.in_pieces(n, parts, threads=threads, pieces=threads)
+    else:
+        parts(0, n)
     return result
 
 

@@ -105,6 +105,23 @@ def test_addmm_matches_torch(backend, torch, dtype, bias_shape):
     assert_close(result, expected.numpy().astype(dtype), dtype, scale=2)
 
 
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_linear_layers_with_a_transposed_weight_match_torch(backend, torch, dtype, monkeypatch):
+    # M <= K / 8 and the weight read through its transpose: on numpy the weight goes first
+    # (_numpy/matmul._weight_first; forced here whatever OpenBLAS's kernels).
+    from aclnn_py._numpy import matmul
+    monkeypatch.setattr(matmul, "WEIGHT_FIRST", True)
+    rng = np.random.default_rng(21)
+    x, w, bias = _rand(rng, (6, 64), dtype), _rand(rng, (37, 64), dtype), _rand(rng, (37,), dtype)
+    expected = _torch_product(torch, x, w.T, np.float32)
+    for result in (aclnn_py.mm(x, w.T, backend=backend), aclnn_py.matmul(x, w.T, backend=backend)):
+        assert result.dtype == dtype
+        assert_close(result, expected.astype(dtype), dtype, scale=2)
+    result = aclnn_py.addmm(bias, x, w.T, 0.5, 2.0, backend=backend)
+    assert result.dtype == dtype
+    assert_close(result, (0.5 * bias.astype(np.float64) + 2 * expected).astype(dtype), dtype, scale=2)
+
+
 def test_addmm_alpha_or_beta_near_zero(backend):
     s, a, b = np.arange(3, dtype=np.float32), np.full((2, 4), np.nan, np.float32), np.ones((4, 3), np.float32)
     # |alpha| <= FLT_EPSILON: the product is never computed (its NaN does not reach out)
