@@ -113,7 +113,7 @@ def _in_parts(x: np.ndarray, y: np.ndarray, shape: tuple[int, ...] | None = None
         return _in_parts(x, y).reshape(shape)
     m = x.shape[-2] if x.ndim > 1 else 1
     n = y.shape[-1] if y.ndim > 1 else 1
-    batch = np.broadcast_shapes(x.shape[:-2], y.shape[:-2])
+    batch = np.broadcast_shapes(x.shape[:-2], y.shape[:-2]) if x.ndim > 2 or y.ndim > 2 else ()  # (~3 us)
     work = math.prod(batch) * m * x.shape[-1] * n
     if WEIGHT_FIRST and _weight_first_pays(x, y):
         return _weight_first(x, y, workers.threads_for(work, PART_WORK))
