@@ -247,7 +247,8 @@ def test_a_transposed_weight_first_gives_the_product(monkeypatch, busy, shapes):
     x, w = random_array(rng, shapes[0], np.float32), random_array(rng, shapes[1], np.float32)
     assert matmul._weight_first_pays(x, w.T) == (w.shape[0] > 1)
     calls, original = [], matmul._weight_first
-    monkeypatch.setattr(matmul, "_weight_first", lambda a, b, threads: (calls.append(threads), original(a, b, threads))[1])
+    monkeypatch.setattr(matmul, "_weight_first",
+                        lambda a, b, threads: (calls.append(threads), original(a, b, threads))[1])
     got = matmul.product(x, w.T, matmul.FLOAT32, matmul.FLOAT32)
     assert got.shape == (x.shape[0], w.shape[0]) and got.flags.c_contiguous
     assert_close(got, x.astype(np.float64) @ w.T.astype(np.float64), np.float32)
