@@ -46,19 +46,19 @@ _SYMBOLS = (("scipy_openblas_set_num_threads64_", "scipy_openblas_get_num_thread
 
 class _Control:
     """The loaded library's thread-count setter and getter, and the name of the kernels it runs
-    (OpenBLAS's ``get_corename``, named as the setter is: ``corename``)."""
+    (OpenBLAS's ``get_corename``, named as the setter is: ``name``, as OpenBLAS spells it)."""
 
     def __init__(self, library: ctypes.CDLL, setter: str, getter: str) -> None:
         self.set = getattr(library, setter)
         self.set.argtypes, self.set.restype = [ctypes.c_int], None
         self.get = getattr(library, getter)
         self.get.argtypes, self.get.restype = [], ctypes.c_int
-        self.corename: str | None = None
-        name = getattr(library, setter.replace("set_num_threads", "get_corename"), None)
-        if name is not None:
-            name.argtypes, name.restype = [], ctypes.c_char_p
-            value = name()
-            self.corename = value.decode("ascii", "replace").lower() if value else None
+        self.name: str | None = None
+        function = getattr(library, setter.replace("set_num_threads", "get_corename"), None)
+        if function is not None:
+            function.argtypes, function.restype = [], ctypes.c_char_p
+            value = function()
+            self.name = value.decode("ascii", "replace") if value else None
 
 
 def _candidates() -> list[str]:
@@ -151,11 +151,17 @@ def single_threaded() -> _OneThread:
     return _OneThread()
 
 
+def kernels() -> str | None:
+    """The name of the kernels OpenBLAS chose for this CPU as OpenBLAS spells it ("SkylakeX",
+    "Haswell", ...: its DYNAMIC_ARCH build picks them at load, ``OPENBLAS_CORETYPE`` forces
+    them), or None where it is not known (``scripts/bench.py`` prints it)."""
+    return None if _control is None else _control.name
+
+
 def corename() -> str | None:
-    """The name (lower case) of the kernels OpenBLAS chose for this CPU ("skylakex", "haswell",
-    ...: its DYNAMIC_ARCH build picks them at load, ``OPENBLAS_CORETYPE`` forces them), or None
-    where it is not known."""
-    return None if _control is None else _control.corename
+    """``kernels()`` in lower case ("skylakex", "haswell", ...), for comparisons."""
+    name = kernels()
+    return None if name is None else name.lower()
 
 
 def threads() -> int | None:

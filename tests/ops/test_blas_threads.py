@@ -226,10 +226,10 @@ def test_a_contiguous_stack_times_a_matrix_is_one_product_of_its_rows(shapes):
 
 
 def test_corename_names_the_kernels_or_is_none(monkeypatch):
-    if _blas._control is not None and _blas._control.corename is not None:
-        assert _blas.corename() == _blas.corename().lower() != ""
+    if _blas._control is not None and _blas._control.name is not None:
+        assert _blas.corename() == _blas.kernels().lower() != ""
     monkeypatch.setattr(_blas, "_control", None)
-    assert _blas.corename() is None
+    assert _blas.corename() is None and _blas.kernels() is None
 
 
 @pytest.mark.parametrize("busy", [True, False], ids=["one thread", "split"])
