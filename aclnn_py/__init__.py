@@ -14,6 +14,7 @@ from ._ffi.discovery import BackendUnavailable
 from ._convert.arrays import BoolArray, FloatArray, IntArray, Scalar
 from ._runtime.tensor import Tensor
 from ._runtime.graph import Graph, capture
+from ._runtime.pool import trim_all as _trim_all
 from . import ops
 from .ops import *  # noqa: F403  (the operator functions: aclnn_py.ops lists them, the registry declares them)
 from ._compare import compare
@@ -26,6 +27,18 @@ __version__ = "0.1.0"
 for _public in (AclnnError, BackendUnavailable, BoolArray, FloatArray, IntArray, Scalar, Tensor, Prepared, Graph):
     _public.__module__ = __name__
 del _public
+
+
+def empty_cache() -> None:
+    """Free the device memory the caching allocator keeps (``npu``, ``sim``).
+
+    A released ``Tensor``'s device block is kept for the next ``Tensor`` of its size, at most
+    256 MiB in all, and device-memory figures (``aclrtGetMemInfo``) count those blocks as in use.
+    This gives every kept block of every loaded backend back to the runtime (``aclrtFree``).
+    A block whose stream may still use it is not kept yet: it reaches the cache once the stream
+    is synchronised (reading a result with ``Tensor.numpy()`` synchronises it). Nothing is done
+    on ``numpy``, which has no device memory, or for a backend not loaded."""
+    _trim_all()
 
 
 def get_include() -> str:
@@ -54,6 +67,7 @@ __all__ = [
     "call",
     "capture",
     "compare",
+    "empty_cache",
     "errors",
     "get_backend",
     "get_device",

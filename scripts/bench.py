@@ -39,6 +39,7 @@ from typing import Callable
 import numpy as np
 
 import aclnn_py
+from aclnn_py._numpy import blas as _blas  # (the name of NumPy's OpenBLAS kernels)
 
 
 @dataclass
@@ -665,38 +666,12 @@ def blas_kernels() -> str:
     chose them if one did: the convolution cases are matrix products, and OpenBLAS's kernels for
     one CPU differ by up to 2x (this machine, AMD EPYC with AVX-512: a 1024^2 float32 product at
     248 GFLOP/s with OPENBLAS_CORETYPE=Haswell, 474 with OpenBLAS's own choice)."""
-    name = _openblas_corename()
+    name = _blas.kernels()
     forced = os.environ.get("OPENBLAS_CORETYPE")
     text = f"NumPy's BLAS kernels: {name or 'unknown (not an OpenBLAS that names them)'}"
     if forced:
         text += f", as OPENBLAS_CORETYPE={forced} in the environment asks"
     return text
-
-
-def _openblas_corename() -> str | None:
-    """OpenBLAS's name for the kernels it runs (``openblas_get_corename``; NumPy's wheels rename
-    the symbol), from the OpenBLAS library this process has loaded; None where there is none."""
-    import ctypes
-
-    try:
-        with open("/proc/self/maps") as maps:
-            paths = {line.split()[-1] for line in maps if "openblas" in line.lower() and line.split()[-1].startswith("/")}
-    except OSError:
-        return None
-    for path in sorted(paths):
-        try:
-            library = ctypes.CDLL(path)
-        except OSError:
-            continue
-        for symbol in ("scipy_openblas_get_corename64_", "scipy_openblas_get_corename", "openblas_get_corename64_",
-                       "openblas_get_corename"):
-            function = getattr(library, symbol, None)
-            if function is not None:
-                function.restype = ctypes.c_char_p
-                function.argtypes = []
-                value = function()
-                return value.decode() if value else None
-    return None
 
 
 def main(argv=None) -> int:

@@ -24,7 +24,8 @@ vs one part interleaved in one process, 40 rounds, fastest/median ms): softmax (
 0.53/0.67 vs 0.51/0.56; softmax (8,12,128,128) 4.62/5.03 vs 4.58/5.03; BatchNormBackward
 (8,64,56,56) 5.14/6.99 vs 5.08/7.05; global average (32,2048,7,7) 2.19/3.23 vs 2.14/2.63: with
 no idle core the split gains nothing and costs at most a hand-off or two (the threshold keeps
-it off the one-pass kernels of a few hundred Ki elements, where that is most of the call).  On
+it off kernels of fewer than 2 Mi elements times passes, where that is most of the call:
+``MIN_PART_ELEMENTS``).  On
 an idle machine the second core is there to take half the parts; not measured here today.
 ``scripts/bench.py --op "attention scores (8"`` at load average 9-13, the split on / off
 alternately, twice each (numpy/PyTorch ratios): softmax 5.66, 9.47 / 12.33, 9.92; softmax
@@ -34,6 +35,7 @@ backward 2.19, 5.78 / 5.05, 5.81; log_softmax 0.63, 1.87 / 3.61, 2.03; its backw
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Collection
 
@@ -42,10 +44,18 @@ from .workers import in_pieces, worker_count
 
 Index = tuple[slice, ...]
 
-#: Elements a part of a one-pass kernel must hold to be worth a hand-off (256 Ki float32
-#: elements stream through a NumPy loop in ~0.1-0.2 ms on one core, a hand-off costs 20-50 us on
-#: an idle machine and more on a busy one); a kernel of ``passes`` passes needs 1/passes of it.
-MIN_PART_ELEMENTS = 1 << 18
+#: Elements a part of a one-pass kernel must hold to be worth a hand-off; a kernel of
+#: ``passes`` passes needs 1/passes of it.  A split's hand-off, waking a worker and holding the
+#: threads to cores (``placement.pinned``) cost far more than the 20-50 us once assumed here
+#: (256 Ki, which split every (256,1000) softmax into 4 parts): the old 1 << 18 against this,
+#: interleaved in one process, medians of 41 rounds, ms (load average 1.9-2.3 on the 2 cores):
+#: log_softmax (256,1000) dim 1 2.57 / 0.65, softmax 2.12 / 0.55, their backwards 2.06 / 0.53
+#: and 1.00 / 0.30, reduce_sum (8,64,56,56) over (0,2,3) 1.94 / 0.48, mean (8,2048,7,7) over
+#: (2,3) 1.18 / 0.34, BatchNormBackward (8,512,7,7) 2.64 / 0.83; the kernels of 1.5 Mi
+#: elements and more still split as before (attention scores (8,12,128,128): softmax 5.22 /
+#: 5.24, log_softmax 9.43 / 9.34, their backwards 4.56 / 4.73 and 3.35 / 4.15; forced one
+#: part at load 1.6: softmax_backward 2.15 split / 2.48 one part, log_softmax 2.98 / 5.11).
+MIN_PART_ELEMENTS = 1 << 20
 #: Parts per thread at most (finer parts even out threads that start late).
 PARTS_PER_THREAD = 2
 
@@ -62,13 +72,10 @@ def over(shape: tuple[int, ...], fixed: Collection[int], work: Callable[[Index],
     """``work(index)`` over parts of ``shape`` cut along ``split_dim`` (module docstring), each
     of at least ``MIN_PART_ELEMENTS / passes`` (``passes``: how often the kernel streams through
     its data), claimed by the calling thread and the workers; else ``work`` of the whole."""
-    total = math.prod(shape)
-    axis = split_dim(shape, fixed)
     threads = worker_count()
-    least = max(1, MIN_PART_ELEMENTS // passes)
-    count = 0 if axis is None else min(shape[axis], threads * PARTS_PER_THREAD, total // least)
-    if axis is None or threads < 2 or count < 2 or workers.machine_busy():
-        work((slice(None),) * len(shape))
+    axis, count = _parts(tuple(shape), tuple(fixed), passes, MIN_PART_ELEMENTS, threads)
+    if count < 2 or workers.machine_busy():
+        work(_whole(len(shape)))
         return
     size = shape[axis]
     lead = (slice(None),) * axis
@@ -80,3 +87,22 @@ def over(shape: tuple[int, ...], fixed: Collection[int], work: Callable[[Index],
             work(part)
 
     in_pieces(count, run, threads=min(threads, count), pieces=count)
+
+
+# The split of a shape, and the index of a whole array, kept from call to call: a small call's
+# cost is its Python (``over`` of one part, thread time: 1.5 -> 0.8 us for (4, 4), 1.9 -> 0.9 us
+# for (256, 1000)).
+@functools.lru_cache(maxsize=256)
+def _parts(shape: tuple[int, ...], fixed: tuple[int, ...], passes: int, least_elements: int,
+           threads: int) -> tuple[int, int]:
+    """(the dim ``over`` cuts, its parts); parts < 2: not split."""
+    axis = split_dim(shape, fixed)
+    if axis is None or threads < 2:
+        return 0, 1
+    least = max(1, least_elements // passes)
+    return axis, min(shape[axis], threads * PARTS_PER_THREAD, math.prod(shape) // least)
+
+
+@functools.lru_cache(maxsize=16)
+def _whole(ndim: int) -> Index:
+    return (slice(None),) * ndim

@@ -15,6 +15,10 @@ OpenBLAS's own threads are never used here: its second thread, when another prog
 other core, stalls the whole product for a scheduler tick, whereas a worker of ours that has
 not started when the caller is done has its part taken by the caller (``in_pieces``).
 
+The operands' layout: a C-contiguous stack times one matrix is one product of the stack's rows
+(``_folded``), and on OpenBLAS's SkylakeX kernels a small batch of rows times a transposed
+weight goes weight first (``_weight_first``); each says what it measured.
+
 Measured 2026-11-29 on the 2-core machine (4 agents' processes), ms fastest/median, all three
 interleaved in one process, 15 rounds: one BLAS thread (the code before) / OpenBLAS on 2
 threads / the parts here::
@@ -85,20 +89,38 @@ def product(a: np.ndarray, b: np.ndarray, compute: np.dtype, out: np.dtype) -> n
     """``a @ b`` (module docstring) as float32 when ``out`` is float32, else rounded to ``out``."""
     x, y = operand(a, compute), operand(b, compute)
     with blas.single_threaded():
-        result = _in_parts(x, y)
+        result = _in_parts(*_folded(x, y))
     return result if out == FLOAT32 else result.astype(out)
 
 
-def _in_parts(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """``np.matmul(x, y)`` of float32 operands, cut into parts the calling thread and the
+def _folded(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, tuple[int, ...] | None]:
+    """A C-contiguous stack of matrices times one matrix (or vector), ``x`` (..., M, K) @ ``y``:
+    ``x``'s rows all in one matrix (a view), one product of all of them, whose result is a view
+    of the stack's (the shape, third); else the operands as they are (None).  NumPy runs a
+    product per matrix of the stack, packing ``y`` for each: 4x128x768 @ 768x768 on one BLAS
+    thread 7.58 ms as a stack, 6.78 as one 512x768 @ 768x768 (thread time, medians of 41
+    interleaved rounds; each element's sum the same, in the same order, on SkylakeX kernels)."""
+    if x.ndim < 3 or y.ndim > 2 or not x.flags.c_contiguous:
+        return x, y, None
+    shape = x.shape[:-1] + y.shape[1:]
+    return x.reshape(math.prod(x.shape[:-1]), x.shape[-1]), y, shape
+
+
+def _in_parts(x: np.ndarray, y: np.ndarray, shape: tuple[int, ...] | None = None) -> np.ndarray:
+    """``np.matmul(x, y)`` of float32 operands (given ``shape``, reshaped to it: ``_folded``),
+    cut into parts the calling thread and the
     workers take (``workers.in_pieces``; their number ``workers.threads_for``): along the
     batch when both are stacks of as many matrices, else along ``y``'s columns (each part
     reads its own columns of ``y``, the larger operand of a linear layer), else along ``x``'s
     rows (a matrix times a vector)."""
+    if shape is not None:
+        return _in_parts(x, y).reshape(shape)
     m = x.shape[-2] if x.ndim > 1 else 1
     n = y.shape[-1] if y.ndim > 1 else 1
-    batch = np.broadcast_shapes(x.shape[:-2], y.shape[:-2])
+    batch = np.broadcast_shapes(x.shape[:-2], y.shape[:-2]) if x.ndim > 2 or y.ndim > 2 else ()  # (~3 us)
     work = math.prod(batch) * m * x.shape[-1] * n
+    if WEIGHT_FIRST and _weight_first_pays(x, y):
+        return _weight_first(x, y, workers.threads_for(work, PART_WORK))
     if x.ndim == 1 and y.ndim == 2 and work >= 2 * VECTOR_PART_WORK:
         return _vector_in_halves(x, y, workers.threads_for(work, VECTOR_PART_WORK))
     threads = workers.threads_for(work, PART_WORK)
@@ -123,6 +145,49 @@ def _in_parts(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     else:
         return np.asarray(np.matmul(x, y))
     workers.in_pieces(count, parts, threads=threads, pieces=threads)
+    return result
+
+
+#: Whether a transposed weight goes first (``_weight_first``): on OpenBLAS's SkylakeX kernels
+#: only (measured there and on Haswell's, the kernels of CI's other x86 machines, where the
+#: form gains nothing: medians of 15 rounds, one BLAS thread, ``x @ w.T`` against it, K 512, N
+#: 1000: M 16 0.87x, 32 0.99x, 64 1.09x, 128 1.07x; 64x4096 @ (4096x4096)^T 1.00x).
+WEIGHT_FIRST = blas.corename() == "skylakex"
+
+
+def _weight_first_pays(x: np.ndarray, y: np.ndarray) -> bool:
+    """``x`` (M, K) @ ``y`` (K, N) where ``y`` is a row-major weight read through its transpose
+    (column-major) and M is at most K / 8 (``_weight_first``)."""
+    if x.ndim != 2 or y.ndim != 2:
+        return False
+    (m, k), n = x.shape, y.shape[1]
+    return n > 1 and k > 1 and 8 * m <= k and y.strides == (y.itemsize, k * y.itemsize)
+
+
+def _weight_first(x: np.ndarray, y: np.ndarray, threads: int) -> np.ndarray:
+    """``x @ y`` of ``_weight_first_pays``' operands as ``(y.T @ x.T).T``: the (N, M) transposed
+    result, copied into the row-major (M, N) one.  OpenBLAS packs the first operand of its
+    column-major call with copy routines that, on its SkylakeX kernels, read a transposed
+    matrix slowly: ``x @ w.T`` gives it the weight ``w`` transposed, ``w @ x.T`` as it is
+    (only the small ``x`` transposed); the sums are the same, in the same order (the same bits,
+    measured).  One BLAS thread, medians of 15 interleaved rounds, ms, ``x @ w.T`` against
+    this form with its copy, K 512 and N 1000: M 16 0.436 / 0.245, 32 0.567 / 0.379, 64 0.725
+    / 0.635, 128 1.396 / 1.392, 256 2.040 / 2.284 (the copy's cost grows with M, the packing's
+    does not: hence M <= K / 8); 64x4096 @ (4096x4096)^T 29.6 / 25.2, 256x4096 67.3 / 67.6.
+    Parts along N, each its rows of the transposed result and their copy (``_in_parts``)."""
+    m, n = x.shape[0], y.shape[1]
+    w, xt = y.T, x.T
+    result = np.empty((m, n), FLOAT32)
+    staging = np.empty((n, m), FLOAT32)
+
+    def parts(start: int, stop: int) -> None:
+        np.matmul(w[start:stop], xt, out=staging[start:stop])
+        result[:, start:stop] = staging[start:stop].T
+
+    if threads > 1 and n >= threads:
+        workers.in_pieces(n, parts, threads=threads, pieces=threads)
+    else:
+        parts(0, n)
     return result
 
 

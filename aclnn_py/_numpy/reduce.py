@@ -101,12 +101,19 @@ def first_sums(a: np.ndarray) -> np.ndarray:
     with blas.single_threaded():  # (called from the worker threads: one BLAS thread each)
         return np.asarray(np.matmul(ones, a))
 
-#: Products of fewer elements OpenBLAS runs on the calling thread whatever its thread count
-#: (its gemv: m * n below 2304 * GEMM_MULTITHREAD_THRESHOLD, 4 by default): ``last_sums``
-#: skips ``blas.single_threaded`` for them, whose setting and restoring the count costs ~6 us
-#: a call here, more than such a product (a (128, 10) product ~2.7 us; last_sums of it 13.5 ->
-#: ~4 us, of (64, 128) 13.8 -> ~5 us, with the ones vector kept too).
-ONE_THREAD_PRODUCT = 2304 * 4
+#: Products of fewer elements OpenBLAS runs on the calling thread whatever its thread count:
+#: ``last_sums`` and ``first_sums`` skip ``blas.single_threaded`` for them, whose setting and
+#: restoring the count costs ~6 us a call here, more than a small product (a (128, 10) product
+#: ~2.7 us; last_sums of it 13.5 -> ~4 us, of (64, 128) 13.8 -> ~5 us, with the ones vector
+#: kept too).  OpenBLAS's source threads a gemv from 2304 * GEMM_MULTITHREAD_THRESHOLD (4 by
+#: default) elements, but NumPy's OpenBLAS (SkylakeX kernels, 2 threads) ran these products
+#: on the caller alone, process CPU time / wall time 1.00 (median of 15 batches of 20):
+#: (2048,125), (2048,128), (256,1000), (64,4096), (2400,125), (3000,125); at (1024,1000)
+#: 0.63.  With 1 << 18 (was 2304 * 4) the (256,1000) cases skip it: thread time, medians of 41
+#: interleaved rounds, load 2.5, ms: reduce_sum over all 0.132 -> 0.104, over dim 0 0.095 ->
+#: 0.068, mean over all 0.160 -> 0.126, softmax_backward 0.427 -> 0.378, log_softmax_backward
+#: 0.422 -> 0.382.
+ONE_THREAD_PRODUCT = 1 << 18
 
 
 @functools.lru_cache(maxsize=64)
@@ -159,8 +166,8 @@ def channel_sums(g3: np.ndarray, d3: np.ndarray | None = None) -> np.ndarray:
 #: one NumPy inner loop of C*L elements per image, where the per-channel broadcast runs one
 #: loop of L per (image, channel).  ResNet's layer4 (8,512,7,7), one thread, medians of 31
 #: calls: ``affine`` 0.287 -> 0.175 ms; at L = 3136 (8,64,56,56) the channel split wins (1.30
-#: against 1.72 ms).  (BatchNormBackward's kernel along rows, tried too, gained nothing: 0.825
-#: -> 0.835 ms at (8,512,7,7), 41 interleaved rounds, load 3.3.)
+#: against 1.72 ms).  BatchNormBackward's elementwise passes run along rows too below it
+#: (``ops/batch_norm_backward._along_rows``: 0.84 -> 0.65 ms thread time at (8,512,7,7)).
 SHORT_CHANNEL = 256
 
 
@@ -249,23 +256,48 @@ def lane_buffer(shape: tuple[int, ...], dim: int) -> int | None:
     return run_buffer(run, math.prod(shape))
 
 
+#: The largest value with which ``softmax`` takes ``exp(x)`` unshifted: exp of it does not
+#: overflow (e^64 ~ 6e27), nor does a lane's sum of them.
+UNSHIFTED_RANGE = 64.0
+#: The smallest sum of a lane's ``exp(x)`` with which ``softmax`` keeps the unshifted quotient:
+#: every exp that is not a normal number (below ~1.2e-38, rounded or flushed) is then below
+#: 1.2e-38 / 2**-60 ~ 1.4e-20 of the sum, its quotient off by less than that.
+SMALLEST_UNSHIFTED_SUM = 2.0 ** -60
+
+
 def log_softmax(x: np.ndarray, dim: int) -> np.ndarray:
-    """``log_softmax`` of a FLOAT/DOUBLE array along ``dim`` (normalised): ``x - max - log(sum
-    exp(x - max))``, the max subtracted for stability; a new array."""
+    """``log_softmax`` of a FLOAT/DOUBLE array along ``dim`` (normalised): ``x - log(sum
+    exp(x))``, stable as ``softmax`` is: where no value is above ``UNSHIFTED_RANGE`` (a NaN or
+    +inf fails the test) ``exp(x)`` is summed unshifted and each lane's ``log`` of its sum
+    subtracted from ``x`` in one pass; else, and for a lane whose sum is below
+    ``SMALLEST_UNSHIFTED_SUM`` (each lane's result depends on that lane alone), ``x - max -
+    log(sum exp(x - max))``; a new array.
+
+    The unshifted form rounds as PyTorch's CPU kernel does (``x - (max + log(sum exp(x -
+    max)))``: one per-lane figure rounded, then one subtraction); it skips the lane max and the
+    pass writing ``x - max``.  Thread time, one part, medians of 21-61 interleaved rounds, ms
+    shifted / unshifted: (256,1000) dim 1 0.385 / 0.364, (128,10) dim 1 0.0389 / 0.0354,
+    (8,12,128,128) dim -1 (lanes of 128: a lane max and a broadcast cost most there) 4.42 /
+    2.82.  Max error against float64 PyTorch (absolute, x 1e-7), shifted / unshifted / PyTorch's
+    float32: (256,1000) 9.9 / 7.9 / 10.4; (128,10) 4.7 / 3.8 / 4.7; (8,12,128,128) 9.2 / 8.2 /
+    9.3 (relative to the result, x 1e-7: 1.2 / 1.2 / 1.2; 2.1 / 5.7 / 1.5; 1.5 / 2.7 / 1.4:
+    log(sum) is off by a few ulps of the sum, as ``max + log(...)`` is, which shows most in
+    results near 0)."""
     out = np.empty(x.shape, x.dtype)
     if x.ndim == 0:
         out[...] = 0  # (one element: log 1)
         return out
-
+    # (a NaN or +inf: shifted; the ufunc's reduce, not np.max's wrapper: ~1.5 us less)
+    unshifted = x.size > 0 and bool(np.maximum.reduce(x, axis=None) <= UNSHIFTED_RANGE)
     buffer = lane_buffer(x.shape, dim)
+    smallest = x.dtype.type(SMALLEST_UNSHIFTED_SUM)
 
-    def part(index: lanes.Index) -> None:
-        o = out[index]
-        shift = lane_max(x[index], dim)
+    def shifted(v: np.ndarray, o: np.ndarray) -> None:
+        shift = lane_max(v, dim)
         # (an infinite max: NaN, as PyTorch, ``lane_max``; a lane of -inf: log 0.  One errstate
         # for both: ~2 us a call less, the other passes raise neither.)
         with ufunc_buffer(buffer), np.errstate(invalid="ignore", divide="ignore"):
-            np.subtract(x[index], shift, out=o)
+            np.subtract(v, shift, out=o)
             # exp(o) only to be summed: into a scratch array the thread keeps (no fresh pages a
             # call; A/B at load 1.7, median ms old/new: (256,1000) 0.80/0.62 split, 0.81/0.75 one
             # thread; (128,10) 0.104/0.066 one thread; (8,12,128,128) 3.52/3.20 split, 5.38/5.29)
@@ -274,17 +306,28 @@ def log_softmax(x: np.ndarray, dim: int) -> np.ndarray:
             lse = np.log(_sums(e, dim))
             np.subtract(o, lse, out=o)
 
-    lanes.over(x.shape, (dim,), part, passes=5)
+    def part(index: lanes.Index) -> None:
+        o, v = out[index], x[index]
+        if not unshifted:
+            shifted(v, o)
+            return
+        e = workers.scratch("lanes.exp", o.shape) if o.dtype == FLOAT32 else np.empty_like(o)
+        np.exp(v, out=e)
+        total = _sums(e, dim)
+        kept = total >= smallest
+        if kept.all():  # (no log 0: nothing to warn of, no errstate's ~2 us)
+            with ufunc_buffer(buffer):
+                np.subtract(v, np.log(total), out=o)
+            return
+        # (a lane of -inf: log 0, and -inf - -inf; such lanes are recomputed shifted)
+        with ufunc_buffer(buffer), np.errstate(invalid="ignore", divide="ignore"):
+            np.subtract(v, np.log(total), out=o)
+        again = np.empty_like(o)  # (a lane of very negative values: shifted)
+        shifted(v, again)
+        np.copyto(o, again, where=~kept)
+
+    lanes.over(x.shape, (dim,), part, passes=4 if unshifted else 5)
     return out
-
-
-#: The largest value with which ``softmax`` takes ``exp(x)`` unshifted: exp of it does not
-#: overflow (e^64 ~ 6e27), nor does a lane's sum of them.
-UNSHIFTED_RANGE = 64.0
-#: The smallest sum of a lane's ``exp(x)`` with which ``softmax`` keeps the unshifted quotient:
-#: every exp that is not a normal number (below ~1.2e-38, rounded or flushed) is then below
-#: 1.2e-38 / 2**-60 ~ 1.4e-20 of the sum, its quotient off by less than that.
-SMALLEST_UNSHIFTED_SUM = 2.0 ** -60
 
 
 def softmax(x: np.ndarray, dim: int) -> np.ndarray:
@@ -307,7 +350,8 @@ def softmax(x: np.ndarray, dim: int) -> np.ndarray:
     if x.ndim == 0:
         out[...] = 1
         return out
-    unshifted = x.size > 0 and bool(np.max(x) <= UNSHIFTED_RANGE)  # (a NaN or +inf: shifted)
+    # (a NaN or +inf: shifted; the ufunc's reduce, not np.max's wrapper: ~1.5 us less)
+    unshifted = x.size > 0 and bool(np.maximum.reduce(x, axis=None) <= UNSHIFTED_RANGE)
     buffer = lane_buffer(x.shape, dim)
     smallest = x.dtype.type(SMALLEST_UNSHIFTED_SUM)
 
@@ -397,25 +441,21 @@ def reduce_sum(x: np.ndarray, dims: Sequence[int], keepdim: bool, wide: np.dtype
     and the other reduced dims then by NumPy's sum of those rows' sums; where only leading dims
     are, by ``first_sums``."""
     axes = tuple(dims)
-    kept = np.empty(tuple(1 if i in axes else n for i, n in enumerate(x.shape)), wide)
-
-    lead = x.ndim  # (the dims before the trailing run of reduced ones)
-    while lead and lead - 1 in axes:
-        lead -= 1
-    rows = math.prod(x.shape[lead:])
-    by_rows = lead < x.ndim and x.dtype == wide and x.flags.c_contiguous and x.size > 0
-    others = tuple(d for d in axes if d < lead)
-    front = len(axes)  # (the leading run of reduced dims, where the others are kept)
-    leading = math.prod(x.shape[:front])
-    by_columns = (not by_rows and axes == tuple(range(front)) and leading >= MANY_ROWS and x.dtype == wide
-                  and x.dtype in _BLAS_DTYPES and x.flags.c_contiguous and x.size > 0)
+    contiguous = x.flags.c_contiguous and x.size > 0
+    kept_shape, lead, rows, others, leading, how = _sum_layout(x.shape, axes, x.dtype, wide, contiguous)
+    # Every dim: one row, never split; the part's own call without the part (thread time, median
+    # of 41 interleaved rounds: (256, 1000) 25.9 -> 21.1 us, (4, 4) 6.0 -> 3.1 us).
+    if how == _BY_ROWS and lead == 0:
+        total = last_sums(x.reshape(rows))
+        return np.asarray(total.reshape(kept_shape) if keepdim else total.reshape(()))
+    kept = np.empty(kept_shape, wide)
 
     def part(index: lanes.Index) -> None:
         piece, target = x[index], kept[index]
-        if by_columns:  # (a part cuts the first kept dim of size > 1: its columns stay views)
+        if how == _BY_COLUMNS:  # (a part cuts the first kept dim of size > 1: its columns stay views)
             target[...] = first_sums(piece.reshape(leading, -1)).reshape(target.shape)
             return
-        if by_rows:  # (a part cuts a dim before the run: its rows stay views)
+        if how == _BY_ROWS:  # (a part cuts a dim before the run: its rows stay views)
             sums = last_sums(piece.reshape(*piece.shape[:lead], rows))
             if others:
                 np.sum(sums, axis=others, keepdims=True, out=target.reshape(target.shape[:lead]))
@@ -426,6 +466,36 @@ def reduce_sum(x: np.ndarray, dims: Sequence[int], keepdim: bool, wide: np.dtype
 
     lanes.over(x.shape, axes, part)
     return kept if keepdim else kept.reshape([n for i, n in enumerate(x.shape) if i not in axes])
+
+
+_BY_NUMPY, _BY_ROWS, _BY_COLUMNS = 0, 1, 2
+
+
+@functools.lru_cache(maxsize=256)
+def _sum_layout(shape: tuple[int, ...], axes: tuple[int, ...], dtype: np.dtype, wide: np.dtype,
+                contiguous: bool) -> tuple[tuple[int, ...], int, int, tuple[int, ...], int, int]:
+    """How ``reduce_sum`` sums an array of ``shape``, kept from call to call (its Python was
+    most of a small call: thread time of ``reduce_sum`` over every dim of (4, 4) 7.9 -> 5.8 us,
+    of (256, 1000) 35.4 -> 32.9 us): (the kept shape, the dims
+    before the trailing run of reduced ones, the elements of that run, the reduced dims before
+    it, the elements of the leading run of reduced dims, which of NumPy's sum / ``last_sums``
+    rows / ``first_sums`` columns)."""
+    kept_shape = tuple(1 if i in axes else n for i, n in enumerate(shape))
+    lead = len(shape)  # (the dims before the trailing run of reduced ones)
+    while lead and lead - 1 in axes:
+        lead -= 1
+    rows = math.prod(shape[lead:])
+    others = tuple(d for d in axes if d < lead)
+    front = len(axes)  # (the leading run of reduced dims, where the others are kept)
+    leading = math.prod(shape[:front])
+    if lead < len(shape) and dtype == wide and contiguous:
+        how = _BY_ROWS
+    elif (axes == tuple(range(front)) and leading >= MANY_ROWS and dtype == wide and dtype in _BLAS_DTYPES
+          and contiguous):
+        how = _BY_COLUMNS
+    else:
+        how = _BY_NUMPY
+    return kept_shape, lead, rows, others, leading, how
 
 
 def in_dtype(a: np.ndarray, compute: np.dtype) -> np.ndarray:

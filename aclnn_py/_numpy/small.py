@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from .._dtypes import compute_dtype
+from . import blas
 
 # The small path is taken when the matrix (plane in x plane out elements) is at most this big
 # (256 KiB of float32) and the product does at most _MAX_WORK multiply-adds: beyond that the
@@ -30,6 +31,11 @@ from .._dtypes import compute_dtype
 MAX_MATRIX_ELEMENTS = 1 << 16
 _MAX_WORK = 1 << 20
 _CACHED_MATRICES = 256
+# OpenBLAS (0.3.x) runs a product of more multiply-adds than this on its own threads (its
+# SMP_THRESHOLD_MIN times GEMM_MULTITHREAD_THRESHOLD, 65536 x 4); such a product here then goes
+# through ``blas.on_caller`` (one thread while the machine is busy): a second BLAS thread that
+# waits for a core another program holds stalled these ~10 us products for 6-36 ms under load.
+_BLAS_THREADED_WORK = 1 << 18
 
 
 def use_small(planes: int, plane_in: int, plane_out: int) -> bool:
@@ -76,6 +82,7 @@ def product(kernel: Callable[..., np.ndarray], params: tuple[Any, ...], in_plane
     rows_shape, out_shape = (math.prod(lead), math.prod(in_plane)), lead + out_plane
     wide = compute_dtype(in_dtype)
     widen, narrow = in_dtype != wide, out_dtype != wide
+    threaded = rows_shape[0] * matrix.size > _BLAS_THREADED_WORK
 
     def apply(grad: np.ndarray) -> np.ndarray:
         rows = grad.reshape(rows_shape)
@@ -83,7 +90,11 @@ def product(kernel: Callable[..., np.ndarray], params: tuple[Any, ...], in_plane
             rows = rows.astype(wide)
         if _finite(rows):
             # np.dot skips matmul's gufunc machinery (~0.3 us of a ~6 us call on these sizes)
-            out = np.dot(rows, matrix)
+            if threaded:
+                with blas.on_caller():
+                    out = np.dot(rows, matrix)
+            else:
+                out = np.dot(rows, matrix)
         else:
             # An inf or NaN input times the matrix's zeros would be NaN everywhere: such inputs
             # take the kernel, which keeps each value inside its window.

@@ -14,7 +14,7 @@ out again is as safe as a fresh allocation.
 Bounded: at most ``MAX_CACHED_BYTES`` are kept (beyond, a block is freed); a failed allocation
 empties the pool and is tried once more, so cached blocks never make an allocation fail that
 would succeed without them. ``trim()`` frees every cached block (tests counting device bytes;
-``aclnn_py.empty_cache()``). Thread-safe (one lock, made anew in a forked child, which also
+``aclnn_py.empty_cache``, which calls ``trim_all``). Thread-safe (one lock, made anew in a forked child, which also
 forgets the parent's blocks: they are the parent's device memory). The lock is reentrant, and
 nothing is allocated under it that a garbage collection could start on: a collection runs the
 finalizers of the ``DeviceBuffer``s in the cycles it frees, which give their blocks back here

@@ -448,10 +448,13 @@ class Tensor(_Shaped):
         return int(to_acl(self.dtype))
 
     def close(self) -> None:
-        """Destroy the aclTensor now and drop this view's hold on the device memory."""
+        """Destroy the aclTensor now and drop this view's hold on the device memory. ``handle``
+        is None from then on: the binding may reuse the destroyed aclTensor's memory for a new
+        output, so the old pointer would name another tensor."""
         self.fast_key = None  # (first: the fast entry no longer takes it)
         self._finalizer()
         self.buffer = None
+        self.handle = None
 
     def __enter__(self) -> "Tensor":
         return self

@@ -117,7 +117,7 @@ def _prepare(self: object, mat1: object, mat2: object, beta: object, alpha: obje
         else:
             result = np.zeros((m, n), np.float32)
         if use_bias:
-            bias = host_array(API, "self", self).astype(np.float32)
+            bias = host_array(API, "self", self).astype(np.float32, copy=False)
             result += bias if b_ == 1 else b_ * bias
         return result if out == _np_matmul.FLOAT32 else result.astype(out)
 
@@ -125,7 +125,8 @@ def _prepare(self: object, mat1: object, mat2: object, beta: object, alpha: obje
         (self, mat1, mat2, beta, alpha, cube)
 
 
-_numpy = NumpyOp(_prepare)
+#: beta and alpha key the plans by their values when they are floats (its run reads them from prepare).
+_numpy = NumpyOp(_prepare, floats=True)
 
 
 def _outputs(self: object, mat1: object, mat2: object, beta: object, alpha: object,

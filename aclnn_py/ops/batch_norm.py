@@ -25,9 +25,12 @@ are used as FLOAT (CANN casts them; no range check).
   Atlas training and A2/A3; only Ascend 950 stores ``1/sqrt(var + eps)``), and
   BatchNormBackward reads it back so. With n == 1 the running variance takes the factor of the
   path A2/A3 take: NaN on BatchNormV3's (4-D/5-D input with C >= 64), 0 on BNTrainingUpdate's.
-* eval: ``y = (x - runningMean) / sqrt(runningVar + eps) * weight + bias``; a NULL runningMean
-  is 0 and a NULL runningVar 1 (PyTorch refuses eval without them); saveMean and saveInvstd are
-  not written. A NULL weight is 1 and a NULL bias 0.
+* eval: ``y = (x - runningMean) / sqrt(runningVar + eps) * weight + bias``, computed as CANN's
+  BNInfer computes it: ``m = weight / sqrt(runningVar + eps)``, ``y = x * m + (bias - m *
+  runningMean)`` (so an inf input gives BNInfer's inf or NaN, e.g. NaN for an inf weight where
+  x and runningMean share a sign); a NULL runningMean is 0 and a NULL runningVar 1 (PyTorch
+  refuses eval without them); saveMean and saveInvstd are not written. A NULL weight is 1 and a
+  NULL bias 0.
 
 Constraints, in the order CANN checks them (each violation is 161002 unless noted):
 
@@ -131,6 +134,11 @@ def _prepare(input: object, weight: object, bias: object, running_mean: object, 
         # (this call's arrays, not those the plan was made from: a cached plan serves every call
         # of the same layout)
         check_allocation(nbytes)
+        with np.errstate(all="ignore"):  # (inf and NaN data give their values without a warning, as on a device)
+            return normalized(input, weight, bias, running_mean, running_var)
+
+    def normalized(input: object, weight: object, bias: object, running_mean: object,
+                   running_var: object) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
         x = host_array(API, "input", input)
         x3 = _red.channels(x)
         w, b, running_mean, running_var = (None if v is None else host_array(API, n, v) for n, v in (
@@ -140,10 +148,11 @@ def _prepare(input: object, weight: object, bias: object, running_mean: object, 
         if not training:
             rm = np.zeros(c, FLOAT32) if running_mean is None else running_mean.astype(FLOAT32)
             rv = np.ones(c, FLOAT32) if running_var is None else running_var.astype(FLOAT32)
-            scale = np.float32(1) / np.sqrt(rv + e)
-            if w is not None:
-                scale *= w
-            shift = -rm * scale if b is None else b - rm * scale
+            # As CANN's BNInfer: multiplier = weight / sqrt(var + eps), addend = bias -
+            # multiplier * mean, output = x * multiplier + addend.
+            root = np.sqrt(rv + e)
+            scale = np.float32(1) / root if w is None else w / root
+            shift = (np.float32(0) if b is None else b) - scale * rm  # (a NULL bias is zeros)
             y = _red.affine(x3, scale, shift)
             return y.reshape(shape).astype(x.dtype, copy=False), None, None
         mean = _red.channel_mean(x3)

@@ -143,6 +143,10 @@ def _prepare(grad_out: object, input: object, weight: object, running_mean: obje
         sum_g, sum_gd = np.empty(c, FLOAT32), np.empty(c, FLOAT32)
         dx = np.empty(g3.shape, FLOAT32) if mask[0] else None
 
+        if g3.shape[2] <= _red.SHORT_CHANNEL:
+            _along_rows(g3, x3, mean, dx, sum_g, sum_gd, want_gd, training, invstd, scale, n)
+            return _results(dx, sum_g, sum_gd, invstd)
+
         buffer = _red.lane_buffer(g3.shape, 1)  # (its broadcasts of a channel's figures)
 
         def part(index: _lanes.Index) -> None:
@@ -171,12 +175,59 @@ def _prepare(grad_out: object, input: object, weight: object, running_mean: obje
                 np.multiply(gp, scale[ch, None], out=out)
 
         _lanes.over(g3.shape, (0, 2), part, passes=7 if training else 3)
+        return _results(dx, sum_g, sum_gd, invstd)
+
+    def _results(dx: np.ndarray | None, sum_g: np.ndarray, sum_gd: np.ndarray,
+                 invstd: np.ndarray) -> tuple[np.ndarray | None, ...]:
         grad_input = None if dx is None else dx.reshape(shape).astype(dtype, copy=False)
         grad_weight = (sum_gd * invstd).astype(dtype) if mask[1] else None
         grad_bias = sum_g.astype(dtype) if mask[2] else None
         return grad_input, grad_weight, grad_bias
 
     return plan(run, nbytes), (g, x, *optional.values())
+
+
+def _along_rows(g3: np.ndarray, x3: np.ndarray, mean: np.ndarray | None, dx: np.ndarray | None,
+                sum_g: np.ndarray, sum_gd: np.ndarray, want_gd: bool, training: bool, invstd: np.ndarray,
+                scale: np.ndarray, n: np.float32) -> None:
+    """``run``'s figures for short channels (L <= ``reduce.SHORT_CHANNEL``), the same
+    arithmetic on the same values as its parts over channels, so the same bits: the sums over
+    the whole arrays, then each elementwise pass along (N, C*L) rows with each channel's figure
+    repeated L times (``reduce.along_rows``: one NumPy loop of C*L elements per image, not one
+    of L per (image, channel)), the rows in parts over the worker threads (``lanes.over``).
+    ResNet's layer4 (8,512,7,7), medians of 41 interleaved rounds, ms parts over channels /
+    along rows: training 0.838 / 0.645 thread time, 0.575 / 0.448 and 0.586 / 0.461 wall (load
+    average 2.6); eval 0.635 / 0.534 thread time."""
+    n_images = g3.shape[0]
+    rows_g = g3.reshape(n_images, -1)
+    if mean is None:
+        d3 = x3
+    else:  # (x - mean in gradInput's memory where it is made, as the parts do)
+        d3 = np.empty(g3.shape, FLOAT32) if dx is None else dx
+        rows_x, mean_rows = _red.along_rows(x3, mean)
+        np.subtract(rows_x, mean_rows, out=d3.reshape(n_images, -1))
+    sum_g[...] = _red.channel_sums(g3)
+    if want_gd:
+        sum_gd[...] = _red.channel_sums(g3, d3)
+    if dx is None:
+        return
+    if training:
+        _, c1, c2, c3 = _red.along_rows(g3, -(invstd * invstd * sum_gd / n), sum_g / n, scale)
+    else:
+        _, c3 = _red.along_rows(g3, scale)
+    rows_dx, rows_d = dx.reshape(n_images, -1), d3.reshape(n_images, -1)
+
+    def part(index: _lanes.Index) -> None:
+        o, gp = rows_dx[index], rows_g[index]
+        if training:
+            np.multiply(rows_d[index], c1, out=o)
+            np.add(o, gp, out=o)
+            np.subtract(o, c2, out=o)
+            np.multiply(o, c3, out=o)
+        else:
+            np.multiply(gp, c3, out=o)
+
+    _lanes.over(rows_dx.shape, (1,), part, passes=5 if training else 2)
 
 
 _numpy = NumpyOp(_prepare, floats=True)  # (its plan holds eps by value)

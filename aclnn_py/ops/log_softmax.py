@@ -7,7 +7,8 @@ C header ``aclnnop/aclnn_logsoftmax.h`` (ops-nn ``activation/log_softmax_v2``)::
     aclnnStatus aclnnLogSoftmax(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
                                 aclrtStream stream);
 
-Computes ``torch.log_softmax(self, dim)``, the max subtracted for stability. Unlike Softmax,
+Computes ``torch.log_softmax(self, dim)``, stable for large values (the numpy backend subtracts
+each lane's max where a value is above 64: ``_numpy/reduce.log_softmax``). Unlike Softmax,
 self is first converted to out's dtype and the operation runs in out's dtype (FLOAT16 and
 BFLOAT16 in FLOAT, rounded once). A 0-d self gives 0.
 

@@ -76,7 +76,8 @@ def sum_in(x: np.ndarray, dims: tuple[int, ...], keepdim: bool, dtype: np.dtype)
         return v.copy()
     if dtype == np.bool_:
         return np.asarray(np.any(v, axis=dims, keepdims=keepdim))
-    return _red.rounded(_red.reduce_sum(_red.widened(v), dims, keepdim, _red.widened(v).dtype), dtype, dtype)
+    wide = _red.widened(v)
+    return _red.rounded(_red.reduce_sum(wide, dims, keepdim, wide.dtype), dtype, dtype)
 
 
 def _prepare(self: object, dims: object, keep_dims: object, dtype: int) -> Prepared:

@@ -411,3 +411,24 @@ def test_an_output_in_a_reference_cycle_is_released_by_the_collector(data):
         gc.collect()
         lib.synchronize()
     assert counters(lib) == before
+
+
+def test_a_closed_outputs_handle_is_none(data):
+    """A closed Tensor's ``handle`` is None: its aclTensor may be taken by the next output of its
+    form (above), so the old pointer would name that output. From ``Tensor.from_numpy`` and
+    from the entry alike; a call given the closed Tensor is refused by name."""
+    lib, a, _ = data
+    at = Tensor.from_numpy(a, backend="sim")
+    _planned(aclnn_py.relu, at)
+    out = aclnn_py.relu(at, backend="sim")
+    old = int(lib.ffi.cast("uintptr_t", out.handle))
+    out.close()
+    assert out.handle is None and out.buffer is None
+    again = aclnn_py.relu(at, backend="sim")
+    if _entry_on(lib):
+        assert int(lib.ffi.cast("uintptr_t", again.handle)) == old  # (the reuse that makes it matter)
+    with pytest.raises(TypeError, match="self is a closed Tensor"):
+        aclnn_py.relu(out, backend="sim")
+    at.close()
+    assert at.handle is None
+    np.testing.assert_array_equal(again.numpy(), np.maximum(a, 0))

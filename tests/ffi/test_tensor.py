@@ -114,3 +114,26 @@ def test_shapes_and_strides_are_int64_sequences():
     assert _dims("api", "strides", (-(2**63), 2**63 - 1)) == (-(2**63), 2**63 - 1)
     with pytest.raises(TypeError, match="must be a sequence of ints, got str"):
         _dims("api", "shape", "23")
+
+
+def test_empty_cache_gives_the_kept_blocks_back(sim_lib):
+    """A closed Tensor's block stays with the caching allocator (the device still counts it)
+    until ``aclnn_py.empty_cache()``; on numpy it does nothing."""
+    def device_blocks() -> int:
+        c = sim_lib.ffi.new("aclsimCounters *")
+        sim_lib.call("aclsimGetCounters", c)
+        return int(c.device_blocks)
+
+    gc.collect()
+    sim_lib.synchronize()
+    aclnn_py.empty_cache()
+    before = device_blocks()
+    t = Tensor.from_numpy(np.arange(12, dtype=np.float32), backend="sim")
+    assert device_blocks() == before + 1
+    t.close()
+    sim_lib.synchronize()
+    assert device_blocks() == before + 1  # kept for the next Tensor of its size
+    aclnn_py.empty_cache()
+    assert device_blocks() == before
+    with aclnn_py.use_backend("numpy"):
+        aclnn_py.empty_cache()

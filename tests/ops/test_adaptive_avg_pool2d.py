@@ -64,12 +64,20 @@ def test_many_planes_one_product_matches_torch(backend, torch, dtype, monkeypatc
         assert used == [(13, 13, 6, 5)]
 
 
-def test_inf_and_nan_stay_in_their_windows(backend, torch):
+@pytest.mark.parametrize("size, out, marks", [
+    (13, 6, [(0, 3, 2, 2, np.inf), (1, 7, 12, 0, np.nan), (1, 8, 5, 6, -np.inf)]),
+    # 7 -> 4: windows of 2, 3, 3 and 2 elements; an inf that is a short window's last element
+    # (the gathers once masked it in as inf * 0 = NaN), and a -inf in the middle of the plane.
+    (7, 4, [(0, 0, 6, 6, np.inf), (0, 1, 1, 1, np.inf), (1, 2, 6, 0, -np.inf), (1, 3, 3, 3, -np.inf)]),
+])
+def test_inf_and_nan_stay_in_their_windows(backend, torch, size, out, marks):
     # The product would spread inf * 0 = NaN over the whole plane: such data takes the gathers.
-    x = random_array(np.random.default_rng(5), (2, 200, 13, 13), np.float32)
-    x[0, 3, 2, 2], x[1, 7, 12, 0], x[1, 8, 5, 6] = np.inf, np.nan, -np.inf
-    result = aclnn_py.adaptive_avg_pool2d(x, [6, 6], backend=backend)
-    expected = torch.nn.functional.adaptive_avg_pool2d(torch.from_numpy(x), 6).numpy()
+    x = random_array(np.random.default_rng(5), (2, 200, size, size), np.float32)
+    for n, c, h, w, value in marks:
+        x[n, c, h, w] = value
+    with np.errstate(all="raise"):  # (no warning from the gathers either)
+        result = aclnn_py.adaptive_avg_pool2d(x, [out, out], backend=backend)
+    expected = torch.nn.functional.adaptive_avg_pool2d(torch.from_numpy(x), out).numpy()
     assert np.array_equal(np.isnan(result), np.isnan(expected))
     assert np.array_equal(np.isinf(result), np.isinf(expected)) and np.isinf(result).any()
     finite = np.isfinite(expected)

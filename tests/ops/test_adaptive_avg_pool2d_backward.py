@@ -55,3 +55,25 @@ def test_call_with_cann_names(backend):
     out = np.zeros(x.shape, np.float32)
     aclnn_py.call("aclnnAdaptiveAvgPool2dBackward", grad, x, out, backend=backend)
     assert_close(out, reference(grad, x.shape), np.float32)
+
+
+@pytest.mark.parametrize("size, out", [(7, 4), (13, 6), (8, 4)])
+def test_inf_and_nan_of_the_gradient_stay_in_their_windows(backend, torch, size, out):
+    """An inf or NaN of gradOutput reaches its own window's elements only, as in PyTorch (7 -> 4
+    and 13 -> 6: windows that do not tile the plane, where averaging matrices would spread
+    inf * 0 = NaN over it; 8 -> 4: tiling windows)."""
+    rng = np.random.default_rng(11)
+    x = random_array(rng, (2, 3, size, size), np.float32)
+    grad = random_array(rng, (2, 3, out, out), np.float32)
+    grad[0, 0, 1, 1], grad[0, 0, 0, out - 1], grad[1, 2, out - 1, 0] = np.inf, np.nan, -np.inf
+    grad[1, 2, out - 1, 1] = np.inf  # (beside the -inf: their shared elements are NaN)
+    with np.errstate(all="raise"):
+        result = aclnn_py.adaptive_avg_pool2d_backward(grad, x, backend=backend)
+    tx = torch.from_numpy(x).requires_grad_(True)
+    (expected,) = torch.autograd.grad(torch.nn.functional.adaptive_avg_pool2d(tx, out), tx, torch.from_numpy(grad))
+    expected = expected.numpy()
+    assert np.array_equal(np.isnan(result), np.isnan(expected)) and np.isnan(result).any()
+    assert np.array_equal(np.isinf(result), np.isinf(expected)) and np.isinf(result).any()
+    assert np.array_equal(np.signbit(result[np.isinf(result)]), np.signbit(expected[np.isinf(expected)]))
+    finite = np.isfinite(expected)
+    assert_close(result[finite], expected[finite], np.float32)

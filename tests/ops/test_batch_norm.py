@@ -53,6 +53,31 @@ def test_eval_matches_torch_and_leaves_the_statistics(backend, torch, dtype, sha
     np.testing.assert_array_equal(rm, rm0)
 
 
+@pytest.mark.parametrize("shape", [(6, 4), (2, 4, 17, 16)], ids=str)
+def test_eval_with_inf_and_nan_gives_bninfers_values(backend, torch, shape):
+    """Eval is CANN's BNInfer: ``x * m + (bias - m * runningMean)``, m = weight / sqrt(var + eps).
+    Infs in x, weight and runningMean give its inf/NaN pattern (PyTorch CPU computes the same
+    form), which ``(x - mean) * m + bias`` does not: an inf weight there gives inf where x and
+    the mean share a sign, BNInfer NaN."""
+    rng = np.random.default_rng(4)
+    x = random_array(rng, shape, np.float32)
+    w, b, rm, rv = _stats(rng, 4, np.float32)
+    w[0], rm[1], rv[2] = np.inf, -np.inf, np.inf
+    x[(1, 3) + (0,) * (len(shape) - 2)] = np.inf
+    _, _, out, _, _ = aclnn_py.batch_norm(x, w, b, rm, rv, False, 0.1, 1e-5, backend=backend)
+    ref = torch.nn.functional.batch_norm(*(torch.from_numpy(a) for a in (x, rm, rv, w, b)), False, 0.1, 1e-5).numpy()
+    index = (None, slice(None)) + (None,) * (len(shape) - 2)  # (C,) along dim 1
+    m = (w / np.sqrt(rv + np.float32(1e-5)))[index]
+    with np.errstate(invalid="ignore"):
+        formula = x * m + (b[index] - m * rm[index])
+    for want in (ref, formula):
+        assert np.array_equal(np.isnan(out), np.isnan(want)) and np.isnan(out).any()
+        assert np.array_equal(np.isposinf(out), np.isposinf(want)) and np.isinf(out).any()
+        assert np.array_equal(np.isneginf(out), np.isneginf(want))
+    finite = np.isfinite(ref)
+    assert_close(out[finite], ref[finite], np.dtype(np.float32))
+
+
 def test_no_weight_bias_or_running_statistics(backend, torch):
     x = random_array(np.random.default_rng(3), (5, 3, 4), np.float32)
     *_, out, mean, var = aclnn_py.batch_norm(x, None, None, None, None, True, 0.1, 1e-5, backend=backend)

@@ -21,7 +21,8 @@ def _torch_grads(torch, g, x, w, rm, rv, sm, sv, training, eps, mask):
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("training", [True, False])
-@pytest.mark.parametrize("shape", [(4, 3, 5, 6), (6, 5), (2, 4, 3, 2, 2)], ids=str)
+@pytest.mark.parametrize("shape", [(4, 3, 5, 6), (6, 5), (2, 4, 3, 2, 2), (2, 3, 17, 16)],
+                         ids=str)  # (the last: channels longer than reduce.SHORT_CHANNEL)
 def test_matches_torch(backend, torch, dtype, training, shape):
     rng = np.random.default_rng(1)
     c = shape[1]
@@ -73,3 +74,27 @@ def test_empty_input_succeeds_before_the_mask(backend):
     assert gi.shape == (0, 3, 2)
     np.testing.assert_array_equal(gw, [0, 0, 0])
     np.testing.assert_array_equal(gb, [0, 0, 0])
+
+
+@pytest.mark.parametrize("training", [True, False])
+@pytest.mark.parametrize("stats", [True, False], ids=["stats", "no-stats"])
+@pytest.mark.parametrize("mask", [[True, True, True], [True, False, False], [False, True, True]], ids=str)
+def test_short_channels_along_rows_give_the_bits_of_the_channel_parts(monkeypatch, training, stats, mask):
+    """Channels up to ``reduce.SHORT_CHANNEL`` long take ``_along_rows`` (passes along (N, C*L)
+    rows): the same arithmetic on the same values as the parts over channels, so the same bits."""
+    from aclnn_py._numpy import reduce
+    from aclnn_py._numpy.plans import forget_plans
+    rng = np.random.default_rng(4)
+    x, g = random_array(rng, (4, 6, 3, 5), np.float32), random_array(rng, (4, 6, 3, 5), np.float32)
+    w = random_array(rng, (6,), np.float32)
+    rm, sm = random_array(rng, (6,), np.float32), random_array(rng, (6,), np.float32)
+    rv, sv = np.abs(random_array(rng, (6,), np.float32)) + 0.5, np.abs(random_array(rng, (6,), np.float32)) + 0.5
+    optional = (w, rm, rv, sm, sv) if stats else (None,) * 5
+    rows = aclnn_py.batch_norm_backward(g, x, *optional, training, 1e-5, mask, backend="numpy")
+    monkeypatch.setattr(reduce, "SHORT_CHANNEL", 0)
+    forget_plans()
+    parts = aclnn_py.batch_norm_backward(g, x, *optional, training, 1e-5, mask, backend="numpy")
+    for a, b, keep in zip(rows, parts, mask):
+        assert (a is None) == (b is None) == (not keep)
+        if keep:
+            np.testing.assert_array_equal(a, b)

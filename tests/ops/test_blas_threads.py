@@ -173,7 +173,9 @@ def test_threads_for_is_one_on_a_busy_machine_and_one_per_worker_on_a_quiet_one(
                                     ((300,), (2, 300, 70)),             # vector times a stack
                                     ((5, 300), (300, 1)),               # one column: rows
                                     ((300,), (300, 70)),                # vector times matrix: halves of K
-                                    ((300,), (2, 300, 1))], ids=str)    # one column of a stack: whole
+                                    ((300,), (2, 300, 1)),              # one column of a stack: whole
+                                    ((2, 40, 50), (50, 30)),            # a stack times a matrix: one
+                                    ((2, 45, 300), (300,))], ids=str)   # matrix (_folded), columns / rows
 def test_a_product_split_over_the_workers_matches_one_call(monkeypatch, shapes):
     # On a quiet machine a product big enough is cut into parts (one per thread, the caller and
     # the workers), each on one BLAS thread: the result is the product's, computed in parts.
@@ -201,6 +203,68 @@ def test_a_product_split_over_the_workers_matches_one_call(monkeypatch, shapes):
         assert len(calls) == 1 and calls[0][1] == 2
     assert set(seen) <= {1, None}       # every part on one BLAS thread
     assert_close(got, want, np.float32)
+
+
+@pytest.mark.parametrize("shapes", [((2, 3, 5), (5, 4)), ((2, 1, 3, 5), (5,)), ((2, 0, 5), (5, 4)),
+                                    ((0, 3, 5), (5, 4)), ((2, 3, 0), (0, 4)), ((2, 3, 0), (0,))], ids=str)
+def test_a_contiguous_stack_times_a_matrix_is_one_product_of_its_rows(shapes):
+    # _folded: a C-contiguous stack's rows are one matrix (a view of it), the product's result
+    # a view of the stack's shape; a stack that is not C-contiguous is left as it is.
+    from aclnn_py._numpy import matmul
+    rng = np.random.default_rng(8)
+    x, y = (random_array(rng, s, np.float32) for s in shapes)
+    rows, same_y, shape = matmul._folded(x, y)
+    assert rows.ndim == 2 and same_y is y
+    assert x.size == 0 or np.shares_memory(rows, x)
+    assert shape == np.matmul(x, y).shape
+    got = matmul.product(x, y, matmul.FLOAT32, matmul.FLOAT32)
+    assert got.shape == shape and got.dtype == np.float32
+    assert_close(got, np.matmul(x.astype(np.float64), y.astype(np.float64)), np.float32)
+    strided = np.repeat(x, 2, axis=-1)[..., ::2]                  # the same values, not C-contiguous
+    assert matmul._folded(strided, y)[2] is None or x.size == 0   # (NumPy: an empty array is contiguous)
+    assert_close(matmul.product(strided, y, matmul.FLOAT32, matmul.FLOAT32), got, np.float32)
+
+
+def test_corename_names_the_kernels_or_is_none(monkeypatch):
+    if _blas._control is not None and _blas._control.name is not None:
+        assert _blas.corename() == _blas.kernels().lower() != ""
+    monkeypatch.setattr(_blas, "_control", None)
+    assert _blas.corename() is None and _blas.kernels() is None
+
+
+@pytest.mark.parametrize("busy", [True, False], ids=["one thread", "split"])
+@pytest.mark.parametrize("shapes", [((4, 64), (30, 64)), ((1, 40), (7, 40)), ((0, 16), (5, 16)), ((3, 24), (1, 24))],
+                         ids=str)
+def test_a_transposed_weight_first_gives_the_product(monkeypatch, busy, shapes):
+    # _weight_first: x @ w.T computed as (w @ x.T).T (on SkylakeX kernels only; forced here on
+    # any): the product, split along N or not.
+    from aclnn_py._numpy import matmul, workers
+    monkeypatch.setattr(workers, "_WORKERS", 2)
+    monkeypatch.setattr(workers, "machine_busy", lambda: busy)
+    monkeypatch.setattr(matmul, "PART_WORK", 16)
+    monkeypatch.setattr(matmul, "WEIGHT_FIRST", True)
+    rng = np.random.default_rng(13)
+    x, w = random_array(rng, shapes[0], np.float32), random_array(rng, shapes[1], np.float32)
+    assert matmul._weight_first_pays(x, w.T) == (w.shape[0] > 1)
+    calls, original = [], matmul._weight_first
+    monkeypatch.setattr(matmul, "_weight_first",
+                        lambda a, b, threads: (calls.append(threads), original(a, b, threads))[1])
+    got = matmul.product(x, w.T, matmul.FLOAT32, matmul.FLOAT32)
+    assert got.shape == (x.shape[0], w.shape[0]) and got.flags.c_contiguous
+    assert_close(got, x.astype(np.float64) @ w.T.astype(np.float64), np.float32)
+    split = not busy and x.size * w.shape[0] >= 2 * 16
+    assert calls == ([] if w.shape[0] == 1 else [2 if split else 1])
+
+
+def test_a_transposed_weight_goes_first_only_when_it_pays():
+    from aclnn_py._numpy import matmul
+    x, w = np.ones((8, 64), np.float32), np.ones((30, 64), np.float32)
+    assert matmul._weight_first_pays(x, w.T)                              # M <= K / 8, w.T column-major
+    assert not matmul._weight_first_pays(np.ones((9, 64), np.float32), w.T)   # M > K / 8
+    assert not matmul._weight_first_pays(x, np.ascontiguousarray(w.T))        # a row-major operand
+    assert not matmul._weight_first_pays(x, w[::2].T)                         # not contiguous
+    assert not matmul._weight_first_pays(np.ones(64, np.float32), w.T)        # a vector
+    assert matmul.WEIGHT_FIRST == (_blas.corename() == "skylakex")
 
 
 def test_a_vector_times_a_matrix_has_the_same_bits_busy_or_quiet(monkeypatch):

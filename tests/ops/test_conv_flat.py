@@ -199,3 +199,46 @@ def test_inf_checked_in_the_data_or_the_results(monkeypatch, kernel, stride, che
         np.testing.assert_array_equal(np.isinf(g), np.isinf(e))
         finite = np.isfinite(e)
         assert_close(g[finite], e[finite], np.float32)
+
+
+# (batch, Cx, Cy, x_size, kernel, stride, dilation, pad, groups, stacked): an ordinary convolution's
+# Y-space lowering, whose output phases share their taps when the kernel is a multiple of the stride.
+_PHASES = [
+    (2, 3, 4, (9, 10), (4, 4), (2, 2), (1, 1), (1, 1), 1, True),       # k4 s2: shifts 0, 1 in every phase
+    (1, 4, 6, (11, 8), (4, 4), (2, 2), (1, 1), (1, 1), 2, True),       # grouped
+    (2, 2, 3, (13,), (6,), (3,), (1,), (2,), 1, True),                 # 1-D k6 s3
+    (1, 2, 2, (6, 7, 6), (4, 2, 4), (2, 2, 2), (1, 1, 1), (1, 0, 1), 1, True),
+    (2, 3, 4, (9, 9), (4, 2), (2, 1), (1, 1), (0, 0), 1, True),        # one phase along the second axis
+    (2, 3, 4, (9, 9), (3, 3), (2, 2), (1, 1), (1, 1), 1, False),       # k3 s2: 2 taps in one phase, 1 in the other
+    (2, 3, 4, (12, 12), (4, 4), (2, 2), (2, 2), (1, 1), 1, False),     # dilated: every tap in phase 0
+]
+
+
+@pytest.mark.parametrize("case", _PHASES)
+@pytest.mark.parametrize("want", [(True, True), (True, False), (False, True)])
+def test_output_phases_sharing_their_taps_make_one_product(case, want):
+    """Where every output phase of dX reads the same taps of dY's buffer, the phases' products
+    are one product of their stacked weights (and X's stacked phases): the gradients of the
+    slow reference, and those of the product per phase."""
+    from aclnn_py._numpy.conv.flat import FlatEngine
+    from reference.convolution_backward import convolution_backward as reference
+
+    batch, cx, cy, x_size, kernel, stride, dilation, pad, groups, stacked = case
+    y_size = tuple((x + 2 * p - d * (k - 1) - 1) // s + 1
+                   for x, k, s, d, p in zip(x_size, kernel, stride, dilation, pad))
+    engine = FlatEngine(batch, cx, cy, x_size, y_size, kernel, stride, dilation, pad, groups, False, space="y")
+    assert engine._stacked is stacked
+    rng = np.random.default_rng(sum(x_size) + groups)
+    x = rng.standard_normal((batch, cx) + x_size).astype(np.float32)
+    dy = rng.standard_normal((batch, cy) + y_size).astype(np.float32)
+    w = rng.standard_normal((cy, cx // groups) + kernel).astype(np.float32)
+    got = engine.gradients(x, dy, w, *want)
+    engine._stacked = False
+    per_phase = engine.gradients(x, dy, w, *want)
+    expected = reference(dy, x, w, list(stride), list(pad), list(dilation), False, groups)
+    for g, p, e, wanted in zip(got, per_phase, expected[:2], want):
+        if not wanted:
+            assert g is None
+            continue
+        assert_close(g, e, np.float32, scale=4.0)
+        assert_close(g, p, np.float32, scale=4.0)

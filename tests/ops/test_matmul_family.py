@@ -105,6 +105,23 @@ def test_addmm_matches_torch(backend, torch, dtype, bias_shape):
     assert_close(result, expected.numpy().astype(dtype), dtype, scale=2)
 
 
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_linear_layers_with_a_transposed_weight_match_torch(backend, torch, dtype, monkeypatch):
+    # M <= K / 8 and the weight read through its transpose: on numpy the weight goes first
+    # (_numpy/matmul._weight_first; forced here whatever OpenBLAS's kernels).
+    from aclnn_py._numpy import matmul
+    monkeypatch.setattr(matmul, "WEIGHT_FIRST", True)
+    rng = np.random.default_rng(21)
+    x, w, bias = _rand(rng, (6, 64), dtype), _rand(rng, (37, 64), dtype), _rand(rng, (37,), dtype)
+    expected = _torch_product(torch, x, w.T, np.float32)
+    for result in (aclnn_py.mm(x, w.T, backend=backend), aclnn_py.matmul(x, w.T, backend=backend)):
+        assert result.dtype == dtype
+        assert_close(result, expected.astype(dtype), dtype, scale=2)
+    result = aclnn_py.addmm(bias, x, w.T, 0.5, 2.0, backend=backend)
+    assert result.dtype == dtype
+    assert_close(result, (0.5 * bias.astype(np.float64) + 2 * expected).astype(dtype), dtype, scale=2)
+
+
 def test_addmm_alpha_or_beta_near_zero(backend):
     s, a, b = np.arange(3, dtype=np.float32), np.full((2, 4), np.nan, np.float32), np.ones((4, 3), np.float32)
     # |alpha| <= FLT_EPSILON: the product is never computed (its NaN does not reach out)
@@ -116,6 +133,18 @@ def test_addmm_alpha_or_beta_near_zero(backend):
     # beta and alpha of any dtype are read as FLOAT (NumPy float16, int32)
     r = aclnn_py.addmm(s, a, b, np.float16(0.5), np.int32(2), backend=backend)
     np.testing.assert_array_equal(r, 8 + 0.5 * np.broadcast_to(s, (2, 3)))
+
+
+def test_addmm_float_scalars_of_one_signature_each_their_own_plan(backend):
+    # The numpy plans key beta and alpha by their values when they are floats: calls of the same
+    # shapes with other values, in turn and again, each get their own beta and alpha's result.
+    s, a, b = np.arange(3, dtype=np.float32), np.ones((2, 4), np.float32), np.ones((4, 3), np.float32)
+    for _ in range(2):
+        for beta, alpha in ((1.0, 1.0), (0.5, 2.0), (0.0, 1e-8), (-0.0, 3.0), (2.0, 1e-8), (1.0, 1.0)):
+            expected = (0 if abs(beta) <= 1.2e-7 else beta) * np.broadcast_to(s, (2, 3)) + \
+                (0 if abs(alpha) <= 1.2e-7 else 4 * alpha)
+            np.testing.assert_array_equal(aclnn_py.addmm(s, a, b, beta, alpha, backend=backend),
+                                          expected.astype(np.float32))
 
 
 def test_addmm_empty_and_k_zero(backend):

@@ -77,3 +77,28 @@ def test_call_with_cann_names(backend):
     aclnn_py.call("aclnnMaxPool2dWithIndicesBackward", grad, x, idx, [2, 2], [2, 2], [0, 0], [1, 1], False, out,
                   backend=backend)
     assert_close(out, reference(grad, x.shape, idx), np.float32)
+
+
+@pytest.mark.parametrize("split", [False, True])
+def test_numpy_blocks_and_split_parts(torch, monkeypatch, split):
+    """The numpy kernel's blocks of planes and its parts on worker threads give the reference's
+    sums, and a bad index in a later block is found before anything is returned."""
+    import importlib
+
+    from aclnn_py._numpy import workers
+
+    module = importlib.import_module("aclnn_py.ops.max_pool2d_with_indices_backward")
+
+    monkeypatch.setattr(module, "_BLOCK_INDICES", 20)  # (5 planes of 4 gradients a block)
+    monkeypatch.setattr(module, "MIN_PARALLEL_ELEMENTS", 4 if split else 1 << 30)
+    monkeypatch.setattr(workers, "machine_busy", lambda: False)
+    rng = np.random.default_rng(3)
+    x = random_array(rng, (4, 9, 5, 5), np.float32)
+    out, idx = aclnn_py.max_pool2d_with_indices(x, 3, 2, 1, backend="numpy")
+    grad = random_array(rng, out.shape, np.float32)
+    result = aclnn_py.max_pool2d_with_indices_backward(grad, x, idx, 3, 2, 1, backend="numpy")
+    assert_close(result, reference(grad, x.shape, idx), np.float32)
+    idx[3, 8, 1, 0] = 25
+    with pytest.raises(aclnn_py.AclnnError) as caught:
+        aclnn_py.max_pool2d_with_indices_backward(grad, x, idx, 3, 2, 1, backend="numpy")
+    assert "indices[3, 8, 1, 0] = 25 is outside [0, 25)" in caught.value.message

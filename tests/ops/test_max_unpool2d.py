@@ -36,6 +36,23 @@ def test_matches_torch(backend, torch, shape, dtype, index_dtype):
     np.testing.assert_array_equal(result, _torch_unpool(torch, x, indices, output_size))
 
 
+@pytest.mark.parametrize("shape", [(2, 3, 32, 33), (3, 1000, 3, 4)], ids=str)
+def test_plane_by_plane_and_blocks(backend, torch, shape):
+    """Planes of >= 1024 inputs scattered one by one, and more small planes than one block
+    of offset indices holds (max_unpool2d._PLANE_BY_PLANE, _BLOCK_INDICES)."""
+    rng = np.random.default_rng(2)
+    x = random_array(rng, shape, np.float32)
+    indices = _pool_indices(rng, shape, np.int64)
+    output_size = [2 * shape[-2], 2 * shape[-1]]
+    result = aclnn_py.max_unpool2d(x, indices, output_size, backend=backend)
+    np.testing.assert_array_equal(result, _torch_unpool(torch, x, indices, output_size))
+    indices[-1, -1, -1, 0] = -1  # (in the last block: the whole check names it)
+    with pytest.raises(AclnnError) as info:
+        aclnn_py.max_unpool2d(x, indices, output_size, backend=backend)
+    where = ", ".join(str(n - 1) for n in shape[:-1])
+    assert f"indices[{where}, 0] = -1 is outside [0, {4 * shape[-2] * shape[-1]})" in str(info.value)
+
+
 def test_output_size_larger_than_the_pooling(backend):
     x = np.arange(1, 5, dtype=np.float32).reshape(1, 1, 2, 2)
     indices = np.array([[[[0, 6], [13, 19]]]], np.int64)

@@ -157,3 +157,32 @@ def test_adaptive_avg_pool_forward(path, shape, size, dtype):
     expected = torch.nn.functional.adaptive_avg_pool2d(torch.from_numpy(x.astype(np.float32)), size).numpy()
     assert got.dtype == dtype
     assert_close(got, expected.astype(dtype), dtype)
+
+
+@pytest.mark.parametrize("busy", [False, True])
+def test_a_product_blas_may_thread_runs_under_the_backends_thread_rule(monkeypatch, busy):
+    """A matrix product above OpenBLAS's threading threshold (here 2048 planes of 6x6 -> 4x4,
+    ~1.2 M multiply-adds) runs under ``blas.on_caller``: one BLAS thread while the machine is
+    busy. The result is the loop reference's either way; a product below it does not ask."""
+    from aclnn_py._numpy import blas, workers
+
+    entered = []
+    original = blas.on_caller
+
+    def counted():
+        entered.append(workers.machine_busy())
+        return original()
+
+    monkeypatch.setattr(blas, "on_caller", counted)
+    monkeypatch.setattr(workers, "machine_busy", lambda: busy)
+    monkeypatch.setattr(_small, "_MAX_WORK", 1 << 24)
+    _plans.forget_plans()
+    rng = np.random.default_rng(3)
+    for planes, asks in ((2048, True), (4, False)):
+        entered.clear()
+        self = np.zeros((planes, 4, 4), np.float32)
+        grad = random_array(rng, (planes, 6, 6), np.float32)
+        got = aclnn_py.reflection_pad2d_backward(grad, self, [1, 1, 1, 1], backend="numpy")
+        assert_close(got, reflection_reference(grad, self, [1, 1, 1, 1]), np.dtype(np.float32))
+        assert entered == ([busy] if asks else [])
+    _plans.forget_plans()

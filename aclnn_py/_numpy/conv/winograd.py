@@ -76,7 +76,14 @@ MIN_CHANNELS = 64
 # three runs each): (2,C,16,32,32): C = 8 1.54 (1.56), 12 1.25 (1.19), 16 0.95-1.01 (0.85-0.91),
 # 24 0.59-0.83 (0.65-0.69); U-Net (1,32,32,32,32) 0.59-0.62 (0.61-0.62).  16 is where it
 # breaks even on the wall clock, with 10-15% less CPU time (the conv3d k3 bench case).
-MIN_CHANNELS_3D = 16
+# Measured again since (the flat engine's stride-1 products now by rows, _row_products),
+# Winograd's time over the flat engine's, interleaved in one process, medians of 15-21 (one
+# thread: thread CPU time; two: wall), load 4.2-4.8: (2,16,16,32,32) both gradients 1.20 (1.10 on
+# two threads), the forward product 1.05 (1.04); (2,24,16,32,32) 1.12 (1.05), forward 1.11
+# (1.04); U-Net (1,32,32,32,32) 0.92 (0.88), forward 0.93 (0.86).  Below 24 channels the flat
+# engine is no slower on a quiet machine and faster on a busy one (the transforms' passes are
+# memory-bound): it takes the conv3d k3 bench case again.
+MIN_CHANNELS_3D = 24
 
 # The transforms and products run in blocks of tiles (whole tile rows, or even pieces of one
 # tile row when it is larger) whose 16 transformed tiles take about this much; the block's other

@@ -82,7 +82,10 @@ struct aclFloatArray {
 
 struct aclScalar {
     aclDataType dtype;
-    unsigned char value[16]; /* aclDataTypeSize(dtype) bytes, native byte order */
+    /* aclDataTypeSize(dtype) bytes, native byte order; aligned for any of them, as the loads
+     * read them in place (after the 4-byte dtype they were 4-byte aligned: UBSan's misaligned
+     * int64 load in aclnnAddmm's alpha) */
+    _Alignas(16) unsigned char value[16];
 };
 
 struct aclTensorList {

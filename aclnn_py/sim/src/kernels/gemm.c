@@ -36,6 +36,9 @@
 
 #include <stdlib.h>
 #include <string.h>
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
+#include <immintrin.h> /* the AVX transposes of pack_b_columns_avx2 */
+#endif
 
 #include "parallel.h"
 
@@ -286,6 +289,81 @@ static void pack_a(const aclsim_gemm_args *g, int64_t i0, int64_t mc, int64_t p0
     }
 }
 
+/* A whole micro-panel of B's contiguous rows: kc rows of nr_tile floats, `step` apart.  With the
+ * width a constant the copies are a few vector moves each, not a memcpy call per row (as the
+ * loop over a variable width compiles to). */
+#define PACK_B_ROWS(NR)                                                                                                \
+    for (int64_t p = 0; p < kc; ++p) {                                                                                 \
+        const float *restrict row = src + p * step;                                                                    \
+        GEMM_UNROLL for (int j = 0; j < (NR); ++j) { dst[p * (NR) + j] = row[j]; }                                    \
+    }
+
+ROW_CLONES
+static void pack_b_rows(const float *restrict src, int64_t step, int64_t kc, int nr_tile, float *restrict dst)
+{
+    if (nr_tile == WIDE_NR) {
+        PACK_B_ROWS(WIDE_NR)
+    } else {
+        PACK_B_ROWS(NARROW_NR)
+    }
+}
+
+#if GEMM_X86_LEVELS
+/* A whole micro-panel of B's contiguous columns (b_rs == 1: a transposed weight, x @ W^T): kc
+ * rows of nr_tile floats, column j at src + j * step, moved in 8 x 8 blocks transposed in AVX
+ * registers instead of gathered float by float (the gather took as long as the micro-kernel:
+ * aclnnMm 32x512 @ (1000x512)^T spent 37% of its samples packing, 33% in the kernel).  The
+ * values are only moved: the bits are the gather's. */
+__attribute__((target("avx2"))) static void pack_b_columns_avx2(const float *restrict src, int64_t step, int64_t kc,
+                                                                 int nr_tile, float *restrict dst)
+{
+    int64_t p = 0;
+    for (; p + 8 <= kc; p += 8) {
+        for (int j = 0; j < nr_tile; j += 8) {
+            const float *s = src + j * step + p; /* row r of the block: column j + r, p .. p + 7 */
+            __m256 r0 = _mm256_loadu_ps(s), r1 = _mm256_loadu_ps(s + step), r2 = _mm256_loadu_ps(s + 2 * step),
+                   r3 = _mm256_loadu_ps(s + 3 * step), r4 = _mm256_loadu_ps(s + 4 * step),
+                   r5 = _mm256_loadu_ps(s + 5 * step), r6 = _mm256_loadu_ps(s + 6 * step),
+                   r7 = _mm256_loadu_ps(s + 7 * step);
+            __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
+            __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+            __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
+            __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+            __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+            __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+            __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+            __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+            float *d = dst + p * nr_tile + j; /* row q of the block: p + q, columns j .. j + 7 */
+            _mm256_storeu_ps(d, _mm256_permute2f128_ps(u0, u4, 0x20));
+            _mm256_storeu_ps(d + nr_tile, _mm256_permute2f128_ps(u1, u5, 0x20));
+            _mm256_storeu_ps(d + 2 * nr_tile, _mm256_permute2f128_ps(u2, u6, 0x20));
+            _mm256_storeu_ps(d + 3 * nr_tile, _mm256_permute2f128_ps(u3, u7, 0x20));
+            _mm256_storeu_ps(d + 4 * nr_tile, _mm256_permute2f128_ps(u0, u4, 0x31));
+            _mm256_storeu_ps(d + 5 * nr_tile, _mm256_permute2f128_ps(u1, u5, 0x31));
+            _mm256_storeu_ps(d + 6 * nr_tile, _mm256_permute2f128_ps(u2, u6, 0x31));
+            _mm256_storeu_ps(d + 7 * nr_tile, _mm256_permute2f128_ps(u3, u7, 0x31));
+        }
+    }
+    for (; p < kc; ++p) {
+        for (int j = 0; j < nr_tile; ++j) {
+            dst[p * nr_tile + j] = src[j * step + p];
+        }
+    }
+}
+#endif
+
+/* Whether pack_b_columns_avx2 can take a panel of this width on this CPU. */
+static bool columns_by_blocks(int nr_tile)
+{
+#if GEMM_X86_LEVELS
+    __builtin_cpu_init();
+    return nr_tile % 8 == 0 && __builtin_cpu_supports("avx2");
+#else
+    (void)nr_tile;
+    return false;
+#endif
+}
+
 /* B[p0 .. p0+kc, j0 .. j0+nc] into micro-panels of NR columns, p after p (0 past column nc). */
 static void pack_b(const aclsim_gemm_args *g, int64_t p0, int64_t kc, int64_t j0, int64_t nc, int nr_tile,
                    float *restrict dst)
@@ -306,7 +384,10 @@ static void pack_b(const aclsim_gemm_args *g, int64_t p0, int64_t kc, int64_t j0
     for (int64_t s = 0; s < nc; s += nr_tile) {
         int64_t cols = min64(nr_tile, nc - s);
         const float *src = (const float *)g->b + p0 * g->b_rs + (j0 + s) * g->b_cs;
-        if (g->b_cs == 1) {
+        if (g->b_cs == 1 && cols == nr_tile) {
+            pack_b_rows(src, g->b_rs, kc, nr_tile, dst);
+            dst += kc * nr_tile;
+        } else if (g->b_cs == 1) {
             for (int64_t p = 0; p < kc; ++p) {
                 const float *row = src + p * g->b_rs;
                 for (int64_t j = 0; j < cols; ++j) {
@@ -317,6 +398,11 @@ static void pack_b(const aclsim_gemm_args *g, int64_t p0, int64_t kc, int64_t j0
                 }
                 dst += nr_tile;
             }
+        } else if (g->b_rs == 1 && cols == nr_tile && columns_by_blocks(nr_tile)) {
+#if GEMM_X86_LEVELS
+            pack_b_columns_avx2(src, g->b_cs, kc, nr_tile, dst);
+#endif
+            dst += kc * nr_tile;
         } else {
             /* p after p: each packed row written whole, its values gathered from the columns */
             for (int64_t p = 0; p < kc; ++p) {
@@ -380,9 +466,14 @@ static void zero_c(const aclsim_gemm_args *g)
     }
 }
 
-/* Below this many multiply-adds (~0.1 ms on one core) a product runs on one thread (see
- * ACLSIM_PARALLEL_MIN_WORK: a helper thread can cost far more than its start on a busy machine). */
-#define GEMM_MIN_PARALLEL ((double)(1 << 24))
+/* Below this many multiply-adds (~0.2 ms on one core) a product runs on one thread (see
+ * ACLSIM_PARALLEL_MIN_WORK: a helper thread can cost far more than its start on a busy machine).
+ * It was 2^24, which left the classifier head 32x512 @ 512x1000 (16.4 M) on one thread.  Measured
+ * (a C program timing aclnnMm, phase 2 + synchronisation, medians of 200 calls, the floors
+ * alternating, load 2.7): 32x512x1000 625-653 us on one thread against 408-441 on two;
+ * 32x256x1000 (8.2 M) 386-409 against 320-321; 32x128x1000 (4.1 M) 141-142 against 162-169;
+ * 16x512x512 (4.2 M) 176 against 167-173. */
+#define GEMM_MIN_PARALLEL ((double)(1 << 23))
 
 /* The number of threads to use: at most `threads` and ACLSIM_MAX_WORKERS, at most one per NR
  * columns, 1 for a small product. */

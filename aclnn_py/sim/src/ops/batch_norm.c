@@ -120,8 +120,18 @@ static void bn_channels(void *ctx, int64_t begin, int64_t end, int worker)
             mean = aclsim_red_channel(j->mean, c, 0.0f);
             var = aclsim_red_channel(j->var, c, 1.0f);
         }
-        float scale = 1.0f / sqrtf(var + p->eps) * aclsim_red_channel(j->weight, c, 1.0f);
-        float shift = aclsim_red_channel(j->bias, c, 0.0f);
+        float scale, shift = aclsim_red_channel(j->bias, c, 0.0f);
+        if (p->training) {
+            scale = 1.0f / sqrtf(var + p->eps) * aclsim_red_channel(j->weight, c, 1.0f);
+        } else {
+            /* As CANN's BNInfer: multiplier = weight / sqrt(var + eps), addend = bias -
+             * multiplier * mean, output = x * multiplier + addend (mean folded into the
+             * addend: x - 0 is x, so the loops below compute exactly that).  An inf input then
+             * gives what BNInfer gives: e.g. an inf weight NaN where x and mean share a sign. */
+            scale = aclsim_red_channel(j->weight, c, 1.0f) / sqrtf(var + p->eps);
+            shift -= scale * mean;
+            mean = 0.0f;
+        }
         if (j->direct) {
             normalize_runs(j, in_base, out_base, mean, scale, shift, worker);
             continue;
