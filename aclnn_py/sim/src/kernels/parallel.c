@@ -68,9 +68,9 @@ int aclsim_forced_workers(void)
 }
 
 /* The load average and the online cores, each read at most once per LOAD_PERIOD_NS (a loop asks
- * per call, and getloadavg opens and parses /proc/loadavg; sysconf(_SC_NPROCESSORS_ONLN) opens
- * and parses /sys/devices/system/cpu/online: each ~10 us, and a Cat from host arrays asked for
- * the cores 9 times, once per copy and per part). */
+ * per call, and getloadavg opens and parses /proc/loadavg: ~10 us; sysconf(_SC_NPROCESSORS_ONLN)
+ * opens and parses /sys/devices/system/cpu/online: 3.45 us measured, and a Cat of 4 parts from
+ * host arrays asked up to 9 times: per upload, per part and for the download). */
 #define LOAD_PERIOD_NS 1000000000LL
 static atomic_llong load_read_at = -LOAD_PERIOD_NS - 1; /* CLOCK_MONOTONIC ns of the last read */
 static atomic_int load_busy;
