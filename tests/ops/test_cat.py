@@ -117,3 +117,23 @@ def test_the_one_copy_and_the_per_part_conversions_give_the_same_bytes(dtype):
     per_part = aclnn_py.cat(parts + [np.zeros((0,), dtype)], 1, backend="numpy")
     assert one_copy.dtype == per_part.dtype == dtype
     assert one_copy.tobytes() == per_part.tobytes() == np.concatenate(parts, 1).tobytes()
+
+
+@pytest.mark.parametrize("dim", [0, 1, 2])
+def test_large_parts_with_empty_ones_between_match_torch(backend, torch, dim):
+    """Parts of out's dtype, contiguous: the simulator copies out's bytes in 64 KiB pieces that
+    cut across the parts' blocks (an empty part between two, a one-row part, blocks longer than
+    a piece and shorter); with Inf and NaN passed on as they are."""
+    rng = np.random.default_rng(3)
+    sizes = [(5, 0, 1, 7), (40, 0, 1, 60), (700, 0, 1, 1500)][dim]
+    base = [6, 50, 1000]  # outs of 2.4-2.6 MB: split between the simulator's workers
+    parts = []
+    for k in sizes:
+        shape = list(base)
+        shape[dim] = k
+        parts.append(rng.standard_normal(shape).astype(np.float32))
+    parts[0].flat[1] = np.nan
+    parts[-1].flat[-1] = -np.inf
+    result = aclnn_py.cat(parts, dim, backend=backend)
+    expected = torch.cat([torch.from_numpy(p) for p in parts], dim).numpy()
+    assert result.tobytes() == expected.tobytes()

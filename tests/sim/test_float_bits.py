@@ -141,3 +141,27 @@ def test_row_exp_within_one_ulp(tmp_path):
     total, worst = _run(tmp_path, EXP_PROGRAM, "row_exp", 1021, ["-lm"])
     assert int(total) > 4_000_000
     assert float(worst) <= 1.0
+
+
+def test_cast_to_float16_rows_give_the_same_bits_contiguous_or_strided(sim_lib):
+    """aclnnCast FLOAT -> FLOAT16: a contiguous out row is written through F16C where the build
+    and the CPU have it (ops_common.c), a strided one through half_bits.h's portable loop; the
+    same bits for float32 patterns in a stride visiting every exponent and sign, NaNs (quiet and
+    signalling, with payloads), Inf, overflow and subnormals among them."""
+    import numpy as np
+
+    import aclnn_py
+    from aclnn_py import aclDataType
+
+    bits = np.arange(0, 1 << 32, 1021, dtype=np.uint64).astype(np.uint32)
+    extra = np.array([0x7F800001, 0xFF800001, 0x7FC00000, 0x7FBFFFFF, 0x7F800000, 0xFF800000, 0x477FF000,
+                      0x477FEFFF, 0x33000000, 0x33000001, 0x387FC000, 0x80000001, 0], np.uint32)
+    values = np.concatenate([bits, extra]).view(np.float32)
+    assert values.size > 4_000_000
+    contiguous = aclnn_py.cast(values, np.float16, backend="sim")
+    # out a device view of stride 2 (a host view would be written through a contiguous copy)
+    with aclnn_py.Tensor.from_numpy(np.zeros((values.size, 2), np.float16), backend="sim") as pairs:
+        aclnn_py.call("aclnnCast", values, int(aclDataType.ACL_FLOAT16), pairs.view((values.size,), (2,)),
+                      backend="sim")
+        by_stride = pairs.numpy()[:, 0]
+    np.testing.assert_array_equal(contiguous.view(np.uint16), by_stride.view(np.uint16))

@@ -7,10 +7,12 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "aclnnop/aclnn_cat.h"
 #include "aclsim_dtype_rules.h" /* generated at build: the dtype table (aclnn_py/ops/<op>.py DTYPE_RULES) */
 #include "elementwise.h"
+#include "../kernels/parallel.h"
 
 static const char API[] = "aclnnCatGetWorkspaceSize";
 static const char KERNEL[] = "aclnnCat";
@@ -27,10 +29,112 @@ static bool dropped(const aclTensor *t)
     return t->ndim == 1 && t->view_dims[0] == 0;
 }
 
+/* The bytes copy (copy_blocks): out and every part contiguous, of out's dtype. */
+typedef struct {
+    char *out;                 /* out's first element */
+    int64_t row;               /* bytes of out per index of the dims before dim */
+    uint64_t parts;            /* the parts kept (not dropped) */
+    const char *const *from;   /* [parts] each part's first element */
+    const int64_t *at;         /* [parts + 1] byte offsets of the parts in a row of out; at[parts] = row */
+    int64_t total;             /* bytes of out */
+} cat_copy;
+
+enum { CAT_PIECE = 64 * 1024 }; /* bytes of out per item of the parallel loop */
+
+/* Pieces [begin, end) of out: each run of a part's block inside a piece, one memcpy. */
+static void copy_pieces(void *ctx, int64_t begin, int64_t end, int worker)
+{
+    (void)worker;
+    const cat_copy *c = ctx;
+    int64_t pos = begin * CAT_PIECE, stop = end * CAT_PIECE < c->total ? end * CAT_PIECE : c->total;
+    while (pos < stop) {
+        int64_t outer = pos / c->row, r = pos % c->row;
+        uint64_t lo = 0, hi = c->parts - 1; /* the last part whose block starts at or before r */
+        while (lo < hi) {
+            uint64_t mid = (lo + hi + 1) / 2;
+            if (c->at[mid] <= r) {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        int64_t width = c->at[lo + 1] - c->at[lo], into = r - c->at[lo];
+        int64_t len = width - into < stop - pos ? width - into : stop - pos;
+        memcpy(c->out + pos, c->from[lo] + outer * width + into, (size_t)len);
+        pos += len;
+    }
+}
+
+/* Every kept part of out's dtype, it and out contiguous and apart: out is, per index of the dims
+ * before dim, the parts' blocks one after another, copied as bytes in one parallel loop (the
+ * elementwise runner took one loop per part, each a hand-off to the helpers).  Interleaved A/B on
+ * device tensors, medians of 200: googlenet 4a (8,[192,208,48,64],14,14) 0.82 -> 0.76 ms,
+ * inception-v3 mixed_5b 1.70 -> 1.52, densenet121 (8,[256,32],28,28) 1.16 -> 1.15; the rest of
+ * a call from host arrays is the uploads, the download and the Python side.  *done is false
+ * where the parts are not all such (the elementwise runner then); false on a failed allocation. */
+static bool copy_blocks(const cat_params *cp, aclOpExecutor *ex, aclTensor *out, bool *done)
+{
+    *done = false;
+    if (!aclsim_ops_is_contiguous(out)) {
+        return true;
+    }
+    uint64_t kept = 0;
+    for (uint64_t i = 0; i < cp->count; ++i) {
+        const aclTensor *t = aclsim_executor_input(ex, (int)i);
+        if (dropped(t)) {
+            continue;
+        }
+        if (t->dtype != out->dtype || (!aclsim_ops_is_empty(t) && (!aclsim_ops_is_contiguous(t) ||
+                                                                  aclsim_ops_views_overlap(t, out)))) {
+            return true;
+        }
+        kept++;
+    }
+    size_t item = aclsim_ops_dtype_size(out->dtype);
+    int64_t inner = (int64_t)item; /* bytes per index of dim, of the dims after it */
+    for (uint64_t d = (uint64_t)cp->dim + 1; d < out->ndim; ++d) {
+        inner *= out->view_dims[d];
+    }
+    const char **from = malloc(kept * sizeof *from);
+    int64_t *at = malloc((kept + 1) * sizeof *at);
+    if (from == NULL || at == NULL) {
+        free(from);
+        free(at);
+        aclsim_set_error("%s: out of host memory", KERNEL);
+        return false;
+    }
+    uint64_t k = 0;
+    at[0] = 0;
+    for (uint64_t i = 0; i < cp->count; ++i) {
+        const aclTensor *t = aclsim_executor_input(ex, (int)i);
+        if (!dropped(t)) {
+            from[k] = aclsim_ops_is_empty(t) ? NULL : (const char *)t->data + t->offset * (int64_t)item;
+            at[k + 1] = at[k] + t->view_dims[cp->dim] * inner;
+            k++;
+        }
+    }
+    cat_copy c = {(char *)out->data + out->offset * (int64_t)item, at[kept], kept, from, at,
+                  aclsim_ops_numel(out) * (int64_t)item};
+    int64_t pieces = (c.total + CAT_PIECE - 1) / CAT_PIECE;
+    aclsim_parallel(pieces, aclsim_byte_workers(pieces, c.total), copy_pieces, &c);
+    free(from);
+    free(at);
+    *done = true;
+    return true;
+}
+
 static aclnnStatus cat_kernel(aclOpExecutor *ex, void *workspace)
 {
     const cat_params *cp = aclsim_executor_params(ex, sizeof *cp);
     aclTensor *out = aclsim_executor_output(ex, 0);
+    bool copied;
+    if (!copy_blocks(cp, ex, out, &copied)) {
+        return ACLSIM_OPS_KERNEL_FAULT;
+    }
+    if (copied) {
+        aclsim_kernel_outputs_finite(0); /* a copy: an Inf or NaN it wrote was in a part */
+        return ACLNN_SUCCESS;
+    }
     aclsim_ew_params to_out = {.op = ACLSIM_EW_CAST, .promoted = out->dtype};
     aclsim_ew_params to_promoted = {.op = ACLSIM_EW_CAST, .promoted = cp->promoted};
     int64_t at = 0;

@@ -9,6 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
+#include <immintrin.h> /* floats_to_halves_f16c */
+#define OPS_F16C 1
+#else
+#define OPS_F16C 0
+#endif
 
 /* ---------------------------------------------------------------- element types */
 
@@ -460,6 +466,42 @@ static void read_f32_row(void *p, int64_t first, int64_t step, int64_t count)
     c->buffer = dst + count;
 }
 
+#if OPS_F16C
+/* A contiguous row of floats to FLOAT16 with the F16C conversion (8 a instruction, round to
+ * nearest even): the same bits as aclsim_hb_float_to_half for every one of the 2^32 float bit
+ * patterns (NaNs made quiet with their top payload bits, subnormals, overflow to Inf), compared
+ * exhaustively by a C program on GCC 12 / x86-64 (tests/sim/test_float_bits.py compares the
+ * simulator's Cast with the runtime's aclFloatToFloat16 over a stride of all exponents).  The
+ * portable loop, SSE2-vectorised, took 52% of a cast vgg conv3 (8,256,56,56) FLOAT -> FLOAT16
+ * on device tensors; interleaved A/B, medians of 40, same sha256 (NaN, sNaN, Inf, overflow,
+ * subnormals in it): 24.9 -> 9.5 ms on device tensors, 31.5 -> 16.2 ms from a NumPy array. */
+__attribute__((target("avx,f16c"))) static void floats_to_halves_f16c(const float *restrict src, uint16_t *restrict dst,
+                                                                    int64_t count)
+{
+    int64_t j = 0;
+    for (; j + 8 <= count; j += 8) {
+        __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(src + j), _MM_FROUND_TO_NEAREST_INT);
+        _mm_storeu_si128((__m128i *)(dst + j), h);
+    }
+    for (; j < count; ++j) {
+        dst[j] = aclsim_hb_float_to_half(src[j]);
+    }
+}
+
+/* The CPU has AVX and F16C (asked once: 1 yes, -1 no). */
+static int has_f16c(void)
+{
+    static _Atomic int known;
+    int k = known;
+    if (k == 0) {
+        __builtin_cpu_init();
+        k = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c") ? 1 : -1;
+        known = k;
+    }
+    return k > 0;
+}
+#endif
+
 static void write_f32_row(void *p, int64_t first, int64_t step, int64_t count)
 {
     copy_ctx *c = p;
@@ -474,6 +516,12 @@ static void write_f32_row(void *p, int64_t first, int64_t step, int64_t count)
     }
     case ACL_FLOAT16: {
         uint16_t *dst = c->data;
+#if OPS_F16C
+        if (step == 1 && has_f16c()) {
+            floats_to_halves_f16c(src, dst + first, count);
+            break;
+        }
+#endif
         for (int64_t j = 0; j < count; ++j) {
             dst[first + j * step] = aclsim_hb_float_to_half(src[j]);
         }
