@@ -143,7 +143,7 @@ def in_pieces(count: int, work: Callable[[int, int], None], *, threads: int, pie
     did both (the worker's part ended last).  Taken so, the parts end together, the caller's
     last: it finds the workers done.  Each take is one more call from Python, whose GIL the
     other thread may be waiting for (~50 us when it is): few takes, so few pieces
-    (``over_parts``'s ``SHARES``).
+    (the Cast's blocks, ``half.convert``).
 
     ``back`` (with ``guided``): the workers' own work, for work done two ways that give the
     same bits (FLOAT to FLOAT16: ``half.convert``); the workers then take their pieces from
@@ -239,16 +239,15 @@ def threads_for(work: int, per_thread: int) -> int:
 # of them stay in a core's L2 cache (2 MiB here) from one pass to the next.  On one thread,
 # thread CPU time, (8,64,56,56): Add with alpha 1.31 -> 1.23 ms, Add of FLOAT16 20.6 -> 17.5 ms.
 PIECE_ELEMENTS = 1 << 17
-# The units per thread ``over_parts`` cuts a split call into, which the threads claim (guided:
-# a share of what is left each time, single units at the end: ``in_pieces``).
-SHARES = 8
-# The elements per thread a flat split (``over_parts``) needs by default: its parts stream
-# memory, two threads at once less than twice as fast as one, and a split costs ~0.1 ms of
-# hand-offs.  Measured (60 interleaved rounds, median / 10th percentile ms, split / one thread,
-# this loaded VM): (256,256,3,3) Relu 0.56 / 0.43, 0.48 / 0.33; Muls 0.51 / 0.37, 0.34 / 0.29;
-# SGD step 0.70 / 0.54, 0.55 / 0.37 (units of 64 Ki to 256 Ki alike); (1000,2048) SGD step
-# 1.65-2.12 / 1.16-1.28, 1.72 / 1.23; but (8,64,56,56) Relu 0.72 / 0.61, 0.83 / 0.73; Add
-# 0.93 / 0.79, 1.14 / 1.03; InplaceZero (1000,2048) 0.57 / 0.48, 0.69 / 0.52.
+# The elements per thread a split (``over_parts``) of contiguous same-shape operands (the
+# others 0-d) needs by default: such parts stream memory, two threads at once less than twice
+# as fast as one, and a split costs ~0.1 ms of hand-offs.  Measured (60 interleaved rounds,
+# median / 10th percentile ms, split / one thread, this loaded VM): (256,256,3,3) Relu 0.56 /
+# 0.43, 0.48 / 0.33; Muls 0.51 / 0.37, 0.34 / 0.29; SGD step 0.70 / 0.54, 0.55 / 0.37; and on
+# the quiet machine (main against this, 8 alternating processes, medians, ms) the SGD step
+# (256,256,3,3) 0.69 -> 0.42, the other bench cases of Relu, Add, Mul, Adds, Muls,
+# ThresholdBackward and the Inplace operators 0.87-1.08x.  (Cutting such calls into flat runs
+# that the threads claim, ``in_pieces``' guided claims, measured 1.05-1.26x slower there.)
 FLAT_PART_ELEMENTS = 1 << 19
 
 
@@ -272,10 +271,9 @@ def over_parts(work: Callable[..., None], out: np.ndarray, *inputs: np.ndarray,
     input then broadcasts to ``out``'s other axes and keeps its own trailing ones (a padded
     plane's source plane).  A part drops the leading axes its index fixes (negative axes name
     the same ones in every part).  Where an input broadcasts, every part runs with the ufunc
-    buffer ``ufunc_buffer.run_buffer`` gives for the runs it broadcasts over.  Split with
-    ``out`` and every input of its shape C-contiguous (the others 0-d, no ``keep``), the parts
-    are flat runs instead (1-d views): ``SHARES`` units for each thread, taken as
-    ``in_pieces``' guided claims.
+    buffer ``ufunc_buffer.run_buffer`` gives for the runs it broadcasts over.  With ``out``
+    and every input of its shape C-contiguous (the others 0-d, no ``keep``) the default
+    threshold is ``FLAT_PART_ELEMENTS``.
 
     For elementwise work (a ufunc expression writing ``out_part``): each element is computed
     alone, so the parts give the same bits as one call."""
@@ -284,21 +282,6 @@ def over_parts(work: Callable[..., None], out: np.ndarray, *inputs: np.ndarray,
     size = out.size
     threads = threads_for(size, per_part)
     cut = out.ndim - keep  # the axes that may be cut
-    if threads > 1 and flat:
-        # One contiguous run of elements in each (no broadcast): cut flat into SHARES units per
-        # thread, which the threads claim (``in_pieces``'s guided claims).  (No cache-sized
-        # pieces here: each claim's ufunc calls are GIL hand-offs between the threads.)
-        unit = -(-size // (threads * SHARES))
-        flat_out = out.reshape(-1)
-        flat_in = [x.reshape(-1) if x.ndim else x for x in inputs]
-
-        def run_flat(start: int, stop: int) -> None:
-            a, b = start * unit, min(size, stop * unit)
-            work(flat_out[a:b], *(x[a:b] if x.ndim else x for x in flat_in))
-
-        units = -(-size // unit)
-        in_pieces(units, run_flat, threads=threads, pieces=units, guided=True)
-        return
     enough = threads if threads > 1 else (-(-size // piece_elements) if piece_elements else 1)
     buffer = None
     if not keep and any(x.shape != out.shape for x in inputs):
@@ -331,8 +314,8 @@ def over_parts(work: Callable[..., None], out: np.ndarray, *inputs: np.ndarray,
 
 
 def _flat(out: np.ndarray, inputs: tuple[np.ndarray, ...]) -> bool:
-    """Whether ``out`` and every input of its shape are C-contiguous, the others 0-d: the
-    elements of a part are then one flat run in each (``over_parts``)."""
+    """Whether ``out`` and every input of its shape are C-contiguous, the others 0-d: a call
+    that streams memory (``FLAT_PART_ELEMENTS``)."""
     return out.flags.c_contiguous and all(
         x.ndim == 0 or (x.shape == out.shape and x.flags.c_contiguous) for x in inputs)
 

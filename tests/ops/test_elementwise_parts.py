@@ -345,19 +345,24 @@ def test_guided_pieces_reraise_a_workers_exception(monkeypatch):
         in_pieces(40, fail_on_worker, threads=2, pieces=40, guided=True)
 
 
-def test_over_parts_cuts_contiguous_operands_flat(monkeypatch):
-    """Same-shape C-contiguous operands (and 0-d ones) are cut into flat runs, one view each,
-    whatever the leading axes; every element once."""
+def test_contiguous_same_shape_operands_split_from_flat_part_elements(monkeypatch):
+    """Same-shape C-contiguous operands (and 0-d ones) need ``FLAT_PART_ELEMENTS`` per thread to
+    split, a broadcast or strided one ``MIN_PARALLEL_ELEMENTS``; every element once either way."""
     monkeypatch.setattr(_workers, "_WORKERS", max(2, _workers._WORKERS))
     monkeypatch.setattr(_workers, "machine_busy", lambda: False)
-    out = np.zeros((3, 1, 50), np.int64)
-    a = np.arange(150, dtype=np.int64).reshape(out.shape)
-    shapes = []
+    monkeypatch.setattr(_workers, "MIN_PARALLEL_ELEMENTS", 8)
+    monkeypatch.setattr(_workers, "FLAT_PART_ELEMENTS", 128)
+    out = np.zeros((4, 50), np.int64)
+    a = np.arange(200, dtype=np.int64).reshape(out.shape)
+    parts = []
 
     def work(o, x, z):
-        shapes.append((o.shape, x.shape, z.ndim))
+        parts.append(o.shape)
         o += x + z + 1
 
-    over_parts(work, out, a, np.int64(5), min_elements=1)
-    assert np.array_equal(out, a + 6)
-    assert len(shapes) > 1 and all(len(o) == 1 and o == x and z == 0 for o, x, z in shapes)
+    over_parts(work, out, a, np.int64(5))  # 200 elements: under 2 x 128 per thread
+    assert np.array_equal(out, a + 6) and len(parts) == 1
+    parts.clear()
+    out[...] = 0
+    over_parts(work, out, a[:, :1], np.int64(5))  # a broadcast input: 8 per thread is enough
+    assert np.array_equal(out, a[:, :1] + 6) and len(parts) > 1
