@@ -365,4 +365,4 @@ def test_contiguous_same_shape_operands_split_from_flat_part_elements(monkeypatc
     parts.clear()
     out[...] = 0
     over_parts(work, out, a[:, :1], np.int64(5))  # a broadcast input: 8 per thread is enough
-    assert np.array_equal(out, a[:, :1] + 6) and len(parts) > 1
+    assert np.array_equal(out, np.broadcast_to(a[:, :1] + 6, out.shape)) and len(parts) > 1
