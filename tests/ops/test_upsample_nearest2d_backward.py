@@ -8,6 +8,7 @@ import pytest
 
 import aclnn_py
 from aclnn_py import bfloat16
+from aclnn_py._numpy import pooling as _pooling
 from helpers import assert_close, random_array
 
 DTYPES = [np.dtype(np.float32), np.dtype(np.float16), np.dtype(bfloat16)]
@@ -28,6 +29,16 @@ def test_matches_torch(backend, torch, dtype, input_size, output_size, scales):
     result = aclnn_py.upsample_nearest2d_backward(grad, list(output_size), list(input_size), *scales, backend=backend)
     assert result.dtype == dtype and result.shape == input_size
     assert_close(result, _torch(torch, grad, output_size, input_size, scales).astype(dtype), dtype)
+
+
+@pytest.mark.parametrize("input_size, output_size, scales", CASES)
+def test_numpy_blocks_kernel_on_small_gradients_matches_torch(torch, input_size, output_size, scales, monkeypatch):
+    """The numpy backend's kernel for whole blocks per cell (``pooling._repeated_grad``), which
+    small gradients do not take by default, forced on the same cases."""
+    monkeypatch.setattr(_pooling, "REPEATED_GRAD_ELEMENTS", 0)
+    grad = random_array(np.random.default_rng(0), input_size[:2] + output_size, np.dtype(np.float32))
+    result = aclnn_py.upsample_nearest2d_backward(grad, list(output_size), list(input_size), *scales, backend="numpy")
+    assert_close(result, _torch(torch, grad, output_size, input_size, scales), np.dtype(np.float32))
 
 
 def test_is_the_gradient_of_the_forward(backend, torch):
