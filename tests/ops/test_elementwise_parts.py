@@ -103,7 +103,8 @@ def test_in_pieces_does_not_wait_for_a_worker_that_has_not_started(monkeypatch):
             f.result()
 
 
-def test_in_pieces_reraises_the_callers_and_a_workers_exception(monkeypatch):
+@pytest.mark.parametrize("guided", [False, True])
+def test_in_pieces_reraises_the_callers_and_a_workers_exception(monkeypatch, guided):
     monkeypatch.setattr(_workers, "_WORKERS", max(2, _workers._WORKERS))
     caller = threading.get_ident()
 
@@ -116,7 +117,7 @@ def test_in_pieces_reraises_the_callers_and_a_workers_exception(monkeypatch):
         caller_began.wait(10)  # (a fast worker would otherwise take every piece first)
 
     with pytest.raises(ValueError, match="caller"):
-        in_pieces(8, fail_on_caller, threads=2, pieces=8)
+        in_pieces(8, fail_on_caller, threads=2, pieces=8, guided=guided)
     started = threading.Event()
 
     def fail_on_worker(a, b):
@@ -126,7 +127,7 @@ def test_in_pieces_reraises_the_callers_and_a_workers_exception(monkeypatch):
         started.wait(10)
 
     with pytest.raises(KeyError, match="worker"):
-        in_pieces(8, fail_on_worker, threads=2, pieces=8)
+        in_pieces(40, fail_on_worker, threads=2, pieces=40, guided=guided)
 
 
 def test_over_parts_runs_small_or_single_element_outputs_whole():
@@ -328,21 +329,6 @@ def test_guided_pieces_cover_every_index_once_the_caller_taking_the_last(monkeyp
     last = max(taken)
     assert last[1] == 64 and last[2]  # (the last piece: the caller's)
     assert max(b - a for a, b, _ in taken) <= 64 // 4  # (a quarter of what is left at most, over two threads)
-
-
-def test_guided_pieces_reraise_a_workers_exception(monkeypatch):
-    monkeypatch.setattr(_workers, "_WORKERS", max(2, _workers._WORKERS))
-    caller = threading.get_ident()
-    started = threading.Event()
-
-    def fail_on_worker(a, b):
-        if threading.get_ident() != caller:
-            started.set()
-            raise KeyError("worker")
-        started.wait(10)
-
-    with pytest.raises(KeyError, match="worker"):
-        in_pieces(40, fail_on_worker, threads=2, pieces=40, guided=True)
 
 
 def test_contiguous_same_shape_operands_split_from_flat_part_elements(monkeypatch):
