@@ -15,6 +15,7 @@ the kernel: inf x 0 in the product would spread NaN over the whole plane.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 from collections.abc import Callable
@@ -90,10 +91,7 @@ def product(kernel: Callable[..., np.ndarray], params: tuple[Any, ...], in_plane
             rows = rows.astype(wide)
         if _finite(rows):
             # np.dot skips matmul's gufunc machinery (~0.3 us of a ~6 us call on these sizes)
-            if threaded:
-                with blas.on_caller():
-                    out = np.dot(rows, matrix)
-            else:
+            with blas.on_caller() if threaded else contextlib.nullcontext():
                 out = np.dot(rows, matrix)
         else:
             # An inf or NaN input times the matrix's zeros would be NaN everywhere: such inputs

@@ -115,11 +115,10 @@ def _prepare(self: object, indices: object, output_size: object) -> Prepared:
                 check_index_range(KERNEL, index, output_size)
                 out.reshape(-1)[(rows + starts[:planes]).ravel()] = x.ravel()
                 return out.reshape(out_shape)
-            unsigned = rows.view(f"u{rows.itemsize}")  # (a negative index: huge)
-            over_parts(functools.partial(_scatter, whole=index), out, x, rows, unsigned, keep=1)
+            over_parts(functools.partial(_scatter, whole=index), out, x, rows, keep=1)
         return out.reshape(out_shape)
 
-    def _scatter(out: np.ndarray, x: np.ndarray, index: np.ndarray, unsigned: np.ndarray, whole: np.ndarray) -> None:
+    def _scatter(out: np.ndarray, x: np.ndarray, index: np.ndarray, whole: np.ndarray) -> None:
         """Each value at its index in whole planes (a plane is never cut: an index repeated
         within it keeps its last value, as one assignment does), each block of planes' index
         range checked first (``check_index_range`` on all of them, ``whole``, where one is out:
@@ -136,6 +135,7 @@ def _prepare(self: object, indices: object, output_size: object) -> Prepared:
         by_plane = plane >= _PLANE_BY_PLANE
         at = None if by_plane else np.empty((min(block, len(index)), plane), np.int64)
         flat = out.reshape(-1)
+        unsigned = index.view(f"u{index.itemsize}")  # (a negative index: huge)
         for a in range(0, len(index), block):
             n = min(block, len(index) - a)
             if int(unsigned[a:a + n].max()) >= out_plane:
