@@ -253,7 +253,37 @@ def _mul(a: np.ndarray, b: np.ndarray, alpha: np.ndarray | None, out: np.ndarray
         np.multiply(a, b, out=out)
 
 
+#: A maximum of a contiguous array with a 0-d operand (Relu's zero) runs as rows of this many
+#: elements against one row of that value.  NumPy's SIMD loop of ``maximum`` wants both operands
+#: contiguous; with a 0-d one it takes its element-at-a-time loop (stride 0): a FLOAT
+#: (8,64,56,56) 0.84 ms so, 0.30 ms in rows of 16 Ki (0.42 / 0.49 / 0.29 ms in rows of 1 / 4 /
+#: 256 Ki elements; one thread, AMD EPYC, NumPy 2.4.6, best of 7).  The same bits: both loops
+#: give ``b`` where the two compare equal (+0.0 for Relu of -0.0) and a NaN where either is one.
+SCALAR_ROW = 1 << 14
+_scalar_rows: dict[tuple[np.dtype, bytes], np.ndarray] = {}
+
+
+def _scalar_row(value: np.ndarray) -> np.ndarray:
+    """A read-only row of ``SCALAR_ROW`` elements of the 0-d ``value`` (kept per dtype and value)."""
+    key = (value.dtype, value.tobytes())
+    row = _scalar_rows.get(key)
+    if row is None:
+        row = np.full(SCALAR_ROW, value, value.dtype)
+        row.flags.writeable = False
+        row = _scalar_rows.setdefault(key, row)
+    return row
+
+
 def _max(a: np.ndarray, b: np.ndarray, alpha: np.ndarray | None, out: np.ndarray) -> None:
+    n = a.size
+    if (b.ndim == 0 and n >= SCALAR_ROW and a.shape == out.shape and a.flags.c_contiguous
+            and out.flags.c_contiguous):
+        bulk = n - n % SCALAR_ROW
+        flat_a, flat_out = a.reshape(-1), out.reshape(-1)
+        np.maximum(flat_a[:bulk].reshape(-1, SCALAR_ROW), _scalar_row(b),
+                   out=flat_out[:bulk].reshape(-1, SCALAR_ROW))
+        np.maximum(flat_a[bulk:], b, out=flat_out[bulk:])
+        return
     np.maximum(a, b, out=out)  # (a NaN wins, as in PyTorch)
 
 

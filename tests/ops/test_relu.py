@@ -12,6 +12,7 @@ import aclnn_py
 from aclnn_py._convert import params
 from aclnn_py._ffi import ffi
 from aclnn_py._ffi.declarations import include_dir
+from aclnn_py._numpy.elementwise import SCALAR_ROW
 from aclnn_py.ops.relu import DTYPES
 from helpers import assert_close, random_array
 
@@ -32,6 +33,26 @@ def test_nan_infinities_and_views(backend):
     np.testing.assert_array_equal(aclnn_py.relu(big.T[::-1], backend=backend), np.maximum(big.T[::-1], 0))
     assert aclnn_py.relu(np.zeros((0, 3), np.int32), backend=backend).shape == (0, 3)
     assert aclnn_py.relu(np.asarray(-2, np.int64), backend=backend) == 0
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_large_arrays_in_rows_and_their_tails_match_torch(backend, torch, dtype):
+    # At least SCALAR_ROW elements: the numpy backend's maximum in rows against a row of zeros,
+    # a tail of fewer, and a view (not contiguous) that keeps the element-at-a-time loop.
+    rng = np.random.default_rng(1)
+    for size in (SCALAR_ROW - 1, SCALAR_ROW, 3 * SCALAR_ROW + 5):
+        a = random_array(rng, (size,), dtype)
+        if dtype.kind != "i":
+            a[rng.integers(0, size, 64)] = np.array([np.nan, -np.inf, np.inf, -0.0], np.float32).astype(dtype)[
+                rng.integers(0, 4, 64)]
+        for x in (a, a.reshape(-1, 1)[::2, 0], a[::-1]):
+            wide = x.astype(np.float32) if dtype.itemsize == 2 and dtype.kind != "i" else x
+            expected = torch.relu(torch.from_numpy(np.ascontiguousarray(wide))).numpy().astype(dtype)
+            result = aclnn_py.relu(x, backend=backend)
+            assert result.dtype == dtype
+            # (compared as FLOAT or the integers: NumPy's equality knows NaN for its own float
+            # types, not for ml_dtypes' BFLOAT16)
+            np.testing.assert_array_equal(result.astype(wide.dtype), expected.astype(wide.dtype))
 
 
 def test_out_is_an_output_though_declared_const():
