@@ -13,7 +13,8 @@ faster figure is the one compared
 (its 2-thread calls sometimes wait a scheduler tick for their second worker). Prints the median
 milliseconds per call for each runner, the ratio backend/PyTorch, and the geometric mean of the
 ratios per backend.  Every backend's result is checked against PyTorch's in the same run.  With
-both, ``sim/np`` is the simulator's time over the numpy backend's; for the memory-bound operators
+both, ``sim/np`` is the simulator's time over the numpy backend's, and ``dev/np`` that of "simdev", the
+simulator on device-resident Tensors (no copies per call); for the memory-bound operators
 ``np/copy`` is the numpy backend's time over a copy of as many bytes as the call must touch.
 
     python scripts/bench.py                 # every case, every available backend
@@ -62,7 +63,7 @@ CASES = [Case(name, make, op.function, op.torch, op.memory_bound, op.restorer, o
 
 
 def available_backends() -> list[str]:
-    """numpy, and each of sim and npu that loads; "simdev" (``_device_runner``) after sim."""
+    """numpy, and each of sim and npu that loads; "simdev" (``_device_call``) after sim."""
     names = ["numpy"]
     for name in ("sim", "npu"):
         try:
@@ -201,14 +202,14 @@ def _case_arguments(index: int):
     return CASES[index].make(np.random.default_rng(index))
 
 
-def _device_runner(case, args):
-    """``(runner, result)``: the simulator on device-resident data, as a chain of calls on
-    ``aclnn_py.Tensor``s has it. The case's arrays (those in lists too, e.g. Cat's) are
-    uploaded once, here; a call runs the operator on them and waits for the stream (the
-    simulator runs queued kernels there, so the sample holds the kernel's work), its output
-    Tensors dropped after. An in-place operator's device input is put back first by a device
-    copy from a device original kept here (``inplace_copy``, queued before the call), as the
-    numpy path's ``restorer`` puts the array back. ``result``: one call's output, downloaded."""
+def _device_call(case, args):
+    """A call of the simulator on device-resident data, as a chain of calls on
+    ``aclnn_py.Tensor``s has it: the case's arrays (those in lists too, e.g. Cat's) are
+    uploaded once, here; the call runs the operator on them, waits for the stream (the
+    simulator runs queued kernels there, so a sample holds the kernel's work) and returns the
+    output Tensor(s). An in-place operator's device input is put back first by a device copy
+    from a device original kept here (``inplace_copy``, queued before the call), as the numpy
+    path's ``restorer`` puts the array back."""
     from aclnn_py._runtime import loader
 
     def put(a):
@@ -229,16 +230,14 @@ def _device_runner(case, args):
         out = case.ours(*dev, backend="sim")
         synchronize()
         return out
-
-    result = _numpy_result(call())   # (np.asarray downloads a Tensor)
-    return (lambda: (call(), None)[1]), result
+    return call
 
 
 def _worker_runners(name: str, index: int, torch, device: bool = False):
     """``(runners, results, failed)`` of CASES[index] in the worker ``name`` (``_WORKERS``):
     runners by name, the result of each runner verified against PyTorch by its name, and
     ``{runner: why}`` for a runner that could not be made. With ``device``, the sim worker
-    adds the runner "simdev" (``_device_runner``)."""
+    adds the runner "simdev" (``_device_call``)."""
     case = CASES[index]
     args = _case_arguments(index)
     runners: dict = {}
@@ -247,7 +246,9 @@ def _worker_runners(name: str, index: int, torch, device: bool = False):
     if device and name == "sim":
         # (before the NumPy-argument call below writes an in-place operator's array)
         try:
-            runners["simdev"], results["simdev"] = _device_runner(case, args)
+            device_call = _device_call(case, args)
+            results["simdev"] = _numpy_result(device_call())   # (np.asarray downloads a Tensor)
+            runners["simdev"] = lambda: (device_call(), None)[1]  # noqa: E731 (the output dropped after the wait)
         except Exception as exc:  # e.g. an argument the operator takes only as an array
             failed["simdev"] = type(exc).__name__
     # An in-place operator's input is put back before every call, for both libraries alike (the
