@@ -13,7 +13,8 @@ faster figure is the one compared
 (its 2-thread calls sometimes wait a scheduler tick for their second worker). Prints the median
 milliseconds per call for each runner, the ratio backend/PyTorch, and the geometric mean of the
 ratios per backend.  Every backend's result is checked against PyTorch's in the same run.  With
-both, ``sim/np`` is the simulator's time over the numpy backend's; for the memory-bound operators
+both, ``sim/np`` is the simulator's time over the numpy backend's, and ``dev/np`` that of "simdev", the
+simulator on device-resident Tensors (no copies per call); for the memory-bound operators
 ``np/copy`` is the numpy backend's time over a copy of as many bytes as the call must touch.
 
     python scripts/bench.py                 # every case, every available backend
@@ -51,16 +52,18 @@ class Case:
     memory_bound: bool = False                    # timed against the copy of the bytes it touches too
     restorer: Callable = lambda args: lambda: None  # Operator.restorer: an in-place input put back per call
     torch_arguments: Callable = lambda torch, args: tuple(args)  # Operator.torch_arguments
+    written: int | None = None                    # Operator.written: the argument written in place
 
 
 # Layers of real networks (ResNet-50, MobileNetV2, U-Net, ViT-B/16, DeepLab, SegNet, 3-D U-Net),
 # batch sizes cut to keep the whole run to a few minutes: each operator's ``Operator.benchmarks``
 # (aclnn_py/ops/<op>.py), checked and timed against its ``Operator.torch``.
-CASES = [Case(name, make, op.function, op.torch, op.memory_bound, op.restorer, op.torch_arguments)
+CASES = [Case(name, make, op.function, op.torch, op.memory_bound, op.restorer, op.torch_arguments, op.written)
          for op in aclnn_py.ops.OPERATORS for name, make in op.benchmarks]
 
 
 def available_backends() -> list[str]:
+    """numpy, and each of sim and npu that loads; "simdev" (``_device_call``) after sim."""
     names = ["numpy"]
     for name in ("sim", "npu"):
         try:
@@ -70,7 +73,15 @@ def available_backends() -> list[str]:
         except Exception:
             continue
         names.append(name)
+        if name == "sim":
+            names.append("simdev")
     return names
+
+
+# "simdev" is a runner of the sim worker (the simulator on device-resident Tensors), not a
+# worker of its own.
+def _worker_of(backend: str) -> str:
+    return "sim" if backend == "simdev" else backend
 
 
 # A sample lasts at least this long: a call of a few microseconds is timed as a batch of
@@ -191,26 +202,70 @@ def _case_arguments(index: int):
     return CASES[index].make(np.random.default_rng(index))
 
 
-def _worker_runners(name: str, index: int, torch):
-    """``(runners, result)`` of CASES[index] in the worker ``name`` (``_WORKERS``): runners by
-    name."""
+def _device_call(case, args):
+    """A call of the simulator on device-resident data, as a chain of calls on
+    ``aclnn_py.Tensor``s has it: the case's arrays (those in lists too, e.g. Cat's) are
+    uploaded once, here; the call runs the operator on them, waits for the stream (the
+    simulator runs queued kernels there, so a sample holds the kernel's work) and returns the
+    output Tensor(s). An in-place operator's device input is put back first by a device copy
+    from a device original kept here (``inplace_copy``, queued before the call), as the numpy
+    path's ``restorer`` puts the array back."""
+    from aclnn_py._runtime import loader
+
+    def put(a):
+        return aclnn_py.Tensor.from_numpy(a, backend="sim") if isinstance(a, np.ndarray) else a
+
+    dev = [type(a)(put(t) for t in a) if isinstance(a, (list, tuple)) else put(a) for a in args]
+    restore = lambda: None  # noqa: E731
+    if case.written is not None and isinstance(args[case.written], np.ndarray):
+        target, original = dev[case.written], put(args[case.written])
+        restore = lambda: aclnn_py.inplace_copy(target, original, backend="sim")  # noqa: E731
+    # The binding's own wait for this thread's stream (Tensor.numpy() and copy_from wait with
+    # it). aclnn_py has no public function for it; capi.aclrtSynchronizeDevice, the C mirror,
+    # cost 10 us a call here against 0.6 us, more than a tiny case's whole call.
+    synchronize = loader.library("sim").synchronize
+
+    def call():
+        restore()
+        out = case.ours(*dev, backend="sim")
+        synchronize()
+        return out
+    return call
+
+
+def _worker_runners(name: str, index: int, torch, device: bool = False):
+    """``(runners, results, failed)`` of CASES[index] in the worker ``name`` (``_WORKERS``):
+    runners by name, the result of each runner verified against PyTorch by its name, and
+    ``{runner: why}`` for a runner that could not be made. With ``device``, the sim worker
+    adds the runner "simdev" (``_device_call``)."""
     case = CASES[index]
     args = _case_arguments(index)
+    runners: dict = {}
+    results: dict = {}
+    failed: dict = {}
+    if device and name == "sim":
+        # (before the NumPy-argument call below writes an in-place operator's array)
+        try:
+            device_call = _device_call(case, args)
+            results["simdev"] = _numpy_result(device_call())   # (np.asarray downloads a Tensor)
+            runners["simdev"] = lambda: (device_call(), None)[1]  # noqa: E731 (the output dropped after the wait)
+        except Exception as exc:  # e.g. an argument the operator takes only as an array
+            failed["simdev"] = type(exc).__name__
     # An in-place operator's input is put back before every call, for both libraries alike (the
     # torch tensors share the arrays' memory): a loop of calls never drifts from the case.
     restore = case.restorer(args)
     if torch is not None:
         targs = case.torch_arguments(torch, args)
         call = lambda: (restore(), case.theirs(torch, *targs))[1]  # noqa: E731
-        return {name: call}, _numpy_result(call())
+        return {name: call}, {name: _numpy_result(call())}, failed
     call = lambda: (restore(), case.ours(*args, backend=name))[1]  # noqa: E731
-    result = _numpy_result(call())
-    runners = {name: call}
+    result = results[name] = _numpy_result(call())
+    runners[name] = call
     if name == "numpy" and case.memory_bound:
         copy = _copy_runner(args, result)
         if copy is not None:
             runners["copy"] = copy
-    return runners, result
+    return runners, results, failed
 
 
 # Before each sample a worker runs the call for this long: the time it took here for a
@@ -240,11 +295,12 @@ def _serve(name: str, threads: int) -> None:
         reply: object = None
         if kind == "case":
             try:
-                runners, result = _worker_runners(name, request[1], torch)
-                reply = ("ok", result, sorted(runners))
+                runners = {}  # (the last case's runners, and their device Tensors, released first)
+                runners, results, failed = _worker_runners(name, request[1], torch, request[2])
+                reply = ("ok", results, sorted(runners), failed)
             except Exception as exc:  # a backend that cannot run a case is reported, not fatal
                 runners = {}
-                reply = ("failed", type(exc).__name__, [])
+                reply = ("failed", type(exc).__name__, [], {})
         elif kind == "warm":
             for _ in range(request[1]):
                 for fn in runners.values():
@@ -338,18 +394,22 @@ def run(cases, backends, repeats, warmup, threads, processes: int = 2) -> dict[s
     spread between a runner's processes is reported."""
     ratios: dict[str, list[tuple[str, float]]] = {b: [] for b in backends}   # (case, time over PyTorch's)
     sim_vs_numpy: list[float] = []
+    dev_vs_numpy: list[tuple[str, float]] = []   # (case, simdev's time over numpy's)
     mismatches: list[str] = []
     below_standard: list[str] = []  # within the tolerance, not under CANN's test-kit standard vs PyTorch
     header = f"{'case':58s} {'torch ms':>9s}" + "".join(f" {b + ' ms':>10s} {'ratio':>6s}" for b in backends)
     if "sim" in backends and "numpy" in backends:
         header += f" {'sim/np':>6s}"
+    if "simdev" in backends and "numpy" in backends:
+        header += f" {'dev/np':>6s}"
     header += f" {'np/copy':>7s}"
     floor_ratios: list[tuple[str, float]] = []
     spread: dict[str, tuple[float, str]] = {}   # runner -> (largest ratio of its processes' medians, case)
     settled = 0.0
     print(header)
     print("-" * len(header))
-    workers = {name: [_Worker(name, threads) for _ in range(processes)] for name in ["torch", "torch1", *backends]}
+    names = dict.fromkeys(["torch", "torch1", *map(_worker_of, backends)])
+    workers = {name: [_Worker(name, threads) for _ in range(processes)] for name in names}
     every = [w for ws in workers.values() for w in ws]
     rates: dict[str, float] = {}    # GFLOP/s of _matmul_rate, by library
     try:
@@ -360,13 +420,17 @@ def run(cases, backends, repeats, warmup, threads, processes: int = 2) -> dict[s
             results = {}
             for name, ws in workers.items():
                 for worker in ws:
-                    status, result, names = worker.ask("case", index)
+                    status, result, made, runners_failed = worker.ask("case", index, "simdev" in backends)
                     if status != "ok":
                         failed[name] = result
                         break
-                    results.setdefault(name, result)
-                    for k in names:
-                        owner.setdefault(k, []).append(worker)
+                    for k, r in result.items():
+                        results.setdefault(k, r)
+                    for k in made:
+                        if k not in ("sim", "simdev") or k in backends:   # (sim's for simdev only: not timed)
+                            owner.setdefault(k, []).append(worker)
+                    for k, why in runners_failed.items():
+                        failed.setdefault(k, why)
             for name in ("torch", "torch1"):
                 if name in failed:
                     raise RuntimeError(f"{case.name}: PyTorch failed ({failed[name]})")
@@ -404,8 +468,8 @@ def run(cases, backends, repeats, warmup, threads, processes: int = 2) -> dict[s
             line = f"{case.name:58s} {t_ms:9.3f}"
             ms_of = {}
             for b in backends:
-                if b in failed:
-                    line += f" {failed[b]:>10s} {'-':>6s}"
+                if b not in times:
+                    line += f" {failed.get(b) or failed[_worker_of(b)]:>10s} {'-':>6s}"
                     continue
                 ms = ms_of[b] = statistics.median(times[b]) * 1e3
                 ratio = ms / t_ms
@@ -415,6 +479,11 @@ def run(cases, backends, repeats, warmup, threads, processes: int = 2) -> dict[s
                 sim_vs_numpy.append(ms_of["sim"] / ms_of["numpy"])
                 line += f" {sim_vs_numpy[-1]:6.2f}"
             elif "sim" in backends and "numpy" in backends:
+                line += f" {'-':>6s}"
+            if "simdev" in ms_of and "numpy" in ms_of:
+                dev_vs_numpy.append((case.name, ms_of["simdev"] / ms_of["numpy"]))
+                line += f" {dev_vs_numpy[-1][1]:6.2f}"
+            elif "simdev" in backends and "numpy" in backends:
                 line += f" {'-':>6s}"
             if "copy" in times and "numpy" in ms_of:
                 floor_ratios.append((case.name, ms_of["numpy"] / (statistics.median(times["copy"]) * 1e3)))
@@ -444,6 +513,7 @@ def run(cases, backends, repeats, warmup, threads, processes: int = 2) -> dict[s
             print(f"  above {TARGET_RATIO:.1f}x: {_past(named, TARGET_RATIO)}")
     if sim_vs_numpy:
         print(f"sim/numpy: geometric mean {_geomean(sim_vs_numpy):.2f}x, worst {max(sim_vs_numpy):.2f}x")
+    _device_summary(dev_vs_numpy)
     if floor_ratios:
         print(f"numpy/copy of the bytes touched (memory-bound cases of >= 1 MiB): worst {max(r for _, r in floor_ratios):.2f}x")
         print(f"  above {TARGET_FLOOR_RATIO:.1f}x: {_past(floor_ratios, TARGET_FLOOR_RATIO)}")
@@ -455,6 +525,19 @@ def run(cases, backends, repeats, warmup, threads, processes: int = 2) -> dict[s
     print("CANN's test-kit standard against PyTorch CPU (MERE/MARE thresholds, double thousandth for "
           "convolutions): " + ("all pass" if not below_standard else "; ".join(below_standard)))
     return ratios
+
+
+# Issue #23's target: the simulator's time at most this many times the numpy backend's per case.
+TARGET_SIM_RATIO = 3.0
+
+
+def _device_summary(dev_vs_numpy: list[tuple[str, float]]) -> None:
+    """The summary's lines for the simulator on device-resident Tensors ("simdev") over numpy."""
+    if dev_vs_numpy:
+        rs = [r for _, r in dev_vs_numpy]
+        print(f"simdev/numpy (device-resident Tensors, no copies per call): geometric mean {_geomean(rs):.2f}x, "
+              f"worst {max(rs):.2f}x over {len(rs)} cases")
+        print(f"  above {TARGET_SIM_RATIO:.1f}x: {_past(dev_vs_numpy, TARGET_SIM_RATIO)}")
 
 
 def _probe():

@@ -4,13 +4,19 @@ printed, never asserted."""
 
 from __future__ import annotations
 
+import functools
+import gc
 import os
 import re
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from helpers import load_script
+
+from aclnn_py._runtime import pool
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -20,24 +26,28 @@ def test_every_tiny_case_timed_in_worker_processes_and_checked(torch):
     tiny = [c.name for c in bench.CASES if "tiny" in c.name]
     assert len(tiny) >= 5  # one per operator at least
     done = subprocess.run([sys.executable, str(ROOT / "scripts" / "bench.py"), "--op", "tiny", "--repeats", "2",
-                           "--warmup", "1", "--no-overhead", "--backends", "numpy,sim"],
+                           "--warmup", "1", "--no-overhead", "--backends", "numpy,sim,simdev"],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert "each library in a process of its own" in out
     assert re.search(r"^NumPy's BLAS kernels: ", out, re.M), out
     for name in tiny:
-        # torch ms, then (ms, ratio) for numpy and for sim, then sim/np
-        assert re.search(rf"^{re.escape(name)} +\d+\.\d+ +\d+\.\d+ +\d+\.\d\d +\d+\.\d+ +\d+\.\d\d +\d+\.\d\d", out, re.M), out
+        # torch ms, then (ms, ratio) for numpy, sim and simdev, then sim/np and dev/np
+        ms_ratio = r" +\d+\.\d+ +\d+\.\d\d"
+        assert re.search(rf"^{re.escape(name)} +\d+\.\d+{ms_ratio * 3} +\d+\.\d\d +\d+\.\d\d", out, re.M), out
     assert re.search(rf"^numpy: geometric mean ratio \d+\.\d\dx PyTorch CPU, worst \d+\.\d\dx over {len(tiny)} cases", out, re.M)
     # each backend's cases past issue #13's per-case target, listed under its mean
-    assert len(re.findall(r"^  above 2\.0x: (none|.+ \d+\.\d\dx)$", out, re.M)) == 2, out
+    assert len(re.findall(r"^  above 2\.0x: (none|.+ \d+\.\d\dx)$", out, re.M)) == 3, out
+    # the simulator on device-resident Tensors over numpy, and its cases past issue #23's target
+    assert re.search(rf"^simdev/numpy .*: geometric mean \d+\.\d\dx, worst \d+\.\d\dx over {len(tiny)} cases\n"
+                     r"  above 3\.0x: (none|.+ \d+\.\d\dx)$", out, re.M), out
     assert re.search(r"^float32 1024-square matrix product in the workers: NumPy \d+ GFLOP/s, "
                      r"PyTorch \d+ GFLOP/s on 2 threads", out, re.M), out
     assert "results checked against PyTorch: all match" in out
     assert re.search(r"^CANN's test-kit standard against PyTorch CPU .*: all pass$", out, re.M), out
     # two worker processes per library (the default): the spread between them is reported
-    for runner in ("torch", "torch1", "numpy", "sim"):
+    for runner in ("torch", "torch1", "numpy", "sim", "simdev"):
         assert re.search(rf"^  {runner} +\d+\.\d\dx  \(.+\)$", out, re.M), out
 
 
@@ -47,6 +57,56 @@ def test_a_backend_that_cannot_run_a_case_is_reported_not_fatal(torch):
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert re.search(r"^avg_pool2d tiny .* +\d+\.\d\d +[A-Za-z]+Error +-", done.stdout, re.M), done.stdout
+
+
+def _live(lib) -> dict[str, int]:
+    """The simulator's live handles and device blocks, after the queued work and the collector
+    (the caching allocator's blocks given back: they are the binding's on purpose)."""
+    lib.synchronize()
+    gc.collect()
+    pool.trim_all()
+    c = lib.ffi.new("aclsimCounters *")
+    lib.call("aclsimGetCounters", c)
+    return {f: getattr(c, f) for f in ("tensors", "tensor_lists", "executors", "device_blocks", "device_bytes")}
+
+
+@pytest.mark.parametrize("name", ["inplace_add sgd conv1 (64,3,7,7)", "cat densenet121 dense block (8,[256,32],28,28)"])
+def test_the_device_runner_verifies_restores_and_releases(name, sim_lib, torch, monkeypatch):
+    """simdev: the arrays (a tensor list's too) uploaded once, each call on the device Tensors
+    matching PyTorch, an in-place input put back before each call (without it three calls of
+    InplaceAdd would add three times), and every Tensor released once the runners are gone."""
+    bench = load_script("bench")
+    index = [c.name for c in bench.CASES].index(name)
+    case = bench.CASES[index]
+    args = bench._case_arguments(index)
+    expected = bench._numpy_result(case.theirs(torch, *case.torch_arguments(torch, args)))
+    kinds: list[set[str]] = []   # the types of the array arguments of each call of the operator
+    ours = case.ours
+
+    @functools.wraps(ours)
+    def recorded(*call_args, **kwargs):
+        kinds.append({type(t).__name__ for a in call_args for t in (a if isinstance(a, list) else [a])
+                      if hasattr(t, "shape")})
+        return ours(*call_args, **kwargs)
+    monkeypatch.setattr(case, "ours", recorded)
+
+    def run() -> None:
+        runners, results, failed = bench._worker_runners("sim", index, None, device=True)
+        assert failed == {} and sorted(runners) == ["sim", "simdev"]
+        assert bench._verify(case, results["simdev"], expected, "simdev") == ""
+        for runner, kind in (("simdev", "Tensor"), ("sim", "ndarray")):
+            kinds.clear()
+            runners[runner]()
+            assert kinds == [{kind}], runner
+        call = bench._device_call(case, bench._case_arguments(index))  # (the runner's call, its output kept)
+        for _ in range(3):
+            out = call()
+        assert bench._verify(case, bench._numpy_result(out), expected, "simdev") == ""
+
+    run()  # (warm: the stream, the plans, the caches)
+    before = _live(sim_lib)
+    run()
+    assert _live(sim_lib) == before
 
 
 class _Worker:
