@@ -319,6 +319,11 @@ def test_torch_arguments_for_the_golden_raise_floats_as_cann_s_checker_does(torc
     assert op.torch_arguments(torch, (a,), golden=False)[0].dtype == torch.float32
 
 
+def test_the_seed_operators_are_the_five_backwards_the_project_began_with():
+    # Operator.seed: scripts/bench.py summarises their cases apart
+    assert {op.name for op in OPS if op.seed} == set(SEEDS)
+
+
 def _results(result):
     return tuple(None if r is None else np.array(r) for r in (result if isinstance(result, tuple) else (result,)))
 

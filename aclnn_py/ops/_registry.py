@@ -92,6 +92,8 @@ class Operator:
     # ^ shape, dtype and format only): not uploaded on sim, whose C operator declares the same (INPUTS_READ)
     inplace: str | None = None                         # the C name of the argument it writes in place
     # ^ (selfRef; also its one output): the tools copy that argument before each call (``fresh``)
+    seed: bool = False                                 # one of the five backward operators the project
+    # ^ began with (the rest came for a CNN training step, issue #23): scripts/bench.py sums their cases apart
 
     @property
     def written(self) -> int | None:
