@@ -42,8 +42,8 @@ def test_every_tiny_case_timed_in_worker_processes_and_checked(torch):
     assert re.search(r"^float32 1024-square matrix product in the workers: NumPy \d+ GFLOP/s, "
                      r"PyTorch \d+ GFLOP/s on 2 threads", out, re.M), out
     assert "results checked against PyTorch: all match" in out
-    assert re.search(r"^CANN's test-kit standard against PyTorch CPU's golden .*, (\d+) of \1 outputs pass: all pass$",
-                     out, re.M), out
+    assert re.search(r"^CANN's test-kit standard against PyTorch CPU's golden .*, (\d+) of \1 outputs pass "
+                     r"\(0 of those below it where PyTorch's float32 result meets it\): all pass$", out, re.M), out
     # two worker processes per library (the default): the spread between them is reported
     for runner in ("torch", "torch1", "numpy", "sim"):
         assert re.search(rf"^  {runner} +\d+\.\d\dx  \(.+\)$", out, re.M), out
@@ -124,9 +124,13 @@ def test_verify_judges_the_standard_against_the_golden_and_says_when_it_cannot(t
     right = x.astype(np.float64).sum(axis=1).astype(np.float32)   # the exact sum, rounded once
     lost = np.array([1e-5, 2e-5], np.float32)                     # the small terms lost: within the tolerance
     g = golden("reduce_sum", (x, [1], False, np.float32))
-    assert bench._verify(case, right, lost, "sim", g) == ("", [True])
-    why, verdicts = bench._verify(case, lost, right, "sim", g)
-    assert verdicts == [False] and why.startswith("under CANN's standard: out MERE/MARE threshold")
-    why, verdicts = bench._verify(case, right, lost, "sim", Golden(None, "no golden: it failed"))
+    assert bench._verify(case, right, lost, "sim", g) == ("", [True], 0)
+    # below the standard where PyTorch's float32 result meets it: counted as ours, its figures beside
+    why, verdicts, ours = bench._verify(case, lost, right, "sim", g)
+    assert verdicts == [False] and ours == 1 and why.startswith("under CANN's standard: out MERE/MARE threshold")
+    assert re.search(r"\(PyTorch's float32 result: MERE \S+, MARE \S+ -> pass\)$", why), why
+    # ... and where PyTorch's own result is below it too, not counted
+    assert bench._verify(case, lost, lost, "sim", g)[1:] == ([False], 0)
+    why, verdicts, _ = bench._verify(case, right, lost, "sim", Golden(None, "no golden: it failed"))
     assert verdicts == [False] and "CANN's standard of out against the reference (no golden: it failed)" in why
     assert bench._verify(case, right + 1, lost, "sim", g)[0] == "MISMATCH out"
