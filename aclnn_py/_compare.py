@@ -30,10 +30,13 @@ largest relative error, MERE and MARE, under a per-dtype threshold), with the sm
 of MindStudio's accuracy checker; convolutions (the operators registered with
 ``precision="double thousandth"``) by the "double thousandth" rule those kits apply to conv1d
 and conv2d; integer and bool outputs by binary consistency. The standard is reported beside the
-verdict, which stays the tolerance's: it presumes a golden computed more precisely than the result
-(an NPU's float16 against a float32 CPU reference), and between two results of the same
-precision (the simulator's float32 sum against NumPy's, in another order) an element that cancels
-to near zero can exceed MARE though both are right.
+verdict, which stays the tolerance's. It presumes a golden computed more precisely than the result
+(msprobe's CPU golden raises FLOAT16/BFLOAT16 inputs to FLOAT and FLOAT to DOUBLE): between two
+results of the same precision (the simulator's float32 sum against NumPy's, in another order) an
+element that cancels to near zero can exceed MARE though both are right. ``golden`` computes that
+golden with PyTorch CPU; ``compare_results(..., golden=)`` judges the standard against it
+(selftest and scripts/bench.py do, where PyTorch is installed), ``compare`` against its reference
+backend.
 
 ``cube_math_type``: the operators with that parameter take the NPU cube unit's precision
 mode. The numpy backend always computes in float32, but the NPU may not: with
@@ -56,7 +59,7 @@ from numpy.typing import DTypeLike
 from ._ffi.discovery import BackendUnavailable
 from ._dtypes import bfloat16, dtype_name
 from . import ops
-from .ops._registry import DOUBLE_THOUSANDTH, THRESHOLD, by_name, operators
+from .ops._registry import DOUBLE_THOUSANDTH, THRESHOLD, by_name, golden_dtype, operators
 
 
 @dataclass(frozen=True)
@@ -163,11 +166,12 @@ def _threshold_row(dtype: np.dtype, cube_math_type: int) -> str:
 
 def judge(actual: np.ndarray, expected: np.ndarray, precision: str = THRESHOLD,
           cube_math_type: int = 0) -> Standard:
-    """``actual`` against ``expected`` (same shape and dtype) under the standard CANN's operator
-    test kits use: binary consistency for integer and bool outputs, else ``precision``
-    (``THRESHOLD`` or ``DOUBLE_THOUSANDTH``). A NaN or infinity where the golden value differs
-    fails every standard."""
-    dt = expected.dtype
+    """``actual`` against the golden ``expected`` (same shape; of the result's dtype or a wider one,
+    ``golden``'s) under the standard CANN's operator test kits use: binary consistency for integer
+    and bool results, else ``precision`` (``THRESHOLD`` or ``DOUBLE_THOUSANDTH``), the threshold
+    row the result's dtype's. A NaN or infinity where the golden value differs fails every
+    standard."""
+    dt = actual.dtype
     if not (np.issubdtype(dt, np.inexact) or dt == bfloat16):
         differ = int(np.count_nonzero(actual != expected))
         size = max(int(expected.size), 1)
@@ -212,6 +216,7 @@ class OutputComparison:
     tolerance: Tolerance
     note: str = ""            # why it failed when not for the numbers (shape, dtype, NaN)
     standard: Standard | None = None  # the CANN test-kit standard's verdict, reported (None: no comparable result)
+    golden: str = ""          # what ``standard`` was judged against when a golden was given ("": the reference)
 
 
 @dataclass(frozen=True)
@@ -292,6 +297,55 @@ def cube_math_type_of(fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[
     return int(value) if isinstance(value, (int, np.integer)) else 0
 
 
+@dataclass(frozen=True)
+class Golden:
+    """What CANN's standard judges results against (``golden``): ``result`` as the operator returns
+    it (NumPy arrays, None for an output not computed), or None when there is none; ``source``
+    says what it is, or why there is none."""
+
+    result: Any
+    source: str
+
+
+def golden(op: str, args: Sequence[Any]) -> Golden:
+    """The golden CANN's standard presumes for operator ``op`` (its Python or C name) on ``args``
+    (NumPy arrays and values, as its function takes them): PyTorch CPU's result (``Operator.torch``)
+    with every FLOAT16, BFLOAT16 and FLOAT input raised to the precision of ``GOLDEN_PRECISION``
+    (FLOAT16/BFLOAT16 to FLOAT, FLOAT to DOUBLE; integer and bool inputs as they are), and tensors
+    PyTorch creates meanwhile in that dtype too. Floating-point outputs stay in the raised dtype.
+
+    ``Golden(None, why)`` where PyTorch is not installed or its function fails on the raised inputs
+    (an argument it takes in one dtype only); the callers then judge against their reference and
+    say why."""
+    try:
+        import torch
+    except ImportError:
+        return Golden(None, "no golden: PyTorch is not installed")
+    operator = by_name(op)
+    raised = golden_dtype(args)
+    what = f"PyTorch CPU, float inputs in {dtype_name(raised)}" if raised is not None else "PyTorch CPU"
+    default = torch.get_default_dtype()
+    try:
+        if raised == np.float64:
+            torch.set_default_dtype(torch.float64)  # (a reference that makes a float tensor: in DOUBLE too)
+        result = operator.torch(torch, *operator.torch_arguments(torch, operator.fresh(args), golden=True))
+    except Exception as exc:  # noqa: BLE001 (any failure of PyTorch's function: reported, not raised)
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        return Golden(None, f"no golden: {what} failed ({type(exc).__name__}: {reason[:120]})")
+    finally:
+        torch.set_default_dtype(default)
+
+    def host(r: Any) -> Any:
+        if r is None or isinstance(r, np.ndarray):
+            return r
+        if isinstance(r, torch.Tensor):
+            return (r.float() if r.dtype == torch.bfloat16 else r).numpy()
+        return np.asarray(r)
+    if isinstance(result, (tuple, list)):
+        return Golden(tuple(host(r) for r in result), what)
+    return Golden(host(result), what)
+
+
 def default_backends() -> tuple[str, str]:
     """``(under test, reference)`` for this machine: ``("npu", "numpy")`` where an NPU is
     present, else ``("sim", "numpy")`` where the simulator loads (``BackendUnavailable`` saying
@@ -348,29 +402,39 @@ def compare(op: str | Callable[..., Any], *args: Any, backends: tuple[str, str] 
 
 
 def compare_results(op: str, actual: Any, expected: Any, backends: tuple[str, str], cube_math_type: int = 0, *,
-                    rtol: float | None = None, atol: float | None = None) -> Comparison:
+                    rtol: float | None = None, atol: float | None = None, golden: Golden | None = None) -> Comparison:
     """Compare two results of operator ``op`` that were computed already (``compare`` without
-    the calls: an array, a ``Tensor``, or a tuple of them / None, as the operator returns)."""
+    the calls: an array, a ``Tensor``, or a tuple of them / None, as the operator returns).
+    With ``golden`` (``golden()``), CANN's standard judges each output against the golden's
+    output of the same shape, else (no golden, or none for that output) against ``expected``
+    and ``OutputComparison.golden`` says why; the tolerance's verdict is always ``expected``'s."""
     actual, expected = _outputs(actual), _outputs(expected)
     if len(actual) != len(expected):
         raise ValueError(f"compare: {op} returned {len(actual)} outputs on {backends[0]} "
                          f"but {len(expected)} on {backends[1]}")
     names = OUTPUT_NAMES.get(op) or tuple(f"out{i}" if len(actual) > 1 else "out" for i in range(len(actual)))
+    goldens = _outputs(golden.result) if golden is not None and golden.result is not None else []
     results = []
-    for out_name, a, e in zip(names, actual, expected):
+    for i, (out_name, a, e) in enumerate(zip(names, actual, expected)):
         if a is None and e is None:
             continue
         tol = tolerance(getattr(e if e is not None else a, "dtype", np.float64), cube_math_type)
         if rtol is not None or atol is not None:
             tol = Tolerance(tol.rtol if rtol is None else rtol, tol.atol if atol is None else atol, "given")
-        results.append(measure(out_name, a, e, tol, PRECISION.get(op, THRESHOLD), cube_math_type))
+        g = goldens[i] if len(goldens) == len(actual) else None
+        source = "" if golden is None else golden.source if g is not None else (
+            f"the reference ({golden.source})" if golden.result is None else "the reference (the golden has no such output)")
+        results.append(measure(out_name, a, e, tol, PRECISION.get(op, THRESHOLD), cube_math_type,
+                               golden=g, golden_source=source))
     return Comparison(op, (backends[0], backends[1]), tuple(results))
 
 
 def measure(output: str, actual: Any, expected: Any, tol: Tolerance, precision: str = THRESHOLD,
-            cube_math_type: int = 0) -> OutputComparison:
+            cube_math_type: int = 0, *, golden: np.ndarray | None = None, golden_source: str = "") -> OutputComparison:
     """Compare one result with its reference (both NumPy arrays, or None): the figures, the
-    tolerance's verdict (``passed``) and the CANN standard's (``standard``, from ``judge``)."""
+    tolerance's verdict (``passed``) and the CANN standard's (``standard``, from ``judge``), the
+    latter against ``golden`` where it is given with the result's shape, else against the
+    reference; ``golden_source`` (``OutputComparison.golden``) names what it was judged against."""
     if actual is None or expected is None:
         present = expected if actual is None else actual
         missing = "the tested backend" if actual is None else "the reference"
@@ -406,9 +470,17 @@ def measure(output: str, actual: Any, expected: Any, tol: Tolerance, precision: 
         max_rel = np.inf
     mismatched = int(bad.sum())
     note = "NaN or infinity where the reference differs" if nonfinite_mismatch.any() else ""
-    standard = judge(a, e, precision, cube_math_type) if not np.iscomplexobj(e) else None
+    against, judged_by = e, golden_source
+    if golden is not None and np.shape(golden) == a.shape:
+        # (an integer or bool result: the golden's values in its dtype, as the device's wrap: PyTorch sums int8 in int64)
+        exact = not (np.issubdtype(a.dtype, np.inexact) or a.dtype == bfloat16)
+        against = np.asarray(golden).astype(a.dtype) if exact else np.asarray(golden)
+    elif golden is not None:
+        judged_by = f"the reference (the golden's shape {list(np.shape(golden))} is not the result's)"
+    standard = judge(a, against, precision, cube_math_type) if not np.iscomplexobj(e) else None
     return OutputComparison(output, dtype_name(e.dtype), tuple(e.shape), float(diff.max(initial=0.0)), max_rel,
-                            _cosine(a64[finite], e64[finite]), mismatched, mismatched == 0, tol, note, standard)
+                            _cosine(a64[finite], e64[finite]), mismatched, mismatched == 0, tol, note, standard,
+                            judged_by)
 
 
 def _cosine(a: np.ndarray, e: np.ndarray) -> float:
@@ -452,5 +524,5 @@ def format_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["CANN_THRESHOLDS", "Comparison", "HFLOAT32", "OutputComparison", "Standard", "TOLERANCES", "Tolerance",
-           "compare", "compare_results", "judge", "measure", "tolerance"]
+__all__ = ["CANN_THRESHOLDS", "Comparison", "Golden", "HFLOAT32", "OutputComparison", "Standard", "TOLERANCES",
+           "Tolerance", "compare", "compare_results", "golden", "judge", "measure", "tolerance"]

@@ -300,6 +300,30 @@ def test_torch_arguments_share_memory_widen_and_keep_the_rest(torch):
     assert widened[0][0].dtype == torch.float32
 
 
+def test_torch_arguments_for_the_golden_raise_floats_as_cann_s_checker_does(torch):
+    # golden=True: FLOAT16/BFLOAT16 inputs in FLOAT, FLOAT in DOUBLE; a call mixing them all in FLOAT
+    # (MindStudio msprobe's RAISE_PRECISION); integer and bool arrays, numbers and int lists as they are.
+    op = by_name("MaxUnpool2dBackward")
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    indices = np.arange(6, dtype=np.int64).reshape(2, 3)
+    flags = np.array([True, False])
+    raised = op.torch_arguments(torch, (a, indices, flags, [1, 2]), golden=True)
+    assert raised[0].dtype == torch.float64 and np.array_equal(raised[0].numpy(), a)
+    assert raised[1].dtype == torch.int64 and raised[1].data_ptr() == indices.ctypes.data   # shared, untouched
+    assert raised[2].dtype == torch.bool and raised[3] == [1, 2]
+    for narrow in (np.float16, aclnn_py.bfloat16):
+        (alone,) = op.torch_arguments(torch, (np.ones(3, narrow),), golden=True)
+        assert alone.dtype == torch.float32
+    mixed = op.torch_arguments(torch, (a, [np.ones(3, np.float16)]), golden=True)
+    assert mixed[0].dtype == torch.float32 and mixed[1][0].dtype == torch.float32
+    assert op.torch_arguments(torch, (a,), golden=False)[0].dtype == torch.float32
+
+
+def test_the_seed_operators_are_the_five_backwards_the_project_began_with():
+    # Operator.seed: scripts/bench.py summarises their cases apart
+    assert {op.name for op in OPS if op.seed} == set(SEEDS)
+
+
 def _results(result):
     return tuple(None if r is None else np.array(r) for r in (result if isinstance(result, tuple) else (result,)))
 

@@ -42,6 +42,26 @@ BenchmarkCase = tuple[str, Callable[["np.random.Generator"], tuple[Any, ...]]]  
 
 _NARROW_FLOATS = (np.dtype(np.float16), bfloat16)
 
+#: The precision of the golden CANN's accuracy checker computes on the CPU, by input dtype: FLOAT16 and
+#: BFLOAT16 inputs raised to FLOAT, FLOAT to DOUBLE; a call mixing two of these raises every one of them
+#: to FLOAT (MindStudio msprobe, msprobe/pytorch/api_accuracy_checker/run_ut/run_ut.py: RAISE_PRECISION
+#: and generate_cpu_params; its api_accuracy_checker.md: "标杆（CPU高精度）"). (That tool leaves the FLOAT
+#: inputs of conv1d/conv2d unraised, hf_32_standard_api, as the NPU computes them at HFLOAT32; the
+#: tools here raise them too: a DOUBLE golden is nearer the exact result than a FLOAT one.)
+GOLDEN_PRECISION: dict[np.dtype, np.dtype] = {np.dtype(np.float16): np.dtype(np.float32),
+                                              bfloat16: np.dtype(np.float32),
+                                              np.dtype(np.float32): np.dtype(np.float64)}
+
+
+def golden_dtype(args: Sequence[Any]) -> np.dtype | None:
+    """The dtype ``GOLDEN_PRECISION`` raises the floating-point arrays of ``args`` (and of its tensor
+    lists) to, or None when none of them is FLOAT16, BFLOAT16 or FLOAT."""
+    found = {a.dtype for v in args for a in (v if isinstance(v, (list, tuple)) else (v,))
+             if isinstance(a, np.ndarray) and a.dtype in GOLDEN_PRECISION}
+    if not found:
+        return None
+    return GOLDEN_PRECISION[found.pop()] if len(found) == 1 else np.dtype(np.float32)
+
 
 @dataclass(frozen=True)
 class Operator:
@@ -72,6 +92,8 @@ class Operator:
     # ^ shape, dtype and format only): not uploaded on sim, whose C operator declares the same (INPUTS_READ)
     inplace: str | None = None                         # the C name of the argument it writes in place
     # ^ (selfRef; also its one output): the tools copy that argument before each call (``fresh``)
+    seed: bool = False                                 # one of the five backward operators the project
+    # ^ began with (the rest came for a CNN training step, issue #23): scripts/bench.py sums their cases apart
 
     @property
     def written(self) -> int | None:
@@ -94,14 +116,21 @@ class Operator:
             value.numpy(), backend=value.lib.backend)
         return (*args[:index], copied, *args[index + 1:])
 
-    def torch_arguments(self, torch: Any, args: Sequence[Any], *, widen: bool = False) -> tuple[Any, ...]:
+    def torch_arguments(self, torch: Any, args: Sequence[Any], *, widen: bool = False,
+                        golden: bool = False) -> tuple[Any, ...]:
         """``args`` as the PyTorch reference (``Operator.torch``) takes them: each ndarray, and each
         array of a tensor list, a torch tensor sharing its memory (a copy only where PyTorch cannot
         share it: negative strides); with ``widen``, FLOAT16 and BFLOAT16 arrays as float32 copies
-        (the reference then computes in float32, as the device accumulates); every other value
-        (numbers, int lists, None) as it is. The one conversion the tests, selftest and bench use."""
+        (the reference then computes in float32, as the device accumulates); with ``golden``, every
+        FLOAT16, BFLOAT16 and FLOAT array as a copy in ``golden_dtype(args)`` (the golden CANN's
+        standard presumes); every other value (integer and bool arrays, numbers, int lists, None) as
+        it is. The one conversion the tests, selftest and bench use."""
+        raised = golden_dtype(args) if golden else None
+
         def tensor(a: np.ndarray) -> Any:
-            if widen and a.dtype in _NARROW_FLOATS:
+            if raised is not None and a.dtype in GOLDEN_PRECISION:
+                a = a.astype(raised)
+            elif widen and a.dtype in _NARROW_FLOATS:
                 a = a.astype(np.float32)
             elif any(s < 0 for s in a.strides):
                 a = np.ascontiguousarray(a)

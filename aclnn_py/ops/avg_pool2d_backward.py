@@ -682,7 +682,7 @@ OPERATOR = register(Operator(
               ((3, 8, 7), (FLOAT32,), dict(kernel=2, stride=2, padding=0, divisor_override=3, cube_math_type=1))),
     bench=((8, 64, 56, 56), dict(kernel=3, stride=2, padding=1, ceil_mode=False, count_include_pad=True,
                                  divisor_override=0, cube_math_type=0)),
-    torch=_torch, memory_bound=True, fuzz=_fuzz, c_arguments=_c_arguments, dtypes=DTYPE_RULES, shape_only=("self",),
+    torch=_torch, memory_bound=True, fuzz=_fuzz, c_arguments=_c_arguments, dtypes=DTYPE_RULES, seed=True, shape_only=("self",),
     benchmarks=(("avg_pool2d k3 s2 p1 floor (8,64,112,112)", _layer(8, 64, 112, 112, 3, 2, 1, False, True)),
                 ("avg_pool2d k3 s2 p1 ceil excl-pad (8,64,112,112)", _layer(8, 64, 112, 112, 3, 2, 1, True, False)),
                 ("avg_pool2d k2 s2 (8,256,28,28)", _layer(8, 256, 28, 28, 2, 2, 0, False, True)),

@@ -639,7 +639,7 @@ OPERATOR = register(Operator(
                                                cube_math_type=3))),
     bench=((8, 64, 28, 28), dict(out_channels=64, kernel=3, stride=1, padding=1, dilation=1, groups=1,
                                  transposed=False, cube_math_type=0)),
-    torch=_torch, fuzz=_fuzz, c_arguments=_c_arguments, dtypes=DTYPE_RULES, precision=DOUBLE_THOUSANDTH,
+    torch=_torch, fuzz=_fuzz, c_arguments=_c_arguments, dtypes=DTYPE_RULES, seed=True, precision=DOUBLE_THOUSANDTH,
     benchmarks=(
         ("conv2d resnet 3x3 (8,64,56,56)", _layer(8, 64, (56, 56), 64, 3, pad=1)),
         ("conv2d resnet 3x3 gradInput only (8,128,28,28)", _layer(8, 128, (28, 28), 128, 3, pad=1, mask=_I)),

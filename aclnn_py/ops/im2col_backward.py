@@ -541,7 +541,7 @@ OPERATOR = register(Operator(
     selftest=(((2, 3, 7, 8), DTYPES, dict(kernel=(2, 3), dilation=(1, 2), padding=(1, 0), stride=(2, 1))),
               ((3, 6, 5), (FLOAT32,), dict(kernel=2, dilation=1, padding=1, stride=2))),
     bench=((8, 64, 56, 56), dict(kernel=3, dilation=1, padding=1, stride=1)),
-    torch=_torch, memory_bound=True, fuzz=_fuzz, c_arguments=_c_arguments, dtypes=DTYPE_RULES,
+    torch=_torch, memory_bound=True, fuzz=_fuzz, c_arguments=_c_arguments, dtypes=DTYPE_RULES, seed=True,
     benchmarks=(("im2col_backward conv layer k3 (8,64,56,56)", _layer(8, 64, 56, 56, 3, 1, 1)),
                 ("im2col_backward k3 s2 p1 (8,64,56,56)", _layer(8, 64, 56, 56, 3, 2, 1)),
                 ("im2col_backward vit patches k16 s16 (8,3,224,224)", _layer(8, 3, 224, 224, 16, 16, 0)),

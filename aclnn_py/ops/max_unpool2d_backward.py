@@ -339,7 +339,7 @@ OPERATOR = register(Operator(
                                                           np.int16, np.bool_)), {}),
               ((3, 4, 5), (FLOAT32,), dict(index_dtype=np.int32))),
     bench=((8, 64, 56, 56), dict(index_dtype="int64")),
-    torch=_torch, memory_bound=True, fuzz=_fuzz, c_arguments=_c_arguments, dtypes=DTYPE_RULES, shape_only=("self",),
+    torch=_torch, memory_bound=True, fuzz=_fuzz, c_arguments=_c_arguments, dtypes=DTYPE_RULES, seed=True, shape_only=("self",),
     benchmarks=(("max_unpool2d 2x2 (8,64,56,56)->112", _layer(8, 64, 56, 56)),
                 ("max_unpool2d segnet 2x2 (8,256,28,28)->56", _layer(8, 256, 28, 28)),
                 ("max_unpool2d tiny (1,1,2,2)", _layer(1, 1, 2, 2)))))

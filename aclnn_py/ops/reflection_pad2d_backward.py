@@ -334,7 +334,7 @@ OPERATOR = register(Operator(
     selftest=(((2, 3, 6, 7), DTYPES, dict(padding=(2, 1, 3, 1))),
               ((3, 5, 4), (FLOAT32,), dict(padding=(3, 3, 0, 2)))),
     bench=((8, 64, 56, 56), dict(padding=(3, 3, 3, 3))),
-    torch=_torch, memory_bound=True, fuzz=_fuzz, c_arguments=_c_arguments, dtypes=DTYPE_RULES, overhead_probe=True,
+    torch=_torch, memory_bound=True, fuzz=_fuzz, c_arguments=_c_arguments, dtypes=DTYPE_RULES, seed=True, overhead_probe=True,
     shape_only=("self",),
     benchmarks=(("reflection_pad2d p3 (8,3,224,224)", _layer(8, 3, 224, 224, 3)),
                 ("reflection_pad2d p1 (8,64,224,224)", _layer(8, 64, 224, 224, 1)),

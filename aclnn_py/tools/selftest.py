@@ -14,6 +14,12 @@ itself would prove nothing, so the reference is then PyTorch CPU (the project's 
 if it is installed; without PyTorch there is nothing to compare against, which is reported and
 is not a failure.
 
+CANN's standard is judged against a golden computed more precisely than the result, as that
+standard presumes: wherever PyTorch is installed, PyTorch CPU's result on the case's inputs raised
+to the golden precision (FLOAT16 and BFLOAT16 to FLOAT, FLOAT to DOUBLE: ``aclnn_py.compare``'s
+``golden``), whichever the reference. Without PyTorch, or where its function fails on the raised
+inputs, the standard is judged against the reference, and the output's line below the table says so.
+
 An operator the backend does not provide (an older CANN without it, or one this build of the
 binding has not wired to the backend yet) is reported as ``n/a`` and is not a failure.
 
@@ -43,6 +49,7 @@ from .._errors import ACL_ERROR_API_NOT_SUPPORT, AclnnError
 from .._ffi.discovery import BackendUnavailable
 from .._compare import (OUTPUT_NAMES, Comparison, compare_results, cube_math_type_of, format_error, format_table,
                         resolve_op, standard_cell)
+from .._compare import golden as compute_golden
 from ..ops._registry import by_name, operators
 from ..ops._cases import OpCall
 from .._numpy.progress import Progress
@@ -107,8 +114,10 @@ def _unavailable(exc: BaseException) -> str | None:
     return None
 
 
-def run_case(call: OpCall, backend: str, reference: str) -> CaseResult:
-    """Run one case on ``backend`` and on ``reference`` (a backend name, or ``"torch"``)."""
+def run_case(call: OpCall, backend: str, reference: str, golden: bool | None = None) -> CaseResult:
+    """Run one case on ``backend`` and on ``reference`` (a backend name, or ``"torch"``); with
+    ``golden`` (default: where PyTorch is installed), CANN's standard judged against the golden
+    (``aclnn_py.compare``'s ``golden``)."""
     _, fn = resolve_op(call.op, aclnn_py)
     op = by_name(call.op)
     try:
@@ -123,8 +132,11 @@ def run_case(call: OpCall, backend: str, reference: str) -> CaseResult:
             expected = _torch_reference(call, actual)
         else:
             expected = fn(*op.fresh(call.args), backend=reference)
+        if golden is None:
+            golden = _torch_available()
         comparison = compare_results(call.op, actual, expected, (backend, reference),
-                                     cube_math_type_of(fn, call.args, {}))
+                                     cube_math_type_of(fn, call.args, {}),
+                                     golden=compute_golden(call.op, call.args) if golden else None)
     except Exception as exc:
         return CaseResult(call, "ERROR", message=f"on {reference} (reference): {_describe(exc)}")
     return CaseResult(call, "ok" if comparison.passed else "FAIL", comparison)
@@ -177,13 +189,16 @@ def run_selftest(backend: str | None = None, ops: Sequence[str] | None = None, s
             return 2
 
     selected = [c for c in cases(seed) if not ops or c.op in ops]
+    with_golden = _torch_available()
     print(f"aclnn_py selftest: {backend} vs {'PyTorch CPU' if reference == 'torch' else reference}, "
-          f"{len(selected)} cases, seed {seed}", file=out, flush=True)
+          f"{len(selected)} cases, seed {seed}; CANN's standard against "
+          + ("PyTorch CPU's golden (float inputs raised: FLOAT16/BFLOAT16 to FLOAT, FLOAT to DOUBLE)" if with_golden
+             else "the reference (no PyTorch for the golden)"), file=out, flush=True)
     started = time.perf_counter()
     results = []
     with Progress(f"selftest on {backend}", len(selected), "cases", enabled=progress) as shown:
         for i, call in enumerate(selected):
-            results.append(run_case(call, backend, reference))
+            results.append(run_case(call, backend, reference, with_golden))
             shown.update(i + 1)
     elapsed = time.perf_counter() - started
 
@@ -202,7 +217,12 @@ def run_selftest(backend: str | None = None, ops: Sequence[str] | None = None, s
     for r in results:  # reported, not failed: see aclnn_py.compare on what the standard presumes
         for o in r.comparison or ():
             if o.standard is not None and not o.standard.passed:
-                print(f"below CANN's standard: {r.call.describe()} {o.output}: {o.standard}", file=out)
+                print(f"below CANN's standard: {r.call.describe()} {o.output}: {o.standard}"
+                      + (f" (against {o.golden})" if o.golden else ""), file=out)
+            elif with_golden and o.golden.startswith("the reference"):
+                print(f"CANN's standard against {o.golden}: {r.call.describe()} {o.output}", file=out)
+    judged = [o.standard for r in results for o in r.comparison or () if o.standard is not None]
+    print(f"CANN's standard: {sum(j.passed for j in judged)} of {len(judged)} outputs pass", file=out)
     counts = {s: sum(r.status == s for r in results) for s in ("ok", "FAIL", "ERROR", "n/a")}
     summary = (f"{len(results)} cases in {elapsed:.1f} s: {counts['ok']} ok, {counts['FAIL']} mismatched, "
                f"{counts['ERROR']} errors")

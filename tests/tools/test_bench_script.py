@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from helpers import load_script
@@ -37,6 +38,11 @@ def test_every_tiny_case_timed_in_worker_processes_and_checked(torch):
         ms_ratio = r" +\d+\.\d+ +\d+\.\d\d"
         assert re.search(rf"^{re.escape(name)} +\d+\.\d+{ms_ratio * 3} +\d+\.\d\d +\d+\.\d\d", out, re.M), out
     assert re.search(rf"^numpy: geometric mean ratio \d+\.\d\dx PyTorch CPU, worst \d+\.\d\dx over {len(tiny)} cases", out, re.M)
+    # the seed operators' cases and the others' apart, for each backend (numpy, sim, simdev) and
+    # for sim/numpy
+    assert len(re.findall(r"^  seed operators: \d+\.\d\dx over \d+ cases; the others \(issue #23\): \d+\.\d\dx "
+                          r"over \d+ cases$", out, re.M)) == 4, out
+    assert re.search(r"^sim/numpy: geometric mean \d+\.\d\dx, worst \d+\.\d\dx\n.*\n  above 3\.0x: ", out, re.M), out
     # each backend's cases past issue #13's per-case target, listed under its mean
     assert len(re.findall(r"^  above 2\.0x: (none|.+ \d+\.\d\dx)$", out, re.M)) == 3, out
     # the simulator on device-resident Tensors over numpy, and its cases past issue #23's target
@@ -45,7 +51,8 @@ def test_every_tiny_case_timed_in_worker_processes_and_checked(torch):
     assert re.search(r"^float32 1024-square matrix product in the workers: NumPy \d+ GFLOP/s, "
                      r"PyTorch \d+ GFLOP/s on 2 threads", out, re.M), out
     assert "results checked against PyTorch: all match" in out
-    assert re.search(r"^CANN's test-kit standard against PyTorch CPU .*: all pass$", out, re.M), out
+    assert re.search(r"^CANN's test-kit standard against PyTorch CPU's golden .*, (\d+) of \1 outputs pass "
+                     r"\(0 of those below it where PyTorch's float32 result meets it\): all pass$", out, re.M), out
     # two worker processes per library (the default): the spread between them is reported
     for runner in ("torch", "torch1", "numpy", "sim", "simdev"):
         assert re.search(rf"^  {runner} +\d+\.\d\dx  \(.+\)$", out, re.M), out
@@ -91,9 +98,9 @@ def test_the_device_runner_verifies_restores_and_releases(name, sim_lib, torch, 
     monkeypatch.setattr(case, "ours", recorded)
 
     def run() -> None:
-        runners, results, failed = bench._worker_runners("sim", index, None, device=True)
+        runners, results, failed, _ = bench._worker_runners("sim", index, None, device=True)
         assert failed == {} and sorted(runners) == ["sim", "simdev"]
-        assert bench._verify(case, results["simdev"], expected, "simdev") == ""
+        assert bench._verify(case, results["simdev"], expected, "simdev")[0] == ""
         for runner, kind in (("simdev", "Tensor"), ("sim", "ndarray")):
             kinds.clear()
             runners[runner]()
@@ -101,7 +108,7 @@ def test_the_device_runner_verifies_restores_and_releases(name, sim_lib, torch, 
         call = bench._device_call(case, bench._case_arguments(index))  # (the runner's call, its output kept)
         for _ in range(3):
             out = call()
-        assert bench._verify(case, bench._numpy_result(out), expected, "simdev") == ""
+        assert bench._verify(case, bench._numpy_result(out), expected, "simdev")[0] == ""
 
     run()  # (warm: the stream, the plans, the caches)
     before = _live(sim_lib)
@@ -150,3 +157,39 @@ def test_the_cases_past_a_target_are_listed_worst_first():
     named = [("a", 1.5), ("b", 3.25), ("c", 2.0), ("d", 2.5)]
     assert bench._past(named, 2.0) == "b 3.25x; d 2.50x"     # 2.0 itself is within the target
     assert bench._past(named, 4.0) == "none"
+
+
+def test_the_summary_groups_cases_by_whether_their_operator_is_a_seed():
+    bench = load_script("bench")
+    seeds = {"im2col_backward", "max_unpool2d_backward", "reflection_pad2d_backward", "avg_pool2d_backward",
+             "convolution_backward"}   # the five backwards the project began with (tests/test_registry.py)
+    seed_case = next(c.name for c in bench.CASES if c.ours.__name__ in seeds)
+    others = [c.name for c in bench.CASES if c.ours.__name__ not in seeds][:2]
+    groups = bench.group_means([(seed_case, 2.0), (others[0], 1.0), (others[1], 4.0)])
+    assert groups == [("seed operators", pytest.approx(2.0), 1), ("the others (issue #23)", pytest.approx(2.0), 2)]
+    assert bench.group_means([(others[0], 3.0)]) == [("the others (issue #23)", pytest.approx(3.0), 1)]
+    assert sum(c.seed for c in bench.CASES) == sum(c.ours.__name__ in seeds for c in bench.CASES) > 0
+    assert bench.TARGET_SIM_RATIO == 3.0
+
+
+def test_verify_judges_the_standard_against_the_golden_and_says_when_it_cannot(torch):
+    # the tolerance's verdict against PyTorch's float32 result, CANN's standard against the golden
+    from aclnn_py._compare import Golden, golden
+
+    bench = load_script("bench")
+    case = next(c for c in bench.CASES if c.ours.__name__ == "reduce_sum")
+    row = np.concatenate([[1.0], np.full(100, 2.5e-8), [-1.0, 1e-5]]).astype(np.float32)
+    x = np.stack([row, 2 * row])
+    right = x.astype(np.float64).sum(axis=1).astype(np.float32)   # the exact sum, rounded once
+    lost = np.array([1e-5, 2e-5], np.float32)                     # the small terms lost: within the tolerance
+    g = golden("reduce_sum", (x, [1], False, np.float32))
+    assert bench._verify(case, right, lost, "sim", g) == ("", [True], 0)
+    # below the standard where PyTorch's float32 result meets it: counted as ours, its figures beside
+    why, verdicts, ours = bench._verify(case, lost, right, "sim", g)
+    assert verdicts == [False] and ours == 1 and why.startswith("under CANN's standard: out MERE/MARE threshold")
+    assert re.search(r"\(PyTorch's float32 result: MERE \S+, MARE \S+ -> pass\)$", why), why
+    # ... and where PyTorch's own result is below it too, not counted
+    assert bench._verify(case, lost, lost, "sim", g)[1:] == ([False], 0)
+    why, verdicts, _ = bench._verify(case, right, lost, "sim", Golden(None, "no golden: it failed"))
+    assert verdicts == [False] and "CANN's standard of out against the reference (no golden: it failed)" in why
+    assert bench._verify(case, right + 1, lost, "sim", g)[0] == "MISMATCH out"

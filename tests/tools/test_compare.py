@@ -7,8 +7,11 @@ import pytest
 
 import aclnn_py
 from aclnn_py import Tensor
+import dataclasses
+
+from aclnn_py import _compare
 from aclnn_py._compare import (BINARY, CANN_THRESHOLDS, DOUBLE_THOUSANDTH, HFLOAT32, PRECISION, THRESHOLD, TOLERANCES,
-                               Tolerance, compare, judge, measure, tolerance)
+                               Golden, Tolerance, compare, compare_results, golden, judge, measure, tolerance)
 from aclnn_py.ops._registry import by_name
 
 F32 = np.dtype(np.float32)
@@ -201,6 +204,8 @@ def test_double_thousandth_counts_elements_within_a_thousandth():
     s = judge(off, golden, DOUBLE_THOUSANDTH)
     assert not s.passed and dict(s.figures)["within"] == pytest.approx(0.9989)
     assert PRECISION["convolution_backward"] == DOUBLE_THOUSANDTH and PRECISION["relu"] == THRESHOLD
+    # MindStudio's checker holds conv1d/conv2d to it in both directions: the forward too
+    assert PRECISION["convolution"] == DOUBLE_THOUSANDTH
 
 
 def test_integers_by_binary_consistency_and_nan_fails_every_standard():
@@ -221,3 +226,90 @@ def test_report_names_the_standard_and_its_figures(sim_lib):
     text = str(report)
     assert "CANN standard" in text and "double 1/1000 within" in text
     assert "double thousandth [over 99.9% of elements within 0.1% relative error]" in str(report[0].standard)
+
+
+# -- the golden CANN's standard is judged against ----------------------------------------------
+
+def _sequential_sum(values: np.ndarray) -> np.float32:
+    """A float32 sum accumulated left to right (each addition rounded to float32)."""
+    total = np.float32(0)
+    for v in values:
+        total = np.float32(total + v)
+    return total
+
+
+def test_two_float32_sums_in_other_orders_fail_mare_against_each_other_not_against_the_golden(torch):
+    # Each row: 1, a hundred of 2.5e-8, -1, 1e-5. Summed left to right in float32 each small term is
+    # lost against the 1 (half an ulp of 1 is 6e-8): 1e-5. Summed with the 1 and -1 first: 1.25e-5,
+    # within a few float32 roundings of the exact sum. Both are float32 sums of the same terms; the
+    # tolerance passes both, and only a golden computed more precisely tells which is right.
+    small = np.full(100, 2.5e-8, np.float32)
+    row = np.concatenate([[1.0], small, [-1.0, 1e-5]]).astype(np.float32)
+    x = np.stack([row * (k + 1) for k in range(4)])                       # (4, 103)
+    reference = np.array([_sequential_sum(r) for r in x], np.float32)     # the order that loses the small terms
+    actual = np.array([_sequential_sum(np.concatenate([[r[0], r[-2]], r[1:-2], r[-1:]])) for r in x], np.float32)
+    np.testing.assert_allclose(reference, 1e-5 * np.arange(1, 5), rtol=1e-6)
+    exact = x.astype(np.float64).sum(axis=1)                              # every float32 term, summed in float64
+    g = golden("reduce_sum", (x, [1], False, np.float32))
+    assert g.result.dtype == np.float64 and "DOUBLE" in g.source
+    np.testing.assert_allclose(g.result, exact, rtol=1e-12)               # PyTorch's sum in float64: the exact one
+
+    against_reference = compare_results("reduce_sum", actual, reference, ("a", "b"))
+    against_golden = compare_results("reduce_sum", actual, reference, ("a", "b"), golden=g)
+    assert against_reference.passed and against_golden.passed             # the tolerance's verdict: the same
+    assert not against_reference[0].standard.passed and dict(against_reference[0].standard.figures)["MARE"] > 0.1
+    assert against_golden[0].standard.passed and against_golden[0].golden == g.source
+    # ... and the sum that lost the terms is the one below the standard against the golden
+    assert not compare_results("reduce_sum", reference, actual, ("b", "a"), golden=g)[0].standard.passed
+
+
+def test_the_golden_of_an_operator_with_integer_indices_keeps_them(torch):
+    rng = np.random.default_rng(0)
+    grad = rng.standard_normal((2, 3, 4, 6)).astype(np.float32)
+    x = rng.standard_normal((2, 3, 2, 3)).astype(np.float32)
+    indices = rng.integers(0, 24, (2, 3, 2, 3)).astype(np.int64)
+    g = golden("max_unpool2d_backward", (grad, x, indices, [4, 6]))
+    assert g.result.dtype == np.float64
+    expect = np.take_along_axis(grad.astype(np.float64).reshape(2, 3, 24), indices.reshape(2, 3, 6), -1)
+    np.testing.assert_array_equal(g.result, expect.reshape(2, 3, 2, 3))
+    # an integer output (MaxPool2dWithIndices' indices) is judged by its values in the result's dtype
+    pooled = golden("max_pool2d_with_indices", (x, [2, 2], [2, 2], [0, 0], [1, 1], False))
+    out, idx = aclnn_py.max_pool2d_with_indices(x, [2, 2], [2, 2], [0, 0], [1, 1], False, backend="numpy")
+    report = compare_results("max_pool2d_with_indices", (out, idx), (out, idx), ("numpy", "numpy"), golden=pooled)
+    assert pooled.result[1].dtype.kind == "i" and report[1].standard.name == BINARY and report.meets_standard
+
+
+def test_an_int8_sum_is_judged_as_the_device_wraps_it(torch):
+    # PyTorch sums INT8 in INT64; an INT8 result wraps: the golden is compared in the result's dtype.
+    x = np.full((2, 3), 100, np.int8)
+    wrapped = aclnn_py.reduce_sum(x, [1], False, np.int8, backend="numpy")
+    assert wrapped.dtype == np.int8 and np.all(wrapped == np.int8(300 - 256))
+    g = golden("reduce_sum", (x, [1], False, np.int8))
+    assert np.all(g.result == 300)
+    assert compare_results("reduce_sum", wrapped, wrapped, ("numpy", "numpy"), golden=g).meets_standard
+
+
+def test_a_reference_that_cannot_take_the_raised_inputs_falls_back_to_the_reference(torch, monkeypatch):
+    # A PyTorch function that takes FLOAT only for one argument: no golden, and the standard is
+    # judged against the reference, saying why.
+    mm = by_name("mm")
+    float_only = dataclasses.replace(mm, torch=lambda torch, a, b, cube_math_type=0: torch.mm(a, b.float()))
+    monkeypatch.setattr(_compare, "by_name", lambda name: float_only)
+    a = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
+    b = np.random.default_rng(1).standard_normal((4, 2)).astype(np.float32)
+    g = golden("mm", (a, b, 0))
+    assert g.result is None and g.source.startswith("no golden: PyTorch CPU, float inputs in DOUBLE failed (RuntimeError")
+    product = a @ b
+    report = compare_results("mm", product, product, ("numpy", "numpy"), golden=g)
+    assert report[0].standard.passed and report[0].golden == f"the reference ({g.source})"
+
+
+def test_the_threshold_row_is_the_result_s_dtype_against_a_wider_golden():
+    exact = np.linspace(1.0, 2.0, 50)
+    s = judge(exact.astype(np.float16), exact)       # FLOAT16's rounding alone: within 2^-11
+    assert s.passed and "(FLOAT16)" in s.rule
+    assert not judge(exact.astype(np.float16), exact.astype(np.float32).astype(np.float64) * (1 + 2e-3)).passed
+    assert measure("out", exact.astype(np.float16), exact.astype(np.float16), tolerance(np.float16),
+                   golden=exact, golden_source="exact").golden == "exact"
+    assert judge(np.array([1, 2], np.int8), np.array([1.0, 2.0])).name == BINARY
+    assert Golden(None, "why").result is None

@@ -179,3 +179,24 @@ def test_command_line(cli):
     done = cli("selftest", "--backend", "sim", "--op", "reflection_pad2d_backward", "--seed", "7")
     assert done.returncode == 0 and "7 cases" in done.stdout and "im2col" not in done.stdout
     assert cli("selftest", "--op", "nonsense").returncode == 2
+
+
+def test_the_standard_is_judged_against_the_golden_not_the_reference(sim_lib, torch, monkeypatch):
+    # The numpy reference off by 5e-5 of its scale: within the FLOAT tolerance (1e-4 of the scale),
+    # but over MERE's 2^-13 on the smaller elements. Against the golden (PyTorch in DOUBLE) the
+    # simulator's right result meets the standard; against the reference (no PyTorch) it does not.
+    _perturbed(monkeypatch, "im2col_backward", lambda b: b == "numpy",
+               lambda r: r + np.asarray(5e-5 * max(1.0, float(np.abs(r).max())), r.dtype))
+    status, text = _run("sim", ops=["im2col_backward"])
+    assert status == 0 and "CANN's standard against PyTorch CPU's golden" in text.splitlines()[0]
+    assert "below CANN's standard" not in text and "CANN's standard: 4 of 4 outputs pass" in text
+    call = next(c for c in selftest.cases() if c.op == "im2col_backward" and c.dtype == np.float32)
+    (out,) = selftest.run_case(call, "sim", "numpy").comparison
+    assert out.golden == "PyTorch CPU, float inputs in DOUBLE" and out.standard.passed and out.passed
+
+    monkeypatch.setattr(selftest, "_torch_available", lambda: False)
+    status, text = _run("sim", ops=["im2col_backward"])
+    assert status == 0 and "CANN's standard against the reference (no PyTorch" in text.splitlines()[0]
+    assert "below CANN's standard: im2col_backward" in text
+    (out,) = selftest.run_case(call, "sim", "numpy").comparison
+    assert out.golden == "" and not out.standard.passed and out.passed
