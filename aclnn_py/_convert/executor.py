@@ -268,6 +268,7 @@ def _plan_spec(call: Call, args: tuple[Any, ...], result: object) -> PlanSpec | 
     zeros: dict[int, bool] = {}
     pointers: list[tuple[int, int | None]] = []
     written: list[int] = []  # the arguments written in place, by index
+    listed: set[int] = set()  # the arguments made into tensor lists, by index
     for arg in slots:
         if arg is null:
             pointers.append((entry.NULL, None))  # a NULL argument (POINTER in the description)
@@ -308,6 +309,7 @@ def _plan_spec(call: Call, args: tuple[Any, ...], result: object) -> PlanSpec | 
             base = sum(len(a) for a in args[:found[0]] if type(a) in (list, tuple) and a and type(a[0]) is np.ndarray)
             if base + len(items) > _fast.MAX_LIST:
                 return None
+            listed.add(found[0])
             pointers += [(entry.ITEM, base + j) if p != null else (entry.NULL, None)
                          for j, p in enumerate(cast("list[FFI.CData]", slot.pointer))]
         elif kind == "inplace":
@@ -327,6 +329,8 @@ def _plan_spec(call: Call, args: tuple[Any, ...], result: object) -> PlanSpec | 
             pointers.append((entry.NEW_OUTPUT, index))
         else:
             return None
+    if any(type(a) in (list, tuple) and a and type(a[0]) is np.ndarray and i not in listed for i, a in enumerate(args)):
+        return None  # a list of arrays the entry keys by geometry, but not a tensor list here
     if written:
         # An in-place call: its result is the argument it wrote (outputs it makes: none).
         if outputs or len(written) != 1 or result is not args[written[0]]:
