@@ -174,3 +174,55 @@ def test_a_failing_cann_function_releases_everything(lib, monkeypatch, name):
     assert fail_at - 1 == {"aclrtMalloc": 5, "aclrtMemcpy": 4, "aclCreateTensor": 4, "aclCreateTensorList": 1}[name]
     assert _planned(CAT._aclnn) == [True]
     assert counters(lib) == before
+
+
+def test_threads_replay_their_own_lists_without_leaking(lib):
+    import threading
+
+    before = counters(lib)
+    errors: list[BaseException] = []
+
+    def work(seed: int) -> None:
+        try:
+            rng = np.random.default_rng(seed)
+            for _ in range(30):
+                parts = _parts(rng, [(2, 3, 4), (2, 1, 4)], [np.float32] * 2)
+                np.testing.assert_array_equal(aclnn_py.cat(parts, 1, backend="sim"), _torch_cat(parts, 1))
+        except BaseException as exc:  # reported by the main thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(seed,)) for seed in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    lib.synchronize()
+    assert counters(lib) == before
+    assert _planned(CAT._aclnn) == [True]
+
+
+def test_replays_use_the_current_stream(lib, monkeypatch):
+    from aclnn_py import capi
+    from test_entry import _recording_synchronize
+
+    rng = np.random.default_rng(6)
+    parts = _parts(rng, [(2, 3), (2, 2)], [np.float32] * 2)
+    want = _torch_cat(parts, 1)
+    aclnn_py.cat(parts, 1, backend="sim")
+    out = np.empty((2, 5), np.float32)
+    aclnn_py.call("aclnnCat", parts, 1, out, backend="sim")
+    seen, keep = _recording_synchronize(lib, monkeypatch)
+    own = int(lib.ffi.cast("uintptr_t", lib.stream()))
+    with aclnn_py.use_backend("sim"):
+        stream = capi.aclrtCreateStream()
+    try:
+        mine = int(lib.ffi.cast("uintptr_t", stream))
+        np.testing.assert_array_equal(aclnn_py.cat(parts, 1, backend="sim", stream=stream), want)
+        np.testing.assert_array_equal(aclnn_py.call("aclnnCat", parts, 1, out, backend="sim", stream=mine), want)
+        np.testing.assert_array_equal(aclnn_py.cat(parts, 1, backend="sim"), want)
+        assert seen == [mine, mine, own]
+    finally:
+        with aclnn_py.use_backend("sim"):
+            capi.aclrtDestroyStream(stream)
+    assert _planned(CAT._aclnn) == [True] and _planned(CALL._PLANS) == [True]
