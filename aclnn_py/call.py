@@ -33,7 +33,7 @@ import threading
 import weakref
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -270,7 +270,7 @@ def _call(lib: Library, sig: Signature, values: list[object]) -> Any:
 def _plan_spec(lib: Library, sig: Signature, values: list[object]) -> _aclnn.PlanSpec | None:
     """The plan of a ``call`` that succeeded on the Python path with ``values``, or None when
     its arguments are not all of the kinds the helper describes: ndarray tensors (C-contiguous,
-    writable outputs), int/bool lists, integer and bool values, float and double values, Python
+    writable outputs), input tensor lists of such ndarrays, int/bool lists, integer and bool values, float and double values, Python
     numbers for scalars, None for a tensor."""
     fast, entry = _fast.api_for(lib), _fast.entry()
     phases = None if fast is None or len(values) > _fast.MAX_ARGS else fast.phases(lib, sig.op)
@@ -299,6 +299,23 @@ def _plan_spec(lib: Library, sig: Signature, values: list[object]) -> _aclnn.Pla
             item, nbytes = _contiguous_description(_fast.HOST_INOUT if p.output else _fast.HOST_IN, v.shape, v.dtype)
             desc += item
             pointers.append(((entry.ARG_WRITTEN if p.output else entry.ARG), i) if nbytes else (entry.NULL, None))
+        elif p.kind == "tensor_list" and not p.output and isinstance(v, (list, tuple)) and type(v) in (list, tuple) \
+                and v:
+            # the entry numbers the elements of every list of ndarrays among the arguments in
+            # order (its key's items)
+            items = v
+            base = sum(len(a) for a in cast("list[list[object]]", values[:i])
+                       if type(a) in (list, tuple) and a and type(a[0]) is np.ndarray)
+            if base + len(items) > _fast.MAX_LIST:
+                return None
+            desc += [_fast.TENSOR_LIST, len(items)]
+            for j, e in enumerate(items):
+                if (type(e) is not np.ndarray or not e.flags.c_contiguous or e.ndim > _fast.MAX_DIMS
+                        or e.dtype not in _ACL_DTYPE):
+                    return None
+                item, nbytes = _contiguous_description(_fast.HOST_IN, e.shape, e.dtype)
+                desc += item
+                pointers.append((entry.ITEM, base + j) if nbytes else (entry.NULL, None))
         elif p.kind in ("int_array", "bool_array") and isinstance(v, (list, tuple)) and len(v) <= _fast.MAX_ARRAY:
             if p.kind == "int_array":
                 ints = int_array_arg(sig.api, p.name, v) or ()

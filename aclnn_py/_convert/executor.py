@@ -216,12 +216,12 @@ def _contiguous_description(kind: int, shape: tuple[int, ...], dtype: np.dtype,
 
 class _Slot:
     """A C object the fast path will make: what ``run`` passes for it (``desc`` and, for a
-    tensor, ``pointer``), how to make it on the ABI-mode path (``replay``), and the handle once
-    made there."""
+    tensor, ``pointer``; for a tensor list, a list of them), how to make it on the ABI-mode path
+    (``replay``), and the handle once made there."""
 
     __slots__ = ("desc", "pointer", "replay", "handle")
 
-    def __init__(self, desc: list[int], pointer: FFI.CData | None, replay: tuple[Any, ...]) -> None:
+    def __init__(self, desc: list[int], pointer: "FFI.CData | list[FFI.CData] | None", replay: tuple[Any, ...]) -> None:
         self.desc = desc
         self.pointer = pointer
         self.replay = replay
@@ -268,6 +268,7 @@ def _plan_spec(call: Call, args: tuple[Any, ...], result: object) -> PlanSpec | 
     zeros: dict[int, bool] = {}
     pointers: list[tuple[int, int | None]] = []
     written: list[int] = []  # the arguments written in place, by index
+    listed: set[int] = set()  # the arguments made into tensor lists, by index
     for arg in slots:
         if arg is null:
             pointers.append((entry.NULL, None))  # a NULL argument (POINTER in the description)
@@ -283,7 +284,7 @@ def _plan_spec(call: Call, args: tuple[Any, ...], result: object) -> PlanSpec | 
                     return None
                 pointers.append((entry.TENSOR, index))
             else:
-                address = int(call.ffi.cast("uintptr_t", slot.pointer))
+                address = int(call.ffi.cast("uintptr_t", cast("FFI.CData", slot.pointer)))
                 index = next((i for i, o in enumerate(outputs) if type(o) is Tensor and o.fast_key is not None
                               and o.fast_key[1] == address), None)
                 if index is None:
@@ -296,6 +297,21 @@ def _plan_spec(call: Call, args: tuple[Any, ...], result: object) -> PlanSpec | 
             if index is None or type(args[index]) is not np.ndarray or not args[index].flags.c_contiguous:
                 return None  # an array the op made itself, or one whose bytes are not one block
             pointers.append((entry.ARG, index) if slot.pointer != null else (entry.NULL, None))
+        elif kind == "tensor_list":
+            # The argument that is this list element by element (the op may have made a new
+            # list of the same arrays); the entry numbers the elements of every list of
+            # ndarrays among the arguments in order (its key's items).
+            items = slot.replay[2]
+            found = [i for i, a in enumerate(args) if type(a) in (list, tuple) and len(a) == len(items)
+                     and all(x is y for x, y in zip(a, items))]
+            if len(found) != 1:
+                return None
+            base = sum(len(a) for a in args[:found[0]] if type(a) in (list, tuple) and a and type(a[0]) is np.ndarray)
+            if base + len(items) > _fast.MAX_LIST:
+                return None
+            listed.add(found[0])
+            pointers += [(entry.ITEM, base + j) if p != null else (entry.NULL, None)
+                         for j, p in enumerate(cast("list[FFI.CData]", slot.pointer))]
         elif kind == "inplace":
             index = next((i for i, a in enumerate(args) if a is slot.replay[2]), None)
             if index is None or type(args[index]) is not np.ndarray:
@@ -306,13 +322,15 @@ def _plan_spec(call: Call, args: tuple[Any, ...], result: object) -> PlanSpec | 
             if slot.pointer == null:
                 pointers.append((entry.NULL, None))  # an empty output: no memory, none copied back
                 continue
-            address = int(call.ffi.cast("intptr_t", slot.pointer))
+            address = int(call.ffi.cast("intptr_t", cast("FFI.CData", slot.pointer)))
             index = next((i for i, o in enumerate(outputs) if type(o) is np.ndarray and o.ctypes.data == address), None)
             if index is None:
                 return None
             pointers.append((entry.NEW_OUTPUT, index))
         else:
             return None
+    if any(type(a) in (list, tuple) and a and type(a[0]) is np.ndarray and i not in listed for i, a in enumerate(args)):
+        return None  # a list of arrays the entry keys by geometry, but not a tensor list here
     if written:
         # An in-place call: its result is the argument it wrote (outputs it makes: none).
         if outputs or len(written) != 1 or result is not args[written[0]]:
@@ -502,11 +520,16 @@ class Call:
         ``values.tensor_input`` already (None: a NULL element, which the library reports): an
         ndarray copied to the device, a device ``Tensor`` described where it is. The list owns
         its elements' descriptors (``owning_list``: destroyed one by one only when the list
-        cannot be made); it, and the device copies, are released with the call."""
+        cannot be made); it, and the device copies, are released with the call. On the fast
+        path a list of C-contiguous ndarrays is described to the helper (``TENSOR_LIST``), which
+        makes it in the same order."""
         if items is None:
             return self.ffi.NULL
         if self._fast is not None:
-            self._leave_fast()  # (the helper describes no lists)
+            slot = self._fast_tensor_list(name, cast("list[object]", items))
+            if slot is not None:
+                return slot
+            self._leave_fast()  # (the helper describes lists of host arrays only)
 
         def make(k: int, value: object) -> object:
             return self.ffi.NULL if value is None else self._element(f"{name}[{k}]", value, owned=False)
@@ -774,7 +797,7 @@ class Call:
 
     # -- the fast path ----------------------------------------------------------------------
 
-    def _record(self, desc: list[int], pointer: FFI.CData | None, replay: tuple[Any, ...]) -> _Slot:
+    def _record(self, desc: list[int], pointer: "FFI.CData | list[FFI.CData] | None", replay: tuple[Any, ...]) -> _Slot:
         slot = _Slot(desc, pointer, replay)
         self._slots.append(slot)
         return slot
@@ -813,6 +836,23 @@ class Call:
             return self.tensor(name, value)
         return self._record([_fast.HOST_IN, acl, _format(ndim), ndim, *shape, *strides, nbytes // item, nbytes],
                             source, ("tensor", name, value))
+
+    def _fast_tensor_list(self, name: str, items: list[object]) -> _Slot | None:
+        """fastcall.c's TENSOR_LIST item of a list of C-contiguous ndarrays (the pointer: a list,
+        one per element, NULL for an empty one), or None: the ABI-mode path makes it."""
+        if not 0 < len(items) <= _fast.MAX_LIST:
+            return None
+        desc = [_fast.TENSOR_LIST, len(items)]
+        pointers: list[FFI.CData] = []
+        for v in items:
+            if type(v) is not np.ndarray or v.ndim > _fast.MAX_DIMS or not v.flags.c_contiguous \
+                    or v.dtype not in _ACL_DTYPE:
+                return None
+            item, nbytes = _contiguous_description(_fast.HOST_IN, v.shape, v.dtype)
+            desc += item
+            pointers.append(self.ffi.from_buffer(v) if nbytes else self.ffi.NULL)  # type: ignore[call-overload]
+        # (``items``, kept in ``replay``, keeps the bytes the pointers point at alive)
+        return self._record(desc, pointers, ("tensor_list", name, items))
 
     def _fast_output(self, shape: tuple[int, ...], dtype: np.dtype, zero: bool) -> _Slot | None:
         if len(shape) > _fast.MAX_DIMS or dtype not in _ACL_DTYPE:
@@ -884,10 +924,14 @@ class Call:
                     return False
                 desc += float_item(self.ffi, real, a)
             elif t is _Slot:
-                if self.device_io and a.desc[0] in (_fast.HOST_OUT, _fast.HOST_INOUT):
-                    return False  # (an asynchronous call copies nothing back: the ABI-mode path waits)
+                if self.device_io and a.desc[0] in (_fast.HOST_OUT, _fast.HOST_INOUT, _fast.TENSOR_LIST):
+                    # (an asynchronous call copies nothing back, and its device memory the
+                    # helper hands back holds no list's: the ABI-mode path)
+                    return False
                 desc += a.desc
-                if a.pointer is not None:
+                if type(a.pointer) is list:
+                    pointers += a.pointer
+                elif a.pointer is not None:
                     pointers.append(a.pointer)
             elif (t is int or t is bool) and lo <= a <= hi:
                 desc.append(_fast.VALUE)

@@ -14,7 +14,8 @@
  *   the backend's Library object (its identity), the operator name (call's plans),
  *   per argument its kind and: ndarray (exact type) -> dtype object (identity; the entry keeps
  *   it alive), writable, item size, ndim, shape, strides; list/tuple of ints/bools -> each
- *   element's type and value; int, bool -> value; float -> its bits; None.
+ *   element's type and value; list/tuple of ndarrays (a tensor list) -> each element's words
+ *   as an ndarray argument's; int, bool -> value; float -> its bits; None.
  * Anything else (another type, a list of something else, an int beyond int64, a dtype the
  * buffer protocol does not export) has no key: such a call always takes the Python path.
  *
@@ -34,7 +35,7 @@
 /* The layout of a plan's description (plan_from_spec) and of the Planner's methods:
  * aclnn_py/_fast/__init__.py's ENTRY_VERSION must equal it, or the binding does not use an
  * entry built from other sources. The kinds below are read from this module by the binding. */
-#define ENTRY_VERSION 9
+#define ENTRY_VERSION 10
 
 #define MAX_KEY 640          /* int64 words of one key */
 #define MAX_KEY_LIST 64      /* elements of a list argument */
@@ -51,9 +52,11 @@
         Py_XDECREF(old_);             \
     } while (0)
 
-enum { K_ARRAY = 1, K_LIST, K_TUPLE, K_INT, K_BOOL, K_FLOAT, K_NONE, K_TENSOR };
+enum { K_ARRAY = 1, K_LIST, K_TUPLE, K_INT, K_BOOL, K_FLOAT, K_NONE, K_TENSOR, K_ARRAYS };
 /* Where a pointer of a plan comes from. */
-enum { P_ARG = 0, P_OUTPUT = 1, P_NULL = 2, P_ARG_WRITABLE = 3, P_TENSOR = 4 };
+enum { P_ARG = 0, P_OUTPUT = 1, P_NULL = 2, P_ARG_WRITABLE = 3, P_TENSOR = 4, P_ITEM = 5 };
+/* (P_ITEM: the bytes of an element of a list of ndarrays, by its place among the elements of
+ * all such lists of the call, in argument order: key_t's items) */
 /* What a plan returns. */
 enum { R_SINGLE = 0, R_TUPLE = 1, R_NONE = 2 };
 
@@ -260,7 +263,8 @@ static int pairs(PyObject *seq, const char *what, int max_kind, int *count, int8
         if (!second) { Py_DECREF(fast); PyErr_Format(PyExc_ValueError, "%s: pairs expected", what); return -1; }
         kind = PyLong_AsLong(PyTuple_GetItem(pair, 0));
         index = second == Py_None ? 0 : PyLong_AsLong(second);
-        if (PyErr_Occurred() || kind < 0 || kind > max_kind || index < 0 || index >= MAX_ARGS) {
+        if (PyErr_Occurred() || kind < 0 || kind > max_kind || index < 0 ||
+            index >= (kind == P_ITEM ? MAX_LIST : MAX_ARGS)) {
             Py_DECREF(fast);
             if (!PyErr_Occurred()) PyErr_Format(PyExc_ValueError, "%s: bad pair", what);
             return -1;
@@ -274,13 +278,24 @@ static int pairs(PyObject *seq, const char *what, int max_kind, int *count, int8
 
 /* How many pointers fastcall.c takes for desc (walked as it walks it), or -1 when desc is not
  * one it would accept whole: every plan is checked once, when it is made. */
-static int desc_pointers(const int64_t *desc, int64_t len) {
-    int64_t at = 0;
-    int pointers = 0, items = 0, floats = 0;
+static int desc_pointers(const int64_t *desc, int64_t len, int *lists) {
+    int64_t at = 0, list_left = 0;
+    int pointers = 0, items = 0, floats = 0, listed = 0;
+    *lists = 0;
     while (at < len) {
         int64_t kind = desc[at++];
+        if (list_left > 0) {
+            if (kind != HOST_IN) return -1;
+            --list_left;
+            --items; /* (an element: the list is the argument) */
+        }
         if (++items > MAX_ARGS) return -1;
-        if (kind == HOST_IN || kind == HOST_OUT || kind == HOST_INOUT) {
+        if (kind == TENSOR_LIST) {
+            if (at >= len || desc[at] < 1 || desc[at] > MAX_LIST - listed) return -1;
+            list_left = desc[at++];
+            listed += (int)list_left;
+            ++*lists;
+        } else if (kind == HOST_IN || kind == HOST_OUT || kind == HOST_INOUT) {
             if (at + 3 > len) return -1;
             int64_t ndim = desc[at + 2];
             if (ndim < 0 || ndim > MAX_DIMS) return -1;
@@ -305,7 +320,7 @@ static int desc_pointers(const int64_t *desc, int64_t len) {
         }
         if (at > len) return -1;
     }
-    return pointers;
+    return list_left ? -1 : pointers;
 }
 
 /* A plan from its Python description (ops/_aclnn.py's plan_spec):
@@ -337,7 +352,7 @@ static PyObject *plan_from_spec(PyObject *spec) {
         if (PyErr_Occurred()) { Py_DECREF(d); goto fail; }
     }
     Py_DECREF(d);
-    if (pairs(pointers, "pointers", P_TENSOR, &p->npointers, &p->pointer_kind, &p->pointer_index)) goto fail;
+    if (pairs(pointers, "pointers", P_ITEM, &p->npointers, &p->pointer_kind, &p->pointer_index)) goto fail;
     if (pairs(results, "results", P_OUTPUT, &p->nresults, &p->result_kind, &p->result_index)) goto fail;
     PyObject *o = PySequence_Tuple(outputs);
     if (!o) goto fail;
@@ -363,11 +378,12 @@ static PyObject *plan_from_spec(PyObject *spec) {
         }
     }
     Py_DECREF(o);
-    if (desc_pointers(p->desc, p->desc_len) != p->npointers) {
+    int lists = 0;
+    if (desc_pointers(p->desc, p->desc_len, &lists) != p->npointers || (lists && p->device)) {
         PyErr_SetString(PyExc_ValueError, "plan: a description fastcall.c would not take, or pointers for another one");
         goto fail;
     }
-    if (p->npointers > MAX_ARGS || p->noutputs > MAX_ARGS || p->nresults > MAX_ARGS || p->mode < R_SINGLE ||
+    if (p->npointers > MAX_ARGS + MAX_LIST || p->noutputs > MAX_ARGS || p->nresults > MAX_ARGS || p->mode < R_SINGLE ||
         p->mode > R_NONE) {
         PyErr_SetString(PyExc_ValueError, "plan out of bounds");
         goto fail;
@@ -375,6 +391,10 @@ static PyObject *plan_from_spec(PyObject *spec) {
     for (int i = 0; i < p->npointers; ++i) {
         if (p->pointer_kind[i] == P_OUTPUT && p->pointer_index[i] >= p->noutputs) {
             PyErr_SetString(PyExc_ValueError, "plan: pointer to a missing output");
+            goto fail;
+        }
+        if (p->pointer_kind[i] == P_ITEM && p->device) {
+            PyErr_SetString(PyExc_ValueError, "plan: a list's element in a device plan");
             goto fail;
         }
         if ((p->pointer_kind[i] == P_TENSOR || p->pointer_kind[i] == P_ARG_WRITABLE) && p->device != (p->pointer_kind[i] == P_TENSOR)) {
@@ -400,10 +420,12 @@ fail:
 typedef struct {
     int64_t words[MAX_KEY];
     Py_ssize_t len;
-    PyObject *dtypes[MAX_ARGS]; /* new references, identities in words */
+    PyObject *dtypes[MAX_ARGS + MAX_LIST]; /* new references, identities in words */
     int ndtypes;
     Py_buffer views[MAX_ARGS];
     int8_t has_view[MAX_ARGS];
+    Py_buffer items[MAX_LIST];  /* the elements of lists of ndarrays, in argument order */
+    int nitems;
     void *handles[MAX_ARGS];    /* a Tensor argument's aclTensor* */
     int8_t is_tensor[MAX_ARGS];
 } key_t;
@@ -411,6 +433,7 @@ typedef struct {
 static void key_init(key_t *k) {
     k->len = 0;
     k->ndtypes = 0;
+    k->nitems = 0;
     memset(k->has_view, 0, sizeof k->has_view);
     memset(k->is_tensor, 0, sizeof k->is_tensor);
 }
@@ -422,6 +445,8 @@ static void key_release_views(key_t *k) {
             PyBuffer_Release(&k->views[i]);
             k->has_view[i] = 0;
         }
+    for (int i = 0; i < k->nitems; ++i) PyBuffer_Release(&k->items[i]);
+    k->nitems = 0;
 }
 
 /* Everything the key held. */
@@ -457,6 +482,22 @@ static int key_int(key_t *k, PyObject *v) {
     return 0;
 }
 
+/* An ndarray's words (its buffer v, held by the caller): 1, 0 none (no key), -1 error. */
+static int key_array(key_t *k, PyObject *a, Py_buffer *v) {
+    PyObject *dtype = PyObject_GetAttr(a, s_dtype);
+    if (!dtype) return -1;
+    k->dtypes[k->ndtypes++] = dtype;
+    if (v->ndim > MAX_DIMS) return 0;
+    PUT(K_ARRAY);
+    PUT((intptr_t)dtype);
+    PUT(v->readonly);
+    PUT(v->itemsize);
+    PUT(v->ndim);
+    for (int d = 0; d < v->ndim; ++d) PUT(v->shape[d]);
+    for (int d = 0; d < v->ndim; ++d) PUT(v->strides[d]);
+    return 1;
+}
+
 /* The key of (lib, name or NULL, args): 1 made, 0 none (a Python-path call), -1 error.
  * Buffers of ndarray arguments stay held in k->views (key_release). */
 static int make_key(key_t *k, PyObject *lib, PyObject *name, PyObject *const *args, Py_ssize_t nargs) {
@@ -479,17 +520,8 @@ static int make_key(key_t *k, PyObject *lib, PyObject *name, PyObject *const *ar
                 return 0;
             }
             k->has_view[i] = 1;
-            PyObject *dtype = PyObject_GetAttr(a, s_dtype);
-            if (!dtype) return -1;
-            k->dtypes[k->ndtypes++] = dtype;
-            if (v->ndim > MAX_DIMS) return 0;
-            PUT(K_ARRAY);
-            PUT((intptr_t)dtype);
-            PUT(v->readonly);
-            PUT(v->itemsize);
-            PUT(v->ndim);
-            for (int d = 0; d < v->ndim; ++d) PUT(v->shape[d]);
-            for (int d = 0; d < v->ndim; ++d) PUT(v->strides[d]);
+            int made = key_array(k, a, v);
+            if (made <= 0) return made;
         } else if ((PyObject *)t == tensor_type) {
             /* Its fast_key: (the interned tuple of its view, its aclTensor* as an int), None
              * once closed (then no key: the Python path reports it). */
@@ -520,12 +552,27 @@ static int make_key(key_t *k, PyObject *lib, PyObject *name, PyObject *const *ar
             Py_ssize_t n = PySequence_Size(a);
             if (n < 0) return -1;
             if (n > MAX_KEY_LIST) return 0;
+            PyObject *first = n ? (t == &PyList_Type ? PyList_GetItem(a, 0) : PyTuple_GetItem(a, 0)) : NULL;
+            int arrays = first && (PyObject *)Py_TYPE(first) == ndarray_type;
             PUT(t == &PyList_Type ? K_LIST : K_TUPLE);
             PUT(n);
+            if (arrays) PUT(K_ARRAYS); /* a list of ndarrays (a tensor list): each element's words */
             for (Py_ssize_t j = 0; j < n; ++j) {
                 PyObject *e = t == &PyList_Type ? PyList_GetItem(a, j) : PyTuple_GetItem(a, j);
                 if (!e) return -1;
-                if (!key_int(k, e)) return 0;
+                if (!arrays) {
+                    if (!key_int(k, e)) return 0;
+                    continue;
+                }
+                if ((PyObject *)Py_TYPE(e) != ndarray_type || k->nitems >= MAX_LIST) return 0;
+                Py_buffer *v = &k->items[k->nitems];
+                if (PyObject_GetBuffer(e, v, PyBUF_STRIDES) < 0) {
+                    PyErr_Clear();
+                    return 0;
+                }
+                ++k->nitems;
+                int made = key_array(k, e, v);
+                if (made <= 0) return made;
             }
         } else if (a == Py_None) {
             PUT(K_NONE);
@@ -954,7 +1001,7 @@ static PyObject *run_plan(PyObject *capsule, PyObject *lib, PyObject *api, PyObj
     PyObject *outputs[MAX_ARGS] = {NULL};
     Py_buffer out_views[MAX_ARGS];
     int8_t has_out_view[MAX_ARGS] = {0};
-    void *pointers[MAX_ARGS];
+    void *pointers[MAX_ARGS + MAX_LIST];
     void *out_handles[MAX_ARGS] = {NULL};
     void *table = NULL, *stream = NULL;
     PyObject *result = NULL, *state = NULL, *stream_obj = NULL, *table_obj = NULL;
@@ -1008,6 +1055,13 @@ static PyObject *run_plan(PyObject *capsule, PyObject *lib, PyObject *api, PyObj
                 goto done;
             }
             pointers[i] = k->views[index].buf;
+            break;
+        case P_ITEM:
+            if (index >= k->nitems) {
+                PyErr_SetString(PyExc_SystemError, "aclnn_py fast entry: a plan's list element is missing");
+                goto done;
+            }
+            pointers[i] = k->items[index].buf;
             break;
         case P_TENSOR:
             if (!k->is_tensor[index]) {
@@ -2075,7 +2129,7 @@ PyMODINIT_FUNC PyInit__entry(void) {
     }
     struct { const char *name; long value; } constants[] = {
         {"MAX_PLANS", MAX_PLANS}, {"ARG", P_ARG}, {"NEW_OUTPUT", P_OUTPUT}, {"NULL", P_NULL},
-        {"ARG_WRITTEN", P_ARG_WRITABLE}, {"TENSOR", P_TENSOR}, {"SINGLE", R_SINGLE}, {"TUPLE", R_TUPLE}, {"NONE", R_NONE},
+        {"ARG_WRITTEN", P_ARG_WRITABLE}, {"TENSOR", P_TENSOR}, {"ITEM", P_ITEM}, {"SINGLE", R_SINGLE}, {"TUPLE", R_TUPLE}, {"NONE", R_NONE},
     };
     for (size_t i = 0; i < sizeof constants / sizeof constants[0]; ++i)
         if (PyModule_AddIntConstant(m, constants[i].name, constants[i].value)) goto fail;

@@ -21,6 +21,11 @@
  *   8 SCALAR    dtype word: an aclScalar made of the value's bytes (at most 8, little-endian in
  *               word; aclCreateScalar copies them), destroyed with the call
  *   9 FLOAT_VALUE word: a double argument (its bits), or a float one (its bits in the low 32)
+ *  10 TENSOR_LIST n, then n HOST_IN items (each +1 host pointer): an aclTensorList of n device
+ *               copies, made as aclnn_py's Call.tensor_list makes it (each element's copy and
+ *               descriptor, then aclCreateTensorList, which owns the descriptors from then on;
+ *               its aclDestroyTensorList destroys them); at most MAX_LIST elements in one call,
+ *               none in an asynchronous call
  * then phase 1's own &workspaceSize and &executor.
  *
  * Phase 1 is called through a prototype of 64-bit integer slots, then MAX_FLOATS doubles. The
@@ -42,7 +47,7 @@
 
 /* The layout of api_t and of the description: aclnn_py/_fast/__init__.py's ABI_VERSION must
  * equal it, or the binding does not use a helper built from other sources. */
-#define ABI_VERSION 5
+#define ABI_VERSION 6
 
 EXPORT int32_t aclnnpy_fast_abi_version(void) { return ABI_VERSION; }
 
@@ -65,22 +70,26 @@ typedef struct {
     status_t (*synchronize)(void *);
     void *(*create_scalar)(void *, int32_t);
     status_t (*destroy_scalar)(const void *);
+    void *(*create_tensor_list)(void *const *, uint64_t);
+    status_t (*destroy_tensor_list)(const void *);
 } api_t;
 
 enum { HOST_IN = 1, HOST_OUT = 2, POINTER = 3, INT_ARRAY = 4, BOOL_ARRAY = 5, VALUE = 6, HOST_INOUT = 7, SCALAR = 8,
-       FLOAT_VALUE = 9 };
+       FLOAT_VALUE = 9, TENSOR_LIST = 10 };
 
 /* Where a failure happened: bits 32-39 of the result. */
 enum {
     AT_MALLOC = 1, AT_H2D = 2, AT_CREATE_TENSOR = 3, AT_CREATE_INT_ARRAY = 4, AT_CREATE_BOOL_ARRAY = 5,
     AT_MEMSET = 6, AT_PHASE1 = 7, AT_WORKSPACE = 8, AT_PHASE2 = 9, AT_SYNCHRONIZE = 10, AT_D2H = 11,
-    AT_DESCRIPTION = 12, AT_CREATE_SCALAR = 13,
+    AT_DESCRIPTION = 12, AT_CREATE_SCALAR = 13, AT_CREATE_TENSOR_LIST = 14,
 };
 
 #define MAX_ARGS 30   /* phase-1 arguments besides &workspaceSize and &executor */
 #define MAX_FLOATS 8  /* of them float or double (each in a floating-point register) */
 #define MAX_DIMS 8
 #define MAX_ARRAY 64
+#define MAX_LIST 64   /* tensor-list elements in one call, all lists together */
+#define MAX_HELD (MAX_ARGS + MAX_LIST)
 #define ACL_MEM_MALLOC_HUGE_FIRST 0
 #define ACL_MEMCPY_HOST_TO_DEVICE 1
 #define ACL_MEMCPY_DEVICE_TO_HOST 2
@@ -112,6 +121,7 @@ static void release(const api_t *api, held_t *held, int count, void *workspace) 
             if (h->kind == INT_ARRAY) api->destroy_int_array(h->handle);
             else if (h->kind == BOOL_ARRAY) api->destroy_bool_array(h->handle);
             else if (h->kind == SCALAR) api->destroy_scalar(h->handle);
+            else if (h->kind == TENSOR_LIST) api->destroy_tensor_list(h->handle);
             else api->destroy_tensor(h->handle);
         }
         if (h->device) api->free_(h->device);
@@ -155,18 +165,30 @@ static int64_t fast_call(const api_t *api, void *phase1, void *phase2, void *str
         reuse->taken = -1;
         reuse->workspace_size = 0;
     }
-    held_t held[MAX_ARGS];
+    held_t held[MAX_HELD];
     uint64_t slots[MAX_ARGS + 2] = {0};
     double floats[MAX_FLOATS] = {0};
-    int count = 0, index = 0, p = 0, nfloats = 0;
+    int count = 0, index = 0, p = 0, nfloats = 0, listed = 0;
     int64_t at = 0;
+    /* Inside a TENSOR_LIST: its first element's place in held and how many are still to come. */
+    int list_first = 0;
+    int64_t list_left = -1;
     while (at < desc_len) {
         if (index >= MAX_ARGS) FAIL(ACLNN_ERR_INNER, AT_DESCRIPTION);
         int64_t kind = desc[at++];
+        if (list_left > 0 && kind != HOST_IN) FAIL(ACLNN_ERR_INNER, AT_DESCRIPTION);
         held_t *h = &held[count];
         h->device = h->handle = h->host = NULL;
         h->kind = (int)kind;
         h->nbytes = h->nbytes_device = 0;
+        if (kind == TENSOR_LIST) {
+            if (later || list_left > 0 || at >= desc_len || desc[at] < 1 || desc[at] > MAX_LIST - listed)
+                FAIL(ACLNN_ERR_INNER, AT_DESCRIPTION);
+            list_left = desc[at++];
+            listed += (int)list_left;
+            list_first = count;
+            continue;  /* its elements next; the list is made after the last */
+        }
         if (kind == HOST_IN || kind == HOST_OUT || kind == HOST_INOUT) {
             /* An asynchronous call copies nothing back: no host output. */
             if (later && kind != HOST_IN) FAIL(ACLNN_ERR_INNER, AT_DESCRIPTION);
@@ -199,7 +221,26 @@ static int64_t fast_call(const api_t *api, void *phase1, void *phase2, void *str
                 status_t s = api->memset_(h->device, nbytes, 0, nbytes);
                 if (s) FAIL(s, AT_MEMSET);
             }
-            slots[index] = (uint64_t)(uintptr_t)h->handle;
+            if (list_left > 0) {
+                if (--list_left) continue;  /* more elements of the list */
+                /* The last element: the list, which owns the elements' descriptors from here on
+                 * (their device copies stay held, freed after the list is destroyed). */
+                void *items[MAX_LIST];
+                int n = count - list_first;
+                for (int i = 0; i < n; ++i) items[i] = held[list_first + i].handle;
+                held_t *list = &held[count];
+                list->device = list->host = NULL;
+                list->kind = TENSOR_LIST;
+                list->nbytes = list->nbytes_device = 0;
+                list->handle = api->create_tensor_list(items, (uint64_t)n);
+                if (!list->handle) FAIL(ACLNN_ERR_PARAM_INVALID, AT_CREATE_TENSOR_LIST);
+                for (int i = 0; i < n; ++i) held[list_first + i].handle = NULL;
+                ++count;
+                list_left = -1;
+                slots[index] = (uint64_t)(uintptr_t)list->handle;
+            } else {
+                slots[index] = (uint64_t)(uintptr_t)h->handle;
+            }
         } else if (kind == INT_ARRAY || kind == BOOL_ARRAY) {
             int64_t n = desc[at++];
             if (n < 0 || n > MAX_ARRAY) FAIL(ACLNN_ERR_INNER, AT_DESCRIPTION);
@@ -239,6 +280,7 @@ static int64_t fast_call(const api_t *api, void *phase1, void *phase2, void *str
         }
         ++index;
     }
+    if (list_left > 0) FAIL(ACLNN_ERR_INNER, AT_DESCRIPTION);
     uint64_t workspace_size = 0;
     void *executor = NULL;
     slots[index] = (uint64_t)(uintptr_t)&workspace_size;

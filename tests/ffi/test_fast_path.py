@@ -200,7 +200,8 @@ def test_failure_stages_name_the_function(fast_lib):
 
     for stage, api in [(7, "aclnnXGetWorkspaceSize"), (9, "aclnnX"), (3, "aclCreateTensor"), (4, "aclCreateIntArray"),
                        (5, "aclCreateBoolArray"), (6, "aclrtMemset"), (8, "aclrtMalloc"),
-                       (10, "aclrtSynchronizeStream"), (11, "aclrtMemcpy"), (12, "aclnn_py fast path")]:
+                       (10, "aclrtSynchronizeStream"), (11, "aclrtMemcpy"), (12, "aclnn_py fast path"),
+                       (14, "aclCreateTensorList")]:
         with pytest.raises(AclnnError) as info:
             _aclnn._fast_failed(Lib(), "aclnnX", stage << 32 | 161002)
         assert info.value.api == api and info.value.status == 161002
