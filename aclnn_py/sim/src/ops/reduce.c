@@ -216,7 +216,9 @@ static void load_lane_f32(const aclTensor *t, int64_t base, const aclsim_red_wal
     }
 }
 
-static double lane_sum(const float *x, const float *y, int64_t len)
+/* Compiled for AVX2 too: lane_range_f32's AVX2 clone called its baseline code (not inlined);
+ * per lane a double product and sum either way (no FMA: the same bits). */
+ACLSIM_AVX2_CLONES static double lane_sum(const float *x, const float *y, int64_t len)
 {
     double acc[LANE_WAYS] = {0};
     int64_t i = 0;
@@ -267,7 +269,24 @@ ACLSIM_AVX2_CLONES static void lane_range_f32(lane_job *j, int64_t begin, int64_
     int64_t len = j->len;
     float *x = (float *)(j->scratch + (size_t)worker * 3 * (size_t)len), *y = x + len, *o = y + len;
     int64_t so = j->lo.n > 0 ? j->lo.strides[j->lo.n - 1] : 0;
+    /* SoftmaxBackward only reads its two lanes: FLOAT lanes of unit step are read where they lie
+     * (the gather would copy the same floats). */
+    bool in_place = p->op == ACLSIM_RED_SOFTMAX_GRAD && p->compute == ACL_FLOAT && j->a->dtype == ACL_FLOAT &&
+                    j->b->dtype == ACL_FLOAT && (len == 1 || (j->la.strides[j->la.n - 1] == 1 &&
+                                                               j->lb.strides[j->lb.n - 1] == 1));
     for (int64_t k = begin; k < end; ++k) {
+        if (in_place) {
+            const float *a = (const float *)j->a->data + j->a->offset + aclsim_red_offset(&j->ka, k);
+            const float *b = (const float *)j->b->data + j->b->offset + aclsim_red_offset(&j->kb, k);
+            double sum = lane_sum(a, b, len);
+            for (int64_t i = 0; i < len; ++i) {
+                o[i] = (float)(b[i] * (a[i] - sum));
+            }
+            int64_t base = j->out->offset + aclsim_red_offset(&j->ko, k);
+            aclsim_ops_scatter_f32(j->out->data, j->out->dtype, base, so, len, o);
+            lane_written(j, base, so, worker);
+            continue;
+        }
         load_lane_f32(j->a, j->a->offset + aclsim_red_offset(&j->ka, k), &j->la, len, p->compute, x);
         if (j->b != NULL) {
             load_lane_f32(j->b, j->b->offset + aclsim_red_offset(&j->kb, k), &j->lb, len, p->compute, y);
