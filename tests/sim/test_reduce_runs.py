@@ -1,7 +1,8 @@
-"""The simulator's ReduceSum/Mean over one contiguous run of FLOAT (a global pool's H*W) sums
-the pieces where they lie instead of gathering them (ops/reduce.c sum_range): the same bits as
-the gathered path, which a view with the reduced dims in another memory order takes (the
-elements in the same index order); PyTorch is the oracle of the values."""
+"""The simulator's ReduceSum/Mean over one contiguous run of FLOAT (a global pool's H*W), or over
+runs of a contiguous last reduced dim (batch statistics over [0, 2, 3], pieces of 4096 crossing
+runs), sums the pieces where they lie instead of gathering them (ops/reduce.c sum_range): the
+same bits as the gathered path, which a view with the reduced dims in another memory order
+takes (the elements in the same index order); PyTorch is the oracle of the values."""
 
 from __future__ import annotations
 
@@ -14,7 +15,9 @@ import aclnn_py
 from helpers import assert_close
 
 
-@pytest.mark.parametrize("shape, dims", [((8, 64, 7, 7), [2, 3]), ((3, 5, 9000), [2]), ((4, 6, 33, 35), [1, 2, 3])])
+@pytest.mark.parametrize("shape, dims", [((8, 64, 7, 7), [2, 3]), ((3, 5, 9000), [2]), ((4, 6, 33, 35), [1, 2, 3]),
+                                         ((3, 4, 61, 67), [0, 2, 3]), ((2, 9, 50, 101), [0, 3]),
+                                         ((5, 3, 7, 9), [0, 2, 3])])
 @pytest.mark.parametrize("out_dtype", [np.float32, np.float16])
 def test_contiguous_run_gives_the_gathered_bits(sim_lib, shape, dims, out_dtype):
     x = np.random.default_rng(len(shape) + len(dims)).standard_normal(shape).astype(np.float32)

@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "acl/acl.h"
 #include "aclnn/aclnn_base.h"
@@ -207,6 +208,16 @@ ACLSIM_INTERNAL void aclsim_kernel_outputs_finite(int index);
  * hook's test, for kernels that check their pieces themselves. */
 ACLSIM_INTERNAL int aclsim_nonfinite_run(const void *data, aclDataType dtype, int64_t first, int64_t stride,
                                          int64_t n);
+
+/* aclsim_nonfinite_run's test of one FLOAT, for a kernel to fold into the loop that writes the
+ * values (a call per short run cost as much as the run's arithmetic): or the results together;
+ * bit 31 of the or is set iff one value was Inf or NaN (an all-ones exponent carries into it). */
+static inline uint32_t aclsim_f32_nonfinite_bits(float v)
+{
+    uint32_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    return (bits & 0x7f800000u) + 0x00800000u;
+}
 
 /* NULL + error message on OOM.  op_name is copied (e.g. "aclnnXxxBackward"). */
 ACLSIM_INTERNAL aclOpExecutor *aclsim_executor_new(const char *op_name, aclsim_kernel_fn run,

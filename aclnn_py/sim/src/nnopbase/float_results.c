@@ -91,9 +91,9 @@ ACLSIM_AVX2_CLONES static int row_nonfinite(const char *p, aclDataType dtype, in
     if (dtype == ACL_FLOAT) {
         uint32_t acc = 0;
         for (int64_t i = 0; i < n; i++) {
-            uint32_t v;
+            float v;
             memcpy(&v, p + i * 4, sizeof v);
-            acc |= (v & 0x7f800000u) + 0x00800000u;
+            acc |= aclsim_f32_nonfinite_bits(v);
         }
         return (int)(acc >> 31);
     }

@@ -420,8 +420,10 @@ uint64_t aclsim_ew_workspace_size(const aclsim_ew_params *p, const aclTensor *a,
         }                                                                                                       \
     } while (0)
 
-/* MAX (Relu) and THRESHOLD_GRAD of FLOAT operands where they are: compute_float's expressions. */
-static void direct_select(const ew_job *j, int64_t oa, int64_t ob, int64_t oo, int64_t n)
+/* MAX (Relu) and THRESHOLD_GRAD of FLOAT operands where they are: compute_float's expressions.
+ * This and direct_piece are compiled for AVX2 too: ew_range's AVX2 clone calls them, not
+ * inlined, and they had run its baseline SSE2 loops. */
+ACLSIM_AVX2_CLONES static void direct_select(const ew_job *j, int64_t oa, int64_t ob, int64_t oo, int64_t n)
 {
     const aclsim_ew_params *p = j->p;
     int last = j->ndim - 1;
@@ -437,7 +439,7 @@ static void direct_select(const ew_job *j, int64_t oa, int64_t ob, int64_t oo, i
     }
 }
 
-static void direct_piece(const ew_job *j, int64_t oa, int64_t ob, int64_t oo, int64_t n)
+ACLSIM_AVX2_CLONES static void direct_piece(const ew_job *j, int64_t oa, int64_t ob, int64_t oo, int64_t n)
 {
     const aclsim_ew_params *p = j->p;
     int last = j->ndim - 1;

@@ -216,7 +216,9 @@ static void load_lane_f32(const aclTensor *t, int64_t base, const aclsim_red_wal
     }
 }
 
-static double lane_sum(const float *x, const float *y, int64_t len)
+/* Compiled for AVX2 too: lane_range_f32's AVX2 clone called its baseline code (not inlined);
+ * per lane a double product and sum either way (no FMA: the same bits). */
+ACLSIM_AVX2_CLONES static double lane_sum(const float *x, const float *y, int64_t len)
 {
     double acc[LANE_WAYS] = {0};
     int64_t i = 0;
@@ -267,7 +269,24 @@ ACLSIM_AVX2_CLONES static void lane_range_f32(lane_job *j, int64_t begin, int64_
     int64_t len = j->len;
     float *x = (float *)(j->scratch + (size_t)worker * 3 * (size_t)len), *y = x + len, *o = y + len;
     int64_t so = j->lo.n > 0 ? j->lo.strides[j->lo.n - 1] : 0;
+    /* SoftmaxBackward only reads its two lanes: FLOAT lanes of unit step are read where they lie
+     * (the gather would copy the same floats). */
+    bool in_place = p->op == ACLSIM_RED_SOFTMAX_GRAD && p->compute == ACL_FLOAT && j->a->dtype == ACL_FLOAT &&
+                    j->b->dtype == ACL_FLOAT && (len == 1 || (j->la.strides[j->la.n - 1] == 1 &&
+                                                               j->lb.strides[j->lb.n - 1] == 1));
     for (int64_t k = begin; k < end; ++k) {
+        if (in_place) {
+            const float *a = (const float *)j->a->data + j->a->offset + aclsim_red_offset(&j->ka, k);
+            const float *b = (const float *)j->b->data + j->b->offset + aclsim_red_offset(&j->kb, k);
+            double sum = lane_sum(a, b, len);
+            for (int64_t i = 0; i < len; ++i) {
+                o[i] = (float)(b[i] * (a[i] - sum));
+            }
+            int64_t base = j->out->offset + aclsim_red_offset(&j->ko, k);
+            aclsim_ops_scatter_f32(j->out->data, j->out->dtype, base, so, len, o);
+            lane_written(j, base, so, worker);
+            continue;
+        }
         load_lane_f32(j->a, j->a->offset + aclsim_red_offset(&j->ka, k), &j->la, len, p->compute, x);
         if (j->b != NULL) {
             load_lane_f32(j->b, j->b->offset + aclsim_red_offset(&j->kb, k), &j->lb, len, p->compute, y);
@@ -570,6 +589,47 @@ ACLSIM_AVX2_CLONES static void sum_rows_range(const sum_job *j, int64_t begin, i
     }
 }
 
+#define LANES 8
+
+/* aclsim_red_piece_sum(the gathered elements, n, 0) of the elements [first, first + n) of walk
+ * w from x, read where they are: w's last dim is contiguous (a batch-statistics sum over
+ * [0, 2, 3]: runs of H*W), so the piece is its runs in turn.  Element p of the piece goes into
+ * lane p % LANES while p < n / LANES * LANES, the rest into the total in order, the lanes added
+ * last: aclsim_red_piece_sum's additions in its order (the same bits).  The gather had copied
+ * every float once more: (8,64,56,56) over [0,2,3] spent 0.6 of its kernel in it. */
+ACLSIM_AVX2_CLONES static double runs_piece_sum(const float *x, const aclsim_red_walk *w, int64_t first, int64_t n)
+{
+    typedef float lanes __attribute__((vector_size(4 * LANES)));
+    lanes acc = {0};
+    int64_t bulk = n / LANES * LANES, last = w->dims[w->n - 1];
+    double total = 0.0;
+    for (int64_t p = 0; p < n;) {
+        int64_t at = first + p, in_run = at % last;
+        int64_t run = last - in_run < n - p ? last - in_run : n - p;
+        const float *r = x + aclsim_red_offset(w, at);
+        int64_t i = 0;
+        for (; i < run && (p + i) % LANES != 0 && p + i < bulk; ++i) { /* up to a whole lane group */
+            acc[(p + i) % LANES] += r[i];
+        }
+        for (; i + LANES <= run && p + i + LANES <= bulk; i += LANES) {
+            lanes v;
+            memcpy(&v, r + i, sizeof v);
+            acc += v;
+        }
+        for (; i < run && p + i < bulk; ++i) {
+            acc[(p + i) % LANES] += r[i];
+        }
+        for (; i < run; ++i) { /* the piece's last n % LANES */
+            total += r[i];
+        }
+        p += run;
+    }
+    for (int l = 0; l < LANES; ++l) {
+        total += acc[l];
+    }
+    return total;
+}
+
 static void sum_range(void *ctx, int64_t begin, int64_t end, int worker)
 {
     const sum_job *j = ctx;
@@ -604,6 +664,20 @@ static void sum_range(void *ctx, int64_t begin, int64_t end, int worker)
             } else {
                 sum_store(j, k, acc, 0);
             }
+        }
+        return;
+    }
+    if (t == ACL_FLOAT && self->dtype == ACL_FLOAT && j->reduced.n > 1 && j->reduced.strides[j->reduced.n - 1] == 1) {
+        /* FLOAT over runs of a contiguous last dim: the pieces summed where they are (above) */
+        const float *x = (const float *)self->data + self->offset;
+        for (int64_t k = begin; k < end; ++k) {
+            const float *at = x + aclsim_red_offset(&j->kept, k);
+            double acc[2] = {0.0, 0.0};
+            for (int64_t first = 0; first < count; first += ACLSIM_RED_PIECE) {
+                int64_t m = count - first < ACLSIM_RED_PIECE ? count - first : ACLSIM_RED_PIECE;
+                acc[0] += runs_piece_sum(at, &j->reduced, first, m);
+            }
+            sum_store(j, k, acc, 0);
         }
         return;
     }
@@ -732,8 +806,6 @@ aclnnStatus aclsim_red_sum_finish(const char *api, const char *kernel, const acl
     }
     return status;
 }
-
-#define LANES 8
 
 double aclsim_red_piece_sum(const float *x, int64_t n, float c)
 {

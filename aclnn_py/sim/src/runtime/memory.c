@@ -90,6 +90,40 @@ typedef struct {
     int value;
 } piece_job;
 
+/* memcpy(dst, src, n) of ranges that do not overlap, as a loop of 32-byte loads and stores
+ * (compiled for AVX2 too), the stores aligned to 32 bytes.  glibc 2.36's memcpy moves a piece
+ * of this size with `rep movsb`, which on this AMD EPYC (Zen 4) ran 2-4x slower whenever the
+ * source and destination are not at the same offset modulo 32 bytes, the common case here: a
+ * large NumPy array starts 16 bytes into a page, a device block 64.  Pieces of 256 KiB, medians
+ * of 15-41 rounds interleaved in one process, 25.7 MB from page + 16 to page + 64: memcpy
+ * 4.5-6.4 ms, this loop 1.9-2.1; 4 MB (in L3): 0.35 against 0.12; at equal offsets both alike
+ * (1.6-2.1 and 0.11-0.18 ms). */
+ACLSIM_AVX2_CLONES static void copy_piece(char *restrict dst, const char *restrict src, size_t n)
+{
+    typedef unsigned char vec __attribute__((vector_size(32)));
+    size_t head = (size_t)(-(uintptr_t)dst & 31);
+    if (head > n) {
+        head = n;
+    }
+    memcpy(dst, src, head);
+    dst += head;
+    src += head;
+    n -= head;
+    size_t i = 0;
+    for (; i + 128 <= n; i += 128) {
+        vec a, b, c, d;
+        memcpy(&a, src + i, 32);
+        memcpy(&b, src + i + 32, 32);
+        memcpy(&c, src + i + 64, 32);
+        memcpy(&d, src + i + 96, 32);
+        *(vec *)(void *)(dst + i) = a;
+        *(vec *)(void *)(dst + i + 32) = b;
+        *(vec *)(void *)(dst + i + 64) = c;
+        *(vec *)(void *)(dst + i + 96) = d;
+    }
+    memcpy(dst + i, src + i, n - i);
+}
+
 /* aclsim_parallel's share: the pieces [begin, end). */
 static void move_pieces(void *ctx, int64_t begin, int64_t end, int worker)
 {
@@ -98,7 +132,7 @@ static void move_pieces(void *ctx, int64_t begin, int64_t end, int worker)
     for (size_t at = (size_t)begin * PIECE; at < (size_t)end * PIECE && at < j->n; at += PIECE) {
         size_t len = j->n - at < PIECE ? j->n - at : PIECE;
         if (j->src != NULL) {
-            memcpy(j->dst + at, j->src + at, len);
+            copy_piece(j->dst + at, j->src + at, len);
         } else {
             memset(j->dst + at, j->value, len);
         }
@@ -116,11 +150,13 @@ static void move_bytes(char *dst, const char *src, int value, size_t n)
 static void copy_bytes(void *dst, const void *src, size_t n)
 {
     uintptr_t d = (uintptr_t)dst, s = (uintptr_t)src;
-    if (n <= PIECE || (d < s + n && s < d + n)) {
+    if (d < s + n && s < d + n) {
         memmove(dst, src, n);
-        return;
+    } else if (n <= PIECE) {
+        copy_piece(dst, src, n);
+    } else {
+        move_bytes(dst, src, 0, n);
     }
-    move_bytes(dst, src, 0, n);
 }
 
 /* memset(dst, value, n), in pieces. */
