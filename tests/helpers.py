@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -152,3 +153,23 @@ def record_engines(monkeypatch) -> list[str]:
 
     monkeypatch.setattr(conv, "_run", recording)
     return ran
+
+
+def run_in_threads(work, args_list, timeout: float | None = None) -> None:
+    """``work(*args)`` for each ``args`` of ``args_list``, each on a thread of its own, all at once;
+    fails if a thread raised (with every exception) or is still running after ``timeout`` s."""
+    errors: list[BaseException] = []
+
+    def run(*args) -> None:
+        try:
+            work(*args)
+        except BaseException as exc:  # reported by the calling thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=tuple(args)) for args in args_list]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout)
+    assert not any(t.is_alive() for t in threads), "a worker thread hung"
+    assert not errors, errors

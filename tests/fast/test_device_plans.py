@@ -12,7 +12,6 @@ from __future__ import annotations
 import gc
 import os
 import sys
-import threading
 
 import numpy as np
 import pytest
@@ -21,7 +20,7 @@ import aclnn_py
 from aclnn_py import AclnnError, Tensor, _fast
 from aclnn_py._runtime import pool
 
-from helpers import assert_close
+from helpers import assert_close, run_in_threads
 
 CALL = sys.modules["aclnn_py.call"]
 PAD = sys.modules["aclnn_py.ops.reflection_pad2d_backward"]
@@ -209,23 +208,14 @@ def test_chains_of_device_calls_leak_nothing(lib):
 def test_threads_run_device_chains(lib):
     g, x = _data(4)
     want = aclnn_py.reflection_pad2d_backward(g, x, P, backend="numpy")
-    errors: list[BaseException] = []
 
     def work() -> None:
-        try:
-            gt, xt = _dev(g), _dev(x)
-            for _ in range(200):
-                out = aclnn_py.reflection_pad2d_backward(gt, xt, P, backend="sim")
-            np.testing.assert_array_equal(out.numpy(), want)
-        except BaseException as exc:  # (reported below)
-            errors.append(exc)
+        gt, xt = _dev(g), _dev(x)
+        for _ in range(200):
+            out = aclnn_py.reflection_pad2d_backward(gt, xt, P, backend="sim")
+        np.testing.assert_array_equal(out.numpy(), want)
 
-    threads = [threading.Thread(target=work) for _ in range(3)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors
+    run_in_threads(work, [()] * 3)
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="fork")

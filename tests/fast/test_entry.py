@@ -11,7 +11,6 @@ import os
 import subprocess
 import sys
 import textwrap
-import threading
 from pathlib import Path
 
 import numpy as np
@@ -21,7 +20,7 @@ import aclnn_py
 from aclnn_py import AclnnError, _fast, capi
 from aclnn_py._runtime import pool
 
-from helpers import assert_close
+from helpers import assert_close, run_in_threads
 
 ROOT = Path(__file__).resolve().parents[2]
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
@@ -352,26 +351,17 @@ print("ok")
 
 def test_threads_replay_their_own_calls_without_leaking(lib):
     before = counters(lib)
-    errors: list[BaseException] = []
 
     def work(seed: int) -> None:
-        try:
-            g, x = _data((1, 2, 6, 6), seed=seed)
-            want = _pad(g, x, backend="numpy")
-            out = np.empty_like(x)
-            for _ in range(50):
-                np.testing.assert_array_equal(_pad(g, x, backend="sim"), want)
-                aclnn_py.call(OP, g, x, [1, 1, 1, 1], out, backend="sim")
-                np.testing.assert_array_equal(out, want)
-        except BaseException as exc:  # reported by the main thread
-            errors.append(exc)
+        g, x = _data((1, 2, 6, 6), seed=seed)
+        want = _pad(g, x, backend="numpy")
+        out = np.empty_like(x)
+        for _ in range(50):
+            np.testing.assert_array_equal(_pad(g, x, backend="sim"), want)
+            aclnn_py.call(OP, g, x, [1, 1, 1, 1], out, backend="sim")
+            np.testing.assert_array_equal(out, want)
 
-    threads = [threading.Thread(target=work, args=(seed,)) for seed in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors
+    run_in_threads(work, [(seed,) for seed in range(4)])
     lib.synchronize()
     assert counters(lib) == before
     assert _planned(PAD._aclnn) == [True]

@@ -19,6 +19,7 @@ CAT = sys.modules["aclnn_py.ops.cat"]
 CALL = sys.modules["aclnn_py.call"]
 
 from test_entry import counters  # noqa: E402  (this directory is on the path: pytest's rootdir-less import)
+from helpers import run_in_threads  # noqa: E402
 
 
 @pytest.fixture
@@ -177,26 +178,15 @@ def test_a_failing_cann_function_releases_everything(lib, monkeypatch, name):
 
 
 def test_threads_replay_their_own_lists_without_leaking(lib):
-    import threading
-
     before = counters(lib)
-    errors: list[BaseException] = []
 
     def work(seed: int) -> None:
-        try:
-            rng = np.random.default_rng(seed)
-            for _ in range(30):
-                parts = _parts(rng, [(2, 3, 4), (2, 1, 4)], [np.float32] * 2)
-                np.testing.assert_array_equal(aclnn_py.cat(parts, 1, backend="sim"), _torch_cat(parts, 1))
-        except BaseException as exc:  # reported by the main thread
-            errors.append(exc)
+        rng = np.random.default_rng(seed)
+        for _ in range(30):
+            parts = _parts(rng, [(2, 3, 4), (2, 1, 4)], [np.float32] * 2)
+            np.testing.assert_array_equal(aclnn_py.cat(parts, 1, backend="sim"), _torch_cat(parts, 1))
 
-    threads = [threading.Thread(target=work, args=(seed,)) for seed in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors
+    run_in_threads(work, [(seed,) for seed in range(4)])
     lib.synchronize()
     assert counters(lib) == before
     assert _planned(CAT._aclnn) == [True]
