@@ -7,6 +7,7 @@ with ``ACLNN_PY_FAST=0`` and with no entry built."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -268,6 +269,20 @@ def _recording_synchronize(lib, monkeypatch):
     return seen, callback
 
 
+@contextlib.contextmanager
+def a_caller_stream(lib):
+    """``(the thread's own stream, a new stream of aclrtCreateStream, its address)`` as ints but
+    the new stream itself, which is destroyed on leaving."""
+    own = int(lib.ffi.cast("uintptr_t", lib.stream()))
+    with aclnn_py.use_backend("sim"):
+        stream = capi.aclrtCreateStream()
+    try:
+        yield own, stream, int(lib.ffi.cast("uintptr_t", stream))
+    finally:
+        with aclnn_py.use_backend("sim"):
+            capi.aclrtDestroyStream(stream)
+
+
 def test_replays_use_the_current_stream(lib, monkeypatch):
     g, x = _data()
     want = _pad(g, x, backend="numpy")
@@ -275,19 +290,12 @@ def test_replays_use_the_current_stream(lib, monkeypatch):
     out = np.empty_like(x)
     aclnn_py.call(OP, g, x, [1, 1, 1, 1], out, backend="sim")
     seen, keep = _recording_synchronize(lib, monkeypatch)
-    own = int(lib.ffi.cast("uintptr_t", lib.stream()))
-    with aclnn_py.use_backend("sim"):
-        stream = capi.aclrtCreateStream()
-    try:
-        mine = int(lib.ffi.cast("uintptr_t", stream))
+    with a_caller_stream(lib) as (own, stream, mine):
         np.testing.assert_array_equal(_pad(g, x, backend="sim"), want)
         np.testing.assert_array_equal(_pad(g, x, backend="sim", stream=stream), want)
         np.testing.assert_array_equal(aclnn_py.call(OP, g, x, [1, 1, 1, 1], out, backend="sim", stream=mine), want)
         np.testing.assert_array_equal(aclnn_py.call(OP, g, x, [1, 1, 1, 1], out, backend="sim"), want)
         assert seen == [own, mine, mine, own]
-    finally:
-        with aclnn_py.use_backend("sim"):
-            capi.aclrtDestroyStream(stream)
 
 
 def _script(body: str, **env: str) -> subprocess.CompletedProcess:

@@ -193,8 +193,7 @@ def test_threads_replay_their_own_lists_without_leaking(lib):
 
 
 def test_replays_use_the_current_stream(lib, monkeypatch):
-    from aclnn_py import capi
-    from test_entry import _recording_synchronize
+    from test_entry import _recording_synchronize, a_caller_stream
 
     rng = np.random.default_rng(6)
     parts = _parts(rng, [(2, 3), (2, 2)], [np.float32] * 2)
@@ -203,16 +202,9 @@ def test_replays_use_the_current_stream(lib, monkeypatch):
     out = np.empty((2, 5), np.float32)
     aclnn_py.call("aclnnCat", parts, 1, out, backend="sim")
     seen, keep = _recording_synchronize(lib, monkeypatch)
-    own = int(lib.ffi.cast("uintptr_t", lib.stream()))
-    with aclnn_py.use_backend("sim"):
-        stream = capi.aclrtCreateStream()
-    try:
-        mine = int(lib.ffi.cast("uintptr_t", stream))
+    with a_caller_stream(lib) as (own, stream, mine):
         np.testing.assert_array_equal(aclnn_py.cat(parts, 1, backend="sim", stream=stream), want)
         np.testing.assert_array_equal(aclnn_py.call("aclnnCat", parts, 1, out, backend="sim", stream=mine), want)
         np.testing.assert_array_equal(aclnn_py.cat(parts, 1, backend="sim"), want)
         assert seen == [mine, mine, own]
-    finally:
-        with aclnn_py.use_backend("sim"):
-            capi.aclrtDestroyStream(stream)
     assert _planned(CAT._aclnn) == [True] and _planned(CALL._PLANS) == [True]
