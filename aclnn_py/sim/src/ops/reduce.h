@@ -83,8 +83,8 @@ ACLSIM_OPS_API aclnnStatus aclsim_red_lanes_finish(const char *api, const char *
 
 /* ---------------------------------------------------------------- per channel (BatchNorm) */
 
-/* Sums of a piece of at most ACLSIM_RED_PIECE floats, in eight float lanes (vectorised), added
- * up in double: sum(x[i] - c) and sum((x[i] - c) * y[i]) (y NULL: (x[i] - c)^2). */
+/* Sums of a piece of at most ACLSIM_RED_PIECE floats, each float term added in one of eight
+ * double lanes: sum(x[i] - c) and sum((x[i] - c) * y[i]) (y NULL: (x[i] - c)^2). */
 ACLSIM_OPS_API double aclsim_red_piece_sum(const float *x, int64_t n, float c);
 ACLSIM_OPS_API double aclsim_red_piece_dot(const float *x, const float *y, int64_t n, float c);
 
