@@ -14,8 +14,11 @@ C header ``aclnnop/aclnn_batch_norm.h`` (ops-nn ``norm/batch_norm_v3``)::
 
 runningMean and runningVar are read and written in place (``_convert/params.py``,
 ``READ_AND_WRITTEN``). Computes ``torch.native_batch_norm`` with statistics over every dim but 1,
-in FLOAT (FLOAT16/BFLOAT16 inputs converted first, the result rounded once); momentum and eps
-are used as FLOAT (CANN casts them; no range check).
+in FLOAT (FLOAT16/BFLOAT16 inputs converted first, the result rounded once). The mean's sum is
+accumulated in double (the variance's too on the simulator; NumPy's in float, whose relative
+error of ~1e-6 scales every output alike); CANN's A2/A3 BatchNormV3 kernels reduce in float (a
+two-pass full reduce, or per-lane Welford updates whose lanes are added pairwise), an order not
+reproduced here. momentum and eps are used as FLOAT (CANN casts them; no range check).
 
 * training: ``y = (x - mean) / sqrt(var + eps) * weight + bias`` with the batch's mean and biased
   variance; ``runningMean = (1 - momentum) * runningMean + momentum * mean`` and
