@@ -153,9 +153,9 @@ def _runs(c: int, length: int, elements: int) -> int:
 
 def double_channel_sums(a3: np.ndarray, b3: np.ndarray | None = None) -> np.ndarray:
     """The sums of each channel of an (N, C, L) FLOAT array accumulated in DOUBLE, (C,); with
-    ``b3``, (2, C): those and the sums of the products ``a3 * b3``. Each element is converted
-    (the whole array, else runs of one image's rows of ``DOUBLE_RUN`` elements, contiguous as
-    ``channels`` makes them or a part of them over C) into a DOUBLE buffer summed by
+    ``b3``, (2, C): those and the sums of the products ``a3 * b3``. Each element is converted,
+    ``DOUBLE_RUN`` elements at a time (a run of channels of every image, else of one image's;
+    ``a3`` as ``channels`` makes it, or a part of it over C), into a DOUBLE buffer summed by
     ``last_sums``; the products are first added over up to ``PRODUCT_IMAGES`` images in FLOAT
     (einsum), in runs of ``PRODUCT_RUN``. (A float accumulator over the ~10^5 O(1) elements of a
     channel ends ~10 ulps off a mean or gradient sum near 0, which BatchNorm's outputs cancel
@@ -164,11 +164,11 @@ def double_channel_sums(a3: np.ndarray, b3: np.ndarray | None = None) -> np.ndar
     sums = np.zeros((1 if b3 is None else 2, c))
     if a3.size == 0:
         return np.asarray(sums[0] if b3 is None else sums)
-    whole = a3.size <= DOUBLE_RUN
-    rows = c if whole else _runs(c, length, DOUBLE_RUN)
-    buffer = np.empty((n if whole else 1, rows, length))
-    for i in range(0, n, n if whole else 1):
-        images = slice(i, n if whole else i + 1)
+    together = n * length <= DOUBLE_RUN  # (every image's rows of a run of channels at once)
+    rows = _runs(c, n * length, DOUBLE_RUN) if together else _runs(c, length, DOUBLE_RUN)
+    buffer = np.empty((n if together else 1, rows, length))
+    for i in range(0, n, n if together else 1):
+        images = slice(i, n if together else i + 1)
         for first in range(0, c, rows):
             part = buffer[:, :min(first + rows, c) - first]
             np.copyto(part, a3[images, first:first + rows])

@@ -21,7 +21,8 @@ two-pass full reduce, or per-lane Welford updates whose lanes are added pairwise
 reproduced here. momentum and eps are used as FLOAT (CANN casts them; no range check).
 
 * training: ``y = (x - mean) * (weight / sqrt(var + eps)) + bias`` (the multiplier formed first,
-  as A2/A3's BatchNormV3 kernels form it) with the batch's mean and biased variance; ``runningMean = (1 - momentum) * runningMean + momentum * mean`` and
+  as A2/A3's BatchNormV3 kernels form it) with the batch's mean and biased variance;
+  ``runningMean = (1 - momentum) * runningMean + momentum * mean`` and
   ``runningVar = (1 - momentum) * runningVar + momentum * var * n / (n - 1)`` (n the elements per
   channel); saveMean = mean. **saveInvstd holds the biased variance on Atlas A2/A3**, which we
   follow (ops-nn's aclnnBatchNorm doc: "saveInvstd indicates the variance of the input" for

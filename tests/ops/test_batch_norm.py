@@ -164,7 +164,8 @@ def test_repeated_calls_update_their_own_statistics_with_their_own_momentum(back
         assert_close(rv, trv.numpy(), np.float32)
 
 
-@pytest.mark.parametrize("run", [None, 1000, 64], ids=["whole", "runs of rows", "one row a run"])
+@pytest.mark.parametrize("run", [None, 40000, 1000, 64],
+                         ids=["whole", "runs of channels", "runs of rows", "one row a run"])
 def test_training_mean_is_the_float64_mean_rounded_once(backend, monkeypatch, run):
     """The channel sums in double (reduce.double_channel_sums, the simulator's double lanes): saveMean
     is the float64 mean rounded to FLOAT, where a float accumulator over these 16 Ki elements of

@@ -100,7 +100,8 @@ def test_short_channels_along_rows_give_the_bits_of_the_channel_parts(monkeypatc
             np.testing.assert_array_equal(a, b)
 
 
-@pytest.mark.parametrize("run", [None, 1000, 64], ids=["whole", "runs of rows", "one row a run"])
+@pytest.mark.parametrize("run", [None, 40000, 1000, 64],
+                         ids=["whole", "runs of channels", "runs of rows", "one row a run"])
 def test_channel_sums_are_float64_sums_rounded_once(backend, monkeypatch, run):
     """The channel sums in double (reduce.double_channel_sums, the simulator's double lanes): gradBias
     is the float64 sum of gradOut rounded to FLOAT, gradWeight within FLOAT's tolerance of the float64
