@@ -6,7 +6,8 @@ computed in FLOAT and rounded once at the end (the CANN kernels of these operato
 inputs to float before they reduce: BatchNormV3, SoftmaxV2 / LogSoftmaxV2 and ReduceSum's
 fp16 path as their op_api sources build them; the device's summation order is not
 verified). NumPy sums FLOAT pairwise, which is as accurate as a float accumulator gets; the
-simulator accumulates in double.
+simulator accumulates in double, and so do both backends for BatchNorm's per-channel sums
+(``double_channel_sums``).
 
 The dims rules (wrapping negative dims, duplicates, an empty list meaning every dim) are the
 checks' (``ops/_reduce.py``); the functions here take dims already normalised.
@@ -134,12 +135,63 @@ def channels(x: np.ndarray) -> np.ndarray:
     return wide.reshape(n, c, -1 if n * c else math.prod(map(int, x.shape[2:])))
 
 
+#: Elements of the DOUBLE buffer ``double_channel_sums`` converts a run of rows into (2 MiB).
+#: ResNet's conv1 (8,64,112,112), medians ms, one thread: the whole array in one NumPy reduction
+#: with dtype DOUBLE 5.3, in buffers of 64 Ki 4.9, 256 Ki 2.8 (FLOAT in BLAS blocks, as before: 1.8).
+DOUBLE_RUN = 1 << 18
+#: Images whose products ``double_channel_sums`` adds in FLOAT before converting, and the
+#: elements of a run of that sum (128 KiB, in cache). ResNet's conv1 (8,64,112,112) sum(g * d),
+#: medians ms / largest error against float64: each product converted 5.2 / 2.0e-5, FLOAT sums of
+#: 8 images 3.8 / 5.0e-5, one FLOAT einsum 1.9 / 7.0e-4 (layer1 (8,64,56,56): 1.19, 0.56, 0.41).
+PRODUCT_IMAGES, PRODUCT_RUN = 8, 1 << 15
+
+
+def _runs(c: int, length: int, elements: int) -> int:
+    """Rows of ``length`` in a run of about ``elements`` (at least one, at most ``c``)."""
+    return max(1, min(c, elements // length))
+
+
+def double_channel_sums(a3: np.ndarray, b3: np.ndarray | None = None) -> np.ndarray:
+    """The sums of each channel of an (N, C, L) FLOAT array accumulated in DOUBLE, (C,); with
+    ``b3``, (2, C): those and the sums of the products ``a3 * b3``. Each element is converted,
+    ``DOUBLE_RUN`` elements at a time (a run of channels of every image, else of one image's;
+    ``a3`` as ``channels`` makes it, or a part of it over C), into a DOUBLE buffer summed by
+    ``last_sums``; the products are first added over up to ``PRODUCT_IMAGES`` images in FLOAT
+    (einsum), in runs of ``PRODUCT_RUN``. (A float accumulator over the ~10^5 O(1) elements of a
+    channel ends ~10 ulps off a mean or gradient sum near 0, which BatchNorm's outputs cancel
+    against: ResNet's conv1 output MARE 2.5e-4 -> 9.7e-5 against the float64 golden.)"""
+    n, c, length = a3.shape
+    sums = np.zeros((1 if b3 is None else 2, c))
+    if a3.size == 0:
+        return np.asarray(sums[0] if b3 is None else sums)
+    together = n * length <= DOUBLE_RUN  # (every image's rows of a run of channels at once)
+    rows = _runs(c, n * length, DOUBLE_RUN) if together else _runs(c, length, DOUBLE_RUN)
+    buffer = np.empty((n if together else 1, rows, length))
+    for i in range(0, n, n if together else 1):
+        images = slice(i, n if together else i + 1)
+        for first in range(0, c, rows):
+            part = buffer[:, :min(first + rows, c) - first]
+            np.copyto(part, a3[images, first:first + rows])
+            sums[0, first:first + rows] += np.add.reduce(last_sums(part), axis=0)
+    if b3 is None:
+        return np.asarray(sums[0])
+    rows = _runs(c, length, PRODUCT_RUN)
+    product, wide = np.empty((rows, length), FLOAT32), np.empty((rows, length))
+    for i in range(0, n, PRODUCT_IMAGES):
+        images = slice(i, i + PRODUCT_IMAGES)
+        for first in range(0, c, rows):
+            k = min(first + rows, c) - first
+            np.einsum("ncl,ncl->cl", a3[images, first:first + k], b3[images, first:first + k], out=product[:k])
+            np.copyto(wide[:k], product[:k])
+            sums[1, first:first + k] += last_sums(wide[:k])
+    return sums
+
+
 def channel_mean(x3: np.ndarray) -> np.ndarray:
-    """The mean of each channel of an (N, C, L) FLOAT array (pairwise sums of each row of L,
-    then over N), FLOAT of shape (C,)."""
+    """The mean of each channel of an (N, C, L) FLOAT array (``double_channel_sums`` rounded
+    once), FLOAT of shape (C,)."""
     count = x3.shape[0] * x3.shape[2]
-    rows = last_sums(x3)
-    return np.asarray(np.add.reduce(rows, axis=0) / np.float32(count), FLOAT32)
+    return np.asarray(double_channel_sums(x3) / max(count, 1), FLOAT32)
 
 
 def centered(x3: np.ndarray, mean: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -153,12 +205,9 @@ def centered(x3: np.ndarray, mean: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def channel_sums(g3: np.ndarray, d3: np.ndarray | None = None) -> np.ndarray:
-    """Per channel of (N, C, L) FLOAT arrays: the sum of ``g3``, or of ``g3 * d3`` (FLOAT (C,))."""
-    if g3.size == 0:
-        return np.zeros(g3.shape[1], FLOAT32)
-    if d3 is None:
-        return np.asarray(np.add.reduce(last_sums(g3), axis=0), FLOAT32)
-    return np.asarray(np.einsum("ncl,ncl->c", g3, d3), FLOAT32)
+    """Per channel of (N, C, L) FLOAT arrays: the sum of ``g3`` (C,), or with ``d3`` those and the
+    sums of ``g3 * d3`` (2, C), accumulated in DOUBLE (``double_channel_sums``), FLOAT."""
+    return np.asarray(double_channel_sums(g3, d3), FLOAT32)
 
 
 #: Channel rows (L, the product of the trailing dims) up to which ``affine`` works on (N, C*L)

@@ -14,11 +14,15 @@ C header ``aclnnop/aclnn_batch_norm.h`` (ops-nn ``norm/batch_norm_v3``)::
 
 runningMean and runningVar are read and written in place (``_convert/params.py``,
 ``READ_AND_WRITTEN``). Computes ``torch.native_batch_norm`` with statistics over every dim but 1,
-in FLOAT (FLOAT16/BFLOAT16 inputs converted first, the result rounded once); momentum and eps
-are used as FLOAT (CANN casts them; no range check).
+in FLOAT (FLOAT16/BFLOAT16 inputs converted first, the result rounded once). The mean's sum is
+accumulated in double (the variance's too on the simulator; NumPy's in float, whose relative
+error of ~1e-6 scales every output alike); CANN's A2/A3 BatchNormV3 kernels reduce in float (a
+two-pass full reduce, or per-lane Welford updates whose lanes are added pairwise), an order not
+reproduced here. momentum and eps are used as FLOAT (CANN casts them; no range check).
 
-* training: ``y = (x - mean) / sqrt(var + eps) * weight + bias`` with the batch's mean and biased
-  variance; ``runningMean = (1 - momentum) * runningMean + momentum * mean`` and
+* training: ``y = (x - mean) * (weight / sqrt(var + eps)) + bias`` (the multiplier formed first,
+  as A2/A3's BatchNormV3 kernels form it) with the batch's mean and biased variance;
+  ``runningMean = (1 - momentum) * runningMean + momentum * mean`` and
   ``runningVar = (1 - momentum) * runningVar + momentum * var * n / (n - 1)`` (n the elements per
   channel); saveMean = mean. **saveInvstd holds the biased variance on Atlas A2/A3**, which we
   follow (ops-nn's aclnnBatchNorm doc: "saveInvstd indicates the variance of the input" for
@@ -157,9 +161,8 @@ def _prepare(input: object, weight: object, bias: object, running_mean: object, 
             return y.reshape(shape).astype(x.dtype, copy=False), None, None
         mean = _red.channel_mean(x3)
         d, var = _red.centered(x3, mean)
-        scale = np.float32(1) / np.sqrt(var + e)
-        if w is not None:
-            scale *= w
+        root = np.sqrt(var + e)  # (weight / sqrt(var + eps), as A2/A3's BatchNormV3 forms it)
+        scale = np.float32(1) / root if w is None else w / root
         y = _red.affine(d, scale, b, out=d)
         if running_mean is not None:
             np.copyto(running_mean, (np.float32(1) - m) * running_mean.astype(FLOAT32) + m * mean, casting="unsafe")

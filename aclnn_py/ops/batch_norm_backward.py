@@ -17,7 +17,7 @@ C header ``aclnnop/aclnn_batch_norm_backward.h`` (ops-nn ``norm/batch_norm_grad_
 stores there; ops-nn passes it with eps to BNTrainingUpdateGrad/BNTrainingReduceGrad):
 ``invstd = 1/sqrt(saveInvstd + eps)``. NULL optionals stand for weight 1, runningMean 0,
 runningVar 1, saveMean 0, saveInvstd 1. Computed in FLOAT (FLOAT16/BFLOAT16 converted first),
-the sums accumulated in FLOAT (NumPy, pairwise) or double (sim), each result rounded once.
+the per-channel sums accumulated in double on both backends, each result rounded once.
 
 * training: ``x_hat = (x - saveMean) * invstd``; gradInput = ``weight * invstd / n * (n * g - sum(g)
   - x_hat * sum(g * x_hat))``; gradWeight = ``sum(g * x_hat)``; gradBias = ``sum(g)`` (sums per
@@ -161,9 +161,10 @@ def _prepare(grad_out: object, input: object, weight: object, running_mean: obje
             # x - mean in gradInput's own memory where it is made (it is overwritten after its
             # last use): no fresh array of x's size a call
             d = xp if mean is None else np.subtract(xp, mean[ch, None], out=out)
-            sum_g[ch] = _red.channel_sums(gp)
             if want_gd:
-                sum_gd[ch] = _red.channel_sums(gp, d)
+                sum_g[ch], sum_gd[ch] = _red.channel_sums(gp, d)
+            else:
+                sum_g[ch] = _red.channel_sums(gp)
             if out is None:
                 return
             if training:
@@ -206,9 +207,10 @@ def _along_rows(g3: np.ndarray, x3: np.ndarray, mean: np.ndarray | None, dx: np.
         d3 = np.empty(g3.shape, FLOAT32) if dx is None else dx
         rows_x, mean_rows = _red.along_rows(x3, mean)
         np.subtract(rows_x, mean_rows, out=d3.reshape(n_images, -1))
-    sum_g[...] = _red.channel_sums(g3)
     if want_gd:
-        sum_gd[...] = _red.channel_sums(g3, d3)
+        sum_g[...], sum_gd[...] = _red.channel_sums(g3, d3)
+    else:
+        sum_g[...] = _red.channel_sums(g3)
     if dx is None:
         return
     if training:

@@ -162,3 +162,25 @@ def test_repeated_calls_update_their_own_statistics_with_their_own_momentum(back
         assert_close(out, expected.numpy(), np.float32)
         assert_close(rm, trm.numpy(), np.float32)
         assert_close(rv, trv.numpy(), np.float32)
+
+
+@pytest.mark.parametrize("run", [None, 40000, 1000, 64],
+                         ids=["whole", "runs of channels", "runs of rows", "one row a run"])
+def test_training_mean_is_the_float64_mean_rounded_once(backend, monkeypatch, run):
+    """The channel sums in double (reduce.double_channel_sums, the simulator's double lanes): saveMean
+    is the float64 mean rounded to FLOAT, where a float accumulator over these 16 Ki elements of
+    |x| ~ 1 with means near 0 ends several ulps off; the output beside it against float64."""
+    from aclnn_py._numpy import reduce as _red
+    if run is not None:
+        monkeypatch.setattr(_red, "DOUBLE_RUN", run)
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((4, 6, 64, 64), dtype=np.float32)
+    x[:, 1] += np.float32(3.0)  # (one channel far from 0, for the rounding of its mean too)
+    c = x.shape[1]
+    _, _, out, save_mean, _ = aclnn_py.batch_norm(x, np.ones(c, np.float32), np.zeros(c, np.float32), None, None,
+                                                  True, 0.1, 1e-5, backend=backend)
+    exact = x.astype(np.float64).mean(axis=(0, 2, 3))
+    np.testing.assert_array_equal(save_mean, exact.astype(np.float32))
+    centred = x.astype(np.float64) - save_mean.astype(np.float64)[:, None, None]
+    reference = centred / np.sqrt((centred ** 2).mean(axis=(0, 2, 3)) + 1e-5)[:, None, None]
+    assert_close(out, reference.astype(np.float32), np.float32)

@@ -98,3 +98,28 @@ def test_short_channels_along_rows_give_the_bits_of_the_channel_parts(monkeypatc
         assert (a is None) == (b is None) == (not keep)
         if keep:
             np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("run", [None, 40000, 1000, 64],
+                         ids=["whole", "runs of channels", "runs of rows", "one row a run"])
+def test_channel_sums_are_float64_sums_rounded_once(backend, monkeypatch, run):
+    """The channel sums in double (reduce.double_channel_sums, the simulator's double lanes): gradBias
+    is the float64 sum of gradOut rounded to FLOAT, gradWeight within FLOAT's tolerance of the float64
+    sum of gradOut * (x - saveMean) times invstd, where float accumulators over these 16 Ki elements
+    end several ulps off."""
+    from aclnn_py._numpy import reduce as _red
+    if run is not None:  # (and the products' FLOAT sums over 3 images at a time, in runs as short)
+        for name, value in (("DOUBLE_RUN", run), ("PRODUCT_RUN", run), ("PRODUCT_IMAGES", 3)):
+            monkeypatch.setattr(_red, name, value)
+    rng = np.random.default_rng(8)
+    shape = (4, 6, 64, 64)
+    g, x = rng.standard_normal(shape, dtype=np.float32), rng.standard_normal(shape, dtype=np.float32)
+    c = shape[1]
+    mean, var = x.mean(axis=(0, 2, 3)), x.var(axis=(0, 2, 3))
+    _, grad_weight, grad_bias = aclnn_py.batch_norm_backward(g, x, np.ones(c, np.float32), None, None, mean, var,
+                                                             True, 1e-5, [True, True, True], backend=backend)
+    np.testing.assert_array_equal(grad_bias, g.astype(np.float64).sum(axis=(0, 2, 3)).astype(np.float32))
+    products = (g * (x - mean[:, None, None])).astype(np.float64)  # (x - mean in FLOAT, as the kernels form it)
+    invstd = np.float32(1) / np.sqrt(var + np.float32(1e-5))
+    expected = (products.sum(axis=(0, 2, 3)).astype(np.float32) * invstd).astype(np.float32)
+    assert_close(grad_weight, expected, np.float32)

@@ -102,7 +102,7 @@ static void bn_channels(void *ctx, int64_t begin, int64_t end, int worker)
             for (int64_t first = 0; first < n; first += ACLSIM_RED_PIECE) {
                 int64_t k = n - first < ACLSIM_RED_PIECE ? n - first : ACLSIM_RED_PIECE;
                 aclsim_red_gather(j->input, in_base, &j->in_walk, first, k, buf);
-                sum += aclsim_red_piece_sum(buf, k, 0.0f);
+                sum += aclsim_red_piece_sum_wide(buf, k, 0.0f);
             }
             mean = (float)(sum / (double)n);
             double squares = 0.0;
@@ -125,15 +125,14 @@ static void bn_channels(void *ctx, int64_t begin, int64_t end, int worker)
             mean = aclsim_red_channel(j->mean, c, 0.0f);
             var = aclsim_red_channel(j->var, c, 1.0f);
         }
-        float scale, shift = aclsim_red_channel(j->bias, c, 0.0f);
-        if (p->training) {
-            scale = 1.0f / sqrtf(var + p->eps) * aclsim_red_channel(j->weight, c, 1.0f);
-        } else {
-            /* As CANN's BNInfer: multiplier = weight / sqrt(var + eps), addend = bias -
-             * multiplier * mean, output = x * multiplier + addend (mean folded into the
-             * addend: x - 0 is x, so the loops below compute exactly that).  An inf input then
-             * gives what BNInfer gives: e.g. an inf weight NaN where x and mean share a sign. */
-            scale = aclsim_red_channel(j->weight, c, 1.0f) / sqrtf(var + p->eps);
+        /* weight / sqrt(var + eps), as A2/A3's BatchNormV3 and BNInfer form it */
+        float scale = aclsim_red_channel(j->weight, c, 1.0f) / sqrtf(var + p->eps);
+        float shift = aclsim_red_channel(j->bias, c, 0.0f);
+        if (!p->training) {
+            /* As CANN's BNInfer: addend = bias - multiplier * mean, output = x * multiplier +
+             * addend (mean folded into the addend: x - 0 is x, so the loops below compute
+             * exactly that).  An inf input then gives what BNInfer gives: e.g. an inf weight NaN
+             * where x and mean share a sign. */
             shift -= scale * mean;
             mean = 0.0f;
         }

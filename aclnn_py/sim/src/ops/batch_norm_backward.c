@@ -53,7 +53,7 @@ static void bnb_channels(void *ctx, int64_t begin, int64_t end, int worker)
             int64_t k = n - first < ACLSIM_RED_PIECE ? n - first : ACLSIM_RED_PIECE;
             aclsim_red_gather(j->grad, g_base, &j->g_walk, first, k, g);
             aclsim_red_gather(j->input, x_base, &j->x_walk, first, k, x);
-            sum_g += aclsim_red_piece_sum(g, k, 0.0f);
+            sum_g += aclsim_red_piece_sum_wide(g, k, 0.0f);
             sum_gd += aclsim_red_piece_dot(x, g, k, mean);
         }
         store_channel(j->grad_weight, c, (float)(sum_gd * invstd));

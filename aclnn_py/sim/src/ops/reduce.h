@@ -83,9 +83,12 @@ ACLSIM_OPS_API aclnnStatus aclsim_red_lanes_finish(const char *api, const char *
 
 /* ---------------------------------------------------------------- per channel (BatchNorm) */
 
-/* Sums of a piece of at most ACLSIM_RED_PIECE floats, in eight float lanes (vectorised), added
- * up in double: sum(x[i] - c) and sum((x[i] - c) * y[i]) (y NULL: (x[i] - c)^2). */
+/* ReduceSum/Mean's sum of a piece of at most ACLSIM_RED_PIECE floats: sum(x[i] - c) in eight
+ * float lanes (vectorised), added up in double. */
 ACLSIM_OPS_API double aclsim_red_piece_sum(const float *x, int64_t n, float c);
+/* BatchNorm's sums of such a piece, each float term added in one of eight double lanes:
+ * sum(x[i] - c) and sum((x[i] - c) * y[i]) (y NULL: (x[i] - c)^2). */
+ACLSIM_OPS_API double aclsim_red_piece_sum_wide(const float *x, int64_t n, float c);
 ACLSIM_OPS_API double aclsim_red_piece_dot(const float *x, const float *y, int64_t n, float c);
 
 /* 161002 unless t has lo to hi dims ("<name> must have lo to hi dims, got ..."). */
