@@ -278,11 +278,13 @@ def _plan_spec(call: Call, args: tuple[Any, ...], result: object) -> PlanSpec | 
             continue  # an int/bool array: wholly in the description
         kind = slot.replay[0]
         if device and slot.desc[0] == _fast.POINTER:
-            if kind == "tensor":
+            if kind in ("tensor", "inplace"):
                 index = next((i for i, a in enumerate(args) if a is slot.replay[2]), None)
                 if index is None or type(args[index]) is not Tensor:
                     return None
                 pointers.append((entry.TENSOR, index))
+                if kind == "inplace":
+                    written.append(index)
             else:
                 address = int(call.ffi.cast("uintptr_t", cast("FFI.CData", slot.pointer)))
                 index = next((i for i, o in enumerate(outputs) if type(o) is Tensor and o.fast_key is not None
@@ -331,12 +333,14 @@ def _plan_spec(call: Call, args: tuple[Any, ...], result: object) -> PlanSpec | 
             return None
     if any(type(a) in (list, tuple) and a and type(a[0]) is np.ndarray and i not in listed for i, a in enumerate(args)):
         return None  # a list of arrays the entry keys by geometry, but not a tensor list here
-    if written:
-        # An in-place call: its result is the argument it wrote (outputs it makes: none).
+    if written and not (device and outputs):
+        # An in-place call: its result is the argument it wrote (outputs it makes: none). (A
+        # device call with outputs too, e.g. BatchNorm's running statistics as Tensors: its
+        # written Tensors are pointers as any other, its results its outputs.)
         if outputs or len(written) != 1 or result is not args[written[0]]:
             return None
         return (op, _fast.address(phases[0]), _fast.address(phases[1]), desc, pointers, [],
-                [(entry.ARG, written[0])], entry.SINGLE)
+                [(entry.ARG, written[0])], entry.SINGLE, *((1,) if device else ()))
     if len(outputs) == 1 and result is outputs[0]:
         mode = entry.SINGLE
     elif type(result) is tuple and len(result) == len(outputs) and all(r is o for r, o in zip(result, outputs)):
@@ -511,7 +515,14 @@ class Call:
                 pointer = self.ffi.from_buffer(value) if nbytes else self.ffi.NULL  # type: ignore[call-overload]
                 self._written.append((value, None, 0))
                 return self._record(desc, pointer, ("inplace", name, value))
-        if self._fast is not None:
+            self._leave_fast()
+        elif self._fast is not None:
+            if type(value) is Tensor and value.fast_key is not None:
+                # A device Tensor, written where it is: its own descriptor (as ``tensor``).
+                self.uses(value.check_argument(self.api, name, self.lib))
+                self.device_io = True
+                self._written.append((value, None, 0))
+                return self._record([_fast.POINTER], value.handle, ("inplace", name, value))
             self._leave_fast()
         return self._element(name, value, written=True)
 
