@@ -124,6 +124,13 @@ class ThreadStreams:
         return pending, callers
 
 
+#: The C functions the binding's release paths (weakref finalizers) call, resolved when a
+#: ``Library`` is made (see its ``__init__``).
+RELEASE_FUNCTIONS = ("aclDestroyTensor", "aclDestroyTensorList", "aclDestroyScalar", "aclDestroyScalarList",
+                     "aclDestroyIntArray", "aclDestroyBoolArray", "aclDestroyFloatArray", "aclDestroyAclOpExecutor",
+                     "aclrtFree", "aclrtFreeHost", "aclrtDestroyStream", "aclrtDestroyEvent", "aclmdlRIDestroy")
+
+
 class Library:
     """The dlopen'ed libraries of one toolkit, with lazily resolved functions."""
 
@@ -166,6 +173,14 @@ class Library:
         self._streams: dict[int, dict[int, Any]] = {}
         self._stream_keys = itertools.count()
         self._devices: set[int] = set()
+        # What the release functions look up, looked up now: they run as weakref finalizers,
+        # which garbage collection may start inside cffi while it holds its (non-reentrant)
+        # parser lock, and a first lookup of a type or a function there takes that lock again:
+        # the thread hung for good (seen in a test run).
+        #: ``aclTensor *``, for the casts of the release functions.
+        self.tensor_p = ffi.typeof("aclTensor *")
+        for name in RELEASE_FUNCTIONS:
+            self.has(name)
         atexit.register(self.teardown)
         _forget_in_forked_child(self)
 

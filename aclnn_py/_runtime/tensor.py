@@ -308,7 +308,7 @@ class Tensor(_Shaped):
         if lib.finalized:
             return
         destroy = lib.fn("aclDestroyTensor")
-        handle = lib.ffi.cast("aclTensor *", address)
+        handle = lib.ffi.cast(lib.tensor_p, address)  # (no type parsed here: Library.__init__)
         if threading.get_ident() != owner_thread:
             # The owner thread may be in the middle of a call that reads the descriptor.
             quietly(lambda: lib.hand_over(handover, lambda: destroy(handle)))
