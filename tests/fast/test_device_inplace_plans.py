@@ -17,23 +17,12 @@ import pytest
 
 import aclnn_py
 from aclnn_py import AclnnError, Tensor, _fast
-from aclnn_py._runtime import pool
 
 from helpers import assert_close
+from test_device_plans import _entry_on, counters  # (this directory is on the path)
 
 OPS = {name: sys.modules[f"aclnn_py.ops.{name}"]
        for name in ("inplace_add", "inplace_copy", "inplace_zero", "inplace_fill_scalar", "batch_norm")}
-
-
-def counters(lib) -> dict[str, int]:
-    pool.trim_all()  # (the caching allocator's blocks are the binding's on purpose)
-    c = lib.ffi.new("aclsimCounters *")
-    lib.call("aclsimGetCounters", c)
-    return {f: getattr(c, f) for f, _ in lib.ffi.typeof("aclsimCounters").fields}
-
-
-def _entry_on(lib) -> bool:
-    return _fast.enabled() and _fast.entry() is not None and _fast.api_for(lib) is not None
 
 
 def _planned(name: str) -> list[bool]:
