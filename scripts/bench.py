@@ -55,15 +55,16 @@ class Case:
     memory_bound: bool = False                    # timed against the copy of the bytes it touches too
     restorer: Callable = lambda args: lambda: None  # Operator.restorer: an in-place input put back per call
     torch_arguments: Callable = lambda torch, args: tuple(args)  # Operator.torch_arguments
-    written: int | None = None                    # Operator.written: the argument written in place
+    written: int | None = None                    # Operator.written, the argument written in place: put back per call
+    # ^ (None where the operator overwrites it whole: Operator.overwrites)
     seed: bool = False                            # its operator is a seed (Operator.seed): summarised apart
 
 
 # Layers of real networks (ResNet-50, MobileNetV2, U-Net, ViT-B/16, DeepLab, SegNet, 3-D U-Net),
 # batch sizes cut to keep the whole run to a few minutes: each operator's ``Operator.benchmarks``
 # (aclnn_py/ops/<op>.py), checked and timed against its ``Operator.torch``.
-CASES = [Case(name, make, op.function, op.torch, op.memory_bound, op.restorer, op.torch_arguments, op.written,
-              op.seed)
+CASES = [Case(name, make, op.function, op.torch, op.memory_bound, op.restorer, op.torch_arguments,
+              None if op.overwrites else op.written, op.seed)
          for op in aclnn_py.ops.OPERATORS for name, make in op.benchmarks]
 
 
@@ -246,9 +247,10 @@ def _device_call(case, args):
     ``aclnn_py.Tensor``s has it: the case's arrays (those in lists too, e.g. Cat's) are
     uploaded once, here; the call runs the operator on them, waits for the stream (the
     simulator runs queued kernels there, so a sample holds the kernel's work) and returns the
-    output Tensor(s). An in-place operator's device input is put back first by a device copy
-    from a device original kept here (``inplace_copy``, queued before the call), as the numpy
-    path's ``restorer`` puts the array back."""
+    output Tensor(s). An in-place operator's device input is put back first from a host
+    original kept here (``Tensor.copy_from``: one aclrtMemcpy), as the numpy path's ``restorer``
+    puts the array back by one copy (an InplaceCopy call on the device instead cost 10-12 us
+    more than the copy on a small input, a tiny case's whole call)."""
     from aclnn_py._runtime import loader
 
     def put(a):
@@ -257,8 +259,8 @@ def _device_call(case, args):
     dev = [type(a)(put(t) for t in a) if isinstance(a, (list, tuple)) else put(a) for a in args]
     restore = lambda: None  # noqa: E731
     if case.written is not None and isinstance(args[case.written], np.ndarray):
-        target, original = dev[case.written], put(args[case.written])
-        restore = lambda: aclnn_py.inplace_copy(target, original, backend="sim")  # noqa: E731
+        target, original = dev[case.written], args[case.written].copy()
+        restore = lambda: target.copy_from(original)  # noqa: E731
     # The binding's own wait for this thread's stream (Tensor.numpy() and copy_from wait with
     # it). aclnn_py has no public function for it; capi.aclrtSynchronizeDevice, the C mirror,
     # cost 10 us a call here against 0.6 us, more than a tiny case's whole call.

@@ -92,6 +92,8 @@ class Operator:
     # ^ shape, dtype and format only): not uploaded on sim, whose C operator declares the same (INPUTS_READ)
     inplace: str | None = None                         # the C name of the argument it writes in place
     # ^ (selfRef; also its one output): the tools copy that argument before each call (``fresh``)
+    overwrites: bool = False                           # it writes every element of that argument from the
+    # ^ other arguments alone, never reading its values (InplaceZero): a timed loop needs no ``restorer``
     seed: bool = False                                 # one of the five backward operators the project
     # ^ began with (the rest came for a CNN training step, issue #23): scripts/bench.py sums their cases apart
 
@@ -147,9 +149,10 @@ class Operator:
     def restorer(self, args: Sequence[Any]) -> Callable[[], None]:
         """A function that puts back, before a call, the values the argument written in place
         holds now (an ndarray of ``args``), so that a timed loop of in-place calls runs on the
-        same input every time; for any other operator, one that does nothing."""
+        same input every time; for any other operator, and one that ``overwrites`` its argument
+        (each call's result is the same whatever that argument holds), one that does nothing."""
         index = self.written
-        if index is None or index >= len(args) or not isinstance(args[index], np.ndarray):
+        if index is None or self.overwrites or index >= len(args) or not isinstance(args[index], np.ndarray):
             return _nothing
         target = args[index]
         original = target.copy()

@@ -155,7 +155,7 @@ def _copy(shape: tuple[int, ...], src_shape: tuple[int, ...], dtype: Any, src_dt
 
 OPERATOR = register(Operator(
     inplace_copy, "InplaceCopy", header="aclnn_copy.h", package="ops-math", library="libopapi_math.so",
-    outputs=("selfRef",), inplace="selfRef",
+    outputs=("selfRef",), inplace="selfRef", overwrites=True,
     case=_case, selftest=(((2, 3, 4, 5), DTYPES, dict()),
                           ((4, 6, 7), (FLOAT32,), dict(src_dims=1)),
                           ((3, 5), (FLOAT32,), dict(src_dtype=np.float16))),

@@ -148,7 +148,7 @@ def _buffer(shape: tuple[int, ...], value: float) -> Any:
 
 OPERATOR = register(Operator(
     inplace_fill_scalar, "InplaceFillScalar", header="aclnn_fill_scalar.h", package="ops-math",
-    library="libopapi_math.so", outputs=("selfRef",), inplace="selfRef",
+    library="libopapi_math.so", outputs=("selfRef",), inplace="selfRef", overwrites=True,
     case=_case, selftest=(((2, 3, 4, 5), DTYPES, dict()), ((7, 33), (FLOAT32,), dict(value=-0.25))),
     bench=((512, 512, 3, 3), dict(value=0.5)),
     torch=_torch, memory_bound=True, fuzz=_fuzz, c_arguments=_c_arguments, dtypes=DTYPE_RULES,

@@ -126,7 +126,7 @@ def _gradient(shape: tuple[int, ...]) -> Any:
 
 OPERATOR = register(Operator(
     inplace_zero, "InplaceZero", header="aclnn_zero.h", package="ops-math", library="libopapi_math.so",
-    outputs=("selfRef",), inplace="selfRef",
+    outputs=("selfRef",), inplace="selfRef", overwrites=True,
     case=_case, selftest=(((2, 3, 4, 5), DTYPES, dict()), ((7, 33), (FLOAT32,), dict())),
     bench=((512, 512, 3, 3), dict()),
     torch=_torch, memory_bound=True, fuzz=_fuzz, c_arguments=_c_arguments, dtypes=DTYPE_RULES,
