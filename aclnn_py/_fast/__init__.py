@@ -25,6 +25,7 @@ import os
 import platform
 import sys
 import threading
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
@@ -113,6 +114,7 @@ def reset() -> None:
     with _lock:
         _state.clear()
         _entry_state.clear()
+        _entry_problem.clear()
 
 
 class _Miss:
@@ -126,6 +128,21 @@ class _Miss:
 
 MISS = _Miss()
 _entry_state: list[Any] = []  # [the set-up extension module, or None], loaded once
+_entry_problem: list[str] = []  # why entry() found none to use (not built, or built from other sources)
+REBUILD = "python -m aclnn_py._fast.build"
+
+
+def describe() -> tuple[bool, str]:
+    """Whether calls on npu and sim take the per-call entry, and what keeps them off it (with
+    the fix): ``python -m aclnn_py info`` prints it.  Loads the entry as a call would."""
+    if not enabled():
+        return False, f"off: ${ENV}={os.environ.get(ENV)!r} (unset it to turn it on)"
+    if (sys.platform, platform.machine()) not in ABIS:
+        return False, f"not available on {sys.platform}/{platform.machine()} (the ABI-mode path runs instead)"
+    if entry() is not None:
+        return True, f"on ({ENTRY.name} built from these sources)"
+    why = _entry_problem[-1] if _entry_problem else "the per-call entry could not be loaded"
+    return False, f"off: {why}; build it with `{REBUILD}` (a C compiler and Python's headers)"
 
 
 def entry() -> Any:
@@ -141,8 +158,14 @@ def entry() -> Any:
                     from . import _entry as module  # type: ignore[attr-defined, no-redef]
                 except ImportError:
                     module = None
+                    _entry_problem.append(f"the per-call entry {ENTRY.name} is not built")
                 if module is not None and module.abi_version() != (ABI_VERSION, ENTRY_VERSION):
+                    built = module.abi_version()
                     module = None
+                    _entry_problem.append(f"{ENTRY.name} was built from other sources (versions {built}, these "
+                                          f"sources {(ABI_VERSION, ENTRY_VERSION)})")
+                    warnings.warn(f"aclnn_py: {_entry_problem[-1]}: calls take the slower ABI-mode path until it is "
+                                  f"rebuilt with `{REBUILD}`", RuntimeWarning, stacklevel=2)
                 if module is not None:
                     import numpy as np
 

@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 from pathlib import Path
 
+from .. import _fast
 from .._runtime import backend as _backend
 from .._runtime import loader
 from .._errors import AclnnError
@@ -65,6 +66,7 @@ class Report:
     default_reason: str
     backends: list[BackendStatus]
     environment: dict[str, str]
+    fast_path: str = ""  # aclnn_py._fast.describe(): npu's and sim's per-call entry
 
     @property
     def default_usable(self) -> bool:
@@ -294,7 +296,7 @@ def collect() -> Report:
     environment = {var: os.environ.get(var, "") for var in ENVIRONMENT}
     return Report(aclnn_py.__version__, str(Path(aclnn_py.__file__).resolve().parent),
                   f"{platform.python_version()} ({sys.executable})", default, reason,
-                  list(statuses.values()), environment)
+                  list(statuses.values()), environment, _fast.describe()[1])
 
 
 # -- output -----------------------------------------------------------------------------------
@@ -306,7 +308,8 @@ def _indent(text: str, prefix: str) -> str:
 def format_report(report: Report) -> str:
     lines = [f"aclnn_py {report.version} at {report.package}", f"Python {report.python}",
              f"default backend: {report.default_backend} ({report.default_reason}) -> "
-             + ("usable" if report.default_usable else "NOT USABLE"), ""]
+             + ("usable" if report.default_usable else "NOT USABLE"),
+             f"fast path (npu, sim): {report.fast_path}", ""]
     for status in report.backends:
         lines.append(f"{status.name:<6} {'usable' if status.usable else 'NOT USABLE: ' + status.summary}")
         width = max((len(k) for k, _ in status.details), default=0)

@@ -403,10 +403,18 @@ def test_planner_interface(lib):
 
 
 def test_an_entry_of_other_sources_is_not_used(lib, monkeypatch):
+    """An entry left from older sources is not used: one RuntimeWarning naming the rebuild
+    command, and ``describe`` (``python -m aclnn_py info``) says why the fast path is off."""
+    assert _fast.describe() == (True, "on (_entry.abi3.so built from these sources)")
     monkeypatch.setattr(_fast, "ENTRY_VERSION", -1)
     _fast.reset()
     try:
-        assert _fast.entry() is None
+        with pytest.warns(RuntimeWarning, match=r"_entry\.abi3\.so was built from other sources .*"
+                                                r"rebuilt with `python -m aclnn_py\._fast\.build`"):
+            assert _fast.entry() is None
+        on, why = _fast.describe()
+        assert not on and why.startswith("off: _entry.abi3.so was built from other sources (versions (")
+        assert why.endswith("build it with `python -m aclnn_py._fast.build` (a C compiler and Python's headers)")
         assert aclnn_py._convert.executor.set_plans(False) is False  # nothing to switch
     finally:
         monkeypatch.undo()

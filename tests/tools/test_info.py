@@ -175,3 +175,10 @@ def test_missing_binding_headers_are_named(monkeypatch):
     status = info._probe_loaded(info.BackendStatus("npu", False, "not probed"))
     assert not status.usable and status.summary == "aclnn_py's C headers are missing"
     assert "/x/include" in status.problem and "reinstall aclnn_py" in status.fix
+
+
+# -- the fast path ----------------------------------------------------------------------------
+
+def test_info_prints_the_fast_path(sim_lib, monkeypatch):
+    monkeypatch.setenv("ACLNN_PY_FAST", "0")
+    assert info.format_report(info.collect()).count("fast path (npu, sim): off: $ACLNN_PY_FAST='0'") == 1
