@@ -74,6 +74,15 @@ def assert_rejected(call, status: int, api: str, *named: str):
 FAKE_OPERATORS = Path(__file__).resolve().parent / "call"
 
 
+def raised(run) -> tuple:
+    """What ``run()`` raises, as a value two paths' errors are compared by: an AclnnError's type,
+    status, function and message, or a TypeError's type and text (any other outcome fails)."""
+    with pytest.raises((AclnnError, TypeError)) as info:
+        run()
+    e = info.value
+    return (type(e), e.status, e.api, e.message) if isinstance(e, AclnnError) else (type(e), str(e))
+
+
 def build_fake_operator_package(home: Path, root: Path) -> Path:
     """A custom operator package (``$ASCEND_CUSTOM_OPP_PATH`` layout) at ``root`` holding the test
     operators of tests/call (``aclnnFakeEverything``, ``aclnnFakeScalarInfo`` and a stand-in

@@ -18,7 +18,7 @@ import pytest
 import aclnn_py
 from aclnn_py import AclnnError, Tensor, _fast
 
-from helpers import assert_close
+from helpers import assert_close, raised
 from test_device_plans import _entry_on, counters  # (this directory is on the path)
 
 OPS = {name: sys.modules[f"aclnn_py.ops.{name}"]
@@ -161,13 +161,6 @@ def test_queued_in_place_work_runs_in_order(lib):
         np.testing.assert_array_equal(gt.numpy(), g)
 
 
-def _error(run):
-    with pytest.raises((AclnnError, TypeError)) as info:
-        run()
-    e = info.value
-    return (type(e), e.status, e.api, e.message) if isinstance(e, AclnnError) else (type(e), str(e))
-
-
 def test_same_errors_on_every_path(lib, monkeypatch):
     wt = _dev(np.zeros((2, 3), np.float32))
     it = _dev(np.zeros((2, 3), np.int32))
@@ -189,10 +182,10 @@ def test_same_errors_on_every_path(lib, monkeypatch):
         lambda: aclnn_py.inplace_fill_scalar(wt, None, backend="sim"),
         lambda: aclnn_py.inplace_fill_scalar(it, "x", backend="sim"),
     ]
-    fast = [_error(r) for r in runs]
-    again = [_error(r) for r in runs]  # (a failed call stores no plan: the checks run again)
+    fast = [raised(r) for r in runs]
+    again = [raised(r) for r in runs]  # (a failed call stores no plan: the checks run again)
     monkeypatch.setattr(lib, "fast_api", None)
-    abi = [_error(r) for r in runs]
+    abi = [raised(r) for r in runs]
     assert fast == again == abi
     assert "closed Tensor" in str(fast[4][-1]) and "selfRef" in str(fast[4][-1])
 

@@ -20,7 +20,7 @@ import aclnn_py
 from aclnn_py import AclnnError, Tensor, _fast
 from aclnn_py._runtime import pool
 
-from helpers import assert_close, run_in_threads
+from helpers import assert_close, raised, run_in_threads
 
 CALL = sys.modules["aclnn_py.call"]
 PAD = sys.modules["aclnn_py.ops.reflection_pad2d_backward"]
@@ -126,13 +126,6 @@ def test_a_tensor_at_two_places_is_not_replayed_wrongly(lib):
         assert_close(weight_grad(tgo, tx, "sim").numpy(), want, want.dtype, scale=4)
 
 
-def _error(run):
-    with pytest.raises((AclnnError, TypeError)) as info:
-        run()
-    e = info.value
-    return (type(e), e.status, e.api, e.message) if isinstance(e, AclnnError) else (type(e), str(e))
-
-
 def test_same_errors_on_every_path(lib, monkeypatch):
     g, x = _data()
     gt, bad = _dev(g), _dev(np.zeros((2, 3, 5, 4), np.float32))
@@ -144,10 +137,10 @@ def test_same_errors_on_every_path(lib, monkeypatch):
         lambda: aclnn_py.reflection_pad2d_backward(gt, _dev(x), [1, 1, 1], backend="sim"),
         lambda: aclnn_py.call(OP, gt, bad, P, Tensor.empty((2, 3, 5, 4), np.float32, backend="sim"), backend="sim"),
     ]
-    fast = [_error(r) for r in runs]
-    again = [_error(r) for r in runs]  # (a failed call stores no plan: the checks run again)
+    fast = [raised(r) for r in runs]
+    again = [raised(r) for r in runs]  # (a failed call stores no plan: the checks run again)
     monkeypatch.setattr(lib, "fast_api", None)
-    abi = [_error(r) for r in runs]
+    abi = [raised(r) for r in runs]
     assert fast == again == abi
     assert "closed Tensor" in str(fast[1][-1])
 

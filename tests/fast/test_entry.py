@@ -21,7 +21,7 @@ import aclnn_py
 from aclnn_py import AclnnError, _fast, capi
 from aclnn_py._runtime import pool
 
-from helpers import assert_close, run_in_threads
+from helpers import assert_close, raised, run_in_threads
 
 ROOT = Path(__file__).resolve().parents[2]
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
@@ -153,12 +153,6 @@ def test_an_array_at_two_places_is_not_recorded(lib):
         assert_close(weight_grad(go, x, "sim"), want, want.dtype, scale=4)
 
 
-def _error(run):
-    with pytest.raises(AclnnError) as info:
-        run()
-    return info.value.status, info.value.api, info.value.message
-
-
 def test_a_failing_plan_hit_raises_the_slow_paths_error(lib, monkeypatch):
     """Index values are data: a planned max_unpool2d_backward with an index out of range fails
     in the kernel, as the ABI-mode path does (status, function, message), leaking nothing."""
@@ -171,23 +165,23 @@ def test_a_failing_plan_hit_raises_the_slow_paths_error(lib, monkeypatch):
     unpool.clear()
     aclnn_py.max_unpool2d_backward(g, x, good, [4, 4], backend="sim")
     before = counters(lib)
-    fast = [_error(lambda: aclnn_py.max_unpool2d_backward(g, x, bad, [4, 4], backend="sim")) for _ in range(2)]
+    fast = [raised(lambda: aclnn_py.max_unpool2d_backward(g, x, bad, [4, 4], backend="sim")) for _ in range(2)]
     out = np.zeros((1, 1, 2, 2), np.float32)
     aclnn_py.call("aclnnMaxUnpool2dBackward", g, x, good, [4, 4], out, backend="sim")
-    via_call = _error(lambda: aclnn_py.call("aclnnMaxUnpool2dBackward", g, x, bad, [4, 4], out, backend="sim"))
+    via_call = raised(lambda: aclnn_py.call("aclnnMaxUnpool2dBackward", g, x, bad, [4, 4], out, backend="sim"))
     assert _planned(unpool) == [True] and any(_planned(CALL._PLANS))
     assert counters(lib) == before
     _abi(monkeypatch, lib)
-    slow = _error(lambda: aclnn_py.max_unpool2d_backward(g, x, bad, [4, 4], backend="sim"))
+    slow = raised(lambda: aclnn_py.max_unpool2d_backward(g, x, bad, [4, 4], backend="sim"))
     assert fast == [slow, slow] and via_call == slow
-    assert slow[0] == 507015
+    assert slow[1] == 507015
 
 
 def test_invalid_arguments_are_never_planned(lib):
     g, x = _data()
     for _ in range(3):
-        status, api, message = _error(lambda: _pad(g, x, (9, 1, 1, 1), backend="sim"))
-        numpy_status, numpy_api, numpy_message = _error(lambda: _pad(g, x, (9, 1, 1, 1), backend="numpy"))
+        _, status, api, message = raised(lambda: _pad(g, x, (9, 1, 1, 1), backend="sim"))
+        _, numpy_status, numpy_api, numpy_message = raised(lambda: _pad(g, x, (9, 1, 1, 1), backend="numpy"))
         assert (status, api) == (numpy_status, numpy_api) == (161002, "aclnnReflectionPad2dBackwardGetWorkspaceSize")
         assert message.endswith(numpy_message)  # (the library's message names the function first)
     assert _planned(PAD._aclnn) == []
@@ -222,7 +216,7 @@ def test_call_forms(lib):
         aclnn_py.call(OP, g, x, [1, 1, 1, 1], out, backend=["sim"])
     # A NULL output: phase 1 refuses it, on every call.
     for _ in range(2):
-        assert _error(lambda: aclnn_py.call(OP, g, x, [1, 1, 1, 1], None, backend="sim"))[0] == 161001
+        assert raised(lambda: aclnn_py.call(OP, g, x, [1, 1, 1, 1], None, backend="sim"))[1] == 161001
 
 
 def test_call_plan_with_lists_values_and_several_outputs(lib, monkeypatch):
@@ -358,6 +352,7 @@ print("ok")
 
 
 def test_threads_replay_their_own_calls_without_leaking(lib):
+    lib.synchronize()  # (this thread's stream made first, as the wait below makes it: run alone, it was counted)
     before = counters(lib)
 
     def work(seed: int) -> None:

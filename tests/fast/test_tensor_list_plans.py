@@ -19,7 +19,7 @@ CAT = sys.modules["aclnn_py.ops.cat"]
 CALL = sys.modules["aclnn_py.call"]
 
 from test_entry import counters  # noqa: E402  (this directory is on the path: pytest's rootdir-less import)
-from helpers import run_in_threads  # noqa: E402
+from helpers import raised, run_in_threads  # noqa: E402
 
 
 @pytest.fixture
@@ -87,12 +87,6 @@ def test_lists_the_helper_does_not_describe_take_the_abi_path(lib):
     assert True not in _planned(CAT._aclnn)
 
 
-def _error(run):
-    with pytest.raises(AclnnError) as info:
-        run()
-    return info.value.status, info.value.api, info.value.message
-
-
 def test_the_librarys_errors_and_nothing_leaked(lib, monkeypatch):
     """Phase 1 refusing a list the helper made (COMPLEX128, which only the library checks)
     raises what the ABI-mode path raises; plans and failures leak no handle or buffer."""
@@ -103,13 +97,13 @@ def test_the_librarys_errors_and_nothing_leaked(lib, monkeypatch):
     before = counters(lib)
     for _ in range(20):
         np.testing.assert_array_equal(aclnn_py.cat(good, 1, backend="sim"), _torch_cat(good, 1))
-    fast = [_error(lambda: aclnn_py.cat(bad, 1, backend="sim")) for _ in range(2)]
+    fast = [raised(lambda: aclnn_py.cat(bad, 1, backend="sim")) for _ in range(2)]
     assert counters(lib) == before
     assert _planned(CAT._aclnn) == [True]
     monkeypatch.setattr(lib, "fast_api", None)  # the ABI-mode path
-    slow = _error(lambda: aclnn_py.cat(bad, 1, backend="sim"))
+    slow = raised(lambda: aclnn_py.cat(bad, 1, backend="sim"))
     assert fast == [slow, slow]
-    assert slow[:2] == (161002, "aclnnCatGetWorkspaceSize") and "COMPLEX128" in slow[2]
+    assert slow[1:3] == (161002, "aclnnCatGetWorkspaceSize") and "COMPLEX128" in slow[3]
 
 
 def test_call_with_a_tensor_list(lib, monkeypatch):
@@ -127,9 +121,9 @@ def test_call_with_a_tensor_list(lib, monkeypatch):
     assert _planned(CALL._PLANS) == [True, True]
     bad = [a.astype(np.complex64), a.astype(np.float64)]
     out = np.empty((2, 6), np.complex64)
-    fast = [_error(lambda: aclnn_py.call("aclnnCat", bad, 1, out, backend="sim")) for _ in range(2)]
+    fast = [raised(lambda: aclnn_py.call("aclnnCat", bad, 1, out, backend="sim")) for _ in range(2)]
     monkeypatch.setattr(lib, "fast_api", None)
-    assert fast == [_error(lambda: aclnn_py.call("aclnnCat", bad, 1, out, backend="sim"))] * 2
+    assert fast == [raised(lambda: aclnn_py.call("aclnnCat", bad, 1, out, backend="sim"))] * 2
 
 
 @pytest.mark.parametrize("name", ["aclrtMalloc", "aclrtMemcpy", "aclCreateTensor", "aclCreateTensorList"])
