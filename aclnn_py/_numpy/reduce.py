@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import math
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -41,11 +41,15 @@ def widened(a: np.ndarray) -> np.ndarray:
 #: set-up per row.  Measured (float32, one thread, fastest of 300): (16384, 49) 0.50 -> 0.16 ms,
 #: (12288, 128) 0.57 -> 0.32 ms, (4096, 196) 0.29 -> 0.14 ms.  A longer row is cut into
 #: blocks of ``block_length`` (at most this, a divisor of its length) summed so, and the blocks'
-#: sums then added by NumPy's pairwise sum: the error stays that of NumPy's pairwise sum (which
-#: adds blocks of 128 in 8 running sums), against twice it for whole 1000-long rows by BLAS.
+#: sums then summed so in turn: the error stays that of NumPy's pairwise sum (which adds blocks
+#: of 128 in 8 running sums), against twice it for whole 1000-long rows by BLAS.
 #: Measured (float32, one thread, thread time, median of 50 ms, NumPy's sum / in blocks; max
 #: error against float64, x 1e-6): rows (256, 1000) 0.071 / 0.046 (8.9 / 8.8); all of (256,
-#: 1000) 0.065 / 0.024 (70 / 9.3); (8, 64, 56, 56) over (0, 2, 3) 0.47 / 0.34 (51 / 48).
+#: 1000) 0.065 / 0.024 (70 / 9.3); (8, 64, 56, 56) over (0, 2, 3) 0.47 / 0.34 (51 / 48).  The
+#: blocks' sums by BLAS, not NumPy's sum (~35 ns of loop set-up per row of blocks): reduce_sum
+#: of (8, 64, 56, 56) over (0, 2, 3) 0.168 -> 0.161 ms thread time; max error against float64,
+#: mean of 5 arrays x 1e-6, NumPy's / BLAS: rows (256, 1000) 34 / 33, (512, 3136) 121 / 78,
+#: (64, 12544) 392 / 290.
 SHORT_ROW = 128
 
 
@@ -77,7 +81,9 @@ def last_sums(a: np.ndarray, keepdims: bool = False) -> np.ndarray:
             with blas.single_threaded():  # (called from the worker threads: one BLAS thread each)
                 blocks = np.matmul(rows, ones)
         blocks = blocks.reshape(*a.shape[:-1], length // block)
-        sums = np.add.reduce(blocks, axis=-1) if length > block else blocks.reshape(a.shape[:-1])
+        # (the blocks' sums, a C-contiguous array, summed so again: NumPy's reduction of rows of
+        # a few dozen blocks paid its ~35 ns of set-up per row)
+        sums = last_sums(blocks) if length > block else blocks.reshape(a.shape[:-1])
         return np.asarray(sums[..., None] if keepdims else sums)
     return np.asarray(np.add.reduce(a, axis=-1, keepdims=True) if keepdims else np.add.reduce(a, axis=-1))
 
@@ -449,6 +455,18 @@ def log_softmax_backward(grad: np.ndarray, output: np.ndarray, dim: int) -> np.n
     return out
 
 
+#: The longest lane ``softmax_backward`` sums by ``np.vecdot``: OpenBLAS may run a longer dot
+#: product (above 10000 elements) on threads of its own, which the worker threads' parts would
+#: fight over (``blas``); einsum beyond it.
+LONGEST_DOT_LANE = 8192
+_vecdot: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = getattr(np, "vecdot", None)
+
+
+def _einsum_dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The dot product of each lane along the last dim of ``a`` and ``b``."""
+    return np.asarray(np.einsum("...i,...i->...", a, b))
+
+
 def softmax_backward(grad: np.ndarray, output: np.ndarray, dim: int) -> np.ndarray:
     """``output * (grad - sum(grad * output, dim))``; a new array.
 
@@ -457,18 +475,22 @@ def softmax_backward(grad: np.ndarray, output: np.ndarray, dim: int) -> np.ndarr
     product written out and summed.  Thread time, one thread, median of 21 interleaved rounds,
     ms before / after (max error relative to the largest |result| against float64, x 1e-8):
     (256,1000) dim 1 0.356 / 0.251 (6.5 / 6.3); (8,12,128,128) dim -1 2.92 / 2.20 (6.1 / 6.8);
-    (128,10) dim 1 0.0139 / 0.0120."""
+    (128,10) dim 1 0.0139 / 0.0120.  Lanes up to ``LONGEST_DOT_LANE`` by ``np.vecdot`` (NumPy 2:
+    BLAS's dot per lane, in its vector lanes too) rather than einsum: thread time, medians of
+    101 calls, us einsum / vecdot (max absolute error of the sums against float64, x 1e-7):
+    (256,1000) 63.6 / 36.4 (186 / 86); (12288,128) 278 / 226 (45 / 25); (128,10) 4.0 / 3.2."""
     if grad.ndim == 0:
         return np.asarray(output * (grad - grad * output))
     out = np.empty(grad.shape, grad.dtype)
     last = dim == grad.ndim - 1
+    dot = _vecdot if last and grad.shape[-1] <= LONGEST_DOT_LANE and _vecdot is not None else _einsum_dot
 
     buffer = lane_buffer(grad.shape, dim)
 
     def part(index: lanes.Index) -> None:
         o, g, y = out[index], grad[index], output[index]
         if last:
-            total = np.einsum("...i,...i->...", g, y)[..., None]
+            total = dot(g, y)[..., None]
         else:
             np.multiply(g, y, out=o)
             total = _sums(o, dim)
