@@ -69,22 +69,23 @@ def _block_length(length: int, short: int) -> int:
 
 def last_sums(a: np.ndarray, keepdims: bool = False) -> np.ndarray:
     """The sums along the last axis of a FLOAT/DOUBLE array (``SHORT_ROW``); its dtype."""
-    length = a.shape[-1] if a.ndim else 0
-    block = block_length(length) if length else 0
+    shape = a.shape
+    length = shape[-1] if shape else 0
+    block = _block_length(length, SHORT_ROW) if length else 0
     if block and a.dtype in _BLAS_DTYPES and a.strides[-1] == a.itemsize and a.size >= 2 * block:
         # (one matrix where ``a`` is C-contiguous; else a stack of them, each row still a view)
-        rows = a.reshape(-1, block) if a.flags.c_contiguous else a.reshape(*a.shape[:-1], length // block, block)
+        rows = a.reshape(-1, block) if a.flags.c_contiguous else a.reshape(*shape[:-1], length // block, block)
         ones = _ones(block, a.dtype)
         if a.size < ONE_THREAD_PRODUCT:  # (OpenBLAS's own rule: no thread to hold back)
             blocks = np.matmul(rows, ones)
         else:
             with blas.single_threaded():  # (called from the worker threads: one BLAS thread each)
                 blocks = np.matmul(rows, ones)
-        blocks = blocks.reshape(*a.shape[:-1], length // block)
-        # (the blocks' sums, a C-contiguous array, summed so again: NumPy's reduction of rows of
-        # a few dozen blocks paid its ~35 ns of set-up per row)
-        sums = last_sums(blocks) if length > block else blocks.reshape(a.shape[:-1])
-        return np.asarray(sums[..., None] if keepdims else sums)
+        if length > block:
+            # (the blocks' sums, a C-contiguous array, summed so again: NumPy's reduction of rows
+            # of a few dozen blocks paid its ~35 ns of set-up per row)
+            blocks = last_sums(blocks.reshape(*shape[:-1], length // block))
+        return np.asarray(blocks.reshape((*shape[:-1], 1) if keepdims else shape[:-1]))
     return np.asarray(np.add.reduce(a, axis=-1, keepdims=True) if keepdims else np.add.reduce(a, axis=-1))
 
 
@@ -304,9 +305,11 @@ def _lane_starts(size: int, length: int) -> np.ndarray:
 # out to the worker threads (``lanes.over``: every part holds whole lanes along ``dim``); its
 # broadcasts of a lane's max or sum with the ufunc buffer of ``lane_buffer``.
 
+@functools.lru_cache(maxsize=256)
 def lane_buffer(shape: tuple[int, ...], dim: int) -> int | None:
     """``ufunc_buffer.run_buffer`` of a broadcast along ``dim`` of an array of ``shape``: its
-    runs are the dims after ``dim`` (the last dim where ``dim`` is the last)."""
+    runs are the dims after ``dim`` (the last dim where ``dim`` is the last).  Kept from call to
+    call (~1 us of a small call's Python)."""
     run = math.prod(shape[dim + 1:]) if dim < len(shape) - 1 else shape[-1]
     return run_buffer(run, math.prod(shape))
 
@@ -369,11 +372,12 @@ def log_softmax(x: np.ndarray, dim: int) -> np.ndarray:
         e = workers.scratch("lanes.exp", o.shape) if o.dtype == FLOAT32 else np.empty_like(o)
         np.exp(v, out=e)
         total = _sums(e, dim)
-        kept = total >= smallest
-        if kept.all():  # (no log 0: nothing to warn of, no errstate's ~2 us)
+        # (no lane's sum is NaN here: a min, not ``(total >= smallest).all()``, ~1 us less)
+        if np.minimum.reduce(total, axis=None) >= smallest:  # (no log 0: nothing to warn of, no errstate's ~2 us)
             with ufunc_buffer(buffer):
                 np.subtract(v, np.log(total), out=o)
             return
+        kept = total >= smallest
         # (a lane of -inf: log 0, and -inf - -inf; such lanes are recomputed shifted)
         with ufunc_buffer(buffer), np.errstate(invalid="ignore", divide="ignore"):
             np.subtract(v, np.log(total), out=o)
@@ -423,8 +427,8 @@ def softmax(x: np.ndarray, dim: int) -> np.ndarray:
         else:
             np.exp(v, out=o)
             total = _sums(o, dim)
-            kept = total >= smallest
-            if not kept.all():  # (a lane of very negative values: shifted)
+            if not np.minimum.reduce(total, axis=None) >= smallest:  # (a lane of very negative values: shifted)
+                kept = total >= smallest
                 again = np.empty_like(o)
                 shifted_exp(v, again)
                 np.copyto(o, again, where=~kept)
