@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import math
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -41,11 +41,15 @@ def widened(a: np.ndarray) -> np.ndarray:
 #: set-up per row.  Measured (float32, one thread, fastest of 300): (16384, 49) 0.50 -> 0.16 ms,
 #: (12288, 128) 0.57 -> 0.32 ms, (4096, 196) 0.29 -> 0.14 ms.  A longer row is cut into
 #: blocks of ``block_length`` (at most this, a divisor of its length) summed so, and the blocks'
-#: sums then added by NumPy's pairwise sum: the error stays that of NumPy's pairwise sum (which
-#: adds blocks of 128 in 8 running sums), against twice it for whole 1000-long rows by BLAS.
+#: sums then summed so in turn: the error stays that of NumPy's pairwise sum (which adds blocks
+#: of 128 in 8 running sums), against twice it for whole 1000-long rows by BLAS.
 #: Measured (float32, one thread, thread time, median of 50 ms, NumPy's sum / in blocks; max
 #: error against float64, x 1e-6): rows (256, 1000) 0.071 / 0.046 (8.9 / 8.8); all of (256,
-#: 1000) 0.065 / 0.024 (70 / 9.3); (8, 64, 56, 56) over (0, 2, 3) 0.47 / 0.34 (51 / 48).
+#: 1000) 0.065 / 0.024 (70 / 9.3); (8, 64, 56, 56) over (0, 2, 3) 0.47 / 0.34 (51 / 48).  The
+#: blocks' sums by BLAS, not NumPy's sum (~35 ns of loop set-up per row of blocks): reduce_sum
+#: of (8, 64, 56, 56) over (0, 2, 3) 0.168 -> 0.161 ms thread time; max error against float64,
+#: mean of 5 arrays x 1e-6, NumPy's / BLAS: rows (256, 1000) 34 / 33, (512, 3136) 121 / 78,
+#: (64, 12544) 392 / 290.
 SHORT_ROW = 128
 
 
@@ -65,20 +69,23 @@ def _block_length(length: int, short: int) -> int:
 
 def last_sums(a: np.ndarray, keepdims: bool = False) -> np.ndarray:
     """The sums along the last axis of a FLOAT/DOUBLE array (``SHORT_ROW``); its dtype."""
-    length = a.shape[-1] if a.ndim else 0
-    block = block_length(length) if length else 0
+    shape = a.shape
+    length = shape[-1] if shape else 0
+    block = _block_length(length, SHORT_ROW) if length else 0
     if block and a.dtype in _BLAS_DTYPES and a.strides[-1] == a.itemsize and a.size >= 2 * block:
         # (one matrix where ``a`` is C-contiguous; else a stack of them, each row still a view)
-        rows = a.reshape(-1, block) if a.flags.c_contiguous else a.reshape(*a.shape[:-1], length // block, block)
+        rows = a.reshape(-1, block) if a.flags.c_contiguous else a.reshape(*shape[:-1], length // block, block)
         ones = _ones(block, a.dtype)
         if a.size < ONE_THREAD_PRODUCT:  # (OpenBLAS's own rule: no thread to hold back)
             blocks = np.matmul(rows, ones)
         else:
             with blas.single_threaded():  # (called from the worker threads: one BLAS thread each)
                 blocks = np.matmul(rows, ones)
-        blocks = blocks.reshape(*a.shape[:-1], length // block)
-        sums = np.add.reduce(blocks, axis=-1) if length > block else blocks.reshape(a.shape[:-1])
-        return np.asarray(sums[..., None] if keepdims else sums)
+        if length > block:
+            # (the blocks' sums, a C-contiguous array, summed so again: NumPy's reduction of rows
+            # of a few dozen blocks paid its ~35 ns of set-up per row)
+            blocks = last_sums(blocks.reshape(*shape[:-1], length // block))
+        return np.asarray(blocks.reshape((*shape[:-1], 1) if keepdims else shape[:-1]))
     return np.asarray(np.add.reduce(a, axis=-1, keepdims=True) if keepdims else np.add.reduce(a, axis=-1))
 
 
@@ -298,9 +305,11 @@ def _lane_starts(size: int, length: int) -> np.ndarray:
 # out to the worker threads (``lanes.over``: every part holds whole lanes along ``dim``); its
 # broadcasts of a lane's max or sum with the ufunc buffer of ``lane_buffer``.
 
+@functools.lru_cache(maxsize=256)
 def lane_buffer(shape: tuple[int, ...], dim: int) -> int | None:
     """``ufunc_buffer.run_buffer`` of a broadcast along ``dim`` of an array of ``shape``: its
-    runs are the dims after ``dim`` (the last dim where ``dim`` is the last)."""
+    runs are the dims after ``dim`` (the last dim where ``dim`` is the last).  Kept from call to
+    call (~1 us of a small call's Python)."""
     run = math.prod(shape[dim + 1:]) if dim < len(shape) - 1 else shape[-1]
     return run_buffer(run, math.prod(shape))
 
@@ -363,11 +372,12 @@ def log_softmax(x: np.ndarray, dim: int) -> np.ndarray:
         e = workers.scratch("lanes.exp", o.shape) if o.dtype == FLOAT32 else np.empty_like(o)
         np.exp(v, out=e)
         total = _sums(e, dim)
-        kept = total >= smallest
-        if kept.all():  # (no log 0: nothing to warn of, no errstate's ~2 us)
+        # (no lane's sum is NaN here: a min, not ``(total >= smallest).all()``, ~1 us less)
+        if np.minimum.reduce(total, axis=None) >= smallest:  # (no log 0: nothing to warn of, no errstate's ~2 us)
             with ufunc_buffer(buffer):
                 np.subtract(v, np.log(total), out=o)
             return
+        kept = total >= smallest
         # (a lane of -inf: log 0, and -inf - -inf; such lanes are recomputed shifted)
         with ufunc_buffer(buffer), np.errstate(invalid="ignore", divide="ignore"):
             np.subtract(v, np.log(total), out=o)
@@ -417,8 +427,8 @@ def softmax(x: np.ndarray, dim: int) -> np.ndarray:
         else:
             np.exp(v, out=o)
             total = _sums(o, dim)
-            kept = total >= smallest
-            if not kept.all():  # (a lane of very negative values: shifted)
+            if not np.minimum.reduce(total, axis=None) >= smallest:  # (a lane of very negative values: shifted)
+                kept = total >= smallest
                 again = np.empty_like(o)
                 shifted_exp(v, again)
                 np.copyto(o, again, where=~kept)
@@ -449,6 +459,18 @@ def log_softmax_backward(grad: np.ndarray, output: np.ndarray, dim: int) -> np.n
     return out
 
 
+#: The longest lane ``softmax_backward`` sums by ``np.vecdot``: OpenBLAS may run a longer dot
+#: product (above 10000 elements) on threads of its own, which the worker threads' parts would
+#: fight over (``blas``); einsum beyond it.
+LONGEST_DOT_LANE = 8192
+_vecdot: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = getattr(np, "vecdot", None)
+
+
+def _einsum_dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The dot product of each lane along the last dim of ``a`` and ``b``."""
+    return np.asarray(np.einsum("...i,...i->...", a, b))
+
+
 def softmax_backward(grad: np.ndarray, output: np.ndarray, dim: int) -> np.ndarray:
     """``output * (grad - sum(grad * output, dim))``; a new array.
 
@@ -457,18 +479,22 @@ def softmax_backward(grad: np.ndarray, output: np.ndarray, dim: int) -> np.ndarr
     product written out and summed.  Thread time, one thread, median of 21 interleaved rounds,
     ms before / after (max error relative to the largest |result| against float64, x 1e-8):
     (256,1000) dim 1 0.356 / 0.251 (6.5 / 6.3); (8,12,128,128) dim -1 2.92 / 2.20 (6.1 / 6.8);
-    (128,10) dim 1 0.0139 / 0.0120."""
+    (128,10) dim 1 0.0139 / 0.0120.  Lanes up to ``LONGEST_DOT_LANE`` by ``np.vecdot`` (NumPy 2:
+    BLAS's dot per lane, in its vector lanes too) rather than einsum: thread time, medians of
+    101 calls, us einsum / vecdot (max absolute error of the sums against float64, x 1e-7):
+    (256,1000) 63.6 / 36.4 (186 / 86); (12288,128) 278 / 226 (45 / 25); (128,10) 4.0 / 3.2."""
     if grad.ndim == 0:
         return np.asarray(output * (grad - grad * output))
     out = np.empty(grad.shape, grad.dtype)
     last = dim == grad.ndim - 1
+    dot = _vecdot if last and grad.shape[-1] <= LONGEST_DOT_LANE and _vecdot is not None else _einsum_dot
 
     buffer = lane_buffer(grad.shape, dim)
 
     def part(index: lanes.Index) -> None:
         o, g, y = out[index], grad[index], output[index]
         if last:
-            total = np.einsum("...i,...i->...", g, y)[..., None]
+            total = dot(g, y)[..., None]
         else:
             np.multiply(g, y, out=o)
             total = _sums(o, dim)

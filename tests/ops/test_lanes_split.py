@@ -159,7 +159,8 @@ def test_batch_norm_and_its_backward_split_equal_whole(monkeypatch, shape, train
     _same(*_both(monkeypatch, backward))
 
 
-@pytest.mark.parametrize("shape", [(6, 33), (3, 4, 128), (2, 5, 129), (1, 7), (4, 0), (3, 1000), (2, 3, 3136), (1009,)])
+@pytest.mark.parametrize("shape", [(6, 33), (3, 4, 128), (2, 5, 129), (1, 7), (4, 0), (3, 1000), (2, 3, 3136), (1009,),
+                                   (3, 128 * 256)])
 def test_last_sums_match_a_float64_sum(monkeypatch, shape):
     monkeypatch.setattr(_red, "SHORT_ROW", 128)
     a = np.random.default_rng(8).standard_normal(shape).astype(np.float32)

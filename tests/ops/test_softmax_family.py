@@ -140,3 +140,23 @@ def test_log_softmax_with_and_without_the_max_shift_matches_torch(torch, scale, 
     x = np.random.default_rng(8).standard_normal((40, 300)).astype(np.float32) * np.float32(scale)
     theirs = torch.log_softmax(torch.from_numpy(x.astype(np.float64)), dim).numpy()
     assert_close(aclnn_py.log_softmax(x, dim, backend="numpy"), theirs, np.float32)
+
+
+@pytest.mark.parametrize("longest", [0, 1 << 20], ids=["einsum", "vecdot"])
+@pytest.mark.parametrize("dtype", BACKWARD_DTYPES, ids=str)
+def test_softmax_backward_lane_sums_by_either_dot_match_torch(monkeypatch, torch, longest, dtype):
+    """The last dim's lane sums by ``np.vecdot`` (lanes up to ``reduce.LONGEST_DOT_LANE``) and by
+    einsum (longer lanes) give PyTorch's gradient, on lanes of a transposed view too."""
+    from aclnn_py._numpy import reduce as _red
+    monkeypatch.setattr(_red, "LONGEST_DOT_LANE", longest)
+    rng = np.random.default_rng(12)
+    x = rng.standard_normal((2, 37, 300)).astype(np.float32)
+    g = random_array(rng, (2, 37, 300), dtype)
+    y = torch.softmax(torch.from_numpy(x), -1).numpy().astype(dtype)
+    for gv, yv in ((g, y), (g.swapaxes(0, 1), y.swapaxes(0, 1))):
+        ours = aclnn_py.softmax_backward(gv, yv, -1, backend="numpy")
+        theirs = torch.ops.aten._softmax_backward_data(_wide(torch, np.ascontiguousarray(gv)).double(),
+                                                       _wide(torch, np.ascontiguousarray(yv)).double(), -1,
+                                                       torch.float64).numpy().astype(dtype)
+        assert ours.dtype == dtype
+        assert_close(ours, theirs, dtype, scale=4)
