@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import aclnn_py
-from aclnn_py import AclnnError, Tensor
+from aclnn_py import AclnnError, Tensor, _fast
 from aclnn_py._convert.executor import _functions
 
 from test_tensor import counters
@@ -43,7 +43,15 @@ CASES = {
 
 @pytest.fixture
 def largest_malloc(sim_lib, monkeypatch):
-    """Record the largest aclrtMalloc request of the binding (op temporaries and Tensors)."""
+    """Record the largest aclrtMalloc request of the binding (op temporaries and Tensors), on
+    the ABI-mode path: the fast path's helper calls aclrtMalloc through the C pointer it took
+    when it was set up, which a Python stand-in cannot be (the outputs' sizes it allocates are
+    the ones the Python layer decided, as on this path). Run alone, the stand-in had reached
+    the helper's table and failed its cast; run after other tests, the helper's allocations
+    went unrecorded."""
+    monkeypatch.setenv(_fast.ENV, "0")
+    _fast.reset()
+    monkeypatch.setattr(sim_lib, "fast_api", None, raising=False)
     sim_lib.stream()  # this thread's stream exists before the counters' baseline
     seen = [0]
     c = _functions(sim_lib)
@@ -58,7 +66,8 @@ def largest_malloc(sim_lib, monkeypatch):
 
     monkeypatch.setattr(c, "aclrtMalloc", recording(real))
     monkeypatch.setitem(sim_lib._functions, "aclrtMalloc", recording(real_fn))
-    return seen
+    yield seen
+    _fast.reset()  # (the entry loaded anew once the environment is put back)
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
