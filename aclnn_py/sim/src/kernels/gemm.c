@@ -372,14 +372,22 @@ static void pack_a(const aclsim_gemm_args *g, int64_t i0, int64_t mc, int64_t p0
 /* A whole micro-panel of B's contiguous rows: kc rows of nr_tile floats, `step` apart.  With the
  * width a constant the copies are a few vector moves each, not a memcpy call per row (as the
  * loop over a variable width compiles to). */
+/* `panels` whole micro-panels of B's contiguous rows (b_cs == 1), side by side: row p of panel s
+ * is src[p * step + s * NR ...] and goes to dst[(s * kc + p) * NR ...].  Row after row of B, so
+ * B is read in order, as far along each row as the panels go (panel after panel, each a column
+ * of kc short pieces 4 * step bytes apart, took 27% of 64x4096 @ 4096x4096 on one thread). */
 #define PACK_B_ROWS(NR)                                                                                                \
     for (int64_t p = 0; p < kc; ++p) {                                                                                 \
         const float *restrict row = src + p * step;                                                                    \
-        GEMM_UNROLL for (int j = 0; j < (NR); ++j) { dst[p * (NR) + j] = row[j]; }                                    \
+        for (int64_t s = 0; s < panels; ++s) {                                                                         \
+            float *restrict d = dst + (s * kc + p) * (NR);                                                             \
+            GEMM_UNROLL for (int j = 0; j < (NR); ++j) { d[j] = row[s * (NR) + j]; }                                  \
+        }                                                                                                              \
     }
 
 ROW_CLONES
-static void pack_b_rows(const float *restrict src, int64_t step, int64_t kc, int nr_tile, float *restrict dst)
+static void pack_b_rows(const float *restrict src, int64_t step, int64_t kc, int64_t panels, int nr_tile,
+                        float *restrict dst)
 {
     if (nr_tile == WIDE_NR) {
         PACK_B_ROWS(WIDE_NR)
@@ -461,13 +469,17 @@ static void pack_b(const aclsim_gemm_args *g, int64_t p0, int64_t kc, int64_t j0
         }
         return;
     }
-    for (int64_t s = 0; s < nc; s += nr_tile) {
+    int64_t s = 0;
+    if (g->b_cs == 1 && nc >= nr_tile) {
+        int64_t panels = nc / nr_tile;
+        pack_b_rows((const float *)g->b + p0 * g->b_rs + j0, g->b_rs, kc, panels, nr_tile, dst);
+        dst += panels * kc * nr_tile;
+        s = panels * nr_tile;
+    }
+    for (; s < nc; s += nr_tile) {
         int64_t cols = min64(nr_tile, nc - s);
         const float *src = (const float *)g->b + p0 * g->b_rs + (j0 + s) * g->b_cs;
-        if (g->b_cs == 1 && cols == nr_tile) {
-            pack_b_rows(src, g->b_rs, kc, nr_tile, dst);
-            dst += kc * nr_tile;
-        } else if (g->b_cs == 1) {
+        if (g->b_cs == 1) {
             for (int64_t p = 0; p < kc; ++p) {
                 const float *row = src + p * g->b_rs;
                 for (int64_t j = 0; j < cols; ++j) {
