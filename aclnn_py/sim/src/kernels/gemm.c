@@ -18,11 +18,12 @@
  * Instruction sets: the simulator is compiled when it is installed, on the machine that will
  * run it, but not necessarily for that machine only (a wheel or a container image may move to
  * another CPU of the same architecture), so the build does not use -march=native.  The
- * micro-kernels are instead compiled for several x86-64 feature levels with GCC's function
- * multi-versioning, and the CPU picks at run time: x86-64-v4 (AVX-512) gets an 8 x 32 tile
- * (16 accumulator vectors of 16 floats), x86-64-v3 (AVX2 + FMA) and the baseline a 6 x 16 tile
- * (12 vectors of 8 floats on AVX2).  Elsewhere (other compilers or architectures, e.g. aarch64
- * NEON) the 6 x 16 tile is compiled for the baseline instruction set.
+ * micro-kernels are instead compiled for several x86-64 feature levels with GCC's target
+ * attributes, and the CPU picks at run time: x86-64-v4 (AVX-512) gets an 8 x 32 tile (16
+ * accumulator vectors of 16 floats, auto-vectorised), AVX2 + FMA a 6 x 16 tile written with
+ * intrinsics (12 vectors of 8 floats), the baseline the same tile in plain C.  Elsewhere (other
+ * compilers or architectures, e.g. aarch64 NEON) the plain 6 x 16 tile is compiled for the
+ * baseline instruction set.
  *
  * fp-contract=fast for this file: in ISO C mode (-std=c11) GCC does not fuse a * b + c into a
  * fused multiply-add unless told to, and the FMA doubles the kernel's throughput (it also rounds
@@ -37,7 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
-#include <immintrin.h> /* the AVX transposes of pack_b_columns_avx2 */
+#include <immintrin.h> /* kernel_avx2, the AVX transposes of pack_b_columns_avx2 */
 #endif
 
 #include "parallel.h"
@@ -52,12 +53,10 @@ enum { WIDE_MR = 8, WIDE_NR = 32, NARROW_MR = 6, NARROW_NR = 16 };
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
 #define GEMM_X86_LEVELS 1
 #define WIDE_TARGET __attribute__((target("arch=x86-64-v4")))
-#define NARROW_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
 #define ROW_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
 #define GEMM_X86_LEVELS 0
 #define WIDE_TARGET
-#define NARROW_CLONES
 #define ROW_CLONES
 #endif
 
@@ -112,7 +111,7 @@ static void kernel_wide(int64_t kc, const float *restrict pa, const float *restr
     GEMM_MICRO_KERNEL(WIDE_MR, WIDE_NR)
 }
 
-NARROW_CLONES
+/* The baseline's tile (on x86-64, CPUs without AVX2 + FMA: see kernel_avx2). */
 static void kernel_narrow(int64_t kc, const float *restrict pa, const float *restrict pb, float *restrict c,
                           int64_t ldc, int mr, int nr, bool add)
 {
@@ -147,9 +146,9 @@ static void kernel_narrow(int64_t kc, const float *restrict pa, const float *res
 
 /*
  * The 6 x 16 tile for AVX2 + FMA, written with intrinsics: 12 accumulator vectors, 2 vectors of
- * B and a broadcast of A, 15 of the 16 ymm registers.  GCC 12's auto-vectorised kernel_narrow
- * (its x86-64-v3 clone) kept 5 of the 12 accumulators on the stack, loading and storing them at
- * every p, and permuted B with vpermd: ~30% of the FMA peak.  The sums are kernel_narrow's: each
+ * B and a broadcast of A, 15 of the 16 ymm registers.  kernel_narrow auto-vectorised by GCC 12
+ * for x86-64-v3 kept 5 of the 12 accumulators on the stack, loading and storing them at every p,
+ * and permuted B with vpermd: ~30% of the FMA peak.  The sums are kernel_narrow's: each
  * C element summed from 0 in order of p, one fused multiply-add per term.  (Named variables, not
  * an array: GCC kept an array of accumulators in memory.)
  */
@@ -212,7 +211,7 @@ static tile pick_tile(void)
     if (__builtin_cpu_supports("x86-64-v4")) {
         return (tile){WIDE_MR, WIDE_NR, kernel_wide};
     }
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    if (__builtin_cpu_supports("x86-64-v3")) { /* the level of gemm_row's fused clone */
         return (tile){NARROW_MR, NARROW_NR, kernel_avx2};
     }
 #else
