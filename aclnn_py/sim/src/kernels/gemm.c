@@ -443,10 +443,18 @@ static void pack_a(const aclsim_gemm_args *g, int64_t i0, int64_t mc, int64_t p0
  * is src[p * step + s * NR ...] and goes to dst[(s * kc + p) * NR ...].  Row after row of B, so
  * B is read in order, as far along each row as the panels go (panel after panel, each a column
  * of kc short pieces 4 * step bytes apart, took 27% of 64x4096 @ 4096x4096 on one thread). */
+enum { PACK_AHEAD = 4 };
+#if defined(__GNUC__)
+#define GEMM_PREFETCH(p) __builtin_prefetch((p), 0, 2)
+#else
+#define GEMM_PREFETCH(p) ((void)(p))
+#endif
 #define PACK_B_ROWS(NR)                                                                                                \
     for (int64_t p = 0; p < kc; ++p) {                                                                                 \
         const float *restrict row = src + p * step;                                                                    \
+        int64_t ahead = p + PACK_AHEAD < kc ? PACK_AHEAD * step : 0;                                                   \
         for (int64_t s = 0; s < panels; ++s) {                                                                         \
+            GEMM_PREFETCH(row + ahead + s * (NR));                                                                     \
             float *restrict d = dst + (s * kc + p) * (NR);                                                             \
             GEMM_UNROLL for (int j = 0; j < (NR); ++j) { d[j] = row[s * (NR) + j]; }                                  \
         }                                                                                                              \
