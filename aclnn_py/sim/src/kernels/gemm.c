@@ -203,7 +203,7 @@ typedef struct {
     micro_kernel_fn kernel;
 } tile;
 
-/* The tile for this CPU: the 8 x 32 AVX-512 one when the CPU has the x86-64-v4 level. */
+/* The tile for this CPU: the 8 x 32 AVX-512 one on x86-64-v4, the AVX2 6 x 16 one on x86-64-v3. */
 static tile pick_tile(void)
 {
 #if GEMM_X86_LEVELS
