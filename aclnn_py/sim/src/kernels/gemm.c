@@ -18,11 +18,12 @@
  * Instruction sets: the simulator is compiled when it is installed, on the machine that will
  * run it, but not necessarily for that machine only (a wheel or a container image may move to
  * another CPU of the same architecture), so the build does not use -march=native.  The
- * micro-kernels are instead compiled for several x86-64 feature levels with GCC's function
- * multi-versioning, and the CPU picks at run time: x86-64-v4 (AVX-512) gets an 8 x 32 tile
- * (16 accumulator vectors of 16 floats), x86-64-v3 (AVX2 + FMA) and the baseline a 6 x 16 tile
- * (12 vectors of 8 floats on AVX2).  Elsewhere (other compilers or architectures, e.g. aarch64
- * NEON) the 6 x 16 tile is compiled for the baseline instruction set.
+ * micro-kernels are instead compiled for several x86-64 feature levels with GCC's target
+ * attributes, and the CPU picks at run time: x86-64-v4 (AVX-512) gets an 8 x 32 tile (16
+ * accumulator vectors of 16 floats, auto-vectorised), AVX2 + FMA a 6 x 16 tile written with
+ * intrinsics (12 vectors of 8 floats), the baseline the same tile in plain C.  Elsewhere (other
+ * compilers or architectures, e.g. aarch64 NEON) the plain 6 x 16 tile is compiled for the
+ * baseline instruction set.
  *
  * fp-contract=fast for this file: in ISO C mode (-std=c11) GCC does not fuse a * b + c into a
  * fused multiply-add unless told to, and the FMA doubles the kernel's throughput (it also rounds
@@ -37,7 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
-#include <immintrin.h> /* the AVX transposes of pack_b_columns_avx2 */
+#include <immintrin.h> /* kernel_avx2, the AVX transposes of pack_b_columns_avx2 */
 #endif
 
 #include "parallel.h"
@@ -52,12 +53,10 @@ enum { WIDE_MR = 8, WIDE_NR = 32, NARROW_MR = 6, NARROW_NR = 16 };
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
 #define GEMM_X86_LEVELS 1
 #define WIDE_TARGET __attribute__((target("arch=x86-64-v4")))
-#define NARROW_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
 #define ROW_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
 #define GEMM_X86_LEVELS 0
 #define WIDE_TARGET
-#define NARROW_CLONES
 #define ROW_CLONES
 #endif
 
@@ -112,12 +111,89 @@ static void kernel_wide(int64_t kc, const float *restrict pa, const float *restr
     GEMM_MICRO_KERNEL(WIDE_MR, WIDE_NR)
 }
 
-NARROW_CLONES
+/* The baseline's tile (on x86-64, CPUs without AVX2 + FMA: see kernel_avx2). */
 static void kernel_narrow(int64_t kc, const float *restrict pa, const float *restrict pb, float *restrict c,
                           int64_t ldc, int mr, int nr, bool add)
 {
     GEMM_MICRO_KERNEL(NARROW_MR, NARROW_NR)
 }
+
+#if GEMM_X86_LEVELS
+/* Row i of the AVX2 tile: its two accumulators += A[i, p] * the two vectors of B. */
+#define AVX2_ROW(i)                                                                                                    \
+    do {                                                                                                               \
+        __m256 ai = _mm256_broadcast_ss(pa + (i));                                                                     \
+        c##i##0 = _mm256_fmadd_ps(ai, b0, c##i##0);                                                                    \
+        c##i##1 = _mm256_fmadd_ps(ai, b1, c##i##1);                                                                    \
+    } while (0)
+
+/* Row i of the tile into C (full tile) or into `edge` (partial tile). */
+#define AVX2_STORE(i)                                                                                                  \
+    do {                                                                                                               \
+        if (full) {                                                                                                    \
+            float *ci = c + (i) * ldc;                                                                                 \
+            if (add) {                                                                                                 \
+                c##i##0 = _mm256_add_ps(_mm256_loadu_ps(ci), c##i##0);                                                 \
+                c##i##1 = _mm256_add_ps(_mm256_loadu_ps(ci + 8), c##i##1);                                             \
+            }                                                                                                          \
+            _mm256_storeu_ps(ci, c##i##0);                                                                             \
+            _mm256_storeu_ps(ci + 8, c##i##1);                                                                         \
+        } else {                                                                                                       \
+            _mm256_storeu_ps(edge[i], c##i##0);                                                                        \
+            _mm256_storeu_ps(edge[i] + 8, c##i##1);                                                                    \
+        }                                                                                                              \
+    } while (0)
+
+/*
+ * The 6 x 16 tile for AVX2 + FMA, written with intrinsics: 12 accumulator vectors, 2 vectors of
+ * B and a broadcast of A, 15 of the 16 ymm registers.  kernel_narrow auto-vectorised by GCC 12
+ * for x86-64-v3 kept 5 of the 12 accumulators on the stack, loading and storing them at every p,
+ * and permuted B with vpermd: ~30% of the FMA peak.  The sums are kernel_narrow's: each
+ * C element summed from 0 in order of p, one fused multiply-add per term.  (Named variables, not
+ * an array: GCC kept an array of accumulators in memory.)
+ */
+__attribute__((target("avx2,fma"))) static void kernel_avx2(int64_t kc, const float *restrict pa,
+                                                           const float *restrict pb, float *restrict c, int64_t ldc,
+                                                           int mr, int nr, bool add)
+{
+    __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00,
+           c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+    for (int i = 0; i < mr; ++i) {
+        _mm_prefetch((const char *)(c + i * ldc), _MM_HINT_T0);
+        _mm_prefetch((const char *)(c + i * ldc + NARROW_NR - 1), _MM_HINT_T0);
+    }
+    _Pragma("GCC unroll 4") for (int64_t p = 0; p < kc; ++p)
+    {
+        __m256 b0 = _mm256_loadu_ps(pb), b1 = _mm256_loadu_ps(pb + 8);
+        AVX2_ROW(0);
+        AVX2_ROW(1);
+        AVX2_ROW(2);
+        AVX2_ROW(3);
+        AVX2_ROW(4);
+        AVX2_ROW(5);
+        pa += NARROW_MR;
+        pb += NARROW_NR;
+    }
+    bool full = mr == NARROW_MR && nr == NARROW_NR;
+    float edge[NARROW_MR][NARROW_NR];
+    AVX2_STORE(0);
+    AVX2_STORE(1);
+    AVX2_STORE(2);
+    AVX2_STORE(3);
+    AVX2_STORE(4);
+    AVX2_STORE(5);
+    if (!full) {
+        for (int i = 0; i < mr; ++i) {
+            float *ci = c + i * ldc;
+            for (int j = 0; j < nr; ++j) {
+                ci[j] = add ? ci[j] + edge[i][j] : edge[i][j];
+            }
+        }
+    }
+}
+#undef AVX2_ROW
+#undef AVX2_STORE
+#endif
 
 typedef void (*micro_kernel_fn)(int64_t kc, const float *restrict pa, const float *restrict pb, float *restrict c,
                                 int64_t ldc, int mr, int nr, bool add);
@@ -127,13 +203,16 @@ typedef struct {
     micro_kernel_fn kernel;
 } tile;
 
-/* The tile for this CPU: the 8 x 32 AVX-512 one when the CPU has the x86-64-v4 level. */
+/* The tile for this CPU: the 8 x 32 AVX-512 one on x86-64-v4, the AVX2 6 x 16 one on x86-64-v3. */
 static tile pick_tile(void)
 {
 #if GEMM_X86_LEVELS
     __builtin_cpu_init();
     if (__builtin_cpu_supports("x86-64-v4")) {
         return (tile){WIDE_MR, WIDE_NR, kernel_wide};
+    }
+    if (__builtin_cpu_supports("x86-64-v3")) { /* the level of gemm_row's fused clone */
+        return (tile){NARROW_MR, NARROW_NR, kernel_avx2};
     }
 #else
     (void)kernel_wide;
@@ -240,6 +319,69 @@ static bool converted(aclDataType t, aclDataType round_to)
     return t != ACL_FLOAT || round_to != ACL_FLOAT;
 }
 
+#if GEMM_X86_LEVELS
+/* r[0..7] transposed in place: afterwards r[q] holds lane q of the eight vectors, in order. */
+__attribute__((target("avx2"))) static inline void transpose_8x8(__m256 r[8])
+{
+    __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+    __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+    __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+    __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+    __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+    __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+    __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+    __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+    r[0] = _mm256_permute2f128_ps(u0, u4, 0x20);
+    r[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
+    r[2] = _mm256_permute2f128_ps(u2, u6, 0x20);
+    r[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
+    r[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
+    r[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
+    r[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
+    r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
+}
+
+/* A whole 6-row micro-panel of A's contiguous rows (a_cs == 1, the usual row-major A): kc
+ * columns of 6 floats, row i at src + i * step, moved in 6 x 8 blocks transposed in AVX registers
+ * (gathered float by float it took a quarter of the micro-kernel's time on the BERT attention
+ * products, 128x128 @ 128x64).  Each packed column is stored as 8 floats whose last 2 the next
+ * store overwrites; the block's last one is masked to 6.  The values are only moved. */
+__attribute__((target("avx2"))) static void pack_a_rows_avx2(const float *restrict src, int64_t step, int64_t kc,
+                                                              float *restrict dst)
+{
+    const __m256i six = _mm256_setr_epi32(-1, -1, -1, -1, -1, -1, 0, 0);
+    int64_t p = 0;
+    for (; p + 8 <= kc; p += 8) {
+        const float *s = src + p;
+        __m256 r[8] = {_mm256_loadu_ps(s),            _mm256_loadu_ps(s + step),     _mm256_loadu_ps(s + 2 * step),
+                       _mm256_loadu_ps(s + 3 * step), _mm256_loadu_ps(s + 4 * step), _mm256_loadu_ps(s + 5 * step),
+                       _mm256_setzero_ps(),           _mm256_setzero_ps()};
+        transpose_8x8(r);
+        float *d = dst + p * NARROW_MR;
+        for (int q = 0; q < 7; ++q) {
+            _mm256_storeu_ps(d + q * NARROW_MR, r[q]);
+        }
+        _mm256_maskstore_ps(d + 7 * NARROW_MR, six, r[7]);
+    }
+    for (; p < kc; ++p) {
+        for (int i = 0; i < NARROW_MR; ++i) {
+            dst[p * NARROW_MR + i] = src[i * step + p];
+        }
+    }
+}
+#endif
+
+/* Whether pack_a_rows_avx2 can run on this CPU. */
+static bool rows_by_blocks(void)
+{
+#if GEMM_X86_LEVELS
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2");
+#else
+    return false;
+#endif
+}
+
 /* A[i0 .. i0+mc, p0 .. p0+kc] into micro-panels of MR rows: panel r holds, p after p, the MR
  * values A[i0 + r*MR + i, p0 + p] (0 past row mc). */
 static void pack_a(const aclsim_gemm_args *g, int64_t i0, int64_t mc, int64_t p0, int64_t kc, int mr_tile,
@@ -272,6 +414,11 @@ static void pack_a(const aclsim_gemm_args *g, int64_t i0, int64_t mc, int64_t p0
                 }
                 dst += mr_tile;
             }
+        } else if (g->a_cs == 1 && rows == NARROW_MR && mr_tile == NARROW_MR && rows_by_blocks()) {
+#if GEMM_X86_LEVELS
+            pack_a_rows_avx2(src, g->a_rs, kc, dst);
+#endif
+            dst += kc * mr_tile;
         } else {
             for (int64_t i = 0; i < rows; ++i) {
                 const float *row = src + i * g->a_rs;
@@ -292,14 +439,30 @@ static void pack_a(const aclsim_gemm_args *g, int64_t i0, int64_t mc, int64_t p0
 /* A whole micro-panel of B's contiguous rows: kc rows of nr_tile floats, `step` apart.  With the
  * width a constant the copies are a few vector moves each, not a memcpy call per row (as the
  * loop over a variable width compiles to). */
+/* `panels` whole micro-panels of B's contiguous rows (b_cs == 1), side by side: row p of panel s
+ * is src[p * step + s * NR ...] and goes to dst[(s * kc + p) * NR ...].  Row after row of B, so
+ * B is read in order, as far along each row as the panels go (panel after panel, each a column
+ * of kc short pieces 4 * step bytes apart, took 27% of 64x4096 @ 4096x4096 on one thread). */
+enum { PACK_AHEAD = 4 };
+#if defined(__GNUC__)
+#define GEMM_PREFETCH(p) __builtin_prefetch((p), 0, 2)
+#else
+#define GEMM_PREFETCH(p) ((void)(p))
+#endif
 #define PACK_B_ROWS(NR)                                                                                                \
     for (int64_t p = 0; p < kc; ++p) {                                                                                 \
         const float *restrict row = src + p * step;                                                                    \
-        GEMM_UNROLL for (int j = 0; j < (NR); ++j) { dst[p * (NR) + j] = row[j]; }                                    \
+        int64_t ahead = p + PACK_AHEAD < kc ? PACK_AHEAD * step : 0;                                                   \
+        for (int64_t s = 0; s < panels; ++s) {                                                                         \
+            GEMM_PREFETCH(row + ahead + s * (NR));                                                                     \
+            float *restrict d = dst + (s * kc + p) * (NR);                                                             \
+            GEMM_UNROLL for (int j = 0; j < (NR); ++j) { d[j] = row[s * (NR) + j]; }                                  \
+        }                                                                                                              \
     }
 
 ROW_CLONES
-static void pack_b_rows(const float *restrict src, int64_t step, int64_t kc, int nr_tile, float *restrict dst)
+static void pack_b_rows(const float *restrict src, int64_t step, int64_t kc, int64_t panels, int nr_tile,
+                        float *restrict dst)
 {
     if (nr_tile == WIDE_NR) {
         PACK_B_ROWS(WIDE_NR)
@@ -321,27 +484,15 @@ __attribute__((target("avx2"))) static void pack_b_columns_avx2(const float *res
     for (; p + 8 <= kc; p += 8) {
         for (int j = 0; j < nr_tile; j += 8) {
             const float *s = src + j * step + p; /* row r of the block: column j + r, p .. p + 7 */
-            __m256 r0 = _mm256_loadu_ps(s), r1 = _mm256_loadu_ps(s + step), r2 = _mm256_loadu_ps(s + 2 * step),
-                   r3 = _mm256_loadu_ps(s + 3 * step), r4 = _mm256_loadu_ps(s + 4 * step),
-                   r5 = _mm256_loadu_ps(s + 5 * step), r6 = _mm256_loadu_ps(s + 6 * step),
-                   r7 = _mm256_loadu_ps(s + 7 * step);
-            __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
-            __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
-            __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
-            __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
-            __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
-            __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
-            __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
-            __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+            __m256 r[8];
+            for (int q = 0; q < 8; ++q) {
+                r[q] = _mm256_loadu_ps(s + q * step);
+            }
+            transpose_8x8(r);
             float *d = dst + p * nr_tile + j; /* row q of the block: p + q, columns j .. j + 7 */
-            _mm256_storeu_ps(d, _mm256_permute2f128_ps(u0, u4, 0x20));
-            _mm256_storeu_ps(d + nr_tile, _mm256_permute2f128_ps(u1, u5, 0x20));
-            _mm256_storeu_ps(d + 2 * nr_tile, _mm256_permute2f128_ps(u2, u6, 0x20));
-            _mm256_storeu_ps(d + 3 * nr_tile, _mm256_permute2f128_ps(u3, u7, 0x20));
-            _mm256_storeu_ps(d + 4 * nr_tile, _mm256_permute2f128_ps(u0, u4, 0x31));
-            _mm256_storeu_ps(d + 5 * nr_tile, _mm256_permute2f128_ps(u1, u5, 0x31));
-            _mm256_storeu_ps(d + 6 * nr_tile, _mm256_permute2f128_ps(u2, u6, 0x31));
-            _mm256_storeu_ps(d + 7 * nr_tile, _mm256_permute2f128_ps(u3, u7, 0x31));
+            for (int q = 0; q < 8; ++q) {
+                _mm256_storeu_ps(d + q * nr_tile, r[q]);
+            }
         }
     }
     for (; p < kc; ++p) {
@@ -381,13 +532,17 @@ static void pack_b(const aclsim_gemm_args *g, int64_t p0, int64_t kc, int64_t j0
         }
         return;
     }
-    for (int64_t s = 0; s < nc; s += nr_tile) {
+    int64_t s = 0;
+    if (g->b_cs == 1 && nc >= nr_tile) {
+        int64_t panels = nc / nr_tile;
+        pack_b_rows((const float *)g->b + p0 * g->b_rs + j0, g->b_rs, kc, panels, nr_tile, dst);
+        dst += panels * kc * nr_tile;
+        s = panels * nr_tile;
+    }
+    for (; s < nc; s += nr_tile) {
         int64_t cols = min64(nr_tile, nc - s);
         const float *src = (const float *)g->b + p0 * g->b_rs + (j0 + s) * g->b_cs;
-        if (g->b_cs == 1 && cols == nr_tile) {
-            pack_b_rows(src, g->b_rs, kc, nr_tile, dst);
-            dst += kc * nr_tile;
-        } else if (g->b_cs == 1) {
+        if (g->b_cs == 1) {
             for (int64_t p = 0; p < kc; ++p) {
                 const float *row = src + p * g->b_rs;
                 for (int64_t j = 0; j < cols; ++j) {
