@@ -51,7 +51,7 @@ from .._runtime.library import not_capturable
 from .._runtime.resources import Release, Transaction
 # (type: ignore: _runtime/tensor.py picks NumPy's byte_bounds by NumPy version under this private name,
 # shared within the package but not re-exported.)
-from .._runtime.tensor import DeviceView, Tensor, _byte_bounds, _contiguous, output_form  # type: ignore[attr-defined]
+from .._runtime.tensor import DeviceBuffer, DeviceView, Tensor, _byte_bounds, _contiguous, output_form  # type: ignore[attr-defined]
 from .arrays import BoolArray, FloatArray, IntArray, Scalar
 from .params import PLAIN_KINDS, Param
 from .values import (INT64_MAX, bool_array_arg, float_array_arg, int_array_arg, not_a_tensor, plain_value,
@@ -191,6 +191,13 @@ def float_item(ffi: FFI, real: str, value: float) -> list[int]:
     ``value`` as cffi converts it for the ABI-mode call (a float's in the low 32)."""
     held = ffi.new(f"{real} *", value)
     return [_fast.FLOAT_VALUE, int(ffi.cast("uint32_t *" if real == "float" else "int64_t *", held)[0])]
+
+
+def device_description(tensor: Tensor, buffer: DeviceBuffer) -> list[int]:
+    """fastcall.c's DEVICE_IN item of an open device Tensor (``buffer``, its memory): a new
+    descriptor of its view, as ``_element`` makes one for an element of a tensor list."""
+    return [_fast.DEVICE_IN, _ACL_DTYPE[tensor.dtype], tensor.format, tensor.ndim, *tensor.shape, *tensor.strides,
+            tensor.offset, buffer.nbytes // tensor.dtype.itemsize]
 
 
 def _contiguous_description(kind: int, shape: tuple[int, ...], dtype: np.dtype,
@@ -887,8 +894,7 @@ class Call:
         for k, t in enumerate(tensors):
             buffer = t.check_argument(self.api, f"{name}[{k}]", self.lib)
             self.uses(buffer)
-            desc += [_fast.DEVICE_IN, _ACL_DTYPE[t.dtype], t.format, t.ndim, *t.shape, *t.strides, t.offset,
-                     buffer.nbytes // t.dtype.itemsize]
+            desc += device_description(t, buffer)
             pointers.append(buffer.ptr)
         self.device_io = True
         return self._record(desc, pointers, ("tensor_list", name, items))
