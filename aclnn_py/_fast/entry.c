@@ -15,7 +15,9 @@
  *   per argument its kind and: ndarray (exact type) -> dtype object (identity; the entry keeps
  *   it alive), writable, item size, ndim, shape, strides; list/tuple of ints/bools -> each
  *   element's type and value; list/tuple of ndarrays (a tensor list) -> each element's words
- *   as an ndarray argument's; int, bool -> value; float -> its bits; None.
+ *   as an ndarray argument's; list/tuple of Tensors -> each element's view (its token, as a
+ *   Tensor argument's; its memory is passed, not keyed); int, bool -> value; float -> its bits;
+ *   None.
  * Anything else (another type, a list of something else, an int beyond int64, a dtype the
  * buffer protocol does not export) has no key: such a call always takes the Python path.
  *
