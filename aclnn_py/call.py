@@ -45,7 +45,7 @@ from ._runtime.resources import Transaction, quietly
 from ._runtime.library import not_capturable
 from ._runtime.tensor import DeviceBuffer, Tensor
 from ._convert import executor as _aclnn
-from ._convert.executor import _ACL_DTYPE, Call, _contiguous_description, float_item, scalar_item
+from ._convert.executor import _ACL_DTYPE, Call, _contiguous_description, device_description, float_item, scalar_item
 from ._runtime.device import stream_address
 from ._convert.values import bool_array_arg, int_array_arg
 from .ops._dispatch import on_stream, outputs_given
@@ -270,7 +270,7 @@ def _call(lib: Library, sig: Signature, values: list[object]) -> Any:
 def _plan_spec(lib: Library, sig: Signature, values: list[object]) -> _aclnn.PlanSpec | None:
     """The plan of a ``call`` that succeeded on the Python path with ``values``, or None when
     its arguments are not all of the kinds the helper describes: ndarray tensors (C-contiguous,
-    writable outputs), input tensor lists of such ndarrays, int/bool lists, integer and bool values, float and double values, Python
+    writable outputs), device Tensors, input tensor lists of such ndarrays or of device Tensors, int/bool lists, integer and bool values, float and double values, Python
     numbers for scalars, None for a tensor."""
     fast, entry = _fast.api_for(lib), _fast.entry()
     phases = None if fast is None or len(values) > _fast.MAX_ARGS else fast.phases(lib, sig.op)
@@ -279,7 +279,7 @@ def _plan_spec(lib: Library, sig: Signature, values: list[object]) -> _aclnn.Pla
     desc: list[int] = []
     pointers: list[tuple[int, int | None]] = []
     results: list[tuple[int, int]] = []
-    device = False
+    device = host_list = False
     for i, (p, v) in enumerate(zip(sig.params, values)):
         if p.kind == "tensor":
             if p.output:
@@ -302,14 +302,24 @@ def _plan_spec(lib: Library, sig: Signature, values: list[object]) -> _aclnn.Pla
         elif p.kind == "tensor_list" and not p.output and isinstance(v, (list, tuple)) and type(v) in (list, tuple) \
                 and v:
             # the entry numbers the elements of every list of ndarrays among the arguments in
-            # order (its key's items)
+            # order (its key's items), and those of every list of Tensors (its device_items)
             items = v
+            element = type(items[0])
             base = sum(len(a) for a in cast("list[list[object]]", values[:i])
-                       if type(a) in (list, tuple) and a and type(a[0]) is np.ndarray)
+                       if type(a) in (list, tuple) and a and type(a[0]) is element)
             if base + len(items) > _fast.MAX_LIST:
                 return None
             desc += [_fast.TENSOR_LIST, len(items)]
             for j, e in enumerate(items):
+                if element is Tensor:
+                    if type(e) is not Tensor or e.fast_key is None or e.buffer is None or e.lib is not lib \
+                            or e.ndim > _fast.MAX_DIMS:
+                        return None
+                    device = True  # a descriptor of each over its memory; the work is left queued
+                    desc += device_description(e, e.buffer)
+                    pointers.append((entry.DEVICE_ITEM, base + j))
+                    continue
+                host_list = True
                 if (type(e) is not np.ndarray or not e.flags.c_contiguous or e.ndim > _fast.MAX_DIMS
                         or e.dtype not in _ACL_DTYPE):
                     return None
@@ -339,8 +349,10 @@ def _plan_spec(lib: Library, sig: Signature, values: list[object]) -> _aclnn.Pla
             return None
     mode = entry.NONE if not results else entry.SINGLE if len(results) == 1 else entry.TUPLE
     if device:
-        if entry.ARG_WRITTEN in (kind for kind, _ in pointers):
-            return None  # an ndarray output beside device Tensors: copied back after a wait
+        if entry.ARG_WRITTEN in (kind for kind, _ in pointers) or host_list:
+            # an ndarray output beside device Tensors: copied back after a wait; a list of
+            # ndarrays: its copies are not among the memory an asynchronous call hands back
+            return None
         return (sig.op, _fast.address(phases[0]), _fast.address(phases[1]), desc, pointers, [], results, mode, 1)
     return (sig.op, _fast.address(phases[0]), _fast.address(phases[1]), desc, pointers, [], results, mode)
 

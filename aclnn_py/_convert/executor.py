@@ -51,7 +51,7 @@ from .._runtime.library import not_capturable
 from .._runtime.resources import Release, Transaction
 # (type: ignore: _runtime/tensor.py picks NumPy's byte_bounds by NumPy version under this private name,
 # shared within the package but not re-exported.)
-from .._runtime.tensor import DeviceView, Tensor, _byte_bounds, _contiguous, output_form  # type: ignore[attr-defined]
+from .._runtime.tensor import DeviceBuffer, DeviceView, Tensor, _byte_bounds, _contiguous, output_form  # type: ignore[attr-defined]
 from .arrays import BoolArray, FloatArray, IntArray, Scalar
 from .params import PLAIN_KINDS, Param
 from .values import (INT64_MAX, bool_array_arg, float_array_arg, int_array_arg, not_a_tensor, plain_value,
@@ -193,6 +193,13 @@ def float_item(ffi: FFI, real: str, value: float) -> list[int]:
     return [_fast.FLOAT_VALUE, int(ffi.cast("uint32_t *" if real == "float" else "int64_t *", held)[0])]
 
 
+def device_description(tensor: Tensor, buffer: DeviceBuffer) -> list[int]:
+    """fastcall.c's DEVICE_IN item of an open device Tensor (``buffer``, its memory): a new
+    descriptor of its view, as ``_element`` makes one for an element of a tensor list."""
+    return [_fast.DEVICE_IN, _ACL_DTYPE[tensor.dtype], tensor.format, tensor.ndim, *tensor.shape, *tensor.strides,
+            tensor.offset, buffer.nbytes // tensor.dtype.itemsize]
+
+
 def _contiguous_description(kind: int, shape: tuple[int, ...], dtype: np.dtype,
                             zero: int = 0) -> tuple[list[int], int]:
     """(description, nbytes) of a C-contiguous tensor (``kind`` HOST_IN) or output (HOST_OUT)."""
@@ -303,17 +310,23 @@ def _plan_spec(call: Call, args: tuple[Any, ...], result: object) -> PlanSpec | 
             # The argument that is this list element by element (the op may have made a new
             # list of the same arrays); the entry numbers the elements of every list of
             # ndarrays among the arguments in order (its key's items).
+            # (a list of device Tensors: each element's memory, as the entry reads it per call,
+            # numbered among the elements of such lists)
             items = slot.replay[2]
             found = [i for i, a in enumerate(args) if type(a) in (list, tuple) and len(a) == len(items)
                      and all(x is y for x, y in zip(a, items))]
             if len(found) != 1:
                 return None
-            base = sum(len(a) for a in args[:found[0]] if type(a) in (list, tuple) and a and type(a[0]) is np.ndarray)
-            if base + len(items) > _fast.MAX_LIST:
+            element = type(items[0])
+            base = sum(len(a) for a in args[:found[0]] if type(a) in (list, tuple) and a and type(a[0]) is element)
+            if base + len(items) > _fast.MAX_LIST or element is not (Tensor if device else np.ndarray):
                 return None
             listed.add(found[0])
-            pointers += [(entry.ITEM, base + j) if p != null else (entry.NULL, None)
-                         for j, p in enumerate(cast("list[FFI.CData]", slot.pointer))]
+            if device:
+                pointers += [(entry.DEVICE_ITEM, base + j) for j in range(len(items))]
+            else:
+                pointers += [(entry.ITEM, base + j) if p != null else (entry.NULL, None)
+                             for j, p in enumerate(cast("list[FFI.CData]", slot.pointer))]
         elif kind == "inplace":
             index = next((i for i, a in enumerate(args) if a is slot.replay[2]), None)
             if index is None or type(args[index]) is not np.ndarray:
@@ -331,8 +344,9 @@ def _plan_spec(call: Call, args: tuple[Any, ...], result: object) -> PlanSpec | 
             pointers.append((entry.NEW_OUTPUT, index))
         else:
             return None
-    if any(type(a) in (list, tuple) and a and type(a[0]) is np.ndarray and i not in listed for i, a in enumerate(args)):
-        return None  # a list of arrays the entry keys by geometry, but not a tensor list here
+    if any(type(a) in (list, tuple) and a and type(a[0]) in (np.ndarray, Tensor) and i not in listed
+           for i, a in enumerate(args)):
+        return None  # a list of arrays or Tensors the entry keys by geometry, but not a tensor list here
     if written and not (device and outputs):
         # An in-place call: its result is the argument it wrote (outputs it makes: none). (A
         # device call with outputs too, e.g. BatchNorm's running statistics as Tensors: its
@@ -532,8 +546,8 @@ class Call:
         ndarray copied to the device, a device ``Tensor`` described where it is. The list owns
         its elements' descriptors (``owning_list``: destroyed one by one only when the list
         cannot be made); it, and the device copies, are released with the call. On the fast
-        path a list of C-contiguous ndarrays is described to the helper (``TENSOR_LIST``), which
-        makes it in the same order."""
+        path a list of C-contiguous ndarrays, or of open device Tensors of this backend, is
+        described to the helper (``TENSOR_LIST``), which makes it in the same order."""
         if items is None:
             return self.ffi.NULL
         if self._fast is not None:
@@ -850,9 +864,12 @@ class Call:
 
     def _fast_tensor_list(self, name: str, items: list[object]) -> _Slot | None:
         """fastcall.c's TENSOR_LIST item of a list of C-contiguous ndarrays (the pointer: a list,
-        one per element, NULL for an empty one), or None: the ABI-mode path makes it."""
+        one per element, NULL for an empty one) or of device Tensors, or None: the ABI-mode path
+        makes it (and raises what is wrong with an element)."""
         if not 0 < len(items) <= _fast.MAX_LIST:
             return None
+        if type(items[0]) is Tensor:
+            return self._fast_device_list(name, items)
         desc = [_fast.TENSOR_LIST, len(items)]
         pointers: list[FFI.CData] = []
         for v in items:
@@ -863,6 +880,23 @@ class Call:
             desc += item
             pointers.append(self.ffi.from_buffer(v) if nbytes else self.ffi.NULL)  # type: ignore[call-overload]
         # (``items``, kept in ``replay``, keeps the bytes the pointers point at alive)
+        return self._record(desc, pointers, ("tensor_list", name, items))
+
+    def _fast_device_list(self, name: str, items: list[object]) -> _Slot | None:
+        """The TENSOR_LIST of DEVICE_IN items of a list of open device Tensors of this call's
+        backend (each described over its memory as ``_element`` describes it), or None."""
+        tensors = cast("list[Tensor]", items)
+        if not all(type(t) is Tensor and t.fast_key is not None and t.lib is self.lib and t.ndim <= _fast.MAX_DIMS
+                   for t in tensors):
+            return None
+        desc = [_fast.TENSOR_LIST, len(items)]
+        pointers: list[FFI.CData] = []
+        for k, t in enumerate(tensors):
+            buffer = t.check_argument(self.api, f"{name}[{k}]", self.lib)
+            self.uses(buffer)
+            desc += device_description(t, buffer)
+            pointers.append(buffer.ptr)
+        self.device_io = True
         return self._record(desc, pointers, ("tensor_list", name, items))
 
     def _fast_output(self, shape: tuple[int, ...], dtype: np.dtype, zero: bool) -> _Slot | None:
@@ -935,9 +969,10 @@ class Call:
                     return False
                 desc += float_item(self.ffi, real, a)
             elif t is _Slot:
-                if self.device_io and a.desc[0] in (_fast.HOST_OUT, _fast.HOST_INOUT, _fast.TENSOR_LIST):
+                if self.device_io and (a.desc[0] in (_fast.HOST_OUT, _fast.HOST_INOUT)
+                                       or (a.desc[0] == _fast.TENSOR_LIST and a.desc[2] != _fast.DEVICE_IN)):
                     # (an asynchronous call copies nothing back, and its device memory the
-                    # helper hands back holds no list's: the ABI-mode path)
+                    # helper hands back holds no list's copies: the ABI-mode path)
                     return False
                 desc += a.desc
                 if type(a.pointer) is list:

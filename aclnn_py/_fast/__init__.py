@@ -45,15 +45,15 @@ API_FUNCTIONS = ("aclrtMalloc", "aclrtFree", "aclrtMemcpy", "aclrtMemset", "aclC
 
 # Item kinds and failure stages of fastcall.c.
 HOST_IN, HOST_OUT, POINTER, INT_ARRAY, BOOL_ARRAY, VALUE, HOST_INOUT, SCALAR, FLOAT_VALUE = 1, 2, 3, 4, 5, 6, 7, 8, 9
-TENSOR_LIST = 10
+TENSOR_LIST, DEVICE_IN = 10, 11
 MAX_ARGS, MAX_DIMS, MAX_ARRAY, MAX_FLOATS, MAX_LIST = 30, 8, 64, 8, 64
 STAGE_API = {1: "aclrtMalloc", 2: "aclrtMemcpy", 3: "aclCreateTensor", 4: "aclCreateIntArray",
              5: "aclCreateBoolArray", 6: "aclrtMemset", 8: "aclrtMalloc", 10: "aclrtSynchronizeStream",
              11: "aclrtMemcpy", 13: "aclCreateScalar", 14: "aclCreateTensorList"}
 AT_CREATE_TENSOR, AT_PHASE1, AT_PHASE2, AT_DESCRIPTION = 3, 7, 9, 12
 
-ENTRY_VERSION = 10  # entry.c's: an entry built from other sources is not used
-ABI_VERSION = 6  # fastcall.c's: a helper built from other sources is not used
+ENTRY_VERSION = 11  # entry.c's: an entry built from other sources is not used
+ABI_VERSION = 7  # fastcall.c's: a helper built from other sources is not used
 
 _CDEF = """
 int32_t aclnnpy_fast_abi_version(void);

@@ -15,7 +15,9 @@
  *   per argument its kind and: ndarray (exact type) -> dtype object (identity; the entry keeps
  *   it alive), writable, item size, ndim, shape, strides; list/tuple of ints/bools -> each
  *   element's type and value; list/tuple of ndarrays (a tensor list) -> each element's words
- *   as an ndarray argument's; int, bool -> value; float -> its bits; None.
+ *   as an ndarray argument's; list/tuple of Tensors -> each element's view (its token, as a
+ *   Tensor argument's; its memory is passed, not keyed); int, bool -> value; float -> its bits;
+ *   None.
  * Anything else (another type, a list of something else, an int beyond int64, a dtype the
  * buffer protocol does not export) has no key: such a call always takes the Python path.
  *
@@ -35,7 +37,7 @@
 /* The layout of a plan's description (plan_from_spec) and of the Planner's methods:
  * aclnn_py/_fast/__init__.py's ENTRY_VERSION must equal it, or the binding does not use an
  * entry built from other sources. The kinds below are read from this module by the binding. */
-#define ENTRY_VERSION 10
+#define ENTRY_VERSION 11
 
 #define MAX_KEY 640          /* int64 words of one key */
 #define MAX_KEY_LIST 64      /* elements of a list argument */
@@ -52,11 +54,13 @@
         Py_XDECREF(old_);             \
     } while (0)
 
-enum { K_ARRAY = 1, K_LIST, K_TUPLE, K_INT, K_BOOL, K_FLOAT, K_NONE, K_TENSOR, K_ARRAYS };
+enum { K_ARRAY = 1, K_LIST, K_TUPLE, K_INT, K_BOOL, K_FLOAT, K_NONE, K_TENSOR, K_ARRAYS, K_TENSORS };
 /* Where a pointer of a plan comes from. */
-enum { P_ARG = 0, P_OUTPUT = 1, P_NULL = 2, P_ARG_WRITABLE = 3, P_TENSOR = 4, P_ITEM = 5 };
+enum { P_ARG = 0, P_OUTPUT = 1, P_NULL = 2, P_ARG_WRITABLE = 3, P_TENSOR = 4, P_ITEM = 5, P_DEVICE_ITEM = 6 };
 /* (P_ITEM: the bytes of an element of a list of ndarrays, by its place among the elements of
- * all such lists of the call, in argument order: key_t's items) */
+ * all such lists of the call, in argument order: key_t's items; P_DEVICE_ITEM: the device
+ * memory of an element of a list of Tensors, by its place among the elements of all such
+ * lists: key_t's device_items) */
 /* What a plan returns. */
 enum { R_SINGLE = 0, R_TUPLE = 1, R_NONE = 2 };
 
@@ -264,7 +268,7 @@ static int pairs(PyObject *seq, const char *what, int max_kind, int *count, int8
         kind = PyLong_AsLong(PyTuple_GetItem(pair, 0));
         index = second == Py_None ? 0 : PyLong_AsLong(second);
         if (PyErr_Occurred() || kind < 0 || kind > max_kind || index < 0 ||
-            index >= (kind == P_ITEM ? MAX_LIST : MAX_ARGS)) {
+            index >= (kind == P_ITEM || kind == P_DEVICE_ITEM ? MAX_LIST : MAX_ARGS)) {
             Py_DECREF(fast);
             if (!PyErr_Occurred()) PyErr_Format(PyExc_ValueError, "%s: bad pair", what);
             return -1;
@@ -277,15 +281,17 @@ static int pairs(PyObject *seq, const char *what, int max_kind, int *count, int8
 }
 
 /* How many pointers fastcall.c takes for desc (walked as it walks it), or -1 when desc is not
- * one it would accept whole: every plan is checked once, when it is made. */
-static int desc_pointers(const int64_t *desc, int64_t len, int *lists) {
+ * one it would accept whole: every plan is checked once, when it is made. *host_listed: the
+ * copies of host arrays among lists' elements; *devices: the DEVICE_IN items. */
+static int desc_pointers(const int64_t *desc, int64_t len, int *host_listed, int *devices) {
     int64_t at = 0, list_left = 0;
     int pointers = 0, items = 0, floats = 0, listed = 0;
-    *lists = 0;
+    *host_listed = *devices = 0;
     while (at < len) {
         int64_t kind = desc[at++];
         if (list_left > 0) {
-            if (kind != HOST_IN) return -1;
+            if (kind != HOST_IN && kind != DEVICE_IN) return -1;
+            if (kind == HOST_IN) ++*host_listed;
             --list_left;
             --items; /* (an element: the list is the argument) */
         }
@@ -294,8 +300,8 @@ static int desc_pointers(const int64_t *desc, int64_t len, int *lists) {
             if (at >= len || desc[at] < 1 || desc[at] > MAX_LIST - listed) return -1;
             list_left = desc[at++];
             listed += (int)list_left;
-            ++*lists;
-        } else if (kind == HOST_IN || kind == HOST_OUT || kind == HOST_INOUT) {
+        } else if (kind == HOST_IN || kind == HOST_OUT || kind == HOST_INOUT || kind == DEVICE_IN) {
+            if (kind == DEVICE_IN) ++*devices;
             if (at + 3 > len) return -1;
             int64_t ndim = desc[at + 2];
             if (ndim < 0 || ndim > MAX_DIMS) return -1;
@@ -352,7 +358,7 @@ static PyObject *plan_from_spec(PyObject *spec) {
         if (PyErr_Occurred()) { Py_DECREF(d); goto fail; }
     }
     Py_DECREF(d);
-    if (pairs(pointers, "pointers", P_ITEM, &p->npointers, &p->pointer_kind, &p->pointer_index)) goto fail;
+    if (pairs(pointers, "pointers", P_DEVICE_ITEM, &p->npointers, &p->pointer_kind, &p->pointer_index)) goto fail;
     if (pairs(results, "results", P_OUTPUT, &p->nresults, &p->result_kind, &p->result_index)) goto fail;
     PyObject *o = PySequence_Tuple(outputs);
     if (!o) goto fail;
@@ -378,8 +384,11 @@ static PyObject *plan_from_spec(PyObject *spec) {
         }
     }
     Py_DECREF(o);
-    int lists = 0;
-    if (desc_pointers(p->desc, p->desc_len, &lists) != p->npointers || (lists && p->device)) {
+    int host_listed = 0, devices = 0;
+    /* (a device plan's lists: of device memory only, as fastcall.c's asynchronous call takes them;
+     * a host plan describes no device memory) */
+    if (desc_pointers(p->desc, p->desc_len, &host_listed, &devices) != p->npointers ||
+        (p->device ? host_listed : devices) != 0) {
         PyErr_SetString(PyExc_ValueError, "plan: a description fastcall.c would not take, or pointers for another one");
         goto fail;
     }
@@ -393,8 +402,8 @@ static PyObject *plan_from_spec(PyObject *spec) {
             PyErr_SetString(PyExc_ValueError, "plan: pointer to a missing output");
             goto fail;
         }
-        if (p->pointer_kind[i] == P_ITEM && p->device) {
-            PyErr_SetString(PyExc_ValueError, "plan: a list's element in a device plan");
+        if ((p->pointer_kind[i] == P_ITEM && p->device) || (p->pointer_kind[i] == P_DEVICE_ITEM && !p->device)) {
+            PyErr_SetString(PyExc_ValueError, "plan: a host list's element in a device plan, or the reverse");
             goto fail;
         }
         if ((p->pointer_kind[i] == P_TENSOR || p->pointer_kind[i] == P_ARG_WRITABLE) && p->device != (p->pointer_kind[i] == P_TENSOR)) {
@@ -428,12 +437,15 @@ typedef struct {
     int nitems;
     void *handles[MAX_ARGS];    /* a Tensor argument's aclTensor* */
     int8_t is_tensor[MAX_ARGS];
+    void *device_items[MAX_LIST]; /* the device memory of the elements of lists of Tensors */
+    int ndevice_items;
 } key_t;
 
 static void key_init(key_t *k) {
     k->len = 0;
     k->ndtypes = 0;
     k->nitems = 0;
+    k->ndevice_items = 0;
     memset(k->has_view, 0, sizeof k->has_view);
     memset(k->is_tensor, 0, sizeof k->is_tensor);
 }
@@ -523,14 +535,14 @@ static int make_key(key_t *k, PyObject *lib, PyObject *name, PyObject *const *ar
             int made = key_array(k, a, v);
             if (made <= 0) return made;
         } else if ((PyObject *)t == tensor_type) {
-            /* Its fast_key: (the interned tuple of its view, its aclTensor* as an int), None
-             * once closed (then no key: the Python path reports it). */
+            /* Its fast_key: (the interned tuple of its view, its aclTensor* and its device
+             * memory as ints), None once closed (then no key: the Python path reports it). */
             PyObject *fk = tensor_get(a, TA_FAST_KEY);
             if (!fk) {
                 PyErr_Clear();
                 return 0;
             }
-            if (!PyTuple_Check(fk) || PyTuple_Size(fk) != 2) {
+            if (!PyTuple_Check(fk) || PyTuple_Size(fk) != 3) {
                 Py_DECREF(fk);
                 return 0;
             }
@@ -554,17 +566,47 @@ static int make_key(key_t *k, PyObject *lib, PyObject *name, PyObject *const *ar
             if (n > MAX_KEY_LIST) return 0;
             PyObject *first = n ? (t == &PyList_Type ? PyList_GetItem(a, 0) : PyTuple_GetItem(a, 0)) : NULL;
             int arrays = first && (PyObject *)Py_TYPE(first) == ndarray_type;
+            int tensors = first && (PyObject *)Py_TYPE(first) == tensor_type;
             PUT(t == &PyList_Type ? K_LIST : K_TUPLE);
             PUT(n);
             if (arrays) PUT(K_ARRAYS); /* a list of ndarrays (a tensor list): each element's words */
+            if (tensors) PUT(K_TENSORS); /* a list of Tensors: each element's view (its token) */
             for (Py_ssize_t j = 0; j < n; ++j) {
                 PyObject *e = t == &PyList_Type ? PyList_GetItem(a, j) : PyTuple_GetItem(a, j);
                 if (!e) return -1;
+                if (tensors) {
+                    /* (open, of this view: its fast_key as a Tensor argument's; the device
+                     * memory is passed, the list's descriptor made over it per call) */
+                    if ((PyObject *)Py_TYPE(e) != tensor_type || k->nitems + k->ndevice_items >= MAX_LIST) return 0;
+                    PyObject *fk = tensor_get(e, TA_FAST_KEY);
+                    if (!fk) {
+                        PyErr_Clear();
+                        return 0;
+                    }
+                    if (!PyTuple_Check(fk) || PyTuple_Size(fk) != 3) {
+                        Py_DECREF(fk);
+                        return 0;
+                    }
+                    void *data = PyLong_AsVoidPtr(PyTuple_GetItem(fk, 2));
+                    if (!data && PyErr_Occurred()) {
+                        PyErr_Clear();
+                        Py_DECREF(fk);
+                        return 0;
+                    }
+                    PyObject *token = PyTuple_GetItem(fk, 0);
+                    Py_INCREF(token);
+                    k->dtypes[k->ndtypes++] = token;
+                    Py_DECREF(fk);
+                    k->device_items[k->ndevice_items++] = data;
+                    PUT(K_TENSOR);
+                    PUT((intptr_t)token);
+                    continue;
+                }
                 if (!arrays) {
                     if (!key_int(k, e)) return 0;
                     continue;
                 }
-                if ((PyObject *)Py_TYPE(e) != ndarray_type || k->nitems >= MAX_LIST) return 0;
+                if ((PyObject *)Py_TYPE(e) != ndarray_type || k->nitems + k->ndevice_items >= MAX_LIST) return 0;
                 Py_buffer *v = &k->items[k->nitems];
                 if (PyObject_GetBuffer(e, v, PyBUF_STRIDES) < 0) {
                     PyErr_Clear();
@@ -1063,6 +1105,13 @@ static PyObject *run_plan(PyObject *capsule, PyObject *lib, PyObject *api, PyObj
             }
             pointers[i] = k->items[index].buf;
             break;
+        case P_DEVICE_ITEM:
+            if (index >= k->ndevice_items) {
+                PyErr_SetString(PyExc_SystemError, "aclnn_py fast entry: a plan's list element is missing");
+                goto done;
+            }
+            pointers[i] = k->device_items[index];
+            break;
         case P_TENSOR:
             if (!k->is_tensor[index]) {
                 PyErr_SetString(PyExc_SystemError, "aclnn_py fast entry: a plan's argument is not a Tensor");
@@ -1556,7 +1605,7 @@ static int runner_init(PyObject *op, PyObject *args, PyObject *kwargs) {
         return -1;
     }
     for (Py_ssize_t i = 0; i < nargs; ++i)
-        if (k.is_tensor[i]) {
+        if (k.is_tensor[i] || k.ndevice_items) {
             key_release(&k);
             PyErr_SetString(PyExc_ValueError, "Runner: a Tensor argument");
             return -1;
@@ -2129,7 +2178,7 @@ PyMODINIT_FUNC PyInit__entry(void) {
     }
     struct { const char *name; long value; } constants[] = {
         {"MAX_PLANS", MAX_PLANS}, {"ARG", P_ARG}, {"NEW_OUTPUT", P_OUTPUT}, {"NULL", P_NULL},
-        {"ARG_WRITTEN", P_ARG_WRITABLE}, {"TENSOR", P_TENSOR}, {"ITEM", P_ITEM}, {"SINGLE", R_SINGLE}, {"TUPLE", R_TUPLE}, {"NONE", R_NONE},
+        {"ARG_WRITTEN", P_ARG_WRITABLE}, {"TENSOR", P_TENSOR}, {"ITEM", P_ITEM}, {"DEVICE_ITEM", P_DEVICE_ITEM}, {"SINGLE", R_SINGLE}, {"TUPLE", R_TUPLE}, {"NONE", R_NONE},
     };
     for (size_t i = 0; i < sizeof constants / sizeof constants[0]; ++i)
         if (PyModule_AddIntConstant(m, constants[i].name, constants[i].value)) goto fail;

@@ -25,7 +25,10 @@
  *               copies, made as aclnn_py's Call.tensor_list makes it (each element's copy and
  *               descriptor, then aclCreateTensorList, which owns the descriptors from then on;
  *               its aclDestroyTensorList destroys them); at most MAX_LIST elements in one call,
- *               none in an asynchronous call
+ *               none in an asynchronous call; or n DEVICE_IN items
+ *  11 DEVICE_IN dtype format ndim shape[ndim] strides[ndim] offset storage  (+1 device pointer):
+ *               a descriptor over device memory the caller owns (an element of a list of device
+ *               Tensors: the list takes the descriptor, never the memory); nothing is copied
  * then phase 1's own &workspaceSize and &executor.
  *
  * Phase 1 is called through a prototype of 64-bit integer slots, then MAX_FLOATS doubles. The
@@ -47,7 +50,7 @@
 
 /* The layout of api_t and of the description: aclnn_py/_fast/__init__.py's ABI_VERSION must
  * equal it, or the binding does not use a helper built from other sources. */
-#define ABI_VERSION 6
+#define ABI_VERSION 7
 
 EXPORT int32_t aclnnpy_fast_abi_version(void) { return ABI_VERSION; }
 
@@ -75,7 +78,7 @@ typedef struct {
 } api_t;
 
 enum { HOST_IN = 1, HOST_OUT = 2, POINTER = 3, INT_ARRAY = 4, BOOL_ARRAY = 5, VALUE = 6, HOST_INOUT = 7, SCALAR = 8,
-       FLOAT_VALUE = 9, TENSOR_LIST = 10 };
+       FLOAT_VALUE = 9, TENSOR_LIST = 10, DEVICE_IN = 11 };
 
 /* Where a failure happened: bits 32-39 of the result. */
 enum {
@@ -176,33 +179,41 @@ static int64_t fast_call(const api_t *api, void *phase1, void *phase2, void *str
     while (at < desc_len) {
         if (index >= MAX_ARGS) FAIL(ACLNN_ERR_INNER, AT_DESCRIPTION);
         int64_t kind = desc[at++];
-        if (list_left > 0 && kind != HOST_IN) FAIL(ACLNN_ERR_INNER, AT_DESCRIPTION);
+        /* (a list's elements: copies of host arrays, none in an asynchronous call, or device
+         * memory's descriptors) */
+        if (list_left > 0 && (later ? kind != DEVICE_IN : kind != HOST_IN && kind != DEVICE_IN))
+            FAIL(ACLNN_ERR_INNER, AT_DESCRIPTION);
         held_t *h = &held[count];
         h->device = h->handle = h->host = NULL;
         h->kind = (int)kind;
         h->nbytes = h->nbytes_device = 0;
         if (kind == TENSOR_LIST) {
-            if (later || list_left > 0 || at >= desc_len || desc[at] < 1 || desc[at] > MAX_LIST - listed)
+            if (list_left > 0 || at >= desc_len || desc[at] < 1 || desc[at] > MAX_LIST - listed)
                 FAIL(ACLNN_ERR_INNER, AT_DESCRIPTION);
             list_left = desc[at++];
             listed += (int)list_left;
             list_first = count;
             continue;  /* its elements next; the list is made after the last */
         }
-        if (kind == HOST_IN || kind == HOST_OUT || kind == HOST_INOUT) {
+        if (kind == HOST_IN || kind == HOST_OUT || kind == HOST_INOUT || kind == DEVICE_IN) {
             /* An asynchronous call copies nothing back: no host output. */
-            if (later && kind != HOST_IN) FAIL(ACLNN_ERR_INNER, AT_DESCRIPTION);
+            if (later && kind != HOST_IN && kind != DEVICE_IN) FAIL(ACLNN_ERR_INNER, AT_DESCRIPTION);
             int32_t dtype = (int32_t)desc[at], format = (int32_t)desc[at + 1];
             int64_t ndim = desc[at + 2];
             if (ndim < 0 || ndim > MAX_DIMS) FAIL(ACLNN_ERR_INNER, AT_DESCRIPTION);
             const int64_t *shape = desc + at + 3, *strides = shape + ndim;
-            int64_t storage = strides[ndim];
-            uint64_t nbytes = (uint64_t)strides[ndim + 1];
+            /* (DEVICE_IN: offset and storage where the others have storage and nbytes) */
+            int64_t offset = kind == DEVICE_IN ? strides[ndim] : 0;
+            int64_t storage = strides[kind == DEVICE_IN ? ndim + 1 : ndim];
+            uint64_t nbytes = kind == DEVICE_IN ? 0 : (uint64_t)strides[ndim + 1];
             bool zero = kind == HOST_OUT && strides[ndim + 2];
             at += 3 + 2 * ndim + (kind == HOST_OUT ? 3 : 2);
             void *host = pointers[p++];
             ++count;  /* held from here on: what exists is released on a failure */
-            if (nbytes) {
+            if (kind == DEVICE_IN) {
+                h->kind = HOST_IN; /* (released as a descriptor; the memory is the caller's) */
+                h->device = NULL;
+            } else if (nbytes) {
                 status_t s = api->malloc_(&h->device, nbytes, ACL_MEM_MALLOC_HUGE_FIRST);
                 if (s) { h->device = NULL; FAIL(s, AT_MALLOC); }
                 h->nbytes_device = nbytes;
@@ -215,7 +226,8 @@ static int64_t fast_call(const api_t *api, void *phase1, void *phase2, void *str
                     h->nbytes = nbytes;
                 }
             }
-            h->handle = api->create_tensor(shape, (uint64_t)ndim, dtype, strides, 0, format, &storage, 1, h->device);
+            h->handle = api->create_tensor(shape, (uint64_t)ndim, dtype, strides, offset, format, &storage, 1,
+                                           kind == DEVICE_IN ? host : h->device);
             if (!h->handle) FAIL(ACLNN_ERR_PARAM_INVALID, AT_CREATE_TENSOR);
             if (zero && nbytes) {
                 status_t s = api->memset_(h->device, nbytes, 0, nbytes);

@@ -722,7 +722,7 @@ static void *reuse_block(PyObject *state, int own, const form_t *f, void **handl
                 g->keys[i] = g->keys[g->count];
                 g->handles[g->count] = NULL;
                 g->keys[g->count] = NULL;
-                if (h && PyTuple_Check(k) && PyTuple_Size(k) == 2 && PyTuple_GetItem(k, 0) == f->token) {
+                if (h && PyTuple_Check(k) && PyTuple_Size(k) == 3 && PyTuple_GetItem(k, 0) == f->token) {
                     *handle = h; /* (the same form: the aclTensor of this block as it would be made) */
                     *key = k;
                 } else {
@@ -820,7 +820,9 @@ static PyObject *make_output(const form_t *f, PyObject *lib, PyObject *state, in
         owned->handle = h;
         owned->count |= HAS_HANDLE;
         handle_address = PyLong_FromVoidPtr(h);
-        fast_key = handle_address ? PyTuple_Pack(2, f->token, handle_address) : NULL;
+        PyObject *memory = handle_address ? PyLong_FromVoidPtr(block) : NULL;
+        fast_key = memory ? PyTuple_Pack(3, f->token, handle_address, memory) : NULL;
+        Py_XDECREF(memory);
         if (!fast_key) goto out;
     }
     Py_INCREF(fast_key);

@@ -268,10 +268,12 @@ class Tensor(_Shaped):
         address = int(ffi.cast("uintptr_t", handle))
         self._finalizer: Callable[[], object] = weakref.finalize(self, Tensor.release_handle, self.lib, address,
                                                                  *buffer.owner)
-        #: What the fast entry keys and passes this Tensor by (``fast_key``), None once closed.
-        self.fast_key: tuple[tuple[Any, ...], int] | None = (
+        #: What the fast entry keys and passes this Tensor by, None once closed: its view's token,
+        #: its aclTensor's address, and its device memory's (an element of a tensor list is
+        #: described anew over that memory).
+        self.fast_key: tuple[tuple[Any, ...], int, int] | None = (
             _token(self.lib, self.dtype, self.shape, self.strides, self.offset, self.format, storage_elements),
-            address)
+            address, int(ffi.cast("uintptr_t", buffer.ptr)))
 
     if not TYPE_CHECKING:  # (hidden from mypy: every other missing attribute stays an error there)
         def __getattr__(self, name: str) -> Any:

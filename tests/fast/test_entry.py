@@ -427,6 +427,7 @@ def test_build_entry(tmp_path):
 
 
 _SUITE = ["tests/fast/test_entry.py", "tests/fast/test_device_plans.py", "tests/fast/test_device_inplace_plans.py",
+          "tests/fast/test_device_list_plans.py",
           "tests/ops", "tests/call", "tests/ffi/test_fast_path.py", "tests/ffi/test_leaks_and_threads.py",
           "tests/ffi/test_streams_and_pending.py", "tests/ffi/test_devices_and_streams.py", "tests/ffi/test_fork.py",
           "tests/ffi/test_validate_before_allocating.py", "tests/ffi/test_memory_safety.py"]
