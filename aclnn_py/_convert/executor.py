@@ -20,10 +20,13 @@ The fast path (``aclnn_py/_fast``, where its helper library was built and ``ACLN
 not 0): ``tensor``/``int_array``/``bool_array``/``output`` check their arguments as above but
 only describe the C objects, returning a placeholder (``_Slot``) that ``run`` accepts; ``run``
 then does the whole sequence (device buffers, copies, descriptors, both phases, workspace,
-synchronisation, copies back, releases) in one crossing into the helper. A call the helper
-does not cover (a device ``Tensor`` argument, a refused output stand-in, an operator with a
-floating-point parameter, an argument ``run`` cannot describe, a very large output) is
-replayed through the path above at the point it is met, with the same results and errors.
+synchronisation, copies back, releases) in one crossing into the helper; a device ``Tensor``
+with a ``fast_key`` is passed by its own descriptor. A call the helper does not cover (another
+device tensor or view, a tensor list it cannot describe: ``tensor_list``, a refused output
+stand-in, more than ``_fast.MAX_FLOATS``
+floating-point parameters, more than ``_fast.MAX_DIMS`` dimensions, an argument ``run`` cannot
+describe) is replayed through the path above at the point it is met, with the same results and
+errors.
 
 Plans (``planned``, with the fast entry ``aclnn_py/_fast/entry.c`` built): an op call whose key
 (backend library, and per argument an ndarray's dtype, shape, strides and writability, or a
