@@ -23,10 +23,9 @@ then does the whole sequence (device buffers, copies, descriptors, both phases, 
 synchronisation, copies back, releases) in one crossing into the helper; a device ``Tensor``
 with a ``fast_key`` is passed by its own descriptor. A call the helper does not cover (another
 device tensor or view, a tensor list it cannot describe: ``tensor_list``, a refused output
-stand-in, more than ``_fast.MAX_FLOATS``
-floating-point parameters, more than ``_fast.MAX_DIMS`` dimensions, an argument ``run`` cannot
-describe) is replayed through the path above at the point it is met, with the same results and
-errors.
+stand-in, more than ``_fast.MAX_FLOATS`` floating-point parameters, more than
+``_fast.MAX_DIMS`` dimensions, an argument ``run`` cannot describe) is replayed through the
+path above at the point it is met, with the same results and errors.
 
 Plans (``planned``, with the fast entry ``aclnn_py/_fast/entry.c`` built): an op call whose key
 (backend library, and per argument an ndarray's dtype, shape, strides and writability, or a
