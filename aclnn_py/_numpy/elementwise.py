@@ -214,6 +214,24 @@ def _converted(a: np.ndarray, to: np.dtype) -> np.ndarray:
         return np.where(big, _INT64_MAX, np.where(small, _INT64_MIN, ints)).astype(to)
 
 
+# -- filling (InplaceZero, InplaceFillScalar) ---------------------------------------------------
+
+def fill(a: np.ndarray, value: np.ndarray, on_caller: bool) -> None:
+    """Every element of ``a`` set to the 0-d ``value`` (already of its dtype); with
+    ``on_caller`` on the calling thread, else on the worker threads where ``a`` is large
+    (``over_parts``).  A value whose bytes are all zero (0 of any dtype, not -0.0) goes into a
+    C-contiguous ``a`` as one byte fill on the calling thread, which NumPy does by memset:
+    9.4 MB of FLOAT 0.13 ms, against 0.22 ms for its typed fill loop and 0.22 ms for the memset
+    in two parts on the worker threads (AMD EPYC, medians of 9 rounds; (8,64,56,56) 0.086 /
+    0.14 / 0.17 ms)."""
+    if a.flags.c_contiguous and not value.tobytes().strip(b"\0"):
+        a.reshape(-1).view(np.uint8).fill(0)
+    elif on_caller:
+        a[...] = value
+    else:
+        over_parts(lambda part: part.__setitem__(..., value), a)
+
+
 # -- broadcasting ------------------------------------------------------------------------------
 
 def broadcast(a: Sequence[int], b: Sequence[int]) -> tuple[int, ...] | None:

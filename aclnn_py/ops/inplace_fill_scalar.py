@@ -30,7 +30,7 @@ from .._convert.typed import TypedCall
 from .._dtypes import bfloat16
 from .._numpy import elementwise as _ew
 from .._numpy.plans import NumpyOp, Prepared, plan
-from .._numpy.workers import on_caller, over_parts
+from .._numpy.workers import on_caller
 from .._runtime.tensor import Tensor
 from ._checks import check_dtype, check_not_null
 from ._dispatch import dispatch, documented
@@ -60,10 +60,7 @@ def _prepare(self_ref: object, value: object) -> Prepared:
 
     def run(self_ref: object, *_: object) -> np.ndarray:
         a = written_array(API, "selfRef", self_ref)
-        if small:
-            a[...] = filler
-        else:
-            over_parts(lambda part: part.__setitem__(..., filler), a)  # (on the worker threads)
+        _ew.fill(a, filler, small)
         return a
 
     return plan(run, self_ref.nbytes), (self_ref, value)

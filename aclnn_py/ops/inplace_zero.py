@@ -23,8 +23,8 @@ import numpy as np
 
 from .._convert.executor import planned
 from .._convert.typed import TypedCall
+from .._numpy import elementwise as _ew
 from .._numpy.plans import NumpyOp, Prepared, plan
-from .._numpy.workers import over_parts
 from .._runtime.tensor import Tensor
 from ._checks import check_dtype, check_not_null
 from ._dispatch import dispatch, documented
@@ -47,7 +47,7 @@ def _prepare(self_ref: object) -> Prepared:
 
     def run(self_ref: object) -> np.ndarray:
         a = written_array(API, "selfRef", self_ref)
-        over_parts(_zero, a)  # (on the worker threads when large)
+        _ew.fill(a, _ZERO, False)  # (a memset, or on the worker threads when large)
         return a
 
     return plan(run, self_ref.nbytes), (self_ref,)
@@ -56,8 +56,8 @@ def _prepare(self_ref: object) -> Prepared:
 _numpy = NumpyOp(_prepare)
 
 
-def _zero(part: np.ndarray) -> None:
-    part[...] = 0
+#: The value written: 0 has the same all-zero bytes in every dtype of the list (``elementwise.fill``).
+_ZERO = np.zeros((), np.uint8)
 
 #: The npu/sim path: the two-phase C call, selfRef written in place.
 _aclnn = planned(TypedCall("InplaceZero"))

@@ -70,3 +70,24 @@ def test_large_and_small_fills_alike(backend, torch, shape):
     expected = torch.from_numpy(a.copy()).fill_(-2.5).numpy()
     assert aclnn_py.inplace_fill_scalar(a, -2.5, backend=backend) is a
     np.testing.assert_array_equal(a, expected)  # (one value copied: exact)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, bfloat16, np.complex64, np.int64, np.bool_], ids=str)
+@pytest.mark.parametrize("shape", [(), (0,), (7,), (64, 1025), (8, 64, 56, 56)], ids=str)
+def test_zero_and_negative_zero_fill_every_element_with_their_bits(backend, torch, dtype, shape):
+    """0 fills by its bytes (a memset on the numpy backend where selfRef is contiguous, on the
+    calling thread): every element, each with the bits of PyTorch's fill_(0), large ones and
+    strided views too; -0.0 keeps its sign bit (not all-zero bytes)."""
+    a = np.full(shape, 1, dtype)
+    assert aclnn_py.inplace_fill_scalar(a, 0.0, backend=backend) is a
+    want = torch.from_numpy(np.full(shape, 1, np.float32 if dtype == bfloat16 else dtype)).fill_(0).numpy()
+    np.testing.assert_array_equal(a.astype(want.dtype), want)
+    assert not a.reshape(-1).view(np.uint8).any()
+    if dtype in (np.float32, np.float16):
+        b = np.full(shape, np.nan, dtype)
+        aclnn_py.inplace_fill_scalar(b, -0.0, backend=backend)
+        assert np.signbit(b).all() and (b == 0).all()
+    if len(shape) == 2:
+        base = np.full((64, 2050), 1, dtype)
+        aclnn_py.inplace_fill_scalar(base[:, ::2], 0.0, backend=backend)
+        assert not np.any(base[:, ::2] != np.zeros((), dtype)) and np.all(base[:, 1::2] == np.ones((), dtype))
