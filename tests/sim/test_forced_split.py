@@ -119,6 +119,10 @@ flags = {
     # a kernel that tests the values it normalised (FLOAT output)
     "batch_norm finite": overflowed(lambda: norm(1.0)),
     "batch_norm overflow in the last channel": overflowed(lambda: norm(1e38)),
+    # a fill, whose pieces are tested by their first element (each holds copies of it)
+    "fill finite": overflowed(lambda: aclnn_py.inplace_fill_scalar(np.empty((3000, 2051), np.float16), 1.5)),
+    "fill of zeros": overflowed(lambda: aclnn_py.inplace_zero(np.full((3000, 2051), np.inf, np.float16))),
+    "fill beyond float16": overflowed(lambda: aclnn_py.inplace_fill_scalar(np.empty((3000, 2051), np.float16), 1e5)),
 }
 threads = len(os.listdir("/proc/self/task"))
 print(json.dumps({"digests": {k: hashlib.sha256(np.ascontiguousarray(v).tobytes()).hexdigest()
@@ -157,7 +161,8 @@ def test_the_runs_computed_the_right_values(one_worker):
                             "im2col of an Inf passed on": 0, "reflection pad of a NaN passed on": 0,
                             "log_softmax_backward finite": 0, "log_softmax_backward overflow in the last lane": 1,
                             "nll_loss_backward finite": 0, "nll_loss_backward overflow in the last row": 1,
-                            "batch_norm finite": 0, "batch_norm overflow in the last channel": 1}
+                            "batch_norm finite": 0, "batch_norm overflow in the last channel": 1,
+                            "fill finite": 0, "fill of zeros": 0, "fill beyond float16": 1}
     rng = np.random.default_rng(7)
     x = rng.standard_normal((4, 64, 33, 35)).astype(np.float32)
     bias = rng.standard_normal((64, 1, 1)).astype(np.float32)

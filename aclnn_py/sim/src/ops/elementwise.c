@@ -648,6 +648,14 @@ static void fill_piece(const ew_job *j, int64_t oo, int64_t n)
     char *first = (char *)O->data + oo * (int64_t)item;
     int64_t so = j->so[j->ndim - 1];
     if (so == 1) {
+        bool zero = true; /* 0 of any type (not -0.0): all its bytes zero, the rest one memset */
+        for (size_t k = 0; k < item; ++k) {
+            zero = zero && first[k] == 0;
+        }
+        if (zero && n > 1) {
+            memset(first + item, 0, (size_t)(n - 1) * item);
+            return;
+        }
         int64_t done = 1;
         while (done < n) { /* doubling copies of what is written */
             int64_t count = done < n - done ? done : n - done;
@@ -693,8 +701,9 @@ ACLSIM_AVX2_CLONES static void ew_range(void *ctx, int64_t begin, int64_t end, i
         } else {
             buffered_piece(j, oa, ob, oo, n, scratch);
         }
+        /* (a FILL piece holds n copies of its first element: that one tells) */
         if (j->check && !j->nonfinite[worker] && /* the piece just written, while it is in cache */
-            aclsim_nonfinite_run(j->out->data, j->out->dtype, oo, j->so[last], n)) {
+            aclsim_nonfinite_run(j->out->data, j->out->dtype, oo, j->so[last], j->p->op == ACLSIM_EW_FILL ? 1 : n)) {
             j->nonfinite[worker] = true;
         }
     }
