@@ -18,8 +18,8 @@ from aclnn_py import AclnnError, Tensor, _fast
 
 from helpers import raised, run_in_threads
 from test_device_plans import _entry_on, counters  # (this directory is on the path)
+from test_tensor_list_plans import CASES, _parts, _torch_cat  # (the host lists' cases, on device here)
 
-torch = pytest.importorskip("torch")
 
 CAT = sys.modules["aclnn_py.ops.cat"]
 CALL = sys.modules["aclnn_py.call"]
@@ -37,25 +37,8 @@ def _planned(planner) -> list[bool]:
     return [planned for _, planned in planner.plans()]
 
 
-def _torch_cat(parts, dim):
-    return torch.cat([torch.from_numpy(np.ascontiguousarray(p)) for p in parts], dim).numpy()
-
-
 def _dev(a):
     return Tensor.from_numpy(np.ascontiguousarray(a), backend="sim")
-
-
-def _parts(rng, shapes, dtypes):
-    return [(rng.standard_normal(s) * 100).astype(d) for s, d in zip(shapes, dtypes)]
-
-
-CASES = [
-    # (shapes, dtypes, dim)
-    ([(2, 3, 4), (2, 1, 4), (2, 5, 4)], [np.float32] * 3, 1),
-    ([(3, 2), (3, 2)], [np.float16, np.int32], 0),                     # promoted, converted
-    ([(2, 0, 4), (2, 2, 4), (0,)], [np.float32] * 3, 1),               # an empty part, a dropped one
-    ([(8, 6, 5, 5), (8, 2, 5, 5), (8, 3, 5, 5), (8, 1, 5, 5)], [np.float32] * 4, -3),
-]
 
 
 @pytest.mark.parametrize("shapes, dtypes, dim", CASES)
