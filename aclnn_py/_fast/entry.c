@@ -495,6 +495,22 @@ static int key_int(key_t *k, PyObject *v) {
 }
 
 /* An ndarray's words (its buffer v, held by the caller): 1, 0 none (no key), -1 error. */
+/* A device Tensor's fast_key, a new reference: (the interned tuple of its view, its aclTensor*
+ * and its device memory as ints); NULL, no error set, when it has none of that form (None once
+ * closed: then no key, and the Python path reports it). */
+static PyObject *fast_key_of(PyObject *tensor) {
+    PyObject *fk = tensor_get(tensor, TA_FAST_KEY);
+    if (!fk) {
+        PyErr_Clear();
+        return NULL;
+    }
+    if (!PyTuple_Check(fk) || PyTuple_Size(fk) != 3) {
+        Py_DECREF(fk);
+        return NULL;
+    }
+    return fk;
+}
+
 static int key_array(key_t *k, PyObject *a, Py_buffer *v) {
     PyObject *dtype = PyObject_GetAttr(a, s_dtype);
     if (!dtype) return -1;
@@ -535,17 +551,8 @@ static int make_key(key_t *k, PyObject *lib, PyObject *name, PyObject *const *ar
             int made = key_array(k, a, v);
             if (made <= 0) return made;
         } else if ((PyObject *)t == tensor_type) {
-            /* Its fast_key: (the interned tuple of its view, its aclTensor* and its device
-             * memory as ints), None once closed (then no key: the Python path reports it). */
-            PyObject *fk = tensor_get(a, TA_FAST_KEY);
-            if (!fk) {
-                PyErr_Clear();
-                return 0;
-            }
-            if (!PyTuple_Check(fk) || PyTuple_Size(fk) != 3) {
-                Py_DECREF(fk);
-                return 0;
-            }
+            PyObject *fk = fast_key_of(a);
+            if (!fk) return 0;
             PyObject *token = PyTuple_GetItem(fk, 0);
             void *handle = PyLong_AsVoidPtr(PyTuple_GetItem(fk, 1));
             if (!handle) {
@@ -578,15 +585,8 @@ static int make_key(key_t *k, PyObject *lib, PyObject *name, PyObject *const *ar
                     /* (open, of this view: its fast_key as a Tensor argument's; the device
                      * memory is passed, the list's descriptor made over it per call) */
                     if ((PyObject *)Py_TYPE(e) != tensor_type || k->nitems + k->ndevice_items >= MAX_LIST) return 0;
-                    PyObject *fk = tensor_get(e, TA_FAST_KEY);
-                    if (!fk) {
-                        PyErr_Clear();
-                        return 0;
-                    }
-                    if (!PyTuple_Check(fk) || PyTuple_Size(fk) != 3) {
-                        Py_DECREF(fk);
-                        return 0;
-                    }
+                    PyObject *fk = fast_key_of(e);
+                    if (!fk) return 0;
                     void *data = PyLong_AsVoidPtr(PyTuple_GetItem(fk, 2));
                     if (!data && PyErr_Occurred()) {
                         PyErr_Clear();

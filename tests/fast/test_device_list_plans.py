@@ -18,7 +18,7 @@ from aclnn_py import AclnnError, Tensor, _fast
 
 from helpers import raised, run_in_threads
 from test_device_plans import _entry_on, counters  # (this directory is on the path)
-from test_tensor_list_plans import CASES, _parts, _torch_cat  # (the host lists' cases, on device here)
+from test_tensor_list_plans import CASES, _in_table, _parts, _torch_cat  # (the host lists' cases, on device here)
 
 
 CAT = sys.modules["aclnn_py.ops.cat"]
@@ -163,10 +163,7 @@ def test_a_failing_cann_function_releases_everything(lib, monkeypatch, name):
             seen[0] += 1
             return ffi.NULL if seen[0] == fail_at else real(*args)
 
-        callback = ffi.callback(ffi.typeof(real), failing)
-        table = api.ffi.new("void *[]", [api.table[i] for i in range(len(_fast.API_FUNCTIONS))])
-        table[_fast.API_FUNCTIONS.index(name)] = api.ffi.cast("void *", ffi.cast("void *", callback))
-        monkeypatch.setattr(api, "table", table)
+        callback = _in_table(monkeypatch, api, name, ffi, ffi.callback(ffi.typeof(real), failing))
         try:
             got = aclnn_py.cat(tensors, 1, backend="sim")
         except AclnnError as exc:

@@ -43,6 +43,15 @@ def _parts(rng, shapes, dtypes):
     return [(rng.standard_normal(s) * 100).astype(d) for s, d in zip(shapes, dtypes)]
 
 
+def _in_table(monkeypatch, api, name, ffi, callback):
+    """``callback`` (a callback of ``ffi``, returned: keep it alive) put in place of CANN's
+    function ``name`` in a copy of the helper's function table ``api.table``, for this test."""
+    table = api.ffi.new("void *[]", [api.table[i] for i in range(len(_fast.API_FUNCTIONS))])
+    table[_fast.API_FUNCTIONS.index(name)] = api.ffi.cast("void *", ffi.cast("void *", callback))
+    monkeypatch.setattr(api, "table", table)
+    return callback
+
+
 CASES = [
     # (shapes, dtypes, dim)
     ([(2, 3, 4), (2, 1, 4), (2, 5, 4)], [np.float32] * 3, 1),
@@ -149,10 +158,7 @@ def test_a_failing_cann_function_releases_everything(lib, monkeypatch, name):
                 return ffi.NULL if pointer else 207001
             return real(*args)
 
-        callback = ffi.callback(ffi.typeof(real), failing)
-        table = api.ffi.new("void *[]", [api.table[i] for i in range(len(_fast.API_FUNCTIONS))])
-        table[_fast.API_FUNCTIONS.index(name)] = api.ffi.cast("void *", ffi.cast("void *", callback))
-        monkeypatch.setattr(api, "table", table)
+        callback = _in_table(monkeypatch, api, name, ffi, ffi.callback(ffi.typeof(real), failing))
         try:
             got = aclnn_py.cat(parts, 1, backend="sim")
         except AclnnError as exc:
