@@ -132,17 +132,35 @@ def _functions(lib: Library) -> _Functions:
 #: unread is not something this binding can check).
 _SHAPE_ONLY_BACKENDS = frozenset({"sim"})
 _shape_only_by_api: dict[str, frozenset[str]] = {}
+#: The argument written in place whose every element the operator writes from its other
+#: arguments alone, never reading it (its registration's ``overwrites``: InplaceZero's
+#: ``selfRef``), by the operator's phase 1: an ndarray passed for it gets device memory and the
+#: copy back, never the copy to the device, on every backend (a copy of the caller's values the
+#: operator would only overwrite: a gradient of a few MiB crossing to the device for nothing at
+#: every ``zero_grad``). The device copy of a written ndarray is always C-contiguous (a view is
+#: written back element by element), so the operator writes all of it.
+_overwritten_by_api: dict[str, str] = {}
 
 
-def declare_shape_only(api: str, names: Sequence[str]) -> None:
-    """Record the ``shape_only`` arguments of the operator whose phase 1 is ``api`` (the
-    operator registry does, for each operator it registers)."""
-    _shape_only_by_api[api] = frozenset(names)
+def declare_unread(api: str, shape_only: Sequence[str], overwritten: str | None) -> None:
+    """Record the arguments whose data the operator whose phase 1 is ``api`` never reads: its
+    ``shape_only`` inputs and the argument it ``overwritten`` whole in place (or None); the
+    operator registry does, for each operator it registers."""
+    _shape_only_by_api[api] = frozenset(shape_only)
+    if overwritten is None:
+        _overwritten_by_api.pop(api, None)
+    else:
+        _overwritten_by_api[api] = overwritten
 
 
 def _shape_only(api: str) -> frozenset[str]:
     """The ``shape_only`` arguments of the registered operator whose phase 1 is ``api``."""
     return _shape_only_by_api.get(api, frozenset())
+
+
+def _overwritten(api: str) -> str | None:
+    """The argument the registered operator whose phase 1 is ``api`` overwrites whole, or None."""
+    return _overwritten_by_api.get(api)
 
 
 def _strided_bytes(value: np.ndarray) -> tuple[np.ndarray, int, int]:
@@ -440,6 +458,7 @@ class Call:
         self._fast_last: tuple[str, tuple[Any, Any, tuple[str | None, ...]], list[int], list[_Slot | FFI.CData]] | None = None
         # the arguments described without upload (``_SHAPE_ONLY_BACKENDS``)
         self._shape_only = _shape_only(api) if lib.backend in _SHAPE_ONLY_BACKENDS else frozenset()
+        self._overwritten = _overwritten(api)  # (an ndarray passed for it is not uploaded)
         #: The capture in progress on this thread's stream (``aclnn_py.capture``), or None.
         self._capture = lib.capture_state() if lib.capturing else None
         recording = _recording.__dict__.get("calls")
@@ -527,7 +546,10 @@ class Call:
             return self.ffi.NULL
         if isinstance(value, np.ndarray) and self._fast is not None:
             if value.flags.c_contiguous and value.ndim <= _fast.MAX_DIMS:
-                desc, nbytes = _contiguous_description(_fast.HOST_INOUT, value.shape, value.dtype)
+                # (overwritten whole: device memory and the copy back only, as an output's)
+                desc, nbytes = (_contiguous_description(_fast.HOST_OUT, value.shape, value.dtype)
+                                if name == self._overwritten else
+                                _contiguous_description(_fast.HOST_INOUT, value.shape, value.dtype))
                 pointer = self.ffi.from_buffer(value) if nbytes else self.ffi.NULL  # type: ignore[call-overload]
                 self._written.append((value, None, 0))
                 return self._record(desc, pointer, ("inplace", name, value))
@@ -571,8 +593,9 @@ class Call:
         * a device ``Tensor``: its own descriptor (``owned``) or a new one over its memory;
         * a ``DeviceView`` (a caller's device memory): a non-owning descriptor, the view kept
           alive until the stream is past the call;
-        * an ndarray: copied to the device (``upload``; shape only for a ``declare_shape_only``
-          parameter), its copy freed with the call.
+        * an ndarray: copied to the device (``upload``; shape only for a shape-only parameter,
+          device memory only for an overwritten one: ``declare_unread``), its copy freed with
+          the call.
 
         Device memory the call's work uses is ``uses``'d (a capture keeps it as long as its
         graph). ``owned``: the descriptor is the call's to release; else the caller hands it to
@@ -599,6 +622,11 @@ class Call:
             raise unnamed_dtype(self.api, name, array.dtype)
         if owned and not written and name in self._shape_only:
             return self.descriptor(array.shape, array.dtype, _contiguous(array.shape), 0, array.size, self.ffi.NULL)
+        if written and name == self._overwritten:  # (its values are never read: not uploaded)
+            ptr = self._malloc(array.nbytes) if array.size else self.ffi.NULL
+            self._written.append((array, ptr, array.nbytes))
+            return self.descriptor(array.shape, array.dtype, _contiguous(array.shape), 0, array.size, ptr,
+                                   owned=owned)
         host = array if not written or array.flags.c_contiguous else np.ascontiguousarray(array)
         ptr, strides, storage = self.upload(host)
         if written:

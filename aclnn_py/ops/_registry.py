@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from .._convert.executor import declare_shape_only
+from .._convert.executor import declare_unread
 from .._dtypes import aclDataType, bfloat16, to_numpy
 from ._cases import OpCall
 
@@ -93,7 +93,8 @@ class Operator:
     inplace: str | None = None                         # the C name of the argument it writes in place
     # ^ (selfRef; also its one output): the tools copy that argument before each call (``fresh``)
     overwrites: bool = False                           # it writes every element of that argument from the
-    # ^ other arguments alone, never reading its values (InplaceZero): a timed loop needs no ``restorer``
+    # ^ other arguments alone, never reading its values (InplaceZero): a timed loop needs no ``restorer``,
+    # ^ and an ndarray passed for it is not copied to the device, only back (every backend)
     seed: bool = False                                 # one of the five backward operators the project
     # ^ began with (the rest came for a CNN training step, issue #23): scripts/bench.py sums their cases apart
 
@@ -196,7 +197,7 @@ def register(operator: Operator) -> Operator:
     if any(op.name == operator.name or op.c_name == operator.c_name for op in _OPERATORS):
         raise ValueError(f"operator {operator.name} ({operator.c_name}) is registered twice")
     _OPERATORS.append(operator)
-    declare_shape_only(operator.api, operator.shape_only)
+    declare_unread(operator.api, operator.shape_only, operator.inplace if operator.overwrites else None)
     return operator
 
 
