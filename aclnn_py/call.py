@@ -280,6 +280,7 @@ def _plan_spec(lib: Library, sig: Signature, values: list[object]) -> _aclnn.Pla
     pointers: list[tuple[int, int | None]] = []
     results: list[tuple[int, int]] = []
     device = host_list = False
+    overwritten = _aclnn.overwritten_by(sig.api)
     for i, (p, v) in enumerate(zip(sig.params, values)):
         if p.kind == "tensor":
             if p.output:
@@ -296,7 +297,9 @@ def _plan_spec(lib: Library, sig: Signature, values: list[object]) -> _aclnn.Pla
             if (type(v) is not np.ndarray or not v.flags.c_contiguous or v.ndim > _fast.MAX_DIMS
                     or v.dtype not in _ACL_DTYPE or (p.output and not v.flags.writeable)):
                 return None
-            item, nbytes = _contiguous_description(_fast.HOST_INOUT if p.output else _fast.HOST_IN, v.shape, v.dtype)
+            # (an output the operator overwrites whole is not copied in: ``executor.declare_unread``)
+            kind = (_fast.HOST_OUT if p.name == overwritten else _fast.HOST_INOUT) if p.output else _fast.HOST_IN
+            item, nbytes = _contiguous_description(kind, v.shape, v.dtype)
             desc += item
             pointers.append(((entry.ARG_WRITTEN if p.output else entry.ARG), i) if nbytes else (entry.NULL, None))
         elif p.kind == "tensor_list" and not p.output and isinstance(v, (list, tuple)) and type(v) in (list, tuple) \
@@ -425,12 +428,14 @@ class Prepared:
         if entry is None or _fast.api_for(lib) is None or not self._downloads or len(values) > _fast.MAX_ARGS:
             return None
         slots = []
+        overwritten = _aclnn.overwritten_by(self.sig.api)  # (not copied in: ``executor.declare_unread``)
         for i, (p, v, slot) in enumerate(zip(self.sig.params, values, self._phase1)):
             if p.kind == "tensor_list" or (p.kind == "tensor" and v is not None and
                                            (type(v) is not np.ndarray or not v.flags.c_contiguous)):
                 return None
             if isinstance(slot, TensorSlot) and slot.layout is not None:
-                slots.append((i, slot, self._address(slot.ptr), slot.host_nbytes, slot.output, slot.value is not None))
+                slots.append((i, slot, self._address(slot.ptr), slot.host_nbytes, slot.output, slot.value is not None,
+                              not (slot.output and slot.name == overwritten)))
         functions = [self._kernel, self._executor, self._workspace] + [lib.fn(name) for name in (
             "aclrtSynchronizeEvent", "aclrtMemcpy", "aclrtRecordEvent", "aclrtSynchronizeStream")]
         if not all(isinstance(f, lib.ffi.CData) for f in functions):
@@ -523,6 +528,7 @@ class Prepared:
         sig = self.sig
         c, ffi = self._call, self._call.ffi
         memcpy = c.c.aclrtMemcpy
+        overwritten = _aclnn.overwritten_by(sig.api)
         stream = lib.stream()
         if self._queued:
             # The last run may still read the memory about to be refilled.
@@ -534,10 +540,11 @@ class Prepared:
                 if ptr != slot.ptr:
                     self._repoint(slot, ptr)
             elif slot.host_nbytes:
-                host = np.ascontiguousarray(value)
-                # (type: ignore: an ndarray is a buffer; NumPy's stubs declare __buffer__ for Python >= 3.12 only.)
-                lib.check(memcpy(slot.ptr, slot.host_nbytes, ffi.from_buffer(host), slot.host_nbytes,  # type: ignore[call-overload]
-                                      ACL_MEMCPY_HOST_TO_DEVICE), "aclrtMemcpy")
+                if not slot.output or slot.name != overwritten:  # (``executor.declare_unread``)
+                    host = np.ascontiguousarray(value)
+                    # (type: ignore: an ndarray is a buffer; NumPy's stubs declare __buffer__ for Python >= 3.12 only.)
+                    lib.check(memcpy(slot.ptr, slot.host_nbytes, ffi.from_buffer(host), slot.host_nbytes,  # type: ignore[call-overload]
+                                          ACL_MEMCPY_HOST_TO_DEVICE), "aclrtMemcpy")
                 if slot.output:
                     slot.value = value
         lib.check(self._kernel(self._workspace, self._size, self._executor, stream), sig.op)

@@ -158,7 +158,7 @@ def _shape_only(api: str) -> frozenset[str]:
     return _shape_only_by_api.get(api, frozenset())
 
 
-def _overwritten(api: str) -> str | None:
+def overwritten_by(api: str) -> str | None:
     """The argument the registered operator whose phase 1 is ``api`` overwrites whole, or None."""
     return _overwritten_by_api.get(api)
 
@@ -458,7 +458,7 @@ class Call:
         self._fast_last: tuple[str, tuple[Any, Any, tuple[str | None, ...]], list[int], list[_Slot | FFI.CData]] | None = None
         # the arguments described without upload (``_SHAPE_ONLY_BACKENDS``)
         self._shape_only = _shape_only(api) if lib.backend in _SHAPE_ONLY_BACKENDS else frozenset()
-        self._overwritten = _overwritten(api)  # (an ndarray passed for it is not uploaded)
+        self._overwritten = overwritten_by(api)  # (an ndarray passed for it is not uploaded)
         #: The capture in progress on this thread's stream (``aclnn_py.capture``), or None.
         self._capture = lib.capture_state() if lib.capturing else None
         recording = _recording.__dict__.get("calls")
@@ -623,12 +623,11 @@ class Call:
         if owned and not written and name in self._shape_only:
             return self.descriptor(array.shape, array.dtype, _contiguous(array.shape), 0, array.size, self.ffi.NULL)
         if written and name == self._overwritten:  # (its values are never read: not uploaded)
-            ptr = self._malloc(array.nbytes) if array.size else self.ffi.NULL
-            self._written.append((array, ptr, array.nbytes))
-            return self.descriptor(array.shape, array.dtype, _contiguous(array.shape), 0, array.size, ptr,
-                                   owned=owned)
-        host = array if not written or array.flags.c_contiguous else np.ascontiguousarray(array)
-        ptr, strides, storage = self.upload(host)
+            host = array if array.flags.c_contiguous else np.empty(array.shape, array.dtype)
+            ptr, strides, storage = self.upload(host, copy=False)
+        else:
+            host = array if not written or array.flags.c_contiguous else np.ascontiguousarray(array)
+            ptr, strides, storage = self.upload(host)
         if written:
             self._written.append((array, ptr, host.nbytes))
         return self.descriptor(host.shape, host.dtype, strides, 0, storage, ptr, owned=owned)
@@ -651,9 +650,11 @@ class Call:
                 value[...] = host
         return [value for value, _, _ in self._written]
 
-    def upload(self, value: np.ndarray) -> tuple[FFI.CData, Sequence[int], int]:
+    def upload(self, value: np.ndarray, *, copy: bool = True) -> tuple[FFI.CData, Sequence[int], int]:
         """A device copy of the ndarray ``value`` (an aclDataType's dtype), freed with the call:
-        ``(address, strides in elements, storage elements)`` of the view it holds."""
+        ``(address, strides in elements, storage elements)`` of the view it holds; without
+        ``copy``, device memory for a C-contiguous ``value`` the operator overwrites whole
+        (``declare_unread``), its bytes not copied."""
         item = value.itemsize
         if value.size == 0:
             return self.ffi.NULL, _contiguous(value.shape), 0
@@ -667,9 +668,10 @@ class Call:
             source = self.ffi.cast("void *", low)
             strides = [s // item for s in value.strides]
         ptr = self._malloc(nbytes)
-        status = self.c.aclrtMemcpy(ptr, nbytes, source, nbytes, ACL_MEMCPY_HOST_TO_DEVICE)
-        if status:
-            self.lib.check(status, "aclrtMemcpy")
+        if copy:
+            status = self.c.aclrtMemcpy(ptr, nbytes, source, nbytes, ACL_MEMCPY_HOST_TO_DEVICE)
+            if status:
+                self.lib.check(status, "aclrtMemcpy")
         return ptr, strides, nbytes // item
 
     def descriptor(self, shape: Sequence[int], dtype: np.dtype, strides: Sequence[int], offset: int, storage: int,

@@ -13,7 +13,7 @@ import numpy as np
 from .._constants import ACL_MEMCPY_DEVICE_TO_HOST
 from .._runtime.tensor import Tensor
 from .arrays import BoolArray, FloatArray, IntArray, Scalar
-from .executor import Call
+from .executor import Call, overwritten_by
 from .params import Param, Signature
 from .values import (bool_array_arg, call_tensor, float_array_arg, int_array_arg, output_tensor, plain_value,
                      python_scalar, sequence_arg)
@@ -100,9 +100,12 @@ class Marshal:
             else:
                 handle = value.handle
             return TensorSlot(p.name, output, index, layout_of(value), handle, buffer.ptr)
-        # (ascontiguousarray only when not contiguous: it makes a 0-d array 1-d)
-        host = value if value.flags.c_contiguous else np.ascontiguousarray(value)
-        ptr, strides, storage = call.upload(host)
+        # (ascontiguousarray only when not contiguous: it makes a 0-d array 1-d; an argument the
+        # operator overwrites whole is not copied in: ``executor.declare_unread``)
+        overwritten = output and not in_list and p.name == overwritten_by(api)
+        host = value if value.flags.c_contiguous else \
+            np.empty(value.shape, value.dtype) if overwritten else np.ascontiguousarray(value)
+        ptr, strides, storage = call.upload(host, copy=not overwritten)
         handle = call.descriptor(host.shape, host.dtype, strides, 0, storage, ptr, owned=not in_list)
         return TensorSlot(p.name, output, index, layout_of(host), handle, ptr, host_nbytes=host.nbytes,
                            value=value if output else None)

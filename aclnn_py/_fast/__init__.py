@@ -52,7 +52,7 @@ STAGE_API = {1: "aclrtMalloc", 2: "aclrtMemcpy", 3: "aclCreateTensor", 4: "aclCr
              11: "aclrtMemcpy", 13: "aclCreateScalar", 14: "aclCreateTensorList"}
 AT_CREATE_TENSOR, AT_PHASE1, AT_PHASE2, AT_DESCRIPTION = 3, 7, 9, 12
 
-ENTRY_VERSION = 11  # entry.c's: an entry built from other sources is not used
+ENTRY_VERSION = 12  # entry.c's: an entry built from other sources is not used
 ABI_VERSION = 7  # fastcall.c's: a helper built from other sources is not used
 
 _CDEF = """

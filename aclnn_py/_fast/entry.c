@@ -37,7 +37,7 @@
 /* The layout of a plan's description (plan_from_spec) and of the Planner's methods:
  * aclnn_py/_fast/__init__.py's ENTRY_VERSION must equal it, or the binding does not use an
  * entry built from other sources. The kinds below are read from this module by the binding. */
-#define ENTRY_VERSION 11
+#define ENTRY_VERSION 12
 
 #define MAX_KEY 640          /* int64 words of one key */
 #define MAX_KEY_LIST 64      /* elements of a list argument */
@@ -1560,6 +1560,7 @@ typedef struct {
     void *ptr;          /* its device memory */
     uint64_t nbytes;
     int output, download;
+    int upload;         /* copied in each run (not an output the operator overwrites whole) */
 } run_slot_t;
 
 typedef struct {
@@ -1623,10 +1624,11 @@ static int runner_init(PyObject *op, PyObject *args, PyObject *kwargs) {
     self->nargs = nargs;
     for (Py_ssize_t i = 0; i < nslots; ++i) {
         PyObject *s = PyTuple_GetItem(slots, i);
-        int arg, output, download;
+        int arg, output, download, upload;
         unsigned long long ptr, nbytes;
         PyObject *slot;
-        if (!PyTuple_Check(s) || !PyArg_ParseTuple(s, "iOKKpp", &arg, &slot, &ptr, &nbytes, &output, &download))
+        if (!PyTuple_Check(s) ||
+            !PyArg_ParseTuple(s, "iOKKppp", &arg, &slot, &ptr, &nbytes, &output, &download, &upload))
             return -1;
         if (arg < 0 || arg >= nargs) { PyErr_SetString(PyExc_ValueError, "Runner: slot out of bounds"); return -1; }
         run_slot_t *r = &self->slots[self->nslots++];
@@ -1637,6 +1639,7 @@ static int runner_init(PyObject *op, PyObject *args, PyObject *kwargs) {
         r->nbytes = nbytes;
         r->output = output;
         r->download = download;
+        r->upload = upload;
     }
     for (Py_ssize_t i = 0; i < nresults; ++i) {
         long index = PyLong_AsLong(PyTuple_GetItem(results, i));
@@ -1725,7 +1728,8 @@ static PyObject *runner_locked(runner_t *self, PyObject *prepared, PyObject *con
     if (queued && (s = self->sync_event(event))) stage = 1;
     for (int i = 0; !stage && i < self->nslots; ++i) {
         run_slot_t *r = &self->slots[i];
-        if (r->nbytes && (s = self->memcpy_(r->ptr, r->nbytes, k.views[r->arg].buf, r->nbytes, ACL_MEMCPY_HOST_TO_DEVICE))) {
+        if (r->upload && r->nbytes &&
+            (s = self->memcpy_(r->ptr, r->nbytes, k.views[r->arg].buf, r->nbytes, ACL_MEMCPY_HOST_TO_DEVICE))) {
             stage = 2;
             copied = i;
         }

@@ -27,14 +27,39 @@ torch = pytest.importorskip("torch")
 
 SRC = np.arange(4, dtype=np.float16).reshape(4, 1) / 8  # (InplaceCopy: broadcast and cast)
 
-# name -> (call on selfRef, PyTorch's selfRef afterwards, bytes copied to the device besides selfRef)
+# name -> (the op function on selfRef, the C name and phase 1's other arguments, PyTorch's selfRef
+# afterwards, bytes copied to the device besides selfRef)
 CASES = {
-    "inplace_zero": (lambda s: aclnn_py.inplace_zero(s, backend="sim"), lambda t: t.zero_(), 0),
+    "inplace_zero": (lambda s: aclnn_py.inplace_zero(s, backend="sim"), ("aclnnInplaceZero",),
+                     lambda t: t.zero_(), 0),
     "inplace_fill_scalar": (lambda s: aclnn_py.inplace_fill_scalar(s, 2.5, backend="sim"),
-                            lambda t: t.fill_(2.5), 0),
-    "inplace_copy": (lambda s: aclnn_py.inplace_copy(s, SRC, backend="sim"),
+                            ("aclnnInplaceFillScalar", 2.5), lambda t: t.fill_(2.5), 0),
+    "inplace_copy": (lambda s: aclnn_py.inplace_copy(s, SRC, backend="sim"), ("aclnnInplaceCopy", SRC),
                      lambda t: t.copy_(torch.from_numpy(SRC)), SRC.nbytes),
 }
+
+
+def _runner(name: str, entry: str, prepared: list, uploaded: list):
+    """selfRef -> the call of operator ``name`` through ``entry``: its op function, ``call``, or
+    a ``prepare``d executor made at the first call of each geometry and run from then on
+    (``prepare`` copies as much to the device as a run: checked, then left out of
+    ``uploaded``)."""
+    function, (c_name, *others), _, nbytes = CASES[name]
+    if entry == "function":
+        return function
+    if entry == "call":
+        return lambda s: aclnn_py.call(c_name, s, *others, backend="sim")
+
+    def run(s):
+        if not prepared or prepared[-1][0] != s.shape:
+            prepared.append((s.shape, aclnn_py.prepare(c_name, s, *others, backend="sim")))
+            assert sum(uploaded) == nbytes
+            # (a contiguous one is run by the entry in one crossing, where the entry is on)
+            entry_on = _fast.entry() is not None and _fast.api_for(prepared[-1][1].lib) is not None
+            assert (prepared[-1][1]._runner is not None) == (entry_on and s.flags.c_contiguous)
+            del uploaded[:]
+        prepared[-1][1](s, *others)
+    return run
 
 
 @pytest.fixture(params=["default", "abi"])
@@ -51,7 +76,8 @@ def path(request, sim_lib, monkeypatch):
 @pytest.fixture
 def uploaded(sim_lib, monkeypatch):
     """The byte counts of the calls' copies to the device, made through the fast helper's
-    function table or the ABI-mode path's aclrtMemcpy (whichever the call takes)."""
+    function table, a prepared run's entry or the ABI-mode path's aclrtMemcpy (whichever the
+    call takes)."""
     counts: list[int] = []
     ffi = sim_lib.ffi
     real = sim_lib.fn("aclrtMemcpy")
@@ -61,40 +87,53 @@ def uploaded(sim_lib, monkeypatch):
             counts.append(int(count))
         return real(dst, dest_max, src, count, kind)
 
+    callback = ffi.callback(ffi.typeof(real), memcpy)  # (a C function: a prepared run's entry takes it)
     api = _fast.api_for(sim_lib)
-    callback = None if api is None else _in_table(monkeypatch, api, "aclrtMemcpy", ffi,
-                                                  ffi.callback(ffi.typeof(real), memcpy))
-    monkeypatch.setattr(executor._functions(sim_lib), "aclrtMemcpy", memcpy)
+    if api is not None:
+        _in_table(monkeypatch, api, "aclrtMemcpy", ffi, callback)
+    monkeypatch.setattr(executor._functions(sim_lib), "aclrtMemcpy", callback)
+    fn = sim_lib.fn
+    monkeypatch.setattr(sim_lib, "fn", lambda name: callback if name == "aclrtMemcpy" else fn(name))
     yield counts
     monkeypatch.undo()  # (the table back before the callback it points at goes)
     del callback
 
 
+@pytest.mark.parametrize("entry", ["function", "call", "prepare"])
 @pytest.mark.parametrize("name", CASES)
-def test_an_overwritten_argument_is_not_copied_to_the_device(sim_lib, path, uploaded, name):
-    run, want, others = CASES[name]
+def test_an_overwritten_argument_is_not_copied_to_the_device(sim_lib, path, uploaded, name, entry):
+    _, _, want, others = CASES[name]
     gc.collect()
     sim_lib.synchronize()
     before = counters(sim_lib)
+    prepared: list = []
+    run = _runner(name, entry, prepared, uploaded)
     for shape in [(4, 6), (4, 6), (4, 6), (2, 4, 6)]:  # (recorded, replayed twice, a new geometry)
         got = np.full(shape, np.nan, np.float32)
         del uploaded[:]
         run(got)
         assert sum(uploaded) == others
         np.testing.assert_array_equal(got, want(torch.full(shape, np.nan)).numpy())
+    for _, executor_ in prepared:
+        executor_.close()
+    del prepared[:], run
     gc.collect()
     sim_lib.synchronize()
     assert counters(sim_lib) == before
 
 
+@pytest.mark.parametrize("entry", ["function", "call", "prepare"])
 @pytest.mark.parametrize("name", CASES)
-def test_a_view_is_written_element_by_element(sim_lib, path, uploaded, name):
+def test_a_view_is_written_element_by_element(sim_lib, path, uploaded, name, entry):
     """A non-contiguous view (the ABI-mode path on every path) gets its elements written and
     none around them, still with nothing of it copied to the device."""
-    run, want, others = CASES[name]
+    _, _, want, others = CASES[name]
+    prepared: list = []
     base = np.full((4, 12), np.nan, np.float32)
     del uploaded[:]
-    run(base[:, ::2])
+    _runner(name, entry, prepared, uploaded)(base[:, ::2])
+    for _, executor_ in prepared:
+        executor_.close()
     assert sum(uploaded) == others
     expected = torch.full((4, 12), np.nan)
     want(expected[:, ::2])
@@ -115,5 +154,5 @@ def test_the_overwritten_arguments_are_the_registered_ones():
     registered = {op.api: op.inplace for op in aclnn_py.ops.OPERATORS if op.overwrites}
     assert registered == {f"aclnn{c}GetWorkspaceSize": "selfRef" for c in ("InplaceZero", "InplaceFillScalar",
                                                                               "InplaceCopy")}
-    assert {api: executor._overwritten(api) for api in registered} == registered
-    assert executor._overwritten("aclnnInplaceAddGetWorkspaceSize") is None
+    assert {api: executor.overwritten_by(api) for api in registered} == registered
+    assert executor.overwritten_by("aclnnInplaceAddGetWorkspaceSize") is None
