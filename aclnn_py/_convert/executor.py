@@ -144,8 +144,8 @@ _overwritten_by_api: dict[str, str] = {}
 
 def declare_unread(api: str, shape_only: Sequence[str], overwritten: str | None) -> None:
     """Record the arguments whose data the operator whose phase 1 is ``api`` never reads: its
-    ``shape_only`` inputs and the argument it ``overwritten`` whole in place (or None); the
-    operator registry does, for each operator it registers."""
+    ``shape_only`` inputs, and the argument it writes whole in place (``overwritten``, or
+    None); the operator registry does, for each operator it registers."""
     _shape_only_by_api[api] = frozenset(shape_only)
     if overwritten is None:
         _overwritten_by_api.pop(api, None)

@@ -167,11 +167,12 @@ class DeviceBuffer:
             self.lib.call("aclrtMemcpy", self.ptr, self.nbytes, self.lib.ffi.cast("void *", address),
                           nbytes, ACL_MEMCPY_HOST_TO_DEVICE)
 
-    def download(self, out: np.ndarray) -> None:
-        """Synchronous device -> host copy into the C-contiguous ``out``."""
+    def download(self, out: np.ndarray, offset: int = 0) -> None:
+        """Synchronous device -> host copy into the C-contiguous ``out`` of its bytes from byte
+        ``offset`` of the buffer on."""
         if out.nbytes:
             self.lib.call("aclrtMemcpy", self.lib.ffi.cast("void *", out.ctypes.data), out.nbytes,
-                          self.ptr, out.nbytes, ACL_MEMCPY_DEVICE_TO_HOST)
+                          self.lib.ffi.cast("char *", self.ptr) + offset, out.nbytes, ACL_MEMCPY_DEVICE_TO_HOST)
 
 
 def _pointer_on_first_use(obj: Any, name: str, pointer: str, key: str, ctype: str) -> CData:
@@ -400,15 +401,22 @@ class Tensor(_Shaped):
         buffer = self._live_buffer("numpy")
         self.lib.synchronize()
         try:
-            host = np.empty(buffer.nbytes // self.dtype.itemsize, dtype=self.dtype)
-            buffer.download(host)
             if 0 in self.shape:
                 return np.empty(self.shape, self.dtype)
+            if all(s == c for s, c, d in zip(self.strides, _contiguous(self.shape), self.shape) if d > 1):
+                # A contiguous view (a whole Tensor, a run of rows): its bytes straight into the
+                # result, one copy (a device copy of a few MiB into a new array and then a copy
+                # of that took 2-5x as long: each into fresh pages)
+                out = np.empty(self.shape, self.dtype)
+                buffer.download(out, self.offset * self.dtype.itemsize)
+                return out
+            host = np.empty(buffer.nbytes // self.dtype.itemsize, dtype=self.dtype)
+            buffer.download(host)
             # (A dimension of 1 never steps: its stride, however large, does not matter.)
             view = np.lib.stride_tricks.as_strided(
                 host[self.offset:], self.shape,
                 [s * self.dtype.itemsize if d > 1 else 0 for d, s in zip(self.shape, self.strides)])
-            return np.array(view, copy=True)
+            return np.array(view, order="C", copy=True)  # (order "K" would keep a transposed view's)
         except MemoryError as exc:
             raise ValueError(f"aclnn_py.Tensor.numpy: a host copy of shape {list(self.shape)} ({self.size} "
                              f"elements of {self.dtype}) cannot be allocated: {exc}") from None

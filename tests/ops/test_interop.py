@@ -142,6 +142,38 @@ def test_asarray_downloads_a_tensor(sim_lib):
             np.asarray(t, copy=False)
 
 
+@pytest.mark.parametrize("shape, strides, offset, copied", [
+    ((2, 3, 6, 6), (108, 36, 6, 1), 0, 216),    # the whole Tensor
+    ((1, 3, 6, 6), (108, 36, 6, 1), 108, 108),  # the second image: its bytes alone
+    ((3, 1, 6), (6, 999, 1), 42, 18),          # a run of rows, a dimension of 1 with any stride
+    ((), (), 7, 1),                             # one element
+    ((2, 0, 6), (108, 6, 1), 0, 0),             # empty: nothing copied
+    ((6, 6), (1, 6), 36, 216),                  # a transposed plane: the buffer, then the view
+])
+def test_numpy_copies_a_contiguous_view_once(sim_lib, monkeypatch, shape, strides, offset, copied):
+    """``Tensor.numpy`` of a view: the values NumPy's own view of the same bytes has; a view
+    that is contiguous (dimensions of 1 aside) is copied from the device once, its own bytes
+    straight into the result; any other view by way of the whole buffer."""
+    flat = SELF.reshape(-1)
+    with Tensor.from_numpy(flat, backend="sim") as t:
+        view = t.view(shape, strides, offset)
+        want = np.lib.stride_tricks.as_strided(flat[offset:], shape, [s * 4 for s in strides]) if shape else flat[offset]
+        sizes: list[int] = []
+        call = sim_lib.call
+
+        def counting(name, *args):
+            if name == "aclrtMemcpy":
+                sizes.append(int(args[3]))
+            return call(name, *args)
+
+        monkeypatch.setattr(sim_lib, "call", counting)
+        got = view.numpy()
+        monkeypatch.undo()
+        assert got.shape == shape and got.flags.c_contiguous
+        np.testing.assert_array_equal(got, want)
+        assert sum(sizes) == copied * 4 and len(sizes) == (1 if copied else 0)
+
+
 def test_tensor_results_for_tensor_inputs(sim_lib):
     with Tensor.from_numpy(GRAD, backend="sim") as g:
         out = pool(g, SELF, "sim")
