@@ -41,7 +41,7 @@ from numpy.typing import ArrayLike
 
 from .._runtime.memory import check_allocation
 from .._runtime.tensor import Tensor
-from .._convert.executor import dtype_of, planned, shape_of
+from .._convert.executor import dtype_of, planned, safe_shape, shape_of
 from .._convert.typed import Output, TypedCall
 from .._convert.values import host_array, int_array_arg, tensor_arg
 from .._numpy.plans import NumpyOp, Prepared, plan
@@ -98,6 +98,12 @@ def _prepare(self: object, indices: object, output_size: object) -> Prepared:
     check_not_null(API, self=self, indices=indices, outputSize=output_size)
     assert self is not None and indices is not None and output_size is not None  # (just checked)
     out_shape = _check(self, indices, output_size)
+    # An out of more elements than int64 counts, which the binding cannot make on npu and sim:
+    # it passes a stand-in of ones there (``executor.safe_shape``), which the library's check
+    # of out refuses; the same error here.
+    made = safe_shape(out_shape)
+    check(API, made == out_shape, lambda: f"out shape must be {shape_str(out_shape)} (self's with outputSize "
+                                          f"as its last two dims), got {shape_str(made)}")
     dtype, plane = self.dtype, self.shape[-2] * self.shape[-1]
     planes, out_plane = self.size // plane if plane else 0, output_size[0] * output_size[1]
     nbytes = planes * out_plane * dtype.itemsize
