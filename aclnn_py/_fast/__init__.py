@@ -95,9 +95,9 @@ def helper() -> tuple[Any, Any] | None:
         if not _state:
             loaded = None
             if enabled() and (sys.platform, platform.machine()) in ABIS and LIBRARY.is_file():
-                import cffi
+                from .._ffi import new_ffi
 
-                ffi = cffi.FFI()
+                ffi = new_ffi()
                 ffi.cdef(_CDEF)
                 try:
                     library = ffi.dlopen(str(LIBRARY))
@@ -187,17 +187,17 @@ def entry() -> Any:
 
 def address(cdata: Any) -> int:
     """The address a cffi pointer or array holds (the entry caches it per object)."""
-    import cffi
-
-    return int(_address_ffi(cffi).cast("uintptr_t", cdata))
+    return int(_address_ffi().cast("uintptr_t", cdata))
 
 
 _ffi_for_addresses: list[Any] = []
 
 
-def _address_ffi(cffi: Any) -> Any:
+def _address_ffi() -> Any:
     if not _ffi_for_addresses:
-        _ffi_for_addresses.append(cffi.FFI())
+        from .._ffi import new_ffi
+
+        _ffi_for_addresses.append(new_ffi())
     return _ffi_for_addresses[0]
 
 

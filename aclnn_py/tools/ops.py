@@ -42,11 +42,10 @@ class OperatorEntry:
 
 
 def _declarer() -> OperatorDeclarer:
-    import cffi
-
+    from .._ffi import new_ffi
     from .._ffi.declarations import include_dir, read_cdef
 
-    ffi = cffi.FFI()
+    ffi = new_ffi()
     ffi.cdef(read_cdef(include_dir()))
     return OperatorDeclarer(ffi)
 

@@ -65,6 +65,10 @@ def locks():
         "_workers._pool_lock": _workers._pool_lock, "_blas._lock": _blas._lock,
         "_placement._lock": _placement._lock, "Library._lock": lib._lock,
     }
+    import cffi.cparser
+    found["cffi.cparser.lock"] = cffi.cparser.lock  # (pycparser's, shared by every FFI)
+    for i, made in enumerate(f for f in list(_ffi._made) if f is not _ffi.ffi()):
+        found[f"FFI {i}"] = made._lock  # (the helper's, the address cast's, the constants')
     guard = getattr(prepared, "_guard", None)  # (a prepared executor's lock)
     if guard is not None:
         found["Prepared guard"] = guard.lock
@@ -108,6 +112,38 @@ print("child", os.waitstatus_to_exitcode(status))
 """
 
 
+# The first use of a C type string (``ffi.new("float *")`` in a call with a FLOAT parameter) is
+# parsed by pycparser under cffi's locks: another thread parsing one at the fork left the child
+# waiting for ever in its own first such call (scripts/fuzz.py --seed 2911, BatchNormBackward).
+PARSING = r"""
+import os, threading
+import cffi.cparser
+import numpy as np
+import aclnn_py
+from aclnn_py import _ffi
+
+_ffi.ffi()
+held, release = threading.Event(), threading.Event()
+def parse_slowly():
+    with cffi.cparser.lock, _ffi.ffi()._lock:   # (where a parse of a new type string is)
+        held.set()
+        release.wait()
+parser = threading.Thread(target=parse_slowly)
+parser.start()
+held.wait()
+pid = os.fork()
+if pid == 0:
+    _ffi.ffi().new("unsigned short[3][5]")   # a type string nothing has parsed yet
+    g = np.ones((1, 1, 6, 6), np.float32); x = np.zeros((1, 1, 4, 4), np.float32)
+    r = aclnn_py.reflection_pad2d_backward(g, x, [1, 1, 1, 1], backend="sim")
+    os._exit(0 if r.shape == x.shape else 3)
+release.set()
+parser.join()
+_, status = os.waitpid(pid, 0)
+print("child", os.waitstatus_to_exitcode(status))
+"""
+
+
 def _run(script: str) -> subprocess.CompletedProcess[str]:
     try:
         return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=30)
@@ -117,6 +153,11 @@ def _run(script: str) -> subprocess.CompletedProcess[str]:
 
 def test_fork_during_the_first_backend_load(sim_lib):
     done = _run(FIRST_LOAD)
+    assert done.returncode == 0 and done.stdout.strip() == "child 0", done.stdout + done.stderr
+
+
+def test_a_type_parsed_in_a_forked_child_while_the_parent_parsed_one(sim_lib):
+    done = _run(PARSING)
     assert done.returncode == 0 and done.stdout.strip() == "child 0", done.stdout + done.stderr
 
 
@@ -136,9 +177,12 @@ def test_the_fork_handlers_replace_every_held_lock(monkeypatch):
     from aclnn_py._numpy import blas as _blas, placement as _placement, plans as _plans, workers as _workers
     from aclnn_py._runtime import loader
 
+    import cffi.cparser
+
     call_module = sys.modules["aclnn_py.call"]
     _ffi.ffi()
-    owners = [(loader, "_lock"), (_ffi.ffi(), "_lock"), (_fast, "_lock"), (call_module, "_signatures_lock"),
+    owners = [(loader, "_lock"), *((f, "_lock") for f in list(_ffi._made)), (cffi.cparser, "lock"),
+              (_fast, "_lock"), (call_module, "_signatures_lock"),
               (operator_headers, "_declarers_lock"), (_workers, "_pool_lock"), (_blas, "_lock"),
               (_placement, "_lock"), *((op, "_lock") for op in _plans._NUMPY_OPS),
               *((d, "_lock") for d in operator_headers._declarers.values()),
