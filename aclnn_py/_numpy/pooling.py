@@ -408,7 +408,10 @@ def nearest_grad(grad: np.ndarray, height: int, width: int, scales: tuple[float,
     kh, kw = repeat_factor(oh, height, scales[0]), repeat_factor(ow, width, scales[1])
     if kh and kw and planes and grad.size >= REPEATED_GRAD_ELEMENTS:
         return _repeated_grad(grad, kh, kw)
-    for axis, size, o, scale in ((2, width, ow, scales[1]), (1, height, oh, scales[0])):
+    axes = [(2, width, ow, scales[1]), (1, height, oh, scales[0])]
+    if height * ow < oh * width:  # (the smaller intermediate first: (planes, H, ow), not (planes, oh, W))
+        axes.reverse()
+    for axis, size, o, scale in axes:
         k = repeat_factor(o, size, scale)
         if k:  # k outputs per cell: k strided adds
             at: list[slice] = [slice(None)] * 3
@@ -419,15 +422,17 @@ def nearest_grad(grad: np.ndarray, height: int, width: int, scales: tuple[float,
                 summed += grad[tuple(at)]
             grad = summed
             continue
+        # Each run of equal sources (non-decreasing) is one read cell: index arrays of the
+        # gradient's length, never of the input's (an inputSize of 2^31 with a small gradient
+        # had made ~40 GB of them)
         source = nearest_source(o, size, scale)
-        starts = np.searchsorted(source, np.arange(size), side="left")
-        used = starts < np.searchsorted(source, np.arange(size), side="right")
+        starts = np.flatnonzero(np.concatenate(([True], source[1:] != source[:-1]))) if o else source[:0]
         shape = list(grad.shape)
         shape[axis] = size
         summed = np.zeros(shape, np.float32)
         index: list[slice | np.ndarray] = [slice(None)] * 3
-        index[axis] = used
-        summed[tuple(index)] = np.add.reduceat(grad, starts[used], axis=axis)
+        index[axis] = source[starts]
+        summed[tuple(index)] = np.add.reduceat(grad, starts, axis=axis)
         grad = summed
     return grad
 

@@ -140,9 +140,11 @@ def _unfold(x: np.ndarray, kernel: tuple[int, ...], dilation: tuple[int, ...], p
     else:
         padded = x
     *lead, sh, sw = padded.strides
-    view = np.lib.stride_tricks.as_strided(
-        padded, padded.shape[:-2] + (kernel[0], kernel[1], lh, lw),
-        (*lead, dilation[0] * sh, dilation[1] * sw, stride[0] * sh, stride[1] * sw), writeable=False)
+    sizes = (kernel[0], kernel[1], lh, lw)
+    steps = (dilation[0] * sh, dilation[1] * sw, stride[0] * sh, stride[1] * sw)
+    # (a dim of one never steps: its step, which may not fit in a C long, is 0 then)
+    view = np.lib.stride_tricks.as_strided(padded, padded.shape[:-2] + sizes,
+                                           (*lead, *(t if n > 1 else 0 for n, t in zip(sizes, steps))), writeable=False)
     return np.ascontiguousarray(view)
 
 

@@ -83,3 +83,14 @@ def test_call_casts_into_an_out_of_another_dtype_on_sim(sim_lib, torch):
     out = np.zeros(expected.shape, bfloat16)
     aclnn_py.call("aclnnIm2col", x, *arrays, out, backend="sim")
     np.testing.assert_array_equal(out, expected.astype(bfloat16))
+
+
+@pytest.mark.parametrize("dilation, stride, same_as", [([1, 2**62], [2, 2], ([1, 1], [2, 2])),
+                                                       ([1, 1], [2**62, 2], ([1, 1], [8, 2]))])
+def test_a_dim_of_one_takes_any_step(backend, torch, dilation, stride, same_as):
+    """A 1-wide kernel dim is never dilated and a grid dim of one block never strides: a step of
+    2^62 there gives what a small one gives (the numpy backend had multiplied it into a stride
+    beyond a C long: OverflowError, found by scripts/fuzz.py --seed 2912)."""
+    x = random_array(np.random.default_rng(2), (1, 2, 3, 4), np.float32)
+    result = aclnn_py.im2col(x, [1, 1], dilation, [1, 1], stride, backend=backend)
+    np.testing.assert_array_equal(result, _torch_unfold(torch, x, [1, 1], same_as[0], [1, 1], same_as[1]))

@@ -90,3 +90,14 @@ def test_numpy_plan_is_kept_across_calls_with_float_scales(monkeypatch):
     aclnn_py.upsample_nearest2d_backward(grad, [4, 4], [1, 1, 2, 2], 2.0, 2.0, backend="numpy")
     assert len(prepared) == 2
     plans.forget_plans()
+
+
+@pytest.mark.parametrize("input_size, output_size", [((1, 2, 3, 1 << 20), (5, 2)), ((2, 1, 1 << 19, 2), (3, 7))])
+def test_a_small_gradient_of_a_large_input(backend, torch, input_size, output_size):
+    """A few gradient cells spread over a wide input: the numpy backend's index arrays have the
+    gradient's length (they had the input's: an inputSize of 2^31 made ~40 GB of them, the
+    process killed by the kernel, found by scripts/fuzz.py --seed 2912)."""
+    grad = random_array(np.random.default_rng(1), input_size[:2] + output_size, np.dtype(np.float32))
+    result = aclnn_py.upsample_nearest2d_backward(grad, list(output_size), list(input_size), backend=backend)
+    assert result.shape == input_size
+    assert_close(result, _torch(torch, grad, output_size, input_size, (0.0, 0.0)), np.dtype(np.float32))
