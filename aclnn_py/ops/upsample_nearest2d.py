@@ -82,7 +82,11 @@ def _prepare(self: object, output_size: object) -> Prepared:
     dtype = self.dtype
     nbytes = math.prod(map(int, out_shape)) * dtype.itemsize
     H, W = self.shape[-2:]
-    rows, cols = nearest_source(size[0], H), nearest_source(size[1], W)
+    # The index maps are made at the first run, after the allocation check that counts them
+    # beside the result (an outputSize of 2^31 rows makes 16 GB of them: made in prepare, before
+    # any check, they had got the process killed; scripts/fuzz.py --seed 2914).
+    index_bytes = 8 * (size[0] + size[1])
+    sources: list[tuple[np.ndarray, np.ndarray]] = []
     if self.size and _gather.use_gather(math.prod(out_shape)):
         taken = _gather.gather(_upsampled, (tuple(size),), (H, W), out_shape, self.size // (H * W))
 
@@ -93,10 +97,13 @@ def _prepare(self: object, output_size: object) -> Prepared:
         return plan(run_small, nbytes + self.nbytes), (self,)
 
     def run(self: object, *_: object) -> np.ndarray:
-        check_allocation(nbytes)
+        check_allocation(nbytes + index_bytes)
         x = host_array(API, "self", self)
         if x.size == 0:
             return np.empty(out_shape, dtype)
+        if not sources:
+            sources.append((nearest_source(size[0], H), nearest_source(size[1], W)))
+        rows, cols = sources[0]
         out = np.empty(out_shape, dtype)
         # (mode clip: the indices are in range, and take's out= is buffered in its default mode)
         over_parts(lambda o, planes: np.take(planes.take(rows, axis=-2), cols, axis=-1, out=o, mode="clip"), out, x,
