@@ -27,8 +27,9 @@ ALLOWED = {
     ("_ffi/operator_headers.py", "parser._declarations"),
     ("_ffi/operator_headers.py", "parser._int_constants"),
     # cffi's FFI parses under a lock it keeps private: a forked child replaces the one another
-    # thread of the parent may have held (it has no public way to)
-    ("_ffi/__init__.py", "made()._lock"),
+    # thread of the parent may have held (it has no public way to); its parser module's shared
+    # lock (cffi.cparser.lock) is a public name
+    ("_ffi/__init__.py", "made._lock"),
     # os.environ's own table: the one cheap exact test of "has this variable changed" for the
     # per-call settings (_environ.Setting falls back to os.environ.get where it is missing)
     ("_environ.py", "os.environ._data"),
