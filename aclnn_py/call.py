@@ -428,14 +428,13 @@ class Prepared:
         if entry is None or _fast.api_for(lib) is None or not self._downloads or len(values) > _fast.MAX_ARGS:
             return None
         slots = []
-        overwritten = _aclnn.overwritten_by(self.sig.api)  # (not copied in: ``executor.declare_unread``)
         for i, (p, v, slot) in enumerate(zip(self.sig.params, values, self._phase1)):
             if p.kind == "tensor_list" or (p.kind == "tensor" and v is not None and
                                            (type(v) is not np.ndarray or not v.flags.c_contiguous)):
                 return None
             if isinstance(slot, TensorSlot) and slot.layout is not None:
                 slots.append((i, slot, self._address(slot.ptr), slot.host_nbytes, slot.output, slot.value is not None,
-                              not (slot.output and slot.name == overwritten)))
+                              slot.copied_in))
         functions = [self._kernel, self._executor, self._workspace] + [lib.fn(name) for name in (
             "aclrtSynchronizeEvent", "aclrtMemcpy", "aclrtRecordEvent", "aclrtSynchronizeStream")]
         if not all(isinstance(f, lib.ffi.CData) for f in functions):
@@ -528,7 +527,6 @@ class Prepared:
         sig = self.sig
         c, ffi = self._call, self._call.ffi
         memcpy = c.c.aclrtMemcpy
-        overwritten = _aclnn.overwritten_by(sig.api)
         stream = lib.stream()
         if self._queued:
             # The last run may still read the memory about to be refilled.
@@ -540,7 +538,7 @@ class Prepared:
                 if ptr != slot.ptr:
                     self._repoint(slot, ptr)
             elif slot.host_nbytes:
-                if not slot.output or slot.name != overwritten:  # (``executor.declare_unread``)
+                if slot.copied_in:  # (not an argument the operator overwrites whole)
                     host = np.ascontiguousarray(value)
                     # (type: ignore: an ndarray is a buffer; NumPy's stubs declare __buffer__ for Python >= 3.12 only.)
                     lib.check(memcpy(slot.ptr, slot.host_nbytes, ffi.from_buffer(host), slot.host_nbytes,  # type: ignore[call-overload]

@@ -547,9 +547,8 @@ class Call:
         if isinstance(value, np.ndarray) and self._fast is not None:
             if value.flags.c_contiguous and value.ndim <= _fast.MAX_DIMS:
                 # (overwritten whole: device memory and the copy back only, as an output's)
-                desc, nbytes = (_contiguous_description(_fast.HOST_OUT, value.shape, value.dtype)
-                                if name == self._overwritten else
-                                _contiguous_description(_fast.HOST_INOUT, value.shape, value.dtype))
+                kind = _fast.HOST_OUT if name == self._overwritten else _fast.HOST_INOUT
+                desc, nbytes = _contiguous_description(kind, value.shape, value.dtype)
                 pointer = self.ffi.from_buffer(value) if nbytes else self.ffi.NULL  # type: ignore[call-overload]
                 self._written.append((value, None, 0))
                 return self._record(desc, pointer, ("inplace", name, value))

@@ -108,7 +108,7 @@ class Marshal:
         ptr, strides, storage = call.upload(host, copy=not overwritten)
         handle = call.descriptor(host.shape, host.dtype, strides, 0, storage, ptr, owned=not in_list)
         return TensorSlot(p.name, output, index, layout_of(host), handle, ptr, host_nbytes=host.nbytes,
-                           value=value if output else None)
+                           value=value if output else None, copied_in=not overwritten)
 
     def _tensor_list(self, p: Param, v: object) -> object:
         api = self.sig.api
@@ -158,12 +158,14 @@ class TensorSlot:
     """One tensor of the executor: where its data is, and (for ndarrays) the host side."""
 
     __slots__ = ("name", "output", "index", "layout", "handle", "ptr", "host_nbytes", "value",
-                 "list_position", "list_handle")
+                 "copied_in", "list_position", "list_handle")
 
     def __init__(self, name: str, output: bool, index: int, layout: Layout | None, handle: object, ptr: object,
-                 host_nbytes: int = 0, value: np.ndarray | None = None) -> None:
+                 host_nbytes: int = 0, value: np.ndarray | None = None, copied_in: bool = True) -> None:
         self.name, self.output, self.index, self.layout = name, output, index, layout
         self.handle, self.ptr, self.host_nbytes, self.value = handle, ptr, host_nbytes, value
+        self.copied_in = copied_in  # (an ndarray's host bytes go to the device before a run; not
+        # for an argument the operator overwrites whole: ``executor.declare_unread``)
         self.list_position: tuple[int, int] | None = None  # (which tensor-list argument, index in it)
         self.list_handle: object = None
 
